@@ -1,0 +1,1 @@
+"""Prefect flows: compose tasks, pass paths and counts, publish. No logic."""

@@ -1,0 +1,1 @@
+"""Augmentation stages: each turns anchor rows into rows with views (see :mod:`.base`)."""

@@ -1,0 +1,1 @@
+"""Command groups of the ``cseaug`` CLI; each module exposes ``register(app)``."""

@@ -1,0 +1,413 @@
+"""Run configuration: pydantic v2 models, YAML loading, ``--set`` overrides, fingerprints.
+
+One YAML file describes one build (see ``configs/``). Every model forbids unknown keys,
+so a typo fails before any work with the key's dotted path. Relative paths are resolved
+against the current working directory (the repository root for the shipped configs and
+the Prefect deployments). Secrets never live in a config: a config names the
+environment variable that holds an API key (``llm.api_key_env``), and the key is read
+from the environment only when a request is sent.
+
+Example:
+    >>> from cseaug.config import RunConfig
+    >>> cfg = RunConfig.model_validate({
+    ...     "name": "demo", "method": "ski",
+    ...     "corpus": {"path": "corpus.txt"},
+    ...     "llm": {"backend": "openai-compatible", "model": "m", "base_url": "http://127.0.0.1:8000/v1"},
+    ... })
+    >>> cfg.sample.size
+    20000
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+
+from cseaug.errors import ConfigError
+
+Method = Literal["sts", "nli", "ski", "osscse", "generate_cse"]
+"""How the ``aigen`` rows of a build get their views (the ``method`` column)."""
+
+ViewName = Literal["positive", "intermediate", "negative", "knowledge"]
+
+LLM_METHODS: frozenset[str] = frozenset({"sts", "nli", "ski"})
+PATTERN_METHODS: frozenset[str] = frozenset({"sts", "nli"})
+
+
+class StrictModel(BaseModel):
+    """Base of every config model: unknown keys are errors, values are validated on assignment."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class CorpusConfig(StrictModel):
+    """Where the source sentences come from and how they are cleaned."""
+
+    name: str | None = Field(
+        None,
+        description="Name of the corpus, part of every row id (hash of name + text). "
+        "Defaults to the file stem or the dataset id.",
+    )
+    path: str | None = Field(None, description="Local file: .txt, .csv, .tsv, .jsonl, .parquet.")
+    hf_dataset: str | None = Field(
+        None, description="Hugging Face dataset id, read with `datasets` (extra 'hf')."
+    )
+    hf_config: str | None = Field(None, description="Configuration name of `hf_dataset`.")
+    hf_split: str = Field("train", description="Split of `hf_dataset` to read.")
+    format: Literal["auto", "text", "csv", "tsv", "jsonl", "parquet", "hf"] = Field(
+        "auto", description="File format; 'auto' decides by the file suffix."
+    )
+    text_column: str | None = Field(
+        None, description="Column holding the sentence (required for every format but text)."
+    )
+    view_columns: dict[ViewName, str] = Field(
+        default_factory=dict,
+        description="Columns carried as given views, e.g. {positive: sent1, negative: hard_neg} "
+        "for NLI triples (SKICSE quadruplets keep them beside the generated knowledge).",
+    )
+    min_chars: int = Field(1, ge=1, description="Lines shorter than this (after normalising) are dropped.")
+    max_chars: int = Field(
+        1000, ge=1, description="Lines longer than this (after normalising) are dropped as over-long."
+    )
+    dedup: bool = Field(True, description="Drop repeated sentences (after normalising), keeping the first.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> CorpusConfig:
+        if (self.path is None) == (self.hf_dataset is None):
+            raise ValueError("give exactly one of corpus.path or corpus.hf_dataset")
+        if self.min_chars > self.max_chars:
+            raise ValueError(f"corpus.min_chars ({self.min_chars}) exceeds corpus.max_chars ({self.max_chars})")
+        return self
+
+
+class SampleConfig(StrictModel):
+    """The seeded choice of source sentences; the rest of the corpus become `other` rows."""
+
+    size: int = Field(20_000, ge=1, description="Number of source sentences that get generated views.")
+    seed: int = Field(42, description="Seed of the sample; same seed, same sample on any machine.")
+    include_other: bool = Field(
+        True, description="Publish the rest of the corpus as `other` rows (the hybrid dataset)."
+    )
+
+
+class PatternConfig(StrictModel):
+    """The pattern source and the fixed in-context examples (NGCSE, 'Pattern Simulation with LLM')."""
+
+    source: Literal["sts12", "sts_table", "nli_csv", "snli_senteval", "paper"] = Field(
+        description="'sts12': SemEval STS.input/STS.gs files of a directory; 'sts_table': any "
+        "(s1, s2, score) table incl. STS-B; 'nli_csv': sent0,sent1,hard_neg; 'snli_senteval': "
+        "SentEval s1/s2/labels files; 'paper': the examples printed in NGCSE's appendix."
+    )
+    path: str | None = Field(None, description="File or directory of the pattern source.")
+    columns: list[str] | None = Field(
+        None, description="For 'sts_table': names of the (s1, s2, score) columns, if not auto-detected."
+    )
+    k: int = Field(3, ge=1, le=20, description="Examples per level (the paper uses 3).")
+    seed: int = Field(0, description="Seed of the draw of examples, made once per run.")
+    positive_min_score: float = Field(4.0, description="STS positive examples: score strictly above.")
+    negative_max_score: float = Field(1.0, description="STS negative examples: score strictly below.")
+    intermediate_range: tuple[float, float] = Field(
+        (1.0, 4.0), description="STS intermediate examples: score within this closed range."
+    )
+
+
+class GenerationConfig(StrictModel):
+    """How the LLM views are written."""
+
+    derive_from: Literal["input", "positive"] = Field(
+        "input",
+        description="Write the intermediate and negative from the input sentence (NGCSE's prompts) "
+        "or from the generated positive (NGCSE's process description, step 3).",
+    )
+    prompts_dir: str | None = Field(None, description="Directory of prompt templates; default: ./prompts.")
+
+
+class LLMConfig(StrictModel):
+    """Which LLM writes the views, and how requests are sent."""
+
+    backend: Literal["openai", "openai-compatible", "vllm", "transformers"] = Field(
+        description="'openai': api.openai.com; 'openai-compatible': any base_url (vllm serve, TGI, ...); "
+        "'vllm': offline engine in this process; 'transformers': local Hugging Face chat model."
+    )
+    model: str = Field(description="Model name (API) or Hugging Face id / local path.")
+    base_url: str | None = Field(None, description="Endpoint for 'openai-compatible', e.g. http://127.0.0.1:8000/v1.")
+    api_key_env: str = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
+    concurrency: int = Field(64, ge=1, le=4096, description="Requests in flight at once (HTTP backends).")
+    max_retries: int = Field(6, ge=0, description="Retries of a failed request (429, 5xx, timeouts, connection errors).")
+    request_timeout_s: float = Field(120.0, gt=0, description="Timeout of one HTTP request.")
+    temperature: float | None = Field(None, ge=0, description="Sampling temperature; None keeps the backend default.")
+    top_p: float | None = Field(None, gt=0, le=1, description="Nucleus sampling; None keeps the backend default.")
+    max_tokens: int = Field(256, ge=1, description="Maximum tokens of one answer.")
+    seed: int | None = Field(None, description="Sampling seed passed to backends that accept one.")
+    device: str = Field("auto", description="'transformers'/'vllm': auto, cpu, cuda, cuda:1, ...")
+    dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field("auto", description="Model weights dtype.")
+    batch_size: int = Field(8, ge=1, description="'transformers': prompts per generate() call.")
+    engine_kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="'vllm': extra keyword arguments of vllm.LLM(...)."
+    )
+
+    @model_validator(mode="after")
+    def _endpoint(self) -> LLMConfig:
+        if self.backend == "openai-compatible" and not self.base_url:
+            raise ValueError("llm.base_url is required for backend 'openai-compatible'")
+        return self
+
+    def api_key(self) -> SecretStr | None:
+        """The API key from the environment, or None when the variable is unset."""
+        value = os.environ.get(self.api_key_env)
+        return SecretStr(value) if value else None
+
+
+class CleaningConfig(StrictModel):
+    """Validation of LLM answers; a rejected answer goes to rejects.parquet with its reason."""
+
+    min_length_ratio: float = Field(
+        0.25, gt=0, description="Reject a sentence view shorter than this × the input's length (in words)."
+    )
+    max_length_ratio: float = Field(
+        3.0, gt=0, description="Reject a sentence view longer than this × the input's length (in words)."
+    )
+    knowledge_max_sentences: int = Field(
+        4, ge=1, description="SKICSE asks for at most four sentences; longer knowledge is cut to this many."
+    )
+    extra_refusal_patterns: list[str] = Field(
+        default_factory=list, description="More regular expressions that mark an answer as a refusal."
+    )
+
+
+class NegationConfig(StrictModel):
+    """OssCSE negation insertion at the dependency root (section 4, Step 1)."""
+
+    spacy_model: str = Field("en_core_web_sm", description="Installed spaCy pipeline name or path.")
+    batch_size: int = Field(256, ge=1, description="Sentences per nlp.pipe batch.")
+    n_process: int = Field(1, ge=1, description="Processes of nlp.pipe.")
+
+
+class BacktranslationConfig(StrictModel):
+    """OssCSE back-translation with an MER filter (section 4, Step 2; appendix A)."""
+
+    pivots: dict[str, tuple[str, str]] = Field(
+        default_factory=lambda: {
+            "de": ("facebook/wmt19-en-de", "facebook/wmt19-de-en"),
+            "ru": ("facebook/wmt19-en-ru", "facebook/wmt19-ru-en"),
+        },
+        description="Pivot language -> (forward model, backward model), names or paths.",
+    )
+    mer_range: tuple[float, float] = Field((0.15, 0.6), description="Keep a candidate whose MER lies in this closed range.")
+    prefer: Literal["higher_mer", "lower_mer", "first_pivot"] = Field(
+        "higher_mer", description="Which qualifying pivot to keep when several qualify."
+    )
+    num_beams: int = Field(5, ge=1, description="Beams of each translation.")
+    batch_size: int = Field(32, ge=1, description="Sentences per generate() call (length-sorted).")
+    max_new_tokens: int = Field(256, ge=1, description="Maximum tokens of one translation.")
+    device: str = Field("auto", description="auto, cpu, cuda, ...")
+    dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field(
+        "auto", description="'auto': float16 on GPU, float32 on CPU."
+    )
+
+
+class GenerateCSEConfig(StrictModel):
+    """VAEGPT-Sim generator and Generate-CSE random selection (appendix A.1)."""
+
+    generator: str | None = Field(
+        None, description="Path of a trained VAEGPT-Sim generator; None leaves the generator out of the draw."
+    )
+    views: int = Field(1, ge=1, description="Views per sentence (one per training epoch).")
+    seed: int = Field(0, description="Seed of the random selection.")
+    probabilities: dict[str, float] = Field(
+        default_factory=lambda: {
+            "shuffle": 0.2, "cutoff": 0.2, "dropout": 0.2, "repetition": 0.2, "generator": 0.2
+        },
+        description="Probability of each method; renormalised over the methods available.",
+    )
+
+
+class DiagnosticsConfig(StrictModel):
+    """Per-version diagnostics (MER / cosine-similarity histograms, pattern checks)."""
+
+    enabled: bool = Field(True, description="Write diagnostics/ into every published version.")
+    encoder: str = Field(
+        "all-MiniLM-L6-v2", description="Sentence encoder for cosine similarity (name or path)."
+    )
+    cs_sample: int | None = Field(
+        None, ge=1, description="Compute cosine similarity on at most this many rows (None: all)."
+    )
+
+
+class OutputConfig(StrictModel):
+    """Where and how the version is published."""
+
+    root: str = Field("storage", description="Output root; datasets go to <root>/datasets/<name>/<version>.")
+    dataset_name: str | None = Field(None, description="Dataset name; defaults to the config's name.")
+    heldout_fraction: float = Field(0.1, ge=0, lt=1, description="Deterministic share of rows flagged heldout.")
+    rows_per_file: int = Field(200_000, ge=1, description="Rows per Parquet data file.")
+    exports: list[Literal["simcse", "ngcse", "sentence_transformers"]] = Field(
+        default_factory=list, description="Exports written beside the version after publishing."
+    )
+
+
+class ExecutionConfig(StrictModel):
+    """How the work is cut and run; does not change the data, so not part of the fingerprint."""
+
+    shard_size: int = Field(5_000, ge=100, le=100_000, description="Sentences per Prefect task (one task per shard).")
+    dry_run: bool = Field(False, description="Count requests and tokens, publish nothing.")
+    cache_path: str | None = Field(None, description="LLM response cache; default <output.root>/cache/llm.sqlite.")
+
+
+class RunConfig(StrictModel):
+    """A whole build: corpus -> sample -> views -> published version."""
+
+    name: str = Field(description="Name of the setting, e.g. 'wiki-sts'; the default dataset name.")
+    description: str = Field("", description="One line shown in the dataset card.")
+    method: Method = Field(description="How aigen rows get their views: sts, nli, ski, osscse, generate_cse.")
+    corpus: CorpusConfig
+    sample: SampleConfig = Field(default_factory=SampleConfig)
+    patterns: PatternConfig | None = Field(None, description="Required for methods sts and nli.")
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    llm: LLMConfig | None = Field(None, description="Required for methods sts, nli and ski.")
+    cleaning: CleaningConfig = Field(default_factory=CleaningConfig)
+    negation: NegationConfig = Field(default_factory=NegationConfig)
+    backtranslation: BacktranslationConfig = Field(default_factory=BacktranslationConfig)
+    generate_cse: GenerateCSEConfig = Field(default_factory=GenerateCSEConfig)
+    diagnostics: DiagnosticsConfig = Field(default_factory=DiagnosticsConfig)
+    output: OutputConfig = Field(default_factory=OutputConfig)
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+
+    @model_validator(mode="after")
+    def _sections_for_method(self) -> RunConfig:
+        if self.method in PATTERN_METHODS and self.patterns is None:
+            raise ValueError(f"method '{self.method}' needs a 'patterns' section (the pattern source)")
+        if self.method in LLM_METHODS and self.llm is None:
+            raise ValueError(f"method '{self.method}' needs an 'llm' section")
+        if self.patterns is not None and self.method in PATTERN_METHODS:
+            nli_sources = {"nli_csv", "snli_senteval"}
+            sts_sources = {"sts12", "sts_table"}
+            wrong = nli_sources if self.method == "sts" else sts_sources
+            if self.patterns.source in wrong:
+                raise ValueError(
+                    f"patterns.source '{self.patterns.source}' gives {'NLI' if self.method == 'sts' else 'STS'} "
+                    f"examples but method is '{self.method}'"
+                )
+        return self
+
+    @property
+    def dataset_name(self) -> str:
+        return self.output.dataset_name or self.name
+
+    @property
+    def cache_path(self) -> Path:
+        return Path(self.execution.cache_path or Path(self.output.root) / "cache" / "llm.sqlite")
+
+
+SECRET_KEY_MARKERS = ("key", "token", "secret", "password")
+
+
+def redacted(data: Any) -> Any:
+    """A copy of a config dump with every value under a secret-looking key masked.
+
+    ``api_key_env`` names a variable, not a secret, and is kept.
+
+    Example:
+        >>> redacted({"llm": {"api_key": "sk-1", "api_key_env": "OPENAI_API_KEY"}})
+        {'llm': {'api_key': '***', 'api_key_env': 'OPENAI_API_KEY'}}
+    """
+    if isinstance(data, dict):
+        out = {}
+        for key, value in data.items():
+            secret = any(m in str(key).lower() for m in SECRET_KEY_MARKERS) and not str(key).endswith("_env")
+            out[key] = "***" if secret and value not in (None, "") else redacted(value)
+        return out
+    if isinstance(data, list):
+        return [redacted(v) for v in data]
+    return data
+
+
+def config_fingerprint(cfg: RunConfig) -> str:
+    """sha256 of everything in the config that changes the data (not ``execution`` nor ``output.root``)."""
+    data = cfg.model_dump(mode="json", exclude={"execution"})
+    data["output"].pop("root", None)
+    data["output"].pop("exports", None)
+    data.pop("diagnostics", None)
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def parse_override(item: str) -> tuple[list[str], Any]:
+    """Split ``a.b.c=value`` into its key path and a YAML-parsed value.
+
+    Example:
+        >>> parse_override("sample.size=500")
+        (['sample', 'size'], 500)
+    """
+    if "=" not in item:
+        raise ConfigError(f"override '{item}' is not of the form key.path=value (e.g. sample.size=500)")
+    key, raw = item.split("=", 1)
+    path = [part for part in key.strip().split(".") if part]
+    if not path:
+        raise ConfigError(f"override '{item}' has an empty key")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"override '{item}': value is not valid YAML ({exc})") from exc
+    return path, value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``--set key.path=value`` overrides to a raw config mapping, creating sections as needed."""
+    for item in overrides:
+        path, value = parse_override(item)
+        node = data
+        for part in path[:-1]:
+            child = node.get(part)
+            if child is None:
+                child = node[part] = {}
+            if not isinstance(child, dict):
+                raise ConfigError(f"override '{item}': '{part}' is a value, not a section")
+            node = child
+        node[path[-1]] = value
+    return data
+
+
+def format_validation_error(exc: ValidationError, source: str) -> str:
+    """One line per problem, each naming the dotted key, for humans."""
+    lines = [f"invalid config {source}:"]
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        lines.append(f"  - {where}: {err['msg']}")
+    return "\n".join(lines)
+
+
+def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
+    """Read a YAML run config, apply ``key.path=value`` overrides and validate it.
+
+    Args:
+        path: the YAML file.
+        overrides: e.g. ``["sample.size=500", "llm.concurrency=8"]``.
+
+    Raises:
+        ConfigError: the file is missing or unreadable, or a value is invalid; the message
+            names every bad key.
+
+    Example:
+        >>> cfg = load_config("configs/wiki-sts.yaml", ["sample.size=500"])  # doctest: +SKIP
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config {path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {path} must be a mapping at the top level")
+    data = apply_overrides(data, overrides or [])
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, str(path))) from exc

@@ -1,0 +1,1 @@
+"""The dataset contract: schema, atomic publishing, dataset card, exports."""

@@ -1,0 +1,113 @@
+"""The dataset contract (docs/dataset-contract.md): the canonical row and the reject row.
+
+One canonical row per anchor sentence. ``split`` is ``aigen`` for rows that got generated
+views and ``other`` for the rest of the corpus (the hybrid dataset). Views a method does
+not produce are null. Every stage builds its output with :func:`empty_rows` /
+:func:`rows_table` so a column can never silently go missing or change type.
+
+Example:
+    >>> t = rows_table([{"id": "a", "sentence": "A cat sat.", "split": "other"}])
+    >>> t.schema.equals(CANONICAL_SCHEMA)
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pyarrow as pa
+
+VIEW_COLUMNS: tuple[str, ...] = ("positive", "intermediate", "negative", "knowledge")
+"""Generated (or given) views of an anchor, in the contract's order."""
+
+AUGMENTATION_TYPE = pa.struct(
+    [("view", pa.int32()), ("text", pa.string()), ("method", pa.string())]
+)
+"""One extra view of an anchor (Generate-CSE writes one per training epoch)."""
+
+CANONICAL_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("sentence", pa.string(), nullable=False),
+        pa.field("split", pa.string(), nullable=False),
+        pa.field("method", pa.string()),
+        pa.field("positive", pa.string()),
+        pa.field("intermediate", pa.string()),
+        pa.field("negative", pa.string()),
+        pa.field("knowledge", pa.string()),
+        pa.field("positive_method", pa.string()),
+        pa.field("negative_method", pa.string()),
+        pa.field("augmentations", pa.list_(AUGMENTATION_TYPE)),
+        pa.field("heldout", pa.bool_(), nullable=False),
+        pa.field("mer_positive", pa.float32()),
+        pa.field("mer_intermediate", pa.float32()),
+        pa.field("mer_negative", pa.float32()),
+        pa.field("mer_knowledge", pa.float32()),
+    ],
+    metadata={"cseaug.contract": "1"},
+)
+"""Canonical row schema of ``data/*.parquet``."""
+
+REJECTS_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string()),
+        pa.field("sentence", pa.string()),
+        pa.field("stage", pa.string(), nullable=False),
+        pa.field("view", pa.string()),
+        pa.field("reason", pa.string(), nullable=False),
+        pa.field("raw", pa.string()),
+        pa.field("detail", pa.string()),
+    ],
+    metadata={"cseaug.contract": "1"},
+)
+"""Schema of ``rejects.parquet``: every dropped input or output with its reason.
+
+``stage``: corpus, llm, negation, backtranslation, ...; ``view``: which view failed (null for
+a dropped input); ``raw``: the raw answer or input line; ``detail``: JSON with extra facts
+(e.g. the MER of each back-translation candidate).
+"""
+
+SPLIT_AIGEN = "aigen"
+SPLIT_OTHER = "other"
+
+
+def row_id(corpus_name: str, text: str) -> str:
+    """Stable id of an anchor: first 16 hex digits of sha256(corpus name + NUL + text).
+
+    Example:
+        >>> row_id("wiki", "A cat sat.")
+        'ed691a84f513cbd7'
+    """
+    return hashlib.sha256(f"{corpus_name}\x00{text}".encode()).hexdigest()[:16]
+
+
+def _complete(record: Mapping[str, Any], schema: pa.Schema) -> dict[str, Any]:
+    unknown = set(record) - set(schema.names)
+    if unknown:
+        raise KeyError(f"columns not in the contract: {sorted(unknown)}")
+    out = {name: record.get(name) for name in schema.names}
+    if "heldout" in out and out["heldout"] is None:
+        out["heldout"] = False
+    return out
+
+
+def rows_table(records: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """Canonical rows from dicts; missing columns become null (``heldout`` False)."""
+    return pa.Table.from_pylist([_complete(r, CANONICAL_SCHEMA) for r in records], schema=CANONICAL_SCHEMA)
+
+
+def rejects_table(records: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """Reject rows from dicts; missing columns become null."""
+    return pa.Table.from_pylist([_complete(r, REJECTS_SCHEMA) for r in records], schema=REJECTS_SCHEMA)
+
+
+def empty_rows() -> pa.Table:
+    """A canonical table with no rows."""
+    return CANONICAL_SCHEMA.empty_table()
+
+
+def empty_rejects() -> pa.Table:
+    """A rejects table with no rows."""
+    return REJECTS_SCHEMA.empty_table()

@@ -1,0 +1,1 @@
+"""LLM backends behind one interface (:class:`cseaug.llm.base.LLMBackend`)."""

@@ -1,0 +1,126 @@
+"""The one LLM interface every backend implements; stages never know which backend runs.
+
+A stage builds :class:`ChatRequest` objects (chat messages plus a stable ``key``) and
+receives one :class:`ChatResponse` per request, in the same order. A failed request is
+never an exception that sinks the batch and never a silent ``None``: its response has
+``error`` set and the stage sends it to rejects with that reason.
+
+Backends: ``openai`` / ``openai-compatible`` (:mod:`cseaug.llm.openai_backend`),
+``vllm`` (:mod:`cseaug.llm.vllm_backend`), ``transformers``
+(:mod:`cseaug.llm.transformers_backend`); :func:`cseaug.llm.factory.make_backend` picks
+one from an :class:`~cseaug.config.LLMConfig`. :mod:`cseaug.llm.cache` wraps any backend
+so that no request whose answer was received is ever sent again.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Message = dict[str, str]
+"""One chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
+
+ProgressCallback = Callable[[int], None]
+"""Called with the number of requests just finished (for progress bars)."""
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion to make.
+
+    Args:
+        key: stable identity of the request inside a run, e.g. ``"<row id>:positive"``.
+        messages: the chat messages.
+        sample_index: which sample of the same messages this is (0 for the first); part
+            of the cache key so that asking twice on purpose gives two answers.
+    """
+
+    key: str
+    messages: tuple[Message, ...]
+    sample_index: int = 0
+
+
+@dataclass
+class ChatResponse:
+    """The answer to one :class:`ChatRequest` (``text`` or ``error``, never neither)."""
+
+    key: str
+    text: str | None = None
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.text is not None
+
+
+@dataclass
+class Usage:
+    """Running totals of one backend (what a build spent)."""
+
+    requests: int = 0
+    failed: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, response: ChatResponse) -> None:
+        if response.cached:
+            self.cached += 1
+            return
+        self.requests += 1
+        self.failed += 0 if response.ok else 1
+        self.prompt_tokens += response.prompt_tokens
+        self.completion_tokens += response.completion_tokens
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "requests": self.requests,
+            "failed": self.failed,
+            "cached": self.cached,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+
+
+class LLMBackend(abc.ABC):
+    """What every backend provides.
+
+    Subclasses implement :meth:`_generate`; :meth:`generate` adds usage accounting.
+    """
+
+    #: backend name as in the config (``openai``, ``vllm``, ...), part of the cache key.
+    name: str = "abstract"
+
+    def __init__(self, model: str, sampling: dict[str, Any]) -> None:
+        self.model = model
+        self.sampling = dict(sampling)
+        self.usage = Usage()
+
+    def identity(self) -> dict[str, Any]:
+        """What determines an answer besides the messages: backend, model, sampling parameters."""
+        return {"backend": self.name, "model": self.model, "sampling": self.sampling}
+
+    def generate(
+        self, requests: Sequence[ChatRequest], progress: ProgressCallback | None = None
+    ) -> list[ChatResponse]:
+        """Answer every request, in order; failures come back as responses with ``error`` set."""
+        responses = self._generate(list(requests), progress)
+        if len(responses) != len(requests):
+            raise RuntimeError(f"{self.name} backend returned {len(responses)} answers for {len(requests)} requests")
+        for response in responses:
+            self.usage.add(response)
+        return responses
+
+    @abc.abstractmethod
+    def _generate(
+        self, requests: list[ChatRequest], progress: ProgressCallback | None
+    ) -> list[ChatResponse]: ...
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections, engines or GPU memory."""

@@ -1,0 +1,1 @@
+"""Metrics: Match Error Rate, cosine similarity, histograms, generation quality."""

@@ -1,0 +1,46 @@
+"""Fixtures shared by the whole suite."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED = REPO_ROOT.parent / "shared"
+
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("CSEAUG_PROGRESS", "0")
+
+
+def _shared(sub: str) -> Path:
+    path = SHARED / sub
+    if not path.exists():
+        message = f"{path} is absent: tests that read real data need ../shared beside the checkout"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data``; skips when absent, fails under CI (CI=true)."""
+    return _shared("data")
+
+
+@pytest.fixture(scope="session")
+def shared_models() -> Path:
+    """``../shared/models``; skips when absent, fails under CI (CI=true)."""
+    return _shared("models")
+
+
+@pytest.fixture(scope="session")
+def shared_papers() -> Path:
+    """``../shared/papers``; skips when absent, fails under CI (CI=true)."""
+    return _shared("papers")
