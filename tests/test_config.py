@@ -1,0 +1,118 @@
+"""Config loading, overrides, validation messages, fingerprints, redaction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cseaug.config import (
+    RunConfig,
+    apply_overrides,
+    config_fingerprint,
+    load_config,
+    parse_override,
+    redacted,
+)
+from cseaug.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+SHIPPED = sorted((REPO / "configs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_every_shipped_config_validates(path: Path) -> None:
+    cfg = load_config(path)
+    assert cfg.name == path.stem or cfg.name in path.stem
+
+
+def test_shipped_configs_cover_the_paper_settings() -> None:
+    names = {p.stem for p in SHIPPED}
+    assert {"wiki-sts", "wiki-nli", "nli-sts", "nli-nli", "wiki-ski", "nli-ski", "demo"} <= names
+
+
+def test_override_parses_yaml_values() -> None:
+    assert parse_override("sample.size=500") == (["sample", "size"], 500)
+    assert parse_override("output.exports=[simcse, ngcse]") == (["output", "exports"], ["simcse", "ngcse"])
+    assert parse_override("llm.base_url=http://h:1/v1") == (["llm", "base_url"], "http://h:1/v1")
+
+
+def test_override_creates_missing_sections() -> None:
+    data = apply_overrides({"name": "x"}, ["llm.model=m", "llm.backend=openai"])
+    assert data["llm"] == {"model": "m", "backend": "openai"}
+
+
+@pytest.mark.parametrize("bad", ["sample.size", "=3", "name.sub=1"])
+def test_bad_override_is_a_config_error(bad: str) -> None:
+    with pytest.raises(ConfigError):
+        apply_overrides({"name": "x"}, [bad])
+
+
+def test_load_applies_overrides(tmp_path: Path) -> None:
+    cfg = load_config(REPO / "configs" / "wiki-sts.yaml", ["sample.size=500", "llm.concurrency=8"])
+    assert cfg.sample.size == 500 and cfg.llm is not None and cfg.llm.concurrency == 8
+
+
+def test_unknown_key_names_its_path(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    data = yaml.safe_load((REPO / "configs" / "wiki-sts.yaml").read_text())
+    data["sample"]["sise"] = 3
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=r"sample\.sise"):
+        load_config(path)
+
+
+def test_method_needs_its_sections() -> None:
+    with pytest.raises(ValueError, match="patterns"):
+        RunConfig.model_validate(
+            {"name": "x", "method": "sts", "corpus": {"path": "c.txt"}, "llm": {"backend": "openai", "model": "m"}}
+        )
+    with pytest.raises(ValueError, match="llm"):
+        RunConfig.model_validate({"name": "x", "method": "ski", "corpus": {"path": "c.txt"}})
+
+
+def test_nli_examples_for_sts_method_are_refused() -> None:
+    with pytest.raises(ValueError, match="NLI"):
+        RunConfig.model_validate(
+            {
+                "name": "x",
+                "method": "sts",
+                "corpus": {"path": "c.txt"},
+                "patterns": {"source": "nli_csv", "path": "n.csv"},
+                "llm": {"backend": "openai", "model": "m"},
+            }
+        )
+
+
+def test_missing_file_and_bad_yaml(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+
+
+def test_fingerprint_ignores_execution_but_not_data_settings() -> None:
+    base = load_config(REPO / "configs" / "wiki-sts.yaml")
+    same = load_config(REPO / "configs" / "wiki-sts.yaml", ["execution.shard_size=1000", "output.root=/tmp/x"])
+    other = load_config(REPO / "configs" / "wiki-sts.yaml", ["sample.seed=7"])
+    assert config_fingerprint(base) == config_fingerprint(same)
+    assert config_fingerprint(base) != config_fingerprint(other)
+
+
+def test_api_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = load_config(REPO / "configs" / "wiki-sts.yaml", ["llm.api_key_env=CSEAUG_TEST_KEY"])
+    assert cfg.llm is not None
+    monkeypatch.delenv("CSEAUG_TEST_KEY", raising=False)
+    assert cfg.llm.api_key() is None
+    monkeypatch.setenv("CSEAUG_TEST_KEY", "sk-secret")
+    key = cfg.llm.api_key()
+    assert key is not None and key.get_secret_value() == "sk-secret"
+    assert "sk-secret" not in str(cfg.model_dump())
+
+
+def test_redaction_masks_secret_looking_keys() -> None:
+    out = redacted({"a": {"api_key": "sk", "token": "t", "api_key_env": "X", "n": [{"password": "p"}]}})
+    assert out == {"a": {"api_key": "***", "token": "***", "api_key_env": "X", "n": [{"password": "***"}]}}
