@@ -1,0 +1,371 @@
+"""Pattern sources and the fixed in-context examples of NGCSE's pattern simulation.
+
+NGCSE ("Pattern Simulation with LLM", step 1 "Sampling Pattern Example", and appendix
+"Details of the Prompt"): every prompt shows three sentence pairs sampled once from a
+pattern source and then fixed for the whole generation. STS patterns come from the STS12
+train split: positive examples have a score above 4, intermediate ones a score between 1
+and 4, negative ones a score below 1. NLI patterns are premises with their entailment
+(positive) and contradiction (negative) hypotheses.
+
+Choices (docs/prompts-and-patterns.md):
+
+* The draw is a sort by ``sha256(seed, s1, s2)`` (by premise + both hypotheses for NLI),
+  not a random generator, so the same seed picks the same examples on any machine and
+  any Python or NumPy version. Duplicate pairs count once.
+* NLI examples are drawn as triples: the paper's printed NLI prompts show the same three
+  premises in the positive and the negative prompt, each with its entailment and its
+  contradiction respectively. SentEval SNLI pairs become triples by
+  :func:`cseaug.sources.nli_triples`.
+* ``source: paper`` gives the examples exactly as printed in the appendix. The printed STS
+  examples differ in small ways from the STS12 files (e.g. "Continuing" vs "continuing",
+  "a 31-year-old", "computer-roller"); the printed text is kept because it is what the
+  paper's prompts contained.
+
+Example:
+    >>> from cseaug.config import PatternConfig
+    >>> examples = load_examples(PatternConfig(source="paper"), "nli")
+    >>> examples.levels["negative"][2]
+    ('A black and white dog is running through a snowy field.', 'The dog is taking a nap.')
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pyarrow as pa
+
+from cseaug.config import PatternConfig
+from cseaug.errors import ConfigError
+from cseaug.sources import (
+    nli_triples,
+    read_nli_csv,
+    read_snli_senteval,
+    read_sts_dir,
+    read_sts_table,
+    source_info,
+)
+
+PatternKind = Literal["sts", "nli"]
+Pair = tuple[str, str]
+
+STS_LEVELS: tuple[str, ...] = ("positive", "intermediate", "negative")
+NLI_LEVELS: tuple[str, ...] = ("positive", "negative")
+LEVELS: dict[str, tuple[str, ...]] = {"sts": STS_LEVELS, "nli": NLI_LEVELS}
+"""Levels of each pattern kind; they are also the names of the views they generate."""
+
+SOURCE_KIND: dict[str, PatternKind] = {
+    "sts12": "sts",
+    "sts_table": "sts",
+    "nli_csv": "nli",
+    "snli_senteval": "nli",
+}
+
+PAPER_REFERENCE = "NGCSE (AAAI 2024), appendix 'Details of the Prompt'"
+
+# Verbatim from the appendix (only the text extraction's "\\$" escape undone): the examples
+# the paper's prompts showed. tests/test_prompts.py checks them against the paper's text.
+PAPER_EXAMPLES: dict[str, dict[str, tuple[Pair, ...]]] = {
+    "nli": {
+        "positive": (
+            (
+                "Over the years these bags have proved so handy that to keep up with demand the local "
+                "supply of genuine handmade bags has been augmented with imported goods.",
+                "These genuine handmade bags are very useful and in demand.",
+            ),
+            (
+                "Advocates worry that if substantial numbers of welfare mothers are pushed into jobs, "
+                "centers might be swamped by demands to serve as many as a million added kids.",
+                "Centers are only capable of serving a limited number of kids.",
+            ),
+            (
+                "A black and white dog is running through a snowy field.",
+                "A black and white dog is outside.",
+            ),
+        ),
+        "negative": (
+            (
+                "Over the years these bags have proved so handy that to keep up with demand the local "
+                "supply of genuine handmade bags has been augmented with imported goods.",
+                "The bags are known for falling apart and people are looking for an alternative.",
+            ),
+            (
+                "Advocates worry that if substantial numbers of welfare mothers are pushed into jobs, "
+                "centers might be swamped by demands to serve as many as a million added kids.",
+                "If welfare mothers get jobs, it decreases the number of kids that centers need to serve.",
+            ),
+            (
+                "A black and white dog is running through a snowy field.",
+                "The dog is taking a nap.",
+            ),
+        ),
+    },
+    "sts": {
+        "positive": (
+            (
+                "U.S. prosecutors have arrested more than 130 individuals and have seized more than "
+                "$17 million in a Continuing crackdown on Internet fraud and abuse.",
+                "More than 130 people have been arrested and $17 million worth of property seized in "
+                "an Internet fraud sweep announced Friday by three U.S. government agencies.",
+            ),
+            (
+                "The hearing occurred a day after the Pentagon for the first time singled out an "
+                "officer, Dallager, for not addressing the scandal.",
+                "The hearing came one day after the Pentagon for the first time singled out an "
+                "officer - Dallager - for failing to address the scandal.",
+            ),
+            (
+                "The Bush administration blames Hussein loyalists and foreign Muslim militants who "
+                "have entered Iraq to fight U.S. troops for the wave of bombings and guerrilla attacks.",
+                "The Bush administration blames the wave of bombings and guerrilla attacks on Saddam "
+                "loyalists and foreign Muslim militants who have entered Iraq to fight U.S. troops.",
+            ),
+        ),
+        "intermediate": (
+            (
+                "Police launched an international hunt for Shevaun Pennington after she ran away "
+                "with a 31-year-old Toby Studabaker Saturday.",
+                "Shevaun Pennington disappeared on Saturday morning after arranging to meet "
+                "31-year-old Toby Studebaker.",
+            ),
+            (
+                "In a news release Thursday, Strayhorn said this was the first time a comptroller "
+                "rejected a budget.",
+                "Strayhorn said it was the first time in Texas history a computer-roller had not "
+                "certified the appropriate actions act.",
+            ),
+            (
+                'The Korean Air deal is expected to be finalized "in the next several weeks," '
+                "Boeing spokesman Bob Saling said.",
+                "Boeing said the final agreement is expected to be signed during the next few weeks.",
+            ),
+        ),
+        "negative": (
+            (
+                "Monkeypox is usually found only in central and western Africa.",
+                "Prairie dogs, usually found in southwestern and western states aren't indigenous "
+                "to Wisconsin.",
+            ),
+            (
+                "The tech-laced Nasdaq Composite Index gained 2.90 points, or 0.18 percent, to 1,606.87.",
+                "At 12:10 p.m. EDT, Canada's benchmark S&P/TSX composite index was up 6.87 points or "
+                "0.1 percent to 6,979.29.",
+            ),
+            ("A man is playing the drums.", "A woman is slicing some leaves."),
+        ),
+    },
+}
+
+
+@dataclass(frozen=True)
+class ExampleSet:
+    """The fixed in-context examples of one run: level -> k (sentence1, sentence2) pairs.
+
+    Args:
+        kind: ``sts`` or ``nli``.
+        levels: ``positive``/``intermediate``/``negative`` (STS) or ``positive``/``negative``
+            (NLI) -> the example pairs, in prompt order.
+        source: the ``patterns.source`` they came from.
+        path: the source file or directory (None for ``paper``).
+        files: sha256 of every file read, by path.
+        seed: seed of the draw.
+        candidates: how many distinct candidates each level had.
+    """
+
+    kind: PatternKind
+    levels: Mapping[str, tuple[Pair, ...]]
+    source: str
+    path: str | None
+    files: Mapping[str, str]
+    seed: int
+    candidates: Mapping[str, int]
+
+    def as_manifest(self) -> dict[str, Any]:
+        """JSON-able record of the examples and where they came from (for manifest.json)."""
+        return {
+            "kind": self.kind,
+            "source": self.source,
+            "path": self.path,
+            "files": dict(self.files),
+            "seed": self.seed,
+            "candidates": dict(self.candidates),
+            "examples": {
+                level: [list(pair) for pair in pairs] for level, pairs in self.levels.items()
+            },
+        }
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def draw(candidates: Iterable[tuple[str, ...]], k: int, seed: int) -> list[tuple[str, ...]]:
+    """The k candidates first in the order of ``sha256(seed, fields...)``; duplicates count once.
+
+    Independent of the input order and of any random-number generator, so it is the same on
+    every machine.
+
+    Example:
+        >>> draw([("a", "b"), ("c", "d"), ("a", "b")], k=5, seed=0) == draw([("c", "d"), ("a", "b")], k=5, seed=0)
+        True
+    """
+
+    def rank(item: tuple[str, ...]) -> str:
+        return hashlib.sha256("\x00".join((str(seed), *item)).encode()).hexdigest()
+
+    return sorted(set(candidates), key=rank)[:k]
+
+
+def _source_path(cfg: PatternConfig) -> Path:
+    if cfg.path is None:
+        raise ConfigError(f"patterns.path is required for patterns.source '{cfg.source}'")
+    path = Path(cfg.path)
+    if not path.exists():
+        raise ConfigError(f"patterns.path {path} does not exist (patterns.source '{cfg.source}')")
+    return path
+
+
+def _read_source(cfg: PatternConfig, path: Path) -> tuple[pa.Table, list[str]]:
+    """The source as a table of STS pairs or NLI triples, and the files read."""
+    if cfg.source == "sts12":
+        table = read_sts_dir(path)
+    elif cfg.source == "sts_table":
+        table = read_sts_table(path, cfg.columns)
+    elif cfg.source == "nli_csv":
+        table = read_nli_csv(path)
+    else:
+        if not path.is_dir():
+            raise ConfigError(
+                f"patterns.path {path} must be the directory of SentEval's s1/s2/labels files"
+            )
+        splits = sorted(p.name[len("labels.") :] for p in path.glob("labels.*"))
+        if not splits:
+            raise ConfigError(
+                f"patterns.path {path} holds no labels.<split> file (SentEval SNLI layout)"
+            )
+        pairs = [read_snli_senteval(path, split) for split in splits]
+        files = [f for t in pairs for f in source_info(t)["files"]]
+        return pa.concat_tables([nli_triples(t) for t in pairs]), files
+    return table, source_info(table)["files"]
+
+
+def _sts_candidates(table: pa.Table, cfg: PatternConfig) -> dict[str, list[Pair]]:
+    low, high = cfg.intermediate_range
+    if low > high:
+        raise ConfigError(
+            f"patterns.intermediate_range {cfg.intermediate_range} is empty (low > high)"
+        )
+    levels: dict[str, list[Pair]] = {level: [] for level in STS_LEVELS}
+    for row in table.select(["s1", "s2", "score"]).to_pylist():
+        if not row["s1"] or not row["s2"]:
+            continue
+        pair = (row["s1"], row["s2"])
+        score = row["score"]
+        if score > cfg.positive_min_score:
+            levels["positive"].append(pair)
+        if low <= score <= high:
+            levels["intermediate"].append(pair)
+        if score < cfg.negative_max_score:
+            levels["negative"].append(pair)
+    return levels
+
+
+def _nli_examples(
+    table: pa.Table, cfg: PatternConfig
+) -> tuple[dict[str, tuple[Pair, ...]], dict[str, int]]:
+    triples = [
+        (r["premise"], r["entailment"], r["contradiction"])
+        for r in table.to_pylist()
+        if r["premise"] and r["entailment"] and r["contradiction"]
+    ]
+    count = len(set(triples))
+    if count < cfg.k:
+        raise ConfigError(
+            f"pattern source {cfg.path} has {count} complete NLI triples (premise, entailment, "
+            f"contradiction) but patterns.k is {cfg.k}: levels 'positive' and 'negative' need k each"
+        )
+    chosen = draw(triples, cfg.k, cfg.seed)
+    levels = {
+        "positive": tuple((p, e) for p, e, _ in chosen),
+        "negative": tuple((p, c) for p, _, c in chosen),
+    }
+    return levels, {"positive": count, "negative": count}
+
+
+def _paper_examples(cfg: PatternConfig, kind: PatternKind) -> ExampleSet:
+    printed = PAPER_EXAMPLES[kind]
+    if cfg.k > 3:
+        raise ConfigError(
+            f"patterns.source 'paper' prints 3 examples per level; patterns.k is {cfg.k}"
+        )
+    return ExampleSet(
+        kind=kind,
+        levels={level: pairs[: cfg.k] for level, pairs in printed.items()},
+        source="paper",
+        path=None,
+        files={},
+        seed=cfg.seed,
+        candidates={level: len(pairs) for level, pairs in printed.items()},
+    )
+
+
+def load_examples(cfg: PatternConfig, kind: PatternKind) -> ExampleSet:
+    """Load the pattern source of ``cfg`` and draw ``cfg.k`` examples per level, once.
+
+    Args:
+        cfg: the ``patterns`` section of the run config.
+        kind: ``sts`` or ``nli`` (the run's method); must match the source.
+
+    Raises:
+        ConfigError: the source does not fit ``kind``, its path is missing, or a level has
+            fewer than ``k`` candidates (the message names the level and the counts).
+
+    Example:
+        >>> from cseaug.config import PatternConfig
+        >>> cfg = PatternConfig(source="sts12", path="../shared/data/sts12_train", seed=1)
+        >>> examples = load_examples(cfg, "sts")  # doctest: +SKIP
+        >>> [len(examples.levels[level]) for level in STS_LEVELS]  # doctest: +SKIP
+        [3, 3, 3]
+    """
+    if kind not in LEVELS:
+        raise ConfigError(f"pattern kind must be 'sts' or 'nli', got {kind!r}")
+    if cfg.source == "paper":
+        return _paper_examples(cfg, kind)
+    if SOURCE_KIND[cfg.source] != kind:
+        raise ConfigError(
+            f"patterns.source '{cfg.source}' gives {SOURCE_KIND[cfg.source].upper()} examples, "
+            f"but the method is '{kind}'"
+        )
+    path = _source_path(cfg)
+    table, read = _read_source(cfg, path)
+    files = {f: sha256_file(Path(f)) for f in read}
+    if kind == "nli":
+        levels, candidates = _nli_examples(table, cfg)
+    else:
+        pools = _sts_candidates(table, cfg)
+        candidates = {level: len(set(pairs)) for level, pairs in pools.items()}
+        short = {level: n for level, n in candidates.items() if n < cfg.k}
+        if short:
+            raise ConfigError(
+                f"pattern source {path} has too few candidates for level(s) "
+                + ", ".join(f"'{level}' ({n} < k={cfg.k})" for level, n in short.items())
+                + f"; candidates per level: {candidates}. Widen the score thresholds or use another source."
+            )
+        levels = {level: tuple(draw(pairs, cfg.k, cfg.seed)) for level, pairs in pools.items()}  # type: ignore[misc]
+    return ExampleSet(
+        kind=kind,
+        levels=levels,
+        source=cfg.source,
+        path=str(path),
+        files=files,
+        seed=cfg.seed,
+        candidates=candidates,
+    )

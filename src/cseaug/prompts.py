@@ -1,0 +1,179 @@
+"""Prompt templates: ``prompts/<name>.jinja2`` files rendered into chat messages.
+
+One Jinja2 file per prompt holds the paper's text verbatim (docs/prompts-and-patterns.md).
+A template says how it becomes chat messages through its blocks: each top-level block named
+``system``, ``user`` or ``assistant`` becomes one message with that role, in file order;
+a template without blocks becomes one user message. NGCSE's prompts put the instruction
+and the examples in ``system`` and the input sentence in ``user`` (they say "When the user
+enters a premise text ..."); SKICSE's template is one ``user`` message.
+
+Templates render with ``StrictUndefined``: a variable the caller did not pass is an error,
+never an empty string in a prompt. Every loaded template records its sha256 for the
+manifest, so a changed prompt changes the record of the dataset built with it.
+
+Example:
+    >>> prompt = load_prompt("ski")
+    >>> prompt.render(sentence="A cat sat on the mat.")[0]["role"]
+    'user'
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from cseaug.errors import ConfigError
+from cseaug.llm.base import Message
+
+ROLES: tuple[str, ...] = ("system", "user", "assistant")
+SUFFIX = ".jinja2"
+
+METHOD_PROMPTS: dict[str, dict[str, str]] = {
+    "sts": {
+        "positive": "sts_positive",
+        "intermediate": "sts_intermediate",
+        "negative": "sts_negative",
+    },
+    "nli": {"positive": "nli_positive", "negative": "nli_negative"},
+    "ski": {"knowledge": "ski"},
+}
+"""Which template writes which view, per method."""
+
+_PACKAGE_PROMPTS = Path(__file__).resolve().parents[2] / "prompts"
+
+
+def default_prompts_dir() -> Path:
+    """The repository's ``prompts/`` (editable install), else ``./prompts``.
+
+    Raises:
+        ConfigError: neither exists; set ``generation.prompts_dir``.
+    """
+    for candidate in (_PACKAGE_PROMPTS, Path.cwd() / "prompts"):
+        if candidate.is_dir():
+            return candidate
+    raise ConfigError(
+        f"no prompts directory found (looked in {_PACKAGE_PROMPTS} and {Path.cwd() / 'prompts'}); "
+        "set generation.prompts_dir to the folder of *.jinja2 prompt files"
+    )
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """One loaded prompt file.
+
+    Args:
+        name: file name without ``.jinja2``.
+        path: the file.
+        sha256: hex sha256 of the file's bytes.
+        roles: the roles of the messages it renders, in order.
+    """
+
+    name: str
+    path: Path
+    sha256: str
+    roles: tuple[str, ...]
+    _template: jinja2.Template = field(repr=False, compare=False)
+
+    def render(self, **variables: Any) -> tuple[Message, ...]:
+        """Render the chat messages; surrounding whitespace of each message is stripped.
+
+        Raises:
+            ConfigError: the template uses a variable that was not passed.
+        """
+        try:
+            if not self._template.blocks:
+                return ({"role": "user", "content": self._template.render(**variables).strip()},)
+            messages = []
+            for role in self.roles:
+                context = self._template.new_context(dict(variables))
+                text = "".join(self._template.blocks[role](context))
+                messages.append({"role": role, "content": text.strip()})
+            return tuple(messages)
+        except jinja2.UndefinedError as exc:
+            raise ConfigError(
+                f"prompt {self.path}: {exc.message}; variables given: {sorted(variables)}"
+            ) from exc
+
+    def manifest(self) -> dict[str, str]:
+        """Name, file and sha256, for manifest.json."""
+        return {"name": self.name, "path": str(self.path), "sha256": self.sha256}
+
+
+def _environment(directory: Path) -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(directory),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+        autoescape=False,  # plain text for an LLM, not HTML
+    )
+
+
+def load_prompt(name: str, prompts_dir: str | Path | None = None) -> PromptTemplate:
+    """Load ``<prompts_dir>/<name>.jinja2``.
+
+    Args:
+        name: the template name, e.g. ``"nli_positive"``.
+        prompts_dir: the folder; default :func:`default_prompts_dir`.
+
+    Raises:
+        ConfigError: the file is missing (the message lists the available names), is not
+            valid Jinja2, or has a block whose name is not a chat role.
+
+    Example:
+        >>> load_prompt("sts_negative").roles
+        ('system', 'user')
+    """
+    directory = Path(prompts_dir) if prompts_dir is not None else default_prompts_dir()
+    path = directory / f"{name}{SUFFIX}"
+    if not path.is_file():
+        available = sorted(p.name[: -len(SUFFIX)] for p in directory.glob(f"*{SUFFIX}"))
+        raise ConfigError(
+            f"prompt template {name!r} not found: no {path}; available in {directory}: {available}"
+        )
+    try:
+        template = _environment(directory).get_template(path.name)
+    except jinja2.TemplateSyntaxError as exc:
+        raise ConfigError(f"prompt {path}, line {exc.lineno}: {exc.message}") from exc
+    roles = tuple(template.blocks)
+    unknown = [r for r in roles if r not in ROLES]
+    if unknown:
+        raise ConfigError(
+            f"prompt {path}: block(s) {unknown} are not chat roles; use {list(ROLES)}"
+        )
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return PromptTemplate(
+        name=name, path=path, sha256=digest, roles=roles or ("user",), _template=template
+    )
+
+
+def load_method_prompts(
+    method: str, prompts_dir: str | Path | None = None
+) -> dict[str, PromptTemplate]:
+    """The templates of a method, by the view they write (see :data:`METHOD_PROMPTS`).
+
+    Example:
+        >>> sorted(load_method_prompts("nli"))
+        ['negative', 'positive']
+    """
+    if method not in METHOD_PROMPTS:
+        raise ConfigError(
+            f"method {method!r} has no prompts; LLM methods: {sorted(METHOD_PROMPTS)}"
+        )
+    return {view: load_prompt(name, prompts_dir) for view, name in METHOD_PROMPTS[method].items()}
+
+
+def prompts_manifest(prompts: Mapping[str, PromptTemplate]) -> list[dict[str, str]]:
+    """Manifest records (view, name, path, sha256) of a method's templates, for ``build_manifest(prompts=...)``.
+
+    Example:
+        >>> [p["name"] for p in prompts_manifest(load_method_prompts("nli"))]
+        ['nli_positive', 'nli_negative']
+    """
+    return [{"view": view, **prompt.manifest()} for view, prompt in prompts.items()]
