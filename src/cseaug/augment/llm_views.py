@@ -1,0 +1,136 @@
+"""One round of LLM-written views for a shard: build requests, ask once, clean every answer.
+
+Shared by the NGCSE (:mod:`cseaug.augment.pattern_sim`) and SKICSE (:mod:`cseaug.augment.ski`)
+stages, which only decide which prompt writes which view from which input. A round sends
+the whole shard's requests in one :meth:`LLMBackend.generate` call (the backend batches,
+retries and caches below it), so a failed answer never sinks the others: it comes back
+as a reject with a reason code of :mod:`cseaug.llm.clean`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from cseaug.config import CleaningConfig
+from cseaug.errors import InputError
+from cseaug.llm.base import ChatRequest, LLMBackend, Message
+from cseaug.llm.clean import LLM_ERROR, clean_answer
+from cseaug.progress import progress_bar
+
+REJECT_STAGE = "llm"
+OK = "ok"
+
+
+@dataclass(frozen=True)
+class ViewJob:
+    """One view of one anchor to ask for.
+
+    Args:
+        row_id: the anchor's id.
+        sentence: the anchor (recorded in rejects).
+        view: the view the answer fills.
+        source: the prompt's input sentence, which the answer is checked against (the
+            anchor, or its positive when views are derived from it).
+        messages: the rendered chat messages.
+    """
+
+    row_id: str
+    sentence: str
+    view: str
+    source: str
+    messages: tuple[Message, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.row_id}:{self.view}"
+
+
+@dataclass
+class RoundResult:
+    """Cleaned views by (row id, view), rejects as dicts of the rejects schema, outcome counts."""
+
+    texts: dict[tuple[str, str], str] = field(default_factory=dict)
+    rejects: list[dict[str, Any]] = field(default_factory=list)
+    counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+
+def ask(
+    backend: LLMBackend,
+    jobs: Sequence[ViewJob],
+    cleaning: CleaningConfig,
+    description: str,
+) -> RoundResult:
+    """Send every job in one ``backend.generate`` call and clean each answer.
+
+    Args:
+        backend: any LLM backend.
+        jobs: the views to write; their keys must be unique.
+        cleaning: the ``cleaning`` section of the run config.
+        description: label of the progress bar.
+    """
+    result = RoundResult()
+    if not jobs:
+        return result
+    keys = [job.key for job in jobs]
+    if len(set(keys)) != len(keys):
+        repeated = sorted(k for k, n in Counter(keys).items() if n > 1)[:5]
+        raise InputError(
+            f"rows repeat ids, so requests would share keys: {repeated}; deduplicate the anchors"
+        )
+    requests = [ChatRequest(key=job.key, messages=job.messages) for job in jobs]
+    with progress_bar(description, total=len(requests), unit="requests") as bar:
+        responses = backend.generate(requests, bar.advance)
+    for job, response in zip(jobs, responses, strict=True):
+        if response.key != job.key:
+            raise RuntimeError(
+                f"{backend.name} backend answered {response.key!r} in the place of {job.key!r}"
+            )
+        if not response.ok:
+            reason, raw, text = LLM_ERROR, response.text, None
+            detail = {"error": response.error}
+        else:
+            cleaned = clean_answer(
+                response.text, view=job.view, source_sentence=job.source, cfg=cleaning
+            )
+            reason, raw, text = cleaned.reason, response.text, cleaned.text
+            detail = {}
+        if text is not None:
+            result.texts[(job.row_id, job.view)] = text
+            result.counts[(job.view, OK)] += 1
+            continue
+        if job.source != job.sentence:
+            detail["input"] = job.source
+        result.counts[(job.view, str(reason))] += 1
+        result.rejects.append(
+            {
+                "id": job.row_id,
+                "sentence": job.sentence,
+                "stage": REJECT_STAGE,
+                "view": job.view,
+                "reason": reason,
+                "raw": raw,
+                "detail": json.dumps(detail, ensure_ascii=False) if detail else None,
+            }
+        )
+    return result
+
+
+def counts_by_view(counts: Counter[tuple[str, str]]) -> dict[str, dict[str, int]]:
+    """``{view: {"ok": n, "<reason>": n}}`` from round counts (JSON-able stage stats)."""
+    out: dict[str, dict[str, int]] = {}
+    for (view, outcome), n in sorted(counts.items()):
+        out.setdefault(view, {})[outcome] = n
+    return out
+
+
+def require_columns(rows: pa.Table, columns: Sequence[str], stage: str) -> None:
+    """Raise InputError when a stage's input lacks a column it reads."""
+    missing = [c for c in columns if c not in rows.column_names]
+    if missing:
+        raise InputError(f"{stage} stage needs column(s) {missing}; got {rows.column_names}")

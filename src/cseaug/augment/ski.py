@@ -1,0 +1,115 @@
+"""SKICSE: sentence knowable information (SKI) written by an LLM, the ``knowledge`` view.
+
+SKICSE, section 3.1 "Prompt Template for SKI": the LLM answers "1) Answer objectively what
+you know about the sentence. 2) Make sure your answers are no more than four sentences and
+contain important information." for each input sentence x, giving x_ski.
+
+* Unsupervised data (section 3.2.1): pairs (x, x_ski); the row's positive/negative stay null.
+* NLI data (section 3.2.2): quadruplets (x, x+, x-, x_ski): rows that arrive with their
+  entailment as ``positive`` and contradiction as ``negative`` (``corpus.view_columns``)
+  keep them, and gain ``knowledge``.
+
+A row whose knowledge failed cleaning is left out and its answer goes to rejects (stage
+``llm``, view ``knowledge``).
+
+Example:
+    >>> from cseaug.config import CleaningConfig
+    >>> from cseaug.prompts import load_method_prompts
+    >>> stage = SKIStage(backend, load_method_prompts("ski"), CleaningConfig())  # doctest: +SKIP
+    >>> result = stage(rows)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from cseaug.augment.base import StageResult
+from cseaug.augment.llm_views import ViewJob, ask, counts_by_view, require_columns
+from cseaug.config import CleaningConfig
+from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
+from cseaug.errors import ConfigError
+from cseaug.llm.base import LLMBackend
+from cseaug.llm.clean import KNOWLEDGE_VIEW
+from cseaug.prompts import PromptTemplate
+
+GIVEN = "given"
+"""``positive_method`` / ``negative_method`` of a view that came with the input (NLI quadruplets)."""
+
+
+def _given_method(record: Mapping[str, Any], view: str) -> str | None:
+    if record.get(f"{view}_method"):
+        return record[f"{view}_method"]
+    return GIVEN if record.get(view) is not None else None
+
+
+class SKIStage:
+    """SKICSE knowledge for a shard of anchors (method ``ski``).
+
+    Args:
+        backend: the LLM backend; :meth:`close` closes it.
+        prompts: ``{"knowledge": template}`` (:func:`cseaug.prompts.load_method_prompts`).
+        cleaning: the ``cleaning`` section of the run config.
+    """
+
+    name = "ski"
+
+    def __init__(
+        self, backend: LLMBackend, prompts: Mapping[str, PromptTemplate], cleaning: CleaningConfig
+    ) -> None:
+        if KNOWLEDGE_VIEW not in prompts:
+            raise ConfigError(
+                f"the SKI stage needs a '{KNOWLEDGE_VIEW}' prompt, got {sorted(prompts)}"
+            )
+        self.backend = backend
+        self.prompt = prompts[KNOWLEDGE_VIEW]
+        self.cleaning = cleaning
+
+    def __call__(self, rows: pa.Table) -> StageResult:
+        require_columns(rows, ("id", "sentence"), self.name)
+        records = rows.to_pylist()
+        jobs = [
+            ViewJob(
+                r["id"],
+                r["sentence"],
+                KNOWLEDGE_VIEW,
+                r["sentence"],
+                self.prompt.render(sentence=r["sentence"]),
+            )
+            for r in records
+        ]
+        result = ask(self.backend, jobs, self.cleaning, "SKICSE knowledge")
+        out = []
+        for record in records:
+            knowledge = result.texts.get((record["id"], KNOWLEDGE_VIEW))
+            if knowledge is None:
+                continue
+            out.append(
+                {
+                    **record,
+                    "knowledge": knowledge,
+                    "split": SPLIT_AIGEN,
+                    "method": "ski",
+                    "positive_method": _given_method(record, "positive"),
+                    "negative_method": _given_method(record, "negative"),
+                }
+            )
+        quadruplets = sum(
+            1 for r in out if r.get("positive") is not None and r.get("negative") is not None
+        )
+        stats = {
+            "stage": self.name,
+            "method": "ski",
+            "rows_in": len(records),
+            "rows_out": len(out),
+            "quadruplets": quadruplets,
+            "requests": len(jobs),
+            "views": counts_by_view(result.counts),
+        }
+        return StageResult(rows=rows_table(out), rejects=rejects_table(result.rejects), stats=stats)
+
+    def close(self) -> None:
+        """Close the backend (connections, engines, GPU memory)."""
+        self.backend.close()
