@@ -41,7 +41,7 @@ from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.patterns import LEVELS, ExampleSet
-from cseaug.prompts import PromptTemplate
+from cseaug.prompts import PromptTemplate, prompts_manifest
 
 GENERATED_BY = "llm"
 """Value of ``positive_method`` / ``negative_method`` on rows this stage writes."""
@@ -146,6 +146,13 @@ class PatternSimulationStage:
         }
         rejects = [reject for result in rounds for reject in result.rejects]
         return StageResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
+
+    def manifest(self) -> dict[str, Any]:
+        """Prompt records and the example set, for ``build_manifest(prompts=..., example_set=...)``."""
+        return {
+            "prompts": prompts_manifest(self.prompts),
+            "example_set": self.examples.as_manifest(),
+        }
 
     def close(self) -> None:
         """Close the backend (connections, engines, GPU memory)."""

@@ -33,7 +33,7 @@ from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.llm.clean import KNOWLEDGE_VIEW
-from cseaug.prompts import PromptTemplate
+from cseaug.prompts import PromptTemplate, prompts_manifest
 
 GIVEN = "given"
 """``positive_method`` / ``negative_method`` of a view that came with the input (NLI quadruplets)."""
@@ -109,6 +109,10 @@ class SKIStage:
             "views": counts_by_view(result.counts),
         }
         return StageResult(rows=rows_table(out), rejects=rejects_table(result.rejects), stats=stats)
+
+    def manifest(self) -> dict[str, Any]:
+        """Prompt records, for ``build_manifest(prompts=...)``; SKICSE has no example set."""
+        return {"prompts": prompts_manifest({KNOWLEDGE_VIEW: self.prompt}), "example_set": None}
 
     def close(self) -> None:
         """Close the backend (connections, engines, GPU memory)."""
