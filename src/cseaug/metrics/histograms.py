@@ -1,0 +1,285 @@
+"""Density histograms of MER and cosine similarity on fixed bins (NGCSE appendix, Figure 7).
+
+NGCSE compares training sets by the density histograms of MER and CS of their positive and
+negative pairs. For panels to compare at a glance every histogram of a metric uses the same
+bins: MER over [0, 1], CS over [-1, 1] (the whole range of a cosine, so no value of any
+encoder falls outside; plots zoom the CS axis to the occupied part, the same for every
+panel). Histograms are plain data (:class:`Histogram`: edges, counts, density) that
+accumulate batch by batch; :class:`MetricValues` adds the summary statistics;
+:func:`plot_panels` draws them with matplotlib's Agg canvas, imported only when drawing.
+
+Example:
+    >>> h = Histogram.empty("mer", bins=4)
+    >>> h.add([0.0, 0.3, 0.3, 1.0, float("nan")])
+    >>> h.counts.tolist(), h.missing
+    ([1, 2, 0, 1], 1)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+Metric = Literal["mer", "cs"]
+
+METRIC_RANGES: dict[str, tuple[float, float]] = {"mer": (0.0, 1.0), "cs": (-1.0, 1.0)}
+"""The fixed range of each metric's bins."""
+
+METRIC_LABELS: dict[str, str] = {"mer": "MER (lower: more word overlap)", "cs": "cosine similarity"}
+
+
+def bin_edges(metric: Metric, bins: int) -> np.ndarray:
+    """``bins + 1`` equally spaced edges over the metric's fixed range.
+
+    Example:
+        >>> bin_edges("mer", 4).tolist()
+        [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    if metric not in METRIC_RANGES:
+        raise ValueError(f"unknown metric {metric!r}; expected one of {sorted(METRIC_RANGES)}")
+    if bins < 1:
+        raise ValueError(f"bins must be at least 1, got {bins}")
+    low, high = METRIC_RANGES[metric]
+    return np.linspace(low, high, bins + 1)
+
+
+@dataclass
+class Histogram:
+    """Counts of one metric on fixed bins, filled batch by batch.
+
+    A value on an inner edge (within 1e-9 of a bin width) goes to the bin on its right; the
+    top edge belongs to the last bin; values outside the range (float noise such as 1.0000001) are clipped into it; NaN
+    (a pair with a missing side) is counted in ``missing``, not in the bins.
+    """
+
+    metric: str
+    edges: np.ndarray
+    counts: np.ndarray
+    missing: int = 0
+
+    @classmethod
+    def empty(cls, metric: Metric, bins: int) -> Histogram:
+        return cls(metric, bin_edges(metric, bins), np.zeros(bins, dtype=np.int64))
+
+    def add(self, values: Iterable[float] | np.ndarray) -> None:
+        array = np.asarray(values, dtype=np.float64).ravel()
+        finite = np.isfinite(array)
+        self.missing += int((~finite).sum())
+        low, high, bins = self.edges[0], self.edges[-1], len(self.counts)
+        position = (np.clip(array[finite], low, high) - low) / ((high - low) / bins)
+        # MER values are ratios of small integers (3/20 = 0.15): a value that float division puts
+        # a hair below an edge belongs on the edge, so positions are nudged by 1e-9 of a bin.
+        index = np.minimum(np.floor(position + 1e-9).astype(np.int64), bins - 1)
+        self.counts += np.bincount(index, minlength=bins)
+
+    @property
+    def n(self) -> int:
+        """Number of values in the bins."""
+        return int(self.counts.sum())
+
+    @property
+    def density(self) -> np.ndarray:
+        """Counts / (n × bin width): integrates to 1 like ``numpy.histogram(density=True)``."""
+        if self.n == 0:
+            return np.zeros(len(self.counts), dtype=np.float64)
+        return self.counts / (self.n * np.diff(self.edges))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "range": [float(self.edges[0]), float(self.edges[-1])],
+            "bins": len(self.counts),
+            "counts": self.counts.tolist(),
+            "missing": self.missing,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Histogram:
+        edges = bin_edges(data["metric"], int(data["bins"]))
+        return cls(
+            data["metric"], edges, np.asarray(data["counts"], dtype=np.int64), int(data["missing"])
+        )
+
+
+@dataclass
+class MetricValues:
+    """All values of one metric of one view: histogram plus exact summary statistics.
+
+    Values are kept as float64 (8 MB per million pairs) so quartiles and band shares are exact.
+    """
+
+    metric: Metric
+    bins: int
+    histogram: Histogram = field(init=False)
+    _chunks: list[np.ndarray] = field(default_factory=list, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.histogram = Histogram.empty(self.metric, self.bins)
+
+    def add(self, values: Iterable[float] | np.ndarray) -> None:
+        array = np.asarray(values, dtype=np.float64).ravel()
+        self.histogram.add(array)
+        finite = array[np.isfinite(array)]
+        if finite.size:
+            self._chunks.append(finite.astype(np.float64))
+
+    def values(self) -> np.ndarray:
+        return np.concatenate(self._chunks) if self._chunks else np.empty(0, dtype=np.float64)
+
+    def summary(self, bands: Sequence[tuple[float, float]] = ()) -> dict[str, Any]:
+        """n, missing, mean, std, min, quartiles, max, the share inside each closed band, the histogram."""
+        values = self.values().astype(np.float64)
+        stats: dict[str, Any] = {"n": int(values.size), "missing": self.histogram.missing}
+        if values.size:
+            q1, median, q3 = np.quantile(values, [0.25, 0.5, 0.75])
+            stats.update(
+                mean=float(values.mean()),
+                std=float(values.std()),
+                min=float(values.min()),
+                q1=float(q1),
+                median=float(median),
+                q3=float(q3),
+                max=float(values.max()),
+            )
+        else:
+            stats.update({k: None for k in ("mean", "std", "min", "q1", "median", "q3", "max")})
+        stats["bands"] = [
+            {
+                "low": low,
+                "high": high,
+                "share": float(((values >= low) & (values <= high)).mean())
+                if values.size
+                else None,
+            }
+            for low, high in bands
+        ]
+        stats["histogram"] = self.histogram.to_dict()
+        return stats
+
+
+@dataclass
+class Series:
+    """One histogram drawn in a panel, with its legend label and colour."""
+
+    label: str
+    histogram: Histogram
+    color: str | None = None
+
+
+@dataclass
+class Panel:
+    """One axes of a grid: a title and the series of one metric overlaid."""
+
+    title: str
+    metric: Metric
+    series: list[Series]
+
+
+def _cs_lower_limit(panels: Sequence[Panel]) -> float:
+    """Left end of the shared CS axis: the lowest occupied bin of any panel, floored to 0.1."""
+    lowest = 1.0
+    for panel in panels:
+        for s in panel.series:
+            occupied = np.nonzero(s.histogram.counts)[0]
+            if occupied.size:
+                lowest = min(lowest, float(s.histogram.edges[occupied[0]]))
+    return max(-1.0, math.floor(min(lowest, 0.0) * 10) / 10)
+
+
+def draw_panels(
+    grid: Sequence[Sequence[Panel | None]],
+    *,
+    title: str | None = None,
+    panel_size: tuple[float, float] = (3.4, 2.4),
+    dpi: int = 110,
+) -> Any:
+    """Draw a grid of density-histogram panels on a matplotlib Figure (Agg canvas, no pyplot).
+
+    Every MER panel spans [0, 1]; every CS panel spans the same occupied part of [-1, 1];
+    the y axis of all panels of a metric has the same limit, so heights compare across
+    panels as in NGCSE's Figure 7.
+
+    Args:
+        grid: rows of panels; None leaves a cell empty.
+        title: figure title.
+        panel_size: inches per panel (width, height).
+        dpi: resolution.
+
+    Returns:
+        The ``matplotlib.figure.Figure``.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    rows = len(grid)
+    cols = max((len(r) for r in grid), default=0)
+    if rows == 0 or cols == 0:
+        raise ValueError("plot_panels needs at least one panel")
+    panels = [p for row in grid for p in row if p is not None]
+    xlim = {
+        "mer": (0.0, 1.0),
+        "cs": (_cs_lower_limit([p for p in panels if p.metric == "cs"]), 1.0),
+    }
+    ymax: dict[str, float] = {}
+    for panel in panels:
+        for s in panel.series:
+            peak = float(s.histogram.density.max(initial=0.0))
+            ymax[panel.metric] = max(ymax.get(panel.metric, 0.0), peak)
+
+    figure = Figure(
+        figsize=(panel_size[0] * cols, panel_size[1] * rows + (0.4 if title else 0)), dpi=dpi
+    )
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(rows, cols, squeeze=False)
+    for r in range(rows):
+        for c in range(cols):
+            ax = axes[r][c]
+            panel = grid[r][c] if c < len(grid[r]) else None
+            if panel is None:
+                ax.set_visible(False)
+                continue
+            for s in panel.series:
+                h = s.histogram
+                ax.stairs(
+                    h.density,
+                    h.edges,
+                    fill=True,
+                    alpha=0.45,
+                    color=s.color,
+                    label=f"{s.label} (n={h.n})",
+                )
+                ax.stairs(h.density, h.edges, color=s.color, linewidth=0.8)
+            ax.set_xlim(*xlim[panel.metric])
+            ax.set_ylim(0, (ymax.get(panel.metric) or 1.0) * 1.05)
+            ax.set_title(panel.title, fontsize=9)
+            ax.set_xlabel(METRIC_LABELS[panel.metric], fontsize=8)
+            ax.tick_params(labelsize=7)
+            if c == 0:
+                ax.set_ylabel("density", fontsize=8)
+            if panel.series:
+                ax.legend(fontsize=6, loc="upper left", frameon=False)
+    if title:
+        figure.suptitle(title, fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
+def plot_panels(
+    grid: Sequence[Sequence[Panel | None]], out_path: str | Path, **options: Any
+) -> Path:
+    """:func:`draw_panels` saved as a PNG at ``out_path`` (parents created); returns the path.
+
+    Example:
+        >>> h = Histogram.empty("mer", 10); h.add([0.1, 0.5])
+        >>> plot_panels([[Panel("demo", "mer", [Series("pos", h)])]], "/tmp/demo.png").name
+        'demo.png'
+    """
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    draw_panels(grid, **options).savefig(out, format="png")
+    return out
