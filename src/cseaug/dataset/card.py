@@ -1,0 +1,216 @@
+"""The dataset card (``README.md``) of a version, with the YAML header ``datasets`` reads.
+
+``datasets.load_dataset(<version dir>)`` reads the ``configs`` entry of the header
+(``datasets.utils.metadata.MetadataConfigs``): one ``default`` config whose ``train``
+split is ``data/train-*``, so ``rejects.parquet`` and ``diagnostics/`` are never taken
+for data. ``heldout`` is a column, not a split: the NGCSE 10% held-out rows stay in the
+same files (filter on the column).
+
+Example:
+    >>> card = render_card({"dataset": "demo", "version": "v0001", "method": "ski", "counts": {}})
+    >>> card.splitlines()[0], "path: data/train-*" in card
+    ('---', True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+DATA_GLOB = "data/train-*"
+"""Pattern of the data files, relative to the version directory."""
+
+CITATIONS: dict[str, str] = {
+    "ngcse": """@inproceedings{li2024ngcse,
+  title     = {Narrowing the Gap between Supervised and Unsupervised Sentence Representation Learning with Large Language Model},
+  author    = {Li, Mingxin and Zhang, Richong and Nie, Zhijie and Mao, Yongyi},
+  booktitle = {Proceedings of the AAAI Conference on Artificial Intelligence (AAAI)},
+  year      = {2024}
+}""",
+    "osscse": """@inproceedings{shi2023osscse,
+  title     = {OssCSE: Overcoming Surface Structure Bias in Contrastive Learning for Unsupervised Sentence Embedding},
+  author    = {Shi, Zhan and Wang, Guoyin and Bai, Ke and Li, Jiwei and Li, Xiang and Cui, Qingjun and Zeng, Belinda and Chilimbi, Trishul and Zhu, Xiaodan},
+  booktitle = {Proceedings of the 2023 Conference on Empirical Methods in Natural Language Processing (EMNLP)},
+  year      = {2023}
+}""",
+    "skicse": """@misc{skicse,
+  title  = {SKICSE: Sentence Knowable Information Prompted by LLMs Improves Contrastive Sentence Embeddings},
+  author = {Anonymous},
+  note   = {ACL submission (anonymous, under review)}
+}""",
+    "vaegpt_sim": """@misc{wang_vaegpt_sim,
+  title  = {VAEGPT-Sim: Improving Sentence Representation with Limited Corpus Using Gradually-Denoising VAE},
+  author = {Wang, Zhenyi and Ning, Haiyan and Ling, Qing and Wang, Dan},
+  note   = {Ant Group}
+}""",
+}
+"""BibTeX entries of the papers, from the titles and authors of ``shared/papers``."""
+
+METHOD_PAPERS: dict[str, tuple[str, str]] = {
+    "sts": ("ngcse", "STS pattern simulation with an LLM (NGCSE, 'Pattern Simulation with LLM')"),
+    "nli": ("ngcse", "NLI pattern simulation with an LLM (NGCSE, 'Pattern Simulation with LLM')"),
+    "ski": ("skicse", "sentence knowable information written by an LLM (SKICSE, section 3.1)"),
+    "osscse": (
+        "osscse",
+        "negation insertion and MER-filtered back-translation (OssCSE, section 4)",
+    ),
+    "generate_cse": (
+        "vaegpt_sim",
+        "Generate-CSE random selection with the VAEGPT-Sim generator (appendix A.1)",
+    ),
+}
+"""Method -> (paper key, one-line description)."""
+
+ALWAYS_CITED = (
+    ("ngcse", "hybrid layout (aigen + other rows) and the 10% held-out share"),
+    ("osscse", "the MER metric of the mer_* columns (eq. 1)"),
+)
+
+
+def size_category(rows: int) -> str:
+    """Hugging Face ``size_categories`` bucket of a row count."""
+    for limit, label in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+    ):
+        if rows < limit:
+            return label
+    return "1M<n<10M" if rows < 10_000_000 else "n>10M"
+
+
+def card_header(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The YAML metadata of the card (what ``datasets`` and the Hub read)."""
+    rows = int(manifest.get("counts", {}).get("rows", 0))
+    return {
+        "pretty_name": f"{manifest.get('dataset', manifest.get('name', 'dataset'))} {manifest.get('version', '')}".strip(),
+        "language": ["en"],
+        "task_categories": ["sentence-similarity"],
+        "tags": ["contrastive-learning", "sentence-embeddings", "synthetic", "cseaug"],
+        "size_categories": [size_category(rows)],
+        "configs": [
+            {"config_name": "default", "data_files": [{"split": "train", "path": DATA_GLOB}]}
+        ],
+    }
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return lines
+
+
+def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
+    """The whole ``README.md`` of a version.
+
+    Args:
+        manifest: the version's manifest (as written to ``manifest.json``).
+        images: paths of plots relative to the version directory (e.g.
+            ``diagnostics/mer_hist.png``), shown under "Diagnostics".
+    """
+    counts: Mapping[str, Any] = manifest.get("counts", {})
+    method = str(manifest.get("method", ""))
+    title = f"{manifest.get('dataset', manifest.get('name', 'dataset'))} ({manifest.get('version', 'unpublished')})"
+    lines = [
+        "---",
+        yaml.safe_dump(card_header(manifest), sort_keys=False).rstrip(),
+        "---",
+        "",
+        f"# {title}",
+        "",
+    ]
+    if manifest.get("description"):
+        lines += [str(manifest["description"]), ""]
+    paper, how = METHOD_PAPERS.get(method, ("", method or "unknown"))
+    lines += [
+        "Contrastive sentence-embedding training data built by `cseaug`: one row per anchor "
+        "sentence; `split` is `aigen` for anchors with generated views and `other` for the plain "
+        "corpus sentences of the hybrid set. `heldout` flags a deterministic share of the rows "
+        "(by a hash of `id`).",
+        "",
+        "## Counts",
+        "",
+    ]
+    by_split = counts.get("by_split", {})
+    lines += _table(
+        ("rows", "aigen", "other", "heldout", "rejects"),
+        [
+            (
+                counts.get("rows", 0),
+                by_split.get("aigen", 0),
+                by_split.get("other", 0),
+                counts.get("heldout", 0),
+                counts.get("rejects", 0),
+            )
+        ],
+    )
+    views = counts.get("views", {})
+    if views:
+        lines += ["", "Rows with each view:", ""]
+        lines += _table(("view", "rows"), sorted(views.items()))
+    rejects = counts.get("rejects_by_stage", {})
+    if rejects:
+        lines += [
+            "",
+            "## Rejects by reason",
+            "",
+            "Every dropped input or output is in `rejects.parquet`.",
+            "",
+        ]
+        lines += _table(
+            ("stage", "reason", "rows"),
+            [
+                (stage, reason, n)
+                for stage, reasons in sorted(rejects.items())
+                for reason, n in sorted(reasons.items())
+            ],
+        )
+    lines += ["", "## How it was made", "", f"- Method: `{method}`: {how}."]
+    model = manifest.get("model")
+    if model:
+        lines.append(
+            f"- Model: `{model.get('model', model)}` (backend `{model.get('backend', '?')}`)"
+        )
+    for prompt in manifest.get("prompts", []):
+        lines.append(f"- Prompt `{prompt['name']}` sha256 `{prompt['sha256'][:16]}`")
+    usage = manifest.get("token_usage") or {}
+    if usage:
+        lines.append("- Token usage: " + ", ".join(f"{k} {v}" for k, v in sorted(usage.items())))
+    fingerprints = manifest.get("fingerprints", {})
+    if fingerprints:
+        lines.append(
+            "- Fingerprints: "
+            + ", ".join(f"{k} `{str(v)[:16]}`" for k, v in sorted(fingerprints.items()))
+        )
+    code = manifest.get("code", {})
+    if code:
+        lines.append(
+            f"- Code: cseaug {code.get('version')} (git {str(code.get('git_commit'))[:12]}, dirty: {code.get('git_dirty')})"
+        )
+    lines += [
+        "- Full record: `manifest.json` (config with secrets redacted, inputs' sha256, counts)."
+    ]
+    lines += [
+        "",
+        "## Loading",
+        "",
+        "```python",
+        "import datasets",
+        'ds = datasets.load_dataset("<this directory>", split="train")',
+        'train = ds.filter(lambda r: not r["heldout"])',
+        "```",
+        "",
+        "Exports for SimCSE, NGCSE and sentence-transformers: `cseaug export <name>/<version> --format ...`.",
+    ]
+    if images:
+        lines += ["", "## Diagnostics", ""]
+        lines += [f"![{image}]({image})" for image in images]
+    cited = [(paper, "the method")] if paper else []
+    cited += [item for item in ALWAYS_CITED if item[0] not in {p for p, _ in cited}]
+    lines += ["", "## Citations", ""]
+    for key, why in cited:
+        lines += [f"For {why}:", "", "```bibtex", CITATIONS[key], "```", ""]
+    return "\n".join(lines).rstrip() + "\n"

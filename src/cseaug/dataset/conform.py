@@ -1,0 +1,78 @@
+"""Schema enforcement: bring a table or batch to a contract schema, or say exactly why not.
+
+Every table that reaches a Parquet file of a run or a version passes through
+:func:`conform`, so a stage that forgets a column, misspells one or returns the wrong
+type fails loudly at the boundary instead of writing a file the trainer cannot read.
+
+Example:
+    >>> import pyarrow as pa
+    >>> from cseaug.dataset.schema import CANONICAL_SCHEMA
+    >>> t = conform(pa.table({"id": ["a"], "sentence": ["A cat sat."], "split": ["other"]}), CANONICAL_SCHEMA)
+    >>> t.schema.equals(CANONICAL_SCHEMA), t.column("heldout").to_pylist()
+    (True, [False])
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cseaug.dataset.schema import SPLIT_AIGEN, SPLIT_OTHER
+from cseaug.errors import InputError
+
+FILLED_WHEN_MISSING: dict[str, object] = {"heldout": False}
+"""Non-nullable columns a producer may leave out: the writer assigns them at publish time."""
+
+ALLOWED_VALUES: dict[str, frozenset[str]] = {"split": frozenset({SPLIT_AIGEN, SPLIT_OTHER})}
+
+
+def conform(data: pa.Table | pa.RecordBatch, schema: pa.Schema, what: str = "table") -> pa.Table:
+    """Return ``data`` with exactly the columns, order and types of ``schema``.
+
+    Missing nullable columns become nulls; a missing ``heldout`` becomes False (the writer
+    sets it). Types are cast safely (no silent truncation).
+
+    Args:
+        data: the table or record batch to check.
+        schema: the contract schema (``CANONICAL_SCHEMA`` or ``REJECTS_SCHEMA``).
+        what: names the data in error messages, e.g. ``"rows shard 3"``.
+
+    Raises:
+        InputError: an unknown column, a missing required column, a value that cannot be
+            cast, a null in a non-nullable column, or a ``split`` outside aigen/other.
+    """
+    table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+    unknown = [name for name in table.column_names if schema.get_field_index(name) < 0]
+    if unknown:
+        raise InputError(
+            f"{what}: columns not in the dataset contract: {unknown}; allowed: {schema.names}"
+        )
+    columns = []
+    for field in schema:
+        if field.name in table.column_names:
+            column = table.column(field.name)
+            try:
+                column = column.cast(field.type, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise InputError(
+                    f"{what}: column '{field.name}' of type {column.type} cannot become {field.type}: {exc}"
+                ) from exc
+        elif field.nullable:
+            column = pa.nulls(table.num_rows, field.type)
+        elif field.name in FILLED_WHEN_MISSING:
+            column = pa.array([FILLED_WHEN_MISSING[field.name]] * table.num_rows, field.type)
+        else:
+            raise InputError(f"{what}: required column '{field.name}' is missing")
+        if not field.nullable and column.null_count:
+            raise InputError(
+                f"{what}: column '{field.name}' has {column.null_count} null value(s) but may not be null"
+            )
+        allowed = ALLOWED_VALUES.get(field.name)
+        if allowed is not None and table.num_rows:
+            bad = set(pc.unique(column).to_pylist()) - allowed
+            if bad:
+                raise InputError(
+                    f"{what}: column '{field.name}' holds {sorted(map(str, bad))}; allowed: {sorted(allowed)}"
+                )
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=schema)

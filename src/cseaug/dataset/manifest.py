@@ -1,0 +1,257 @@
+"""``manifest.json`` of a version: what was built, from what, by which code, and what came out.
+
+The pipeline builds the part it knows with :func:`build_manifest` (config with secrets
+redacted, fingerprints, inputs' and prompts' sha256, example set, model, token usage,
+timings, code version); the writer adds what only it knows (dataset, version, counts,
+files, data fingerprint) and checks the whole with :func:`validate_manifest` before
+publishing.
+
+Fingerprints: ``config`` is :func:`cseaug.config.config_fingerprint`; ``build`` hashes the
+config fingerprint with the inputs', prompts' and example set's sha256 and the contract
+version, so the same config over the same inputs gives the same build fingerprint;
+``data`` hashes the sha256 of every published file, so two versions with identical bytes
+share it.
+
+Example:
+    >>> from cseaug.config import RunConfig
+    >>> cfg = RunConfig.model_validate({"name": "demo", "method": "osscse", "corpus": {"path": "c.txt"}})
+    >>> m = build_manifest(cfg)
+    >>> m["fingerprints"]["config"] == m["config_fingerprint"]
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from cseaug import __version__
+from cseaug.config import RunConfig, config_fingerprint, redacted
+from cseaug.dataset.schema import CANONICAL_SCHEMA
+from cseaug.errors import InputError
+
+CONTRACT_VERSION = CANONICAL_SCHEMA.metadata[b"cseaug.contract"].decode()
+"""Version of the dataset contract (schema and layout) a manifest describes."""
+
+REQUIRED_KEYS: dict[str, type | tuple[type, ...]] = {
+    "contract": str,
+    "dataset": str,
+    "version": str,
+    "created_at": str,
+    "name": str,
+    "method": str,
+    "config": dict,
+    "config_fingerprint": str,
+    "fingerprints": dict,
+    "inputs": dict,
+    "prompts": list,
+    "model": (dict, type(None)),
+    "token_usage": dict,
+    "timings": dict,
+    "code": dict,
+    "counts": dict,
+    "files": list,
+}
+"""Keys every published manifest has, with their JSON types."""
+
+REQUIRED_COUNTS = (
+    "rows",
+    "by_split",
+    "heldout",
+    "by_method",
+    "views",
+    "rejects",
+    "rejects_by_stage",
+)
+REQUIRED_FINGERPRINTS = ("config", "build", "data")
+
+_CHUNK = 1 << 20
+
+
+def file_sha256(path: str | Path) -> str:
+    """sha256 of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def path_sha256(path: str | Path) -> str:
+    """sha256 of a file, or of a directory: its files' relative paths and sha256, sorted."""
+    path = Path(path)
+    if path.is_file():
+        return file_sha256(path)
+    if path.is_dir():
+        digest = hashlib.sha256()
+        for item in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(f"{item.relative_to(path).as_posix()}\x00{file_sha256(item)}\n".encode())
+        return digest.hexdigest()
+    raise InputError(f"input {path} does not exist: cannot record its sha256 in the manifest")
+
+
+def json_sha256(data: Any) -> str:
+    """sha256 of the canonical JSON of ``data`` (sorted keys, no spaces)."""
+    canonical = json.dumps(
+        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def describe_input(value: str | Path | Mapping[str, Any]) -> dict[str, Any]:
+    """``{"path", "sha256", "bytes"}`` of a local input; a mapping (e.g. a hub dataset id and
+    revision) is kept as given and must carry its own ``sha256`` or ``fingerprint``."""
+    if isinstance(value, Mapping):
+        if not ({"sha256", "fingerprint"} & set(value)):
+            raise InputError(f"input {dict(value)} needs a 'sha256' or 'fingerprint' entry")
+        return dict(value)
+    path = Path(value)
+    size = (
+        path.stat().st_size
+        if path.is_file()
+        else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    )
+    return {"path": str(path), "sha256": path_sha256(path), "bytes": size}
+
+
+def code_version() -> dict[str, Any]:
+    """Package version and, when the package runs from a git checkout, its commit and dirty flag."""
+    info: dict[str, Any] = {
+        "package": "cseaug",
+        "version": __version__,
+        "git_commit": None,
+        "git_dirty": None,
+    }
+    source = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(source), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        if commit.returncode == 0:
+            info["git_commit"] = commit.stdout.strip()
+            status = subprocess.run(
+                ["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            info["git_dirty"] = bool(status.stdout.strip()) if status.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        pass  # no git on this machine: the package version alone identifies the code
+    return info
+
+
+def build_manifest(
+    cfg: RunConfig,
+    *,
+    inputs: Mapping[str, str | Path | Mapping[str, Any]] | None = None,
+    prompts: Sequence[Mapping[str, Any]] = (),
+    example_set: Any = None,
+    model: Mapping[str, Any] | None = None,
+    token_usage: Mapping[str, Any] | None = None,
+    timings: Mapping[str, float] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The manifest of a build, without what the writer adds at publish time.
+
+    Args:
+        cfg: the run config; stored with secrets redacted.
+        inputs: role -> local path (file or directory; its sha256 is computed here) or a
+            mapping that already identifies the input, e.g. ``{"corpus": "data/wiki.txt",
+            "patterns": "data/sts12_train"}``.
+        prompts: ``[{"name": ..., "sha256": ...}, ...]`` as recorded by the prompt loader.
+        example_set: the fixed in-context examples (or their ids), JSON-serialisable.
+        model: the backend identity (``LLMBackend.identity()``) or other generator facts.
+        token_usage: ``Usage.as_dict()`` of the build's backend.
+        timings: seconds per phase, e.g. ``{"generate": 812.4}``.
+        extra: further JSON-serialisable facts, stored under ``extra``.
+    """
+    described = {role: describe_input(value) for role, value in (inputs or {}).items()}
+    prompt_list = []
+    for prompt in prompts:
+        if "name" not in prompt or "sha256" not in prompt:
+            raise InputError(f"prompt record {dict(prompt)} needs 'name' and 'sha256'")
+        prompt_list.append(dict(prompt))
+    config_fp = config_fingerprint(cfg)
+    example_sha = json_sha256(example_set) if example_set is not None else None
+    build_fp = json_sha256(
+        {
+            "config": config_fp,
+            "inputs": {
+                role: d.get("sha256") or d.get("fingerprint") for role, d in described.items()
+            },
+            "prompts": sorted((p["name"], p["sha256"]) for p in prompt_list),
+            "example_set": example_sha,
+            "contract": CONTRACT_VERSION,
+        }
+    )
+    manifest: dict[str, Any] = {
+        "contract": CONTRACT_VERSION,
+        "name": cfg.name,
+        "description": cfg.description,
+        "method": cfg.method,
+        "config": redacted(cfg.model_dump(mode="json")),
+        "config_fingerprint": config_fp,
+        "fingerprints": {"config": config_fp, "build": build_fp},
+        "inputs": described,
+        "prompts": prompt_list,
+        "example_set": {"sha256": example_sha, "examples": example_set}
+        if example_set is not None
+        else None,
+        "model": dict(model) if model is not None else None,
+        "token_usage": dict(token_usage or {}),
+        "timings": dict(timings or {}),
+        "code": code_version(),
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    if extra:
+        manifest["extra"] = dict(extra)
+    return manifest
+
+
+def validate_manifest(manifest: Mapping[str, Any]) -> None:
+    """Check that a manifest has every required key with the right type.
+
+    Raises:
+        InputError: naming every missing or mistyped key.
+    """
+    problems = []
+    for key, kind in REQUIRED_KEYS.items():
+        if key not in manifest:
+            problems.append(f"missing '{key}'")
+        elif not isinstance(manifest[key], kind):
+            problems.append(f"'{key}' is {type(manifest[key]).__name__}")
+    counts = manifest.get("counts")
+    if isinstance(counts, Mapping):
+        problems += [f"missing 'counts.{k}'" for k in REQUIRED_COUNTS if k not in counts]
+    fingerprints = manifest.get("fingerprints")
+    if isinstance(fingerprints, Mapping):
+        problems += [
+            f"missing 'fingerprints.{k}'" for k in REQUIRED_FINGERPRINTS if k not in fingerprints
+        ]
+    if problems:
+        raise InputError("manifest is incomplete: " + "; ".join(problems))
+    _check_no_secrets(manifest["config"])
+
+
+def _check_no_secrets(config: Any, where: str = "config") -> None:
+    """Refuse a config dump in which a secret-looking key still holds a value."""
+    if isinstance(config, Mapping):
+        for key, value in config.items():
+            redacted_value = redacted({key: value})[key]
+            if redacted_value == "***" and value != "***":
+                raise InputError(
+                    f"manifest {where}.{key} holds a secret; build it with build_manifest()"
+                )
+            _check_no_secrets(value, f"{where}.{key}")
+    elif isinstance(config, list):
+        for i, value in enumerate(config):
+            _check_no_secrets(value, f"{where}[{i}]")

@@ -1,0 +1,178 @@
+"""The intermediate store of one run: shard tables on disk, so tasks exchange paths, not tables.
+
+A run lives in ``<root>/runs/<run_id>/``. Each kind of shard has its own folder and
+schema: ``input`` (anchors to augment, canonical rows), ``rows`` (canonical rows with
+views, or `other` rows) and ``rejects`` (reject rows). A stage may keep its shards apart
+under a ``stage`` sub-folder (e.g. ``rows/llm/``). Every write goes to a hidden temporary
+file in the same folder, is fsynced, then renamed over the final name: a task that crashes
+leaves no half-written shard, and a task that runs again replaces its shard whole
+(idempotent retries).
+
+Example:
+    >>> from cseaug.dataset.schema import rows_table
+    >>> store = RunStore("storage", "demo-run")  # doctest: +SKIP
+    >>> path = store.write("input", 0, rows_table([{"id": "a", "sentence": "A cat sat.", "split": "aigen"}]))  # doctest: +SKIP
+    >>> store.read("input", 0).num_rows  # doctest: +SKIP
+    1
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Literal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from cseaug.dataset.conform import conform
+from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
+from cseaug.errors import InputError
+
+ShardKind = Literal["input", "rows", "rejects"]
+
+SHARD_SCHEMAS: dict[str, pa.Schema] = {
+    "input": CANONICAL_SCHEMA,
+    "rows": CANONICAL_SCHEMA,
+    "rejects": REJECTS_SCHEMA,
+}
+"""The contract schema of each kind of shard."""
+
+SHARD_SUFFIX = ".parquet"
+
+
+def fsync_path(path: Path) -> None:
+    """Flush a file or directory to disk (directories: so that a rename inside survives a crash)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_parquet_atomic(
+    path: Path, data: pa.Table | Iterable[pa.Table | pa.RecordBatch], schema: pa.Schema, what: str
+) -> int:
+    """Write ``data`` to ``path`` through a hidden temporary file and a rename; returns the row count.
+
+    ``data`` may be one table or an iterable of tables/batches (streamed: memory stays at
+    one batch). Each piece is checked with :func:`~cseaug.dataset.conform.conform`.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex}")
+    pieces = [data] if isinstance(data, pa.Table) else data
+    rows = 0
+    try:
+        with pq.ParquetWriter(tmp, schema) as writer:
+            for piece in pieces:
+                table = conform(piece, schema, what)
+                if table.num_rows:
+                    writer.write_table(table)
+                    rows += table.num_rows
+        fsync_path(tmp)
+        os.replace(tmp, path)
+        fsync_path(path.parent)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return rows
+
+
+class RunStore:
+    """Shard tables of one run under ``<root>/runs/<run_id>``.
+
+    Args:
+        root: the output root (``output.root`` of the config, e.g. ``storage``).
+        run_id: the run's identity, e.g. the build fingerprint or a Prefect flow-run id; a
+            run started again with the same id finds (and may skip) the shards it finished.
+    """
+
+    def __init__(self, root: str | Path, run_id: str) -> None:
+        if not run_id or "/" in run_id or run_id.startswith("."):
+            raise InputError(f"run id '{run_id}' is not a plain directory name")
+        self.path = Path(root) / "runs" / run_id
+
+    def __repr__(self) -> str:
+        return f"RunStore({str(self.path)!r})"
+
+    def folder(self, kind: ShardKind, stage: str | None = None) -> Path:
+        """The folder of one kind of shard (and stage)."""
+        if kind not in SHARD_SCHEMAS:
+            raise InputError(f"unknown shard kind '{kind}'; kinds: {sorted(SHARD_SCHEMAS)}")
+        if stage is not None and (not stage or "/" in stage or stage.startswith(".")):
+            raise InputError(f"stage name '{stage}' is not a plain directory name")
+        return self.path / kind / stage if stage else self.path / kind
+
+    def shard_path(self, kind: ShardKind, index: int, stage: str | None = None) -> Path:
+        """``<run>/<kind>[/<stage>]/shard-00012.parquet``."""
+        if index < 0:
+            raise InputError(f"shard index must be >= 0, got {index}")
+        return self.folder(kind, stage) / f"shard-{index:05d}{SHARD_SUFFIX}"
+
+    def write(
+        self,
+        kind: ShardKind,
+        index: int,
+        data: pa.Table | Iterable[pa.Table | pa.RecordBatch],
+        stage: str | None = None,
+    ) -> Path:
+        """Write (or atomically replace) one shard; returns its path.
+
+        Args:
+            kind: ``input``, ``rows`` or ``rejects``; decides the schema enforced.
+            index: the shard number.
+            data: a table, or an iterable of tables/batches for a large shard (streamed).
+            stage: optional sub-folder of the stage that wrote it.
+
+        Raises:
+            InputError: the data does not fit the kind's schema (nothing is written).
+        """
+        path = self.shard_path(kind, index, stage)
+        write_parquet_atomic(
+            path, data, SHARD_SCHEMAS[kind], f"{kind} shard {index} of {self.path.name}"
+        )
+        return path
+
+    def exists(self, kind: ShardKind, index: int, stage: str | None = None) -> bool:
+        """Whether the shard was written completely (temporary files never count)."""
+        return self.shard_path(kind, index, stage).is_file()
+
+    def read(self, kind: ShardKind, index: int, stage: str | None = None) -> pa.Table:
+        """One shard as a table."""
+        path = self.shard_path(kind, index, stage)
+        if not path.is_file():
+            raise InputError(
+                f"{kind} shard {index} of run {self.path.name} was never written ({path})"
+            )
+        return pq.read_table(path, schema=SHARD_SCHEMAS[kind])
+
+    def paths(self, kind: ShardKind, stage: str | None = None) -> list[Path]:
+        """Finished shards of a kind (and stage), in index order; with no stage, every stage's too."""
+        folder = self.folder(kind, stage)
+        if not folder.is_dir():
+            return []
+        pattern = f"shard-*{SHARD_SUFFIX}" if stage else f"**/shard-*{SHARD_SUFFIX}"
+        return sorted(folder.glob(pattern), key=lambda p: (p.parent.as_posix(), p.name))
+
+    def iter_batches(
+        self, kind: ShardKind, stage: str | None = None, batch_size: int = 65_536
+    ) -> Iterator[pa.RecordBatch]:
+        """Stream every row of a kind's shards, shard by shard (flat memory)."""
+        schema = SHARD_SCHEMAS[kind]
+        for path in self.paths(kind, stage):
+            parquet = pq.ParquetFile(path)
+            if not parquet.schema_arrow.equals(schema, check_metadata=False):
+                raise InputError(
+                    f"{path} does not have the {kind} schema; was it written by RunStore?"
+                )
+            yield from parquet.iter_batches(batch_size=batch_size)
+
+    def count(self, kind: ShardKind, stage: str | None = None) -> int:
+        """Rows in a kind's shards, from the Parquet footers (no data read)."""
+        return sum(pq.ParquetFile(p).metadata.num_rows for p in self.paths(kind, stage))
+
+    def remove(self) -> None:
+        """Delete the run's folder (after its version is published)."""
+        shutil.rmtree(self.path, ignore_errors=True)

@@ -1,0 +1,99 @@
+"""The card: a YAML header `datasets` understands, and the facts of the version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cseaug.dataset.card import CITATIONS, card_header, render_card, size_category
+from cseaug.dataset.reader import read_rows
+from cseaug.dataset.writer import publish_version
+
+
+def test_load_dataset_reads_exactly_the_data_rows_offline(
+    tmp_path: Path, manifest, rows_factory, rejects_factory, hf_cache
+) -> None:
+    datasets = pytest.importorskip("datasets")
+
+    def diagnostics(staging: Path) -> None:  # files beside the data must not become rows
+        (staging / "diagnostics").mkdir()
+        (staging / "diagnostics" / "histograms.parquet").write_bytes(
+            (staging / "rejects.parquet").read_bytes()
+        )
+        (staging / "diagnostics" / "stats.csv").write_text("a,b\n1,2\n")
+
+    published = publish_version(
+        [rows_factory(30, 45)], [rejects_factory(12)], root=tmp_path, name="demo", manifest=manifest,
+        rows_per_file=20, before_publish=diagnostics,
+    )  # fmt: skip
+    loaded = datasets.load_dataset(str(published.path))
+    assert list(loaded) == ["train"]
+    train = loaded["train"]
+    assert train.num_rows == 75
+    expected = read_rows(published.path)
+    assert train.column_names == expected.column_names
+    assert train["id"] == expected.column("id").to_pylist()
+    assert train["sentence"] == expected.column("sentence").to_pylist()
+    assert sum(train["heldout"]) == published.manifest["counts"]["heldout"]
+    # the split comes from the card's header, as parsed by datasets itself
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCard
+
+    configs = MetadataConfigs.from_dataset_card_data(
+        DatasetCard.load(published.path / "README.md").data
+    )
+    assert configs == {"default": {"data_files": [{"split": "train", "path": "data/train-*"}]}}
+
+
+def test_card_body_has_counts_rejects_method_and_citations(
+    tmp_path: Path, manifest, rows_factory, rejects_factory
+) -> None:
+    published = publish_version(
+        [rows_factory(3, 4)],
+        [rejects_factory(3)],
+        root=tmp_path,
+        name="demo",
+        manifest=manifest,
+        images=["extra.png"],
+    )
+    card = (published.path / "README.md").read_text()
+    header = yaml.safe_load(card.split("---")[1])
+    assert header["configs"] == [
+        {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"}]}
+    ]
+    assert "| 7 | 3 | 4 |" in card
+    assert "| llm | too_short | 1 |" in card and "| corpus | empty | 1 |" in card
+    assert "Method: `sts`" in card and "Model: `tiny`" in card and "sts_positive" in card
+    assert "![extra.png](extra.png)" in card
+    assert CITATIONS["ngcse"] in card and CITATIONS["osscse"] in card
+
+
+@pytest.mark.parametrize(
+    ("method", "paper"), [("ski", "skicse"), ("osscse", "osscse"), ("generate_cse", "vaegpt_sim")]
+)
+def test_each_method_cites_its_paper(method: str, paper: str) -> None:
+    card = render_card(
+        {"dataset": "d", "version": "v0001", "method": method, "counts": {"rows": 5}}
+    )
+    assert CITATIONS[paper] in card
+
+
+def test_citations_match_the_paper_files(shared_papers: Path) -> None:
+    texts = {p.name: p.read_text(encoding="utf-8") for p in shared_papers.glob("0*.txt")}
+    titles = {
+        "ngcse": "Narrowing the Gap between Supervised and Unsupervised Sentence Representation Learning with Large Language Model",
+        "osscse": "OssCSE: Overcoming Surface Structure Bias in Contrastive Learning for Unsupervised Sentence Embedding",
+        "skicse": "SKICSE: Sentence Knowable Information Prompted by LLMs Improves Contrastive Sentence Embeddings",
+        "vaegpt_sim": "VAEGPT-Sim: Improving Sentence Representation with Limited Corpus Using Gradually-Denoising VAE",
+    }
+    for key, title in titles.items():
+        assert title in CITATIONS[key]
+        assert any(title in text for text in texts.values()), title
+
+
+def test_size_categories() -> None:
+    assert size_category(0) == "n<1K" and size_category(20_000) == "10K<n<100K"
+    assert size_category(1_000_000) == "1M<n<10M"
+    assert card_header({"counts": {"rows": 5000}})["size_categories"] == ["1K<n<10K"]
