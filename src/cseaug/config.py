@@ -187,6 +187,13 @@ class NegationConfig(StrictModel):
     spacy_model: str = Field("en_core_web_sm", description="Installed spaCy pipeline name or path.")
     batch_size: int = Field(256, ge=1, description="Sentences per nlp.pipe batch.")
     n_process: int = Field(1, ge=1, description="Processes of nlp.pipe.")
+    exclude: list[str] = Field(
+        default_factory=lambda: [
+            "ner", "entity_ruler", "entity_linker", "textcat", "textcat_multilabel",
+            "spancat", "span_finder", "senter",
+        ],
+        description="Pipeline components not loaded: the rules need only tags, the parse and lemmas.",
+    )
 
 
 class BacktranslationConfig(StrictModel):
@@ -210,6 +217,17 @@ class BacktranslationConfig(StrictModel):
     dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field(
         "auto", description="'auto': float16 on GPU, float32 on CPU."
     )
+
+    @model_validator(mode="after")
+    def _range(self) -> BacktranslationConfig:
+        low, high = self.mer_range
+        if not 0.0 <= low <= high <= 1.0:
+            raise ValueError(
+                f"backtranslation.mer_range {list(self.mer_range)} must be [low, high] with 0 <= low <= high <= 1"
+            )
+        if not self.pivots:
+            raise ValueError("backtranslation.pivots is empty; give at least one pivot, e.g. de")
+        return self
 
 
 class SynonymGenerationConfig(StrictModel):

@@ -1,0 +1,487 @@
+"""OssCSE negation insertion at the dependency root (OssCSE section 4, "Data augmentation", Step 1).
+
+The paper parses the sentence, finds the word tagged *root* and inserts a negative word
+"based on the pos tag of the root word, e.g., if its pos tag is VBZ, then we change 'likes'
+→ 'does not like'". This module spells that out as English grammar does, over the Penn
+Treebank tag (``token.tag_``) and the dependency labels of either label set a spaCy parser
+may use: ClearNLP (``en_core_web_sm``: ``aux``, ``auxpass``, ``neg``, the copula as root
+with an ``acomp``/``attr``) or Universal Dependencies (``aux``, ``aux:pass``, ``cop`` under a
+non-verbal root, ``advmod`` for "not").
+
+Rules, tried in this order on the root and its children (``→`` shows the output):
+
+* ``auxiliary``: the root has an auxiliary or modal before it (``aux``, ``aux:pass``,
+  ``auxpass``); "not" goes after the first one.
+  "Bryan Cranston will return as Walter White." → "Bryan Cranston will not return as Walter
+  White."; "The book was written by her." → "The book was not written by her."; "She will
+  be happy." → "She will not be happy." (UD: aux of "happy"; ClearNLP: aux of "be").
+* ``copula``: UD only, a non-verbal root with a ``cop`` child; "not" goes after the copula.
+  "She is happy." → "She is not happy."
+* ``main_be``: a finite root whose lemma is "be" (the ClearNLP copula, existential "there
+  is", main-verb "be" in both label sets); "not" goes after it.
+  "There is a cat on the mat." → "There is not a cat on the mat."
+* ``do_support``: any other finite root (VBZ / VBD / VBP) becomes does / did / do + "not" +
+  its lemma. Main-verb "have" takes do-support as in present-day English.
+  "My dog likes eating sausage." → "My dog does not like eating sausage."; "He went home."
+  → "He did not go home."; "She has a car." → "She does not have a car."
+* ``imperative``: a bare VB root that opens the sentence with no subject and no auxiliary
+  gets "do not" before it. "Go home now." → "Do not go home now."
+
+Nothing else changes: the words, spacing and punctuation of the input are kept byte for
+byte around the insertion. Inserted words follow the case of the word they attach to
+(all capitals stay all capitals; a title-cased word inside a headline gives "Not").
+
+A sentence is not guessed at; it is refused with one of these reasons (rejects):
+
+* ``empty``: no letter at all ("1990.", "...", "").
+* ``question``: ends with "?" ("Is she happy?").
+* ``multiple_sentences``: the parse has more than one root ("I came. I saw.").
+* ``already_negated``: "not", "n't", "never", "no", "nobody", "nothing", "none",
+  "neither", "nor", "nowhere" (or a ``neg`` dependent) on the root or as determiner of one
+  of its dependents ("He does not like fish.", "Nobody came.", "I have no money.").
+* ``coordinated_clauses``: the root has a ``conj`` or ``parataxis`` clause with its own
+  subject, so which clause to negate is a guess ("He came home and she left.").
+* ``inverted_subject``: the auxiliary or verb precedes its subject ("Only then did he
+  realize the truth.", quotative "..., said he.").
+* ``non_finite_root``: the root or its first auxiliary is not finite: VBG / VBN without an
+  auxiliary, a VB that is not a sentence-initial imperative ("Founded in 1990 by two
+  brothers.").
+* ``no_verbal_root``: the root is not a verb and has no copula ("YMCA in South Australia").
+* ``no_lemma``: do-support needs the root's lemma and the pipeline gave none, or gave the
+  inflected form back ("likes" → "likes").
+
+Parsers make errors, and so do these rules on a wrong parse: the small UD pipeline used in
+the tests tags "likes" in "My dog likes eating sausage." as a noun, and the sentence is
+refused as ``no_verbal_root``. ``en_core_web_sm`` parses it right.
+
+Example:
+    >>> negator = Negator("../shared/models/en_ud_ewt_sm")  # doctest: +SKIP
+    >>> [r.negated for r in negator.negate(["She is happy.", "He went home."])]  # doctest: +SKIP
+    ['She is not happy.', 'He did not go home.']
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from cseaug.augment.base import StageResult
+from cseaug.config import NegationConfig
+from cseaug.dataset.schema import rejects_table, rows_table
+from cseaug.errors import ConfigError, InputError, require
+from cseaug.metrics.mer import mer_pairs
+from cseaug.progress import progress_bar
+
+STAGE = "negation"
+"""Value of ``negative_method`` on rows and of ``stage`` on rejects this module writes."""
+
+RULES: tuple[str, ...] = ("auxiliary", "copula", "main_be", "do_support", "imperative")
+"""Names of the insertion rules (``NegationResult.rule``), see the module docstring."""
+
+REFUSALS: dict[str, str] = {
+    "empty": "no letter at all",
+    "question": "the sentence is a question",
+    "multiple_sentences": "the parse has more than one root",
+    "already_negated": "the root is already negated",
+    "coordinated_clauses": "the root is coordinated with a clause that has its own subject",
+    "inverted_subject": "the auxiliary or verb precedes its subject",
+    "non_finite_root": "the root (or its first auxiliary) is not a finite verb",
+    "no_verbal_root": "the root is not a verb and has no copula",
+    "no_lemma": "the pipeline gave no base form of the root verb",
+}
+"""Refusal reasons (``NegationResult.reason``, ``reason`` in rejects) and what they mean."""
+
+AUX_LABELS = frozenset({"aux", "aux:pass", "auxpass"})
+CLAUSE_LINK_LABELS = frozenset({"conj", "parataxis"})
+FINITE_TAGS = frozenset({"VBZ", "VBD", "VBP", "MD"})
+VERB_TAGS = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD"})
+DO_FORMS = {"VBZ": "does", "VBD": "did", "VBP": "do"}
+BE_FORMS = frozenset({"am", "is", "are", "was", "were", "'m", "'re", "’m", "’re"})
+NEGATION_WORDS = frozenset(
+    {"not", "n't", "n’t", "never", "no", "nobody", "nothing", "none", "neither", "nor", "nowhere"}
+)
+CLOSING_CHARS = "\"'”’»)]} \t\n"
+
+NEEDED_ANNOTATIONS: dict[str, str] = {
+    "token.tag": "a tagger (Penn Treebank tags)",
+    "token.dep": "a dependency parser",
+    "token.lemma": "a lemmatizer",
+}
+"""What the pipeline must set, with the component that sets it (for the error message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NegationResult:
+    """The outcome of negating one sentence.
+
+    Args:
+        text: the input sentence.
+        negated: the negated sentence, or None when refused.
+        rule: the rule that inserted the negation (one of :data:`RULES`), or None.
+        reason: the refusal reason (a key of :data:`REFUSALS`), or None.
+        root: the text of the root token, when the parse had one.
+        root_tag: its Penn Treebank tag.
+    """
+
+    text: str
+    negated: str | None
+    rule: str | None = None
+    reason: str | None = None
+    root: str | None = None
+    root_tag: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether a negation was produced."""
+        return self.negated is not None
+
+
+class _Refused(Exception):
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _is_subject(token: Any) -> bool:
+    dep = token.dep_
+    return dep.startswith(("nsubj", "csubj")) or dep == "expl"
+
+
+def _style(token: Any) -> str:
+    """'upper', 'title' (inside a title-cased phrase) or 'lower' for words inserted near ``token``."""
+    text = token.text
+    if len(text) > 1 and text.isupper():
+        return "upper"
+    if text[:1].isupper() and not token.is_sent_start:
+        return "title"
+    return "lower"
+
+
+def _cased(words: Sequence[str], style: str, capitalise_first: bool = False) -> str:
+    if style == "upper":
+        return " ".join(w.upper() for w in words)
+    if style == "title":
+        return " ".join(w[:1].upper() + w[1:] for w in words)
+    out = list(words)
+    if capitalise_first:
+        out[0] = out[0][:1].upper() + out[0][1:]
+    return " ".join(out)
+
+
+def _insert_after(token: Any, words: Sequence[str]) -> str:
+    text = token.doc.text
+    end = token.idx + len(token.text)
+    return f"{text[:end]} {_cased(words, _style(token))}{text[end:]}"
+
+
+def _replace(token: Any, replacement: str) -> str:
+    text = token.doc.text
+    start = token.idx
+    # A contracted verb ("I've a car") is glued to the word before it; the full form is not.
+    glue = " " if start > 0 and text[start - 1].isalnum() else ""
+    return f"{text[:start]}{glue}{replacement}{text[start + len(token.text) :]}"
+
+
+def _already_negated(root: Any, children: Sequence[Any]) -> bool:
+    if root.lower_ in NEGATION_WORDS:
+        return True
+    for child in children:
+        if child.dep_ == "neg" or child.lower_ in NEGATION_WORDS:
+            return True
+        for grandchild in child.children:
+            if grandchild.dep_ in ("det", "neg") and grandchild.lower_ in NEGATION_WORDS:
+                return True
+    return False
+
+
+def _has_own_clause(children: Sequence[Any]) -> bool:
+    for child in children:
+        if child.dep_ not in CLAUSE_LINK_LABELS:
+            continue
+        predicate = child.tag_ in VERB_TAGS or any(g.dep_ == "cop" for g in child.children)
+        if predicate and any(_is_subject(g) for g in child.children):
+            return True
+    return False
+
+
+def _is_be(token: Any) -> bool:
+    return token.lemma_.lower() == "be" or token.lower_ in BE_FORMS
+
+
+def _base_form(root: Any) -> str:
+    lemma = root.lemma_.lower()
+    form = root.lower_
+    # A lemmatizer that gives back "likes" / "walked" has failed; do-support would be wrong.
+    unchanged = lemma == form and (
+        (root.tag_ == "VBZ" and form.endswith("s")) or (root.tag_ == "VBD" and form.endswith("ed"))
+    )
+    if unchanged or not lemma.replace("-", "").isalpha():
+        raise _Refused("no_lemma")
+    return lemma
+
+
+def _negate_root(doc: Any) -> tuple[str, str, Any]:
+    """(negated text, rule, root) or raise :class:`_Refused`."""
+    if not any(ch.isalpha() for ch in doc.text):
+        raise _Refused("empty")
+    if doc.text.rstrip(CLOSING_CHARS).endswith("?"):
+        raise _Refused("question")
+    roots = [t for t in doc if t.head.i == t.i and not (t.is_punct or t.is_space)]
+    if len(roots) != 1:
+        raise _Refused("multiple_sentences" if roots else "no_verbal_root")
+    root = roots[0]
+    children = list(root.children)
+    if _already_negated(root, children):
+        raise _Refused("already_negated")
+    if _has_own_clause(children):
+        raise _Refused("coordinated_clauses")
+    subject = next((c for c in children if _is_subject(c)), None)
+
+    auxiliaries = [c for c in children if c.dep_ in AUX_LABELS and c.tag_ != "TO" and c.i < root.i]
+    if auxiliaries:
+        first = auxiliaries[0]
+        if first.tag_ not in FINITE_TAGS:
+            raise _Refused("non_finite_root")
+        if subject is not None and first.i < subject.i:
+            raise _Refused("inverted_subject")
+        return _insert_after(first, ["not"]), "auxiliary", root
+
+    copula = next((c for c in children if c.dep_ == "cop"), None)
+    if copula is not None:
+        if copula.tag_ not in FINITE_TAGS:
+            raise _Refused("non_finite_root")
+        return _insert_after(copula, ["not"]), "copula", root
+
+    tag = root.tag_
+    if tag == "MD":
+        return _insert_after(root, ["not"]), "auxiliary", root
+    if tag in DO_FORMS:
+        if _is_be(root):
+            return _insert_after(root, ["not"]), "main_be", root
+        if subject is not None and subject.i > root.i:
+            raise _Refused("inverted_subject")
+        words = [DO_FORMS[tag], "not", _base_form(root)]
+        return (
+            _replace(root, _cased(words, _style(root), root.text[:1].isupper())),
+            "do_support",
+            root,
+        )
+    if tag == "VB":
+        first_word = next(t for t in doc if not (t.is_punct or t.is_space))
+        if subject is None and root.i == first_word.i:
+            verb = root.text if root.text.isupper() else root.text[:1].lower() + root.text[1:]
+            words = _cased(["do", "not"], _style(root), root.text[:1].isupper())
+            return _replace(root, f"{words} {verb}"), "imperative", root
+        raise _Refused("non_finite_root")
+    if tag in VERB_TAGS:
+        raise _Refused("non_finite_root")
+    raise _Refused("no_verbal_root")
+
+
+def negate_doc(doc: Any) -> NegationResult:
+    """Negate one parsed spaCy ``Doc`` by the rules of the module docstring.
+
+    Works on any ``Doc`` with tags, dependencies and lemmas, however it was made (a
+    pipeline, or ``spacy.tokens.Doc(vocab, words=..., tags=..., deps=..., heads=...,
+    lemmas=...)`` in tests).
+
+    Example:
+        >>> import spacy  # doctest: +SKIP
+        >>> negate_doc(spacy.load("en_core_web_sm")("She has a car.")).negated  # doctest: +SKIP
+        'She does not have a car.'
+    """
+    try:
+        negated, rule, root = _negate_root(doc)
+    except _Refused as refusal:
+        root = next((t for t in doc if t.head.i == t.i and not t.is_punct), None)
+        return NegationResult(
+            doc.text,
+            None,
+            reason=refusal.reason,
+            root=root.text if root is not None else None,
+            root_tag=root.tag_ if root is not None else None,
+        )
+    return NegationResult(doc.text, negated, rule=rule, root=root.text, root_tag=root.tag_)
+
+
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    "ner",
+    "entity_ruler",
+    "entity_linker",
+    "textcat",
+    "textcat_multilabel",
+    "spancat",
+    "span_finder",
+    "senter",
+)
+"""Components never needed for the parse (not loaded at all)."""
+
+
+def load_pipeline(name_or_path: str, exclude: Iterable[str] = DEFAULT_EXCLUDE) -> Any:
+    """Load a spaCy pipeline by package name or path and check it tags, parses and lemmatises.
+
+    Raises:
+        MissingExtraError: spaCy is not installed.
+        ConfigError: the pipeline is neither installed nor a pipeline directory, or lacks
+            a tagger, parser or lemmatizer.
+
+    Example:
+        >>> nlp = load_pipeline("../shared/models/en_ud_ewt_sm")  # doctest: +SKIP
+    """
+    spacy = require("spacy", "spacy", "Negation insertion")
+    try:
+        nlp = spacy.load(name_or_path, exclude=list(exclude))
+    except OSError as exc:
+        raise ConfigError(
+            f"spaCy pipeline {name_or_path!r} is not installed and is not a pipeline directory. "
+            f"Install it with `python -m spacy download {name_or_path}` (needs the internet) "
+            "or set negation.spacy_model to the path of a pipeline directory "
+            "(e.g. ../shared/models/en_ud_ewt_sm)."
+        ) from exc
+    assigned = {attr for name in nlp.pipe_names for attr in nlp.get_pipe_meta(name).assigns}
+    missing = [what for attr, what in NEEDED_ANNOTATIONS.items() if attr not in assigned]
+    if missing:
+        raise ConfigError(
+            f"spaCy pipeline {name_or_path!r} (components {nlp.pipe_names}) lacks "
+            f"{', '.join(missing)}; negation needs tags, a dependency parse and lemmas. "
+            "Use en_core_web_sm or another full English pipeline."
+        )
+    return nlp
+
+
+class Negator:
+    """Negates sentences at their dependency root with a spaCy pipeline (OssCSE Step 1).
+
+    Args:
+        model: installed pipeline name (default ``en_core_web_sm``) or path of a pipeline.
+        batch_size: sentences per ``nlp.pipe`` batch.
+        n_process: processes of ``nlp.pipe``.
+        exclude: components not loaded.
+
+    Example:
+        >>> negator = Negator("../shared/models/en_ud_ewt_sm")  # doctest: +SKIP
+        >>> negator.negate(["The results have been published."])[0].negated  # doctest: +SKIP
+        'The results have not been published.'
+    """
+
+    def __init__(
+        self,
+        model: str = "en_core_web_sm",
+        *,
+        batch_size: int = 256,
+        n_process: int = 1,
+        exclude: Iterable[str] = DEFAULT_EXCLUDE,
+    ) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self.n_process = n_process
+        self.nlp = load_pipeline(model, exclude)
+
+    @classmethod
+    def from_config(cls, cfg: NegationConfig) -> Negator:
+        """A negator from the ``negation`` section of a run config."""
+        return cls(
+            cfg.spacy_model, batch_size=cfg.batch_size, n_process=cfg.n_process, exclude=cfg.exclude
+        )
+
+    def negate(self, texts: Sequence[str]) -> list[NegationResult]:
+        """Negate every sentence; refused ones carry their reason.
+
+        Raises:
+            InputError: an input is not a string.
+        """
+        bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
+        if bad is not None:
+            raise InputError(f"negation input #{bad} is {texts[bad]!r}, not a string")
+        results = []
+        docs = self.nlp.pipe(texts, batch_size=self.batch_size, n_process=self.n_process)
+        with progress_bar("Negating", total=len(texts), unit="sentences") as bar:
+            for doc in docs:
+                results.append(negate_doc(doc))
+                if len(results) % self.batch_size == 0:
+                    bar.advance(self.batch_size)
+            bar.advance(len(results) % self.batch_size)
+        return results
+
+    def identity(self) -> dict[str, Any]:
+        """The pipeline's name, version and components, for manifests."""
+        meta = self.nlp.meta
+        return {
+            "spacy_model": self.model,
+            "name": f"{meta.get('lang', '')}_{meta.get('name', '')}",
+            "version": meta.get("version"),
+            "components": list(self.nlp.pipe_names),
+        }
+
+
+def negation_stats(results: Sequence[NegationResult]) -> dict[str, Any]:
+    """Counts by rule and by refusal reason, and the share negated."""
+    negated = sum(r.ok for r in results)
+    return {
+        "sentences": len(results),
+        "negated": negated,
+        "share_negated": round(negated / len(results), 4) if results else 0.0,
+        "rules": dict(Counter(r.rule for r in results if r.ok).most_common()),
+        "refusals": dict(Counter(r.reason for r in results if not r.ok).most_common()),
+    }
+
+
+def negation_reject(record: dict[str, Any], result: NegationResult) -> dict[str, Any]:
+    """The rejects row of a refused sentence (stage ``negation``, view ``negative``)."""
+    return {
+        "id": record.get("id"),
+        "sentence": record["sentence"],
+        "stage": STAGE,
+        "view": "negative",
+        "reason": result.reason,
+        "detail": json.dumps({"root": result.root, "root_tag": result.root_tag}),
+    }
+
+
+def with_negation(record: dict[str, Any], result: NegationResult, mer: float) -> dict[str, Any]:
+    """``record`` with its negative view filled in."""
+    return {**record, "negative": result.negated, "negative_method": STAGE, "mer_negative": mer}
+
+
+class NegationStage:
+    """Stage adapter: fills ``negative`` (``negative_method = "negation"``) of each anchor.
+
+    Rows keep their other columns; refused anchors go to rejects.
+
+    Args:
+        negator: the :class:`Negator` to use.
+    """
+
+    name = STAGE
+
+    def __init__(self, negator: Negator) -> None:
+        self.negator = negator
+
+    def __call__(self, rows: pa.Table) -> StageResult:
+        records = rows.to_pylist()
+        results = self.negator.negate([r["sentence"] for r in records])
+        mers = mer_pairs([r.text for r in results], [r.negated for r in results])
+        out, rejects = [], []
+        for record, result, value in zip(records, results, mers, strict=True):
+            if result.ok:
+                out.append(with_negation(record, result, float(value)))
+            else:
+                rejects.append(negation_reject(record, result))
+        stats = {
+            "stage": self.name,
+            "rows_in": len(records),
+            "rows_out": len(out),
+            **negation_stats(results),
+        }
+        return StageResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
+
+    def manifest(self) -> dict[str, Any]:
+        """The pipeline used, for the build manifest."""
+        return {"model": {"negation": self.negator.identity()}}
+
+    def close(self) -> None:
+        """Nothing to release (the pipeline is freed with the stage)."""
