@@ -1,0 +1,238 @@
+"""Corpus cleaning, vectorised with Arrow compute: normalise, then drop with a reason.
+
+Every line is decoded (UTF-8), put in Unicode NFC (``utf8_normalize``), its whitespace runs
+collapsed to one space and stripped. A line is then dropped with the first reason that
+applies, in this order:
+
+=====================  ===========================================================
+``invalid_utf8``       the bytes are not UTF-8 (text and CSV/TSV files)
+``empty``              nothing left after normalising (or a null value)
+``control_characters`` a C0/C1 control character remains (U+0000–U+001F, U+007F–U+009F)
+``too_short``          fewer than ``corpus.min_chars`` characters (code points)
+``too_long``           more than ``corpus.max_chars`` characters
+=====================  ===========================================================
+
+``malformed_row`` (a CSV row with the wrong number of fields) comes from the reader and
+``duplicate`` from :mod:`cseaug.corpus.dedup`. Whitespace is Unicode's ``White_Space``
+set written out (tab, LF, VT, FF, CR, space, U+0085, U+00A0, U+1680, U+2000–U+200A,
+U+2028, U+2029, U+202F, U+205F, U+3000), so it does not move with a library's Unicode
+tables; the control characters that are whitespace (tab, newline, ...) become spaces, the
+others reject the line. Given views (``corpus.view_columns``) are normalised the same way
+(an empty view becomes null) but never reject a line.
+
+Example:
+    >>> import pyarrow as pa
+    >>> normalise_text(pa.array(["  Cafe\\u0301\\tau  lait "])).to_pylist()
+    ['Café au lait']
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cseaug.corpus.readers import TEXT, RejectRecord
+from cseaug.dataset.schema import REJECTS_SCHEMA
+
+STAGE = "corpus"
+
+INVALID_UTF8 = "invalid_utf8"
+MALFORMED_ROW = "malformed_row"
+EMPTY = "empty"
+CONTROL_CHARACTERS = "control_characters"
+TOO_SHORT = "too_short"
+TOO_LONG = "too_long"
+DUPLICATE = "duplicate"
+REASONS: tuple[str, ...] = (
+    INVALID_UTF8,
+    MALFORMED_ROW,
+    EMPTY,
+    CONTROL_CHARACTERS,
+    TOO_SHORT,
+    TOO_LONG,
+    DUPLICATE,
+)
+"""Every reason code a corpus reject can carry."""
+
+_WHITESPACE = (
+    r"\t\n\x{0B}\f\r\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}"
+)
+_WHITESPACE_RUN = rf"[ {_WHITESPACE}]+"
+# Cheap test first: a line needs the (slow) replacement only if it has a non-space
+# whitespace character, two spaces in a row, or a space at either end.
+_NEEDS_WHITESPACE_FIX = rf"[{_WHITESPACE}]|  |^ | $"
+_CONTROL_CHARACTER = r"[\x{00}-\x{1F}\x{7F}-\x{9F}]"
+
+
+def kept_schema(views: list[str]) -> pa.Schema:
+    """Schema of the rows a cleaned batch keeps: record number, sentence, raw, then the views.
+
+    ``raw`` (the line before normalising) is null where the line was already normal, which
+    is most lines, so keeping it costs little.
+    """
+    fields = [("record", pa.int64()), ("sentence", pa.string()), ("raw", pa.string())]
+    return pa.schema(fields + [(view, pa.string()) for view in views])
+
+
+def decode_utf8(values: pa.Array) -> tuple[pa.Array, pa.Array | None]:
+    """Decode binary values; undecodable ones become null text.
+
+    Returns:
+        The text (string) and, when some value is not UTF-8, a string array that holds
+        those values with their bad bytes backslash-escaped (null elsewhere).
+    """
+    if pa.types.is_string(values.type):
+        return values, None
+    try:
+        return values.cast(pa.string()), None
+    except pa.ArrowInvalid:
+        pass
+    # Rare path (a batch with bad bytes): find them value by value, this batch only.
+    text: list[str | None] = []
+    escaped: list[str | None] = []
+    for value in values.to_pylist():
+        try:
+            text.append(None if value is None else value.decode("utf-8"))
+            escaped.append(None)
+        except UnicodeDecodeError:
+            text.append(None)
+            escaped.append(value.decode("utf-8", "backslashreplace"))
+    return pa.array(text, pa.string()), pa.array(escaped, pa.string())
+
+
+def normalise_text(text: pa.Array) -> pa.Array:
+    """Unicode NFC, whitespace runs to one space, stripped (nulls stay null)."""
+    text = pc.utf8_normalize(text, "NFC")
+    needs_fix = pc.fill_null(pc.match_substring_regex(text, _NEEDS_WHITESPACE_FIX), False)
+    if not pc.any(needs_fix).as_py():
+        return text
+    fixed = pc.replace_substring_regex(text.filter(needs_fix), _WHITESPACE_RUN, " ")
+    return pc.replace_with_mask(text, needs_fix, pc.utf8_trim(fixed, " "))
+
+
+def normalise_view(values: pa.Array) -> pa.Array:
+    """A given view, normalised like a sentence; empty becomes null."""
+    text = normalise_text(values)
+    return pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
+
+
+@dataclass
+class CleanedBatch:
+    """One batch after cleaning: the rows kept and the rows dropped.
+
+    ``kept`` follows :func:`kept_schema`; ``rejects`` follows
+    :data:`cseaug.dataset.schema.REJECTS_SCHEMA`.
+    """
+
+    kept: pa.RecordBatch
+    rejects: pa.Table
+
+
+def clean_batch(
+    batch: pa.RecordBatch,
+    first_record: int,
+    *,
+    min_chars: int,
+    max_chars: int,
+    record_key: str = "line",
+) -> CleanedBatch:
+    """Normalise one reader batch and split it into kept rows and rejects.
+
+    Args:
+        batch: a reader batch (``text`` then view columns).
+        first_record: 1-based record number of the batch's first row.
+        min_chars: shorter normalised lines are rejected as ``too_short``.
+        max_chars: longer normalised lines are rejected as ``too_long``.
+        record_key: key of the record number in the reject's ``detail`` JSON.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> b = pa.RecordBatch.from_arrays([pa.array([b"A  cat.", b"", b"x\\x00"])], ["text"])
+        >>> out = clean_batch(b, 1, min_chars=1, max_chars=100)
+        >>> out.kept.column("sentence").to_pylist(), out.rejects.column("reason").to_pylist()
+        (['A cat.'], ['empty', 'control_characters'])
+    """
+    rows = batch.num_rows
+    records = pa.array(np.arange(first_record, first_record + rows, dtype=np.int64))
+    text, escaped = decode_utf8(batch.column(TEXT))
+    sentence = normalise_text(text)
+    length = pc.utf8_length(sentence)
+    invalid = pc.is_valid(escaped) if escaped is not None else pa.array(np.zeros(rows, dtype=bool))
+    too_short = pc.fill_null(pc.less(length, min_chars), False)
+    too_long = pc.fill_null(pc.greater(length, max_chars), False)
+    conditions = pc.make_struct(
+        invalid,
+        pc.fill_null(pc.equal(length, 0), True),
+        pc.fill_null(pc.match_substring_regex(sentence, _CONTROL_CHARACTER), False),
+        too_short,
+        too_long,
+        field_names=[INVALID_UTF8, EMPTY, CONTROL_CHARACTERS, TOO_SHORT, TOO_LONG],
+    )
+    reason = pc.case_when(conditions, INVALID_UTF8, EMPTY, CONTROL_CHARACTERS, TOO_SHORT, TOO_LONG)
+    dropped = pc.is_valid(reason)
+
+    chars = pc.if_else(
+        pc.fill_null(pc.is_in(reason, pa.array([TOO_SHORT, TOO_LONG])), False),
+        pc.binary_join_element_wise(', "chars": ', pc.cast(length, pa.string()), ""),
+        "",
+    )
+    detail = pc.binary_join_element_wise(
+        f'{{"{record_key}": ', pc.cast(records, pa.string()), pc.fill_null(chars, ""), "}", ""
+    )
+    raw = pc.coalesce(escaped, text) if escaped is not None else text
+    rejects = rejects_from_arrays(
+        sentence=pc.if_else(pc.equal(sentence, ""), pa.scalar(None, pa.string()), sentence).filter(
+            dropped
+        ),
+        reason=reason.filter(dropped),
+        raw=raw.filter(dropped),
+        detail=detail.filter(dropped),
+    )
+
+    keep = pc.invert(dropped)
+    kept_text = text.filter(keep)
+    kept_sentence = sentence.filter(keep)
+    arrays = [
+        records.filter(keep),
+        kept_sentence,
+        pc.if_else(pc.equal(kept_text, kept_sentence), pa.scalar(None, pa.string()), kept_text),
+    ]
+    views = [name for name in batch.schema.names if name != TEXT]
+    arrays += [normalise_view(batch.column(name).filter(keep)) for name in views]
+    return CleanedBatch(pa.RecordBatch.from_arrays(arrays, schema=kept_schema(views)), rejects)
+
+
+def rejects_from_arrays(
+    *, sentence: pa.Array, reason: pa.Array, raw: pa.Array, detail: pa.Array
+) -> pa.Table:
+    """A corpus rejects table (REJECTS_SCHEMA) from equal-length arrays, without Python rows."""
+    rows = len(reason)
+    columns = {
+        "id": pa.nulls(rows, pa.string()),
+        "sentence": sentence,
+        "stage": pa.repeat(pa.scalar(STAGE), rows),
+        "view": pa.nulls(rows, pa.string()),
+        "reason": reason,
+        "raw": raw,
+        "detail": detail,
+    }
+    return pa.Table.from_arrays(
+        [columns[name] for name in REJECTS_SCHEMA.names], schema=REJECTS_SCHEMA
+    )
+
+
+def malformed_rejects(records: Sequence[RejectRecord]) -> pa.Table:
+    """Rejects for rows the reader's parser skipped (``malformed_row``)."""
+    details: list[dict[str, Any]] = [r["detail"] for r in records]
+    return rejects_from_arrays(
+        sentence=pa.nulls(len(records), pa.string()),
+        reason=pa.repeat(pa.scalar(MALFORMED_ROW), len(records)),
+        raw=pa.array([r["raw"] for r in records], pa.string()),
+        detail=pa.array([json.dumps(d) for d in details], pa.string()),
+    )

@@ -1,0 +1,99 @@
+"""Exact duplicate detection on 64-bit keys, confirmed by string comparison.
+
+The key of a sentence is the 64-bit value of its row id (sha256 of corpus name + text,
+see :mod:`cseaug.corpus.sampling`), already computed for every kept line. Rows are grouped
+by key with one stable numpy sort; every row after the first of its group is compared with
+that first row as strings (Arrow ``equal``), so a key collision between two distinct
+sentences never drops either. Memory: the keys plus one sort permutation and one sorted copy
+(24 bytes per row, numpy), and the few candidate strings.
+
+Example:
+    >>> import numpy as np, pyarrow as pa
+    >>> dup, first = find_duplicates([pa.array(["a", "b", "a"])], np.array([7, 9, 7], np.uint64))
+    >>> dup.tolist(), first.tolist()
+    ([2], [0])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cseaug.corpus.rows import ChunkedRows
+
+
+def find_duplicates(
+    sentences: Sequence[pa.Array], keys: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of repeated sentences and of the first occurrence each repeats.
+
+    Args:
+        sentences: the sentence column, as per-batch arrays (global positions run across them).
+        keys: one uint64 per row; equal sentences must have equal keys.
+
+    Returns:
+        ``(duplicates, firsts)``: ascending positions of every row whose sentence occurred
+        earlier, and for each the position of that earliest occurrence.
+    """
+    rows = ChunkedRows(
+        [pa.RecordBatch.from_arrays([s], names=["s"]) for s in sentences],
+        schema=pa.schema([("s", pa.string())]),
+    )
+    if len(keys) != len(rows):
+        raise ValueError(f"{len(keys)} keys for {len(rows)} sentences")
+    empty = np.array([], dtype=np.int64)
+    if len(keys) < 2:
+        return empty, empty
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    repeated = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1]) + 1
+    if repeated.size == 0:
+        return empty, empty
+    # The stable sort puts the earliest row of each key group first.
+    leaders = order[np.searchsorted(sorted_keys, sorted_keys[repeated], side="left")]
+    candidates = order[repeated]
+    del order, sorted_keys
+    same = _equal(rows, candidates, leaders)
+    duplicates, firsts = candidates[same], leaders[same]
+    if not same.all():
+        duplicates, firsts = _settle_collisions(rows, keys, candidates[~same], duplicates, firsts)
+    ascending = np.argsort(duplicates, kind="stable")
+    return duplicates[ascending], firsts[ascending]
+
+
+def _equal(rows: ChunkedRows, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    a = rows.take(left).column("s")
+    b = rows.take(right).column("s")
+    return pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
+
+
+def _settle_collisions(
+    rows: ChunkedRows,
+    keys: np.ndarray,
+    mismatched: np.ndarray,
+    duplicates: np.ndarray,
+    firsts: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Redo the key groups where distinct sentences share a key, exactly, in Python (rare)."""
+    colliding = np.isin(keys, np.unique(keys[mismatched]))
+    positions = np.flatnonzero(colliding)
+    first_by_text: dict[tuple[int, str], int] = {}
+    extra_dups: list[int] = []
+    extra_firsts: list[int] = []
+    for position, text in zip(
+        positions.tolist(), rows.take(positions).column("s").to_pylist(), strict=True
+    ):
+        group = (int(keys[position]), text)
+        if group in first_by_text:
+            extra_dups.append(position)
+            extra_firsts.append(first_by_text[group])
+        else:
+            first_by_text[group] = position
+    outside = ~np.isin(duplicates, positions)
+    return (
+        np.concatenate([duplicates[outside], np.array(extra_dups, dtype=np.int64)]),
+        np.concatenate([firsts[outside], np.array(extra_firsts, dtype=np.int64)]),
+    )

@@ -1,0 +1,261 @@
+"""Corpus in, cleaned and sampled deterministically: the first step of every build.
+
+:func:`prepare_corpus` streams the corpus (:mod:`~cseaug.corpus.readers`), cleans each
+batch (:mod:`~cseaug.corpus.cleaning`), hashes the kept sentences into row ids, drops
+repeats (:mod:`~cseaug.corpus.dedup`) and takes the seeded sample
+(:mod:`~cseaug.corpus.sampling`). The sample becomes the ``aigen`` rows that get views; the
+rest of the corpus becomes the ``other`` rows of the hybrid dataset, streamed to the writer
+batch by batch. Every dropped line is a reject with its reason.
+
+Memory: the kept sentences are held once as Arrow batches (the corpus's text plus about
+17 bytes per line: record number and offsets); numpy holds the 8-byte key of each line
+(ids are rendered from keys batch by batch) and, while deduplicating and sampling, up to
+~25 bytes per line more. No Python object per line outlives a 16k-line hashing chunk.
+See docs/corpus.md for measured figures.
+
+Example:
+    >>> from cseaug.config import CorpusConfig, SampleConfig
+    >>> prepared = prepare_corpus(
+    ...     CorpusConfig(path="examples/demo_corpus.txt"), SampleConfig(size=8), method="sts")
+    >>> prepared.sample.num_rows, prepared.stats["sample_size"]
+    (8, 8)
+    >>> other = prepared.other_batches().read_all()  # or stream it: for batch in ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cseaug.config import CorpusConfig, SampleConfig
+from cseaug.corpus.cleaning import (
+    DUPLICATE,
+    REASONS,
+    clean_batch,
+    kept_schema,
+    malformed_rejects,
+    rejects_from_arrays,
+)
+from cseaug.corpus.dedup import find_duplicates
+from cseaug.corpus.readers import CorpusSource, open_corpus
+from cseaug.corpus.rows import ChunkedRows
+from cseaug.corpus.sampling import choose_sample, key_ids, row_keys, sample_rank
+from cseaug.dataset.schema import CANONICAL_SCHEMA, SPLIT_AIGEN, SPLIT_OTHER
+from cseaug.errors import InputError
+from cseaug.progress import progress_bar
+
+OTHER_BATCH_ROWS = 65_536
+"""Largest batch :meth:`PreparedCorpus.other_batches` yields."""
+
+
+@dataclass
+class PreparedCorpus:
+    """A cleaned, deduplicated, sampled corpus.
+
+    Attributes:
+        name: corpus name (part of every row id).
+        sample: the ``aigen`` rows (CANONICAL_SCHEMA), in corpus order; ``method`` set,
+            given views filled, generated views null, ``heldout`` False (the writer sets it).
+        rejects: every dropped line (REJECTS_SCHEMA, stage ``corpus``).
+        stats: counts: records read, rejects per reason, sentences kept, sample and other sizes.
+        input_sha256: sha256 of every input file (for the manifest).
+        num_other: number of ``other`` rows :meth:`other_batches` yields.
+    """
+
+    name: str
+    sample: pa.Table
+    rejects: pa.Table
+    stats: dict[str, Any]
+    input_sha256: dict[str, str]
+    num_other: int
+    _rows: ChunkedRows
+    _keys: np.ndarray
+    _other_mask: np.ndarray
+
+    def other_batches(self, batch_rows: int = OTHER_BATCH_ROWS) -> pa.RecordBatchReader:
+        """The ``other`` rows (CANONICAL_SCHEMA, corpus order) as a stream of record batches.
+
+        Each call starts a new stream. A writer can pass it to ``pyarrow.parquet.ParquetWriter``
+        batch by batch or to ``pyarrow.dataset.write_dataset`` directly.
+        """
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            for part, keys in self._rows.filter(self._other_mask, self._keys):
+                for start in range(0, part.num_rows, batch_rows):
+                    ids = key_ids(keys[start : start + batch_rows])
+                    yield canonical_batch(part.slice(start, batch_rows), ids, SPLIT_OTHER, None)
+
+        return pa.RecordBatchReader.from_batches(CANONICAL_SCHEMA, batches())
+
+
+def canonical_batch(
+    rows: pa.RecordBatch, ids: pa.Array, split: str, method: str | None
+) -> pa.RecordBatch:
+    """Canonical rows from prepared rows (``sentence`` and given view columns) and their ids.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> b = pa.record_batch({"sentence": ["A cat sat."]})
+        >>> canonical_batch(b, pa.array(["ed691a84f513cbd7"]), "other", None).column("split").to_pylist()
+        ['other']
+    """
+    count = rows.num_rows
+    given = {
+        "id": ids,
+        "sentence": rows.column("sentence"),
+        "split": pa.repeat(pa.scalar(split), count),
+        "method": pa.repeat(pa.scalar(method, pa.string()), count),
+        "heldout": pa.repeat(pa.scalar(False), count),
+    }
+    for name in rows.schema.names:
+        if name in CANONICAL_SCHEMA.names and name not in given:
+            given[name] = rows.column(name)
+    arrays = [given.get(f.name, pa.nulls(count, f.type)) for f in CANONICAL_SCHEMA]
+    return pa.RecordBatch.from_arrays(arrays, schema=CANONICAL_SCHEMA)
+
+
+def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> PreparedCorpus:
+    """Read, clean, deduplicate and sample a corpus.
+
+    Args:
+        corpus: where the corpus is and how it is cleaned (``RunConfig.corpus``).
+        sample: size, seed, and whether the rest is published (``RunConfig.sample``).
+        method: the run's method, written into the ``method`` column of the sample.
+
+    Raises:
+        ConfigError, InputError: before any work, for a bad source (see
+            :func:`cseaug.corpus.readers.open_corpus`); InputError after reading when no
+            sentence survives cleaning.
+
+    Example:
+        >>> from cseaug.config import CorpusConfig, SampleConfig
+        >>> p = prepare_corpus(CorpusConfig(path="examples/demo_corpus.txt"),
+        ...                    SampleConfig(size=3, seed=1), method="sts")
+        >>> p.sample.column("split").to_pylist()
+        ['aigen', 'aigen', 'aigen']
+    """
+    source = open_corpus(corpus)
+    input_sha256 = source.input_sha256()
+    rows, keys, reject_tables, records_read = _read_and_clean(source, corpus)
+    reject_tables.append(malformed_rejects(source.reader_rejects))
+    if records_read == 0:
+        raise InputError(f"corpus {source.location} holds no record")
+
+    unique = np.ones(len(rows), dtype=bool)
+    with progress_bar(f"Deduplicating and sampling {source.name}", total=2, unit="steps") as bar:
+        if corpus.dedup and len(rows):
+            duplicates, firsts = find_duplicates(rows.column_chunks("sentence"), keys)
+            unique[duplicates] = False
+            reject_tables.append(_duplicate_rejects(rows, duplicates, firsts, source.record_key))
+        bar.advance()
+        chosen = choose_sample(sample_rank(keys, sample.seed), sample.size, eligible=unique)
+        bar.advance()
+    rejects = pa.concat_tables([t for t in reject_tables if t.num_rows] or reject_tables[:1])
+    rejected = _reason_counts(rejects)
+    sentences = int(unique.sum())
+    if sentences == 0:
+        counts = ", ".join(f"{k} {v}" for k, v in rejected.items() if v)
+        raise InputError(
+            f"no sentence of corpus {source.location} survives cleaning ({records_read} records; "
+            f"rejected: {counts}); check corpus.text_column, min_chars and max_chars"
+        )
+    other_mask = unique.copy()
+    other_mask[chosen] = False
+    available_other = int(other_mask.sum())
+    if not sample.include_other:
+        other_mask[:] = False
+
+    sample_table = pa.Table.from_batches(
+        [canonical_batch(rows.take(chosen), key_ids(keys[chosen]), SPLIT_AIGEN, method)],
+        schema=CANONICAL_SCHEMA,
+    )
+    stats = {
+        "corpus": source.name,
+        "format": source.format,
+        "source": source.location,
+        "records_read": records_read,
+        "rejected": rejected,
+        "rejected_total": rejects.num_rows,
+        "sentences": sentences,
+        "sample_requested": sample.size,
+        "sample_size": int(chosen.size),
+        "sample_all": bool(chosen.size == sentences),
+        "seed": sample.seed,
+        "other_rows": int(other_mask.sum()),
+        "other_not_published": 0 if sample.include_other else available_other,
+    }
+    return PreparedCorpus(
+        name=source.name,
+        sample=sample_table,
+        rejects=rejects,
+        stats=stats,
+        input_sha256=input_sha256,
+        num_other=stats["other_rows"],
+        _rows=rows,
+        _keys=keys,
+        _other_mask=other_mask,
+    )
+
+
+def _read_and_clean(
+    source: CorpusSource, corpus: CorpusConfig
+) -> tuple[ChunkedRows, np.ndarray, list[pa.Table], int]:
+    """Stream the source once: clean every batch and hash its kept sentences into keys."""
+    kept_batches: list[pa.RecordBatch] = []
+    key_chunks: list[np.ndarray] = []
+    reject_tables: list[pa.Table] = []
+    records_read = 0
+    unit = "lines" if source.record_key == "line" else "records"
+    with progress_bar(f"Cleaning {source.name}", total=source.total_records, unit=unit) as bar:
+        for batch in source.batches():
+            cleaned = clean_batch(
+                batch,
+                records_read + 1,
+                min_chars=corpus.min_chars,
+                max_chars=corpus.max_chars,
+                record_key=source.record_key,
+            )
+            records_read += batch.num_rows
+            reject_tables.append(cleaned.rejects)
+            if cleaned.kept.num_rows:
+                kept_batches.append(cleaned.kept)
+                key_chunks.append(row_keys(source.name, cleaned.kept.column("sentence")))
+            bar.advance(batch.num_rows)
+    schema = kept_schema(list(source.view_columns))
+    keys = np.concatenate(key_chunks) if key_chunks else np.array([], dtype=np.uint64)
+    return ChunkedRows(kept_batches, schema=schema), keys, reject_tables, records_read
+
+
+def _duplicate_rejects(
+    rows: ChunkedRows, duplicates: np.ndarray, firsts: np.ndarray, record_key: str
+) -> pa.Table:
+    """Rejects for repeated sentences; detail names the record kept in their place."""
+    repeats = rows.take(duplicates)
+    first_records = rows.take(firsts).column("record")
+    sentence = repeats.column("sentence")
+    detail = pc.binary_join_element_wise(
+        f'{{"{record_key}": ',
+        pc.cast(repeats.column("record"), pa.string()),
+        f', "first_{record_key}": ',
+        pc.cast(first_records, pa.string()),
+        "}",
+        "",
+    )
+    return rejects_from_arrays(
+        sentence=sentence,
+        reason=pa.repeat(pa.scalar(DUPLICATE), len(duplicates)),
+        raw=pc.coalesce(repeats.column("raw"), sentence),
+        detail=detail,
+    )
+
+
+def _reason_counts(rejects: pa.Table) -> dict[str, int]:
+    counts = dict.fromkeys(REASONS, 0)
+    for row in pc.value_counts(rejects.column("reason")).to_pylist():
+        counts[row["values"]] = row["counts"]
+    return counts
