@@ -61,7 +61,7 @@ def test_directory_inputs_hash_names_and_contents(tmp_path: Path) -> None:
         "hf_dataset": "x/y",
         "fingerprint": "abc",
     }
-    with pytest.raises(InputError, match="sha256"):
+    with pytest.raises(InputError, match="does not identify its content"):
         describe_input({"hf_dataset": "x/y"})
     with pytest.raises(InputError, match="does not exist"):
         path_sha256(tmp_path / "missing")
@@ -87,6 +87,13 @@ def test_validation_names_every_problem(manifest) -> None:
     leaky["config"]["llm"]["api_key"] = "sk-live"
     with pytest.raises(InputError, match="secret"):
         validate_manifest(leaky)
+
+
+def test_mapping_inputs_enter_the_build_fingerprint(run_config: RunConfig) -> None:
+    one = build_manifest(run_config, inputs={"corpus": {"name": "wiki", "files": {"a.txt": "11"}}})
+    two = build_manifest(run_config, inputs={"corpus": {"name": "wiki", "files": {"a.txt": "22"}}})
+    assert one["inputs"]["corpus"]["files"] == {"a.txt": "11"}
+    assert one["fingerprints"]["build"] != two["fingerprints"]["build"]
 
 
 def test_bad_prompt_records_are_refused(run_config: RunConfig) -> None:

@@ -103,12 +103,19 @@ def json_sha256(data: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+CONTENT_KEYS = ("sha256", "fingerprint", "files")
+"""Keys that identify the content of an input given as a mapping (``files``: path -> sha256)."""
+
+
 def describe_input(value: str | Path | Mapping[str, Any]) -> dict[str, Any]:
     """``{"path", "sha256", "bytes"}`` of a local input; a mapping (e.g. a hub dataset id and
-    revision) is kept as given and must carry its own ``sha256`` or ``fingerprint``."""
+    revision, or a reader's ``{"name", "files": {path: sha256}}``) is kept as given and must
+    carry ``sha256``, ``fingerprint`` or ``files``."""
     if isinstance(value, Mapping):
-        if not ({"sha256", "fingerprint"} & set(value)):
-            raise InputError(f"input {dict(value)} needs a 'sha256' or 'fingerprint' entry")
+        if not set(CONTENT_KEYS) & set(value):
+            raise InputError(
+                f"input {dict(value)} does not identify its content: give one of {', '.join(CONTENT_KEYS)}"
+            )
         return dict(value)
     path = Path(value)
     size = (
@@ -117,6 +124,13 @@ def describe_input(value: str | Path | Mapping[str, Any]) -> dict[str, Any]:
         else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
     )
     return {"path": str(path), "sha256": path_sha256(path), "bytes": size}
+
+
+def input_identity(described: Mapping[str, Any]) -> str:
+    """The part of a described input that enters the build fingerprint."""
+    return str(
+        described.get("sha256") or described.get("fingerprint") or json_sha256(described["files"])
+    )
 
 
 def code_version() -> dict[str, Any]:
@@ -185,9 +199,7 @@ def build_manifest(
     build_fp = json_sha256(
         {
             "config": config_fp,
-            "inputs": {
-                role: d.get("sha256") or d.get("fingerprint") for role, d in described.items()
-            },
+            "inputs": {role: input_identity(d) for role, d in described.items()},
             "prompts": sorted((p["name"], p["sha256"]) for p in prompt_list),
             "example_set": example_sha,
             "contract": CONTRACT_VERSION,
