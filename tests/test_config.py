@@ -114,5 +114,9 @@ def test_api_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_redaction_masks_secret_looking_keys() -> None:
-    out = redacted({"a": {"api_key": "sk", "token": "t", "api_key_env": "X", "n": [{"password": "p"}]}})
-    assert out == {"a": {"api_key": "***", "token": "***", "api_key_env": "X", "n": [{"password": "***"}]}}
+    out = redacted(
+        {"a": {"api_key": "sk", "token": "t", "api_key_env": "X", "max_tokens": 5, "n": [{"password": "p"}]}}
+    )
+    assert out == {
+        "a": {"api_key": "***", "token": "***", "api_key_env": "X", "max_tokens": 5, "n": [{"password": "***"}]}
+    }

@@ -449,22 +449,24 @@ class RunConfig(StrictModel):
         return Path(self.execution.cache_path or Path(self.output.root) / "cache" / "llm.sqlite")
 
 
-SECRET_KEY_MARKERS = ("key", "token", "secret", "password")
+SECRET_KEY_MARKERS = frozenset({"key", "apikey", "token", "secret", "password", "credentials"})
+"""A key is secret when one of its ``_``-separated words is one of these (``max_tokens`` is not)."""
 
 
 def redacted(data: Any) -> Any:
     """A copy of a config dump with every value under a secret-looking key masked.
 
-    ``api_key_env`` names a variable, not a secret, and is kept.
+    ``api_key_env`` names a variable, not a secret, and is kept; so is ``max_tokens``.
 
     Example:
-        >>> redacted({"llm": {"api_key": "sk-1", "api_key_env": "OPENAI_API_KEY"}})
-        {'llm': {'api_key': '***', 'api_key_env': 'OPENAI_API_KEY'}}
+        >>> redacted({"llm": {"api_key": "sk-1", "api_key_env": "OPENAI_API_KEY", "max_tokens": 9}})
+        {'llm': {'api_key': '***', 'api_key_env': 'OPENAI_API_KEY', 'max_tokens': 9}}
     """
     if isinstance(data, dict):
         out = {}
         for key, value in data.items():
-            secret = any(m in str(key).lower() for m in SECRET_KEY_MARKERS) and not str(key).endswith("_env")
+            words = str(key).lower().split("_")
+            secret = bool(SECRET_KEY_MARKERS.intersection(words)) and words[-1] != "env"
             out[key] = "***" if secret and value not in (None, "") else redacted(value)
         return out
     if isinstance(data, list):

@@ -1,0 +1,35 @@
+"""The ``build-hybrid-dataset`` flow: corpus -> sample shards -> views -> published version.
+
+Composition only: every step is a task in :mod:`tasks.build`, every computation is in
+:mod:`cseaug.pipeline`. Tasks pass the path of the run plan and counts, never tables.
+"""
+
+from __future__ import annotations
+
+from prefect import flow
+
+from tasks.build import generate_shard, plan_build, publish_build
+from tasks.diagnostics import artifact_key, diagnostics_artifact_task
+
+
+@flow(name="build-hybrid-dataset", log_prints=True)
+def build_hybrid_dataset(config: str, overrides: list[str] | None = None) -> dict:
+    """Build and publish one dataset version from a YAML config.
+
+    Args:
+        config: path of the run config (relative to the working directory).
+        overrides: ``key.path=value`` strings, as ``cseaug build --set``.
+
+    Returns:
+        The build summary: version directory, row and reject counts, token usage, exports.
+    """
+    plan = plan_build(config, list(overrides or []))
+    outcomes = [generate_shard(plan.path, index) for index in range(plan.shards)]
+    summary = publish_build(plan.path, outcomes)
+    if summary["diagnostics_dir"]:
+        diagnostics_artifact_task(
+            summary["diagnostics_dir"],
+            key=artifact_key(summary["dataset"], summary["version"]),
+            title=f"{summary['dataset']}/{summary['version']}",
+        )
+    return summary

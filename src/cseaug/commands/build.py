@@ -1,0 +1,86 @@
+"""``cseaug build``: build and publish a dataset version from a YAML config.
+
+The build runs as the Prefect flow ``build-hybrid-dataset`` so that every run shows in
+Prefect (an ephemeral local server when no ``PREFECT_API_URL`` is set). ``--dry-run`` only
+counts the requests and tokens the build would spend, and publishes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from cseaug.config import load_config
+
+console = Console(stderr=True)
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    """The end-of-build summary: rows, rejects by reason, tokens, time, output path."""
+    table = Table(title="build summary", show_header=False, title_justify="left")
+    table.add_row("version", str(summary["version_dir"]))
+    table.add_row(
+        "rows", f"{summary['rows']:,} ({summary['aigen']:,} aigen, {summary['other']:,} other)"
+    )
+    table.add_row("rejects", f"{summary['rejects']:,}")
+    for stage, reasons in summary["rejects_by_stage"].items():
+        for reason, count in reasons.items():
+            table.add_row("", f"{stage}/{reason}: {count:,}")
+    usage = summary.get("token_usage") or {}
+    if usage:
+        table.add_row(
+            "LLM",
+            f"{usage.get('requests', 0):,} requests sent, {usage.get('cached', 0):,} from cache, "
+            f"{usage.get('prompt_tokens', 0):,} prompt + {usage.get('completion_tokens', 0):,} completion tokens",
+        )
+    table.add_row("time", f"{summary['seconds']:.1f} s")
+    for path in summary.get("exports", []):
+        table.add_row("export", path)
+    console.print(table)
+
+
+def print_estimate(estimate: dict[str, Any]) -> None:
+    """What a dry run found: requests and tokens the build would spend."""
+    table = Table(
+        title="dry run: nothing sent, nothing published", show_header=False, title_justify="left"
+    )
+    for key, value in estimate.items():
+        table.add_row(key.replace("_", " "), f"{value:,}" if isinstance(value, int) else str(value))
+    console.print(table)
+
+
+def build(
+    config: Path = typer.Option(
+        ..., "--config", "-c", help="YAML run config, e.g. configs/wiki-sts.yaml."
+    ),
+    set_: list[str] = typer.Option(
+        [],
+        "--set",
+        "-s",
+        help="Override a config value: key.path=value (repeatable), e.g. sample.size=500.",
+    ),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Count requests and tokens the build would spend; send and publish nothing.",
+    ),
+) -> None:
+    """Build a dataset version from a config (runs the Prefect flow build-hybrid-dataset)."""
+    cfg = load_config(config, set_)
+    if dry_run or cfg.execution.dry_run:
+        from cseaug.dry_run import estimate_build
+
+        print_estimate(estimate_build(cfg))
+        return
+    from flows.build_hybrid_dataset import build_hybrid_dataset
+
+    print_summary(build_hybrid_dataset(config=str(config), overrides=list(set_)))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``build`` to the CLI."""
+    app.command("build")(build)
