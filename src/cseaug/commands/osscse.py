@@ -1,0 +1,421 @@
+"""``cseaug negate``, ``cseaug backtranslate``, ``cseaug mer``: the OssCSE steps alone (docs/osscse.md).
+
+Inputs are read and cleaned as a build reads its corpus (:mod:`cseaug.corpus`): a text file
+(one sentence per line) or a column of a .csv/.tsv/.jsonl/.parquet file. Results go to
+``--output`` (.parquet or .jsonl) and everything dropped (unreadable lines, refusals,
+back-translations outside the MER range) to ``--rejects`` (default ``<output>.rejects.<suffix>``).
+Settings come from the ``negation`` / ``backtranslation`` section of ``--config`` (or the
+defaults), then ``--set key=value``, then the flags.
+
+Example:
+    $ cseaug negate sentences.txt --output negated.parquet --model en_core_web_sm
+    $ cseaug backtranslate sentences.txt --output para.jsonl --pivot de --num-beams 5
+    $ cseaug mer pairs.csv --reference-column sentence --hypothesis-column positive
+    $ cseaug mer --pair "Bryan will return." "Bryan will not return."
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import pyarrow as pa
+import typer
+from pydantic import BaseModel, ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from cseaug.config import (
+    BacktranslationConfig,
+    NegationConfig,
+    apply_overrides,
+    format_validation_error,
+    load_config,
+)
+from cseaug.errors import ConfigError, InputError
+
+InputArgument = Annotated[
+    Path,
+    typer.Argument(
+        help="Sentences: .txt (one per line) or .csv/.tsv/.jsonl/.parquet (see --column)."
+    ),
+]
+ColumnOption = Annotated[str, typer.Option("--column", help="Sentence column of a table input.")]
+OutputOption = Annotated[
+    Path, typer.Option("--output", "-o", help="Results file: .parquet or .jsonl.")
+]
+RejectsOption = Annotated[
+    Path | None,
+    typer.Option("--rejects", help="Rejects file (default: <output stem>.rejects<suffix>)."),
+]
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", "-c", help="Run config whose section gives the settings.")
+]
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set", help="Override a setting of the section, e.g. --set batch_size=64 (repeatable)."
+    ),
+]
+OUTPUT_SUFFIXES = (".parquet", ".jsonl")
+
+
+def section(
+    model: type[BaseModel],
+    name: str,
+    config: Path | None,
+    settings: list[str] | None,
+    flags: dict[str, Any],
+) -> Any:
+    """The ``name`` section of ``config`` (or defaults), with ``--set`` overrides and flags applied."""
+    data = getattr(load_config(config), name).model_dump(mode="json") if config is not None else {}
+    data = apply_overrides(data, list(settings or []))
+    data.update({key: value for key, value in flags.items() if value is not None})
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, f"section '{name}'")) from exc
+
+
+def read_sentences(path: Path, column: str) -> tuple[list[dict[str, Any]], pa.Table]:
+    """Records ``{id, sentence}`` of a text file or a table column, cleaned as a corpus is, and the rejects.
+
+    Raises:
+        InputError: the file is missing, unreadable, has no such column, or no sentence is left.
+    """
+    from cseaug.config import CorpusConfig
+    from cseaug.corpus.cleaning import clean_batch, malformed_rejects
+    from cseaug.corpus.readers import detect_format, open_corpus
+    from cseaug.dataset.schema import row_id
+
+    is_text = detect_format(path) == "text" if path.exists() else True
+    try:
+        corpus = CorpusConfig(path=str(path), text_column=None if is_text else column)
+    except ValidationError as exc:
+        raise InputError(format_validation_error(exc, str(path))) from exc
+    source = open_corpus(corpus)
+    records: list[dict[str, Any]] = []
+    rejects = []
+    read = 0
+    for batch in source.batches():
+        cleaned = clean_batch(
+            batch,
+            read + 1,
+            min_chars=corpus.min_chars,
+            max_chars=corpus.max_chars,
+            record_key=source.record_key,
+        )
+        read += batch.num_rows
+        rejects.append(cleaned.rejects)
+        records += [
+            {"id": row_id(source.name, s), "sentence": s}
+            for s in cleaned.kept.column("sentence").to_pylist()
+        ]
+    rejects.append(malformed_rejects(source.reader_rejects))
+    if not records:
+        raise InputError(
+            f"{path}: no sentence left to process after reading and cleaning ({read} record(s))"
+        )
+    return records, pa.concat_tables(rejects)
+
+
+def rejects_path(output: Path, rejects: Path | None) -> Path:
+    """``--rejects`` or ``<output stem>.rejects<suffix>``."""
+    return (
+        rejects
+        if rejects is not None
+        else output.with_name(f"{output.stem}.rejects{output.suffix}")
+    )
+
+
+def check_output(path: Path) -> None:
+    if path.suffix.lower() not in OUTPUT_SUFFIXES:
+        raise InputError(f"output {path} must end in .parquet or .jsonl")
+
+
+def write_table(table: pa.Table, path: Path) -> None:
+    """Write ``table`` as Parquet or JSON Lines by the suffix of ``path``."""
+    import pyarrow.parquet as pq
+
+    check_output(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() == ".parquet":
+        pq.write_table(table, path)
+        return
+    with path.open("w", encoding="utf-8") as handle:
+        for row in table.to_pylist():
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def _counts_table(title: str, counts: dict[str, int], total: int) -> Table:
+    table = Table(title=title)
+    table.add_column("")
+    table.add_column("sentences", justify="right")
+    table.add_column("share", justify="right")
+    for key, count in counts.items():
+        table.add_row(key, str(count), f"{count / total:.1%}" if total else "-")
+    return table
+
+
+def negate_command(
+    input: InputArgument,
+    output: OutputOption = Path("negated.parquet"),
+    column: ColumnOption = "sentence",
+    rejects: RejectsOption = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="spaCy pipeline name or path (default en_core_web_sm)."),
+    ] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Sentences per nlp.pipe batch.")] = None,
+    n_process: Annotated[int | None, typer.Option(help="Processes of nlp.pipe.")] = None,
+    config: ConfigOption = None,
+    settings: SetOption = None,
+) -> None:
+    """Negate sentences at their dependency root (OssCSE Step 1); refused ones go to rejects with a reason."""
+    from cseaug.augment.negation import Negator, negation_reject, negation_stats
+    from cseaug.dataset.schema import rejects_table
+    from cseaug.metrics.mer import mer_pairs
+
+    check_output(output)
+    cfg = section(
+        NegationConfig,
+        "negation",
+        config,
+        settings,
+        {"spacy_model": model, "batch_size": batch_size, "n_process": n_process},
+    )
+    records, corpus_rejects = read_sentences(input, column)
+    results = Negator.from_config(cfg).negate([r["sentence"] for r in records])
+    kept = [(record, result) for record, result in zip(records, results, strict=True) if result.ok]
+    mers = mer_pairs([r.text for _, r in kept], [r.negated for _, r in kept])
+    table = pa.table(
+        {
+            "id": [record["id"] for record, _ in kept],
+            "sentence": [result.text for _, result in kept],
+            "negative": [result.negated for _, result in kept],
+            "rule": [result.rule for _, result in kept],
+            "root": [result.root for _, result in kept],
+            "root_tag": [result.root_tag for _, result in kept],
+            "mer_negative": pa.array(mers, pa.float32()),
+        }
+    )
+    refused = rejects_table(
+        negation_reject(record, result)
+        for record, result in zip(records, results, strict=True)
+        if not result.ok
+    )
+    write_table(table, output)
+    write_table(pa.concat_tables([corpus_rejects, refused]), rejects_path(output, rejects))
+
+    stats = negation_stats(results)
+    console = Console()
+    console.print(_counts_table("rules", stats["rules"], len(results)))
+    console.print(_counts_table("refusals", stats["refusals"], len(results)))
+    console.print(
+        f"negated {stats['negated']} of {stats['sentences']} sentence(s) "
+        f"(share negated {stats['share_negated']:.1%}) with {cfg.spacy_model}; "
+        f"{corpus_rejects.num_rows} input line(s) unreadable or empty"
+    )
+    console.print(f"results: {output}\nrejects: {rejects_path(output, rejects)}")
+
+
+def _pivot(value: str) -> tuple[str, tuple[str, str] | None]:
+    """``de`` (a configured pivot) or ``de=FORWARD,BACKWARD``."""
+    pivot, sep, models = value.partition("=")
+    if not sep:
+        return pivot, None
+    pair = [m.strip() for m in models.split(",")]
+    if len(pair) != 2 or not all(pair):
+        raise ConfigError(f"--pivot {value!r}: give PIVOT or PIVOT=FORWARD_MODEL,BACKWARD_MODEL")
+    return pivot, (pair[0], pair[1])
+
+
+def backtranslate_command(
+    input: InputArgument,
+    output: OutputOption = Path("backtranslated.parquet"),
+    column: ColumnOption = "sentence",
+    rejects: RejectsOption = None,
+    pivots: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pivot",
+            help="Pivot to use: a configured one (de, ru) or de=FORWARD,BACKWARD model names/paths (repeatable; default: all configured).",
+        ),
+    ] = None,
+    mer_range: Annotated[
+        tuple[float, float] | None,
+        typer.Option("--mer-range", help="Keep candidates whose MER lies in LOW HIGH."),
+    ] = None,
+    prefer: Annotated[
+        str | None, typer.Option(help="higher_mer, lower_mer or first_pivot.")
+    ] = None,
+    num_beams: Annotated[int | None, typer.Option(help="Beams of each translation.")] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Sentences per generate() call.")] = None,
+    max_new_tokens: Annotated[
+        int | None, typer.Option(help="Maximum tokens of one translation.")
+    ] = None,
+    device: Annotated[str | None, typer.Option(help="auto, cpu, cuda, cuda:N.")] = None,
+    dtype: Annotated[str | None, typer.Option(help="auto, float32, float16, bfloat16.")] = None,
+    config: ConfigOption = None,
+    settings: SetOption = None,
+) -> None:
+    """Back-translate sentences through pivot languages and keep a candidate by MER (OssCSE Step 2)."""
+    from cseaug.augment.backtranslate import (
+        BackTranslator,
+        backtranslation_reject,
+        backtranslation_stats,
+    )
+    from cseaug.dataset.schema import rejects_table
+
+    check_output(output)
+    flags = {
+        "mer_range": list(mer_range) if mer_range else None,
+        "prefer": prefer,
+        "num_beams": num_beams,
+        "batch_size": batch_size,
+        "max_new_tokens": max_new_tokens,
+        "device": device,
+        "dtype": dtype,
+    }
+    cfg = section(BacktranslationConfig, "backtranslation", config, settings, flags)
+    if pivots:
+        chosen: dict[str, tuple[str, str]] = {}
+        for value in pivots:
+            name, pair = _pivot(value)
+            if pair is None and name not in cfg.pivots:
+                raise ConfigError(
+                    f"--pivot {name!r} is not configured (configured: {sorted(cfg.pivots)}); give {name}=FORWARD,BACKWARD"
+                )
+            chosen[name] = pair or cfg.pivots[name]
+        cfg = section(
+            BacktranslationConfig,
+            "backtranslation",
+            None,
+            None,
+            {**cfg.model_dump(mode="json"), "pivots": chosen},
+        )
+
+    records, corpus_rejects = read_sentences(input, column)
+    backtranslator = BackTranslator.from_config(cfg)
+    try:
+        results = backtranslator.backtranslate([r["sentence"] for r in records])
+    finally:
+        backtranslator.close()
+    kept = [(record, result) for record, result in zip(records, results, strict=True) if result.ok]
+    columns: dict[str, Any] = {
+        "id": [record["id"] for record, _ in kept],
+        "sentence": [result.text for _, result in kept],
+        "positive": [result.paraphrase for _, result in kept],
+        "positive_method": [f"backtranslation:{result.chosen.pivot}" for _, result in kept],
+        "mer_positive": pa.array([result.chosen.mer for _, result in kept], pa.float32()),
+    }
+    for n, pivot in enumerate(cfg.pivots):
+        columns[f"candidate_{pivot}"] = [result.candidates[n].text for _, result in kept]
+        columns[f"mer_{pivot}"] = pa.array(
+            [result.candidates[n].mer for _, result in kept], pa.float32()
+        )
+    dropped = rejects_table(
+        backtranslation_reject(record, result, cfg.mer_range)
+        for record, result in zip(records, results, strict=True)
+        if not result.ok
+    )
+    write_table(pa.table(columns), output)
+    write_table(pa.concat_tables([corpus_rejects, dropped]), rejects_path(output, rejects))
+
+    stats = backtranslation_stats(results)
+    console = Console()
+    console.print(_counts_table("kept pivot", stats["chosen_pivot"], len(results)))
+    console.print(
+        f"kept {stats['kept']} of {stats['sentences']} sentence(s) (share kept {stats['share_kept']:.1%}, "
+        f"MER within [{cfg.mer_range[0]}, {cfg.mer_range[1]}], prefer {cfg.prefer}); mean MER per pivot "
+        + ", ".join(f"{p} {v}" for p, v in stats["mean_mer"].items())
+    )
+    console.print(f"results: {output}\nrejects: {rejects_path(output, rejects)}")
+
+
+def mer_command(
+    input: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Table with a reference and a hypothesis column (.csv/.tsv/.jsonl/.parquet)."
+        ),
+    ] = None,
+    reference_column: Annotated[
+        str, typer.Option(help="Column of the source sentences.")
+    ] = "sentence",
+    hypothesis_column: Annotated[
+        str, typer.Option(help="Column of the transformed sentences.")
+    ] = "positive",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write reference, hypothesis, mer here (.parquet/.jsonl)."
+        ),
+    ] = None,
+    pair: Annotated[
+        tuple[str, str] | None,
+        typer.Option("--pair", help="Print the MER of one REFERENCE HYPOTHESIS pair instead."),
+    ] = None,
+    mer_range: Annotated[
+        tuple[float, float],
+        typer.Option("--mer-range", help="Report the share of pairs within LOW HIGH."),
+    ] = (0.15, 0.6),
+) -> None:
+    """Match Error Rate (OssCSE eq. 1) of sentence pairs, lower-cased with edge punctuation stripped."""
+    from cseaug.config import CorpusConfig
+    from cseaug.corpus.readers import detect_format, open_corpus
+    from cseaug.metrics.mer import mer, mer_pairs
+
+    console = Console()
+    if pair is not None:
+        console.print(f"{mer(*pair):.4f}")
+        return
+    if input is None:
+        raise InputError("give a table file (cseaug mer pairs.csv) or --pair REFERENCE HYPOTHESIS")
+    if input.exists() and detect_format(input) == "text":
+        raise InputError(
+            f"{input} is a text file; cseaug mer needs a table with a reference and a hypothesis column"
+        )
+    corpus = CorpusConfig(
+        path=str(input), text_column=reference_column, view_columns={"positive": hypothesis_column}
+    )
+    batches = list(open_corpus(corpus).batches())
+    table = pa.Table.from_batches(batches) if batches else None
+    if table is None or table.num_rows == 0:
+        raise InputError(f"{input} has no rows")
+    try:
+        references = table.column("text").cast(pa.string()).to_pylist()
+    except pa.ArrowInvalid as exc:
+        raise InputError(f"{input}: column {reference_column!r} is not UTF-8 text ({exc})") from exc
+    hypotheses = table.column("positive").to_pylist()
+    values = mer_pairs(references, hypotheses)
+    if output is not None:
+        write_table(
+            pa.table({"reference": references, "hypothesis": hypotheses, "mer": values}), output
+        )
+    valid = values[~np.isnan(values)]
+    low, high = mer_range
+    summary = Table(title=f"MER of {input}")
+    summary.add_column("pairs", justify="right")
+    summary.add_column("missing", justify="right")
+    for name in ("mean", "p10", "median", "p90", f"in [{low}, {high}]"):
+        summary.add_column(name, justify="right")
+    if valid.size:
+        p10, median, p90 = np.percentile(valid, [10, 50, 90])
+        share = float(np.mean((valid >= low) & (valid <= high)))
+        cells = [f"{valid.mean():.4f}", f"{p10:.4f}", f"{median:.4f}", f"{p90:.4f}", f"{share:.1%}"]
+    else:
+        cells = ["-"] * 5
+    summary.add_row(str(len(values)), str(len(values) - valid.size), *cells)
+    console.print(summary)
+    if output is not None:
+        console.print(f"results: {output}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``negate``, ``backtranslate`` and ``mer`` to the ``cseaug`` app."""
+    app.command("negate")(negate_command)
+    app.command("backtranslate")(backtranslate_command)
+    app.command("mer")(mer_command)
