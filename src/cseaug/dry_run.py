@@ -1,8 +1,8 @@
 """The dry run: what a build would spend, found by running its stage against a recorder.
 
 The real stage is built with a :class:`RecordingBackend` in place of the LLM: it keeps
-every request and answers with a stand-in (the input sentence's words reversed, which
-passes the answer checks), so second-round requests (``generation.derive_from:
+every request and answers with a stand-in (the input sentence's words reversed plus one
+word, which passes the answer checks), so second-round requests (``generation.derive_from:
 positive``) are counted too, with the positive's length approximated by the input's.
 Nothing is sent, nothing is published, and the run store is not touched.
 
@@ -24,7 +24,7 @@ from cseaug.llm.estimate import estimate
 
 
 class RecordingBackend(LLMBackend):
-    """Records requests and answers each with its last message's words in reverse order."""
+    """Records requests and answers each with its last message's words reversed, plus one."""
 
     name = "recording"
 
@@ -37,7 +37,9 @@ class RecordingBackend(LLMBackend):
     ) -> list[ChatResponse]:
         self.requests.extend(requests)
         return [
-            ChatResponse(key=r.key, text=" ".join(reversed(r.messages[-1]["content"].split())))
+            ChatResponse(
+                key=r.key, text=" ".join([*reversed(r.messages[-1]["content"].split()), "standin"])
+            )
             for r in requests
         ]
 

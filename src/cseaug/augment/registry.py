@@ -29,6 +29,7 @@ def make_stage(cfg: RunConfig) -> Stage:
             raise ConfigError(f"method '{cfg.method}' needs an 'llm' section")
         backend = make_backend(cfg.llm, cfg.cache_path)
         try:
+            backend.check()  # load the model / check the key now, before any work
             return make_llm_stage(cfg, backend)
         except BaseException:
             backend.close()

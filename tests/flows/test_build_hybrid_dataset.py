@@ -1,0 +1,78 @@
+"""The ``build-hybrid-dataset`` flow and the ``cseaug build`` command under Prefect's harness."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from cseaug.cli import app
+from tests.fake_openai_server import FakeOpenAIServer
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write_config(path: Path, shared_data: Path, root: Path, base_url: str) -> Path:
+    config = yaml.safe_load((REPO / "configs" / "nli-sts.yaml").read_text())
+    config["corpus"]["path"] = str(shared_data / "nli" / "nli_triples_snli_devtest.csv")
+    config["patterns"]["path"] = str(shared_data / "sts12_train")
+    config["llm"] = {"backend": "openai-compatible", "base_url": base_url, "model": "fake"}
+    config["output"]["root"] = str(root)
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_cli_build_runs_the_flow_and_publishes(
+    prefect_harness: None, shared_data: Path, tmp_path: Path
+) -> None:
+    from prefect import get_client
+
+    with FakeOpenAIServer() as server:
+        config = write_config(
+            tmp_path / "nli-sts.yaml", shared_data, tmp_path / "out", server.base_url
+        )
+        runner = CliRunner()
+        overrides = [
+            "--set",
+            "sample.size=40",
+            "--set",
+            "execution.shard_size=100",
+            "--set",
+            "diagnostics.cs_sample=40",
+        ]
+
+        dry = runner.invoke(app, ["build", "--config", str(config), *overrides, "--dry-run"])
+        assert dry.exit_code == 0, dry.output
+        assert sum(server.counts.values()) == 0
+
+        result = runner.invoke(app, ["build", "--config", str(config), *overrides])
+        assert result.exit_code == 0, result.output
+        assert sum(server.counts.values()) == 3 * 40
+
+    version = tmp_path / "out" / "datasets" / "nli-sts" / "v0001"
+    manifest = json.loads((version / "manifest.json").read_text())
+    assert manifest["counts"]["by_split"]["aigen"] == 40
+    assert (version / "diagnostics").is_dir() and any((version / "diagnostics").glob("*.png"))
+    assert (tmp_path / "out" / "exports" / "nli-sts" / "v0001").is_dir()
+
+    async def flow_runs_and_artifacts():
+        async with get_client() as client:
+            runs = await client.read_flow_runs()
+            artifacts = await client.read_artifacts()
+            return runs, artifacts
+
+    import asyncio
+
+    runs, artifacts = asyncio.run(flow_runs_and_artifacts())
+    assert any(r.state and r.state.is_completed() for r in runs)
+    assert any(a.key == "diagnostics-nli-sts-v0001" for a in artifacts)
+
+
+def test_cli_build_reports_a_bad_config_value_before_any_work(tmp_path: Path) -> None:
+    config = tmp_path / "bad.yaml"
+    config.write_text(yaml.safe_dump({"name": "x", "method": "sts", "corpus": {"path": "c.txt"}}))
+    result = CliRunner().invoke(app, ["build", "--config", str(config)])
+    assert result.exit_code != 0
+    assert "patterns" in str(result.exception) or "patterns" in result.output

@@ -1,0 +1,154 @@
+"""The build end to end without Prefect: plan, shards, publish, rerun from the cache, dry run.
+
+The LLM is a real OpenAI-wire-format HTTP server on 127.0.0.1 (tests/fake_openai_server.py);
+the corpus and the STS12 examples are the real files in ../shared/data.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from cseaug import pipeline
+from cseaug.config import RunConfig
+from cseaug.dataset.reader import read_rows
+from cseaug.dry_run import estimate_build
+from cseaug.errors import BackendError
+from tests.fake_openai_server import Action, FakeOpenAIServer
+
+
+@pytest.fixture()
+def server():
+    with FakeOpenAIServer() as running:
+        yield running
+
+
+def make_config(shared_data: Path, root: Path, base_url: str, **extra) -> RunConfig:
+    data = {
+        "name": "wiki-sts-test",
+        "method": "sts",
+        "corpus": {
+            "name": "wiki",
+            "path": str(shared_data / "wiki" / "wiki1m_for_simcse_first11914.txt"),
+        },
+        "sample": {"size": 130, "seed": 3},
+        "patterns": {"source": "sts12", "path": str(shared_data / "sts12_train")},
+        "llm": {
+            "backend": "openai-compatible",
+            "base_url": base_url,
+            "model": "fake",
+            "concurrency": 8,
+        },
+        "output": {"root": str(root), "exports": ["simcse", "ngcse"]},
+        "execution": {"shard_size": 100},
+        "diagnostics": {"enabled": False},
+    }
+    data.update(extra)
+    return RunConfig.model_validate(data)
+
+
+def run(cfg: RunConfig) -> pipeline.BuildSummary:
+    plan = pipeline.plan_build(cfg)
+    outcomes = [pipeline.generate_shard(plan.path, i) for i in range(plan.shards)]
+    return pipeline.publish_build(plan.path, outcomes)
+
+
+def test_build_publishes_a_hybrid_version(shared_data: Path, tmp_path: Path, server) -> None:
+    cfg = make_config(shared_data, tmp_path, server.base_url)
+    summary = run(cfg)
+
+    rows = read_rows(summary.version_dir)
+    aigen = rows.filter(rows.column("split").to_numpy(zero_copy_only=False) == "aigen")
+    assert summary.aigen == aigen.num_rows == 130
+    assert summary.other == rows.num_rows - 130 > 11_000
+    assert set(aigen.column("method").to_pylist()) == {"sts"}
+    for view in ("positive", "intermediate", "negative"):
+        assert aigen.column(view).null_count == 0
+    assert sum(server.counts.values()) == 3 * 130
+    manifest = json.loads((summary.version_dir / "manifest.json").read_text())
+    assert manifest["token_usage"]["requests"] == 3 * 130
+    assert {p["name"] for p in manifest["prompts"]} == {
+        "sts_positive",
+        "sts_intermediate",
+        "sts_negative",
+    }
+    assert len(manifest["example_set"]["examples"]["examples"]["positive"]) == 3
+    assert manifest["counts"]["rejects_by_stage"]["corpus"]["duplicate"] > 0
+    assert {Path(p).suffix for p in summary.exports} == {".csv", ".jsonl"}
+
+
+def test_rerun_sends_nothing_and_publishes_the_same_data(
+    shared_data: Path, tmp_path: Path, server
+) -> None:
+    cfg = make_config(shared_data, tmp_path, server.base_url)
+    first = run(cfg)
+    sent = sum(server.counts.values())
+    # A new run store (fresh shards) but the same cache: every answer comes from the cache.
+    for shard in (tmp_path / "runs").iterdir():
+        for path in shard.rglob("*.parquet"):
+            path.unlink()
+    second = run(cfg)
+    assert sum(server.counts.values()) == sent
+    assert second.token_usage["requests"] == 0 and second.token_usage["cached"] == 3 * 130
+    assert second.version != first.version
+    m1 = json.loads((first.version_dir / "manifest.json").read_text())
+    m2 = json.loads((second.version_dir / "manifest.json").read_text())
+    assert m1["fingerprints"]["data"] == m2["fingerprints"]["data"]
+
+
+def test_a_failed_view_goes_to_rejects_and_keeps_the_anchor_as_other(
+    shared_data: Path, tmp_path: Path, server
+) -> None:
+    cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
+    plan = pipeline.plan_build(cfg)
+    store_inputs = pq.read_table(Path(plan.path).parent / "input" / "shard-00000.parquet")
+    victim = store_inputs.column("sentence")[0].as_py()
+    server.script(victim, Action.status_code(400))
+
+    outcomes = [pipeline.generate_shard(plan.path, i) for i in range(plan.shards)]
+    summary = pipeline.publish_build(plan.path, outcomes)
+
+    assert outcomes[0].demoted == 1 and summary.aigen == 19
+    rows = read_rows(summary.version_dir).to_pylist()
+    kept = [r for r in rows if r["sentence"] == victim]
+    assert len(kept) == 1 and kept[0]["split"] == "other" and kept[0]["positive"] is None
+    rejects = pq.read_table(summary.version_dir / "rejects.parquet").to_pylist()
+    llm_rejects = [r for r in rejects if r["stage"] == "llm"]
+    assert llm_rejects and all(r["sentence"] == victim for r in llm_rejects)
+    assert summary.rejects_by_stage["llm"]
+
+
+def test_finished_shards_are_not_run_again(shared_data: Path, tmp_path: Path, server) -> None:
+    cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
+    plan = pipeline.plan_build(cfg)
+    first = pipeline.generate_shard(plan.path, 0)
+    again = pipeline.generate_shard(plan.path, 0)
+    assert not first.reused and again.reused and again.rows == first.rows
+
+
+def test_unloadable_model_stops_before_any_work(shared_data: Path, tmp_path: Path) -> None:
+    cfg = make_config(shared_data, tmp_path, "http://127.0.0.1:9/v1")
+    cfg.llm = cfg.llm.model_copy(
+        update={"backend": "transformers", "model": str(tmp_path / "no-such-model")}
+    )
+    with pytest.raises(BackendError, match="base_url"):
+        pipeline.plan_build(cfg)
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "datasets").exists()
+
+
+def test_dry_run_counts_requests_and_sends_nothing(
+    shared_data: Path, tmp_path: Path, server
+) -> None:
+    cfg = make_config(shared_data, tmp_path, server.base_url)
+    estimate = estimate_build(cfg)
+    assert estimate["sample"] == 130 and estimate["requests"] == 3 * 130 and estimate["cached"] == 0
+    assert estimate["prompt_tokens"] > 0
+    derived = cfg.model_copy(
+        update={"generation": cfg.generation.model_copy(update={"derive_from": "positive"})}
+    )
+    assert estimate_build(derived)["requests"] == 3 * 130
+    assert sum(server.counts.values()) == 0
+    assert not (tmp_path / "datasets").exists()
