@@ -1,0 +1,144 @@
+"""What a build would send to the LLM: requests, cache hits and tokens (for the dry run).
+
+Prompt tokens are counted with the model's own tokenizer and chat template when they
+can be loaded from the local Hugging Face cache or a local directory (``transformers``
+installed, nothing downloaded); otherwise with the usual rule of thumb for English,
+about 4 characters per token plus 4 tokens of framing per message and 3 to prime the
+answer, the figures OpenAI gives for its chat models. :attr:`Estimate.method` says which
+was used. (No tiktoken: its encodings are downloaded on first use.)
+
+Token figures cover the requests that are still to be sent, i.e. not answered in the
+cache: that is what the build will cost. ``max_completion_tokens`` is the ceiling
+``max_tokens`` × requests to send; real answers are shorter.
+
+Example:
+    >>> from cseaug.config import LLMConfig
+    >>> from cseaug.llm.base import ChatRequest
+    >>> cfg = LLMConfig(backend="openai", model="gpt-4o-mini", max_tokens=64)
+    >>> result = estimate([ChatRequest("k", ({"role": "user", "content": "Rewrite: a cat sits."},))], cfg)
+    >>> result.requests, result.prompt_tokens, result.max_completion_tokens, result.method
+    (1, 12, 64, 'heuristic: ~4 characters per token')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from cseaug.config import LLMConfig
+from cseaug.llm.base import ChatRequest
+from cseaug.llm.cache import ResponseCache, request_hash
+
+CHARS_PER_TOKEN = 4.0
+TOKENS_PER_MESSAGE = 4
+TOKENS_PER_REPLY = 3
+_ENCODE_CHUNK = 1000
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Requests and tokens of a build.
+
+    Attributes:
+        requests: all LLM requests of the build.
+        cached: how many of them already have an answer in the cache.
+        prompt_tokens: prompt tokens of the ``requests - cached`` requests still to send.
+        max_completion_tokens: ``max_tokens`` × requests still to send (a ceiling).
+        method: how prompt tokens were counted (a tokenizer or the heuristic).
+    """
+
+    requests: int
+    cached: int
+    prompt_tokens: int
+    max_completion_tokens: int
+    method: str
+
+    @property
+    def to_send(self) -> int:
+        return self.requests - self.cached
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "to_send": self.to_send}
+
+
+def heuristic_tokens(request: ChatRequest) -> int:
+    """Prompt tokens of one request by the ~4-characters-per-token rule."""
+    content = sum(math.ceil(len(m["content"]) / CHARS_PER_TOKEN) for m in request.messages)
+    return content + TOKENS_PER_MESSAGE * len(request.messages) + TOKENS_PER_REPLY
+
+
+def local_chat_tokenizer(model: str) -> Any | None:
+    """The model's tokenizer with a chat template, if it loads without any download; else None."""
+    try:
+        from transformers import AutoTokenizer
+    except ImportError:
+        return None
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=True)
+    except (OSError, ValueError):
+        return None
+    return tokenizer if getattr(tokenizer, "chat_template", None) else None
+
+
+def tokenizer_tokens(tokenizer: Any, requests: Sequence[ChatRequest]) -> int:
+    """Prompt tokens of ``requests`` rendered with the tokenizer's chat template."""
+    total = 0
+    for start in range(0, len(requests), _ENCODE_CHUNK):
+        prompts = [
+            tokenizer.apply_chat_template(
+                list(r.messages), tokenize=False, add_generation_prompt=True
+            )
+            for r in requests[start : start + _ENCODE_CHUNK]
+        ]
+        encoded = tokenizer(prompts, add_special_tokens=False)["input_ids"]
+        total += sum(len(ids) for ids in encoded)
+    return total
+
+
+def cached_mask(
+    requests: Sequence[ChatRequest], cfg: LLMConfig, cache_path: Path | None
+) -> list[bool]:
+    """For each request, whether the cache at ``cache_path`` answers it (no file: none does)."""
+    if cache_path is None or not Path(cache_path).is_file():
+        return [False] * len(requests)
+    from cseaug.llm.factory import make_backend
+
+    identity = make_backend(cfg, cache_path=None).identity()
+    hashes = [request_hash(identity, r) for r in requests]
+    cache = ResponseCache(cache_path)
+    try:
+        stored = cache.get_many(hashes)
+    finally:
+        cache.close()
+    return [digest in stored for digest in hashes]
+
+
+def estimate(
+    requests: Sequence[ChatRequest], cfg: LLMConfig, cache_path: Path | None = None
+) -> Estimate:
+    """Count requests, cache hits and tokens of a build without sending anything.
+
+    Args:
+        requests: every request the build would make.
+        cfg: the ``llm`` section (model, backend, ``max_tokens``).
+        cache_path: the response cache to consult; None or an absent file: nothing cached.
+    """
+    cached = cached_mask(requests, cfg, cache_path)
+    to_send = [r for r, hit in zip(requests, cached, strict=True) if not hit]
+    tokenizer = local_chat_tokenizer(cfg.model) if to_send else None
+    if tokenizer is not None:
+        prompt_tokens = tokenizer_tokens(tokenizer, to_send)
+        method = f"tokenizer of {cfg.model} with its chat template"
+    else:
+        prompt_tokens = sum(heuristic_tokens(r) for r in to_send)
+        method = f"heuristic: ~{CHARS_PER_TOKEN:g} characters per token"
+    return Estimate(
+        requests=len(requests),
+        cached=sum(cached),
+        prompt_tokens=prompt_tokens,
+        max_completion_tokens=len(to_send) * cfg.max_tokens,
+        method=method,
+    )

@@ -1,0 +1,352 @@
+"""OpenAI chat completions over HTTP: backends ``openai`` and ``openai-compatible``.
+
+``openai`` talks to api.openai.com; ``openai-compatible`` to any server that speaks the
+same wire format at ``base_url`` (``vllm serve``, TGI, llama.cpp, ...). Both use the
+official ``openai`` async client with the aiohttp transport (``DefaultAioHttpClient``),
+and send ``POST /chat/completions`` through the client's documented raw-request method
+(``client.post(..., cast_to=httpx2.Response)``) and parse the JSON body themselves:
+``chat.completions.create`` spends about half of its CPU time validating the request
+parameters and building response models, and at a few hundred requests per second on
+two cores that CPU time is the throughput (see ``benchmarks/bench_llm_throughput.py``).
+
+Retries live in one layer only: tenacity, around each request, on 408/429/5xx, timeouts
+and connection errors, with exponential backoff and full jitter, honouring
+``Retry-After`` / ``retry-after-ms`` (seconds or an HTTP date, capped at
+:data:`MAX_RETRY_AFTER_S`). The client's own retries are switched off
+(``max_retries=0``) so that the two layers do not multiply. Other failures (400, 401,
+404, a body that is not a chat completion) are not retried; the request's response
+carries the reason in ``error``.
+
+Requests run on a pool of ``concurrency`` workers on one event loop. ``generate`` is
+synchronous: it runs the loop itself, or in a worker thread when called from inside a
+running loop (e.g. a Prefect task running in async code).
+
+Example:
+    >>> from cseaug.llm.base import ChatRequest
+    >>> backend = OpenAIBackend(  # doctest: +SKIP
+    ...     "Qwen/Qwen2.5-7B-Instruct", {"temperature": 0.0, "max_tokens": 64},
+    ...     name="openai-compatible", base_url="http://127.0.0.1:8000/v1")
+    >>> backend.generate([ChatRequest("s1", ({"role": "user", "content": "Hi"},))])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import random
+import time
+from collections.abc import Coroutine, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import httpx2
+import openai
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+from cseaug.errors import BackendError
+from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
+from cseaug.llm.sampling import request_seed
+from cseaug.llm.streaming import ResponseSink, StreamingBackend
+
+MAX_RETRY_AFTER_S = 120.0
+"""Longest ``Retry-After`` honoured; a server asking for more is retried after this long."""
+
+PLACEHOLDER_API_KEY = "EMPTY"
+"""Sent to an ``openai-compatible`` server when no key is set (``vllm serve`` accepts any)."""
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+_T = TypeVar("_T")
+
+_CLIENT_ERRORS = (openai.OpenAIError, httpx2.HTTPError)
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """The wait a response asks for, from ``retry-after-ms`` or ``Retry-After``.
+
+    ``Retry-After`` may be a number of seconds or an HTTP date. Returns None when no
+    usable header is present; never a negative number.
+
+    Example:
+        >>> retry_after_seconds({"retry-after": "2"})
+        2.0
+        >>> retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=1445412470.0)
+        10.0
+    """
+    lowered = {
+        k.lower(): v for k, v in headers.items() if k.lower() in ("retry-after", "retry-after-ms")
+    }
+    if "retry-after-ms" in lowered:
+        try:
+            return max(float(lowered["retry-after-ms"]) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - (time.time() if now is None else now), 0.0)
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Timeouts, connection errors and HTTP 408, 429 and 5xx are worth retrying."""
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in (408, 429) or exc.status_code >= 500
+    return False
+
+
+def describe_error(exc: BaseException) -> str:
+    """A one-line reason for a failed request (goes to rejects)."""
+    if isinstance(exc, openai.APIStatusError):
+        detail = exc.body.get("message") if isinstance(exc.body, dict) else None
+        return f"HTTP {exc.status_code}: {detail or exc.message}"
+    if isinstance(exc, openai.APITimeoutError):
+        return "request timed out"
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        return f"connection error ({cause})" if cause else "connection error"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def parse_completion(key: str, body: bytes) -> ChatResponse:
+    """Turn the body of a chat completion into a response; anything else becomes an error.
+
+    Example:
+        >>> parse_completion("k", b'{"choices": [{"message": {"content": "Hi"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}')
+        ChatResponse(key='k', text='Hi', error=None, prompt_tokens=3, completion_tokens=1, cached=False)
+        >>> parse_completion("k", b'oops').error
+        "malformed response body (not JSON): b'oops'"
+    """
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return ChatResponse(key=key, error=f"malformed response body (not JSON): {body[:200]!r}")
+    try:
+        choice = data["choices"][0]
+        text = choice["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        return ChatResponse(
+            key=key,
+            error=f"malformed response body (no choices[0].message.content): {body[:200]!r}",
+        )
+    if not isinstance(text, str):
+        reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+        return ChatResponse(key=key, error=f"answer has no text content (finish_reason={reason})")
+    usage = data.get("usage") or {}
+    return ChatResponse(
+        key=key,
+        text=text,
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+    )
+
+
+def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """Run a coroutine to completion from synchronous code, even inside a running event loop.
+
+    Inside a running loop (async Prefect tasks, notebooks) ``asyncio.run`` is not allowed,
+    so the coroutine gets its own loop in a worker thread.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(1, thread_name_prefix="cseaug-llm") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+class OpenAIBackend(StreamingBackend):
+    """Chat completions from api.openai.com or any OpenAI-compatible server.
+
+    Args:
+        model: model name as the server knows it.
+        sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (None: server default).
+        name: ``"openai"`` or ``"openai-compatible"`` (part of the cache key).
+        base_url: the endpoint, e.g. ``http://127.0.0.1:8000/v1``; default api.openai.com.
+        api_key_env: environment variable holding the key, read when requests are sent.
+        concurrency: requests in flight at once, per :meth:`generate` call.
+        max_retries: retries of one request after a retryable failure.
+        request_timeout_s: timeout of one HTTP request.
+        retry_initial_s: first backoff; later ones double, up to ``retry_max_s``, each
+            drawn uniformly below that bound (full jitter).
+        retry_max_s: longest backoff without a ``Retry-After``.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        sampling: dict[str, Any],
+        *,
+        name: str = "openai",
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 64,
+        max_retries: int = 6,
+        request_timeout_s: float = 120.0,
+        retry_initial_s: float = 0.5,
+        retry_max_s: float = 30.0,
+    ) -> None:
+        if name not in ("openai", "openai-compatible"):
+            raise ValueError(
+                f"OpenAIBackend name must be 'openai' or 'openai-compatible', not {name!r}"
+            )
+        if name == "openai-compatible" and not base_url:
+            raise BackendError(
+                "backend 'openai-compatible' needs llm.base_url, e.g. http://127.0.0.1:8000/v1"
+            )
+        super().__init__(model, sampling)
+        self.name = name
+        self.base_url = base_url or OPENAI_BASE_URL
+        self.api_key_env = api_key_env
+        self.concurrency = concurrency
+        self.max_retries = max_retries
+        self.request_timeout_s = request_timeout_s
+        self.retry_initial_s = retry_initial_s
+        self.retry_max_s = retry_max_s
+
+    def check(self) -> None:
+        """Fail before any work when the API key is missing (backend ``openai`` only).
+
+        Raises:
+            BackendError: ``openai`` backend and the key's environment variable is unset.
+        """
+        self._api_key()
+
+    def _api_key(self) -> str:
+        key = os.environ.get(self.api_key_env)
+        if key:
+            return key
+        if self.name == "openai":
+            raise BackendError(
+                f"backend 'openai' needs an API key in the environment variable {self.api_key_env}, "
+                f"which is unset: export {self.api_key_env}=sk-... (or set llm.api_key_env to the variable that holds it)"
+            )
+        return PLACEHOLDER_API_KEY
+
+    def _body(self, request: ChatRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": list(request.messages)}
+        # api.openai.com deprecated max_tokens (reasoning models reject it); most
+        # compatible servers know only max_tokens.
+        length_key = "max_completion_tokens" if self.name == "openai" else "max_tokens"
+        if self.sampling.get("max_tokens") is not None:
+            body[length_key] = self.sampling["max_tokens"]
+        for field in ("temperature", "top_p"):
+            if self.sampling.get(field) is not None:
+                body[field] = self.sampling[field]
+        seed = request_seed(self.sampling, request.sample_index)
+        if seed is not None:
+            body["seed"] = seed
+        return body
+
+    def _delay(self, exc: BaseException | None, attempt: int) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1 = the first)."""
+        if isinstance(exc, openai.APIStatusError):
+            delay = retry_after_seconds(exc.response.headers)
+            if delay is not None:
+                delay = min(delay, MAX_RETRY_AFTER_S)
+                # a little jitter so that many throttled requests do not return in one burst
+                return delay + random.uniform(0, min(1.0, 0.1 * delay))
+        return random.uniform(0, min(self.retry_max_s, self.retry_initial_s * 2 ** (attempt - 1)))
+
+    async def _post(self, client: openai.AsyncOpenAI, body: dict[str, Any]) -> httpx2.Response:
+        return await client.post("/chat/completions", body=body, cast_to=httpx2.Response)
+
+    async def _retry(
+        self, client: openai.AsyncOpenAI, body: dict[str, Any], first: BaseException
+    ) -> httpx2.Response:
+        """Attempts 2 .. max_retries + 1 of a request whose first attempt failed with ``first``."""
+        await asyncio.sleep(self._delay(first, 1))
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(is_retryable),
+            stop=stop_after_attempt(self.max_retries),
+            wait=lambda state: self._delay(
+                state.outcome.exception() if state.outcome else None, state.attempt_number + 1
+            ),
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await self._post(client, body)
+        raise AssertionError("unreachable: tenacity either returns or re-raises")
+
+    async def _answer(self, client: openai.AsyncOpenAI, request: ChatRequest) -> ChatResponse:
+        body = self._body(request)
+        try:
+            # the first attempt runs outside tenacity: its bookkeeping costs ~30 us a
+            # request, which is measurable at full speed; retries go through it
+            raw = await self._post(client, body)
+        except _CLIENT_ERRORS as exc:
+            if not is_retryable(exc):
+                return ChatResponse(key=request.key, error=describe_error(exc))
+            if self.max_retries == 0:
+                return ChatResponse(
+                    key=request.key, error=f"{describe_error(exc)} (retries disabled)"
+                )
+            try:
+                raw = await self._retry(client, body, exc)
+            except _CLIENT_ERRORS as final:
+                reason = describe_error(final)
+                if is_retryable(final):
+                    reason = f"{reason} (gave up after {self.max_retries + 1} attempts)"
+                return ChatResponse(key=request.key, error=reason)
+        return parse_completion(request.key, raw.content)
+
+    async def _answer_all(
+        self,
+        requests: list[ChatRequest],
+        api_key: str,
+        progress: ProgressCallback | None,
+        on_response: ResponseSink | None,
+    ) -> list[ChatResponse]:
+        results: list[ChatResponse | None] = [None] * len(requests)
+        limits = httpx2.Limits(
+            max_connections=self.concurrency,
+            max_keepalive_connections=self.concurrency,
+            keepalive_expiry=30.0,
+        )
+        client = openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=self.request_timeout_s,
+            http_client=openai.DefaultAioHttpClient(limits=limits, timeout=self.request_timeout_s),
+        )
+        # one shared iterator, many workers: `concurrency` coroutines instead of one per request
+        todo = iter(range(len(requests)))
+
+        async def worker() -> None:
+            for index in todo:
+                response = await self._answer(client, requests[index])
+                results[index] = response
+                if on_response is not None:
+                    on_response(index, response)
+                if progress is not None:
+                    progress(1)
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(requests)))))
+        finally:
+            await client.close()
+        return [r for r in results if r is not None]
+
+    def _stream(
+        self,
+        requests: list[ChatRequest],
+        progress: ProgressCallback | None,
+        on_response: ResponseSink | None,
+    ) -> list[ChatResponse]:
+        api_key = self._api_key()
+        if not requests:
+            return []
+        return run_sync(self._answer_all(requests, api_key, progress, on_response))

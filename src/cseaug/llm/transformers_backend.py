@@ -1,0 +1,221 @@
+"""A local Hugging Face chat model: backend ``transformers``.
+
+The model (``AutoModelForCausalLM``) and its tokenizer (``AutoTokenizer``, which must
+carry a chat template) are loaded by :meth:`TransformersBackend.check`, which the
+pipeline calls before any work, so that a model that is neither cached locally nor
+downloadable fails at once, with a message that says how to use an endpoint instead;
+``generate`` loads it too if nobody called ``check``. Prompts are rendered with
+``apply_chat_template(..., add_generation_prompt=True)``, sorted by length (less
+padding), and generated in left-padded batches of ``batch_size``; each batch's answers
+are handed out as soon as it finishes (the cache stores them at once).
+
+Decoding: greedy when ``temperature`` is None or 0, otherwise sampling with
+``temperature`` and ``top_p``; ``max_tokens`` is ``max_new_tokens``. With a seed, torch's
+generator is seeded at the start of each ``generate`` call. An error inside one batch
+(e.g. out of memory) fails that batch's requests, not the run.
+
+Example:
+    >>> backend = TransformersBackend("Qwen/Qwen2.5-0.5B-Instruct", {"max_tokens": 64})  # doctest: +SKIP
+    >>> backend.check()  # loads the model now  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from cseaug.errors import BackendError, require
+from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
+from cseaug.llm.streaming import ResponseSink, StreamingBackend
+
+ENDPOINT_HINT = (
+    "To use a served model instead, point the build at an endpoint, e.g. "
+    "`--set llm.backend=openai-compatible --set llm.base_url=http://127.0.0.1:8000/v1 "
+    "--set llm.model=<served model name>` (start one with `vllm serve <model>`), "
+    "or set llm.model to a local directory that holds the model."
+)
+
+
+def resolve_device(device: str, torch: Any) -> str:
+    """``auto`` becomes ``cuda`` when a GPU is visible, else ``cpu``; anything else is kept."""
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def resolve_dtype(dtype: str, device: str, torch: Any) -> Any:
+    """``auto`` is float32 on CPU (half precision is slow there) and the checkpoint's dtype on GPU."""
+    if dtype == "auto":
+        return torch.float32 if device == "cpu" else "auto"
+    return getattr(torch, dtype)
+
+
+def generate_kwargs(sampling: dict[str, Any]) -> dict[str, Any]:
+    """``model.generate`` keyword arguments of a sampling dict (greedy when temperature is None or 0).
+
+    Example:
+        >>> generate_kwargs({"temperature": None, "max_tokens": 32})
+        {'max_new_tokens': 32, 'do_sample': False, 'temperature': None, 'top_p': None, 'top_k': None}
+    """
+    temperature = sampling.get("temperature")
+    kwargs: dict[str, Any] = {"max_new_tokens": sampling.get("max_tokens") or 256}
+    if temperature is None or temperature == 0:
+        # None overrides sampling values a model's generation_config may carry
+        kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+    else:
+        kwargs.update(do_sample=True, temperature=temperature, top_p=sampling.get("top_p") or 1.0)
+    return kwargs
+
+
+class TransformersBackend(StreamingBackend):
+    """Chat completions from a local Hugging Face causal LM.
+
+    Args:
+        model: Hugging Face id (cached locally or downloadable) or local directory.
+        sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed``.
+        device: ``auto``, ``cpu``, ``cuda``, ``cuda:1``, ...
+        dtype: ``auto``, ``float32``, ``float16``, ``bfloat16``.
+        batch_size: prompts per ``generate()`` call.
+    """
+
+    name = "transformers"
+
+    def __init__(
+        self,
+        model: str,
+        sampling: dict[str, Any],
+        *,
+        device: str = "auto",
+        dtype: str = "auto",
+        batch_size: int = 8,
+    ) -> None:
+        super().__init__(model, sampling)
+        self.device = device
+        self.dtype = dtype
+        self.batch_size = batch_size
+        self._tokenizer: Any | None = None
+        self._model: Any | None = None
+        self._device: str | None = None
+
+    def check(self) -> None:
+        """Load the tokenizer and model now.
+
+        Raises:
+            MissingExtraError: torch or transformers is not installed (extra ``hf``).
+            BackendError: the model cannot be loaded or has no chat template; the message
+                says how to use an endpoint instead.
+        """
+        if self._model is not None:
+            return
+        torch = require("torch", "hf", "The transformers LLM backend")
+        transformers = require("transformers", "hf", "The transformers LLM backend")
+        device = resolve_device(self.device, torch)
+        dtype = resolve_dtype(self.dtype, device, torch)
+        tokenizer = self._load(transformers.AutoTokenizer, {})
+        if not getattr(tokenizer, "chat_template", None):
+            raise BackendError(
+                f"the tokenizer of {self.model!r} has no chat template, so it is not a chat model; "
+                f"use an instruction-tuned model. {ENDPOINT_HINT}"
+            )
+        model = self._load(transformers.AutoModelForCausalLM, {"dtype": dtype})
+        tokenizer.padding_side = "left"  # decoder-only models continue from the right edge
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self._tokenizer, self._model, self._device = tokenizer, model.to(device).eval(), device
+
+    def _load(self, auto_class: Any, kwargs: dict[str, Any]) -> Any:
+        offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
+        try:
+            # local first: an absent model fails at once instead of after network timeouts
+            return auto_class.from_pretrained(self.model, local_files_only=True, **kwargs)
+        except (OSError, ValueError) as local_error:
+            if offline:
+                raise BackendError(
+                    f"cannot load {self.model!r} for the transformers backend: it is not in the local "
+                    f"Hugging Face cache and HF_HUB_OFFLINE is set ({local_error}). {ENDPOINT_HINT}"
+                ) from local_error
+        try:
+            return auto_class.from_pretrained(self.model, **kwargs)
+        except (OSError, ValueError) as exc:
+            raise BackendError(
+                f"cannot load {self.model!r} for the transformers backend: not cached locally and "
+                f"the download failed ({exc}). {ENDPOINT_HINT}"
+            ) from exc
+
+    def _stop_ids(self) -> set[int]:
+        eos = self._model.generation_config.eos_token_id
+        if eos is None:
+            eos = self._tokenizer.eos_token_id
+        ids = eos if isinstance(eos, list) else [eos]
+        return {int(i) for i in ids if i is not None}
+
+    def _answer_batch(self, prompts: list[str], keys: list[str]) -> list[ChatResponse]:
+        import torch
+
+        encoded = self._tokenizer(
+            prompts, return_tensors="pt", padding=True, add_special_tokens=False
+        )
+        encoded = encoded.to(self._device)
+        with torch.inference_mode():
+            output = self._model.generate(
+                **encoded,
+                **generate_kwargs(self.sampling),
+                pad_token_id=self._tokenizer.pad_token_id,
+            )
+        new_tokens = output[:, encoded["input_ids"].shape[1] :].tolist()
+        prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
+        stop_ids = self._stop_ids()
+        responses = []
+        for key, tokens, prompt_length in zip(keys, new_tokens, prompt_lengths, strict=True):
+            # everything after the first stop token is padding
+            end = next((i + 1 for i, token in enumerate(tokens) if token in stop_ids), len(tokens))
+            text = self._tokenizer.decode(tokens[:end], skip_special_tokens=True)
+            responses.append(
+                ChatResponse(
+                    key=key, text=text, prompt_tokens=int(prompt_length), completion_tokens=end
+                )
+            )
+        return responses
+
+    def _stream(
+        self,
+        requests: list[ChatRequest],
+        progress: ProgressCallback | None,
+        on_response: ResponseSink | None,
+    ) -> list[ChatResponse]:
+        self.check()
+        if not requests:
+            return []
+        import torch
+
+        if self.sampling.get("seed") is not None:
+            torch.manual_seed(int(self.sampling["seed"]))
+        prompts = [
+            self._tokenizer.apply_chat_template(
+                list(r.messages), tokenize=False, add_generation_prompt=True
+            )
+            for r in requests
+        ]
+        order = sorted(range(len(requests)), key=lambda i: len(prompts[i]))
+        results: list[ChatResponse | None] = [None] * len(requests)
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            keys = [requests[i].key for i in batch]
+            try:
+                answers = self._answer_batch([prompts[i] for i in batch], keys)
+            except (RuntimeError, ValueError) as exc:  # e.g. CUDA out of memory
+                answers = [
+                    ChatResponse(key=k, error=f"transformers generate failed: {exc}") for k in keys
+                ]
+            for index, response in zip(batch, answers, strict=True):
+                results[index] = response
+                if on_response is not None:
+                    on_response(index, response)
+            if progress is not None:
+                progress(len(batch))
+        return [r for r in results if r is not None]
+
+    def close(self) -> None:
+        """Drop the model (frees its memory once nothing else holds it)."""
+        self._model = None
+        self._tokenizer = None

@@ -1,0 +1,313 @@
+"""A scriptable OpenAI-wire-format chat server on 127.0.0.1, for tests and benchmarks.
+
+It answers ``POST /v1/chat/completions`` like the OpenAI API (and ``vllm serve``) do,
+so the LLM backends are tested through their real HTTP client and transport. What each
+request gets is scriptable per message content (the content of the last message):
+``ok`` (an echo answer with ``usage``), ``429`` (with ``Retry-After``), ``500``, ``400``,
+``hang`` (never answers: a client timeout), ``malformed`` (a 200 whose body is not
+JSON), ``no_choices`` (valid JSON without choices). Every request is counted per
+content, and the highest number of requests in flight at once is recorded, as are the
+last body and ``Authorization`` header received per content.
+
+The server runs in a background thread (``FakeOpenAIServer``) or, where the client
+itself is measured and must not share a CPU with the server, in a separate process
+(:func:`start_server_process`), whose counters are read from ``GET /stats``.
+
+Example:
+    >>> with FakeOpenAIServer(latency_s=0.01) as server:  # doctest: +SKIP
+    ...     server.script("hello", Action.status_code(429, retry_after="1"), Action.ok())
+    ...     # point a client at server.base_url; the first "hello" gets a 429
+    ...     server.counts["hello"]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections import Counter, defaultdict, deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aiohttp import web
+
+
+@dataclass(frozen=True)
+class Action:
+    """What the server does with one request."""
+
+    kind: str
+    status: int = 200
+    retry_after: str | None = None
+
+    @classmethod
+    def ok(cls) -> Action:
+        return cls("ok")
+
+    @classmethod
+    def status_code(cls, status: int, retry_after: str | None = None) -> Action:
+        return cls("status", status=status, retry_after=retry_after)
+
+    @classmethod
+    def hang(cls) -> Action:
+        return cls("hang")
+
+    @classmethod
+    def malformed(cls) -> Action:
+        return cls("malformed")
+
+    @classmethod
+    def no_choices(cls) -> Action:
+        return cls("no_choices")
+
+
+def _answer_text(content: str) -> str:
+    return f"echo: {content}"
+
+
+def completion_body(content: str, model: str) -> bytes:
+    """The JSON body of a successful answer to a request whose last message is ``content``."""
+    text = _answer_text(content)
+    prompt_tokens = len(content.split()) + 3
+    completion_tokens = len(text.split())
+    return json.dumps(
+        {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+    ).encode()
+
+
+@dataclass
+class ServerState:
+    """Counters and scripts of one server (read by tests while it runs)."""
+
+    latency_s: float = 0.0
+    fixed_answer: bytes | None = None
+    counts: Counter[str] = field(default_factory=Counter)
+    arrivals: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    scripts: dict[str, deque[Action]] = field(default_factory=dict)
+    last_body: dict[str, dict] = field(default_factory=dict)
+    last_authorization: dict[str, str] = field(default_factory=dict)
+    total: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+    def next_action(self, content: str) -> Action:
+        queue = self.scripts.get(content)
+        return queue.popleft() if queue else Action.ok()
+
+
+_MALFORMED = b'{"id": "chatcmpl-fake", "choices": [ this is not json'
+_NO_CHOICES = json.dumps(
+    {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "m", "choices": []}
+).encode()
+_JSON = "application/json"
+
+
+def make_app(state: ServerState) -> web.Application:
+    """The aiohttp application serving ``state``."""
+
+    async def chat_completions(request: web.Request) -> web.Response:
+        raw = await request.read()
+        state.total += 1
+        state.in_flight += 1
+        state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        try:
+            if state.fixed_answer is not None:
+                # benchmark mode: no parsing, pre-encoded answer, so the server stays cheap
+                if state.latency_s:
+                    await asyncio.sleep(state.latency_s)
+                return web.Response(body=state.fixed_answer, content_type=_JSON)
+            body = json.loads(raw)
+            content = body["messages"][-1]["content"]
+            state.counts[content] += 1
+            state.arrivals[content].append(time.monotonic())
+            state.last_body[content] = body
+            state.last_authorization[content] = request.headers.get("Authorization", "")
+            action = state.next_action(content)
+            if state.latency_s:
+                await asyncio.sleep(state.latency_s)
+            if action.kind == "ok":
+                return web.Response(
+                    body=completion_body(content, body.get("model", "m")), content_type=_JSON
+                )
+            if action.kind == "status":
+                headers = (
+                    {"Retry-After": action.retry_after} if action.retry_after is not None else {}
+                )
+                error = {
+                    "error": {"message": f"scripted {action.status}", "type": "fake", "code": None}
+                }
+                return web.json_response(error, status=action.status, headers=headers)
+            if action.kind == "hang":
+                await asyncio.sleep(3600)
+            if action.kind == "malformed":
+                return web.Response(body=_MALFORMED, content_type=_JSON)
+            if action.kind == "no_choices":
+                return web.Response(body=_NO_CHOICES, content_type=_JSON)
+            raise ValueError(f"unknown action {action}")
+        finally:
+            state.in_flight -= 1
+
+    async def stats(_request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "total": state.total,
+                "max_in_flight": state.max_in_flight,
+                "counts": dict(state.counts),
+            }
+        )
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat_completions)
+    app.router.add_get("/stats", stats)
+    return app
+
+
+class FakeOpenAIServer:
+    """The fake server in a background thread of this process, on a free port.
+
+    Args:
+        latency_s: fixed delay before every answer.
+        fixed_answer: answer every request with this pre-encoded body, without parsing
+            it or counting per content (benchmark mode).
+    """
+
+    def __init__(self, latency_s: float = 0.0, fixed_answer: bytes | None = None) -> None:
+        self.state = ServerState(latency_s=latency_s, fixed_answer=fixed_answer)
+        self.port = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def counts(self) -> Counter[str]:
+        return self.state.counts
+
+    def script(self, content: str, *actions: Action) -> None:
+        """Requests whose last message is ``content`` get these actions in turn, then ``ok``."""
+        self.state.scripts[content] = deque(actions)
+
+    def start(self) -> FakeOpenAIServer:
+        started = threading.Event()
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            # a short shutdown timeout: "hang" handlers never finish on their own
+            self._runner = web.AppRunner(
+                make_app(self.state), access_log=None, shutdown_timeout=0.5
+            )
+            loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
+            loop.run_until_complete(site.start())
+            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            started.set()
+            loop.run_forever()
+            loop.run_until_complete(self._runner.cleanup())
+            loop.close()
+
+        self._thread = threading.Thread(target=serve, name="fake-openai-server", daemon=True)
+        self._thread.start()
+        if not started.wait(10):
+            raise RuntimeError("fake OpenAI server did not start within 10 s")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@dataclass
+class ServerProcess:
+    """The fake server in a child process (see :func:`start_server_process`)."""
+
+    process: subprocess.Popen[str]
+    port: int
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def stats(self) -> dict:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=10) as reply:
+            return json.loads(reply.read())
+
+    def stop(self) -> None:
+        self.process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(10)
+        if self.process.poll() is None:
+            self.process.kill()
+
+
+def start_server_process(latency_s: float = 0.0, fixed_answer: bool = False) -> ServerProcess:
+    """Start the fake server in a child process so that it does not compete for this one's CPU."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--latency", str(latency_s)]
+    if fixed_answer:
+        command.append("--fixed-answer")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env={**os.environ})
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if not line.startswith("PORT "):
+        process.kill()
+        raise RuntimeError(f"fake OpenAI server process did not start: {line!r}")
+    return ServerProcess(process=process, port=int(line.split()[1]))
+
+
+def _main() -> None:
+    parser = argparse.ArgumentParser(
+        description="Fake OpenAI chat server on 127.0.0.1 (prints 'PORT n')."
+    )
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument(
+        "--fixed-answer", action="store_true", help="pre-encoded answer, no parsing"
+    )
+    args = parser.parse_args()
+    fixed = completion_body("benchmark", "m") if args.fixed_answer else None
+    server = FakeOpenAIServer(latency_s=args.latency, fixed_answer=fixed).start()
+    print(f"PORT {server.port}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    _main()

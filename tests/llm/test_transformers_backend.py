@@ -1,0 +1,103 @@
+"""The transformers backend end to end on a tiny random chat model built by the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cseaug.errors import BackendError
+from cseaug.llm.transformers_backend import TransformersBackend, generate_kwargs
+from tests.llm.helpers import ask
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def chat_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.tiny_models import build_tiny_chat_model
+
+    return build_tiny_chat_model(tmp_path_factory.mktemp("tiny-chat"))
+
+
+def backend(model: Path, batch_size: int = 3, **sampling) -> TransformersBackend:
+    return TransformersBackend(
+        str(model), {"max_tokens": 6, **sampling}, device="cpu", batch_size=batch_size
+    )
+
+
+def test_batched_generation_keeps_order_and_counts_tokens(chat_model: Path) -> None:
+    from transformers import AutoTokenizer
+
+    requests = [ask("word " * n, key=f"k{n}") for n in (9, 1, 5, 3, 7)]
+    llm = backend(chat_model)
+    finished: dict[int, str] = {}
+    responses = llm.generate(requests, on_response=lambda i, r: finished.__setitem__(i, r.key))
+
+    assert [r.key for r in responses] == [r.key for r in requests]
+    assert finished == {i: r.key for i, r in enumerate(requests)}
+    assert all(r.ok and isinstance(r.text, str) for r in responses)
+    assert all(1 <= r.completion_tokens <= 6 for r in responses)
+    tokenizer = AutoTokenizer.from_pretrained(chat_model)
+    for request, response in zip(requests, responses, strict=True):
+        prompt = tokenizer.apply_chat_template(
+            list(request.messages), tokenize=False, add_generation_prompt=True
+        )
+        assert response.prompt_tokens == len(
+            tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        )
+    assert llm.usage.requests == 5
+
+
+def test_greedy_is_deterministic_and_matches_unbatched_generation(chat_model: Path) -> None:
+    requests = [ask("A man plays a guitar."), ask("Two dogs run.")]
+    greedy = backend(chat_model, temperature=None)
+    first = [r.text for r in greedy.generate(requests)]
+    assert [r.text for r in greedy.generate(requests)] == first
+    assert [
+        r.text for r in backend(chat_model, temperature=0.0, batch_size=1).generate(requests)
+    ] == first
+
+
+def test_sampling_with_a_seed_is_reproducible(chat_model: Path) -> None:
+    requests = [ask("The cat sleeps."), ask("A person rides a bicycle.")]
+    texts = [
+        r.text for r in backend(chat_model, temperature=1.0, top_p=0.95, seed=3).generate(requests)
+    ]
+    assert [
+        r.text for r in backend(chat_model, temperature=1.0, top_p=0.95, seed=3).generate(requests)
+    ] == texts
+
+
+def test_decoding_options() -> None:
+    assert generate_kwargs({"temperature": 0.0, "max_tokens": 9}) == {
+        "max_new_tokens": 9,
+        "do_sample": False,
+        "temperature": None,
+        "top_p": None,
+        "top_k": None,
+    }
+    assert generate_kwargs({"temperature": 0.8, "top_p": 0.9, "max_tokens": 9}) == {
+        "max_new_tokens": 9,
+        "do_sample": True,
+        "temperature": 0.8,
+        "top_p": 0.9,
+    }
+
+
+def test_an_unloadable_model_fails_up_front_and_says_how_to_use_an_endpoint(tmp_path: Path) -> None:
+    llm = TransformersBackend("no-such-org/no-such-model", {"max_tokens": 4})
+    with pytest.raises(BackendError) as error:
+        llm.check()
+    message = str(error.value)
+    assert "no-such-org/no-such-model" in message
+    assert "--set llm.backend=openai-compatible" in message and "llm.base_url" in message
+
+
+def test_a_model_without_chat_template_is_refused(tmp_path: Path) -> None:
+    from tests.tiny_models import build_tiny_gpt2
+
+    plain = build_tiny_gpt2(tmp_path / "plain")
+    with pytest.raises(BackendError, match="no chat template"):
+        TransformersBackend(str(plain), {}).check()

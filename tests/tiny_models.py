@@ -1,0 +1,100 @@
+"""Tiny randomly initialised language models that tests build offline in a few seconds.
+
+Nothing is downloaded: the tokenizer is a byte-level BPE trained here on a few
+sentences (every byte is in its alphabet, so any text round-trips), and the model is a
+GPT-2 with two small layers and random weights. Its answers are gibberish, but it loads,
+batches, pads, samples and saves like a real Hugging Face model.
+
+``build_tiny_gpt2(directory)`` gives a plain causal LM (for generators such as
+VAEGPT-Sim); ``build_tiny_chat_model(directory)`` adds a chat template, so it works as
+the ``transformers`` LLM backend's chat model.
+
+Example:
+    >>> path = build_tiny_chat_model(tmp_path / "chat")  # doctest: +SKIP
+    >>> AutoTokenizer.from_pretrained(path).apply_chat_template(  # doctest: +SKIP
+    ...     [{"role": "user", "content": "Hi"}], tokenize=False, add_generation_prompt=True)
+    '<|user|>Hi\\n<|assistant|>'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+END_OF_TEXT = "<|endoftext|>"
+
+TRAINING_SENTENCES = (
+    "A man is playing a guitar on the stage.",
+    "Two dogs are running through the snowy field.",
+    "The woman is slicing an onion in the kitchen.",
+    "Children play football in the park after school.",
+    "The cat sleeps on the warm windowsill.",
+    "A person rides a bicycle down the busy street.",
+    "Rewrite the sentence so that it keeps its meaning.",
+    "Write a sentence that contradicts the input sentence.",
+)
+
+CHAT_TEMPLATE = (
+    "{% for message in messages %}<|{{ message['role'] }}|>{{ message['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+
+
+def _tokenizer(vocab_size: int):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[END_OF_TEXT],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    bpe.train_from_iterator(TRAINING_SENTENCES, trainer=trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=bpe, bos_token=END_OF_TEXT, eos_token=END_OF_TEXT, pad_token=END_OF_TEXT
+    )
+
+
+def build_tiny_gpt2(directory: str | Path, vocab_size: int = 320, seed: int = 0) -> Path:
+    """Save a tiny random GPT-2 causal LM and its tokenizer into ``directory``; return it.
+
+    Args:
+        directory: where to save (created if needed).
+        vocab_size: BPE vocabulary size (at least 257: the byte alphabet plus end-of-text).
+        seed: seed of the random weights.
+    """
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    tokenizer = _tokenizer(vocab_size)
+    eos = tokenizer.convert_tokens_to_ids(END_OF_TEXT)
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=256,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=eos,
+        eos_token_id=eos,
+        pad_token_id=eos,
+    )
+    torch.manual_seed(seed)
+    GPT2LMHeadModel(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def build_tiny_chat_model(directory: str | Path, vocab_size: int = 320, seed: int = 0) -> Path:
+    """Like :func:`build_tiny_gpt2`, with a simple chat template on the tokenizer."""
+    from transformers import AutoTokenizer
+
+    directory = build_tiny_gpt2(directory, vocab_size=vocab_size, seed=seed)
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.save_pretrained(directory)
+    return directory
