@@ -33,9 +33,20 @@ from tests.fake_openai_server import start_server_process  # noqa: E402
 
 
 def write_corpus(path: Path, n: int) -> None:
-    words = (
-        "the river city council school bridge museum harbour train festival market storm".split()
-    )
+    words = [
+        "the",
+        "river",
+        "city",
+        "council",
+        "school",
+        "bridge",
+        "museum",
+        "harbour",
+        "train",
+        "festival",
+        "market",
+        "storm",
+    ]
     with path.open("w") as handle:
         for i in range(n):
             handle.write(
