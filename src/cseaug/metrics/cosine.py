@@ -30,6 +30,7 @@ import numpy as np
 
 from cseaug.config import DiagnosticsConfig
 from cseaug.errors import ConfigError, require
+from cseaug.progress import progress_enabled
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 """The project's default sentence encoder (sentence-transformers, mean pooling, 384 dimensions)."""
@@ -51,6 +52,12 @@ class Encoder(Protocol):
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` as a (len(texts), dimension) float32 array of unit rows."""
         ...
+
+
+def _quiet_loading() -> None:
+    """Hide transformers' weight-loading bars when cseaug's own bars are off (CI, Prefect logs)."""
+    if not progress_enabled():
+        require("transformers", "hf", "Sentence embeddings").utils.logging.disable_progress_bar()
 
 
 def _resolve_device(device: str) -> str:
@@ -346,6 +353,7 @@ def load_encoder(
         (1, 384)
     """
     location, how = resolve_model(name, pooling)
+    _quiet_loading()
     if torch_threads is not None:
         require("torch", "hf", "Sentence embeddings").set_num_threads(torch_threads)
     options: dict[str, Any] = {

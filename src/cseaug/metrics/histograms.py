@@ -191,6 +191,28 @@ def _cs_lower_limit(panels: Sequence[Panel]) -> float:
     return max(-1.0, math.floor(min(lowest, 0.0) * 10) / 10)
 
 
+def is_spike(histogram: Histogram) -> bool:
+    """Half or more of the values in one bin (e.g. MER 0 of identical sentences)."""
+    return histogram.n > 0 and int(histogram.counts.max()) * 2 >= histogram.n
+
+
+def shared_ylimit(panels: Sequence[Panel]) -> float:
+    """The y limit shared by panels of one metric: 5% above the highest density of any series.
+
+    Spikes (:func:`is_spike`) are left out when another series exists, otherwise one
+    degenerate setting (dropout: all MER 0) would flatten every other panel; their bars
+    are clipped and labelled with their height.
+    """
+    peaks = [
+        (float(s.histogram.density.max(initial=0.0)), is_spike(s.histogram))
+        for p in panels
+        for s in p.series
+    ]
+    regular = [peak for peak, spike in peaks if not spike]
+    top = max(regular or [peak for peak, _ in peaks] or [0.0])
+    return top * 1.05 if top > 0 else 1.0
+
+
 def draw_panels(
     grid: Sequence[Sequence[Panel | None]],
     *,
@@ -201,8 +223,8 @@ def draw_panels(
     """Draw a grid of density-histogram panels on a matplotlib Figure (Agg canvas, no pyplot).
 
     Every MER panel spans [0, 1]; every CS panel spans the same occupied part of [-1, 1];
-    the y axis of all panels of a metric has the same limit, so heights compare across
-    panels as in NGCSE's Figure 7.
+    the y axis of all panels of a metric has the same limit (:func:`shared_ylimit`), so
+    heights compare across panels as in NGCSE's Figure 7.
 
     Args:
         grid: rows of panels; None leaves a cell empty.
@@ -225,11 +247,7 @@ def draw_panels(
         "mer": (0.0, 1.0),
         "cs": (_cs_lower_limit([p for p in panels if p.metric == "cs"]), 1.0),
     }
-    ymax: dict[str, float] = {}
-    for panel in panels:
-        for s in panel.series:
-            peak = float(s.histogram.density.max(initial=0.0))
-            ymax[panel.metric] = max(ymax.get(panel.metric, 0.0), peak)
+    ymax = {metric: shared_ylimit([p for p in panels if p.metric == metric]) for metric in xlim}
 
     figure = Figure(
         figsize=(panel_size[0] * cols, panel_size[1] * rows + (0.4 if title else 0)), dpi=dpi
@@ -254,8 +272,20 @@ def draw_panels(
                     label=f"{s.label} (n={h.n})",
                 )
                 ax.stairs(h.density, h.edges, color=s.color, linewidth=0.8)
+                peak = float(h.density.max(initial=0.0))
+                if peak > ymax[panel.metric]:
+                    at = int(h.density.argmax())
+                    ax.annotate(
+                        f"{peak:.0f}↑",
+                        xy=((h.edges[at] + h.edges[at + 1]) / 2, ymax[panel.metric]),
+                        xytext=(0, -9),
+                        textcoords="offset points",
+                        ha="center",
+                        fontsize=6,
+                        color=s.color,
+                    )
             ax.set_xlim(*xlim[panel.metric])
-            ax.set_ylim(0, (ymax.get(panel.metric) or 1.0) * 1.05)
+            ax.set_ylim(0, ymax[panel.metric])
             ax.set_title(panel.title, fontsize=9)
             ax.set_xlabel(METRIC_LABELS[panel.metric], fontsize=8)
             ax.tick_params(labelsize=7)

@@ -1,0 +1,263 @@
+"""``cseaug diagnose``, ``cseaug compare``, ``cseaug probe-splits`` (docs/diagnostics.md).
+
+Published versions are immutable, so ``diagnose`` writes beside them, by default to
+``<root>/diagnostics/<name>/<version>/``; a build writes the same files into the version's
+own ``diagnostics/`` before publishing.
+
+Example:
+    $ cseaug diagnose wiki-sts --eval-data-dir ../shared/data
+    $ cseaug compare --version wiki-sts --stsb ../shared/data/stsbenchmark/sts-dev.csv \\
+        --nli ../shared/data/nli/nli_triples_snli_devtest.csv \\
+        --corpus Wiki=../shared/data/wiki/wiki1m_for_simcse_first11914.txt --out fig7
+    $ cseaug probe-splits --data-dir ../shared/data/senteval_sts --out probe
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from cseaug.config import DiagnosticsConfig, apply_overrides, format_validation_error, load_config
+from cseaug.dataset import versions
+from cseaug.errors import ConfigError, InputError
+
+RootOption = Annotated[
+    Path, typer.Option("--root", help="Output root holding datasets/ (output.root of the config).")
+]
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set", help="Override a diagnostics setting, e.g. --set cs_sample=500 (repeatable)."
+    ),
+]
+EncoderOption = Annotated[
+    str | None,
+    typer.Option(
+        "--encoder", help="Sentence encoder for CS (default: all-MiniLM-L6-v2 or the config's)."
+    ),
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Keep embeddings in memory only (no sqlite cache).")
+]
+
+
+class WordsChoice(str, Enum):
+    whitespace = "whitespace"
+    project = "project"
+
+
+def _labelled(value: str) -> tuple[str | None, str]:
+    """``LABEL=PATH`` -> (LABEL, PATH); a plain path (or one whose '=' lies in a directory) -> (None, PATH)."""
+    label, sep, rest = value.partition("=")
+    if sep and label and "/" not in label and rest:
+        return label, rest
+    return None, value
+
+
+def _version_dir(root: Path, ref: str) -> Path:
+    """A version by reference, or any directory with ``data/*.parquet`` (e.g. a copy without manifest)."""
+    as_path = Path(ref)
+    if as_path.is_dir() and (as_path / "data").is_dir():
+        return as_path
+    return versions.resolve(root, ref)
+
+
+def diagnostics_config(
+    config: Path | None, manifest: dict[str, Any] | None, settings: list[str]
+) -> tuple[DiagnosticsConfig, str]:
+    """The diagnostics section to use and where it came from (--config, the manifest, defaults), with --set applied."""
+    if config is not None:
+        data, source = load_config(config).diagnostics.model_dump(mode="json"), str(config)
+    elif manifest and isinstance(manifest.get("config", {}).get("diagnostics"), dict):
+        data, source = dict(manifest["config"]["diagnostics"]), "the version's manifest"
+    else:
+        data, source = {}, "defaults"
+    data = apply_overrides(data, settings)
+    try:
+        return DiagnosticsConfig.model_validate(data), source
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, f"diagnostics settings ({source})")) from exc
+
+
+def diagnose_command(
+    ref: Annotated[str, typer.Argument(help="NAME, NAME/vNNNN, or a version directory.")],
+    root: RootOption = Path("storage"),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Output directory (default: <root>/diagnostics/<name>/<version>)."
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Take the diagnostics section of this run config (YAML)."),
+    ] = None,
+    settings: SetOption = None,
+    eval_data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--eval-data-dir", help="Evaluation sets for the contamination check (shared/data)."
+        ),
+    ] = None,
+    cs_sample: Annotated[
+        int | None,
+        typer.Option("--cs-sample", help="Cosine similarity on a seeded sample of this many rows."),
+    ] = None,
+    encoder: EncoderOption = None,
+    no_cache: NoCacheOption = False,
+) -> None:
+    """Write MER / CS histograms, statistics, pattern-order and contamination checks of a version.
+
+    Settings come from --config, else the version's manifest, else the defaults; --set,
+    --encoder, --cs-sample and --eval-data-dir override them.
+    """
+    from cseaug.diagnostics.version import write_diagnostics
+
+    version_dir = _version_dir(root, ref)
+    manifest = (
+        versions.read_manifest(version_dir) if (version_dir / "manifest.json").is_file() else None
+    )
+    overrides = list(settings or [])
+    overrides += [f"encoder={encoder}"] if encoder else []
+    overrides += [f"cs_sample={cs_sample}"] if cs_sample else []
+    overrides += [f"eval_data_dir={eval_data_dir}"] if eval_data_dir else []
+    overrides += ["embedding_cache=false"] if no_cache else []
+    cfg, source = diagnostics_config(config, manifest, overrides)
+    name, version = version_dir.parent.name, version_dir.name
+    target = out or root / "diagnostics" / name / version
+    console = Console(stderr=True)
+    console.print(f"diagnostics of {version_dir} with settings from {source} -> {target}")
+    summary = write_diagnostics(
+        version_dir, target, cfg, cache_dir=root / "cache" / "embeddings", title=f"{name}/{version}"
+    )
+    table = Table(
+        "view", "MER pairs", "MER median", "CS pairs", "CS median", title=f"{name}/{version}"
+    )
+    for view, stats in summary.summary["views"].items():
+        mer, cs = stats["mer"], stats["cs"]
+        table.add_row(
+            view,
+            f"{mer['n']:,}",
+            "–" if mer["median"] is None else f"{mer['median']:.3f}",
+            f"{cs['n']:,}",
+            "–" if cs["median"] is None else f"{cs['median']:.3f}",
+        )
+    Console().print(table)
+    Console().print(f"wrote {', '.join(summary.plots.values())} and summary.json to {target}")
+
+
+def compare_command(
+    out: Annotated[Path, typer.Option("--out", help="Directory for figure7.png and compare.json.")],
+    version: Annotated[
+        list[str] | None,
+        typer.Option("--version", help="NAME, NAME/vNNNN or a version directory, optionally as LABEL=... (repeatable)."),
+    ] = None,
+    stsb: Annotated[
+        Path | None, typer.Option("--stsb", help="An STS-B file (sts-dev.csv, ...) as reference.")
+    ] = None,
+    nli: Annotated[
+        Path | None,
+        typer.Option("--nli", help="NLI triples csv (sent0,sent1,hard_neg) as reference."),
+    ] = None,
+    corpus: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--corpus",
+            help="FILE or LABEL=FILE, one sentence per line: its dropout, token-shuffle and token-cutoff views (repeatable).",
+        ),
+    ] = None,
+    root: RootOption = Path("storage"),
+    max_pairs: Annotated[
+        int, typer.Option("--max-pairs", help="Pairs per polarity and setting (seeded sample).")
+    ] = 1000,
+    per_row: Annotated[int, typer.Option("--per-row", help="Settings per row of the figure.")] = 2,
+    positive_above: Annotated[
+        float, typer.Option("--positive-above", help="STS-B positives: score above this.")
+    ] = 4.0,
+    negative_below: Annotated[
+        float, typer.Option("--negative-below", help="STS-B negatives: score below this.")
+    ] = 1.0,
+    cutoff_ratio: Annotated[
+        float, typer.Option("--cutoff-ratio", help="Share of words token_cutoff removes.")
+    ] = 0.05,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of samples and transformations.")] = 0,
+    encoder: EncoderOption = None,
+    no_cache: NoCacheOption = False,
+) -> None:
+    """Draw NGCSE's Figure 7 grid: MER and CS densities of positive and negative pairs per setting."""
+    from cseaug.diagnostics import compare as fig7
+    from cseaug.metrics.cosine import encoder_from_config
+
+    settings: list[fig7.PairSet] = []
+    for item in version or []:
+        label, ref = _labelled(item)
+        settings.append(fig7.version_pairs(_version_dir(root, ref), label, max_pairs, seed))
+    if stsb is not None:
+        settings.append(
+            fig7.stsb_pairs(stsb, "STSB", positive_above, negative_below, max_pairs, seed)
+        )
+    if nli is not None:
+        settings.append(fig7.nli_pairs(nli, "NLI", max_pairs, seed))
+    for item in corpus or []:
+        label, path = _labelled(item)
+        settings += fig7.unsupervised_pairs(
+            path,
+            label or Path(path).stem,
+            cutoff_ratio=cutoff_ratio,
+            max_pairs=max_pairs,
+            seed=seed,
+        )
+    if not settings:
+        raise InputError("nothing to compare: give --version, --stsb, --nli or --corpus")
+    cfg = DiagnosticsConfig(
+        **({"encoder": encoder} if encoder else {}), embedding_cache=not no_cache
+    )
+    model = encoder_from_config(cfg, cache_dir=root / "cache" / "embeddings")
+    figure, summary = fig7.compare(
+        settings, out, model, mer_bins=cfg.mer_bins, cs_bins=cfg.cs_bins, per_row=per_row
+    )
+    Console().print(f"wrote {figure} and {summary} ({len(settings)} settings)")
+
+
+def probe_splits_command(
+    data_dir: Annotated[
+        Path,
+        typer.Option("--data-dir", help="SentEval's STS directory (STS1x-en-test, STSBenchmark)."),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="Directory for probe_splits.parquet, table.json, table.md."),
+    ],
+    min_median: Annotated[
+        float, typer.Option("--min-median", help="Keep sets whose median score is at least this.")
+    ] = 2.0,
+    max_median: Annotated[
+        float, typer.Option("--max-median", help="Keep sets whose median score is at most this.")
+    ] = 3.5,
+    words: Annotated[
+        WordsChoice,
+        typer.Option(
+            "--words", help="MER words: whitespace (the paper's) or project (punctuation dropped)."
+        ),
+    ] = WordsChoice.whitespace,
+) -> None:
+    """Split the STS sets into OssCSE's Cont. / Oppn. probes and print a table like its Table 2."""
+    from cseaug.diagnostics.probe_splits import probe_splits, table_markdown, write_probe_splits
+
+    result = probe_splits(data_dir, min_median=min_median, max_median=max_median, words=words.value)
+    paths = write_probe_splits(result, out)
+    Console().print(table_markdown(result), markup=False, highlight=False)
+    Console().print(f"wrote {', '.join(str(p) for p in paths.values())}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``diagnose``, ``compare`` and ``probe-splits`` to the ``cseaug`` app."""
+    app.command("diagnose")(diagnose_command)
+    app.command("compare")(compare_command)
+    app.command("probe-splits")(probe_splits_command)

@@ -1,0 +1,346 @@
+"""The grid of NGCSE's Figure 7: MER and CS densities of positive and negative pairs, per setting.
+
+NGCSE (appendix, "Match Error Rate and Cosine Similarity") plots, for each training setting
+and for STS-B, the density histograms of MER and CS of positive and negative pairs, to
+show that the generated data simulates the pattern of STS or NLI. A *setting* here is a
+:class:`PairSet`, built from
+
+* a dataset version (:func:`version_pairs`): anchor with its ``positive`` and ``negative``
+  view (rows without a negative view get a random other anchor, as unsupervised data);
+* STS-B (:func:`stsb_pairs`): pairs scored above 4 are positive, below 1 negative (the
+  paper's text; NGCSE's plotting tool uses >= 4 and <= 1, set the thresholds to match);
+* NLI triples (:func:`nli_pairs`): premise with entailment / contradiction;
+* the unsupervised views of a corpus (:func:`unsupervised_pairs`), as in NGCSE's tools:
+  ``dropout`` (the identical sentence; its CS is 1 under a deterministic encoder, while
+  NGCSE embedded with dropout on), ``token_shuffle`` (the words in random order),
+  ``token_cutoff`` (``round(n × 0.05)`` random words removed, Python rounding as the
+  tool); the negative of each is a random other sentence of the corpus.
+
+NGCSE's tools shuffle and cut BERT word pieces; here words are used, so no tokenizer is
+needed and MER (a word metric) sees the change as such. Like the tools (``max_num=1000``),
+each setting is capped at ``max_pairs`` pairs per polarity, drawn with a seed.
+
+Every panel uses the same bins and axes (:mod:`cseaug.metrics.histograms`).
+
+Example:
+    >>> sets = [stsb_pairs("../shared/data/stsbenchmark/sts-dev.csv")]  # doctest: +SKIP
+    >>> compare(sets, "/tmp/fig7", load_encoder())  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cseaug.dataset.reader import iter_batches
+from cseaug.errors import InputError
+from cseaug.metrics.cosine import Encoder, cosine_pairs
+from cseaug.metrics.histograms import MetricValues, Panel, Series, plot_panels
+from cseaug.metrics.mer import mer_pairs
+from cseaug.progress import progress_bar
+from cseaug.sources import read_nli_csv, read_sts_table
+
+UNSUPERVISED_VIEWS: tuple[str, ...] = ("dropout", "token_shuffle", "token_cutoff")
+POLARITY_COLORS = {"positive": "tab:blue", "negative": "tab:red"}
+FIGURE_FILE = "figure7.png"
+SUMMARY_FILE = "compare.json"
+
+
+@dataclass
+class PairSet:
+    """Positive and negative (first, second) sentence pairs of one setting."""
+
+    label: str
+    positives: list[tuple[str, str]]
+    negatives: list[tuple[str, str]]
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.positives and not self.negatives:
+            raise InputError(
+                f"setting '{self.label}' has no pairs: check its source and thresholds"
+            )
+
+
+def _cap(pairs: list[tuple[str, str]], max_pairs: int | None, seed: int) -> list[tuple[str, str]]:
+    if max_pairs is None or len(pairs) <= max_pairs:
+        return pairs
+    chosen = sorted(np.random.default_rng(seed).choice(len(pairs), size=max_pairs, replace=False))
+    return [pairs[i] for i in chosen]
+
+
+def _random_partners(sentences: Sequence[str], seed: int) -> list[str]:
+    """A different sentence for each sentence (a cyclic shift of a seeded permutation)."""
+    if len(sentences) < 2:
+        raise InputError("random negatives need at least two sentences")
+    order = np.random.default_rng(seed).permutation(len(sentences))
+    partner = np.empty(len(sentences), dtype=np.int64)
+    partner[order] = np.roll(order, 1)
+    return [sentences[j] for j in partner]
+
+
+def stsb_pairs(
+    path: str | Path,
+    label: str = "STSB",
+    positive_above: float = 4.0,
+    negative_below: float = 1.0,
+    max_pairs: int | None = 1000,
+    seed: int = 0,
+) -> PairSet:
+    """STS-B (any :func:`~cseaug.sources.read_sts_table` file): score > 4 positive, < 1 negative."""
+    table = read_sts_table(path)
+    s1, s2, score = (table.column(c).to_pylist() for c in ("s1", "s2", "score"))
+    rows = list(zip(s1, s2, score, strict=True))
+    positives = [(a, b) for a, b, s in rows if s > positive_above]
+    negatives = [(a, b) for a, b, s in rows if s < negative_below]
+    note = f"score > {positive_above:g} positive, < {negative_below:g} negative"
+    return PairSet(
+        label, _cap(positives, max_pairs, seed), _cap(negatives, max_pairs, seed + 1), note
+    )
+
+
+def nli_pairs(
+    path: str | Path, label: str = "NLI", max_pairs: int | None = 1000, seed: int = 0
+) -> PairSet:
+    """NLI triples (SimCSE csv ``sent0,sent1,hard_neg``): entailment positive, contradiction negative."""
+    table = read_nli_csv(path)
+    premise, entailment, contradiction = (
+        table.column(c).to_pylist() for c in ("premise", "entailment", "contradiction")
+    )
+    positives = list(zip(premise, entailment, strict=True))
+    negatives = [(p, c) for p, c in zip(premise, contradiction, strict=True) if c is not None]
+    return PairSet(
+        label,
+        _cap(positives, max_pairs, seed),
+        _cap(negatives, max_pairs, seed + 1),
+        "entailment / contradiction",
+    )
+
+
+def _valid_positions(directory: Path, column: str) -> np.ndarray:
+    """Row positions of a version where ``column`` is not null (reads that column only)."""
+    found, offset = [], 0
+    for batch in iter_batches(directory, columns=[column]):
+        found.append(
+            offset + np.flatnonzero(pc.is_valid(batch.column(0)).to_numpy(zero_copy_only=False))
+        )
+        offset += batch.num_rows
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
+def _pairs_at(directory: Path, column: str, positions: np.ndarray) -> list[tuple[str, str]]:
+    """(sentence, column) of the rows at sorted ``positions``, streaming."""
+    pairs: list[tuple[str, str]] = []
+    offset = 0
+    for batch in iter_batches(directory, columns=["sentence", column]):
+        lo, hi = np.searchsorted(positions, [offset, offset + batch.num_rows])
+        if hi > lo:
+            index = pa.array(positions[lo:hi] - offset)
+            table = pa.Table.from_batches([batch]).take(index)
+            pairs += list(
+                zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True)
+            )
+        offset += batch.num_rows
+    return pairs
+
+
+def _sample(positions: np.ndarray, max_pairs: int | None, seed: int) -> np.ndarray:
+    if max_pairs is None or positions.size <= max_pairs:
+        return positions
+    return np.sort(np.random.default_rng(seed).choice(positions, size=max_pairs, replace=False))
+
+
+def version_pairs(
+    version_dir: str | Path, label: str | None = None, max_pairs: int | None = 1000, seed: int = 0
+) -> PairSet:
+    """A dataset version: (anchor, positive) and (anchor, negative) of a seeded sample of its rows.
+
+    When no row has a negative view (SKICSE, Generate-CSE), negatives are random other
+    anchors, as in unsupervised contrastive learning, and the note says so. Only the
+    sampled rows are materialised, so a version of any size fits in memory.
+    """
+    directory = Path(version_dir)
+    positives = _pairs_at(
+        directory, "positive", _sample(_valid_positions(directory, "positive"), max_pairs, seed)
+    )
+    negatives = _pairs_at(
+        directory, "negative", _sample(_valid_positions(directory, "negative"), max_pairs, seed + 1)
+    )
+    note = "anchor / positive and negative views"
+    if not negatives and len(positives) > 1:
+        anchors = [a for a, _ in positives]
+        negatives = list(zip(anchors, _random_partners(anchors, seed), strict=True))
+        note = "anchor / positive view; negatives are random other anchors"
+    name = label or f"{directory.parent.name}/{directory.name}"
+    return PairSet(name, positives, negatives, note)
+
+
+def token_shuffle(words: list[str], rng: random.Random) -> list[str]:
+    """The words in a random order (NGCSE's ``token_shuffle``, on words)."""
+    shuffled = list(words)
+    rng.shuffle(shuffled)
+    return shuffled
+
+
+def token_cutoff(words: list[str], ratio: float, rng: random.Random) -> list[str]:
+    """``round(len(words) × ratio)`` random words removed, order kept (NGCSE's ``token_cutoff``, on words)."""
+    positions = list(range(len(words)))
+    rng.shuffle(positions)
+    kept = sorted(positions[round(len(words) * ratio) :])
+    return [words[i] for i in kept]
+
+
+def read_corpus_lines(path: str | Path) -> list[str]:
+    """Non-empty stripped lines of a text file (one sentence per line)."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(f"corpus file not found: {file} (expected one sentence per line)")
+    lines = [line.strip() for line in file.read_text(encoding="utf-8").split("\n")]
+    return [line for line in lines if line]
+
+
+def unsupervised_pairs(
+    corpus: str | Path | Sequence[str],
+    label: str = "Wiki",
+    views: Sequence[str] = UNSUPERVISED_VIEWS,
+    cutoff_ratio: float = 0.05,
+    max_pairs: int | None = 1000,
+    seed: int = 0,
+) -> list[PairSet]:
+    """One setting per unsupervised view of a corpus: ``<label>.dropout``, ``.token_shuffle``, ``.token_cutoff``.
+
+    Args:
+        corpus: a text file (one sentence per line) or the sentences.
+        label: prefix of the settings' labels (NGCSE: Wiki, NLI).
+        views: which of :data:`UNSUPERVISED_VIEWS`.
+        cutoff_ratio: share of words removed by ``token_cutoff`` (NGCSE: 0.05).
+        max_pairs: sentences used (a seeded sample).
+        seed: seed of the sample, the transformations and the random negatives.
+    """
+    unknown = [v for v in views if v not in UNSUPERVISED_VIEWS]
+    if unknown:
+        raise InputError(
+            f"unknown unsupervised view(s) {unknown}; choose from {list(UNSUPERVISED_VIEWS)}"
+        )
+    sentences = read_corpus_lines(corpus) if isinstance(corpus, (str, Path)) else list(corpus)
+    pairs = _cap([(s, s) for s in sentences], max_pairs, seed)
+    chosen = [s for s, _ in pairs]
+    negatives = list(zip(chosen, _random_partners(chosen, seed), strict=True))
+    out = []
+    for view in views:
+        rng = random.Random(f"{seed}:{view}")
+        if view == "dropout":
+            positives = [(s, s) for s in chosen]
+            note = "identical sentence"
+        elif view == "token_shuffle":
+            positives = [(s, " ".join(token_shuffle(s.split(), rng))) for s in chosen]
+            note = "words shuffled"
+        else:
+            positives = [(s, " ".join(token_cutoff(s.split(), cutoff_ratio, rng))) for s in chosen]
+            note = f"round(n × {cutoff_ratio:g}) words removed"
+        out.append(
+            PairSet(
+                f"{label}.{view}", positives, negatives, f"{note}; negatives: random other sentence"
+            )
+        )
+    return out
+
+
+@dataclass
+class SettingStats:
+    """MER and CS values of the positive and negative pairs of one setting."""
+
+    label: str
+    note: str
+    values: dict[str, dict[str, MetricValues]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "note": self.note,
+            **{
+                polarity: {metric: v.summary() for metric, v in metrics.items()}
+                for polarity, metrics in self.values.items()
+            },
+        }
+
+
+def setting_stats(
+    pairs: PairSet, encoder: Encoder, mer_bins: int = 40, cs_bins: int = 80
+) -> SettingStats:
+    """MER and CS of every pair of a setting, on the shared bins."""
+    stats = SettingStats(pairs.label, pairs.note)
+    for polarity, items in (("positive", pairs.positives), ("negative", pairs.negatives)):
+        first = [a for a, _ in items]
+        second = [b for _, b in items]
+        mer = MetricValues("mer", mer_bins)
+        mer.add(mer_pairs(first, second))
+        cs = MetricValues("cs", cs_bins)
+        cs.add(cosine_pairs(first, second, encoder))
+        stats.values[polarity] = {"mer": mer, "cs": cs}
+    return stats
+
+
+def compare(
+    settings: Sequence[PairSet],
+    out_dir: str | Path,
+    encoder: Encoder,
+    *,
+    mer_bins: int = 40,
+    cs_bins: int = 80,
+    per_row: int = 2,
+    title: str | None = "MER and CS of positive and negative pairs (as NGCSE, Figure 7)",
+) -> tuple[Path, Path]:
+    """Draw the Figure 7 grid of ``settings`` and write its statistics.
+
+    Each setting gets two panels side by side, MER and CS, each overlaying the densities
+    of its positive and negative pairs; ``per_row`` settings share a row of the figure.
+
+    Returns:
+        The paths of ``figure7.png`` and ``compare.json`` in ``out_dir``.
+    """
+    if not settings:
+        raise InputError(
+            "compare needs at least one setting (a version, --stsb, --nli or --corpus)"
+        )
+    if per_row < 1:
+        raise InputError(f"per_row must be at least 1, got {per_row}")
+    computed: list[SettingStats] = []
+    with progress_bar("Comparing settings", total=len(settings), unit="settings") as bar:
+        for pairs in settings:
+            computed.append(setting_stats(pairs, encoder, mer_bins, cs_bins))
+            bar.advance()
+    grid: list[list[Panel | None]] = []
+    for start in range(0, len(computed), per_row):
+        row: list[Panel | None] = []
+        for stats in computed[start : start + per_row]:
+            for metric in ("mer", "cs"):
+                series = [
+                    Series(
+                        polarity,
+                        stats.values[polarity][metric].histogram,
+                        POLARITY_COLORS[polarity],
+                    )
+                    for polarity in ("positive", "negative")
+                    if stats.values[polarity][metric].histogram.n
+                ]
+                row.append(Panel(f"{stats.label}: {metric.upper()}", metric, series))
+        grid.append(row)
+    out = Path(out_dir)
+    figure = plot_panels(grid, out / FIGURE_FILE, title=title)
+    summary = {
+        "encoder": getattr(encoder, "name", None),
+        "bins": {"mer": mer_bins, "cs": cs_bins},
+        "settings": [s.to_dict() for s in computed],
+    }
+    summary_path = out / SUMMARY_FILE
+    summary_path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return figure, summary_path

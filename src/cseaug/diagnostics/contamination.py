@@ -1,0 +1,281 @@
+"""Contamination check: rows whose anchor or views appear verbatim in the STS / SICK evaluation sets.
+
+Training data that contains evaluation sentences inflates STS results. The check normalises
+every text the same way on both sides and looks it up in an index of the evaluation
+sentences:
+
+* STS12–STS16: every scored pair of SentEval's ``STS1x-en-test`` folders (as SentEval
+  evaluates them);
+* STS-B: ``sts-dev.csv`` (model selection) and ``sts-test.csv`` (evaluation), not the
+  training split;
+* SICK: the test split (SICK-R, as SentEval).
+
+Normalisation (:func:`normalize_text`) removes what differs between SentEval's
+Moses-tokenised, lower-cased copies and raw text: HTML entities are decoded, case is
+folded (NFKC, lower), every run of non-alphanumeric characters becomes one space. So
+"A plane is taking off." and "a plane is taking off ." are the same sentence.
+
+:class:`ContaminationCounter` reports counts per field and per evaluation set while a
+version streams by; :func:`contamination_filter` drops contaminated rows to rejects with
+reason ``contamination`` (``diagnostics.remove_contaminated``).
+
+Example:
+    >>> normalize_text("A plane is taking off.") == normalize_text("a plane is taking off .")
+    True
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cseaug.augment.base import StageResult
+from cseaug.dataset.schema import VIEW_COLUMNS, rejects_table
+from cseaug.errors import InputError
+from cseaug.sources import read_sick, read_sts_dir, read_sts_table
+
+REJECT_STAGE = "diagnostics"
+REJECT_REASON = "contamination"
+STS_YEARS = (12, 13, 14, 15, 16)
+EXAMPLES_KEPT = 10
+
+_NON_ALNUM = re.compile(r"[\W_]+")
+
+
+def normalize_text(text: str) -> str:
+    """The key under which a sentence is compared: entities decoded, case folded, punctuation gone.
+
+    Example:
+        >>> normalize_text("He&apos;s  here -- \\"now\\"!")
+        'he s here now'
+    """
+    folded = unicodedata.normalize("NFKC", html.unescape(text)).lower()
+    return _NON_ALNUM.sub(" ", folded).strip()
+
+
+def _first_existing(candidates: Sequence[Path]) -> Path | None:
+    return next((p for p in candidates if p.exists()), None)
+
+
+def eval_set_readers(root: str | Path) -> tuple[dict[str, Callable[[], list[str]]], list[str]]:
+    """Readers of the evaluation sets found under ``root``, and the names of those not found.
+
+    ``root`` may be shared/data (holding ``senteval_sts/``, ``stsbenchmark/``, ``sick/``) or
+    SentEval's STS folder itself (holding ``STS1x-en-test/`` and ``STSBenchmark/``).
+    """
+    base = Path(root)
+    if not base.is_dir():
+        raise InputError(f"evaluation data directory not found: {base} (diagnostics.eval_data_dir)")
+    sts_roots = [base / "senteval_sts", base]
+    readers: dict[str, Callable[[], list[str]]] = {}
+    missing: list[str] = []
+
+    def pairs(table: pa.Table) -> list[str]:
+        return table.column("s1").to_pylist() + table.column("s2").to_pylist()
+
+    for year in STS_YEARS:
+        folder = _first_existing([r / f"STS{year}-en-test" for r in sts_roots])
+        if folder is None:
+            missing.append(f"STS{year}")
+        else:
+            readers[f"STS{year}"] = lambda folder=folder: pairs(read_sts_dir(folder))
+    for split in ("dev", "test"):
+        file = _first_existing(
+            [
+                d / f"sts-{split}.csv"
+                for d in (
+                    base / "senteval_sts" / "STSBenchmark",
+                    base / "STSBenchmark",
+                    base / "stsbenchmark",
+                )
+            ]
+        )
+        if file is None:
+            missing.append(f"STSB-{split}")
+        else:
+            readers[f"STSB-{split}"] = lambda file=file: pairs(read_sts_table(file))
+    full = _first_existing([base / "sick" / "SICK.txt", base / "SICK.txt"])
+    split_file = _first_existing(
+        [
+            base / "sick" / "semeval2014_splits_noheader" / "SICK_test_annotated.txt",
+            base / "sick" / "SICK_test_annotated.txt",
+            base / "SICK_test_annotated.txt",
+        ]
+    )
+    if full is not None:
+        readers["SICK-test"] = lambda: pairs(
+            read_sick(full).filter(pc.equal(pc.field("split"), "TEST"))
+        )
+    elif split_file is not None:
+        readers["SICK-test"] = lambda: pairs(read_sick(split_file))
+    else:
+        missing.append("SICK-test")
+    if not readers:
+        raise InputError(
+            f"no evaluation set under {base}: expected senteval_sts/STS1x-en-test, "
+            "senteval_sts/STSBenchmark or stsbenchmark/sts-{dev,test}.csv, sick/SICK.txt"
+        )
+    return readers, missing
+
+
+@dataclass
+class EvalIndex:
+    """Normalised evaluation sentences -> bit mask of the sets that contain them."""
+
+    sets: list[str]
+    keys: dict[str, int]
+    sizes: dict[str, int]
+    missing: list[str] = field(default_factory=list)
+    root: str = ""
+
+    def match(self, texts: Sequence[str | None]) -> np.ndarray:
+        """Bit mask per text (0: clean; bit i: found in ``sets[i]``); None gives 0."""
+        get = self.keys.get
+        return np.fromiter(
+            (0 if t is None else get(normalize_text(t), 0) for t in texts),
+            dtype=np.int64,
+            count=len(texts),
+        )
+
+    def names(self, mask: int) -> list[str]:
+        """The set names of a bit mask."""
+        return [name for i, name in enumerate(self.sets) if mask >> i & 1]
+
+
+def load_eval_index(root: str | Path) -> EvalIndex:
+    """Read the evaluation sets under ``root`` (see :func:`eval_set_readers`) into an :class:`EvalIndex`.
+
+    Example:
+        >>> index = load_eval_index("../shared/data")  # doctest: +SKIP
+        >>> index.names(int(index.match(["A plane is taking off."])[0]))  # doctest: +SKIP
+        ['STS12', 'STSB-test']
+    """
+    readers, missing = eval_set_readers(root)
+    keys: dict[str, int] = {}
+    sizes: dict[str, int] = {}
+    sets = list(readers)
+    for bit, (name, read) in enumerate(readers.items()):
+        normalised = {normalize_text(t) for t in read()}
+        normalised.discard("")
+        sizes[name] = len(normalised)
+        for key in normalised:
+            keys[key] = keys.get(key, 0) | (1 << bit)
+    return EvalIndex(sets=sets, keys=keys, sizes=sizes, missing=missing, root=str(root))
+
+
+def checked_fields(table: pa.Table | pa.Schema, fields: Literal["anchor", "any"]) -> list[str]:
+    """``sentence`` and, for ``any``, every view column the table has."""
+    names = table.names if isinstance(table, pa.Schema) else table.column_names
+    return ["sentence"] + ([v for v in VIEW_COLUMNS if v in names] if fields == "any" else [])
+
+
+def field_masks(table: pa.Table, index: EvalIndex, fields: Sequence[str]) -> dict[str, np.ndarray]:
+    """Bit masks of each checked field of each row."""
+    return {name: index.match(table.column(name).to_pylist()) for name in fields}
+
+
+@dataclass
+class ContaminationCounter:
+    """Contamination counts of a stream of canonical tables."""
+
+    index: EvalIndex
+    fields: Literal["anchor", "any"] = "any"
+    rows: int = 0
+    contaminated_rows: int = 0
+    by_field: dict[str, int] = field(default_factory=dict)
+    by_set: dict[str, int] = field(default_factory=dict)
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, table: pa.Table) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Count one table; returns the per-row bit mask over all checked fields, and per field."""
+        names = checked_fields(table, self.fields)
+        masks = field_masks(table, self.index, names)
+        combined = np.zeros(table.num_rows, dtype=np.int64)
+        for name, mask in masks.items():
+            self.by_field[name] = self.by_field.get(name, 0) + int((mask != 0).sum())
+            combined |= mask
+        self.rows += table.num_rows
+        self.contaminated_rows += int((combined != 0).sum())
+        for bit, name in enumerate(self.index.sets):
+            hit = int((combined >> bit & 1).sum())
+            self.by_set[name] = self.by_set.get(name, 0) + hit
+        for i in np.flatnonzero(combined)[: max(0, EXAMPLES_KEPT - len(self.examples))]:
+            found = {name: self.index.names(int(m[i])) for name, m in masks.items() if m[i]}
+            self.examples.append({"id": table.column("id")[int(i)].as_py(), "fields": found})
+        return combined, masks
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "eval_data_dir": self.index.root,
+            "eval_sets": self.index.sizes,
+            "eval_sets_missing": self.index.missing,
+            "fields_checked": self.fields,
+            "rows": self.rows,
+            "contaminated_rows": self.contaminated_rows,
+            "share": self.contaminated_rows / self.rows if self.rows else None,
+            "by_field": self.by_field,
+            "by_eval_set": self.by_set,
+            "examples": self.examples,
+        }
+
+
+def contamination_filter(
+    rows: pa.Table, index: EvalIndex, fields: Literal["anchor", "any"] = "any"
+) -> StageResult:
+    """Drop rows whose anchor (or, with ``any``, any view) is an evaluation sentence.
+
+    Returns:
+        Kept rows, rejects (stage ``diagnostics``, reason ``contamination``; ``view`` is the
+        first matching field, ``detail`` maps each matching field to its evaluation sets),
+        and the :class:`ContaminationCounter` numbers in ``stats``.
+    """
+    counter = ContaminationCounter(index, fields)
+    combined, masks = counter.add(rows)
+    dropped = np.flatnonzero(combined)
+    ids = rows.column("id").to_pylist() if dropped.size else []
+    sentences = rows.column("sentence").to_pylist() if dropped.size else []
+    rejects = []
+    for i in dropped:
+        found = {name: index.names(int(m[i])) for name, m in masks.items() if m[i]}
+        first = next(iter(found))
+        rejects.append(
+            {
+                "id": ids[i],
+                "sentence": sentences[i],
+                "stage": REJECT_STAGE,
+                "view": None if first == "sentence" else first,
+                "reason": REJECT_REASON,
+                "detail": json.dumps(found),
+            }
+        )
+    return StageResult(
+        rows=rows.filter(pa.array(combined == 0)),
+        rejects=rejects_table(rejects),
+        stats=counter.to_dict(),
+    )
+
+
+class ContaminationFilter:
+    """:func:`contamination_filter` as a stage (``diagnostics.remove_contaminated``); loads the index once."""
+
+    name = "contamination"
+
+    def __init__(self, eval_data_dir: str | Path, fields: Literal["anchor", "any"] = "any") -> None:
+        self.index = load_eval_index(eval_data_dir)
+        self.fields = fields
+
+    def __call__(self, rows: pa.Table) -> StageResult:
+        return contamination_filter(rows, self.index, self.fields)
+
+    def close(self) -> None:
+        """Nothing to release (the index is plain memory)."""

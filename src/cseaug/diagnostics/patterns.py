@@ -1,0 +1,213 @@
+"""Does a row's similarity pattern hold? positive > intermediate > negative (NGCSE, pattern simulation).
+
+NGCSE asks an LLM for three views per anchor: a positive (STS score > 4), an intermediate
+(1–4) and a negative (< 1). A row simulates the pattern when its views fall in that order
+of similarity to the anchor: CS(a, p) > CS(a, i) > CS(a, n), and, in the other direction,
+MER(a, p) < MER(a, i) < MER(a, n). The check uses the views a row has: with only a positive
+and a negative (NLI) the order is p before n; a row with fewer than two of the three views
+is not eligible. Comparisons are strict, so a tie breaks the order (two views equally
+similar to the anchor do not make a graded pattern).
+
+:class:`OrderCounts` counts, batch by batch, how many eligible rows keep the order, and
+the share of each pairwise comparison; :func:`pattern_order_filter` drops the rows that
+break it to rejects with reason ``pattern_order`` (``diagnostics.pattern_filter``).
+
+Example:
+    >>> import numpy as np
+    >>> eligible, ordered = order_holds(np.array([[0.9, 0.5, 0.1], [0.9, np.nan, 0.95]]), "cs")
+    >>> eligible.tolist(), ordered.tolist()
+    ([True, True], [True, False])
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+
+from cseaug.augment.base import StageResult
+from cseaug.dataset.schema import rejects_table
+from cseaug.diagnostics.views import ORDER_VIEWS, view_cs, view_mer
+from cseaug.metrics.cosine import Encoder
+
+OrderMetric = Literal["mer", "cs"]
+
+PAIRS: tuple[tuple[int, int], ...] = ((0, 1), (1, 2), (0, 2))
+"""Index pairs of (positive, intermediate, negative) whose order is checked."""
+
+REJECT_STAGE = "diagnostics"
+REJECT_REASON = "pattern_order"
+
+
+def order_holds(values: np.ndarray, metric: OrderMetric) -> tuple[np.ndarray, np.ndarray]:
+    """Which rows are eligible and which keep the order.
+
+    Args:
+        values: (n, 3) array of the metric for (positive, intermediate, negative); NaN where
+            the row lacks the view.
+        metric: ``cs`` (similarity: must fall) or ``mer`` (error rate: must rise).
+
+    Returns:
+        (eligible, ordered) boolean arrays: eligible rows have at least two of the views;
+        ordered rows are eligible and every pair of present views is strictly in order.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 2 or values.shape[1] != 3:
+        raise ValueError(f"values must have shape (n, 3), got {values.shape}")
+    present = np.isfinite(values)
+    eligible = present.sum(axis=1) >= 2
+    ordered = eligible.copy()
+    for first, second in PAIRS:
+        both = present[:, first] & present[:, second]
+        if metric == "cs":
+            right = values[:, first] > values[:, second]
+        else:
+            right = values[:, first] < values[:, second]
+        ordered &= ~both | right
+    return eligible, ordered
+
+
+@dataclass
+class OrderCounts:
+    """Counts of the order check for one metric, accumulated over batches."""
+
+    metric: OrderMetric
+    eligible: int = 0
+    ordered: int = 0
+    all_three: int = 0
+    all_three_ordered: int = 0
+    pairs: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, values: np.ndarray) -> None:
+        eligible, ordered = order_holds(values, self.metric)
+        present = np.isfinite(values)
+        full = present.all(axis=1)
+        self.eligible += int(eligible.sum())
+        self.ordered += int(ordered.sum())
+        self.all_three += int(full.sum())
+        self.all_three_ordered += int((ordered & full).sum())
+        for first, second in PAIRS:
+            both = present[:, first] & present[:, second]
+            a, b = values[both, first], values[both, second]
+            right = int((a > b).sum() if self.metric == "cs" else (a < b).sum())
+            relation = ">" if self.metric == "cs" else "<"
+            key = f"{ORDER_VIEWS[first]} {relation} {ORDER_VIEWS[second]}"
+            held, seen = self.pairs.get(key, [0, 0])
+            self.pairs[key] = [held + right, seen + int(both.sum())]
+
+    def to_dict(self) -> dict[str, Any]:
+        def share(part: int, whole: int) -> float | None:
+            return part / whole if whole else None
+
+        return {
+            "metric": self.metric,
+            "eligible_rows": self.eligible,
+            "ordered_rows": self.ordered,
+            "share": share(self.ordered, self.eligible),
+            "rows_with_all_three": self.all_three,
+            "all_three_ordered": self.all_three_ordered,
+            "all_three_share": share(self.all_three_ordered, self.all_three),
+            "pairs": {
+                key: {"held": held, "pairs": seen, "share": share(held, seen)}
+                for key, (held, seen) in self.pairs.items()
+                if seen
+            },
+        }
+
+
+def order_matrix(
+    table: pa.Table, metric: OrderMetric, encoder: Encoder | None = None
+) -> np.ndarray:
+    """(n, 3) metric values of (positive, intermediate, negative) for canonical rows; NaN where absent."""
+    out = np.full((table.num_rows, 3), np.nan, dtype=np.float64)
+    for column, view in enumerate(ORDER_VIEWS):
+        if view not in table.column_names:
+            continue
+        if metric == "mer":
+            out[:, column] = view_mer(table, view)
+        else:
+            if encoder is None:
+                raise ValueError("the cosine-similarity order check needs an encoder")
+            out[:, column] = view_cs(table, view, encoder)
+    return out
+
+
+def pattern_order_filter(
+    rows: pa.Table, metric: Literal["mer", "cs", "both"], encoder: Encoder | None = None
+) -> StageResult:
+    """Keep the rows whose views keep the order; the others become rejects (reason ``pattern_order``).
+
+    Rows that are not eligible (fewer than two of positive / intermediate / negative, e.g.
+    ``other`` rows or SKICSE rows) are kept. With ``both`` a row must keep both orders.
+
+    Args:
+        rows: canonical rows.
+        metric: ``mer``, ``cs`` or ``both``.
+        encoder: needed for ``cs`` and ``both``.
+
+    Returns:
+        A :class:`~cseaug.augment.base.StageResult`; ``stats`` has the eligible and rejected
+        counts and the :class:`OrderCounts` of each metric.
+    """
+    metrics: list[OrderMetric] = ["mer", "cs"] if metric == "both" else [metric]
+    keep = np.ones(rows.num_rows, dtype=bool)
+    eligible_any = np.zeros(rows.num_rows, dtype=bool)
+    matrices: dict[str, np.ndarray] = {}
+    stats: dict[str, Any] = {}
+    for m in metrics:
+        matrix = order_matrix(rows, m, encoder)
+        eligible, ordered = order_holds(matrix, m)
+        keep &= ~eligible | ordered
+        eligible_any |= eligible
+        matrices[m] = matrix
+        counts = OrderCounts(m)
+        counts.add(matrix)
+        stats[m] = counts.to_dict()
+    dropped = np.flatnonzero(~keep)
+    ids = rows.column("id").to_pylist() if dropped.size else []
+    sentences = rows.column("sentence").to_pylist() if dropped.size else []
+    rejects = rejects_table(
+        {
+            "id": ids[i],
+            "sentence": sentences[i],
+            "stage": REJECT_STAGE,
+            "reason": REJECT_REASON,
+            "detail": json.dumps(
+                {
+                    m: {
+                        view: (None if np.isnan(v) else round(float(v), 4))
+                        for view, v in zip(ORDER_VIEWS, matrices[m][i], strict=True)
+                    }
+                    for m in metrics
+                }
+            ),
+        }
+        for i in dropped
+    )
+    stats.update(eligible=int(eligible_any.sum()), rejected=int(dropped.size))
+    return StageResult(rows=rows.filter(pa.array(keep)), rejects=rejects, stats=stats)
+
+
+class PatternOrderFilter:
+    """:func:`pattern_order_filter` as a stage (``diagnostics.pattern_filter``), one call per shard."""
+
+    name = "pattern_order"
+
+    def __init__(
+        self, metric: Literal["mer", "cs", "both"], encoder: Encoder | None = None
+    ) -> None:
+        if metric in ("cs", "both") and encoder is None:
+            raise ValueError(f"pattern_filter '{metric}' needs a sentence encoder")
+        self.metric = metric
+        self.encoder = encoder
+
+    def __call__(self, rows: pa.Table) -> StageResult:
+        return pattern_order_filter(rows, self.metric, self.encoder)
+
+    def close(self) -> None:
+        close = getattr(self.encoder, "close", None)
+        if close is not None:
+            close()

@@ -1,0 +1,331 @@
+"""``diagnostics/`` of a dataset version: how similar each view is to its anchor (NGCSE, Figure 7).
+
+NGCSE judges a training set by the density histograms of Match Error Rate and cosine
+similarity of its pairs (appendix, "Match Error Rate and Cosine Similarity"). For every view
+column (positive, intermediate, negative, knowledge) :func:`write_diagnostics` streams the
+rows of a version (or of a staging directory before it is published) and writes:
+
+* ``mer.png`` and ``cs.png``: one density histogram per view, on the same bins and axes;
+* ``summary.json``: per view and metric n, mean, std, min, quartiles, max, the share inside
+  each configured band, the histogram counts; the pattern-order check
+  (:mod:`cseaug.diagnostics.patterns`); the contamination check
+  (:mod:`cseaug.diagnostics.contamination`) when ``eval_data_dir`` is set.
+
+MER is computed for every row (the writer's ``mer_<view>`` columns are reused). CS needs a
+forward pass per sentence (~200 sentences/s on 2 CPU cores), so with ``cs_sample`` it is
+computed on a seeded sample of the rows that have views; the sample is drawn from row
+positions, so the same version and seed give the same sample.
+
+Example:
+    >>> from cseaug.config import DiagnosticsConfig
+    >>> summary = write_diagnostics("storage/datasets/demo/v0001", "/tmp/diag",
+    ...                             DiagnosticsConfig(cs_sample=500))  # doctest: +SKIP
+    >>> summary.plots  # doctest: +SKIP
+    {'mer': 'mer.png', 'cs': 'cs.png'}
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from cseaug.config import DiagnosticsConfig
+from cseaug.dataset.reader import data_files, iter_batches
+from cseaug.diagnostics.contamination import ContaminationCounter, EvalIndex, load_eval_index
+from cseaug.diagnostics.patterns import OrderCounts
+from cseaug.diagnostics.views import ORDER_VIEWS, present_views, view_cs, view_mer
+from cseaug.errors import InputError
+from cseaug.metrics.cosine import Encoder, encoder_from_config
+from cseaug.metrics.histograms import MetricValues, Panel, Series, plot_panels
+from cseaug.progress import progress_bar
+
+SUMMARY_FILE = "summary.json"
+PLOT_FILES = {"mer": "mer.png", "cs": "cs.png"}
+VIEW_COLORS = {
+    "positive": "tab:green",
+    "intermediate": "tab:orange",
+    "negative": "tab:red",
+    "knowledge": "tab:purple",
+}
+BATCH_ROWS = 8_192
+
+
+@dataclass
+class DiagnosticsSummary:
+    """What :func:`write_diagnostics` wrote, and what the dataset card and Prefect artifact show.
+
+    Attributes:
+        out_dir: the ``diagnostics/`` directory.
+        plots: metric -> PNG file name inside ``out_dir``.
+        summary: the content of ``summary.json``.
+    """
+
+    out_dir: Path
+    plots: dict[str, str]
+    summary: dict[str, Any]
+
+    @classmethod
+    def load(cls, out_dir: str | Path) -> DiagnosticsSummary:
+        """Read back what :func:`write_diagnostics` wrote into ``out_dir`` (e.g. a published version's)."""
+        directory = Path(out_dir)
+        path = directory / SUMMARY_FILE
+        if not path.is_file():
+            raise InputError(f"{directory} holds no {SUMMARY_FILE}: run `cseaug diagnose` first")
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        return cls(directory, dict(summary.get("plots", {})), summary)
+
+    @property
+    def summary_path(self) -> Path:
+        return self.out_dir / SUMMARY_FILE
+
+    def plot_paths(self, prefix: str = "diagnostics") -> list[str]:
+        """Plot paths relative to the version directory (``diagnostics/mer.png``, ...)."""
+        return [f"{prefix}/{name}" if prefix else name for name in self.plots.values()]
+
+    def _markdown(self, image: Any) -> str:
+        s = self.summary
+        lines = ["## Diagnostics", ""]
+        cs = s["cs"]
+        cs_note = (
+            f"on a seeded sample of {cs['rows']:,} rows"
+            if cs["sampled"]
+            else f"on all {cs['rows']:,} rows with views"
+        )
+        lines += [
+            "Similarity of each view to its anchor, as NGCSE's Figure 7: Match Error Rate over "
+            "words (lower: more words shared) on every row, cosine similarity with "
+            f"`{cs['encoder']}` {cs_note}. Bins and axes are the same in every panel.",
+            "",
+        ]
+        for metric, name in self.plots.items():
+            lines += [f"![{metric.upper()} by view]({image(name)})", ""]
+        header = ["view", "pairs", "MER mean", "MER q1 / median / q3"]
+        header += [f"MER in [{b['low']:g}, {b['high']:g}]" for b in _first_bands(s, "mer")]
+        header += ["CS pairs", "CS mean", "CS q1 / median / q3"]
+        header += [f"CS in [{b['low']:g}, {b['high']:g}]" for b in _first_bands(s, "cs")]
+        lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for view, stats in s["views"].items():
+            row = [view]
+            for metric in ("mer", "cs"):
+                m = stats[metric]
+                row += [
+                    f"{m['n']:,}",
+                    _fmt(m["mean"]),
+                    " / ".join(_fmt(m[k]) for k in ("q1", "median", "q3")),
+                ]
+                row += [_pct(b["share"]) for b in m["bands"]]
+            lines.append("| " + " | ".join(row) + " |")
+        lines.append("")
+        checks = [
+            f"{metric.upper()} {o['ordered_rows']:,} of {o['eligible_rows']:,} rows ({_pct(o['share'])})"
+            for metric, o in s["pattern_order"].items()
+            if o["eligible_rows"]
+        ]
+        if checks:
+            lines.append(
+                "- Pattern order (positive more similar than intermediate, intermediate more than "
+                f"negative, over the views each row has): {'; '.join(checks)}."
+            )
+        contamination = s.get("contamination")
+        if contamination and "rows" in contamination:
+            hits = ", ".join(f"{k}: {v:,}" for k, v in contamination["by_eval_set"].items() if v)
+            lines.append(
+                f"- Contamination: {contamination['contaminated_rows']:,} rows "
+                f"({_pct(contamination['share'])}) share a sentence with an evaluation set"
+                + (f" ({hits})." if hits else ".")
+            )
+        elif contamination:
+            lines.append(f"- Contamination check skipped: {contamination['skipped']}.")
+        return "\n".join(lines).rstrip() + "\n"
+
+    def card_markdown(self, prefix: str = "diagnostics") -> str:
+        """Markdown for the dataset card; images are linked relative to the version directory."""
+        return self._markdown(lambda name: f"{prefix}/{name}" if prefix else name)
+
+    def artifact_markdown(self) -> str:
+        """Markdown for a Prefect artifact: images inlined as base64 PNG data URIs (the UI renders them)."""
+
+        def inline(name: str) -> str:
+            data = base64.b64encode((self.out_dir / name).read_bytes()).decode("ascii")
+            return f"data:image/png;base64,{data}"
+
+        return self._markdown(inline)
+
+
+def _first_bands(summary: dict[str, Any], metric: str) -> list[dict[str, Any]]:
+    for stats in summary["views"].values():
+        return stats[metric]["bands"]
+    return []
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def count_rows(rows_source: str | Path) -> int:
+    """Rows of a version from its Parquet footers (no data read)."""
+    return sum(pq.ParquetFile(p).metadata.num_rows for p in data_files(rows_source))
+
+
+def _sample_positions(
+    rows_source: Path, views: list[str], size: int | None, seed: int
+) -> tuple[np.ndarray, int]:
+    """Sorted row positions of the CS sample among rows with at least one view, and how many such rows exist."""
+    eligible: list[np.ndarray] = []
+    offset = 0
+    for batch in iter_batches(rows_source, columns=views, batch_size=65_536):
+        table = pa.Table.from_batches([batch])
+        has_view = np.zeros(table.num_rows, dtype=bool)
+        for view in views:
+            has_view |= pc.is_valid(table.column(view)).to_numpy(zero_copy_only=False)
+        eligible.append(offset + np.flatnonzero(has_view))
+        offset += table.num_rows
+    positions = np.concatenate(eligible) if eligible else np.empty(0, dtype=np.int64)
+    if size is None or size >= positions.size:
+        return positions, int(positions.size)
+    chosen = np.random.default_rng(seed).choice(positions.size, size=size, replace=False)
+    return np.sort(positions[chosen]), int(positions.size)
+
+
+def write_diagnostics(
+    rows_source: str | Path,
+    out_dir: str | Path,
+    cfg: DiagnosticsConfig | None = None,
+    *,
+    encoder: Encoder | None = None,
+    eval_index: EvalIndex | None = None,
+    cache_dir: str | Path | None = None,
+    title: str | None = None,
+) -> DiagnosticsSummary:
+    """Write MER / CS histograms, statistics, pattern-order and contamination checks of a version.
+
+    Args:
+        rows_source: a version or staging directory (``data/*.parquet`` inside), read in
+            batches with :func:`cseaug.dataset.reader.iter_batches`.
+        out_dir: where to write (``<staging>/diagnostics`` before publishing; any directory
+            for a published, read-only version).
+        cfg: the ``diagnostics`` config section (defaults if None).
+        encoder: a loaded encoder to reuse; default: :func:`encoder_from_config`, loaded
+            only when some row has a view.
+        eval_index: a loaded evaluation index; default: loaded from ``cfg.eval_data_dir``
+            when set, else the contamination check is skipped (and says so).
+        cache_dir: on-disk embedding cache (``<output.root>/cache/embeddings``).
+        title: title of the plots (e.g. ``wiki-sts/v0003``).
+
+    Returns:
+        A :class:`DiagnosticsSummary` (plot file names, the summary, markdown for the card
+        and for a Prefect artifact).
+    """
+    cfg = cfg or DiagnosticsConfig()
+    source = Path(rows_source)
+    out = Path(out_dir)
+    schema = pq.read_schema(data_files(source)[0])
+    views = present_views(schema)
+    total = count_rows(source)
+    positions, with_views = (
+        _sample_positions(source, views, cfg.cs_sample, cfg.seed)
+        if views
+        else (np.empty(0, np.int64), 0)
+    )
+    if encoder is None and positions.size:
+        encoder = encoder_from_config(cfg, cache_dir)
+    index = eval_index
+    if index is None and cfg.eval_data_dir:
+        index = load_eval_index(cfg.eval_data_dir)
+
+    values = {
+        view: {
+            m: MetricValues(m, cfg.mer_bins if m == "mer" else cfg.cs_bins) for m in ("mer", "cs")
+        }
+        for view in views
+    }
+    order = {"mer": OrderCounts("mer"), "cs": OrderCounts("cs")}
+    counter = ContaminationCounter(index, cfg.contamination_fields) if index is not None else None
+    columns = ["id", "sentence", *views, *(f"mer_{v}" for v in views if f"mer_{v}" in schema.names)]
+    offset = 0
+    with progress_bar("Diagnostics", total=total, unit="rows") as bar:
+        for batch in iter_batches(source, columns=columns, batch_size=BATCH_ROWS):
+            table = pa.Table.from_batches([batch])
+            n = table.num_rows
+            lo, hi = np.searchsorted(positions, [offset, offset + n])
+            sampled = np.zeros(n, dtype=bool)
+            sampled[positions[lo:hi] - offset] = True
+            matrices = {m: np.full((n, 3), np.nan) for m in ("mer", "cs")}
+            for view in views:
+                mer = view_mer(table, view)
+                values[view]["mer"].add(mer[~np.isnan(mer)])
+                if encoder is not None and sampled.any():
+                    cs = view_cs(table, view, encoder, rows=sampled)
+                    values[view]["cs"].add(cs[sampled & ~np.isnan(cs)])
+                else:
+                    cs = np.full(n, np.nan)
+                if view in ORDER_VIEWS:
+                    matrices["mer"][:, ORDER_VIEWS.index(view)] = mer
+                    matrices["cs"][:, ORDER_VIEWS.index(view)] = cs
+            for metric, counts in order.items():
+                counts.add(matrices[metric])
+            if counter is not None:
+                counter.add(table)
+            offset += n
+            bar.advance(n)
+
+    out.mkdir(parents=True, exist_ok=True)
+    plots: dict[str, str] = {}
+    for metric in ("mer", "cs"):
+        panels = [
+            Panel(view, metric, [Series(view, values[view][metric].histogram, VIEW_COLORS[view])])
+            for view in views
+            if values[view][metric].histogram.n
+        ]
+        if panels:
+            label = "MER" if metric == "mer" else "cosine similarity"
+            heading = (
+                f"{title}: {label} of each view to its anchor"
+                if title
+                else f"{label} of each view to its anchor"
+            )
+            plot_panels([panels], out / PLOT_FILES[metric], title=heading)
+            plots[metric] = PLOT_FILES[metric]
+
+    summary: dict[str, Any] = {
+        "rows": total,
+        "rows_with_views": with_views,
+        "views": {
+            view: {m: values[view][m].summary(cfg.bands.get(m, [])) for m in ("mer", "cs")}
+            for view in views
+            if values[view]["mer"].histogram.n
+        },
+        "cs": {
+            "encoder": cfg.encoder if encoder is None else getattr(encoder, "name", cfg.encoder),
+            "pooling": cfg.pooling,
+            "rows": int(positions.size),
+            "sampled": bool(positions.size < with_views),
+            "cs_sample": cfg.cs_sample,
+            "seed": cfg.seed,
+        },
+        "bins": {
+            "mer": {"range": [0.0, 1.0], "bins": cfg.mer_bins},
+            "cs": {"range": [-1.0, 1.0], "bins": cfg.cs_bins},
+        },
+        "pattern_order": {m: counts.to_dict() for m, counts in order.items()},
+        "contamination": counter.to_dict()
+        if counter is not None
+        else {"skipped": "diagnostics.eval_data_dir is not set"},
+        "plots": plots,
+    }
+    (out / SUMMARY_FILE).write_text(
+        json.dumps(summary, indent=2, sort_keys=False) + "\n", encoding="utf-8"
+    )
+    return DiagnosticsSummary(out, plots, summary)

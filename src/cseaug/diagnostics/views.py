@@ -1,0 +1,68 @@
+"""MER and cosine similarity of each view of canonical rows against its anchor.
+
+Published versions carry ``mer_<view>`` columns (the writer computes them with
+:func:`cseaug.metrics.mer.mer_pairs`); they are reused where present and computed where
+missing, so staging tables and older files give the same numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cseaug.dataset.schema import VIEW_COLUMNS
+from cseaug.metrics.cosine import Encoder, cosine_pairs
+from cseaug.metrics.mer import mer_pairs
+
+ORDER_VIEWS: tuple[str, ...] = ("positive", "intermediate", "negative")
+"""Views in falling similarity to the anchor (NGCSE's STS levels; NLI has no intermediate)."""
+
+
+def present_views(table: pa.Table | pa.Schema) -> list[str]:
+    """The view columns a table (or schema) has, in the contract's order."""
+    names = table.names if isinstance(table, pa.Schema) else table.column_names
+    return [v for v in VIEW_COLUMNS if v in names]
+
+
+def view_mer(table: pa.Table, view: str) -> np.ndarray:
+    """MER(anchor, view) per row as float64; NaN where the view is null."""
+    texts = table.column(view)
+    valid = pc.is_valid(texts).to_numpy(zero_copy_only=False)
+    out = np.full(table.num_rows, np.nan, dtype=np.float64)
+    stored_name = f"mer_{view}"
+    if stored_name in table.column_names:
+        stored = table.column(stored_name).to_numpy(zero_copy_only=False).astype(np.float64)
+        out[valid] = stored[valid]
+    todo = np.flatnonzero(valid & np.isnan(out))
+    if todo.size:
+        index = pa.array(todo)
+        out[todo] = mer_pairs(
+            table.column("sentence").take(index).to_pylist(), texts.take(index).to_pylist()
+        )
+    return out
+
+
+def view_cs(
+    table: pa.Table, view: str, encoder: Encoder, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """CS(anchor, view) per row as float64; NaN where the view is null or the row not in ``rows``.
+
+    Args:
+        table: canonical rows.
+        view: the view column.
+        encoder: a sentence encoder (:func:`cseaug.metrics.cosine.load_encoder`).
+        rows: boolean mask of the rows to embed (a sample); None: every row.
+    """
+    texts = table.column(view)
+    wanted = pc.is_valid(texts).to_numpy(zero_copy_only=False)
+    if rows is not None:
+        wanted &= rows
+    out = np.full(table.num_rows, np.nan, dtype=np.float64)
+    todo = np.flatnonzero(wanted)
+    if todo.size:
+        index = pa.array(todo)
+        out[todo] = cosine_pairs(
+            table.column("sentence").take(index).to_pylist(), texts.take(index).to_pylist(), encoder
+        )
+    return out

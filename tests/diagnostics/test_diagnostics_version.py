@@ -1,0 +1,168 @@
+"""diagnostics/ of a version: histograms per view, statistics, sample, checks, markdown."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from cseaug.config import DiagnosticsConfig
+from cseaug.diagnostics.version import DiagnosticsSummary, count_rows, write_diagnostics
+from cseaug.errors import InputError
+from cseaug.metrics.mer import mer
+
+ROWS = [
+    {
+        "sentence": "a b c d",
+        "positive": "a b c d e",
+        "intermediate": "a b x y",
+        "negative": "w x y z",
+    },
+    {
+        "sentence": "a b c d",
+        "positive": "a b c d",
+        "intermediate": "a b c x",
+        "negative": "a x y z",
+    },
+    {"sentence": "one two three", "positive": "one two four", "negative": "one two three"},
+    {"sentence": "the cat sat", "knowledge": "cats sit on mats"},
+    {"sentence": "plain one"},
+    {"sentence": "plain two"},
+]
+
+CFG = DiagnosticsConfig(
+    mer_bins=10, cs_bins=20, cs_sample=None, bands={"mer": [(0.0, 0.3)], "cs": [(0.9, 1.0)]}
+)
+
+
+def test_mer_histograms_per_view_count_exactly_the_rows_that_have_the_view(
+    make_version, tmp_path, bow_encoder
+):
+    version = make_version(ROWS, files=2)
+    summary = write_diagnostics(
+        version, tmp_path / "diag", CFG, encoder=bow_encoder, title="demo/v0001"
+    )
+    views = summary.summary["views"]
+    assert list(views) == ["positive", "intermediate", "negative", "knowledge"]
+    # positive MER: 0.2, 0.0, 1/3 -> bins 2, 0, 3 of ten
+    assert views["positive"]["mer"]["histogram"]["counts"] == [1, 0, 1, 1, 0, 0, 0, 0, 0, 0]
+    assert views["negative"]["mer"]["histogram"]["counts"] == [1, 0, 0, 0, 0, 0, 0, 1, 0, 1]
+    assert views["knowledge"]["mer"]["n"] == 1
+    assert views["positive"]["mer"]["mean"] == pytest.approx((0.2 + 0.0 + 1 / 3) / 3)
+    assert views["positive"]["mer"]["bands"][0]["share"] == pytest.approx(2 / 3)
+    assert views["negative"]["mer"]["median"] == pytest.approx(mer("a b c d", "a x y z"))
+    assert summary.summary["rows"] == 6 and summary.summary["rows_with_views"] == 4
+    assert views["positive"]["cs"]["n"] == 3 and views["positive"]["cs"]["histogram"]["bins"] == 20
+    pairs = [("a b c d", "a b c d e"), ("a b c d", "a b c d"), ("one two three", "one two four")]
+    cs = [float(np.dot(*bow_encoder.encode(pair))) for pair in pairs]
+    assert views["positive"]["cs"]["mean"] == pytest.approx(np.mean(cs), abs=1e-6)
+    assert views["positive"]["cs"]["bands"][0]["share"] == pytest.approx(
+        np.mean(np.array(cs) >= 0.9)
+    )
+
+
+def test_files_summary_and_pattern_order(make_version, tmp_path, bow_encoder):
+    summary = write_diagnostics(make_version(ROWS), tmp_path / "diag", CFG, encoder=bow_encoder)
+    assert summary.plots == {"mer": "mer.png", "cs": "cs.png"}
+    for name in ("mer.png", "cs.png"):
+        assert (tmp_path / "diag" / name).read_bytes()[:4] == b"\x89PNG"
+    written = json.loads((tmp_path / "diag" / "summary.json").read_text())
+    assert written == json.loads(json.dumps(summary.summary))
+    order = summary.summary["pattern_order"]["mer"]
+    # row 1 ordered (0.2 < 0.5 < 1); row 2: 0 < 0.25 < 0.75 ordered; row 3: p 1/3 > n 0 broken
+    assert (order["eligible_rows"], order["ordered_rows"]) == (3, 2)
+    assert summary.summary["pattern_order"]["cs"]["eligible_rows"] == 3
+    assert summary.summary["contamination"] == {"skipped": "diagnostics.eval_data_dir is not set"}
+    assert DiagnosticsSummary.load(tmp_path / "diag").summary == written
+
+
+def test_cs_sample_is_seeded_and_limited_to_rows_with_views(make_version, tmp_path, bow_encoder):
+    rows = [{"sentence": f"s {i} x", "positive": f"s {i} y"} for i in range(40)]
+    rows += [{"sentence": f"plain {i}"} for i in range(40)]
+    version = make_version(rows, files=3)
+    cfg = CFG.model_copy(update={"cs_sample": 7, "seed": 3})
+    first = write_diagnostics(version, tmp_path / "a", cfg, encoder=bow_encoder).summary
+    again = write_diagnostics(version, tmp_path / "b", cfg, encoder=bow_encoder).summary
+    assert first["cs"] == again["cs"] | {} and first["cs"]["rows"] == 7 and first["cs"]["sampled"]
+    assert first["views"]["positive"]["cs"]["n"] == 7
+    assert first["views"]["positive"]["mer"]["n"] == 40
+    assert (
+        first["views"]["positive"]["cs"]["histogram"]
+        == again["views"]["positive"]["cs"]["histogram"]
+    )
+    other = write_diagnostics(
+        version, tmp_path / "c", cfg.model_copy(update={"seed": 4}), encoder=bow_encoder
+    )
+    assert other.summary["cs"]["rows"] == 7
+
+
+def test_a_version_without_views_writes_statistics_but_no_plots(make_version, tmp_path):
+    summary = write_diagnostics(
+        make_version([{"sentence": "plain one"}, {"sentence": "plain two"}]), tmp_path / "d", CFG
+    )
+    assert summary.plots == {} and summary.summary["views"] == {}
+    assert summary.summary["rows_with_views"] == 0
+
+
+def test_markdown_for_the_card_and_for_prefect(make_version, tmp_path, bow_encoder):
+    summary = write_diagnostics(make_version(ROWS), tmp_path / "diag", CFG, encoder=bow_encoder)
+    card = summary.card_markdown()
+    assert (
+        "![MER by view](diagnostics/mer.png)" in card
+        and "![CS by view](diagnostics/cs.png)" in card
+    )
+    assert "| positive | 3 |" in card and "MER in [0, 0.3]" in card
+    assert "MER 2 of 3 rows (66.7%)" in card
+    assert summary.plot_paths() == ["diagnostics/mer.png", "diagnostics/cs.png"]
+    artifact = summary.artifact_markdown()
+    assert artifact.count("](data:image/png;base64,iVBORw0KGgo") == 2
+
+
+def test_contamination_is_reported_when_an_eval_dir_is_given(make_version, tmp_path, bow_encoder):
+    sts = tmp_path / "eval" / "STS12-en-test"
+    sts.mkdir(parents=True)
+    (sts / "STS.input.MSRvid.txt").write_text("the cat sat .\tsomething else .\n")
+    (sts / "STS.gs.MSRvid.txt").write_text("1.0\n")
+    cfg = CFG.model_copy(update={"eval_data_dir": str(tmp_path / "eval")})
+    summary = write_diagnostics(make_version(ROWS), tmp_path / "diag", cfg, encoder=bow_encoder)
+    report = summary.summary["contamination"]
+    assert report["contaminated_rows"] == 1 and report["by_field"]["sentence"] == 1
+    assert (
+        "1 rows (16.7%) share a sentence with an evaluation set (STS12: 1)"
+        in summary.card_markdown()
+    )
+
+
+def test_count_rows_reads_footers_and_errors_name_the_directory(make_version, tmp_path):
+    assert count_rows(make_version(ROWS, files=3)) == 6
+    with pytest.raises(InputError, match="no data/"):
+        count_rows(tmp_path)
+    with pytest.raises(InputError, match="cseaug diagnose"):
+        DiagnosticsSummary.load(tmp_path)
+
+
+@pytest.mark.slow
+def test_real_minilm_ranks_positive_views_above_negative_ones(make_version, tmp_path):
+    rows = [
+        {
+            "sentence": "A man is playing a guitar.",
+            "positive": "A man plays the guitar.",
+            "negative": "A woman is slicing onions.",
+        },
+        {
+            "sentence": "Two dogs run in the snow.",
+            "positive": "Dogs are running through snow.",
+            "negative": "The stock market fell.",
+        },
+    ]
+    summary = write_diagnostics(
+        make_version(rows),
+        tmp_path / "diag",
+        DiagnosticsConfig(device="cpu", embedding_cache=False),
+    )
+    views = summary.summary["views"]
+    assert views["positive"]["cs"]["min"] > 0.7 > 0.3 > views["negative"]["cs"]["max"]
+    assert summary.summary["cs"]["encoder"] == "all-MiniLM-L6-v2"
+    assert summary.summary["pattern_order"]["cs"]["share"] == 1.0
+    assert np.isfinite(views["negative"]["cs"]["mean"])
