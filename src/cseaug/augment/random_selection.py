@@ -1,0 +1,360 @@
+"""Generate-CSE random selection of a positive view (VAEGPT-Sim paper, section 3.2, appendix A.1).
+
+For every anchor and every view (one view per training epoch) a seeded draw picks one
+method and the method writes the view:
+
+* ``shuffle``: a random permutation of the words;
+* ``cutoff``: for sentences of more than three words, delete N words at N random
+  positions, N drawn from [1, min(6, words/3)] (shorter sentences stay unchanged);
+* ``dropout``: delete each word with probability ``dropout_rate`` (0.1), keeping at
+  least one word;
+* ``repetition``: copy N words in place, N drawn from [1, max(1, int((words - 1) * 0.3))];
+* ``generator``: a synonym generator (VAEGPT-Sim, :mod:`cseaug.augment.vaegpt`).
+
+Words are whitespace-separated tokens and views are joined with single spaces, because the
+data is written as text and the trainer's tokenizer is unknown here (docs/vaegpt.md). Every
+draw uses its own random stream, seeded by (seed, anchor id, view), so a view does not
+depend on how the sample was cut into shards. A generator answer that is empty is
+recorded in the rejects and the view is redrawn among the edit methods; the method written
+with a view is always the one that made it.
+
+Example:
+    >>> from cseaug.config import GenerateCSEConfig
+    >>> selection = RandomSelection(GenerateCSEConfig(views=2, seed=1))
+    >>> views, rejects = selection.views([("a1", "a cat sat on the mat today")])
+    >>> [v.method for v in views[0]]  # doctest: +SKIP
+    ['cutoff', 'shuffle']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, is_dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import pyarrow as pa
+
+from cseaug.augment.base import StageResult
+from cseaug.config import GENERATE_CSE_METHODS, GenerateCSEConfig
+from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
+from cseaug.metrics.mer import mer
+
+if TYPE_CHECKING:
+    from cseaug.augment.base import Stage
+    from cseaug.config import RunConfig
+
+EDIT_METHODS: tuple[str, ...] = ("shuffle", "cutoff", "dropout", "repetition")
+"""The methods that edit the anchor's words (no model)."""
+
+STAGE_NAME = "generate_cse"
+
+
+class SynonymGenerator(Protocol):
+    """Anything that writes synonymous sentences (VAEGPT-Sim, a back-translator, an LLM)."""
+
+    def generate(self, sentences: Sequence[str], num_return_sequences: int = 1) -> list[list[str]]:
+        """``num_return_sequences`` candidates for each sentence, in input order."""
+        ...
+
+
+@dataclass(frozen=True)
+class View:
+    """One view of an anchor: its number (the epoch it serves), its text, the method that wrote it."""
+
+    view: int
+    text: str
+    method: str
+
+
+def cutoff_range(n_words: int) -> tuple[int, int] | None:
+    """Closed range of N (words deleted) for a sentence of ``n_words``; None: left unchanged.
+
+    Example:
+        >>> cutoff_range(3), cutoff_range(4), cutoff_range(30)
+        (None, (1, 1), (1, 6))
+    """
+    if n_words <= 3:
+        return None
+    return 1, min(6, n_words // 3)
+
+
+def repetition_range(n_words: int) -> tuple[int, int]:
+    """Closed range of N (words repeated) for a sentence of ``n_words``.
+
+    Example:
+        >>> repetition_range(1), repetition_range(11)
+        ((1, 1), (1, 3))
+    """
+    return 1, max(1, int((n_words - 1) * 0.3))
+
+
+def shuffle_words(text: str, rng: random.Random) -> str:
+    """The words of ``text`` in a random order."""
+    words = text.split()
+    rng.shuffle(words)
+    return " ".join(words)
+
+
+def cutoff_words(text: str, rng: random.Random) -> str:
+    """``text`` with N random words deleted (see :func:`cutoff_range`)."""
+    words = text.split()
+    bounds = cutoff_range(len(words))
+    if bounds is None:
+        return " ".join(words)
+    deleted = set(rng.sample(range(len(words)), rng.randint(*bounds)))
+    return " ".join(w for i, w in enumerate(words) if i not in deleted)
+
+
+def drop_words(text: str, rng: random.Random, rate: float) -> str:
+    """``text`` with each word deleted with probability ``rate``; one word survives at least."""
+    words = text.split()
+    kept = [w for w in words if rng.random() >= rate]
+    if not kept and words:
+        kept = [words[rng.randrange(len(words))]]
+    return " ".join(kept)
+
+
+def repeat_words(text: str, rng: random.Random) -> str:
+    """``text`` with N random words duplicated in place (see :func:`repetition_range`)."""
+    words = text.split()
+    if not words:
+        return ""
+    low, high = repetition_range(len(words))
+    repeated = set(rng.sample(range(len(words)), min(rng.randint(low, high), len(words))))
+    out: list[str] = []
+    for i, word in enumerate(words):
+        out.extend([word, word] if i in repeated else [word])
+    return " ".join(out)
+
+
+def view_rng(seed: int, anchor_id: str, view: int) -> random.Random:
+    """The random stream of one (anchor, view): independent of shards and of other anchors."""
+    digest = hashlib.sha256(f"{seed}\x00{anchor_id}\x00{view}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _normalised(
+    probabilities: Mapping[str, float], methods: Sequence[str]
+) -> list[tuple[str, float]]:
+    weights = [(m, float(probabilities.get(m, 0.0))) for m in methods]
+    total = sum(w for _, w in weights)
+    if total <= 0:
+        raise ValueError(f"no positive probability among {list(methods)}: {dict(probabilities)}")
+    return [(m, w / total) for m, w in weights if w > 0]
+
+
+def _draw(table: Sequence[tuple[str, float]], rng: random.Random) -> str:
+    point = rng.random()
+    cumulative = 0.0
+    for method, weight in table:
+        cumulative += weight
+        if point < cumulative:
+            return method
+    return table[-1][0]
+
+
+def _clean_generation(text: str) -> str:
+    first_line = text.strip().split("\n", 1)[0]
+    return " ".join(first_line.split())
+
+
+class RandomSelection:
+    """Draws a method per (anchor, view) and writes the views (appendix A.1).
+
+    Args:
+        config: the ``generate_cse`` section (probabilities, views, seed, dropout rate).
+        generator: the synonym generator; None leaves ``generator`` out of the draw (the
+            other probabilities are renormalised).
+
+    Example:
+        >>> from cseaug.config import GenerateCSEConfig
+        >>> sel = RandomSelection(GenerateCSEConfig(probabilities={"shuffle": 1.0}))
+        >>> views, _ = sel.views([("x", "one two three")])
+        >>> views[0][0].method
+        'shuffle'
+    """
+
+    def __init__(
+        self, config: GenerateCSEConfig, generator: SynonymGenerator | None = None
+    ) -> None:
+        self.config = config
+        self.generator = generator
+        available = [m for m in GENERATE_CSE_METHODS if m != "generator" or generator is not None]
+        self.table = _normalised(config.probabilities, available)
+        edits = {m: config.probabilities.get(m, 0.0) for m in EDIT_METHODS}
+        if not any(w > 0 for w in edits.values()):
+            # a generator-only draw still needs somewhere to go when a generation is empty
+            edits = dict.fromkeys(EDIT_METHODS, 1.0)
+        self.fallback_table = _normalised(edits, EDIT_METHODS)
+
+    def edit(self, method: str, text: str, rng: random.Random) -> str:
+        """Apply one edit method (not the generator) to ``text``."""
+        if method == "shuffle":
+            return shuffle_words(text, rng)
+        if method == "cutoff":
+            return cutoff_words(text, rng)
+        if method == "dropout":
+            return drop_words(text, rng, self.config.dropout_rate)
+        if method == "repetition":
+            return repeat_words(text, rng)
+        raise ValueError(f"'{method}' is not an edit method; use one of {list(EDIT_METHODS)}")
+
+    def views(
+        self, anchors: Sequence[tuple[str, str]], n_views: int | None = None
+    ) -> tuple[list[list[View]], list[dict]]:
+        """Views of each (id, sentence) anchor and the reject records of failed generations.
+
+        Args:
+            anchors: (anchor id, sentence) pairs.
+            n_views: views per anchor; default ``config.views``.
+
+        Returns:
+            One list of :class:`View` per anchor (in view order) and reject dicts
+            (:data:`~cseaug.dataset.schema.REJECTS_SCHEMA` columns).
+        """
+        n_views = self.config.views if n_views is None else n_views
+        streams: dict[tuple[int, int], random.Random] = {}
+        chosen: dict[tuple[int, int], str] = {}
+        for i, (anchor_id, _) in enumerate(anchors):
+            for k in range(n_views):
+                rng = streams[(i, k)] = view_rng(self.config.seed, anchor_id, k)
+                chosen[(i, k)] = _draw(self.table, rng)
+
+        generated: dict[tuple[int, int], str] = {}
+        wanted = [key for key, method in chosen.items() if method == "generator"]
+        if wanted and self.generator is not None:
+            answers = self.generator.generate(
+                [anchors[i][1] for i, _ in wanted], num_return_sequences=1
+            )
+            generated = {
+                key: answer[0] if answer else ""
+                for key, answer in zip(wanted, answers, strict=True)
+            }
+
+        out: list[list[View]] = []
+        rejects: list[dict] = []
+        for i, (anchor_id, sentence) in enumerate(anchors):
+            row_views = []
+            for k in range(n_views):
+                rng, method = streams[(i, k)], chosen[(i, k)]
+                if method == "generator":
+                    text = _clean_generation(generated[(i, k)])
+                    if not text:
+                        fallback = _draw(self.fallback_table, rng)
+                        rejects.append(
+                            {
+                                "id": anchor_id,
+                                "sentence": sentence,
+                                "stage": STAGE_NAME,
+                                "view": f"augmentations[{k}]",
+                                "reason": "empty_generation",
+                                "raw": generated[(i, k)],
+                                "detail": json.dumps({"replaced_by": fallback}),
+                            }
+                        )
+                        method, text = fallback, self.edit(fallback, sentence, rng)
+                else:
+                    text = self.edit(method, sentence, rng)
+                row_views.append(View(k, text, method))
+            out.append(row_views)
+        return out, rejects
+
+
+class GenerateCSEStage:
+    """Stage adapter: fills ``positive`` with view 0 and ``augmentations`` with every view.
+
+    Output rows keep the input row's columns and set ``split`` to ``aigen``, ``method`` to
+    ``generate_cse``, ``positive_method`` to the method of view 0 and ``mer_positive``.
+
+    Args:
+        config: the ``generate_cse`` section.
+        generator: the synonym generator, or None (see :class:`RandomSelection`).
+
+    Example:
+        >>> from cseaug.config import GenerateCSEConfig
+        >>> from cseaug.dataset.schema import rows_table
+        >>> stage = GenerateCSEStage(GenerateCSEConfig(views=3))
+        >>> result = stage(rows_table([{"id": "a", "sentence": "a dog runs on the grass", "split": "aigen"}]))
+        >>> len(result.rows.column("augmentations")[0])
+        3
+    """
+
+    name = STAGE_NAME
+
+    def __init__(
+        self, config: GenerateCSEConfig, generator: SynonymGenerator | None = None
+    ) -> None:
+        self.selection = RandomSelection(config, generator)
+        self.generator = generator
+
+    def __call__(self, rows: pa.Table) -> StageResult:
+        records = rows.to_pylist()
+        views, rejects = self.selection.views([(r["id"], r["sentence"]) for r in records])
+        out = []
+        for record, row_views in zip(records, views, strict=True):
+            first = row_views[0]
+            out.append(
+                {
+                    **record,
+                    "split": SPLIT_AIGEN,
+                    "method": STAGE_NAME,
+                    "positive": first.text,
+                    "positive_method": first.method,
+                    "augmentations": [
+                        {"view": v.view, "text": v.text, "method": v.method} for v in row_views
+                    ],
+                    "mer_positive": mer(record["sentence"], first.text),
+                }
+            )
+        methods = Counter(v.method for row_views in views for v in row_views)
+        stats = {
+            "anchors": len(records),
+            "views": sum(methods.values()),
+            "methods": dict(sorted(methods.items())),
+            "empty_generations": len(rejects),
+        }
+        return StageResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
+
+    def manifest(self) -> dict:
+        """What the manifest records: the draw actually used and the generator's settings."""
+        selection = self.selection
+        settings = getattr(getattr(self.generator, "model", None), "settings", None)
+        return {
+            "generate_cse": {
+                "probabilities": dict(selection.table),
+                "views": selection.config.views,
+                "seed": selection.config.seed,
+                "dropout_rate": selection.config.dropout_rate,
+                "generator": selection.config.generator if self.generator is not None else None,
+                "generator_settings": asdict(settings) if is_dataclass(settings) else None,
+            }
+        }
+
+    def close(self) -> None:
+        """Release the generator's model (if it holds one)."""
+        close = getattr(self.generator, "close", None)
+        if callable(close):
+            close()
+        self.generator = None
+
+
+def make_generate_cse_stage(cfg: RunConfig) -> Stage:
+    """The Generate-CSE stage of a run: loads the generator named by ``generate_cse.generator``.
+
+    Example:
+        >>> from cseaug.config import RunConfig
+        >>> cfg = RunConfig.model_validate({"name": "g", "method": "generate_cse", "corpus": {"path": "c.txt"}})
+        >>> make_generate_cse_stage(cfg).name
+        'generate_cse'
+    """
+    section = cfg.generate_cse
+    generator = None
+    if section.generator is not None:
+        from cseaug.augment.vaegpt.generate import VAEGPTSimGenerator
+
+        generator = VAEGPTSimGenerator.load(section.generator, section.generation)
+    return GenerateCSEStage(section, generator)

@@ -1,0 +1,204 @@
+"""Generation-quality scorecard of synonym generators (VAEGPT-Sim paper, section 4.1.2, Table 2).
+
+For any generator's output (VAEGPT-Sim, back-translation, an LLM) against its sources and
+targets:
+
+* similarity to the target: **Avg-ROUGE**, the mean of the ROUGE-1, ROUGE-2 and ROUGE-L
+  F1 scores (``rouge-score``), and **cosine** similarity under a sentence encoder
+  (all-MiniLM-L6-v2 by default);
+* diversity: **word diversity against the source**, **diversity across multiple
+  generations** of one source, and the **type-token ratio** of each generation;
+* the **average score** (mean of every metric computed) and the **deficiency score**
+  (the smaller of the mean similarity and the mean diversity).
+
+The paper leaves the word-level definitions open; this module uses (docs/vaegpt.md):
+words are the lower-cased ``[a-z0-9]+`` runs (the tokenisation ``rouge-score`` applies);
+the "proportion of non-repeating words" of two sentences is the share of their distinct
+words that occur in only one of them (1 - Jaccard similarity of the word sets); across
+several generations it is the mean over all pairs of them. The paper's third similarity,
+GloVe vector-mean cosine, is left out (no GloVe vectors offline). The encoder comes from
+:mod:`cseaug.metrics.cosine`. Metrics are fractions in [0, 1]; Table 2 prints them
+multiplied by 100.
+
+Example:
+    >>> card = score_generations(["a man is cooking"], ["a man cooks"], [["a man is cooking food"]], encoder=None)
+    >>> round(card.word_diversity_source, 3), card.diversity_multiple is None
+    (0.2, True)
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from cseaug.errors import InputError, require
+from cseaug.metrics.cosine import DEFAULT_ENCODER, Encoder, cosine_pairs, load_encoder
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased alphanumeric words (the tokenisation of ``rouge-score``).
+
+    Example:
+        >>> words("A man, a plan!")
+        ['a', 'man', 'a', 'plan']
+    """
+    return _WORD.findall(text.lower())
+
+
+def word_distance(a: str, b: str) -> float:
+    """Share of the distinct words of ``a`` and ``b`` that occur in only one of them (0 when both are empty).
+
+    Example:
+        >>> word_distance("a man is cooking", "a man cooks")
+        0.6
+    """
+    left, right = set(words(a)), set(words(b))
+    union = left | right
+    return len(left ^ right) / len(union) if union else 0.0
+
+
+def multiple_diversity(generations: Sequence[str]) -> float | None:
+    """Mean :func:`word_distance` over every pair of generations of one source (None if fewer than 2)."""
+    pairs = list(itertools.combinations(generations, 2))
+    if not pairs:
+        return None
+    return float(np.mean([word_distance(a, b) for a, b in pairs]))
+
+
+def type_token_ratio(text: str) -> float:
+    """Distinct words / words (0 for a text without words).
+
+    Example:
+        >>> type_token_ratio("the cat and the hat")
+        0.8
+    """
+    tokens = words(text)
+    return len(set(tokens)) / len(tokens) if tokens else 0.0
+
+
+_ROUGE_SCORER: Any = None
+
+
+def avg_rouge(generation: str, target: str) -> float:
+    """Mean of the ROUGE-1, ROUGE-2 and ROUGE-L F1 of ``generation`` against ``target``.
+
+    Example:
+        >>> round(avg_rouge("a man cooks", "a man cooks"), 3)
+        1.0
+    """
+    global _ROUGE_SCORER
+    if _ROUGE_SCORER is None:
+        rouge_scorer = require("rouge_score.rouge_scorer", "hf", "Avg-ROUGE")
+        _ROUGE_SCORER = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False)
+    scores = _ROUGE_SCORER.score(target, generation)
+    return float(np.mean([scores[k].fmeasure for k in ("rouge1", "rouge2", "rougeL")]))
+
+
+@dataclass
+class Scorecard:
+    """Table 2's metrics for one generator (fractions; None where a metric does not apply)."""
+
+    avg_rouge: float
+    cosine: float | None
+    word_diversity_source: float
+    diversity_multiple: float | None
+    ttr: float
+    pairs: int
+    generations: int
+
+    @property
+    def similarity(self) -> float:
+        """Mean of the similarity metrics computed (Avg-ROUGE, cosine)."""
+        return float(np.mean([v for v in (self.avg_rouge, self.cosine) if v is not None]))
+
+    @property
+    def diversity(self) -> float:
+        """Mean of the diversity metrics computed (source, multiple generations, TTR)."""
+        values = (self.word_diversity_source, self.diversity_multiple, self.ttr)
+        return float(np.mean([v for v in values if v is not None]))
+
+    @property
+    def average(self) -> float:
+        """Mean of every metric computed (the paper's Average Score)."""
+        values = (
+            self.avg_rouge,
+            self.cosine,
+            self.word_diversity_source,
+            self.diversity_multiple,
+            self.ttr,
+        )
+        return float(np.mean([v for v in values if v is not None]))
+
+    @property
+    def deficiency(self) -> float:
+        """min(mean similarity, mean diversity) (the paper's Deficiency Score)."""
+        return min(self.similarity, self.diversity)
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        """Every metric and the comprehensive scores."""
+        return {
+            **asdict(self),
+            "similarity": self.similarity,
+            "diversity": self.diversity,
+            "average": self.average,
+            "deficiency": self.deficiency,
+        }
+
+
+def score_generations(
+    sources: Sequence[str],
+    targets: Sequence[str],
+    generations: Sequence[Sequence[str]] | Sequence[str],
+    encoder: str | Encoder | None = DEFAULT_ENCODER,
+) -> Scorecard:
+    """Score generations against their sources and targets (section 4.1.2).
+
+    Args:
+        sources: the inputs of the generator.
+        targets: the reference synonyms (e.g. the second sentence of a SICK pair).
+        generations: one string per source, or a list of candidates per source; similarity
+            and source diversity average over every candidate, ``diversity_multiple`` over
+            the sources with two or more candidates.
+        encoder: a sentence-encoder name or path (:func:`cseaug.metrics.cosine.load_encoder`),
+            an :class:`~cseaug.metrics.cosine.Encoder`, or None to leave cosine similarity out.
+
+    Example:
+        >>> card = score_generations(["a b c"], ["a b c"], ["a b c"], encoder=None)
+        >>> card.avg_rouge, card.word_diversity_source, card.ttr
+        (1.0, 0.0, 1.0)
+    """
+    if not (len(sources) == len(targets) == len(generations)):
+        raise InputError(
+            f"score_generations: {len(sources)} sources, {len(targets)} targets, {len(generations)} generations; "
+            "give one target and one generation (or list of candidates) per source"
+        )
+    if not sources:
+        raise InputError("score_generations: nothing to score (no sources)")
+    candidates = [[g] if isinstance(g, str) else list(g) for g in generations]
+    empty = [i for i, c in enumerate(candidates) if not c]
+    if empty:
+        raise InputError(f"score_generations: source(s) {empty[:5]} have no generation")
+    flat = [(s, t, g) for s, t, cs in zip(sources, targets, candidates, strict=True) for g in cs]
+    cosine = None
+    if encoder is not None:
+        model = load_encoder(encoder) if isinstance(encoder, str) else encoder
+        cosine = float(
+            np.mean(cosine_pairs([g for _, _, g in flat], [t for _, t, _ in flat], model))
+        )
+    multiple = [d for d in (multiple_diversity(cs) for cs in candidates) if d is not None]
+    return Scorecard(
+        avg_rouge=float(np.mean([avg_rouge(g, t) for _, t, g in flat])),
+        cosine=cosine,
+        word_diversity_source=float(np.mean([word_distance(s, g) for s, _, g in flat])),
+        diversity_multiple=float(np.mean(multiple)) if multiple else None,
+        ttr=float(np.mean([type_token_ratio(g) for _, _, g in flat])),
+        pairs=len(sources),
+        generations=len(flat),
+    )
