@@ -1,0 +1,148 @@
+"""The VAEGPT-Sim training loss (section 3.1): a frozen GPT-2 judges the Gumbel-softmax output.
+
+    L = 1 - mean_batch cos(V_predict, V_target) + W_KL * KL
+
+The generator's logits at the target positions (see :mod:`.layout`) are turned into token
+distributions with Gumbel-softmax; the frozen original GPT-2 (the discriminator, used
+only in training) embeds them as ``probabilities @ word_embeddings`` and pools its last
+hidden states into V_predict; it embeds the real target sentence the same way into
+V_target. KL is the latents' KL summed over the blocks (:class:`.model.VAEGPTSim`).
+
+Choices (docs/vaegpt.md): straight-through *hard* samples by default, so the judge reads
+real token sequences like those it was trained on while gradients flow through the soft
+sample; temperature 1.0; mean pooling over the target's real tokens. An optional
+cross-entropy term on the target tokens (``lm_weight``, 0 by default, not in the paper)
+can teach the output format faster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from cseaug.errors import InputError, require
+
+torch = require("torch", "hf", "The VAEGPT-Sim generator")
+nn = torch.nn
+F = torch.nn.functional
+
+Pooling = Literal["mean", "last"]
+
+
+def pool(hidden: Any, mask: Any, how: Pooling) -> Any:
+    """Sentence vectors from hidden states (batch, positions, width) over the real tokens."""
+    mask = mask.to(hidden.dtype)
+    if how == "mean":
+        return (hidden * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True).clamp(min=1.0)
+    if how == "last":
+        last = (mask.sum(1).long() - 1).clamp(min=0)
+        return hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
+    raise ValueError(f"pooling '{how}' is not 'mean' or 'last'")
+
+
+class FrozenJudge(nn.Module):
+    """The discriminator: the original GPT-2 (``GPT2Model``), frozen, that embeds sentences.
+
+    Args:
+        encoder: a ``GPT2Model`` with the original pretrained weights.
+        pooling: how its last hidden states become one vector.
+    """
+
+    def __init__(self, encoder: Any, pooling: Pooling = "mean") -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.pooling = pooling
+        for parameter in self.encoder.parameters():
+            parameter.requires_grad_(False)
+        self.encoder.eval()
+
+    def train(self, mode: bool = True) -> FrozenJudge:
+        # a judge with dropout would give two different verdicts on one sentence
+        return super().train(False)
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str, pooling: Pooling = "mean") -> FrozenJudge:
+        """Load the original GPT-2 checkpoint (name or path) as the judge."""
+        transformers = require("transformers", "hf", "The VAEGPT-Sim discriminator")
+        try:
+            encoder = transformers.GPT2Model.from_pretrained(str(name_or_path))
+        except OSError as exc:
+            raise InputError(
+                f"cannot load the discriminator's GPT-2 '{name_or_path}': {exc}. Give a local GPT-2 "
+                "directory or a hub name available offline in the Hugging Face cache"
+            ) from exc
+        return cls(encoder, pooling)
+
+    def embed_ids(self, ids: Any, mask: Any) -> Any:
+        """V_target: vectors of real token sequences (right-padded)."""
+        hidden = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+        return pool(hidden, mask, self.pooling)
+
+    def embed_distributions(self, probabilities: Any, mask: Any) -> Any:
+        """V_predict: vectors of token distributions (batch, positions, vocabulary)."""
+        table = self.encoder.get_input_embeddings().weight
+        embeds = probabilities.to(table.dtype) @ table
+        hidden = self.encoder(inputs_embeds=embeds, attention_mask=mask).last_hidden_state
+        return pool(hidden, mask, self.pooling)
+
+
+@dataclass
+class LossSettings:
+    """Weights and Gumbel-softmax settings of the loss."""
+
+    kl_weight: float = 1e-4
+    gumbel_tau: float = 1.0
+    gumbel_hard: bool = True
+    lm_weight: float = 0.0
+
+
+@dataclass
+class LossParts:
+    """The loss and its terms (detached floats except ``total``)."""
+
+    total: Any
+    target: float
+    kl: float
+    lm: float
+    cosine: float
+
+
+def vaegpt_loss(
+    logits: Any,
+    kl: Any,
+    target_ids: Any,
+    target_mask: Any,
+    judge: FrozenJudge,
+    settings: LossSettings,
+) -> LossParts:
+    """The training loss of a batch from the generator's target logits and KL.
+
+    Args:
+        logits: (batch, target positions, vocabulary) logits predicting the target.
+        kl: the generator's KL term (a scalar tensor).
+        target_ids: (batch, target positions) target ids (right-padded).
+        target_mask: their mask.
+        judge: the frozen discriminator.
+        settings: weights and Gumbel-softmax settings.
+    """
+    sample = F.gumbel_softmax(
+        logits.float(), tau=settings.gumbel_tau, hard=settings.gumbel_hard, dim=-1
+    )
+    predicted = judge.embed_distributions(sample, target_mask)
+    with torch.no_grad():
+        target = judge.embed_ids(target_ids, target_mask)
+    cosine = F.cosine_similarity(predicted.float(), target.float(), dim=-1).mean()
+    target_loss = 1.0 - cosine
+    total = target_loss + settings.kl_weight * kl
+    lm = torch.zeros((), device=logits.device)
+    if settings.lm_weight > 0:
+        labels = target_ids.masked_fill(target_mask == 0, -100)
+        lm = F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=-100)
+        total = total + settings.lm_weight * lm
+    return LossParts(
+        total=total,
+        target=float(target_loss.detach()),
+        kl=float(kl.detach()),
+        lm=float(lm.detach()),
+        cosine=float(cosine.detach()),
+    )

@@ -1,0 +1,304 @@
+"""The VAEGPT-Sim network: GPT-2 with a gradually fading latent in every block (section 3.1).
+
+Each decoder block i gets a latent structure computed from the block's output hidden
+states: a mean and a (log-)variance solver, batch normalisation of both against KL
+vanishing (Zhu et al., 2020), a reparameterised Gaussian sample and a dropout layer. The
+sample is added to the hidden state with the weight W / e^(i+1) (W = 0.1), so the noise
+fades towards the output, and the noisy state is what the next block reads:
+
+    h_i = h_i + l_i * W / e^(i+1)
+
+The latents are attached with forward hooks on the unchanged GPT-2 blocks of a
+``GPT2LMHeadModel``, so every GPT-2 feature (KV cache, ``generate``, attention kernels)
+keeps working, and a saved generator is a plain GPT-2 directory (``save_pretrained``)
+plus two files: the latent weights (``vaegpt_latents.safetensors``) and the settings
+(``vaegpt_sim.json``). The latents are sampled at generation too: they are the
+generator's source of diversity; only the discriminator is dropped after training.
+
+Choices the paper leaves open (docs/vaegpt.md): the latent has the hidden size (it is
+added to the hidden state without a projection); the batch normalisation of the mean is
+not affine but scaled by a fixed ``mean_bn_scale`` with a learnt shift, which is what
+keeps the expected KL away from zero in Zhu et al.; the variance branch predicts the
+log-variance and its batch normalisation is affine; during training the statistics are
+taken over real tokens only (padding excluded).
+
+Example:
+    >>> from transformers import GPT2Config
+    >>> model = VAEGPTSim.from_config(GPT2Config(n_layer=2, n_embd=16, n_head=2, vocab_size=50))
+    >>> [round(s, 4) for s in model.noise_scales.tolist()]
+    [0.0368, 0.0135]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from cseaug.errors import ConfigError, InputError, require
+
+torch = require("torch", "hf", "The VAEGPT-Sim generator")
+nn = torch.nn
+
+LATENTS_FILE = "vaegpt_latents.safetensors"
+SETTINGS_FILE = "vaegpt_sim.json"
+
+
+@dataclass
+class VAEGPTSimSettings:
+    """What a VAEGPT-Sim adds to GPT-2; saved with the generator in ``vaegpt_sim.json``.
+
+    Args:
+        latent_weight: W of the noise weight W / e^(i+1) (the paper: 0.1).
+        latent_dropout: dropout on the sampled latent.
+        mean_bn_scale: fixed scale of the batch-normalised mean (BN-VAE's gamma).
+        separator: text between the source and the generated sentence.
+        base_model: the original GPT-2 checkpoint (name or path) the generator started from;
+            the frozen discriminator of training is loaded from it.
+    """
+
+    latent_weight: float = 0.1
+    latent_dropout: float = 0.1
+    mean_bn_scale: float = 0.5
+    separator: str = "<|endoftext|>"
+    base_model: str = "gpt2"
+
+    @classmethod
+    def from_json(cls, path: Path) -> VAEGPTSimSettings:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InputError(
+                f"{path}: unknown VAEGPT-Sim setting(s) {unknown}; known: {sorted(known)}"
+            )
+        return cls(**data)
+
+
+@dataclass
+class VAEGPTSimOutput:
+    """Logits of the kept positions and the KL term (summed over blocks, averaged over the batch)."""
+
+    logits: Any
+    kl: Any
+
+
+class LatentLayer(nn.Module):
+    """Mean/variance solver, batch normalisation, reparameterised sample and dropout of one block.
+
+    Args:
+        hidden_size: width of the block's hidden states (and of the latent).
+        dropout: dropout probability on the sample.
+        mean_bn_scale: fixed scale applied after normalising the mean.
+        init_std: standard deviation of the solvers' initial weights.
+    """
+
+    def __init__(
+        self, hidden_size: int, dropout: float, mean_bn_scale: float, init_std: float = 0.02
+    ) -> None:
+        super().__init__()
+        self.mean = nn.Linear(hidden_size, hidden_size)
+        self.logvar = nn.Linear(hidden_size, hidden_size)
+        for linear in (self.mean, self.logvar):
+            nn.init.normal_(linear.weight, std=init_std)
+            nn.init.zeros_(linear.bias)
+        self.mean_norm = nn.BatchNorm1d(hidden_size, affine=False)
+        self.mean_shift = nn.Parameter(torch.zeros(hidden_size))
+        self.logvar_norm = nn.BatchNorm1d(hidden_size)
+        self.dropout = nn.Dropout(dropout)
+        self.mean_bn_scale = mean_bn_scale
+        self.real_tokens: Any | None = None
+        self.kl: Any | None = None
+
+    def _normalise(self, values: Any, norm: Any) -> Any:
+        index = self.real_tokens
+        if index is None or not self.training or index.numel() == values.shape[0]:
+            return norm(values).float()
+        # batch statistics over real tokens only: padding would otherwise shift them
+        out = torch.zeros(values.shape, dtype=torch.float32, device=values.device)
+        return out.index_copy(0, index, norm(values.index_select(0, index)).float())
+
+    def forward(self, hidden: Any) -> Any:
+        """The latent l_i for ``hidden`` (batch, positions, hidden); stores the per-token KL in ``self.kl``.
+
+        ``real_tokens`` (set by :meth:`VAEGPTSim.forward` in training) holds the flat
+        indices of the non-padding positions.
+        """
+        batch, positions, width = hidden.shape
+        flat = hidden.reshape(-1, width)
+        mean = (
+            self._normalise(self.mean(flat), self.mean_norm) * self.mean_bn_scale + self.mean_shift
+        )
+        logvar = self._normalise(self.logvar(flat), self.logvar_norm)
+        std = torch.exp(0.5 * logvar)
+        sample = mean + std * torch.randn_like(std)
+        self.kl = (
+            (0.5 * (mean.square() + std.square() - 1.0 - logvar)).sum(-1).view(batch, positions)
+        )
+        return self.dropout(sample).view(batch, positions, width)
+
+
+class VAEGPTSim(nn.Module):
+    """GPT-2 (``GPT2LMHeadModel``) with a latent in every block; see the module docstring.
+
+    Args:
+        lm: the GPT-2 language model the latents are attached to.
+        settings: the VAEGPT-Sim settings.
+        latents: existing latent layers (when loading); default: freshly initialised.
+    """
+
+    def __init__(self, lm: Any, settings: VAEGPTSimSettings, latents: Any | None = None) -> None:
+        super().__init__()
+        config = lm.config
+        self.lm = lm
+        self.settings = settings
+        self.latents = latents or nn.ModuleList(
+            LatentLayer(
+                config.n_embd,
+                settings.latent_dropout,
+                settings.mean_bn_scale,
+                config.initializer_range,
+            )
+            for _ in range(config.n_layer)
+        )
+        if len(self.latents) != config.n_layer:
+            raise InputError(
+                f"{len(self.latents)} latent layers for a GPT-2 of {config.n_layer} blocks"
+            )
+        scales = [settings.latent_weight / math.e ** (i + 1) for i in range(config.n_layer)]
+        self.register_buffer(
+            "noise_scales", torch.tensor(scales, dtype=torch.float32), persistent=False
+        )
+        for i, block in enumerate(lm.transformer.h):
+            block.register_forward_hook(self._noise_hook(i))
+
+    def _noise_hook(self, index: int) -> Any:
+        def hook(_module: Any, _args: Any, output: Any) -> Any:
+            # transformers 5 blocks return the hidden states; 4.x returned a tuple
+            hidden = output[0] if isinstance(output, tuple) else output
+            noisy = hidden + (self.latents[index](hidden) * self.noise_scales[index]).to(
+                hidden.dtype
+            )
+            return (noisy, *output[1:]) if isinstance(output, tuple) else noisy
+
+        return hook
+
+    @property
+    def config(self) -> Any:
+        """The GPT-2 config."""
+        return self.lm.config
+
+    @property
+    def device(self) -> Any:
+        return self.lm.device
+
+    def forward(
+        self,
+        input_ids: Any,
+        attention_mask: Any,
+        position_ids: Any | None = None,
+        logits_to_keep: int | Any = 0,
+    ) -> VAEGPTSimOutput:
+        """Logits at ``logits_to_keep`` (0: every position) and the KL of the latents.
+
+        The KL of a sequence is the per-token KL (summed over latent dimensions) averaged
+        over its real tokens; the blocks' KLs are summed and the batch is averaged (the
+        paper's L_KL).
+        """
+        real_tokens = attention_mask.reshape(-1).nonzero().squeeze(1)
+        if self.training and real_tokens.numel() < 2:
+            raise InputError(
+                "VAEGPT-Sim training needs at least two real tokens per batch (batch normalisation)"
+            )
+        for layer in self.latents:
+            layer.real_tokens = real_tokens
+        try:
+            out = self.lm(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                position_ids=position_ids,
+                logits_to_keep=logits_to_keep,
+                use_cache=False,
+            )
+            per_token = torch.stack([layer.kl for layer in self.latents]).sum(0)
+        finally:
+            for layer in self.latents:
+                layer.real_tokens = None
+                layer.kl = None
+        mask = attention_mask.to(per_token.dtype)
+        per_sequence = (per_token * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        return VAEGPTSimOutput(logits=out.logits, kl=per_sequence.mean())
+
+    def generate(self, **kwargs: Any) -> Any:
+        """``GPT2LMHeadModel.generate`` with the latents active (see :mod:`.generate`)."""
+        return self.lm.generate(**kwargs)
+
+    def save_pretrained(self, directory: str | Path, tokenizer: Any | None = None) -> Path:
+        """Write the generator: GPT-2 via ``save_pretrained``, the latents and the settings.
+
+        Example:
+            >>> model.save_pretrained("storage/models/vaegpt-sim/best", tokenizer)  # doctest: +SKIP
+        """
+        safetensors = require("safetensors.torch", "hf", "Saving a VAEGPT-Sim generator")
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        self.lm.save_pretrained(out)
+        state = {k: v.detach().contiguous().cpu() for k, v in self.latents.state_dict().items()}
+        safetensors.save_file(state, str(out / LATENTS_FILE))
+        (out / SETTINGS_FILE).write_text(
+            json.dumps(asdict(self.settings), indent=2) + "\n", encoding="utf-8"
+        )
+        if tokenizer is not None:
+            tokenizer.save_pretrained(out)
+        return out
+
+    @classmethod
+    def from_config(cls, gpt2_config: Any, settings: VAEGPTSimSettings | None = None) -> VAEGPTSim:
+        """A randomly initialised VAEGPT-Sim of a GPT-2 configuration (tests, benchmarks)."""
+        transformers = require("transformers", "hf", "The VAEGPT-Sim generator")
+        return cls(transformers.GPT2LMHeadModel(gpt2_config), settings or VAEGPTSimSettings())
+
+    @classmethod
+    def from_pretrained(
+        cls, name_or_path: str | Path, settings: VAEGPTSimSettings | None = None
+    ) -> VAEGPTSim:
+        """Load a saved generator, or start one from a GPT-2 checkpoint (name or path).
+
+        A directory with ``vaegpt_sim.json`` is a saved generator: its settings and latents
+        are loaded (``settings`` must then be None). Anything else is a GPT-2 checkpoint:
+        the latents are initialised and ``settings`` (default: the paper's) apply, with
+        ``base_model`` set to the checkpoint.
+
+        Example:
+            >>> model = VAEGPTSim.from_pretrained("gpt2")  # doctest: +SKIP
+            >>> model = VAEGPTSim.from_pretrained("storage/models/vaegpt-sim/best")  # doctest: +SKIP
+        """
+        transformers = require("transformers", "hf", "The VAEGPT-Sim generator")
+        path = Path(name_or_path)
+        if (path / SETTINGS_FILE).is_file():
+            if settings is not None:
+                raise ConfigError(
+                    f"{path} is a saved VAEGPT-Sim generator: its settings cannot be replaced"
+                )
+            safetensors = require("safetensors.torch", "hf", "Loading a VAEGPT-Sim generator")
+            saved = VAEGPTSimSettings.from_json(path / SETTINGS_FILE)
+            lm = transformers.GPT2LMHeadModel.from_pretrained(str(path))
+            model = cls(lm, saved)
+            latents_file = path / LATENTS_FILE
+            if not latents_file.is_file():
+                raise InputError(
+                    f"{latents_file} is missing: {path} is not a complete VAEGPT-Sim generator"
+                )
+            model.latents.load_state_dict(safetensors.load_file(str(latents_file)))
+            return model
+        try:
+            lm = transformers.GPT2LMHeadModel.from_pretrained(str(name_or_path))
+        except OSError as exc:
+            raise InputError(
+                f"cannot load the GPT-2 checkpoint '{name_or_path}': {exc}. Give a local directory "
+                "(config.json + weights) or a hub name available offline in the Hugging Face cache"
+            ) from exc
+        base = settings or VAEGPTSimSettings()
+        return cls(lm, VAEGPTSimSettings(**{**asdict(base), "base_model": str(name_or_path)}))
