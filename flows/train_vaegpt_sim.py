@@ -1,0 +1,34 @@
+"""The ``train-vaegpt-sim`` flow: train the VAEGPT-Sim synonym generator that Generate-CSE uses.
+
+Composition only: the work is :func:`tasks.vaegpt.train_vaegpt_task`. Run it ad hoc with
+``python -m flows.train_vaegpt_sim configs/vaegpt/train.yaml`` or serve it as a deployment.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from prefect import flow
+
+from tasks.vaegpt import train_vaegpt_task
+
+
+@flow(name="train-vaegpt-sim", log_prints=True)
+def train_vaegpt_sim(
+    config: str | None = None, overrides: list[str] | None = None
+) -> dict[str, Any]:
+    """Train (or resume training) a VAEGPT-Sim generator.
+
+    Args:
+        config: path of the training config (``configs/vaegpt/train.yaml``); None: defaults.
+        overrides: ``key.path=value`` strings, as ``cseaug train-vaegpt --set``.
+
+    Returns:
+        The generator's directories, steps, best validation Avg-ROUGE and speed.
+    """
+    return train_vaegpt_task(config, list(overrides or []))
+
+
+if __name__ == "__main__":
+    train_vaegpt_sim(sys.argv[1] if len(sys.argv) > 1 else None, sys.argv[2:])

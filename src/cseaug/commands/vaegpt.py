@@ -1,0 +1,219 @@
+"""``cseaug train-vaegpt``, ``cseaug synonyms`` and ``cseaug score`` (docs/vaegpt.md).
+
+Example:
+    $ cseaug train-vaegpt --config configs/vaegpt/train.yaml --set optim.max_steps=1000
+    $ cseaug synonyms --generator storage/models/vaegpt-sim/best --input sentences.txt --output syn.jsonl -n 3
+    $ cseaug score syn.csv --source-column source --target-column target --generation-column generation
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from cseaug.errors import InputError
+
+
+def read_table(path: Path) -> Any:
+    """A pyarrow table from a .csv, .tsv, .jsonl or .parquet file."""
+    import pyarrow.csv as pacsv
+    import pyarrow.json as pajson
+    import pyarrow.parquet as pq
+
+    if not path.is_file():
+        raise InputError(f"file not found: {path}")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return pacsv.read_csv(path)
+    if suffix == ".tsv":
+        return pacsv.read_csv(
+            path, parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False)
+        )
+    if suffix in (".jsonl", ".json"):
+        return pajson.read_json(path)
+    if suffix == ".parquet":
+        return pq.read_table(path)
+    raise InputError(
+        f"{path}: unsupported file type '{suffix}'; use .csv, .tsv, .jsonl or .parquet"
+    )
+
+
+def _column(table: Any, name: str, path: Path, option: str) -> list[Any]:
+    if name not in table.column_names:
+        raise InputError(
+            f"{path} has no column '{name}' (columns: {', '.join(table.column_names)}); pass {option} NAME"
+        )
+    return table.column(name).to_pylist()
+
+
+def train_command(
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="Training config YAML (default: built-in defaults)."),
+    ] = None,
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a key, e.g. --set optim.max_steps=100 (repeatable)."),
+    ] = None,
+    output_dir: Annotated[
+        str | None, typer.Option(help="Where checkpoints, best/ and final/ go.")
+    ] = None,
+    base_model: Annotated[
+        str | None, typer.Option(help="GPT-2 checkpoint to start from (name or path).")
+    ] = None,
+    max_steps: Annotated[
+        int | None, typer.Option(help="Stop after this many optimisation steps.")
+    ] = None,
+    device: Annotated[str | None, typer.Option(help="auto, cpu, cuda, cuda:N.")] = None,
+    precision: Annotated[str | None, typer.Option(help="auto, fp32, bf16 or fp16.")] = None,
+) -> None:
+    """Train a VAEGPT-Sim synonym generator on SICK / MRPC pairs (resumes from its last checkpoint)."""
+    from cseaug.augment.vaegpt.config import load_train_config
+    from cseaug.augment.vaegpt.train import train_vaegpt
+
+    flags = {
+        "output_dir": output_dir,
+        "base_model": base_model,
+        "optim.max_steps": max_steps,
+        "device": device,
+        "precision": precision,
+    }
+    extra = [f"{key}={value}" for key, value in flags.items() if value is not None]
+    result = train_vaegpt(load_train_config(config, [*(overrides or []), *extra]))
+    console = Console()
+    console.print(
+        f"trained {result.steps} step(s); generator: {result.best_dir or result.final_dir}"
+    )
+    if result.best_rouge is not None:
+        console.print(f"best validation Avg-ROUGE: {result.best_rouge:.4f}")
+    if "steps_per_second" in result.stats:
+        console.print(f"steps/s: {result.stats['steps_per_second']:.3f}")
+    console.print(f"metrics: {result.metrics_path}")
+
+
+def synonyms_command(
+    generator: Annotated[
+        Path, typer.Option(help="A trained generator (best/ or final/ of a training run).")
+    ],
+    input: Annotated[
+        Path, typer.Option(help="Sentences: .txt (one per line) or .csv/.tsv/.jsonl/.parquet.")
+    ],
+    output: Annotated[Path, typer.Option(help="JSONL output: {source, generations} per sentence.")],
+    column: Annotated[str, typer.Option(help="Sentence column of a table input.")] = "sentence",
+    num_return_sequences: Annotated[
+        int,
+        typer.Option(
+            "--num-return-sequences", "-n", help="Candidates per sentence (at most --num-beams)."
+        ),
+    ] = 1,
+    num_beams: Annotated[int, typer.Option(help="Beams of beam search with sampling.")] = 3,
+    max_new_tokens: Annotated[int, typer.Option(help="Maximum tokens of one synonym.")] = 64,
+    batch_size: Annotated[int, typer.Option(help="Sentences per generate() call.")] = 32,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N.")] = "auto",
+) -> None:
+    """Write synonyms of sentences with a trained VAEGPT-Sim (beam search with sampling)."""
+    from cseaug.augment.vaegpt.generate import VAEGPTSimGenerator
+    from cseaug.config import SynonymGenerationConfig
+
+    if input.suffix.lower() == ".txt":
+        if not input.is_file():
+            raise InputError(f"file not found: {input}")
+        sentences = [
+            line.strip() for line in input.read_text(encoding="utf-8").splitlines() if line.strip()
+        ]
+    else:
+        sentences = [str(s) for s in _column(read_table(input), column, input, "--column")]
+    config = SynonymGenerationConfig(
+        num_beams=num_beams,
+        max_new_tokens=max_new_tokens,
+        batch_size=batch_size,
+        seed=seed,
+        device=device,
+    )
+    candidates = VAEGPTSimGenerator.load(generator, config).generate(
+        sentences, num_return_sequences
+    )
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with output.open("w", encoding="utf-8") as handle:
+        for source, generated in zip(sentences, candidates, strict=True):
+            handle.write(
+                json.dumps({"source": source, "generations": generated}, ensure_ascii=False) + "\n"
+            )
+    Console().print(f"wrote {len(sentences)} sentence(s) x {num_return_sequences} to {output}")
+
+
+def score_command(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Table of sources, targets and generations (.csv/.tsv/.jsonl/.parquet)."
+        ),
+    ],
+    source_column: Annotated[
+        str, typer.Option(help="Column of the generator's inputs.")
+    ] = "source",
+    target_column: Annotated[
+        str,
+        typer.Option(
+            help="Column of the reference synonyms (give the source column to score against it)."
+        ),
+    ] = "target",
+    generation_columns: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--generation-column",
+            help="Column of generations; repeat for several candidates, or name one list column. Default: generation.",
+        ),
+    ] = None,
+    encoder: Annotated[
+        str, typer.Option(help="Sentence encoder for cosine similarity (name or path).")
+    ] = ("all-MiniLM-L6-v2"),
+    no_cosine: Annotated[
+        bool, typer.Option("--no-cosine", help="Leave cosine similarity out.")
+    ] = False,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Also write the scorecard as JSON here.")
+    ] = None,
+) -> None:
+    """Score generations as the VAEGPT-Sim paper's Table 2 (Avg-ROUGE, cosine, diversity, TTR, average, deficiency)."""
+    from cseaug.metrics.quality import score_generations
+
+    table = read_table(file)
+    sources = _column(table, source_column, file, "--source-column")
+    targets = _column(table, target_column, file, "--target-column")
+    columns = [
+        _column(table, name, file, "--generation-column")
+        for name in generation_columns or ["generation"]
+    ]
+    generations = []
+    for row in zip(*columns, strict=True):
+        candidates: list[str] = []
+        for value in row:
+            candidates.extend(value if isinstance(value, list) else [value])
+        generations.append([str(c) for c in candidates if c is not None])
+    card = score_generations(sources, targets, generations, encoder=None if no_cosine else encoder)
+    values = card.as_dict()
+    out = Table(title=f"Generation quality of {file.name} (x100)")
+    out.add_column("metric")
+    out.add_column("value", justify="right")
+    for key, value in values.items():
+        if key in ("pairs", "generations"):
+            out.add_row(key, str(value))
+        else:
+            out.add_row(key, "-" if value is None else f"{100 * value:.2f}")
+    Console().print(out)
+    if json_path is not None:
+        json_path.write_text(json.dumps(values, indent=2) + "\n", encoding="utf-8")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the VAEGPT-Sim commands to the ``cseaug`` app."""
+    app.command("train-vaegpt")(train_command)
+    app.command("synonyms")(synonyms_command)
+    app.command("score")(score_command)
