@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 import unicodedata
 
 import pyarrow as pa
@@ -110,3 +112,57 @@ def test_record_numbers_continue_across_batches_and_views_are_carried() -> None:
     assert out.kept.column("positive").to_pylist() == ["p1", None]
     assert out.kept.column("negative").to_pylist() == ["n1", "n3"]
     assert json.loads(out.rejects.column("detail")[0].as_py()) == {"record": 102}
+
+
+WHITE_SPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def reference_normalise(line: str) -> str:
+    nfc = unicodedata.normalize("NFC", line)
+    return re.sub(f"[{re.escape(WHITE_SPACE)}]+", " ", nfc).strip(" ")
+
+
+def test_matches_a_python_reference_on_random_lines() -> None:
+    """The byte-level shortcuts (ASCII skip, attention regex) change nothing."""
+    alphabet = [
+        *"ab .,",
+        "é",
+        "e\u0301",
+        *WHITE_SPACE,
+        "\x00",
+        "\x1f",
+        "\x7f",
+        "\x9f",
+        "\u200b",  # zero-width space: not White_Space, kept
+        "\u2026",  # ellipsis (E2 80 A6): looks like the whitespace bytes, is not
+        "\u2013",
+        "\u3001",
+        "\U0001f642",
+    ]
+    rng = random.Random(0)
+    lines = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(4000)]
+    got = normalise_text(pa.array(lines)).to_pylist()
+    assert got == [reference_normalise(line) for line in lines]
+
+    out = clean_batch(batch(*lines), 1, min_chars=1, max_chars=1000)
+    reasons = dict.fromkeys(range(1, len(lines) + 1), None)
+    for detail, reason in zip(
+        out.rejects.column("detail").to_pylist(),
+        out.rejects.column("reason").to_pylist(),
+        strict=True,
+    ):
+        reasons[json.loads(detail)["line"]] = reason
+    for number, line in enumerate(lines, start=1):
+        normal = reference_normalise(line)
+        expected = (
+            "empty"
+            if not normal
+            else "control_characters"
+            if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in normal)
+            else None
+        )
+        assert reasons[number] == expected, (line, normal)
