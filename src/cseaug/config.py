@@ -213,6 +213,12 @@ class BacktranslationConfig(StrictModel):
     num_beams: int = Field(5, ge=1, description="Beams of each translation.")
     batch_size: int = Field(32, ge=1, description="Sentences per generate() call (length-sorted).")
     max_new_tokens: int = Field(256, ge=1, description="Maximum tokens of one translation.")
+    max_length_ratio: float | None = Field(
+        2.0,
+        gt=0,
+        description="Also cap a batch's translations at this x its longest source (tokens) + 8, so a "
+        "degenerate beam cannot run a batch of short sentences to max_new_tokens; null: no cap.",
+    )
     device: str = Field("auto", description="auto, cpu, cuda, ...")
     dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field(
         "auto", description="'auto': float16 on GPU, float32 on CPU."

@@ -156,6 +156,8 @@ class Translator:
         batch_size: sentences per ``generate`` call.
         num_beams: beams of beam search.
         max_new_tokens: maximum tokens of one translation.
+        max_length_ratio: also cap a batch's translations at this × its longest source
+            (in tokens) + 8; None: only ``max_new_tokens``.
         sort_by_length: batch sentences of similar token length together (off only to
             measure what it saves).
 
@@ -174,6 +176,7 @@ class Translator:
         batch_size: int = 32,
         num_beams: int = 5,
         max_new_tokens: int = 256,
+        max_length_ratio: float | None = 2.0,
         sort_by_length: bool = True,
     ) -> None:
         transformers = require("transformers", "hf", "Back-translation")
@@ -183,6 +186,7 @@ class Translator:
         self.batch_size = batch_size
         self.num_beams = num_beams
         self.max_new_tokens = max_new_tokens
+        self.max_length_ratio = max_length_ratio
         self.sort_by_length = sort_by_length
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(name)
@@ -228,7 +232,7 @@ class Translator:
                         input_ids=input_ids.to(self.device),
                         attention_mask=mask.to(self.device),
                         num_beams=self.num_beams,
-                        max_new_tokens=self.max_new_tokens,
+                        max_new_tokens=self._new_tokens(width),
                         max_length=None,  # the checkpoint's max_length would fight max_new_tokens
                     )
                 for i, text in zip(
@@ -239,6 +243,11 @@ class Translator:
                     out[i] = text.strip()
                 bar.advance(len(batch))
         return out
+
+    def _new_tokens(self, longest_source: int) -> int:
+        if self.max_length_ratio is None:
+            return self.max_new_tokens
+        return min(self.max_new_tokens, int(self.max_length_ratio * longest_source) + 8)
 
     def close(self) -> None:
         """Free the weights (and the GPU cache)."""
@@ -258,7 +267,8 @@ class BackTranslator:
         pivots: pivot language → (forward model, backward model), names or paths.
         mer_range: keep a candidate whose MER lies in this closed range.
         prefer: ``higher_mer``, ``lower_mer`` or ``first_pivot`` when several qualify.
-        num_beams, batch_size, max_new_tokens, device, dtype: see :class:`Translator`.
+        translator_options: keyword arguments of :class:`Translator` (``num_beams``,
+            ``batch_size``, ``max_new_tokens``, ``max_length_ratio``, ``device``, ``dtype``).
 
     Example:
         >>> bt = BackTranslator.from_config(BacktranslationConfig())  # doctest: +SKIP
@@ -271,11 +281,7 @@ class BackTranslator:
         *,
         mer_range: tuple[float, float] = (0.15, 0.6),
         prefer: str = "higher_mer",
-        num_beams: int = 5,
-        batch_size: int = 32,
-        max_new_tokens: int = 256,
-        device: str = "auto",
-        dtype: str = "auto",
+        **translator_options: Any,
     ) -> None:
         if not pivots:
             raise ConfigError(
@@ -288,19 +294,12 @@ class BackTranslator:
         self.pivots = {pivot: (str(pair[0]), str(pair[1])) for pivot, pair in pivots.items()}
         self.mer_range = (float(mer_range[0]), float(mer_range[1]))
         self.prefer = prefer
-        self.num_beams = num_beams
+        self.translator_options = dict(translator_options)
         self.translators: dict[str, Translator] = {}
         for pair in self.pivots.values():
             for name in pair:
                 if name not in self.translators:
-                    self.translators[name] = Translator(
-                        name,
-                        device=device,
-                        dtype=dtype,
-                        batch_size=batch_size,
-                        num_beams=num_beams,
-                        max_new_tokens=max_new_tokens,
-                    )
+                    self.translators[name] = Translator(name, **translator_options)
 
     @classmethod
     def from_config(cls, cfg: BacktranslationConfig) -> BackTranslator:
@@ -312,6 +311,7 @@ class BackTranslator:
             num_beams=cfg.num_beams,
             batch_size=cfg.batch_size,
             max_new_tokens=cfg.max_new_tokens,
+            max_length_ratio=cfg.max_length_ratio,
             device=cfg.device,
             dtype=cfg.dtype,
         )
@@ -360,7 +360,9 @@ class BackTranslator:
             "pivots": {pivot: list(pair) for pivot, pair in self.pivots.items()},
             "mer_range": list(self.mer_range),
             "prefer": self.prefer,
-            "num_beams": self.num_beams,
+            "num_beams": any_translator.num_beams,
+            "max_new_tokens": any_translator.max_new_tokens,
+            "max_length_ratio": any_translator.max_length_ratio,
             "device": any_translator.device,
             "dtype": str(any_translator.dtype).removeprefix("torch."),
         }
