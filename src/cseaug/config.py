@@ -145,7 +145,11 @@ class LLMConfig(StrictModel):
     top_p: float | None = Field(None, gt=0, le=1, description="Nucleus sampling; None keeps the backend default.")
     max_tokens: int = Field(256, ge=1, description="Maximum tokens of one answer.")
     seed: int | None = Field(None, description="Sampling seed passed to backends that accept one.")
-    device: str = Field("auto", description="'transformers'/'vllm': auto, cpu, cuda, cuda:1, ...")
+    device: str = Field(
+        "auto",
+        description="'transformers': auto (cuda when available), cpu, cuda, cuda:1, ... "
+        "('vllm' places itself: choose GPUs with CUDA_VISIBLE_DEVICES).",
+    )
     dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field("auto", description="Model weights dtype.")
     batch_size: int = Field(8, ge=1, description="'transformers': prompts per generate() call.")
     engine_kwargs: dict[str, Any] = Field(
