@@ -152,3 +152,54 @@ def test_dry_run_counts_requests_and_sends_nothing(
     assert estimate_build(derived)["requests"] == 3 * 130
     assert sum(server.counts.values()) == 0
     assert not (tmp_path / "datasets").exists()
+
+
+def test_filters_drop_contaminated_and_disordered_rows(
+    shared_data: Path, tmp_path: Path, server
+) -> None:
+    corpus = tmp_path / "corpus.txt"
+    leaked = "A girl is styling her hair."  # an STS-B test sentence
+    lines = [leaked] + [
+        f"The river number {i} floods the lower fields in spring." for i in range(60)
+    ]
+    corpus.write_text("\n".join(lines) + "\n")
+    cfg = make_config(
+        shared_data,
+        tmp_path,
+        server.base_url,
+        corpus={"name": "c", "path": str(corpus)},
+        sample={"size": 30, "seed": 1},
+        diagnostics={
+            "enabled": False,
+            "eval_data_dir": str(shared_data),
+            "remove_contaminated": True,
+            "pattern_filter": "mer",
+        },
+    )
+    summary = run(cfg)
+    sentences = read_rows(summary.version_dir).column("sentence").to_pylist()
+    assert leaked not in sentences
+    rejects = pq.read_table(summary.version_dir / "rejects.parquet").to_pylist()
+    reasons = {r["reason"] for r in rejects}
+    assert "contamination" in reasons
+    # The fake server echoes the same text for every view: no strict MER order, all dropped.
+    assert "pattern_order" in reasons and summary.aigen == 0
+
+
+def test_generate_cse_builds_through_the_same_pipeline(shared_data: Path, tmp_path: Path) -> None:
+    cfg = RunConfig.model_validate(
+        {
+            "name": "gcse-test",
+            "method": "generate_cse",
+            "corpus": {"path": str(shared_data / "wiki" / "wiki1m_for_simcse_first11914.txt")},
+            "sample": {"size": 50, "include_other": False},
+            "generate_cse": {"generator": None, "views": 2},
+            "output": {"root": str(tmp_path)},
+            "diagnostics": {"enabled": False},
+        }
+    )
+    summary = run(cfg)
+    rows = read_rows(summary.version_dir).to_pylist()
+    assert summary.rows == summary.aigen == 50
+    assert all(r["method"] == "generate_cse" and len(r["augmentations"]) == 2 for r in rows)
+    assert {r["positive_method"] for r in rows} <= {"shuffle", "cutoff", "dropout", "repetition"}

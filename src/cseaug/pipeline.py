@@ -9,7 +9,9 @@
    shard already finished by an earlier attempt of the same build is not run again, and the
    LLM response cache means a crashed shard re-sends only what was never answered.
    Anchors whose views failed are recorded in rejects and, when ``sample.include_other``,
-   kept as ``other`` rows (they are still corpus sentences of the hybrid dataset).
+   kept as ``other`` rows (they are still corpus sentences of the hybrid dataset). The
+   optional filters of :mod:`cseaug.filters` (pattern order, contamination) drop rows to
+   rejects after the stage (and contaminated ``other`` rows while planning).
 3. :func:`publish_build` streams the generated rows, the ``other`` rows and every reject
    into an immutable version (diagnostics written into it before the atomic rename) and
    writes the configured exports.
@@ -44,6 +46,7 @@ from cseaug.dataset.shards import RunStore
 from cseaug.dataset.writer import PublishedVersion
 from cseaug.dataset.writer import publish_build as publish_dataset
 from cseaug.errors import InputError
+from cseaug.filters import apply_filters, row_filters
 
 PLAN_FILE = "plan.json"
 DIAGNOSTICS = "diagnostics"
@@ -174,15 +177,16 @@ def generate_shard(plan_path: str, index: int) -> ShardOutcome:
     inputs = store.read("input", index)
     result = stage(inputs)
     demoted = _demoted_rows(inputs, result.rows) if cfg.sample.include_other else inputs.slice(0, 0)
+    filtered = apply_filters(result.rows, row_filters(cfg, generated=True))
     # Demoted rows first, the views last: a shard counts as done once its views exist.
     store.write("rows", index, demoted, stage=DEMOTED)
-    store.write("rejects", index, result.rejects, stage=VIEWS)
-    store.write("rows", index, result.rows, stage=VIEWS)
+    store.write("rejects", index, [result.rejects, filtered.rejects], stage=VIEWS)
+    store.write("rows", index, filtered.rows, stage=VIEWS)
     after = stage_usage(stage)
     return ShardOutcome(
         index=index,
-        rows=result.rows.num_rows,
-        rejects=result.rejects.num_rows,
+        rows=filtered.rows.num_rows,
+        rejects=result.rejects.num_rows + filtered.rejects.num_rows,
         demoted=demoted.num_rows,
         usage={k: after[k] - before.get(k, 0) for k in after},
         stats=result.stats,
