@@ -122,5 +122,11 @@ class LLMBackend(abc.ABC):
         self, requests: list[ChatRequest], progress: ProgressCallback | None
     ) -> list[ChatResponse]: ...
 
+    def check(self) -> None:  # noqa: B027 - optional hook
+        """Fail now, before any work, if the backend cannot answer (model, engine, API key).
+
+        The pipeline calls it once when it makes the stage; ``generate`` works without it.
+        """
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections, engines or GPU memory."""
