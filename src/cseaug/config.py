@@ -75,7 +75,6 @@ class CorpusConfig(StrictModel):
     max_chars: int = Field(
         1000, ge=1, description="Lines longer than this (after normalising) are dropped as over-long."
     )
-    dedup: bool = Field(True, description="Drop repeated sentences (after normalising), keeping the first.")
 
     @model_validator(mode="after")
     def _one_source(self) -> CorpusConfig:

@@ -122,12 +122,6 @@ def test_include_other_false(tmp_path: Path) -> None:
     assert prepared.stats["other_not_published"] == 20
 
 
-def test_dedup_off_keeps_repeats(tmp_path: Path) -> None:
-    path = write_corpus(tmp_path / "c.txt", ["Same.", "Same.", "Other."])
-    prepared = prepare(path, size=10, dedup=False)
-    assert prepared.stats["sentences"] == 3 and prepared.stats["rejected"]["duplicate"] == 0
-
-
 def test_nothing_left_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"survives cleaning.*empty 2"):
         prepare(write_corpus(tmp_path / "c.txt", ["", "   "]))

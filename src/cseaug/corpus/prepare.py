@@ -148,7 +148,7 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
 
     unique = np.ones(len(rows), dtype=bool)
     with progress_bar(f"Deduplicating and sampling {source.name}", total=2, unit="steps") as bar:
-        if corpus.dedup and len(rows):
+        if len(rows):
             duplicates, firsts = find_duplicates(rows.column_chunks("sentence"), keys)
             unique[duplicates] = False
             reject_tables.append(_duplicate_rejects(rows, duplicates, firsts, source.record_key))
