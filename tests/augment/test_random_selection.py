@@ -179,7 +179,7 @@ def test_stage_fills_positive_and_augmentations() -> None:
         assert row["mer_positive"] is not None
     assert sum(result.stats["methods"].values()) == 6 == result.stats["views"]
     assert result.stats["empty_generations"] == result.rejects.num_rows
-    recorded = stage.manifest()["generate_cse"]
+    recorded = stage.manifest()["model"]["generate_cse"]
     assert recorded["views"] == 3 and sum(recorded["probabilities"].values()) == pytest.approx(1.0)
     assert set(recorded["probabilities"]) == {
         "shuffle",

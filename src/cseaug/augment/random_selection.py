@@ -33,8 +33,8 @@ import json
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, is_dataclass
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
@@ -319,18 +319,19 @@ class GenerateCSEStage:
         }
         return StageResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
 
-    def manifest(self) -> dict:
-        """What the manifest records: the draw actually used and the generator's settings."""
+    def manifest(self) -> dict[str, Any]:
+        """For the build manifest: the draw actually used and the generator's identity."""
         selection = self.selection
-        settings = getattr(getattr(self.generator, "model", None), "settings", None)
+        identity = getattr(self.generator, "identity", None)
         return {
-            "generate_cse": {
-                "probabilities": dict(selection.table),
-                "views": selection.config.views,
-                "seed": selection.config.seed,
-                "dropout_rate": selection.config.dropout_rate,
-                "generator": selection.config.generator if self.generator is not None else None,
-                "generator_settings": asdict(settings) if is_dataclass(settings) else None,
+            "model": {
+                "generate_cse": {
+                    "probabilities": dict(selection.table),
+                    "views": selection.config.views,
+                    "seed": selection.config.seed,
+                    "dropout_rate": selection.config.dropout_rate,
+                    "generator": identity() if callable(identity) else None,
+                }
             }
         }
 

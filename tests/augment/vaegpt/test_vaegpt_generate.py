@@ -67,7 +67,10 @@ def test_generate_cse_stage_uses_the_generator(generator_dir: Path) -> None:
     stage = make_generate_cse_stage(cfg)
     rows = rows_table([{"id": row_id("c", s), "sentence": s, "split": "aigen"} for s in SENTENCES])
     result = stage(rows)
+    identity = stage.manifest()["model"]["generate_cse"]["generator"]
     stage.close()
+    assert set(identity["files_sha256"]) >= {"vaegpt_latents.safetensors", "vaegpt_sim.json"}
+    assert identity["settings"]["latent_weight"] == 0.1 and identity["generation"]["num_beams"] == 3
     assert result.rows.schema.equals(CANONICAL_SCHEMA)
     assert result.rows.num_rows == len(SENTENCES)
     methods = [

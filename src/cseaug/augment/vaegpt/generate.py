@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from cseaug.augment.vaegpt.layout import pad_id, prompt_batch
-from cseaug.augment.vaegpt.model import SETTINGS_FILE, VAEGPTSim
+from cseaug.augment.vaegpt.model import LATENTS_FILE, SETTINGS_FILE, VAEGPTSim
 from cseaug.augment.vaegpt.runtime import resolve_device, weights_dtype
 from cseaug.config import SynonymGenerationConfig
 from cseaug.errors import ConfigError, InputError, require
@@ -57,12 +58,18 @@ class VAEGPTSimGenerator:
         model: the generator network (moved to the configured device and dtype).
         tokenizer: its tokenizer.
         config: decoding settings (``generate_cse.generation``).
+        path: the directory the generator was loaded from (recorded by :meth:`identity`).
     """
 
     def __init__(
-        self, model: VAEGPTSim, tokenizer: Any, config: SynonymGenerationConfig | None = None
+        self,
+        model: VAEGPTSim,
+        tokenizer: Any,
+        config: SynonymGenerationConfig | None = None,
+        path: Path | None = None,
     ) -> None:
         self.config = config or SynonymGenerationConfig()
+        self.path = path
         self.device = resolve_device(self.config.device)
         self.model = model.to(
             device=self.device, dtype=weights_dtype(self.config.dtype, self.device)
@@ -80,7 +87,22 @@ class VAEGPTSimGenerator:
                 f"{path} is not a trained VAEGPT-Sim generator (no {SETTINGS_FILE}); train one with "
                 "`cseaug train-vaegpt` and point generate_cse.generator at its best/ or final/ directory"
             )
-        return cls(VAEGPTSim.from_pretrained(path), load_tokenizer(path), config)
+        return cls(VAEGPTSim.from_pretrained(path), load_tokenizer(path), config, path)
+
+    def identity(self) -> dict[str, Any]:
+        """What identifies the generator's output: its files (sha256), settings and decoding."""
+        files = {}
+        if self.path is not None:
+            for name in (LATENTS_FILE, SETTINGS_FILE, "model.safetensors", "config.json"):
+                file = self.path / name
+                if file.is_file():
+                    files[name] = hashlib.sha256(file.read_bytes()).hexdigest()
+        return {
+            "path": str(self.path) if self.path is not None else None,
+            "files_sha256": files,
+            "settings": asdict(self.model.settings),
+            "generation": self.config.model_dump(mode="json"),
+        }
 
     def generate(self, sentences: Sequence[str], num_return_sequences: int = 1) -> list[list[str]]:
         """``num_return_sequences`` synonyms of each sentence, in input order.
