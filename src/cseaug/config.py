@@ -339,10 +339,11 @@ class DiagnosticsConfig(StrictModel):
         "encoder), keyed by a hash of the text, so reruns and repeated anchors are embedded once.",
     )
     cs_sample: int | None = Field(
-        20_000,
+        5_000,
         ge=1,
         description="Compute cosine similarity on a seeded sample of at most this many rows with views "
-        "(None: all rows; MER is always computed on all rows).",
+        "(None: all rows; MER is always computed on all rows). 5,000 rows take ~3 min on 2 CPU "
+        "cores (benchmarks/bench_diagnostics.py).",
     )
     seed: int = Field(0, description="Seed of the cosine-similarity sample.")
     mer_bins: int = Field(

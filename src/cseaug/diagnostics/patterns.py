@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from cseaug.augment.base import StageResult
 from cseaug.dataset.schema import rejects_table
-from cseaug.diagnostics.views import ORDER_VIEWS, view_cs, view_mer
+from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, view_cs, view_mer
 from cseaug.metrics.cosine import Encoder
 
 OrderMetric = Literal["mer", "cs"]
@@ -123,11 +123,12 @@ def order_matrix(
 ) -> np.ndarray:
     """(n, 3) metric values of (positive, intermediate, negative) for canonical rows; NaN where absent."""
     out = np.full((table.num_rows, 3), np.nan, dtype=np.float64)
+    anchors = AnchorWords(table)
     for column, view in enumerate(ORDER_VIEWS):
         if view not in table.column_names:
             continue
         if metric == "mer":
-            out[:, column] = view_mer(table, view)
+            out[:, column] = view_mer(table, view, anchors)
         else:
             if encoder is None:
                 raise ValueError("the cosine-similarity order check needs an encoder")

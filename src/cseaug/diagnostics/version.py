@@ -41,7 +41,7 @@ from cseaug.config import DiagnosticsConfig
 from cseaug.dataset.reader import data_files, iter_batches
 from cseaug.diagnostics.contamination import ContaminationCounter, EvalIndex, load_eval_index
 from cseaug.diagnostics.patterns import OrderCounts
-from cseaug.diagnostics.views import ORDER_VIEWS, present_views, view_cs, view_mer
+from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, present_views, view_cs, view_mer
 from cseaug.errors import InputError
 from cseaug.metrics.cosine import Encoder, encoder_from_config
 from cseaug.metrics.histograms import MetricValues, Panel, Series, plot_panels
@@ -263,8 +263,9 @@ def write_diagnostics(
             sampled = np.zeros(n, dtype=bool)
             sampled[positions[lo:hi] - offset] = True
             matrices = {m: np.full((n, 3), np.nan) for m in ("mer", "cs")}
+            anchors = AnchorWords(table)
             for view in views:
-                mer = view_mer(table, view)
+                mer = view_mer(table, view, anchors)
                 values[view]["mer"].add(mer[~np.isnan(mer)])
                 if encoder is not None and sampled.any():
                     cs = view_cs(table, view, encoder, rows=sampled)

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from cseaug.dataset.schema import VIEW_COLUMNS
 from cseaug.metrics.cosine import Encoder, cosine_pairs
-from cseaug.metrics.mer import mer_pairs
+from cseaug.metrics.mer import mer_words, normalize_words
 
 ORDER_VIEWS: tuple[str, ...] = ("positive", "intermediate", "negative")
 """Views in falling similarity to the anchor (NGCSE's STS levels; NLI has no intermediate)."""
@@ -25,8 +25,25 @@ def present_views(table: pa.Table | pa.Schema) -> list[str]:
     return [v for v in VIEW_COLUMNS if v in names]
 
 
-def view_mer(table: pa.Table, view: str) -> np.ndarray:
-    """MER(anchor, view) per row as float64; NaN where the view is null."""
+class AnchorWords:
+    """The anchors of a table as MER words, normalised on first use and once for all views."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self._sentences = table.column("sentence")
+        self._words: list[list[str]] | None = None
+
+    def __getitem__(self, index: int) -> list[str]:
+        if self._words is None:
+            self._words = [normalize_words(s) for s in self._sentences.to_pylist()]
+        return self._words[index]
+
+
+def view_mer(table: pa.Table, view: str, anchors: AnchorWords | None = None) -> np.ndarray:
+    """MER(anchor, view) per row as float64; NaN where the view is null.
+
+    Values equal :func:`cseaug.metrics.mer.mer_pairs`; pass the table's :class:`AnchorWords`
+    when several views of one table are measured, so each anchor is normalised once.
+    """
     texts = table.column(view)
     valid = pc.is_valid(texts).to_numpy(zero_copy_only=False)
     out = np.full(table.num_rows, np.nan, dtype=np.float64)
@@ -36,10 +53,11 @@ def view_mer(table: pa.Table, view: str) -> np.ndarray:
         out[valid] = stored[valid]
     todo = np.flatnonzero(valid & np.isnan(out))
     if todo.size:
-        index = pa.array(todo)
-        out[todo] = mer_pairs(
-            table.column("sentence").take(index).to_pylist(), texts.take(index).to_pylist()
-        )
+        anchors = anchors or AnchorWords(table)
+        views = texts.take(pa.array(todo)).to_pylist()
+        out[todo] = [
+            mer_words(anchors[int(i)], normalize_words(v)) for i, v in zip(todo, views, strict=True)
+        ]
     return out
 
 
