@@ -156,7 +156,10 @@ def compare_command(
     out: Annotated[Path, typer.Option("--out", help="Directory for figure7.png and compare.json.")],
     version: Annotated[
         list[str] | None,
-        typer.Option("--version", help="NAME, NAME/vNNNN or a version directory, optionally as LABEL=... (repeatable)."),
+        typer.Option(
+            "--version",
+            help="NAME, NAME/vNNNN or a version directory, optionally as LABEL=... (repeatable).",
+        ),
     ] = None,
     stsb: Annotated[
         Path | None, typer.Option("--stsb", help="An STS-B file (sts-dev.csv, ...) as reference.")
