@@ -120,3 +120,12 @@ def test_redaction_masks_secret_looking_keys() -> None:
     assert out == {
         "a": {"api_key": "***", "token": "***", "api_key_env": "X", "max_tokens": 5, "n": [{"password": "***"}]}
     }
+
+
+def test_fingerprint_follows_the_row_filters_not_the_reports() -> None:
+    path = REPO / "configs" / "wiki-sts.yaml"
+    base = config_fingerprint(load_config(path))
+    assert config_fingerprint(load_config(path, ["diagnostics.cs_sample=10"])) == base
+    assert config_fingerprint(load_config(path, ["diagnostics.pattern_filter=mer"])) != base
+    filtered = ["diagnostics.remove_contaminated=true", "diagnostics.eval_data_dir=/x"]
+    assert config_fingerprint(load_config(path, filtered)) != base

@@ -484,12 +484,24 @@ def redacted(data: Any) -> Any:
     return data
 
 
+def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
+    """The diagnostics settings that filter rows (reports alone do not change the data)."""
+    out: dict[str, Any] = {}
+    if diag.remove_contaminated:
+        out.update(eval_data_dir=diag.eval_data_dir, contamination_fields=diag.contamination_fields)
+    if diag.pattern_filter != "off":
+        out["pattern_filter"] = diag.pattern_filter
+        if diag.pattern_filter in ("cs", "both"):
+            out.update(encoder=diag.encoder, pooling=diag.pooling, max_seq_length=diag.max_seq_length)
+    return out
+
+
 def config_fingerprint(cfg: RunConfig) -> str:
     """sha256 of everything in the config that changes the data (not ``execution`` nor ``output.root``)."""
     data = cfg.model_dump(mode="json", exclude={"execution"})
     data["output"].pop("root", None)
     data["output"].pop("exports", None)
-    data.pop("diagnostics", None)
+    data["diagnostics"] = _data_changing_diagnostics(cfg.diagnostics)
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
