@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,13 @@ def shared_models() -> Path:
 def shared_papers() -> Path:
     """``../shared/papers``; skips when absent, fails under CI (CI=true)."""
     return _shared("papers")
+
+
+@pytest.fixture(scope="session")
+def prefect_harness() -> Iterator[None]:
+    """Prefect's test harness (temporary server and database), shared by the whole session:
+    starting it takes ~20 s."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=90):
+        yield

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -61,14 +60,6 @@ def test_task_body_writes_files_and_publishes_inlined_plots(version, tmp_path, m
         again["summary"] == result["summary"]
         and published[1]["markdown"] == published[0]["markdown"]
     )
-
-
-@pytest.fixture(scope="module")
-def prefect_harness() -> Iterator[None]:
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=90):
-        yield
 
 
 @pytest.mark.slow
