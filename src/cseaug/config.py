@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
@@ -551,6 +551,44 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def load_yaml_model(
+    model: type[ModelT], path: str | Path | None, overrides: list[str] | None = None, what: str = "config"
+) -> ModelT:
+    """Read a YAML file (None: defaults only), apply ``key.path=value`` overrides, validate.
+
+    Args:
+        model: the pydantic model to validate against.
+        path: the YAML file, or None for the model's defaults.
+        overrides: e.g. ``["sample.size=500"]``.
+        what: what the file is, for messages (``config``, ``training config``).
+
+    Raises:
+        ConfigError: the file is missing or unreadable, or a value is invalid; the message
+            names every bad key.
+    """
+    data: dict[str, Any] = {}
+    source = "(defaults)"
+    if path is not None:
+        path = Path(path)
+        source = str(path)
+        if not path.is_file():
+            raise ConfigError(f"{what} file not found: {path}")
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{what} {path} is not valid YAML: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{what} {path} must be a mapping at the top level")
+    data = apply_overrides(data, overrides or [])
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, source)) from exc
+
+
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
     """Read a YAML run config, apply ``key.path=value`` overrides and validate it.
 
@@ -565,17 +603,4 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConf
     Example:
         >>> cfg = load_config("configs/wiki-sts.yaml", ["sample.size=500"])  # doctest: +SKIP
     """
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config {path} is not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"config {path} must be a mapping at the top level")
-    data = apply_overrides(data, overrides or [])
-    try:
-        return RunConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, str(path))) from exc
+    return load_yaml_model(RunConfig, path, overrides)

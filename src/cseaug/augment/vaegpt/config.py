@@ -15,16 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from cseaug.config import (
-    StrictModel,
-    SynonymGenerationConfig,
-    apply_overrides,
-    format_validation_error,
-)
-from cseaug.errors import ConfigError
+from cseaug.config import StrictModel, SynonymGenerationConfig, load_yaml_model
 
 
 class PairDataConfig(StrictModel):
@@ -181,21 +174,4 @@ def load_train_config(
         >>> load_train_config(None, ["optim.max_steps=10"]).optim.max_steps
         10
     """
-    data: dict = {}
-    source = "(defaults)"
-    if path is not None:
-        path = Path(path)
-        source = str(path)
-        if not path.is_file():
-            raise ConfigError(f"training config not found: {path}")
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"training config {path} is not valid YAML: {exc}") from exc
-        if not isinstance(data, dict):
-            raise ConfigError(f"training config {path} must be a mapping at the top level")
-    data = apply_overrides(data, overrides or [])
-    try:
-        return VAEGPTTrainConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, source)) from exc
+    return load_yaml_model(VAEGPTTrainConfig, path, overrides, what="training config")
