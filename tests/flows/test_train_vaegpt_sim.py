@@ -1,22 +1,13 @@
-"""The ``train-vaegpt-sim`` Prefect flow on a tiny GPT-2 and a tiny MRPC file (one test: the harness is slow)."""
+"""The ``train-vaegpt-sim`` Prefect flow on a tiny GPT-2 and a tiny MRPC file (``prefect_harness``: tests/conftest.py)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("torch")
-
-
-@pytest.fixture(scope="session")
-def prefect_harness() -> Iterator[None]:
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=90):
-        yield
 
 
 @pytest.mark.slow
