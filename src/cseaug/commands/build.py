@@ -7,6 +7,7 @@ counts the requests and tokens the build would spend, and publishes nothing.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,9 @@ def build(
 
         print_estimate(estimate_build(cfg))
         return
+    # A temporary Prefect server can take longer than its 20 s default to start on a small
+    # or busy machine; the user's own setting wins.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
     from flows.build_hybrid_dataset import build_hybrid_dataset
 
     print_summary(build_hybrid_dataset(config=str(config), overrides=list(set_)))
