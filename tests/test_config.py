@@ -34,7 +34,10 @@ def test_shipped_configs_cover_the_paper_settings() -> None:
 
 def test_override_parses_yaml_values() -> None:
     assert parse_override("sample.size=500") == (["sample", "size"], 500)
-    assert parse_override("output.exports=[simcse, ngcse]") == (["output", "exports"], ["simcse", "ngcse"])
+    assert parse_override("output.exports=[simcse, ngcse]") == (
+        ["output", "exports"],
+        ["simcse", "ngcse"],
+    )
     assert parse_override("llm.base_url=http://h:1/v1") == (["llm", "base_url"], "http://h:1/v1")
 
 
@@ -66,7 +69,12 @@ def test_unknown_key_names_its_path(tmp_path: Path) -> None:
 def test_method_needs_its_sections() -> None:
     with pytest.raises(ValueError, match="patterns"):
         RunConfig.model_validate(
-            {"name": "x", "method": "sts", "corpus": {"path": "c.txt"}, "llm": {"backend": "openai", "model": "m"}}
+            {
+                "name": "x",
+                "method": "sts",
+                "corpus": {"path": "c.txt"},
+                "llm": {"backend": "openai", "model": "m"},
+            }
         )
     with pytest.raises(ValueError, match="llm"):
         RunConfig.model_validate({"name": "x", "method": "ski", "corpus": {"path": "c.txt"}})
@@ -96,7 +104,9 @@ def test_missing_file_and_bad_yaml(tmp_path: Path) -> None:
 
 def test_fingerprint_ignores_execution_but_not_data_settings() -> None:
     base = load_config(REPO / "configs" / "wiki-sts.yaml")
-    same = load_config(REPO / "configs" / "wiki-sts.yaml", ["execution.shard_size=1000", "output.root=/tmp/x"])
+    same = load_config(
+        REPO / "configs" / "wiki-sts.yaml", ["execution.shard_size=1000", "output.root=/tmp/x"]
+    )
     other = load_config(REPO / "configs" / "wiki-sts.yaml", ["sample.seed=7"])
     assert config_fingerprint(base) == config_fingerprint(same)
     assert config_fingerprint(base) != config_fingerprint(other)
@@ -115,10 +125,24 @@ def test_api_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_redaction_masks_secret_looking_keys() -> None:
     out = redacted(
-        {"a": {"api_key": "sk", "token": "t", "api_key_env": "X", "max_tokens": 5, "n": [{"password": "p"}]}}
+        {
+            "a": {
+                "api_key": "sk",
+                "token": "t",
+                "api_key_env": "X",
+                "max_tokens": 5,
+                "n": [{"password": "p"}],
+            }
+        }
     )
     assert out == {
-        "a": {"api_key": "***", "token": "***", "api_key_env": "X", "max_tokens": 5, "n": [{"password": "***"}]}
+        "a": {
+            "api_key": "***",
+            "token": "***",
+            "api_key_env": "X",
+            "max_tokens": 5,
+            "n": [{"password": "***"}],
+        }
     }
 
 

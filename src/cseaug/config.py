@@ -71,9 +71,13 @@ class CorpusConfig(StrictModel):
         description="Columns carried as given views, e.g. {positive: sent1, negative: hard_neg} "
         "for NLI triples (SKICSE quadruplets keep them beside the generated knowledge).",
     )
-    min_chars: int = Field(1, ge=1, description="Lines shorter than this (after normalising) are dropped.")
+    min_chars: int = Field(
+        1, ge=1, description="Lines shorter than this (after normalising) are dropped."
+    )
     max_chars: int = Field(
-        1000, ge=1, description="Lines longer than this (after normalising) are dropped as over-long."
+        1000,
+        ge=1,
+        description="Lines longer than this (after normalising) are dropped as over-long.",
     )
 
     @model_validator(mode="after")
@@ -81,14 +85,18 @@ class CorpusConfig(StrictModel):
         if (self.path is None) == (self.hf_dataset is None):
             raise ValueError("give exactly one of corpus.path or corpus.hf_dataset")
         if self.min_chars > self.max_chars:
-            raise ValueError(f"corpus.min_chars ({self.min_chars}) exceeds corpus.max_chars ({self.max_chars})")
+            raise ValueError(
+                f"corpus.min_chars ({self.min_chars}) exceeds corpus.max_chars ({self.max_chars})"
+            )
         return self
 
 
 class SampleConfig(StrictModel):
     """The seeded choice of source sentences; the rest of the corpus become `other` rows."""
 
-    size: int = Field(20_000, ge=1, description="Number of source sentences that get generated views.")
+    size: int = Field(
+        20_000, ge=1, description="Number of source sentences that get generated views."
+    )
     seed: int = Field(42, description="Seed of the sample; same seed, same sample on any machine.")
     include_other: bool = Field(
         True, description="Publish the rest of the corpus as `other` rows (the hybrid dataset)."
@@ -105,12 +113,17 @@ class PatternConfig(StrictModel):
     )
     path: str | None = Field(None, description="File or directory of the pattern source.")
     columns: list[str] | None = Field(
-        None, description="For 'sts_table': names of the (s1, s2, score) columns, if not auto-detected."
+        None,
+        description="For 'sts_table': names of the (s1, s2, score) columns, if not auto-detected.",
     )
     k: int = Field(3, ge=1, le=20, description="Examples per level (the paper uses 3).")
     seed: int = Field(0, description="Seed of the draw of examples, made once per run.")
-    positive_min_score: float = Field(4.0, description="STS positive examples: score strictly above.")
-    negative_max_score: float = Field(1.0, description="STS negative examples: score strictly below.")
+    positive_min_score: float = Field(
+        4.0, description="STS positive examples: score strictly above."
+    )
+    negative_max_score: float = Field(
+        1.0, description="STS negative examples: score strictly below."
+    )
     intermediate_range: tuple[float, float] = Field(
         (1.0, 4.0), description="STS intermediate examples: score within this closed range."
     )
@@ -124,7 +137,9 @@ class GenerationConfig(StrictModel):
         description="Write the intermediate and negative from the input sentence (NGCSE's prompts) "
         "or from the generated positive (NGCSE's process description, step 3).",
     )
-    prompts_dir: str | None = Field(None, description="Directory of prompt templates; default: ./prompts.")
+    prompts_dir: str | None = Field(
+        None, description="Directory of prompt templates; default: ./prompts."
+    )
 
 
 class LLMConfig(StrictModel):
@@ -135,13 +150,25 @@ class LLMConfig(StrictModel):
         "'vllm': offline engine in this process; 'transformers': local Hugging Face chat model."
     )
     model: str = Field(description="Model name (API) or Hugging Face id / local path.")
-    base_url: str | None = Field(None, description="Endpoint for 'openai-compatible', e.g. http://127.0.0.1:8000/v1.")
-    api_key_env: str = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
-    concurrency: int = Field(64, ge=1, le=4096, description="Requests in flight at once (HTTP backends).")
-    max_retries: int = Field(6, ge=0, description="Retries of a failed request (429, 5xx, timeouts, connection errors).")
+    base_url: str | None = Field(
+        None, description="Endpoint for 'openai-compatible', e.g. http://127.0.0.1:8000/v1."
+    )
+    api_key_env: str = Field(
+        "OPENAI_API_KEY", description="Environment variable holding the API key."
+    )
+    concurrency: int = Field(
+        64, ge=1, le=4096, description="Requests in flight at once (HTTP backends)."
+    )
+    max_retries: int = Field(
+        6, ge=0, description="Retries of a failed request (429, 5xx, timeouts, connection errors)."
+    )
     request_timeout_s: float = Field(120.0, gt=0, description="Timeout of one HTTP request.")
-    temperature: float | None = Field(None, ge=0, description="Sampling temperature; None keeps the backend default.")
-    top_p: float | None = Field(None, gt=0, le=1, description="Nucleus sampling; None keeps the backend default.")
+    temperature: float | None = Field(
+        None, ge=0, description="Sampling temperature; None keeps the backend default."
+    )
+    top_p: float | None = Field(
+        None, gt=0, le=1, description="Nucleus sampling; None keeps the backend default."
+    )
     max_tokens: int = Field(256, ge=1, description="Maximum tokens of one answer.")
     seed: int | None = Field(None, description="Sampling seed passed to backends that accept one.")
     device: str = Field(
@@ -149,7 +176,9 @@ class LLMConfig(StrictModel):
         description="'transformers': auto (cuda when available), cpu, cuda, cuda:1, ... "
         "('vllm' places itself: choose GPUs with CUDA_VISIBLE_DEVICES).",
     )
-    dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field("auto", description="Model weights dtype.")
+    dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field(
+        "auto", description="Model weights dtype."
+    )
     batch_size: int = Field(8, ge=1, description="'transformers': prompts per generate() call.")
     engine_kwargs: dict[str, Any] = Field(
         default_factory=dict, description="'vllm': extra keyword arguments of vllm.LLM(...)."
@@ -171,16 +200,23 @@ class CleaningConfig(StrictModel):
     """Validation of LLM answers; a rejected answer goes to rejects.parquet with its reason."""
 
     min_length_ratio: float = Field(
-        0.25, gt=0, description="Reject a sentence view shorter than this × the input's length (in words)."
+        0.25,
+        gt=0,
+        description="Reject a sentence view shorter than this × the input's length (in words).",
     )
     max_length_ratio: float = Field(
-        3.0, gt=0, description="Reject a sentence view longer than this × the input's length (in words)."
+        3.0,
+        gt=0,
+        description="Reject a sentence view longer than this × the input's length (in words).",
     )
     knowledge_max_sentences: int = Field(
-        4, ge=1, description="SKICSE asks for at most four sentences; longer knowledge is cut to this many."
+        4,
+        ge=1,
+        description="SKICSE asks for at most four sentences; longer knowledge is cut to this many.",
     )
     extra_refusal_patterns: list[str] = Field(
-        default_factory=list, description="More regular expressions that mark an answer as a refusal."
+        default_factory=list,
+        description="More regular expressions that mark an answer as a refusal.",
     )
 
 
@@ -192,8 +228,14 @@ class NegationConfig(StrictModel):
     n_process: int = Field(1, ge=1, description="Processes of nlp.pipe.")
     exclude: list[str] = Field(
         default_factory=lambda: [
-            "ner", "entity_ruler", "entity_linker", "textcat", "textcat_multilabel",
-            "spancat", "span_finder", "senter",
+            "ner",
+            "entity_ruler",
+            "entity_linker",
+            "textcat",
+            "textcat_multilabel",
+            "spancat",
+            "span_finder",
+            "senter",
         ],
         description="Pipeline components not loaded: the rules need only tags, the parse and lemmas.",
     )
@@ -209,7 +251,9 @@ class BacktranslationConfig(StrictModel):
         },
         description="Pivot language -> (forward model, backward model), names or paths.",
     )
-    mer_range: tuple[float, float] = Field((0.15, 0.6), description="Keep a candidate whose MER lies in this closed range.")
+    mer_range: tuple[float, float] = Field(
+        (0.15, 0.6), description="Keep a candidate whose MER lies in this closed range."
+    )
     prefer: Literal["higher_mer", "lower_mer", "first_pivot"] = Field(
         "higher_mer", description="Which qualifying pivot to keep when several qualify."
     )
@@ -243,15 +287,25 @@ class SynonymGenerationConfig(StrictModel):
     """Decoding of a synonym generator: beam search with sampling (VAEGPT-Sim, appendix A.1)."""
 
     num_beams: int = Field(3, ge=1, description="Beams of beam search (the paper uses 3).")
-    do_sample: bool = Field(True, description="Sample within beam search (the paper's 'Beam Search with Sampling').")
-    no_repeat_ngram_size: int = Field(4, ge=0, description="Block repeated n-grams of this size (the paper uses 4; 0: off).")
+    do_sample: bool = Field(
+        True, description="Sample within beam search (the paper's 'Beam Search with Sampling')."
+    )
+    no_repeat_ngram_size: int = Field(
+        4, ge=0, description="Block repeated n-grams of this size (the paper uses 4; 0: off)."
+    )
     temperature: float = Field(1.0, gt=0, description="Sampling temperature.")
     top_k: int = Field(50, ge=0, description="Sample among the k most likely tokens (0: no limit).")
     top_p: float = Field(1.0, gt=0, le=1, description="Nucleus sampling mass (1.0: off).")
     max_new_tokens: int = Field(64, ge=1, description="Maximum tokens of one generated sentence.")
-    max_source_tokens: int = Field(128, ge=1, description="Source sentences are cut to this many tokens.")
-    batch_size: int = Field(32, ge=1, description="Source sentences per generate() call (length-sorted).")
-    seed: int = Field(0, description="Seed of the sampling; each batch is seeded from it and its sentences.")
+    max_source_tokens: int = Field(
+        128, ge=1, description="Source sentences are cut to this many tokens."
+    )
+    batch_size: int = Field(
+        32, ge=1, description="Source sentences per generate() call (length-sorted)."
+    )
+    seed: int = Field(
+        0, description="Seed of the sampling; each batch is seeded from it and its sentences."
+    )
     device: str = Field("auto", description="auto (cuda when available), cpu, cuda, cuda:1, ...")
     dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field(
         "auto", description="Weights dtype at generation; 'auto': float16 on GPU, float32 on CPU."
@@ -266,18 +320,25 @@ class GenerateCSEConfig(StrictModel):
     """VAEGPT-Sim generator and Generate-CSE random selection (section 3.2, appendix A.1)."""
 
     generator: str | None = Field(
-        None, description="Path of a trained VAEGPT-Sim generator; None leaves the generator out of the draw."
+        None,
+        description="Path of a trained VAEGPT-Sim generator; None leaves the generator out of the draw.",
     )
     views: int = Field(1, ge=1, description="Views per sentence (one per training epoch).")
     seed: int = Field(0, description="Seed of the random selection.")
     probabilities: dict[str, float] = Field(
         default_factory=lambda: {
-            "shuffle": 0.2, "cutoff": 0.2, "dropout": 0.2, "repetition": 0.2, "generator": 0.2
+            "shuffle": 0.2,
+            "cutoff": 0.2,
+            "dropout": 0.2,
+            "repetition": 0.2,
+            "generator": 0.2,
         },
         description="Probability of each method (shuffle, cutoff, dropout, repetition, generator); "
         "renormalised over the methods available.",
     )
-    dropout_rate: float = Field(0.1, ge=0, lt=1, description="Token dropout: chance that each word is deleted.")
+    dropout_rate: float = Field(
+        0.1, ge=0, lt=1, description="Token dropout: chance that each word is deleted."
+    )
     generation: SynonymGenerationConfig = Field(
         default_factory=SynonymGenerationConfig, description="Decoding of the generator."
     )
@@ -397,9 +458,15 @@ class DiagnosticsConfig(StrictModel):
 class OutputConfig(StrictModel):
     """Where and how the version is published."""
 
-    root: str = Field("storage", description="Output root; datasets go to <root>/datasets/<name>/<version>.")
-    dataset_name: str | None = Field(None, description="Dataset name; defaults to the config's name.")
-    heldout_fraction: float = Field(0.1, ge=0, lt=1, description="Deterministic share of rows flagged heldout.")
+    root: str = Field(
+        "storage", description="Output root; datasets go to <root>/datasets/<name>/<version>."
+    )
+    dataset_name: str | None = Field(
+        None, description="Dataset name; defaults to the config's name."
+    )
+    heldout_fraction: float = Field(
+        0.1, ge=0, lt=1, description="Deterministic share of rows flagged heldout."
+    )
     rows_per_file: int = Field(200_000, ge=1, description="Rows per Parquet data file.")
     exports: list[Literal["simcse", "ngcse", "sentence_transformers"]] = Field(
         default_factory=list, description="Exports written beside the version after publishing."
@@ -409,9 +476,13 @@ class OutputConfig(StrictModel):
 class ExecutionConfig(StrictModel):
     """How the work is cut and run; does not change the data, so not part of the fingerprint."""
 
-    shard_size: int = Field(5_000, ge=100, le=100_000, description="Sentences per Prefect task (one task per shard).")
+    shard_size: int = Field(
+        5_000, ge=100, le=100_000, description="Sentences per Prefect task (one task per shard)."
+    )
     dry_run: bool = Field(False, description="Count requests and tokens, publish nothing.")
-    cache_path: str | None = Field(None, description="LLM response cache; default <output.root>/cache/llm.sqlite.")
+    cache_path: str | None = Field(
+        None, description="LLM response cache; default <output.root>/cache/llm.sqlite."
+    )
 
 
 class RunConfig(StrictModel):
@@ -419,7 +490,9 @@ class RunConfig(StrictModel):
 
     name: str = Field(description="Name of the setting, e.g. 'wiki-sts'; the default dataset name.")
     description: str = Field("", description="One line shown in the dataset card.")
-    method: Method = Field(description="How aigen rows get their views: sts, nli, ski, osscse, generate_cse.")
+    method: Method = Field(
+        description="How aigen rows get their views: sts, nli, ski, osscse, generate_cse."
+    )
     corpus: CorpusConfig
     sample: SampleConfig = Field(default_factory=SampleConfig)
     patterns: PatternConfig | None = Field(None, description="Required for methods sts and nli.")
@@ -436,7 +509,9 @@ class RunConfig(StrictModel):
     @model_validator(mode="after")
     def _sections_for_method(self) -> RunConfig:
         if self.method in PATTERN_METHODS and self.patterns is None:
-            raise ValueError(f"method '{self.method}' needs a 'patterns' section (the pattern source)")
+            raise ValueError(
+                f"method '{self.method}' needs a 'patterns' section (the pattern source)"
+            )
         if self.method in LLM_METHODS and self.llm is None:
             raise ValueError(f"method '{self.method}' needs an 'llm' section")
         if self.patterns is not None and self.method in PATTERN_METHODS:
@@ -492,7 +567,9 @@ def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
     if diag.pattern_filter != "off":
         out["pattern_filter"] = diag.pattern_filter
         if diag.pattern_filter in ("cs", "both"):
-            out.update(encoder=diag.encoder, pooling=diag.pooling, max_seq_length=diag.max_seq_length)
+            out.update(
+                encoder=diag.encoder, pooling=diag.pooling, max_seq_length=diag.max_seq_length
+            )
     return out
 
 
@@ -514,7 +591,9 @@ def parse_override(item: str) -> tuple[list[str], Any]:
         (['sample', 'size'], 500)
     """
     if "=" not in item:
-        raise ConfigError(f"override '{item}' is not of the form key.path=value (e.g. sample.size=500)")
+        raise ConfigError(
+            f"override '{item}' is not of the form key.path=value (e.g. sample.size=500)"
+        )
     key, raw = item.split("=", 1)
     path = [part for part in key.strip().split(".") if part]
     if not path:
@@ -555,7 +634,10 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 def load_yaml_model(
-    model: type[ModelT], path: str | Path | None, overrides: list[str] | None = None, what: str = "config"
+    model: type[ModelT],
+    path: str | Path | None,
+    overrides: list[str] | None = None,
+    what: str = "config",
 ) -> ModelT:
     """Read a YAML file (None: defaults only), apply ``key.path=value`` overrides, validate.
 

@@ -95,12 +95,16 @@ def _complete(record: Mapping[str, Any], schema: pa.Schema) -> dict[str, Any]:
 
 def rows_table(records: Iterable[Mapping[str, Any]]) -> pa.Table:
     """Canonical rows from dicts; missing columns become null (``heldout`` False)."""
-    return pa.Table.from_pylist([_complete(r, CANONICAL_SCHEMA) for r in records], schema=CANONICAL_SCHEMA)
+    return pa.Table.from_pylist(
+        [_complete(r, CANONICAL_SCHEMA) for r in records], schema=CANONICAL_SCHEMA
+    )
 
 
 def rejects_table(records: Iterable[Mapping[str, Any]]) -> pa.Table:
     """Reject rows from dicts; missing columns become null."""
-    return pa.Table.from_pylist([_complete(r, REJECTS_SCHEMA) for r in records], schema=REJECTS_SCHEMA)
+    return pa.Table.from_pylist(
+        [_complete(r, REJECTS_SCHEMA) for r in records], schema=REJECTS_SCHEMA
+    )
 
 
 def empty_rows() -> pa.Table:

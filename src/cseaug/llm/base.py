@@ -112,7 +112,9 @@ class LLMBackend(abc.ABC):
         """Answer every request, in order; failures come back as responses with ``error`` set."""
         responses = self._generate(list(requests), progress)
         if len(responses) != len(requests):
-            raise RuntimeError(f"{self.name} backend returned {len(responses)} answers for {len(requests)} requests")
+            raise RuntimeError(
+                f"{self.name} backend returned {len(responses)} answers for {len(requests)} requests"
+            )
         for response in responses:
             self.usage.add(response)
         return responses
