@@ -220,6 +220,19 @@ class CleaningConfig(StrictModel):
     )
 
 
+SPACY_COMPONENTS_NOT_NEEDED: tuple[str, ...] = (
+    "ner",
+    "entity_ruler",
+    "entity_linker",
+    "textcat",
+    "textcat_multilabel",
+    "spancat",
+    "span_finder",
+    "senter",
+)
+"""spaCy components negation never reads: excluded when the pipeline is loaded."""
+
+
 class NegationConfig(StrictModel):
     """OssCSE negation insertion at the dependency root (section 4, Step 1)."""
 
@@ -227,16 +240,7 @@ class NegationConfig(StrictModel):
     batch_size: int = Field(256, ge=1, description="Sentences per nlp.pipe batch.")
     n_process: int = Field(1, ge=1, description="Processes of nlp.pipe.")
     exclude: list[str] = Field(
-        default_factory=lambda: [
-            "ner",
-            "entity_ruler",
-            "entity_linker",
-            "textcat",
-            "textcat_multilabel",
-            "spancat",
-            "span_finder",
-            "senter",
-        ],
+        default_factory=lambda: list(SPACY_COMPONENTS_NOT_NEEDED),
         description="Pipeline components not loaded: the rules need only tags, the parse and lemmas.",
     )
 

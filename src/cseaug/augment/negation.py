@@ -71,7 +71,7 @@ from typing import Any
 import pyarrow as pa
 
 from cseaug.augment.base import StageResult
-from cseaug.config import NegationConfig
+from cseaug.config import SPACY_COMPONENTS_NOT_NEEDED, NegationConfig
 from cseaug.dataset.schema import rejects_table, rows_table
 from cseaug.errors import ConfigError, InputError, require
 from cseaug.metrics.mer import mer_pairs
@@ -308,16 +308,7 @@ def negate_doc(doc: Any) -> NegationResult:
     return NegationResult(doc.text, negated, rule=rule, root=root.text, root_tag=root.tag_)
 
 
-DEFAULT_EXCLUDE: tuple[str, ...] = (
-    "ner",
-    "entity_ruler",
-    "entity_linker",
-    "textcat",
-    "textcat_multilabel",
-    "spancat",
-    "span_finder",
-    "senter",
-)
+DEFAULT_EXCLUDE: tuple[str, ...] = SPACY_COMPONENTS_NOT_NEEDED
 """Components never needed for the parse (not loaded at all)."""
 
 
