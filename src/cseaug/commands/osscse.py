@@ -80,45 +80,26 @@ def section(
 
 
 def read_sentences(path: Path, column: str) -> tuple[list[dict[str, Any]], pa.Table]:
-    """Records ``{id, sentence}`` of a text file or a table column, cleaned as a corpus is, and the rejects.
+    """Records ``{id, sentence}`` of a text file or a table column, read, cleaned and
+    deduplicated exactly as a build's corpus is (:func:`cseaug.corpus.prepare.prepare_corpus`),
+    and the rejects.
 
     Raises:
         InputError: the file is missing, unreadable, has no such column, or no sentence is left.
     """
-    from cseaug.config import CorpusConfig
-    from cseaug.corpus.cleaning import clean_batch, malformed_rejects
-    from cseaug.corpus.readers import detect_format, open_corpus
-    from cseaug.dataset.schema import row_id
+    from cseaug.config import CorpusConfig, SampleConfig
+    from cseaug.corpus.prepare import prepare_corpus
+    from cseaug.corpus.readers import detect_format
 
     is_text = detect_format(path) == "text" if path.exists() else True
     try:
         corpus = CorpusConfig(path=str(path), text_column=None if is_text else column)
     except ValidationError as exc:
         raise InputError(format_validation_error(exc, str(path))) from exc
-    source = open_corpus(corpus)
-    records: list[dict[str, Any]] = []
-    rejects = []
-    read = 0
-    for batch in source.batches():
-        cleaned = clean_batch(
-            batch,
-            read + 1,
-            min_chars=corpus.min_chars,
-            max_chars=corpus.max_chars,
-            record_key=source.record_key,
-        )
-        read += batch.num_rows
-        rejects.append(cleaned.rejects)
-        records += [
-            {"id": row_id(source.name, s), "sentence": s}
-            for s in cleaned.kept.column("sentence").to_pylist()
-        ]
-    rejects.append(malformed_rejects(source.reader_rejects))
-    if not records:
-        raise InputError(
-            f"{path}: no sentence left to process after reading and cleaning ({read} record(s))"
-        )
-    return records, pa.concat_tables(rejects)
+    # A sample at least as large as the corpus is the whole corpus, in corpus order.
+    everything = SampleConfig(size=2**62, include_other=False)
+    prepared = prepare_corpus(corpus, everything, method="osscse")
+    return prepared.sample.select(["id", "sentence"]).to_pylist(), prepared.rejects
 
 
 def rejects_path(output: Path, rejects: Path | None) -> Path:
