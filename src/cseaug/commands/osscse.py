@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,6 +33,7 @@ from cseaug.config import (
     format_validation_error,
     load_config,
 )
+from cseaug.dataset.tables import check_table_path, write_table
 from cseaug.errors import ConfigError, InputError
 
 InputArgument = Annotated[
@@ -59,7 +59,6 @@ SetOption = Annotated[
         "--set", help="Override a setting of the section, e.g. --set batch_size=64 (repeatable)."
     ),
 ]
-OUTPUT_SUFFIXES = (".parquet", ".jsonl")
 
 
 def section(
@@ -111,25 +110,6 @@ def rejects_path(output: Path, rejects: Path | None) -> Path:
     )
 
 
-def check_output(path: Path) -> None:
-    if path.suffix.lower() not in OUTPUT_SUFFIXES:
-        raise InputError(f"output {path} must end in .parquet or .jsonl")
-
-
-def write_table(table: pa.Table, path: Path) -> None:
-    """Write ``table`` as Parquet or JSON Lines by the suffix of ``path``."""
-    import pyarrow.parquet as pq
-
-    check_output(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".parquet":
-        pq.write_table(table, path)
-        return
-    with path.open("w", encoding="utf-8") as handle:
-        for row in table.to_pylist():
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
 def _counts_table(title: str, counts: dict[str, int], total: int) -> Table:
     table = Table(title=title)
     table.add_column("")
@@ -159,7 +139,7 @@ def negate_command(
     from cseaug.dataset.schema import rejects_table
     from cseaug.metrics.mer import mer_pairs
 
-    check_output(output)
+    check_table_path(output)
     cfg = section(
         NegationConfig,
         "negation",
@@ -250,7 +230,7 @@ def backtranslate_command(
     )
     from cseaug.dataset.schema import rejects_table
 
-    check_output(output)
+    check_table_path(output)
     flags = {
         "mer_range": list(mer_range) if mer_range else None,
         "prefer": prefer,

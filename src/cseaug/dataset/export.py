@@ -42,8 +42,6 @@ Example:
 from __future__ import annotations
 
 import json
-import os
-import uuid
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -59,7 +57,7 @@ import pyarrow.parquet as pq
 from cseaug.dataset import versions
 from cseaug.dataset.reader import data_files
 from cseaug.dataset.schema import SPLIT_AIGEN, SPLIT_OTHER
-from cseaug.dataset.shards import fsync_path
+from cseaug.dataset.shards import atomic_path
 from cseaug.errors import InputError
 from cseaug.progress import progress_bar
 
@@ -212,26 +210,6 @@ def _drop_pandas_na(columns: list[pa.Array], counts: Counter) -> list[pa.Array]:
     return [pc.filter(column, keep) for column in columns]
 
 
-class _AtomicFile:
-    """A hidden temporary file beside ``path``, renamed over it on success, removed on failure."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex}")
-
-    def __enter__(self) -> Path:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        return self.tmp
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            fsync_path(self.tmp)
-            os.replace(self.tmp, self.path)
-            fsync_path(self.path.parent)
-        else:
-            self.tmp.unlink(missing_ok=True)
-
-
 def _check_out(fmt: str, out: Path) -> None:
     if fmt == "simcse":
         if out.suffix != ".csv":
@@ -292,7 +270,7 @@ def export_version(
     counts: Counter = Counter()
     schema = pa.schema([pa.field(n, pa.string(), nullable=False) for n in names])
     with (
-        _AtomicFile(out) as tmp,
+        atomic_path(out) as tmp,
         progress_bar(f"Exporting {fmt}", total=census.rows, unit="rows") as bar,
     ):
         writer = pacsv.CSVWriter(tmp, schema) if fmt == "simcse" else pq.ParquetWriter(tmp, schema)
@@ -317,7 +295,7 @@ def _export_ngcse(version_dir: Path, out: Path, split: str, census: ViewCensus) 
     result = ExportResult(out, "ngcse", split, "hybrid", [*NGCSE_KEYS, "split"])
     counts: Counter = Counter()
     with (
-        _AtomicFile(out) as tmp,
+        atomic_path(out) as tmp,
         open(tmp, "w", encoding="utf-8") as handle,
         progress_bar("Exporting ngcse", total=census.rows, unit="rows") as bar,
     ):

@@ -22,6 +22,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -53,6 +54,21 @@ def fsync_path(path: Path) -> None:
         os.close(fd)
 
 
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """A hidden temporary sibling of ``path`` to write; renamed onto ``path`` (fsynced) on success,
+    removed on failure, so a crash never leaves half a file at ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex}")
+    try:
+        yield tmp
+        fsync_path(tmp)
+        os.replace(tmp, path)
+        fsync_path(path.parent)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def write_parquet_atomic(
     path: Path, data: pa.Table | Iterable[pa.Table | pa.RecordBatch], schema: pa.Schema, what: str
 ) -> int:
@@ -61,22 +77,14 @@ def write_parquet_atomic(
     ``data`` may be one table or an iterable of tables/batches (streamed: memory stays at
     one batch). Each piece is checked with :func:`~cseaug.dataset.conform.conform`.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex}")
     pieces = [data] if isinstance(data, pa.Table) else data
     rows = 0
-    try:
-        with pq.ParquetWriter(tmp, schema) as writer:
-            for piece in pieces:
-                table = conform(piece, schema, what)
-                if table.num_rows:
-                    writer.write_table(table)
-                    rows += table.num_rows
-        fsync_path(tmp)
-        os.replace(tmp, path)
-        fsync_path(path.parent)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema) as writer:
+        for piece in pieces:
+            table = conform(piece, schema, what)
+            if table.num_rows:
+                writer.write_table(table)
+                rows += table.num_rows
     return rows
 
 

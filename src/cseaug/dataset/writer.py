@@ -56,7 +56,7 @@ from cseaug.dataset.card import render_card
 from cseaug.dataset.conform import conform
 from cseaug.dataset.manifest import file_sha256, json_sha256, validate_manifest
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, VIEW_COLUMNS
-from cseaug.dataset.shards import fsync_path
+from cseaug.dataset.shards import atomic_path, fsync_path
 from cseaug.errors import InputError
 from cseaug.metrics.mer import mer_pairs
 from cseaug.progress import progress_bar
@@ -559,10 +559,8 @@ def _write_text(path: Path, text: str) -> None:
 
 def _write_latest(directory: Path, version: str) -> None:
     """Point ``latest`` at ``version`` atomically (temporary file + rename)."""
-    tmp = directory / f".{versions.LATEST_FILE}.tmp-{uuid.uuid4().hex}"
-    _write_text(tmp, version + "\n")
-    os.replace(tmp, directory / versions.LATEST_FILE)
-    fsync_path(directory)
+    with atomic_path(directory / versions.LATEST_FILE) as tmp:
+        _write_text(tmp, version + "\n")
 
 
 def publish_version(

@@ -35,8 +35,8 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from cseaug.dataset.tables import write_table
 from cseaug.diagnostics.contamination import STS_YEARS
 from cseaug.errors import InputError
 from cseaug.metrics.mer import mer_words, normalize_words
@@ -255,7 +255,7 @@ def write_probe_splits(result: ProbeSplits, out_dir: str | Path) -> dict[str, Pa
         "json": out / "table.json",
         "markdown": out / "table.md",
     }
-    pq.write_table(result.pairs, paths["pairs"])
+    write_table(result.pairs, paths["pairs"])
     settings = {
         "min_median": result.min_median,
         "max_median": result.max_median,
