@@ -50,6 +50,13 @@ def make_config(shared_data: Path, root: Path, base_url: str, **extra) -> RunCon
     return RunConfig.model_validate(data)
 
 
+def read_rows_of_inputs(root: Path) -> list[dict]:
+    """The sampled anchors of every input shard of the runs under ``root``."""
+    return [
+        r for p in sorted(root.glob("runs/*/input/*.parquet")) for r in pq.read_table(p).to_pylist()
+    ]
+
+
 def run(cfg: RunConfig) -> pipeline.BuildSummary:
     plan = pipeline.plan_build(cfg)
     outcomes = [pipeline.generate_shard(plan.path, i) for i in range(plan.shards)]
@@ -158,10 +165,15 @@ def test_filters_drop_contaminated_and_disordered_rows(
     shared_data: Path, tmp_path: Path, server
 ) -> None:
     corpus = tmp_path / "corpus.txt"
-    leaked = "A girl is styling her hair."  # an STS-B test sentence
-    lines = [leaked] + [
-        f"The river number {i} floods the lower fields in spring." for i in range(60)
+    leaked = [  # STS-B test sentences, some sampled, some left as `other` rows
+        "A girl is styling her hair.",
+        "A group of men play soccer on the beach.",
+        "One woman is measuring another woman's ankle.",
+        "A man is cutting up a cucumber.",
+        "A man is playing a harp.",
+        "A woman is cutting onions.",
     ]
+    lines = leaked + [f"The river number {i} floods the lower fields in spring." for i in range(60)]
     corpus.write_text("\n".join(lines) + "\n")
     cfg = make_config(
         shared_data,
@@ -177,11 +189,16 @@ def test_filters_drop_contaminated_and_disordered_rows(
         },
     )
     summary = run(cfg)
-    sentences = read_rows(summary.version_dir).column("sentence").to_pylist()
-    assert leaked not in sentences
+    sentences = set(read_rows(summary.version_dir).column("sentence").to_pylist())
+    assert not sentences & set(leaked)
     rejects = pq.read_table(summary.version_dir / "rejects.parquet").to_pylist()
     reasons = {r["reason"] for r in rejects}
-    assert "contamination" in reasons
+    contaminated = {r["sentence"] for r in rejects if r["reason"] == "contamination"}
+    assert contaminated == set(leaked)
+    plan = json.loads(next((tmp_path / "runs").glob("*/plan.json")).read_text())
+    sampled = {r["sentence"] for r in read_rows_of_inputs(tmp_path)}
+    assert set(leaked) - sampled, "no leaked sentence was left to the other rows"
+    assert plan["other_rows"] > 0
     # The fake server echoes the same text for every view: no strict MER order, all dropped.
     assert "pattern_order" in reasons and summary.aigen == 0
 

@@ -35,6 +35,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from cseaug.augment.base import Stage
 from cseaug.augment.registry import make_stage, stage_manifest, stage_usage
@@ -42,7 +43,7 @@ from cseaug.config import RunConfig, config_fingerprint
 from cseaug.corpus.prepare import prepare_corpus
 from cseaug.dataset.manifest import build_manifest
 from cseaug.dataset.schema import SPLIT_OTHER
-from cseaug.dataset.shards import RunStore
+from cseaug.dataset.shards import RunStore, ShardKind
 from cseaug.dataset.writer import PublishedVersion
 from cseaug.dataset.writer import publish_build as publish_dataset
 from cseaug.errors import InputError
@@ -126,10 +127,18 @@ def plan_build(cfg: RunConfig) -> PlanRef:
     shards = max(1, -(-prepared.sample.num_rows // size))
     for index in range(shards):
         store.write("input", index, prepared.sample.slice(index * size, size))
-    store.write(
-        "rows", 0, prepared.other_batches() if cfg.sample.include_other else [], stage=SPLIT_OTHER
-    )
-    store.write("rejects", 0, prepared.rejects, stage="corpus")
+    other_filters = row_filters(cfg, generated=False)
+    filtered_rejects: list[pa.Table] = []
+
+    def other_rows() -> Iterator[pa.Table]:
+        for batch in prepared.other_batches():
+            result = apply_filters(pa.Table.from_batches([batch]), other_filters)
+            filtered_rejects.append(result.rejects)
+            yield result.rows
+
+    store.write("rows", 0, other_rows() if cfg.sample.include_other else [], stage=SPLIT_OTHER)
+    # filtered_rejects is complete here: writing the other rows consumed the generator.
+    store.write("rejects", 0, [prepared.rejects, *filtered_rejects], stage="corpus")
 
     plan = {
         "run_id": store.path.name,
@@ -150,7 +159,7 @@ def _demoted_rows(inputs: pa.Table, produced: pa.Table) -> pa.Table:
     missing = inputs.filter(
         pc.invert(pc.is_in(inputs.column("id"), value_set=produced.column("id")))
     )
-    split = pa.array([SPLIT_OTHER] * missing.num_rows, pa.string())
+    split = pa.repeat(pa.scalar(SPLIT_OTHER), missing.num_rows)
     method = pa.nulls(missing.num_rows, pa.string())
     missing = missing.set_column(missing.schema.get_field_index("split"), "split", split)
     return missing.set_column(missing.schema.get_field_index("method"), "method", method)
@@ -165,9 +174,7 @@ def generate_shard(plan_path: str, index: int) -> ShardOutcome:
             index=index,
             rows=_rows_in(store, "rows", index, VIEWS),
             rejects=_rows_in(store, "rejects", index, VIEWS),
-            demoted=_rows_in(store, "rows", index, DEMOTED)
-            if store.exists("rows", index, DEMOTED)
-            else 0,
+            demoted=_rows_in(store, "rows", index, DEMOTED),  # written before the views
             reused=True,
         )
     cfg = _plan_config(plan)
@@ -194,10 +201,9 @@ def generate_shard(plan_path: str, index: int) -> ShardOutcome:
     )
 
 
-def _rows_in(store: RunStore, kind: str, index: int, stage: str) -> int:
-    import pyarrow.parquet as pq
-
-    return pq.ParquetFile(store.shard_path(kind, index, stage)).metadata.num_rows  # type: ignore[arg-type]
+def _rows_in(store: RunStore, kind: ShardKind, index: int, stage: str) -> int:
+    """Rows of one finished shard, from its Parquet footer."""
+    return pq.ParquetFile(store.shard_path(kind, index, stage)).metadata.num_rows
 
 
 @dataclass
