@@ -2,7 +2,8 @@
 
 Each path serves bytes the test puts there, with behaviour chosen per file: honour HTTP
 ``Range`` or ignore it (answer 200 with the whole body), drop the connection after a
-number of body bytes (once), answer 503 a number of times first, or redirect. Every
+number of body bytes, or go silent for ``stall_s`` after them (each once), answer 503 a
+number of times first, or redirect. Every
 request is recorded with its ``Range`` header and the number of body bytes sent, so tests
 can assert what a client asked for and what it got.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import re
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -28,6 +30,8 @@ class ServedFile:
     body: bytes
     ranges: bool = True
     drop_after: int | None = None
+    stall_after: int | None = None
+    stall_s: float = 1.0
     fail_first: int = 0
     redirect_to: str | None = None
 
@@ -121,10 +125,15 @@ def _handler_for(server: FakeFileServer) -> type[BaseHTTPRequestHandler]:
                 headers["Content-Range"] = f"bytes {start}-{len(body) - 1}/{len(body)}"
             chunk = body[start:]
             headers["Content-Length"] = str(len(chunk))
+            stall = 0.0
             if served.drop_after is not None:
                 chunk, served.drop_after = chunk[: served.drop_after], None
                 self.close_connection = True
+            elif served.stall_after is not None:
+                chunk, served.stall_after, stall = chunk[: served.stall_after], None, served.stall_s
+                self.close_connection = True
             self._answer(path, header, status, headers, chunk)
+            time.sleep(stall)  # the client's read times out meanwhile
 
         def _answer(self, path, header, status, headers=None, body=b"") -> None:
             server.requests.append(Request(path, header, status, len(body)))

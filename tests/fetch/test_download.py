@@ -62,6 +62,14 @@ def test_a_dropped_connection_resumes_where_it_stopped(server, tmp_path):
     assert (second.range, second.status, second.sent) == ("bytes=120000-", 206, 180_000)
 
 
+def test_a_read_timeout_mid_file_resumes_where_it_stopped(server, tmp_path):
+    server.add("f.bin", BODY, stall_after=70_000, stall_s=1.0)
+    policy = RetryPolicy(attempts=2, backoff_s=0.0, timeout_s=0.3)
+    got = download([server.url("f.bin")], tmp_path / "p", label="f.bin", policy=policy)
+    assert got.sha256 == SHA
+    assert [r.range for r in server.sent_for("f.bin")] == [None, "bytes=70000-"]
+
+
 def test_a_dropped_connection_without_range_support_starts_over(server, tmp_path):
     server.add("f.bin", BODY, ranges=False, drop_after=50_000)
     part = tmp_path / "f.bin.part"

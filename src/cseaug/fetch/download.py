@@ -253,7 +253,8 @@ def _stream(response, part: Path, mode: str, label: str, offset: int, total: int
     with part.open(mode) as handle, progress_bar(label, total, unit="bytes") as bar:
         bar.advance(offset)
         try:
-            while chunk := response.read(CHUNK_BYTES):
+            # read1: whatever has arrived, so a timeout or reset loses no received bytes
+            while chunk := response.read1(CHUNK_BYTES):
                 handle.write(chunk)
                 received += len(chunk)
                 bar.advance(len(chunk))
