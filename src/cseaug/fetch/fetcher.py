@@ -73,10 +73,12 @@ class FetchReport:
     seconds: float = 0.0
 
     def count(self, action: Action) -> int:
+        """How many entries ended with ``action``."""
         return sum(outcome.action == action for outcome in self.outcomes)
 
     @property
     def failures(self) -> list[Outcome]:
+        """The entries that failed, each with its reason in ``detail``."""
         return [outcome for outcome in self.outcomes if outcome.action == "failed"]
 
     def summary(self) -> str:
