@@ -15,7 +15,7 @@ from rich.console import Console
 
 from cseaug.errors import CseaugError
 
-COMMAND_MODULES: tuple[str, ...] = ("build", "datasets", "diagnostics", "osscse", "vaegpt")
+COMMAND_MODULES: tuple[str, ...] = ("build", "data", "datasets", "diagnostics", "osscse", "vaegpt")
 """Modules under :mod:`cseaug.commands` whose ``register(app)`` adds commands."""
 
 app = typer.Typer(

@@ -23,6 +23,10 @@ class BackendError(CseaugError):
     """An LLM or model backend cannot be reached or answered unusably."""
 
 
+class DownloadError(CseaugError):
+    """A public input could not be downloaded, or what arrived does not match its sha256."""
+
+
 class MissingExtraError(CseaugError, ImportError):
     """An optional dependency is not installed; the message names the pip extra."""
 

@@ -14,12 +14,14 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import (
     BarColumn,
+    DownloadColumn,
     MofNCompleteColumn,
     Progress,
     TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
+    TransferSpeedColumn,
 )
 
 
@@ -49,6 +51,8 @@ class Bar:
 def progress_bar(description: str, total: int | None, unit: str = "items") -> Iterator[Bar]:
     """A rich progress bar on stderr for ``total`` units of work (None: unknown total).
 
+    With ``unit="bytes"`` the bar shows sizes and the transfer speed (downloads).
+
     Example:
         >>> with progress_bar("Generating", total=3) as bar:
         ...     for _ in range(3):
@@ -57,11 +61,15 @@ def progress_bar(description: str, total: int | None, unit: str = "items") -> It
     if not progress_enabled():
         yield Bar(None, None)
         return
+    counts = (
+        [DownloadColumn(), TransferSpeedColumn()]
+        if unit == "bytes"
+        else [MofNCompleteColumn(), TextColumn(unit)]
+    )
     columns = [
         TextColumn("[bold]{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(unit),
+        *counts,
         TaskProgressColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),

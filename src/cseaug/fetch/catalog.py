@@ -1,0 +1,294 @@
+"""What ``cseaug data fetch`` can download: the public inputs the shipped configs name.
+
+Each :class:`Entry` is one download (a plain file, or an archive from which listed members
+are extracted) with its provenance: the configs that read it, the URLs it is served from
+(tried in order), the sha256 it must have, and its licence. Provenance of the pinned
+copies and how their checksums were established: docs/data.md.
+
+Where no checksum is published (SimCSE's two training files on the Hugging Face hub),
+``sha256`` is None and the fetcher records the sha256 of what it downloaded in
+``<dir>/.fetched.json`` (trust on first use): later fetches and re-downloads are checked
+against that record.
+
+URLs are resolved at fetch time (:func:`source_urls`): ``{HF_ENDPOINT}`` becomes the
+``HF_ENDPOINT`` environment variable (a hub mirror) or ``https://huggingface.co``, hub
+URLs are left out under ``HF_HUB_OFFLINE=1``, and a ``mirror`` base URL replaces every URL
+by ``<mirror>/<filename>``.
+
+Example:
+    >>> [e.name for e in select(["sick", "mrpc-train"])]
+    ['sick', 'mrpc-train']
+    >>> source_urls(select(["sick"])[0], mirror="http://10.0.0.5/data")
+    ['http://10.0.0.5/data/SICK.txt']
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from cseaug.errors import ConfigError
+
+HF_ENDPOINT_PLACEHOLDER = "{HF_ENDPOINT}"
+DEFAULT_HF_ENDPOINT = "https://huggingface.co"
+MIRROR_ENV = "CSEAUG_DATA_MIRROR"
+"""Environment variable holding a base URL that replaces every catalogue URL (``--mirror``)."""
+
+_SIMCSE_HUB = f"{HF_ENDPOINT_PLACEHOLDER}/datasets/princeton-nlp/datasets-for-simcse/resolve/main"
+_RAW = "https://raw.githubusercontent.com"
+_SYNWMD = f"{_RAW}/amao0o0/SynWMD/59042a92e862db58bd01e47914345d2f52d2a4a3"
+_SIMCSE_PT = f"{_RAW}/robertoviegas/SimCSE/a0d98a537ceffe5f728077dd0930c41171db2d16"
+_SICK_REPO = f"{_RAW}/kkalouli/SICK-processing/0848f4aec60870122a4ca18de08ba0e25f6f9a75"
+_MRPC_REPO = f"{_RAW}/Pzeyang/Paraphrase_Identification/6239499b4336487deb67936be09d43a25b4d3f37"
+_MRPC_MIRROR = f"{_RAW}/Pzeyang/cse701-project/807860e529d48bca874b259a9e3541e387be6324"
+
+_WIKI_CONFIGS = (
+    "configs/wiki-sts.yaml",
+    "configs/wiki-nli.yaml",
+    "configs/wiki-ski.yaml",
+    "configs/wiki-osscse.yaml",
+    "configs/generate-cse.yaml",
+)
+_NLI_CONFIGS = (
+    "configs/wiki-nli.yaml",
+    "configs/nli-sts.yaml",
+    "configs/nli-nli.yaml",
+    "configs/nli-ski.yaml",
+)
+
+
+@dataclass(frozen=True)
+class Member:
+    """One file extracted from an archive entry.
+
+    Args:
+        name: its path inside the archive.
+        target: where it goes, relative to the data directory (POSIX separators).
+        sha256: the hex sha256 it must have.
+    """
+
+    name: str
+    target: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One download of the catalogue.
+
+    Args:
+        name: what users type (``cseaug data fetch NAME``).
+        description: what the file is.
+        configs: the shipped configs that read it.
+        urls: where it is served, tried in order (byte-identical copies).
+        filename: the downloaded object's file name (``<mirror>/<filename>`` under a mirror).
+        sha256: hex sha256 of the downloaded object, or None when none is published (then
+            the first download is recorded and trusted: see the module docstring).
+        licence: the licence, short.
+        terms: whose terms apply and where they are stated.
+        size: approximate size, for people.
+        target: the file's path relative to the data directory (plain files).
+        members: the files to extract (archives); ``target`` is then None.
+    """
+
+    name: str
+    description: str
+    configs: tuple[str, ...]
+    urls: tuple[str, ...]
+    filename: str
+    sha256: str | None
+    licence: str
+    terms: str
+    size: str
+    target: str | None = None
+    members: tuple[Member, ...] = ()
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """Every path this entry puts under the data directory."""
+        return (self.target,) if self.target else tuple(m.target for m in self.members)
+
+    @property
+    def is_archive(self) -> bool:
+        return bool(self.members)
+
+
+def _sts12_members() -> tuple[Member, ...]:
+    # The organisers' readme carries the licence terms; the evaluation script and the sample
+    # system output in the archive are not data and stay out.
+    sums = {
+        "00-readme.txt": "bc0641542694710006cb02f7e5975ada74cfeb83ff9f0f72cb5b1a6aa35fdca6",
+        "STS.input.MSRpar.txt": "53b13f0ff68162a4f49051835b4e6ef91111f8dd3e8ffcae5eafd8db70384f90",
+        "STS.gs.MSRpar.txt": "8c21613b5416fb45f19434028eb35015165357d0d0d8518c755e44af206f6892",
+        "STS.input.MSRvid.txt": "06e8689cf0eba38a45475021bd50be3d06c543304533eeac526f9b58ce91fc29",
+        "STS.gs.MSRvid.txt": "00d4118c99db24ec70d84c61aefdd0b7c91a7961ddab0cecdbde3d48d6a750a6",
+        "STS.input.SMTeuroparl.txt": "d4751dc01a1e2f3f2044bc3e84a5f669cf0665411c5966e65f9d8bbd499ad41b",
+        "STS.gs.SMTeuroparl.txt": "b679e8b839a7d7e13ac36d66b06debd6a3abdc4fb4261db7b0958b758db935e8",
+    }
+    return tuple(
+        Member(f"STS2012-train/{name}", f"sts12_train/{name}", sha) for name, sha in sums.items()
+    )
+
+
+def _mrpc_entry(
+    split: str, pairs: str, sha256: str, size: str = "1.0 MB", mirrors: tuple[str, ...] = ()
+) -> Entry:
+    filename = f"msr_paraphrase_{split}.txt"
+    return Entry(
+        name=f"mrpc-{split}",
+        description=f"Microsoft Research Paraphrase Corpus, {split} split ({pairs} pairs)",
+        configs=("configs/vaegpt/train.yaml",),
+        urls=tuple(f"{repo}/{filename}" for repo in (_MRPC_REPO, *mirrors)),
+        filename=filename,
+        sha256=sha256,
+        licence="MSR Paraphrase Corpus licence (research use)",
+        terms="Microsoft Research's licence of the corpus (Dolan et al., 2004)",
+        size=size,
+        target=f"mrpc/{filename}",
+    )
+
+
+CATALOG: tuple[Entry, ...] = (
+    Entry(
+        name="wiki1m",
+        description="SimCSE's one million English Wikipedia sentences, one per line",
+        configs=_WIKI_CONFIGS,
+        urls=(f"{_SIMCSE_HUB}/wiki1m_for_simcse.txt",),
+        filename="wiki1m_for_simcse.txt",
+        sha256=None,
+        licence="CC BY-SA 3.0 / GFDL",
+        terms="Wikipedia's licences for its text; sampled by the SimCSE authors (Gao et al., "
+        "2021) and distributed in the hub dataset princeton-nlp/datasets-for-simcse",
+        size="~120 MB",
+        target="wiki1m_for_simcse.txt",
+    ),
+    Entry(
+        name="nli",
+        description="SimCSE's NLI triples (sent0, sent1, hard_neg) from SNLI and MultiNLI",
+        configs=_NLI_CONFIGS,
+        urls=(f"{_SIMCSE_HUB}/nli_for_simcse.csv",),
+        filename="nli_for_simcse.csv",
+        sha256=None,
+        licence="CC BY-SA 4.0 (SNLI); OANC terms, CC BY(-SA) 3.0 (MultiNLI)",
+        terms="built by the SimCSE authors from SNLI (Bowman et al., 2015) and MultiNLI "
+        "(Williams et al., 2018), whose terms apply; distributed in "
+        "princeton-nlp/datasets-for-simcse",
+        size="~40 MB",
+        target="nli_for_simcse.csv",
+    ),
+    Entry(
+        name="sts12-train",
+        description="SemEval-2012 STS train split: MSRpar, MSRvid, SMTeuroparl (2,234 scored pairs)",
+        configs=("configs/wiki-sts.yaml", "configs/nli-sts.yaml"),
+        urls=(
+            f"{_SYNWMD}/data/downstream/STS/STS14-en-test/sts2012-train.tgz",
+            f"{_SIMCSE_PT}/SentEval/data/downstream/STS/STS14-en-test/sts2012-train.tgz",
+        ),
+        filename="sts2012-train.tgz",
+        sha256="e69558075f17af014ae0f06822aa69f9814b59af2e7b3e78d9992669be8f2603",
+        licence="SemEval-2012 STS terms (research use)",
+        terms="the SemEval-2012 Task 6 readme, extracted as sts12_train/00-readme.txt, requires "
+        "Microsoft Research's licences of the MSR Paraphrase and MSR Video corpora",
+        size="126 kB",
+        members=_sts12_members(),
+    ),
+    Entry(
+        name="sick",
+        description="SICK: 9,840 sentence pairs with relatedness scores and entailment labels",
+        configs=("configs/vaegpt/train.yaml",),
+        urls=(f"{_SICK_REPO}/SICK.txt",),
+        filename="SICK.txt",
+        sha256="1539c2d059809b5bd40694e26d8121cc85b6b496f91c7b40f2fc83bbd7dcd957",
+        licence="CC BY-NC-SA 3.0",
+        terms="the licence its creators (Marelli et al., 2014) released it under",
+        size="2.4 MB",
+        target="sick/SICK.txt",
+    ),
+    _mrpc_entry(
+        "train", "4,076", "f3d26d73bb3510032f80836e2e81cf32c71863f8dd6151aa80a125c2c799a557"
+    ),
+    _mrpc_entry(
+        "test",
+        "1,725",
+        "51a1f197d8786712d2f0d97700f5be653b7488a96cde00e158159350d23e3d90",
+        size="433 kB",
+        mirrors=(_MRPC_MIRROR,),
+    ),
+)
+"""Every download ``cseaug data fetch`` knows, in the order it fetches them."""
+
+
+def select(names: Iterable[str], catalog: Sequence[Entry] = CATALOG) -> list[Entry]:
+    """The entries called ``names`` (all of them when ``names`` is empty), in catalogue order.
+
+    Args:
+        names: entry names as typed by the user.
+        catalog: the entries to choose from.
+
+    Raises:
+        ConfigError: a name is unknown; the message suggests the closest and lists all.
+
+    Example:
+        >>> [e.name for e in select([])][:2]
+        ['wiki1m', 'nli']
+    """
+    wanted = list(dict.fromkeys(names))
+    known = [entry.name for entry in catalog]
+    for name in wanted:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ConfigError(
+                f"no dataset '{name}' in the catalogue; {hint}known: {', '.join(known)} "
+                "(cseaug data fetch --list describes them)"
+            )
+    return [entry for entry in catalog if not wanted or entry.name in wanted]
+
+
+def source_urls(
+    entry: Entry, mirror: str | None = None, environ: Mapping[str, str] = os.environ
+) -> list[str]:
+    """The URLs to try for ``entry``, in order.
+
+    Args:
+        entry: the catalogue entry.
+        mirror: a base URL (``http(s)://`` or ``file://``) serving the downloads by file
+            name; it replaces every catalogue URL, so nothing else is contacted.
+        environ: where ``HF_ENDPOINT`` (a hub mirror for the hub URLs) and
+            ``HF_HUB_OFFLINE`` (leave the hub URLs out) are read.
+
+    Example:
+        >>> source_urls(select(["nli"])[0], environ={"HF_ENDPOINT": "https://hf-mirror.example/"})
+        ['https://hf-mirror.example/datasets/princeton-nlp/datasets-for-simcse/resolve/main/nli_for_simcse.csv']
+    """
+    if mirror:
+        return [f"{mirror.rstrip('/')}/{entry.filename}"]
+    endpoint = (environ.get("HF_ENDPOINT") or DEFAULT_HF_ENDPOINT).rstrip("/")
+    return [
+        url.replace(HF_ENDPOINT_PLACEHOLDER, endpoint)
+        for url in entry.urls
+        if not (hub_offline(environ) and url.startswith(HF_ENDPOINT_PLACEHOLDER))
+    ]
+
+
+def hub_offline(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether ``HF_HUB_OFFLINE`` asks for no Hugging Face hub requests (its URLs are skipped)."""
+    return environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def provides(entry: Entry, path: str) -> bool:
+    """Whether ``entry`` supplies ``path`` (relative to the data directory): one of its files,
+    or a directory that holds some of them.
+
+    Example:
+        >>> provides(select(["sts12-train"])[0], "sts12_train")
+        True
+    """
+    wanted = PurePosixPath(path)
+    return any(
+        wanted == PurePosixPath(target) or wanted in PurePosixPath(target).parents
+        for target in entry.targets
+    )

@@ -1,0 +1,319 @@
+"""Fetch catalogue entries into a data directory (``cseaug data fetch``).
+
+For each entry: a file already present and matching its sha256 is skipped; otherwise it is
+downloaded into a ``.part`` file (resumed if one is there), its sha256 checked, and only
+then renamed into place (archives: the listed members are extracted, each verified). A
+mismatch deletes the download and fails naming the file, the expected and the actual
+sha256. What was fetched is recorded in ``<dir>/.fetched.json``
+(:mod:`cseaug.fetch.records`); for files without a published checksum that record is the
+reference later fetches are checked against (trust on first use).
+
+When the very first download cannot connect to any of its URLs, the machine is taken to be
+offline: :class:`OfflineError` stops the run at once and says how to proceed without the
+internet, instead of failing every entry in turn.
+
+Example:
+    >>> from cseaug.fetch.catalog import select
+    >>> report = fetch(select(["sick"]), Path("data"))  # doctest: +SKIP
+    >>> report.summary()  # doctest: +SKIP
+    '1 downloaded (2.4 MB), 0 already present, 0 failed, into data in 1.2 s'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from rich.filesize import decimal
+
+from cseaug.dataset.manifest import file_sha256
+from cseaug.errors import DownloadError
+from cseaug.fetch.archive import extract_members, place
+from cseaug.fetch.catalog import MIRROR_ENV, Entry, source_urls
+from cseaug.fetch.download import RetryPolicy, UnreachableError, download
+from cseaug.fetch.records import RECORDS_FILE, read_records, write_record
+
+DOWNLOADS_DIR = ".downloads"
+"""Sub-folder of the data directory where archives are downloaded before extraction."""
+
+LOCK_FILE = ".fetch.lock"
+
+Action = Literal["present", "downloaded", "failed"]
+
+
+class OfflineError(DownloadError):
+    """The first download could not connect anywhere; the message says what to do offline."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one entry: ``action``, a line for people (``detail``), and the size
+    of what was downloaded."""
+
+    entry: Entry
+    action: Action
+    detail: str
+    size: int = 0
+
+
+@dataclass
+class FetchReport:
+    """The outcome of every entry of one fetch, and how long it took."""
+
+    data_dir: Path
+    outcomes: list[Outcome] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, action: Action) -> int:
+        """How many entries ended with ``action``."""
+        return sum(outcome.action == action for outcome in self.outcomes)
+
+    @property
+    def failures(self) -> list[Outcome]:
+        """The entries that failed, each with its reason in ``detail``."""
+        return [outcome for outcome in self.outcomes if outcome.action == "failed"]
+
+    def summary(self) -> str:
+        """One line: downloaded (with size), already present, failed, where, how long."""
+        size = sum(outcome.size for outcome in self.outcomes)
+        return (
+            f"{self.count('downloaded')} downloaded ({decimal(size)}), "
+            f"{self.count('present')} already present, {self.count('failed')} failed, "
+            f"into {self.data_dir} in {self.seconds:.1f} s"
+        )
+
+
+def fetch(
+    entries: Sequence[Entry],
+    data_dir: Path,
+    *,
+    mirror: str | None = None,
+    force: bool = False,
+    policy: RetryPolicy | None = None,
+    environ: Mapping[str, str] = os.environ,
+    on_outcome: Callable[[Outcome], None] | None = None,
+) -> FetchReport:
+    """Make every entry present and verified under ``data_dir``.
+
+    A failing entry does not stop the others (its outcome says why), except when the first
+    download cannot connect at all (:class:`OfflineError`).
+
+    Args:
+        entries: what to fetch (:func:`cseaug.fetch.catalog.select`).
+        data_dir: the target directory (created if needed); configs read ``data/``.
+        mirror: a base URL that replaces every catalogue URL (``<mirror>/<filename>``).
+        force: download again even what is present (a file that differs is replaced).
+        policy: retry settings of each download.
+        environ: where ``HF_ENDPOINT`` and ``HF_HUB_OFFLINE`` are read.
+        on_outcome: called after each entry, e.g. to print its line at once.
+
+    Raises:
+        OfflineError: the first download could not connect to any of its URLs.
+        DownloadError: another ``cseaug data fetch`` is writing to ``data_dir``.
+    """
+    started = time.perf_counter()
+    data_dir = Path(data_dir)
+    report = FetchReport(data_dir)
+    connected = False
+    with _exclusive(data_dir):
+        for index, entry in enumerate(entries):
+            try:
+                outcome = _fetch_entry(
+                    entry, data_dir, source_urls(entry, mirror, environ), force, policy
+                )
+                connected = connected or outcome.action == "downloaded"
+            except UnreachableError as exc:
+                if not connected:  # the entries before were present: list the others
+                    raise OfflineError(offline_help(exc, entries[index:], data_dir)) from exc
+                outcome = Outcome(entry, "failed", str(exc))
+            except DownloadError as exc:
+                connected = True
+                outcome = Outcome(entry, "failed", str(exc))
+            report.outcomes.append(outcome)
+            if on_outcome is not None:
+                on_outcome(outcome)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def presence(entry: Entry, data_dir: Path) -> str:
+    """Whether ``entry``'s files are under ``data_dir`` (by name and size; no hashing):
+    ``present (size)``, ``missing``, ``partial (k of n files)``, or a resumable download."""
+    paths = [data_dir / target for target in entry.targets]
+    found = [path for path in paths if path.is_file()]
+    if len(found) == len(paths):
+        return f"present ({decimal(sum(path.stat().st_size for path in found))})"
+    part = _part_path(entry, data_dir)
+    if part.is_file():
+        return f"missing ({decimal(part.stat().st_size)} downloaded, resumable)"
+    if found:
+        return f"partial ({len(found)} of {len(paths)} files)"
+    return "missing"
+
+
+def offline_help(error: UnreachableError, entries: Sequence[Entry], data_dir: Path) -> str:
+    """The message of :class:`OfflineError`: what failed, and three ways on without the internet."""
+    places: list[tuple[str, str]] = []
+    for entry in entries:
+        folders = sorted({Path(m.target).parent for m in entry.members})
+        shown = [f"{data_dir / f}/ ({len(entry.members)} files)" for f in folders]
+        places += [(path, entry.name) for path in shown or [str(data_dir / (entry.target or ""))]]
+    width = max(len(path) for path, _ in places)
+    files = ", ".join(entry.filename for entry in entries)
+    return "\n".join(
+        [
+            f"{error}.",
+            "This machine looks offline; nothing was downloaded. Without the internet:",
+            "  - copy the files from a machine that has them (e.g. its data folder after "
+            f"`cseaug data fetch`, with {RECORDS_FILE}) to",
+            *(f"      {path:<{width}}  {name}" for path, name in places),
+            "    then run `cseaug data fetch` again: it checks them against the published sha256",
+            "  - or point a config at local copies, e.g. --set corpus.path=/path/to/"
+            "wiki1m_for_simcse.txt or --set patterns.path=/path/to/sts12_train "
+            "(docs/data.md names the key for each file)",
+            "  - or fetch from a mirror: HF_ENDPOINT=<hub mirror> for the Hugging Face files, or "
+            f"--mirror URL (or {MIRROR_ENV}) for an HTTP server or a file:// folder holding {files}",
+        ]
+    )
+
+
+def _fetch_entry(
+    entry: Entry, data_dir: Path, urls: Sequence[str], force: bool, policy: RetryPolicy | None
+) -> Outcome:
+    records = read_records(data_dir)
+    if not force and (detail := _verified_presence(entry, data_dir, records)):
+        return Outcome(entry, "present", detail)
+    if not urls:  # every URL is on the hub and HF_HUB_OFFLINE is set
+        reason = "HF_HUB_OFFLINE is set; unset it, or use --mirror"
+        raise UnreachableError(entry.filename, (("the Hugging Face hub", reason),))
+    part = _part_path(entry, data_dir)
+    got = download(urls, part, label=entry.filename, policy=policy)
+    expected, basis = _expected_sha256(entry, records)
+    if expected is not None and got.sha256 != expected:
+        part.unlink(missing_ok=True)
+        raise DownloadError(
+            f"sha256 mismatch for {_shown(entry, data_dir)} ({got.url}): expected {expected} "
+            f"({basis}), got {got.sha256}; the download was deleted. "
+            + _mismatch_hint(entry, data_dir)
+        )
+    if entry.is_archive:
+        extract_members(part, entry.members, data_dir)
+        part.unlink()
+        with contextlib.suppress(OSError):  # other downloads may still be in there
+            part.parent.rmdir()
+    else:
+        place(part, data_dir / entry.target)
+    if expected is None:
+        verdict = f"no published sha256: recorded {got.sha256} in {RECORDS_FILE} (first use)"
+        _record(entry, data_dir, got.url, got.sha256, "first use")
+    else:
+        verdict = f"sha256 verified ({basis})"
+        if entry.sha256:
+            _record(entry, data_dir, got.url, got.sha256, "catalogue")
+    resumed = f", resumed at {decimal(got.resumed_from)}" if got.resumed_from else ""
+    return Outcome(
+        entry,
+        "downloaded",
+        f"downloaded {decimal(got.size)} from {got.url}{resumed}; {verdict}",
+        size=got.size,
+    )
+
+
+def _verified_presence(
+    entry: Entry, data_dir: Path, records: Mapping[str, Mapping[str, str]]
+) -> str | None:
+    """A line saying the entry is present (verified, or why not); None when a file is missing.
+
+    Raises:
+        DownloadError: a present file differs from its known sha256 (it is left alone).
+    """
+    checks = [(m.target, m.sha256, "catalogue") for m in entry.members] or [
+        (entry.target or "", *_expected_sha256(entry, records))
+    ]
+    if not all((data_dir / target).is_file() for target, _, _ in checks):
+        return None
+    for target, expected, basis in checks:
+        if expected is None:
+            return (
+                f"present, not verified: no published sha256 and no record in {RECORDS_FILE} "
+                "(not fetched by cseaug); --force downloads it and records its sha256"
+            )
+        got = file_sha256(data_dir / target)
+        if got != expected:
+            raise DownloadError(
+                f"{data_dir / target} exists but its sha256 is {got}, not {expected} "
+                f"({basis}); move it away, or pass --force to replace it"
+            )
+    return f"already present, sha256 verified ({checks[0][2]})"
+
+
+def _expected_sha256(
+    entry: Entry, records: Mapping[str, Mapping[str, str]]
+) -> tuple[str | None, str]:
+    """The sha256 the download must have, and where that value comes from: the catalogue, or
+    the record of the first download (trust on first use); (None, ...) when neither exists."""
+    if entry.sha256:
+        return entry.sha256, "catalogue"
+    record = records.get(entry.target or "")
+    if record and record.get("sha256"):
+        when = str(record.get("fetched_at", "?"))[:10]
+        return record["sha256"], f"recorded on first use, {when}, from {record.get('url')}"
+    return None, "none published"
+
+
+def _mismatch_hint(entry: Entry, data_dir: Path) -> str:
+    if entry.sha256:
+        return (
+            "The source served different bytes than the catalogue expects: try another "
+            "mirror (--mirror) and report it."
+        )
+    return (
+        f"The source now serves different bytes than the first fetch did; if the upstream "
+        f"file changed on purpose, delete the '{entry.target}' record in "
+        f"{data_dir / RECORDS_FILE} and fetch again."
+    )
+
+
+def _record(entry: Entry, data_dir: Path, url: str, sha256: str, checksum: str) -> None:
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    base = {"entry": entry.name, "url": url, "checksum": checksum, "fetched_at": now}
+    if not entry.is_archive:
+        write_record(data_dir, entry.target or "", {**base, "sha256": sha256})
+        return
+    for member in entry.members:
+        record = {**base, "sha256": member.sha256, "member": member.name, "archive_sha256": sha256}
+        write_record(data_dir, member.target, record)
+
+
+def _part_path(entry: Entry, data_dir: Path) -> Path:
+    if entry.is_archive:
+        return data_dir / DOWNLOADS_DIR / f"{entry.filename}.part"
+    return data_dir / f"{entry.target}.part"
+
+
+def _shown(entry: Entry, data_dir: Path) -> str:
+    if entry.is_archive:
+        return f"{entry.filename} (for {data_dir / Path(entry.members[0].target).parent})"
+    return str(data_dir / (entry.target or ""))
+
+
+@contextmanager
+def _exclusive(data_dir: Path) -> Iterator[None]:
+    """Hold ``<data_dir>/.fetch.lock`` so two fetches never write the same part file."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with (data_dir / LOCK_FILE).open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DownloadError(
+                f"another `cseaug data fetch` is writing to {data_dir}; wait for it to finish"
+            ) from None
+        yield

@@ -1,0 +1,59 @@
+"""``<data dir>/.fetched.json``: what ``cseaug data fetch`` put there, from where, with which sha256.
+
+One record per file, keyed by its path relative to the data directory. For a file whose
+sha256 the catalogue does not know, the record is the trust-on-first-use reference: a
+later fetch checks the file (or a fresh download) against it. The file is rewritten
+atomically after each download, so an interrupted fetch keeps the records of what it
+finished.
+
+Example:
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> write_record(folder, "a.txt", {"sha256": "ab12", "checksum": "first use"})
+    >>> read_records(folder)["a.txt"]["sha256"]
+    'ab12'
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cseaug.dataset.shards import atomic_path
+from cseaug.errors import InputError
+
+RECORDS_FILE = ".fetched.json"
+
+
+def records_path(data_dir: Path) -> Path:
+    """Where the records of ``data_dir`` live."""
+    return Path(data_dir) / RECORDS_FILE
+
+
+def read_records(data_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every record of ``data_dir`` (empty when nothing was fetched there yet)."""
+    path = records_path(data_dir)
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(
+            f"cannot read {path}: {exc}; move it away and fetch again to rebuild it"
+        ) from exc
+    return dict(data.get("files", {}))
+
+
+def write_record(data_dir: Path, target: str, record: dict[str, Any]) -> None:
+    """Add or replace the record of ``target`` (a path relative to ``data_dir``)."""
+    records = read_records(data_dir)
+    records[target] = record
+    document = {
+        "about": "files written by `cseaug data fetch`: source URL and sha256 of each "
+        "(checksum 'catalogue': matched the published sha256; 'first use': none is "
+        "published, this sha256 is the reference later fetches are checked against)",
+        "files": dict(sorted(records.items())),
+    }
+    with atomic_path(records_path(data_dir)) as tmp:
+        tmp.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
