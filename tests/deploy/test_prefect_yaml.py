@@ -81,4 +81,5 @@ def test_docs_run_only_deployments_that_exist() -> None:
             r"prefect deployment (?:run|inspect|schedule \w+) '([^']+)'", page.read_text()
         )
     }
+    assert ("deployment.md", "build-hybrid-dataset/wiki-sts") in named
     assert {(page, name) for page, name in named if name not in by_name()} == set()
