@@ -66,6 +66,7 @@ def test_the_stack_has_its_services_with_images_and_profiles() -> None:
     assert built == {"prefect-server", "deploy", "worker"}
     assert {SERVICES[name]["image"] for name in built} == {ENV_EXAMPLE["CSEAUG_IMAGE"]}
     assert all(SERVICES[name]["build"]["context"] == "." for name in built)
+    assert all(SERVICES[name]["pull_policy"] == "build" for name in built), "never pulled"
 
 
 def test_every_long_running_service_has_a_health_check() -> None:
