@@ -1,14 +1,11 @@
 """docker-compose.yml and .env.example, checked without a Docker engine.
 
-The file is interpolated with .env.example the way compose does it and validated against
-the Compose Specification's JSON schema (``compose-spec.schema.json``: compose-go's
-``schema/compose-spec.json`` at e70e961c, Apache-2.0, the schema ``docker compose`` itself
-validates with); the structure the stack relies on is then checked service by service.
+The file is interpolated with .env.example the way compose does it; the structure the stack
+relies on is then checked service by service.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 
@@ -41,12 +38,6 @@ def one_shot(name: str) -> bool:
 def command_words(service: dict) -> list[str]:
     command = service.get("command", [])
     return shlex.split(command) if isinstance(command, str) else list(command)
-
-
-def test_the_compose_file_follows_the_compose_specification() -> None:
-    jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads((REPO / "tests/deploy/compose-spec.schema.json").read_text())
-    jsonschema.validate(COMPOSE, schema)
 
 
 def test_the_stack_has_its_services_with_images_and_profiles() -> None:
