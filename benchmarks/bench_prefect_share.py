@@ -85,7 +85,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.02)
     args = parser.parse_args()
 
-    from cseaug import pipeline
+    from cseaug.build import run as pipeline
     from cseaug.config import load_config
 
     server = start_server_process(latency_s=args.latency)

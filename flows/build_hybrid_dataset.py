@@ -1,7 +1,7 @@
 """The ``build-hybrid-dataset`` flow: corpus -> sample shards -> views -> published version.
 
 Composition only: every step is a task in :mod:`tasks.build`, every computation is in
-:mod:`cseaug.pipeline`. Tasks pass the path of the run plan and counts, never tables.
+:mod:`cseaug.build.run`. Tasks pass the path of the run plan and counts, never tables.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Thin Prefect tasks of the build flow: each calls one function of :mod:`cseaug.pipeline`.
+"""Thin Prefect tasks of the build flow: each calls one function of :mod:`cseaug.build.run`.
 
 Tasks exchange the run plan's path and counts, never tables. ``generate-shard`` retries
 once: the LLM response cache makes a retry re-send only what was not answered.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from prefect import get_run_logger, task
 
-from cseaug import pipeline
+from cseaug.build import run as pipeline
 from cseaug.config import load_config
 
 

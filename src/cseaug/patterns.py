@@ -15,7 +15,7 @@ Choices (docs/prompts-and-patterns.md):
 * NLI examples are drawn as triples: the paper's printed NLI prompts show the same three
   premises in the positive and the negative prompt, each with its entailment and its
   contradiction respectively. SentEval SNLI pairs become triples by
-  :func:`cseaug.sources.nli_triples`.
+  :func:`cseaug.readers.benchmarks.nli_triples`.
 * ``source: paper`` gives the examples exactly as printed in the appendix. The printed STS
   examples differ in small ways from the STS12 files (e.g. "Continuing" vs "continuing",
   "a 31-year-old", "computer-roller"); the printed text is kept because it is what the
@@ -40,7 +40,7 @@ import pyarrow as pa
 
 from cseaug.config import PatternConfig
 from cseaug.errors import ConfigError
-from cseaug.sources import (
+from cseaug.readers.benchmarks import (
     nli_triples,
     read_nli_csv,
     read_snli_senteval,

@@ -175,7 +175,7 @@ def placeholders_of(value: Any, places: dict[str, str]) -> Any:
 
 def build(config: dict[str, Any]) -> Path:
     """Plan, generate every shard and publish; the version directory."""
-    from cseaug import pipeline
+    from cseaug.build import run as pipeline
     from cseaug.config import RunConfig
 
     cfg = RunConfig.model_validate(config)
@@ -222,8 +222,8 @@ def build_tiny_models(directory: Path) -> Path:
     from tiny_fsmt import build_tiny_pivots
     from tiny_models import build_tiny_gpt2
 
-    from cseaug.augment.vaegpt.generate import load_tokenizer
-    from cseaug.augment.vaegpt.model import VAEGPTSim
+    from cseaug.vaegpt.generate import load_tokenizer
+    from cseaug.vaegpt.model import VAEGPTSim
 
     build_tiny_pivots(directory / "fsmt")
     gpt2 = build_tiny_gpt2(directory / "gpt2")

@@ -15,11 +15,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from cseaug.dataset import versions, writer
+from cseaug.dataset import staging, versions
 from cseaug.dataset.manifest import REQUIRED_KEYS, file_sha256
 from cseaug.dataset.reader import read_rows
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, row_id
-from cseaug.dataset.writer import StagedVersion, heldout_flags, publish_build, publish_version
+from cseaug.dataset.staging import StagedVersion, heldout_flags, publish_build, publish_version
 from cseaug.errors import InputError
 from cseaug.metrics.mer import mer
 
@@ -155,7 +155,7 @@ def test_a_failure_before_the_rename_publishes_nothing(
     def broken_rename(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(writer.os, "rename", broken_rename)
+    monkeypatch.setattr(staging.os, "rename", broken_rename)
     with pytest.raises(OSError, match="disk full"):
         _publish(tmp_path, manifest, [rows_factory(5, 5)])
     dataset = tmp_path / "datasets" / "demo"
@@ -233,7 +233,7 @@ CRASHING_BUILD = textwrap.dedent(
     """
     import os, sys
     from cseaug.dataset.schema import rows_table
-    from cseaug.dataset.writer import StagedVersion
+    from cseaug.dataset.staging import StagedVersion
     staged = StagedVersion(sys.argv[1], "demo")
     staged.write_rows([rows_table([{"id": "a", "sentence": "s", "split": "other"}])])
     staged.seal()

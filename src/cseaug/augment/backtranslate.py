@@ -33,12 +33,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from cseaug.augment.base import StageResult
 from cseaug.config import BacktranslationConfig
 from cseaug.dataset.schema import rejects_table, rows_table
 from cseaug.errors import ConfigError, InputError, require
 from cseaug.metrics.mer import mer_pairs
 from cseaug.progress import progress_bar
+from cseaug.step import StageResult
 
 STAGE = "backtranslation"
 """``stage`` of the rejects this module writes; ``positive_method`` is ``backtranslation:<pivot>``."""

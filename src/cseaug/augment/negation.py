@@ -70,12 +70,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.base import StageResult
 from cseaug.config import SPACY_COMPONENTS_NOT_NEEDED, NegationConfig
 from cseaug.dataset.schema import rejects_table, rows_table
 from cseaug.errors import ConfigError, InputError, require
 from cseaug.metrics.mer import mer_pairs
 from cseaug.progress import progress_bar
+from cseaug.step import StageResult
 
 STAGE = "negation"
 """Value of ``negative_method`` on rows and of ``stage`` on rejects this module writes."""

@@ -30,11 +30,11 @@ from cseaug.augment.backtranslate import (
     backtranslation_stats,
     with_paraphrase,
 )
-from cseaug.augment.base import StageResult
 from cseaug.augment.negation import Negator, negation_reject, negation_stats, with_negation
 from cseaug.config import RunConfig
 from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
 from cseaug.metrics.mer import mer_pairs
+from cseaug.step import StageResult
 
 METHOD = "osscse"
 

@@ -34,7 +34,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.base import StageResult
 from cseaug.augment.llm_views import ViewJob, ask, counts_by_view, require_columns
 from cseaug.config import CleaningConfig, GenerationConfig
 from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
@@ -42,6 +41,7 @@ from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.patterns import LEVELS, ExampleSet
 from cseaug.prompts import PromptTemplate, prompts_manifest
+from cseaug.step import StageResult
 
 GENERATED_BY = "llm"
 """Value of ``positive_method`` / ``negative_method`` on rows this stage writes."""

@@ -9,7 +9,7 @@ method and the method writes the view:
 * ``dropout``: delete each word with probability ``dropout_rate`` (0.1), keeping at
   least one word;
 * ``repetition``: copy N words in place, N drawn from [1, max(1, int((words - 1) * 0.3))];
-* ``generator``: a synonym generator (VAEGPT-Sim, :mod:`cseaug.augment.vaegpt`).
+* ``generator``: a synonym generator (VAEGPT-Sim, :mod:`cseaug.vaegpt`).
 
 Words are whitespace-separated tokens and views are joined with single spaces, because the
 data is written as text and the trainer's tokenizer is unknown here (docs/vaegpt.md). Every
@@ -38,14 +38,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
-from cseaug.augment.base import StageResult
 from cseaug.config import GENERATE_CSE_METHODS, GenerateCSEConfig
 from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
 from cseaug.metrics.mer import mer
+from cseaug.step import StageResult
 
 if TYPE_CHECKING:
-    from cseaug.augment.base import Stage
     from cseaug.config import RunConfig
+    from cseaug.step import Stage
 
 EDIT_METHODS: tuple[str, ...] = ("shuffle", "cutoff", "dropout", "repetition")
 """The methods that edit the anchor's words (no model)."""
@@ -355,7 +355,7 @@ def make_generate_cse_stage(cfg: RunConfig) -> Stage:
     section = cfg.generate_cse
     generator = None
     if section.generator is not None:
-        from cseaug.augment.vaegpt.generate import VAEGPTSimGenerator
+        from cseaug.vaegpt.generate import VAEGPTSimGenerator
 
         generator = VAEGPTSimGenerator.load(section.generator, section.generation)
     return GenerateCSEStage(section, generator)

@@ -26,7 +26,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.base import StageResult
 from cseaug.augment.llm_views import ViewJob, ask, counts_by_view, require_columns
 from cseaug.config import CleaningConfig
 from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
@@ -34,6 +33,7 @@ from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.llm.clean import KNOWLEDGE_VIEW
 from cseaug.prompts import PromptTemplate, prompts_manifest
+from cseaug.step import StageResult
 
 GIVEN = "given"
 """``positive_method`` / ``negative_method`` of a view that came with the input (NLI quadruplets)."""

@@ -73,7 +73,7 @@ def build(
     """Build a dataset version from a config (runs the Prefect flow build-hybrid-dataset)."""
     cfg = load_config(config, set_)
     if dry_run or cfg.execution.dry_run:
-        from cseaug.dry_run import estimate_build
+        from cseaug.build.dry_run import estimate_build
 
         print_estimate(estimate_build(cfg))
         return

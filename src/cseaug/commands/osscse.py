@@ -88,7 +88,7 @@ def read_sentences(path: Path, column: str) -> tuple[list[dict[str, Any]], pa.Ta
     """
     from cseaug.config import CorpusConfig, SampleConfig
     from cseaug.corpus.prepare import prepare_corpus
-    from cseaug.corpus.readers import detect_format
+    from cseaug.readers.corpus import detect_format
 
     is_text = detect_format(path) == "text" if path.exists() else True
     try:
@@ -326,8 +326,8 @@ def mer_command(
 ) -> None:
     """Match Error Rate (OssCSE eq. 1) of sentence pairs, lower-cased with edge punctuation stripped."""
     from cseaug.config import CorpusConfig
-    from cseaug.corpus.readers import detect_format, open_corpus
     from cseaug.metrics.mer import mer, mer_pairs
+    from cseaug.readers.corpus import detect_format, open_corpus
 
     console = Console()
     if pair is not None:

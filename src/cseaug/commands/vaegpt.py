@@ -73,8 +73,8 @@ def train_command(
     precision: Annotated[str | None, typer.Option(help="auto, fp32, bf16 or fp16.")] = None,
 ) -> None:
     """Train a VAEGPT-Sim synonym generator on SICK / MRPC pairs (resumes from its last checkpoint)."""
-    from cseaug.augment.vaegpt.config import load_train_config
-    from cseaug.augment.vaegpt.train import train_vaegpt
+    from cseaug.vaegpt.config import load_train_config
+    from cseaug.vaegpt.train import train_vaegpt
 
     flags = {
         "output_dir": output_dir,
@@ -118,8 +118,8 @@ def synonyms_command(
     device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N.")] = "auto",
 ) -> None:
     """Write synonyms of sentences with a trained VAEGPT-Sim (beam search with sampling)."""
-    from cseaug.augment.vaegpt.generate import VAEGPTSimGenerator
     from cseaug.config import SynonymGenerationConfig
+    from cseaug.vaegpt.generate import VAEGPTSimGenerator
 
     if input.suffix.lower() == ".txt":
         if not input.is_file():

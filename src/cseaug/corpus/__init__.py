@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from cseaug.corpus.cleaning import REASONS, normalise_text
 from cseaug.corpus.prepare import PreparedCorpus, canonical_batch, prepare_corpus
-from cseaug.corpus.readers import CorpusSource, open_corpus
 from cseaug.corpus.sampling import choose_sample, key_ids, row_keys, sample_rank
+from cseaug.readers.corpus import CorpusSource, open_corpus
 
 __all__ = [
     "REASONS",

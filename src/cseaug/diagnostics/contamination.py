@@ -39,10 +39,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cseaug.augment.base import StageResult
 from cseaug.dataset.schema import VIEW_COLUMNS, rejects_table
 from cseaug.errors import InputError
-from cseaug.sources import read_sick, read_sts_dir, read_sts_table
+from cseaug.readers.benchmarks import read_sick, read_sts_dir, read_sts_table
+from cseaug.step import StageResult
 
 REJECT_STAGE = "diagnostics"
 REJECT_REASON = "contamination"

@@ -28,10 +28,10 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 
-from cseaug.augment.base import StageResult
 from cseaug.dataset.schema import rejects_table
 from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, view_cs, view_mer
-from cseaug.metrics.cosine import Encoder
+from cseaug.encoders.loading import Encoder
+from cseaug.step import StageResult
 
 OrderMetric = Literal["mer", "cs"]
 
@@ -150,7 +150,7 @@ def pattern_order_filter(
         encoder: needed for ``cs`` and ``both``.
 
     Returns:
-        A :class:`~cseaug.augment.base.StageResult`; ``stats`` has the eligible and rejected
+        A :class:`~cseaug.step.StageResult`; ``stats`` has the eligible and rejected
         counts and the :class:`OrderCounts` of each metric.
     """
     metrics: list[OrderMetric] = ["mer", "cs"] if metric == "both" else [metric]

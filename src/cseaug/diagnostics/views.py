@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cseaug.dataset.schema import VIEW_COLUMNS
-from cseaug.metrics.cosine import Encoder, cosine_pairs
+from cseaug.encoders.loading import Encoder, cosine_pairs
 from cseaug.metrics.mer import mer_words, normalize_words
 
 ORDER_VIEWS: tuple[str, ...] = ("positive", "intermediate", "negative")
@@ -69,7 +69,7 @@ def view_cs(
     Args:
         table: canonical rows.
         view: the view column.
-        encoder: a sentence encoder (:func:`cseaug.metrics.cosine.load_encoder`).
+        encoder: a sentence encoder (:func:`cseaug.encoders.loading.load_encoder`).
         rows: boolean mask of the rows to embed (a sample); None: every row.
     """
     texts = table.column(view)

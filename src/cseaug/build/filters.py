@@ -2,7 +2,7 @@
 
 Both come from the diagnostics (:mod:`cseaug.diagnostics.patterns`,
 :mod:`cseaug.diagnostics.contamination`) and return a
-:class:`~cseaug.augment.base.StageResult`, so a dropped row always lands in rejects with its
+:class:`~cseaug.step.StageResult`, so a dropped row always lands in rejects with its
 reason (``pattern_order``, ``contamination``). Filtered anchors are removed, not kept as
 ``other`` rows: a contaminated sentence must not stay in the data at all.
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from cseaug.augment.base import StageResult
 from cseaug.config import RunConfig
 from cseaug.dataset.schema import empty_rejects
+from cseaug.step import StageResult
 
 RowFilter = Callable[[pa.Table], StageResult]
 
@@ -25,7 +25,7 @@ RowFilter = Callable[[pa.Table], StageResult]
 @cache
 def _encoder(cfg_json: str, cache_dir: str):
     from cseaug.config import DiagnosticsConfig
-    from cseaug.metrics.cosine import encoder_from_config
+    from cseaug.encoders.loading import encoder_from_config
 
     return encoder_from_config(DiagnosticsConfig.model_validate_json(cfg_json), cache_dir)
 

@@ -9,11 +9,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from cseaug.augment.random_selection import make_generate_cse_stage  # noqa: E402
-from cseaug.augment.vaegpt.generate import VAEGPTSimGenerator, load_tokenizer  # noqa: E402
-from cseaug.augment.vaegpt.model import VAEGPTSim  # noqa: E402
 from cseaug.config import RunConfig, SynonymGenerationConfig  # noqa: E402
 from cseaug.dataset.schema import CANONICAL_SCHEMA, row_id, rows_table  # noqa: E402
 from cseaug.errors import ConfigError  # noqa: E402
+from cseaug.vaegpt.generate import VAEGPTSimGenerator, load_tokenizer  # noqa: E402
+from cseaug.vaegpt.model import VAEGPTSim  # noqa: E402
 
 SENTENCES = ["A man is playing a guitar", "Hi", "Two dogs are running through a field of flowers"]
 

@@ -12,19 +12,19 @@ transformers = pytest.importorskip("transformers")
 
 from conftest import TOY_PAIRS  # noqa: E402
 
-from cseaug.augment.vaegpt.generate import load_tokenizer  # noqa: E402
-from cseaug.augment.vaegpt.layout import pair_batch  # noqa: E402
-from cseaug.augment.vaegpt.loss import FrozenJudge, LossSettings, pool, vaegpt_loss  # noqa: E402
-from cseaug.augment.vaegpt.model import (  # noqa: E402
+from cseaug.errors import ConfigError  # noqa: E402
+from cseaug.vaegpt.generate import load_tokenizer  # noqa: E402
+from cseaug.vaegpt.layout import pair_batch  # noqa: E402
+from cseaug.vaegpt.loss import FrozenJudge, LossSettings, pool, vaegpt_loss  # noqa: E402
+from cseaug.vaegpt.model import (  # noqa: E402
     LATENTS_FILE,
     SETTINGS_FILE,
     LatentLayer,
     VAEGPTSim,
     VAEGPTSimSettings,
 )
-from cseaug.augment.vaegpt.runtime import resolve_precision  # noqa: E402
-from cseaug.augment.vaegpt.train import loss_on_batch  # noqa: E402
-from cseaug.errors import ConfigError  # noqa: E402
+from cseaug.vaegpt.runtime import resolve_precision  # noqa: E402
+from cseaug.vaegpt.train import loss_on_batch  # noqa: E402
 
 
 @pytest.fixture

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from scripted_backend import ScriptedBackend
 
-from cseaug.augment.llm_stage import make_llm_stage
 from cseaug.augment.pattern_sim import PatternSimulationStage
 from cseaug.augment.ski import SKIStage
+from cseaug.build.llm_stages import make_llm_stage
 from cseaug.config import RunConfig
 from cseaug.errors import ConfigError
+from tests.augment.scripted_backend import ScriptedBackend
 
 
 def config(method: str, **sections: object) -> RunConfig:

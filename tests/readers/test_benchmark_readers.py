@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from cseaug.errors import InputError
-from cseaug.sources import (
+from cseaug.readers.benchmarks import (
     MRPC_SCHEMA,
     NLI_PAIR_SCHEMA,
     NLI_TRIPLE_SCHEMA,

@@ -14,7 +14,7 @@ log, validation and checkpoint event). A run with ``schedule.resume`` continues 
 newest checkpoint: same data order, same step count.
 
 Example:
-    >>> from cseaug.augment.vaegpt.config import load_train_config
+    >>> from cseaug.vaegpt.config import load_train_config
     >>> result = train_vaegpt(load_train_config("configs/vaegpt/train.yaml"))  # doctest: +SKIP
     >>> result.best_dir  # doctest: +SKIP
     PosixPath('storage/models/vaegpt-sim/best')
@@ -32,16 +32,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cseaug.augment.vaegpt.config import VAEGPTTrainConfig
-from cseaug.augment.vaegpt.data import Pair, PairSplits, load_pairs
-from cseaug.augment.vaegpt.generate import VAEGPTSimGenerator, load_tokenizer
-from cseaug.augment.vaegpt.layout import PairBatch, pair_batch
-from cseaug.augment.vaegpt.loss import FrozenJudge, LossParts, LossSettings, vaegpt_loss
-from cseaug.augment.vaegpt.model import VAEGPTSim, VAEGPTSimSettings
-from cseaug.augment.vaegpt.runtime import Precision, resolve_device, resolve_precision
 from cseaug.errors import ConfigError, require
 from cseaug.metrics.quality import avg_rouge
 from cseaug.progress import progress_bar
+from cseaug.vaegpt.config import VAEGPTTrainConfig
+from cseaug.vaegpt.data import Pair, PairSplits, load_pairs
+from cseaug.vaegpt.generate import VAEGPTSimGenerator, load_tokenizer
+from cseaug.vaegpt.layout import PairBatch, pair_batch
+from cseaug.vaegpt.loss import FrozenJudge, LossParts, LossSettings, vaegpt_loss
+from cseaug.vaegpt.model import VAEGPTSim, VAEGPTSimSettings
+from cseaug.vaegpt.runtime import Precision, resolve_device, resolve_precision
 
 torch = require("torch", "hf", "VAEGPT-Sim training")
 

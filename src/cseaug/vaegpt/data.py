@@ -1,7 +1,7 @@
 """Training pairs of VAEGPT-Sim (section 4.1.1, appendix A.8).
 
 SICK pairs with relatedness above 3 and MRPC paraphrase pairs (label 1), read with
-:func:`cseaug.sources.read_sick` and :func:`cseaug.sources.read_mrpc` from the files as
+:func:`cseaug.readers.benchmarks.read_sick` and :func:`cseaug.readers.benchmarks.read_mrpc` from the files as
 they are distributed; exact duplicate pairs are kept once. The pairs are split 12:1 into
 train and validation with a seed. The "fully unsupervised" variant (``pairing: self``)
 takes every distinct sentence of those pairs once and pairs it with itself.
@@ -10,7 +10,7 @@ SICK's TRIAL split is left out by default: the paper evaluates the generators on
 SICK-trial pairs (section 4.1.2), so training on them would leak the test set.
 
 Example:
-    >>> from cseaug.augment.vaegpt.config import PairDataConfig
+    >>> from cseaug.vaegpt.config import PairDataConfig
     >>> splits = load_pairs(PairDataConfig(sick=["../shared/data/sick/SICK.txt"]), seed=0)  # doctest: +SKIP
     >>> len(splits.train), len(splits.validation)  # doctest: +SKIP
     (6352, 530)
@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cseaug.augment.vaegpt.config import PairDataConfig
 from cseaug.errors import ConfigError
-from cseaug.sources import read_mrpc, read_sick
+from cseaug.readers.benchmarks import read_mrpc, read_sick
+from cseaug.vaegpt.config import PairDataConfig
 
 Pair = tuple[str, str]
 

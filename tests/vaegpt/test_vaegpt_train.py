@@ -11,10 +11,10 @@ pytest.importorskip("torch")
 
 from conftest import TOY_PAIRS
 
-from cseaug.augment.vaegpt.config import VAEGPTTrainConfig
-from cseaug.augment.vaegpt.data import PairSplits
-from cseaug.augment.vaegpt.generate import VAEGPTSimGenerator
-from cseaug.augment.vaegpt.train import checkpoints, train_vaegpt
+from cseaug.vaegpt.config import VAEGPTTrainConfig
+from cseaug.vaegpt.data import PairSplits
+from cseaug.vaegpt.generate import VAEGPTSimGenerator
+from cseaug.vaegpt.train import checkpoints, train_vaegpt
 
 
 def train_config(tiny_gpt2: Path, out: Path, **changes) -> VAEGPTTrainConfig:

@@ -10,7 +10,7 @@
    LLM response cache means a crashed shard re-sends only what was never answered.
    Anchors whose views failed are recorded in rejects and, when ``sample.include_other``,
    kept as ``other`` rows (they are still corpus sentences of the hybrid dataset). The
-   optional filters of :mod:`cseaug.filters` (pattern order, contamination) drop rows to
+   optional filters of :mod:`cseaug.build.filters` (pattern order, contamination) drop rows to
    rejects after the stage (and contaminated ``other`` rows while planning).
 3. :func:`publish_build` streams the generated rows, the ``other`` rows and every reject
    into an immutable version (diagnostics written into it before the atomic rename) and
@@ -37,17 +37,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from cseaug.augment.base import Stage
-from cseaug.augment.registry import make_stage, stage_manifest, stage_usage
+from cseaug.build.filters import apply_filters, row_filters
+from cseaug.build.stages import make_stage, stage_manifest, stage_usage
 from cseaug.config import RunConfig, config_fingerprint
 from cseaug.corpus.prepare import prepare_corpus
 from cseaug.dataset.manifest import build_manifest
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.dataset.shards import RunStore, ShardKind
-from cseaug.dataset.writer import PublishedVersion
-from cseaug.dataset.writer import publish_build as publish_dataset
+from cseaug.dataset.staging import PublishedVersion
+from cseaug.dataset.staging import publish_build as publish_dataset
 from cseaug.errors import InputError
-from cseaug.filters import apply_filters, row_filters
+from cseaug.step import Stage
 
 PLAN_FILE = "plan.json"
 DIAGNOSTICS = "diagnostics"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from cseaug.augment.vaegpt.config import PairDataConfig, load_train_config
-from cseaug.augment.vaegpt.data import load_pairs, self_pairs, split_pairs
 from cseaug.errors import ConfigError
+from cseaug.vaegpt.config import PairDataConfig, load_train_config
+from cseaug.vaegpt.data import load_pairs, self_pairs, split_pairs
 
 SICK_HEADER = "pair_ID\tsentence_A\tsentence_B\tentailment_label\trelatedness_score\tSemEval_set"
 
@@ -111,7 +111,7 @@ def test_real_sick_and_mrpc_counts(shared_data: Path) -> None:
 
 
 def test_shipped_training_config_validates() -> None:
-    repo = Path(__file__).resolve().parents[3]
+    repo = Path(__file__).resolve().parents[2]
     cfg = load_train_config(repo / "configs" / "vaegpt" / "train.yaml")
     assert cfg.optim.learning_rate == 5e-7 and cfg.optim.batch_size == 32
     assert cfg.model.latent_weight == 0.1 and cfg.loss.kl_weight == 1e-4

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cseaug.augment.base import Stage
 from cseaug.config import LLM_METHODS, RunConfig
 from cseaug.errors import ConfigError
+from cseaug.step import Stage
 
 
 def make_stage(cfg: RunConfig) -> Stage:
@@ -22,7 +22,7 @@ def make_stage(cfg: RunConfig) -> Stage:
         BackendError: the LLM or model cannot be reached or loaded.
     """
     if cfg.method in LLM_METHODS:
-        from cseaug.augment.llm_stage import make_llm_stage
+        from cseaug.build.llm_stages import make_llm_stage
         from cseaug.llm.factory import make_backend
 
         if cfg.llm is None:

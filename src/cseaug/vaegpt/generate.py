@@ -21,12 +21,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from cseaug.augment.vaegpt.layout import pad_id, prompt_batch
-from cseaug.augment.vaegpt.model import LATENTS_FILE, SETTINGS_FILE, VAEGPTSim
-from cseaug.augment.vaegpt.runtime import resolve_device, weights_dtype
 from cseaug.config import SynonymGenerationConfig
 from cseaug.errors import ConfigError, InputError, require
 from cseaug.progress import progress_bar
+from cseaug.vaegpt.layout import pad_id, prompt_batch
+from cseaug.vaegpt.model import LATENTS_FILE, SETTINGS_FILE, VAEGPTSim
+from cseaug.vaegpt.runtime import resolve_device, weights_dtype
 
 torch = require("torch", "hf", "The VAEGPT-Sim generator")
 
