@@ -72,15 +72,16 @@ def measure(variant: str, args: argparse.Namespace) -> dict[str, Any]:
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel, GPT2Model
 
+    from cseaug.devices import resolve_device
     from cseaug.vaegpt.loss import FrozenJudge, LossSettings
     from cseaug.vaegpt.model import VAEGPTSim
-    from cseaug.vaegpt.runtime import resolve_device, resolve_precision
+    from cseaug.vaegpt.runtime import resolve_precision
     from cseaug.vaegpt.train import loss_on_batch
 
     torch.manual_seed(0)
     if args.threads:
         torch.set_num_threads(args.threads)
-    device = resolve_device(args.device)
+    device = torch.device(resolve_device(args.device, "--device"))
     precision = resolve_precision(args.precision, device)
     config = GPT2Config(**SIZES[args.size])
     batch = _batch(args, config.vocab_size, device)

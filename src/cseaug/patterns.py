@@ -40,6 +40,7 @@ import pyarrow as pa
 
 from cseaug.config import PatternConfig
 from cseaug.errors import ConfigError
+from cseaug.hashing import file_sha256
 from cseaug.readers.benchmarks import (
     nli_triples,
     read_nli_csv,
@@ -198,15 +199,6 @@ class ExampleSet:
         }
 
 
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def draw(candidates: Iterable[tuple[str, ...]], k: int, seed: int) -> list[tuple[str, ...]]:
     """The k candidates first in the order of ``sha256(seed, fields...)``; duplicates count once.
 
@@ -346,7 +338,7 @@ def load_examples(cfg: PatternConfig, kind: PatternKind) -> ExampleSet:
         )
     path = _source_path(cfg)
     table, read = _read_source(cfg, path)
-    files = {f: sha256_file(Path(f)) for f in read}
+    files = {f: file_sha256(f) for f in read}
     if kind == "nli":
         levels, candidates = _nli_examples(table, cfg)
     else:

@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 import jinja2
 
 from cseaug.errors import ConfigError
+from cseaug.hashing import file_sha256
 from cseaug.llm.base import Message
 
 ROLES: tuple[str, ...] = ("system", "user", "assistant")
@@ -147,7 +147,7 @@ def load_prompt(name: str, prompts_dir: str | Path | None = None) -> PromptTempl
         raise ConfigError(
             f"prompt {path}: block(s) {unknown} are not chat roles; use {list(ROLES)}"
         )
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = file_sha256(path)
     return PromptTemplate(
         name=name, path=path, sha256=digest, roles=roles or ("user",), _template=template
     )

@@ -24,8 +24,6 @@ from cseaug.augment.backtranslate import (
     BackTranslator,
     Candidate,
     Translator,
-    resolve_device,
-    resolve_dtype,
     select_candidate,
 )
 from cseaug.augment.negation import Negator
@@ -178,18 +176,6 @@ def test_stage_fills_positive(backtranslator):
 def test_bfloat16_on_cpu(pivots):
     translator = Translator(pivots["de"][0], dtype="bfloat16", **SMALL)
     assert all(isinstance(t, str) for t in translator(TEXTS[:2]))
-
-
-def test_device_and_dtype_checks():
-    torch = pytest.importorskip("torch")
-    assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
-    assert resolve_dtype("auto", "cpu") == torch.float32
-    assert resolve_dtype("auto", "cuda") == torch.float16
-    with pytest.raises(ConfigError, match="float16 needs a GPU"):
-        resolve_dtype("float16", "cpu")
-    if not torch.cuda.is_available():
-        with pytest.raises(ConfigError, match="CUDA is not available"):
-            resolve_device("cuda")
 
 
 def test_unloadable_model_is_a_config_error(tmp_path):

@@ -16,11 +16,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from cseaug.dataset import staging, versions
-from cseaug.dataset.manifest import REQUIRED_KEYS, file_sha256
+from cseaug.dataset.manifest import REQUIRED_KEYS
 from cseaug.dataset.reader import read_rows
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, row_id
 from cseaug.dataset.staging import StagedVersion, heldout_flags, publish_build, publish_version
 from cseaug.errors import InputError
+from cseaug.hashing import file_sha256
 from cseaug.metrics.mer import mer
 
 

@@ -10,8 +10,6 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from conftest import TOY_PAIRS  # noqa: E402
-
 from cseaug.errors import ConfigError  # noqa: E402
 from cseaug.vaegpt.generate import load_tokenizer  # noqa: E402
 from cseaug.vaegpt.layout import pair_batch  # noqa: E402
@@ -25,6 +23,7 @@ from cseaug.vaegpt.model import (  # noqa: E402
 )
 from cseaug.vaegpt.runtime import resolve_precision  # noqa: E402
 from cseaug.vaegpt.train import loss_on_batch  # noqa: E402
+from tests.vaegpt.toy_pairs import TOY_PAIRS  # noqa: E402
 
 
 @pytest.fixture

@@ -9,12 +9,11 @@ import pytest
 
 pytest.importorskip("torch")
 
-from conftest import TOY_PAIRS
-
 from cseaug.vaegpt.config import VAEGPTTrainConfig
 from cseaug.vaegpt.data import PairSplits
 from cseaug.vaegpt.generate import VAEGPTSimGenerator
 from cseaug.vaegpt.train import checkpoints, train_vaegpt
+from tests.vaegpt.toy_pairs import TOY_PAIRS
 
 
 def train_config(tiny_gpt2: Path, out: Path, **changes) -> VAEGPTTrainConfig:

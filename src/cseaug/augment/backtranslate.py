@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from cseaug.config import BacktranslationConfig
 from cseaug.dataset.schema import rejects_table, rows_table
+from cseaug.devices import resolve_device, resolve_dtype
 from cseaug.errors import ConfigError, InputError, require
 from cseaug.metrics.mer import mer_pairs
 from cseaug.progress import progress_bar
@@ -121,31 +122,6 @@ def select_candidate(
     return qualifying[0]
 
 
-def resolve_device(device: str) -> str:
-    """``auto`` → ``cuda`` when available, else ``cpu``; an explicit CUDA device must exist."""
-    torch = require("torch", "hf", "Back-translation")
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(
-            f"backtranslation.device is {device!r} but CUDA is not available; use 'auto' or 'cpu'"
-        )
-    return device
-
-
-def resolve_dtype(dtype: str, device: str) -> Any:
-    """``auto`` → float16 on GPU, float32 on CPU; float16 on CPU is refused (too slow, partly unsupported)."""
-    torch = require("torch", "hf", "Back-translation")
-    on_gpu = not device.startswith("cpu")
-    if dtype == "auto":
-        return torch.float16 if on_gpu else torch.float32
-    if dtype == "float16" and not on_gpu:
-        raise ConfigError(
-            "backtranslation.dtype float16 needs a GPU; use 'auto', 'float32' or 'bfloat16' on CPU"
-        )
-    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
-
-
 class Translator:
     """One translation model: beam search over length-sorted batches.
 
@@ -181,8 +157,8 @@ class Translator:
     ) -> None:
         transformers = require("transformers", "hf", "Back-translation")
         self.name = name
-        self.device = resolve_device(device)
-        self.dtype = resolve_dtype(dtype, self.device)
+        self.device = resolve_device(device, "backtranslation.device")
+        self.dtype = resolve_dtype(dtype, self.device, "backtranslation.dtype")
         self.batch_size = batch_size
         self.num_beams = num_beams
         self.max_new_tokens = max_new_tokens

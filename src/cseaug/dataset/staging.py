@@ -54,10 +54,11 @@ from cseaug.config import RunConfig
 from cseaug.dataset import versions
 from cseaug.dataset.card import render_card
 from cseaug.dataset.conform import conform
-from cseaug.dataset.manifest import file_sha256, json_sha256, validate_manifest
+from cseaug.dataset.manifest import validate_manifest
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, VIEW_COLUMNS
 from cseaug.dataset.shards import atomic_path, fsync_path
 from cseaug.errors import InputError
+from cseaug.hashing import file_sha256, json_sha256
 from cseaug.metrics.mer import mer_pairs
 from cseaug.progress import progress_bar
 

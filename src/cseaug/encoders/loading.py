@@ -29,6 +29,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from cseaug.config import DiagnosticsConfig
+from cseaug.devices import resolve_device
 from cseaug.errors import ConfigError, require
 from cseaug.progress import progress_enabled
 
@@ -58,13 +59,6 @@ def _quiet_loading() -> None:
     """Hide transformers' weight-loading bars when cseaug's own bars are off (CI, Prefect logs)."""
     if not progress_enabled():
         require("transformers", "hf", "Sentence embeddings").utils.logging.disable_progress_bar()
-
-
-def _resolve_device(device: str) -> str:
-    if device != "auto":
-        return device
-    torch = require("torch", "hf", "Sentence embeddings")
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def resolve_model(
@@ -105,7 +99,9 @@ class SentenceTransformerEncoder:
             "sentence_transformers", "hf", "Cosine similarity with a sentence-transformers model"
         )
         try:
-            self.model = st.SentenceTransformer(location, device=_resolve_device(device))
+            self.model = st.SentenceTransformer(
+                location, device=resolve_device(device, "diagnostics.device")
+            )
         except OSError as exc:
             raise ConfigError(
                 f"cannot load the sentence-transformers model {location!r} ({exc}); offline, give a "
@@ -144,7 +140,7 @@ class ClsEncoder:
                 f"cannot load the transformers model {location!r} ({exc}); offline, give a local "
                 "model directory (diagnostics.encoder)"
             ) from exc
-        self.device = _resolve_device(device)
+        self.device = resolve_device(device, "diagnostics.device")
         self.model = model.to(self.device).eval()
         self.name = location
         self.dimension = int(model.config.hidden_size)

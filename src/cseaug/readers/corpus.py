@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ import pyarrow.parquet as pq
 
 from cseaug.config import CorpusConfig
 from cseaug.errors import ConfigError, InputError, require
+from cseaug.hashing import file_sha256
 
 TEXT = "text"
 """Name of the sentence column in every batch a reader yields."""
@@ -98,15 +98,6 @@ class CorpusSource:
     def input_sha256(self) -> dict[str, str]:
         """sha256 of every input file (streamed), keyed by path or dataset file."""
         return self._hash_inputs()
-
-
-def file_sha256(path: str | Path, block: int = 1 << 20) -> str:
-    """sha256 hex digest of a file, read in blocks (flat memory)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(block):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def detect_format(path: Path) -> str:

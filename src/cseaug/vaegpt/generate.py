@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from cseaug.config import SynonymGenerationConfig
+from cseaug.devices import resolve_device, resolve_dtype
 from cseaug.errors import ConfigError, InputError, require
+from cseaug.hashing import file_sha256
 from cseaug.progress import progress_bar
 from cseaug.vaegpt.layout import pad_id, prompt_batch
 from cseaug.vaegpt.model import LATENTS_FILE, SETTINGS_FILE, VAEGPTSim
-from cseaug.vaegpt.runtime import resolve_device, weights_dtype
 
 torch = require("torch", "hf", "The VAEGPT-Sim generator")
 
@@ -70,10 +71,10 @@ class VAEGPTSimGenerator:
     ) -> None:
         self.config = config or SynonymGenerationConfig()
         self.path = path
-        self.device = resolve_device(self.config.device)
-        self.model = model.to(
-            device=self.device, dtype=weights_dtype(self.config.dtype, self.device)
-        ).eval()
+        device = resolve_device(self.config.device, "generate_cse.generation.device")
+        dtype = resolve_dtype(self.config.dtype, device, "generate_cse.generation.dtype")
+        self.device = torch.device(device)
+        self.model = model.to(device=self.device, dtype=dtype).eval()
         self.tokenizer = tokenizer
 
     @classmethod
@@ -96,7 +97,7 @@ class VAEGPTSimGenerator:
             for name in (LATENTS_FILE, SETTINGS_FILE, "model.safetensors", "config.json"):
                 file = self.path / name
                 if file.is_file():
-                    files[name] = hashlib.sha256(file.read_bytes()).hexdigest()
+                    files[name] = file_sha256(file)
         return {
             "path": str(self.path) if self.path is not None else None,
             "files_sha256": files,

@@ -1,4 +1,4 @@
-"""Device and mixed-precision choices shared by VAEGPT-Sim training, generation and benchmarks."""
+"""Mixed precision of VAEGPT-Sim training (devices and weight dtypes: :mod:`cseaug.devices`)."""
 
 from __future__ import annotations
 
@@ -10,29 +10,6 @@ from cseaug.errors import ConfigError, require
 
 def _torch() -> Any:
     return require("torch", "hf", "VAEGPT-Sim")
-
-
-def resolve_device(spec: str) -> Any:
-    """A ``torch.device`` from ``auto`` (cuda when available), ``cpu``, ``cuda``, ``cuda:1``...
-
-    Example:
-        >>> resolve_device("cpu")
-        device(type='cpu')
-    """
-    torch = _torch()
-    if spec == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        device = torch.device(spec)
-    except RuntimeError as exc:
-        raise ConfigError(
-            f"device '{spec}' is not a torch device; use auto, cpu, cuda or cuda:N"
-        ) from exc
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(
-            f"device '{spec}' asks for CUDA, which is not available here; use cpu or auto"
-        )
-    return device
 
 
 @dataclass(frozen=True)
@@ -60,7 +37,8 @@ def resolve_precision(spec: str, device: Any) -> Precision:
     CPU. ``bf16`` also works on CPU (autocast); ``fp16`` needs CUDA.
 
     Example:
-        >>> resolve_precision("auto", resolve_device("cpu")).name
+        >>> import torch
+        >>> resolve_precision("auto", torch.device("cpu")).name
         'fp32'
     """
     torch = _torch()
@@ -78,11 +56,3 @@ def resolve_precision(spec: str, device: Any) -> Precision:
             raise ConfigError("precision 'fp16' needs a CUDA device; use bf16 or fp32 on CPU")
         return Precision("fp16", torch.float16, True)
     raise ConfigError(f"precision '{spec}' is not one of auto, fp32, bf16, fp16")
-
-
-def weights_dtype(spec: str, device: Any) -> Any:
-    """Weights dtype for inference: ``auto`` is float16 on GPU and float32 on CPU."""
-    torch = _torch()
-    if spec == "auto":
-        return torch.float16 if device.type == "cuda" else torch.float32
-    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[spec]

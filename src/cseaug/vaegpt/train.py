@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cseaug.devices import resolve_device
 from cseaug.errors import ConfigError, require
 from cseaug.metrics.quality import avg_rouge
 from cseaug.progress import progress_bar
@@ -41,7 +42,7 @@ from cseaug.vaegpt.generate import VAEGPTSimGenerator, load_tokenizer
 from cseaug.vaegpt.layout import PairBatch, pair_batch
 from cseaug.vaegpt.loss import FrozenJudge, LossParts, LossSettings, vaegpt_loss
 from cseaug.vaegpt.model import VAEGPTSim, VAEGPTSimSettings
-from cseaug.vaegpt.runtime import Precision, resolve_device, resolve_precision
+from cseaug.vaegpt.runtime import Precision, resolve_precision
 
 torch = require("torch", "hf", "VAEGPT-Sim training")
 
@@ -144,7 +145,7 @@ class _Run:
         self.out = Path(cfg.output_dir)
         self.out.mkdir(parents=True, exist_ok=True)
         self.metrics_path = self.out / "metrics.jsonl"
-        self.device = resolve_device(cfg.device)
+        self.device = torch.device(resolve_device(cfg.device, "device"))
         self.precision = resolve_precision(cfg.precision, self.device)
         self.loss_settings = loss_settings(cfg)
         torch.manual_seed(cfg.seed)
