@@ -24,6 +24,7 @@ from cseaug.augment.backtranslate import (
     BackTranslator,
     Candidate,
     Translator,
+    new_tokens_cap,
     select_candidate,
 )
 from cseaug.augment.negation import Negator
@@ -114,11 +115,8 @@ def test_length_sorted_batches_keep_the_input_order(pivots):
 def test_translation_length_is_capped_by_the_longest_source(pivots):
     capped = Translator(pivots["de"][0], num_beams=1, max_new_tokens=40, max_length_ratio=0.5)
     uncapped = Translator(pivots["de"][0], num_beams=1, max_new_tokens=40, max_length_ratio=None)
-    assert (capped._new_tokens(10), capped._new_tokens(100), uncapped._new_tokens(10)) == (
-        13,
-        40,
-        40,
-    )
+    assert (new_tokens_cap(10, 40, 0.5), new_tokens_cap(100, 40, 0.5)) == (13, 40)
+    assert new_tokens_cap(10, 40, None) == 40
     # random weights rarely emit </s>, so the cap shows in the output length
     assert sum(map(len, capped(TEXTS[:2]))) < sum(map(len, uncapped(TEXTS[:2])))
 

@@ -13,7 +13,8 @@ import pytest
 
 from cseaug.config import CorpusConfig
 from cseaug.errors import ConfigError, InputError, MissingExtraError
-from cseaug.readers.corpus import _text_batches, detect_format, open_corpus
+from cseaug.readers.corpus import detect_format, open_corpus
+from cseaug.readers.text import read_lines
 
 
 def read_all(cfg: CorpusConfig) -> pa.Table:
@@ -44,9 +45,7 @@ def test_text_without_final_newline_keeps_last_line(tmp_path: Path) -> None:
 def test_text_lines_do_not_depend_on_block_size(tmp_path: Path, block: int) -> None:
     path = tmp_path / "c.txt"
     path.write_bytes("\ufeffé one\r\ntwo\n\nthree four\r\nlast".encode())
-    lines = [
-        v for b in _text_batches(path, block_bytes=block) for v in b.column("text").to_pylist()
-    ]
+    lines = [v for b in read_lines(path, block_bytes=block) for v in b.column("text").to_pylist()]
     assert lines == ["é one".encode(), b"two", b"", b"three four", b"last"]
 
 

@@ -122,6 +122,25 @@ def select_candidate(
     return qualifying[0]
 
 
+def new_tokens_cap(longest_source: int, max_new_tokens: int, max_length_ratio: float | None) -> int:
+    """Most tokens a batch's translations may have: ``max_length_ratio`` × its longest source
+    (in tokens) + 8, and never more than ``max_new_tokens``, so that one degenerate beam
+    cannot hold a batch of short sentences for ``max_new_tokens`` steps.
+
+    Args:
+        longest_source: tokens of the batch's longest source sentence.
+        max_new_tokens: the hard cap.
+        max_length_ratio: None: only the hard cap.
+
+    Example:
+        >>> new_tokens_cap(10, 40, 0.5), new_tokens_cap(100, 40, 0.5), new_tokens_cap(10, 40, None)
+        (13, 40, 40)
+    """
+    if max_length_ratio is None:
+        return max_new_tokens
+    return min(max_new_tokens, int(max_length_ratio * longest_source) + 8)
+
+
 class Translator:
     """One translation model: beam search over length-sorted batches.
 
@@ -208,7 +227,9 @@ class Translator:
                         input_ids=input_ids.to(self.device),
                         attention_mask=mask.to(self.device),
                         num_beams=self.num_beams,
-                        max_new_tokens=self._new_tokens(width),
+                        max_new_tokens=new_tokens_cap(
+                            width, self.max_new_tokens, self.max_length_ratio
+                        ),
                         max_length=None,  # the checkpoint's max_length would fight max_new_tokens
                     )
                 for i, text in zip(
@@ -219,11 +240,6 @@ class Translator:
                     out[i] = text.strip()
                 bar.advance(len(batch))
         return out
-
-    def _new_tokens(self, longest_source: int) -> int:
-        if self.max_length_ratio is None:
-            return self.max_new_tokens
-        return min(self.max_new_tokens, int(self.max_length_ratio * longest_source) + 8)
 
     def close(self) -> None:
         """Free the weights (and the GPU cache)."""

@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cseaug.dataset.schema import REJECTS_SCHEMA
-from cseaug.readers.corpus import TEXT, RejectRecord
+from cseaug.readers.source import TEXT, RejectRecord
 
 STAGE = "corpus"
 

@@ -1,6 +1,6 @@
 """Corpus in, cleaned and sampled deterministically: the first step of every build.
 
-:func:`prepare_corpus` streams the corpus (:mod:`~cseaug.readers.corpus`), cleans each
+:func:`prepare_corpus` streams the corpus (:mod:`cseaug.readers`), cleans each
 batch (:mod:`~cseaug.corpus.cleaning`), hashes the kept sentences into row ids, drops
 repeats (:mod:`~cseaug.corpus.dedup`) and takes the seeded sample
 (:mod:`~cseaug.corpus.sampling`). The sample becomes the ``aigen`` rows that get views; the
@@ -47,7 +47,8 @@ from cseaug.corpus.sampling import choose_sample, key_ids, row_keys, sample_rank
 from cseaug.dataset.schema import CANONICAL_SCHEMA, SPLIT_AIGEN, SPLIT_OTHER
 from cseaug.errors import InputError
 from cseaug.progress import progress_bar
-from cseaug.readers.corpus import CorpusSource, open_corpus
+from cseaug.readers.corpus import open_corpus
+from cseaug.readers.source import CorpusSource
 
 OTHER_BATCH_ROWS = 65_536
 """Largest batch :meth:`PreparedCorpus.other_batches` yields."""
