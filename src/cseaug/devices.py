@@ -91,3 +91,16 @@ def resolve_dtype(
             f"{setting} float16 needs a GPU; use 'auto', 'float32' or 'bfloat16' on CPU"
         )
     return getattr(torch, spec)
+
+
+def free_device_memory(device: str) -> None:
+    """Return the memory of dropped models to the GPU (a no-op on the CPU).
+
+    Call it after the last reference to a model on ``device`` is gone, so that the next
+    model of the process (or another process) can use the memory.
+
+    Example:
+        >>> free_device_memory("cpu")
+    """
+    if str(device).startswith("cuda"):
+        require("torch", "hf", "Releasing GPU memory").cuda.empty_cache()

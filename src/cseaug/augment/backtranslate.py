@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from cseaug.config import BacktranslationConfig
 from cseaug.dataset.schema import rejects_table, rows_table
-from cseaug.devices import resolve_device, resolve_dtype
+from cseaug.devices import free_device_memory, resolve_device, resolve_dtype
 from cseaug.errors import ConfigError, InputError, require
 from cseaug.metrics.mer import mer_pairs
 from cseaug.progress import progress_bar
@@ -242,11 +242,9 @@ class Translator:
         return out
 
     def close(self) -> None:
-        """Free the weights (and the GPU cache)."""
-        torch = require("torch", "hf", "Back-translation")
+        """Free the weights (and the GPU memory they held)."""
         self.model = None
-        if self.device.startswith("cuda"):
-            torch.cuda.empty_cache()
+        free_device_memory(self.device)
 
 
 class BackTranslator:

@@ -41,8 +41,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cseaug.dataset.reader import iter_batches
-from cseaug.encoders.loading import Encoder, cosine_pairs
+from cseaug.encoders.base import Encoder
 from cseaug.errors import InputError
+from cseaug.metrics.cosine import cosine_pairs
 from cseaug.metrics.histograms import MetricValues, Panel, Series, plot_panels
 from cseaug.metrics.mer import mer_pairs
 from cseaug.progress import progress_bar

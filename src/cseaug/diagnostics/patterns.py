@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from cseaug.dataset.schema import rejects_table
 from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, view_cs, view_mer
-from cseaug.encoders.loading import Encoder
+from cseaug.encoders.base import Encoder
 from cseaug.step import StageResult
 
 OrderMetric = Literal["mer", "cs"]

@@ -42,7 +42,8 @@ from cseaug.dataset.reader import data_files, iter_batches
 from cseaug.diagnostics.contamination import ContaminationCounter, EvalIndex, load_eval_index
 from cseaug.diagnostics.patterns import OrderCounts
 from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, present_views, view_cs, view_mer
-from cseaug.encoders.loading import Encoder, encoder_from_config
+from cseaug.encoders.base import Encoder
+from cseaug.encoders.loading import encoder_from_config
 from cseaug.errors import InputError
 from cseaug.metrics.histograms import MetricValues, Panel, Series, plot_panels
 from cseaug.progress import progress_bar

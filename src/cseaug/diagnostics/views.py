@@ -12,7 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cseaug.dataset.schema import VIEW_COLUMNS
-from cseaug.encoders.loading import Encoder, cosine_pairs
+from cseaug.encoders.base import Encoder
+from cseaug.metrics.cosine import cosine_pairs
 from cseaug.metrics.mer import mer_words, normalize_words
 
 ORDER_VIEWS: tuple[str, ...] = ("positive", "intermediate", "negative")

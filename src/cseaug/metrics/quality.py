@@ -36,8 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from cseaug.encoders.loading import DEFAULT_ENCODER, Encoder, cosine_pairs, load_encoder
+from cseaug.encoders.base import Encoder
+from cseaug.encoders.loading import DEFAULT_ENCODER, load_encoder
 from cseaug.errors import InputError, require
+from cseaug.metrics.cosine import cosine_pairs
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -167,7 +169,7 @@ def score_generations(
             and source diversity average over every candidate, ``diversity_multiple`` over
             the sources with two or more candidates.
         encoder: a sentence-encoder name or path (:func:`cseaug.encoders.loading.load_encoder`),
-            an :class:`~cseaug.encoders.loading.Encoder`, or None to leave cosine similarity out.
+            an :class:`~cseaug.encoders.base.Encoder`, or None to leave cosine similarity out.
 
     Example:
         >>> card = score_generations(["a b c"], ["a b c"], ["a b c"], encoder=None)

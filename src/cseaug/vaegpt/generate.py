@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cseaug.config import SynonymGenerationConfig
-from cseaug.devices import resolve_device, resolve_dtype
+from cseaug.devices import free_device_memory, resolve_device, resolve_dtype
 from cseaug.errors import ConfigError, InputError, require
 from cseaug.hashing import file_sha256
 from cseaug.progress import progress_bar
@@ -160,5 +160,4 @@ class VAEGPTSimGenerator:
     def close(self) -> None:
         """Free the model (and the GPU memory it holds)."""
         self.model = None  # type: ignore[assignment]
-        if self.device.type == "cuda":
-            torch.cuda.empty_cache()
+        free_device_memory(str(self.device))

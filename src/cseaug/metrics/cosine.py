@@ -1,0 +1,68 @@
+"""Cosine similarity of sentence pairs (NGCSE appendix, "Match Error Rate and Cosine Similarity").
+
+NGCSE defines CS(s1, s2) = f(s1)^T f(s2) with f a sentence encoder onto the unit
+hypersphere (eq. 9). The encoder (loading, caching) is :mod:`cseaug.encoders`; this module
+only does the maths, streaming pairs in chunks so that no more than one chunk of
+embeddings is ever held in memory.
+
+Example:
+    >>> from cseaug.encoders.loading import load_encoder
+    >>> encoder = load_encoder("all-MiniLM-L6-v2")  # doctest: +SKIP
+    >>> cosine_pairs(["A cat sat."], ["A cat was sitting."], encoder)  # doctest: +SKIP
+    array([0.87...], dtype=float32)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from cseaug.encoders.base import Encoder
+
+
+def cosine_pairs(
+    a_texts: Sequence[str | None],
+    b_texts: Sequence[str | None],
+    encoder: Encoder,
+    chunk_size: int = 2048,
+) -> np.ndarray:
+    """Cosine similarity of each pair (a_texts[i], b_texts[i]), streamed in chunks.
+
+    Args:
+        a_texts, b_texts: equally long sequences; a pair with a None side gives NaN.
+        encoder: an :class:`Encoder` whose rows are L2-normalised.
+        chunk_size: pairs embedded at once (memory: 2 × chunk_size × dimension floats at most).
+
+    Returns:
+        float32 array of len(a_texts), clipped to [-1, 1].
+
+    Example:
+        >>> cosine_pairs(["a b"], [None], encoder=None)
+        array([nan], dtype=float32)
+    """
+    if len(a_texts) != len(b_texts):
+        raise ValueError(
+            f"cosine_pairs: {len(a_texts)} first texts but {len(b_texts)} second texts"
+        )
+    out = np.full(len(a_texts), np.nan, dtype=np.float32)
+    for start in range(0, len(a_texts), chunk_size):
+        a_chunk = a_texts[start : start + chunk_size]
+        b_chunk = b_texts[start : start + chunk_size]
+        valid = [
+            i
+            for i, (a, b) in enumerate(zip(a_chunk, b_chunk, strict=True))
+            if a is not None and b is not None
+        ]
+        if not valid:
+            continue
+        unique = list(dict.fromkeys([a_chunk[i] for i in valid] + [b_chunk[i] for i in valid]))
+        position = {text: i for i, text in enumerate(unique)}
+        vectors = encoder.encode(unique)
+        a_vec = vectors[[position[a_chunk[i]] for i in valid]]
+        b_vec = vectors[[position[b_chunk[i]] for i in valid]]
+        values = np.einsum("ij,ij->i", a_vec, b_vec)
+        out[start + np.asarray(valid)] = np.clip(values, -1.0, 1.0)
+    return out
