@@ -27,8 +27,10 @@ from cseaug.augment.backtranslate import (
     new_tokens_cap,
     select_candidate,
 )
-from cseaug.augment.negation import Negator
-from cseaug.augment.osscse import OssCSEStage, make_osscse_stage
+from cseaug.augment.negation import NegationStage, Negator
+from cseaug.augment.osscse import OssCSEStage
+from cseaug.build.mer import MERStep
+from cseaug.build.stages import make_osscse_stage
 from cseaug.config import RunConfig
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, rows_table
 from cseaug.errors import ConfigError, InputError
@@ -164,8 +166,12 @@ def test_stage_fills_positive(backtranslator):
     assert result.rows.schema.equals(CANONICAL_SCHEMA)
     [row] = result.rows.to_pylist()
     assert row["positive_method"] in ("backtranslation:de", "backtranslation:ru")
-    assert row["mer_positive"] == pytest.approx(mer(row["sentence"], row["positive"]))
+    assert row["mer_positive"] is None, "MER is the build's last step, not the stage's"
     assert row["method"] == "osscse" and row["negative"] is None
+    [details] = result.details.to_pylist()
+    pivot = row["positive_method"].split(":")[1]
+    assert details[f"candidate_{pivot}"] == row["positive"]
+    assert details[f"mer_{pivot}"] == pytest.approx(mer(row["sentence"], row["positive"]))
     assert result.stats["share_kept"] == 1.0
     manifest = BackTranslationStage(backtranslator).manifest()["model"]["backtranslation"]
     assert manifest["device"] == "cpu" and manifest["dtype"] == "float32"
@@ -202,7 +208,7 @@ def test_osscse_rows_need_both_views(negator, pivots, backtranslator):
             {"id": "c", "sentence": "He went home early.", "split": "aigen", "method": "osscse"},
         ]
     )
-    result = OssCSEStage(negator, backtranslator)(rows)
+    result = OssCSEStage(NegationStage(negator), BackTranslationStage(backtranslator))(rows)
     out = result.rows.to_pylist()
     assert [r["id"] for r in out] == ["a", "c"]
     first = out[0]
@@ -213,14 +219,19 @@ def test_osscse_rows_need_both_views(negator, pivots, backtranslator):
         "negation",
     )
     assert first["positive_method"].startswith("backtranslation:") and first["positive"]
-    assert first["mer_negative"] == pytest.approx(mer("She is happy.", "She is not happy."))
+    assert first["mer_negative"] is None and first["mer_positive"] is None
+    [with_mer, _] = MERStep()(result.rows).rows.to_pylist()
+    assert with_mer["mer_negative"] == pytest.approx(mer("She is happy.", "She is not happy."))
     assert [(r["id"], r["stage"], r["reason"]) for r in result.rejects.to_pylist()] == [
         ("b", "negation", "question")
     ]
     assert result.stats["negation"]["share_negated"] == pytest.approx(2 / 3, abs=1e-4)
     assert result.stats["backtranslation"]["sentences"] == 2  # the refused anchor is not translated
 
-    strict = OssCSEStage(negator, BackTranslator(pivots, mer_range=(0.15, 0.6), **SMALL))
+    strict = OssCSEStage(
+        NegationStage(negator),
+        BackTranslationStage(BackTranslator(pivots, mer_range=(0.15, 0.6), **SMALL)),
+    )
     failed = strict(rows)
     assert failed.rows.num_rows == 0
     assert sorted((r["id"], r["stage"]) for r in failed.rejects.to_pylist()) == [

@@ -1,4 +1,4 @@
-"""The LLM stage built from a run config, and its manifest records."""
+"""Stages built from a run config: the LLM stages and their manifest records, Generate-CSE."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from cseaug.augment.pattern_sim import PatternSimulationStage
 from cseaug.augment.ski import SKIStage
-from cseaug.build.llm_stages import make_llm_stage
+from cseaug.build.stages import make_generate_cse_stage, make_llm_stage, make_stage
 from cseaug.config import RunConfig
 from cseaug.errors import ConfigError
 from tests.augment.scripted_backend import ScriptedBackend
@@ -64,3 +64,26 @@ def test_non_llm_method_is_refused() -> None:
     cfg = RunConfig.model_validate({"name": "t", "method": "osscse", "corpus": {"path": "c.txt"}})
     with pytest.raises(ConfigError, match="has no prompts"):
         make_llm_stage(cfg, ScriptedBackend(lambda r: "x"))
+
+
+def test_generate_cse_without_a_generator() -> None:
+    cfg = RunConfig.model_validate(
+        {"name": "g", "method": "generate_cse", "corpus": {"path": "c.txt"}}
+    )
+    stage = make_stage(cfg)
+    assert stage.name == "generate_cse"
+    assert stage.manifest()["model"]["generate_cse"]["generator"] is None
+
+
+def test_generate_cse_with_a_missing_generator_names_the_fix(tmp_path) -> None:
+    pytest.importorskip("torch")
+    cfg = RunConfig.model_validate(
+        {
+            "name": "g",
+            "method": "generate_cse",
+            "corpus": {"path": "c.txt"},
+            "generate_cse": {"generator": str(tmp_path)},
+        }
+    )
+    with pytest.raises(ConfigError, match="train-vaegpt"):
+        make_generate_cse_stage(cfg)

@@ -175,13 +175,10 @@ def placeholders_of(value: Any, places: dict[str, str]) -> Any:
 
 def build(config: dict[str, Any]) -> Path:
     """Plan, generate every shard and publish; the version directory."""
-    from cseaug.build import run as pipeline
+    from cseaug.build.local import run_build
     from cseaug.config import RunConfig
 
-    cfg = RunConfig.model_validate(config)
-    plan = pipeline.plan_build(cfg)
-    outcomes = [pipeline.generate_shard(plan.path, i) for i in range(plan.shards)]
-    return pipeline.publish_build(plan.path, outcomes).version_dir
+    return run_build(RunConfig.model_validate(config)).version_dir
 
 
 def fingerprint(version_dir: Path) -> dict[str, Any]:

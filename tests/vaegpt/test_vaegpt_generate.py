@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from cseaug.augment.random_selection import make_generate_cse_stage  # noqa: E402
+from cseaug.build.stages import make_generate_cse_stage  # noqa: E402
 from cseaug.config import RunConfig, SynonymGenerationConfig  # noqa: E402
 from cseaug.dataset.schema import CANONICAL_SCHEMA, row_id, rows_table  # noqa: E402
 from cseaug.errors import ConfigError  # noqa: E402

@@ -39,7 +39,7 @@ from cseaug.devices import free_device_memory, resolve_device, resolve_dtype
 from cseaug.errors import ConfigError, InputError, require
 from cseaug.metrics.mer import mer_pairs
 from cseaug.progress import progress_bar
-from cseaug.step import StageResult
+from cseaug.step import Step, StepResult
 
 STAGE = "backtranslation"
 """``stage`` of the rejects this module writes; ``positive_method`` is ``backtranslation:<pivot>``."""
@@ -401,18 +401,15 @@ def with_paraphrase(record: Mapping[str, Any], result: BackTranslationResult) ->
     chosen = result.chosen
     if chosen is None:
         raise ValueError(f"no candidate was kept for {result.text!r}")
-    return {
-        **record,
-        "positive": chosen.text,
-        "positive_method": f"{STAGE}:{chosen.pivot}",
-        "mer_positive": chosen.mer,
-    }
+    return {**record, "positive": chosen.text, "positive_method": f"{STAGE}:{chosen.pivot}"}
 
 
-class BackTranslationStage:
-    """Stage adapter: fills ``positive`` (``positive_method = "backtranslation:<pivot>"``).
+class BackTranslationStage(Step):
+    """OssCSE Step 2 as a step: fills ``positive`` (``positive_method = "backtranslation:<pivot>"``).
 
-    Rows keep their other columns; anchors without a qualifying candidate go to rejects.
+    Rows keep their other columns; anchors without a qualifying candidate go to rejects
+    (stage ``backtranslation``, every candidate and its MER in ``detail``). ``details``
+    give each kept row's candidate and MER per pivot (``candidate_<pivot>``, ``mer_<pivot>``).
 
     Args:
         backtranslator: the :class:`BackTranslator` to use; :meth:`close` frees its models.
@@ -423,13 +420,14 @@ class BackTranslationStage:
     def __init__(self, backtranslator: BackTranslator) -> None:
         self.backtranslator = backtranslator
 
-    def __call__(self, rows: pa.Table) -> StageResult:
+    def __call__(self, rows: pa.Table) -> StepResult:
         records = rows.to_pylist()
         results = self.backtranslator.backtranslate([r["sentence"] for r in records])
-        out, rejects = [], []
+        out, rejects, kept = [], [], []
         for record, result in zip(records, results, strict=True):
             if result.ok:
                 out.append(with_paraphrase(record, result))
+                kept.append(result)
             else:
                 rejects.append(
                     backtranslation_reject(record, result, self.backtranslator.mer_range)
@@ -440,11 +438,23 @@ class BackTranslationStage:
             "rows_out": len(out),
             **backtranslation_stats(results),
         }
-        return StageResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
+        details: dict[str, pa.Array] = {}
+        for n, pivot in enumerate(self.backtranslator.pivots):
+            details[f"candidate_{pivot}"] = pa.array(
+                [r.candidates[n].text for r in kept], pa.string()
+            )
+            details[f"mer_{pivot}"] = pa.array([r.candidates[n].mer for r in kept], pa.float32())
+        return StepResult(
+            rows=rows_table(out),
+            rejects=rejects_table(rejects),
+            stats=stats,
+            details=pa.table(details) if details else None,
+        )
 
     def manifest(self) -> dict[str, Any]:
         """The translation models and settings, for the build manifest."""
         return {"model": {"backtranslation": self.backtranslator.identity()}}
 
     def close(self) -> None:
+        """Free the translation models."""
         self.backtranslator.close()

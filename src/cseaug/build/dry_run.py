@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cseaug.build.llm_stages import make_llm_stage
+from cseaug.build.stages import make_llm_stage
 from cseaug.config import LLM_METHODS, RunConfig
 from cseaug.corpus.prepare import prepare_corpus
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback

@@ -1,87 +1,43 @@
-"""The build, as three library calls the Prefect tasks wrap: plan, generate a shard, publish.
+"""One build in this process: its config, its run store, and the steps it owns.
 
-1. :func:`plan_build` makes the stage first (so a model that cannot be loaded or an
-   endpoint that is misconfigured stops the build before any work), then cleans and samples
-   the corpus and cuts the sample into shards of ``execution.shard_size`` sentences in the
-   run store ``<output.root>/runs/<dataset>-<fingerprint>``. The plan is a JSON file; tasks
-   pass its path.
-2. :func:`generate_shard` runs the stage over one shard and stores its rows and rejects. A
-   shard already finished by an earlier attempt of the same build is not run again, and the
-   LLM response cache means a crashed shard re-sends only what was never answered.
-   Anchors whose views failed are recorded in rejects and, when ``sample.include_other``,
-   kept as ``other`` rows (they are still corpus sentences of the hybrid dataset). The
-   optional filters of :mod:`cseaug.build.filters` (pattern order, contamination) drop rows to
-   rejects after the stage (and contaminated ``other`` rows while planning).
-3. :func:`publish_build` streams the generated rows, the ``other`` rows and every reject
-   into an immutable version (diagnostics written into it before the atomic rename) and
-   writes the configured exports.
+A :class:`BuildRun` makes the steps of a build the first time they are needed (the plan
+asks first, so that a model that cannot be loaded or an endpoint that is misconfigured
+stops the build before any work) and closes every one of them when it is closed, whether
+the build succeeded or failed: use it as a context manager. Nothing is shared between
+runs, so shards of different runs, or runs in different processes, never touch each
+other's models.
+
+The steps of a build:
+
+* generated rows: ``[stage, *filters, mer]`` (contamination, then pattern order);
+* ``other`` rows (the rest of the corpus, and sample anchors whose views failed):
+  ``[contamination, mer]``.
+
+Prefect tasks pass only paths and counts; :class:`OpenRuns` lets the tasks of one flow in
+one process use the run the plan task opened, which the flow closes in a ``finally``.
 
 Example:
     >>> from cseaug.config import load_config
-    >>> cfg = load_config("configs/demo.yaml")  # doctest: +SKIP
-    >>> plan = plan_build(cfg)  # doctest: +SKIP
-    >>> outcomes = [generate_shard(plan.path, i) for i in range(plan.shards)]  # doctest: +SKIP
-    >>> publish_build(plan.path, outcomes).version_dir  # doctest: +SKIP
+    >>> from cseaug.build.plan import plan_build
+    >>> with BuildRun(load_config("configs/demo.yaml")) as run:  # doctest: +SKIP
+    ...     plan = plan_build(run)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import time
+import threading
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
-
-from cseaug.build.filters import apply_filters, row_filters
-from cseaug.build.stages import make_stage, stage_manifest, stage_usage
 from cseaug.config import RunConfig, config_fingerprint
-from cseaug.corpus.prepare import prepare_corpus
-from cseaug.dataset.manifest import build_manifest
-from cseaug.dataset.schema import SPLIT_OTHER
-from cseaug.dataset.shards import RunStore, ShardKind
-from cseaug.dataset.staging import PublishedVersion
-from cseaug.dataset.staging import publish_build as publish_dataset
+from cseaug.dataset.shards import RunStore
 from cseaug.errors import InputError
-from cseaug.step import Stage
+from cseaug.step import Step, close_all, summed_usage
 
 PLAN_FILE = "plan.json"
-DIAGNOSTICS = "diagnostics"
-VIEWS = "views"
-"""Run-store stage folder of the stage's output shards."""
-DEMOTED = "demoted"
-"""Run-store stage folder of sample anchors whose views failed, kept as ``other`` rows."""
-
-
-@dataclass(frozen=True)
-class PlanRef:
-    """What the plan task hands on: where the plan is and how many shards it has."""
-
-    path: str
-    run_id: str
-    shards: int
-
-
-@dataclass
-class ShardOutcome:
-    """Paths and counts of one finished shard (what a task returns instead of tables)."""
-
-    index: int
-    rows: int
-    rejects: int
-    demoted: int
-    usage: dict[str, int] = field(default_factory=dict)
-    stats: dict[str, Any] = field(default_factory=dict)
-    seconds: float = 0.0
-    reused: bool = False
-
-
-_STAGES: dict[str, Stage] = {}
-"""Stages of the runs of this process, by plan path: a model is loaded once per run."""
 
 
 def run_id(cfg: RunConfig) -> str:
@@ -89,236 +45,161 @@ def run_id(cfg: RunConfig) -> str:
     return f"{cfg.dataset_name}-{config_fingerprint(cfg)[:12]}"
 
 
-def _stage_for(plan_path: str, cfg: RunConfig) -> Stage:
-    stage = _STAGES.get(plan_path)
-    if stage is None:
-        stage = _STAGES[plan_path] = make_stage(cfg)
-    return stage
+def read_plan(plan_path: str | Path) -> dict[str, Any]:
+    """The plan a plan step wrote.
 
-
-def _read_plan(plan_path: str | Path) -> dict[str, Any]:
+    Raises:
+        InputError: there is no plan at ``plan_path``.
+    """
     path = Path(plan_path)
     if not path.is_file():
         raise InputError(f"run plan {path} not found; start the build again with `cseaug build`")
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _plan_config(plan: dict[str, Any]) -> RunConfig:
-    return RunConfig.model_validate(plan["config"])
+class BuildRun:
+    """The steps of one build, made once and closed once (see the module docstring).
 
+    Args:
+        cfg: the run config.
+        store: the run store; default ``<output.root>/runs/<dataset>-<fingerprint>``.
 
-def _plan_store(plan: dict[str, Any]) -> RunStore:
-    return RunStore(plan["config"]["output"]["root"], plan["run_id"])
-
-
-def plan_build(cfg: RunConfig) -> PlanRef:
-    """Check the stage, clean and sample the corpus, and write the shards of the sample.
-
-    Raises:
-        ConfigError, InputError, BackendError: before any generation, naming what is wrong.
+    Attributes:
+        plan_path: where the plan is (or will be) written, in the run store.
     """
-    started = time.perf_counter()
-    store = RunStore(cfg.output.root, run_id(cfg))
-    plan_path = str(store.path / PLAN_FILE)
-    stage = _stage_for(plan_path, cfg)
-    prepared = prepare_corpus(cfg.corpus, cfg.sample, cfg.method)
 
-    size = cfg.execution.shard_size
-    shards = max(1, -(-prepared.sample.num_rows // size))
-    for index in range(shards):
-        store.write("input", index, prepared.sample.slice(index * size, size))
-    other_filters = row_filters(cfg, generated=False)
-    filtered_rejects: list[pa.Table] = []
+    def __init__(self, cfg: RunConfig, store: RunStore | None = None) -> None:
+        self.cfg = cfg
+        self.store = store or RunStore(cfg.output.root, run_id(cfg))
+        self.plan_path = str(self.store.path / PLAN_FILE)
+        self._owned: list[Step] = []
+        self._stage: Step | None = None
+        self._contamination: Step | None = None
+        self._pattern_order: Step | None = None
+        self._mer: Step | None = None
+        self._closed = False
 
-    def other_rows() -> Iterator[pa.Table]:
-        for batch in prepared.other_batches():
-            result = apply_filters(pa.Table.from_batches([batch]), other_filters)
-            filtered_rejects.append(result.rejects)
-            yield result.rows
+    @classmethod
+    def from_plan(cls, plan_path: str | Path) -> BuildRun:
+        """The run of a plan written earlier (by this or another process).
 
-    store.write("rows", 0, other_rows() if cfg.sample.include_other else [], stage=SPLIT_OTHER)
-    # filtered_rejects is complete here: writing the other rows consumed the generator.
-    store.write("rejects", 0, [prepared.rejects, *filtered_rejects], stage="corpus")
+        Raises:
+            InputError: there is no plan at ``plan_path``.
+        """
+        plan = read_plan(plan_path)
+        cfg = RunConfig.model_validate(plan["config"])
+        return cls(cfg, RunStore(cfg.output.root, plan["run_id"]))
 
-    plan = {
-        "run_id": store.path.name,
-        "config": cfg.model_dump(mode="json"),
-        "shards": shards,
-        "corpus": {"name": prepared.name, "stats": prepared.stats, "sha256": prepared.input_sha256},
-        "other_rows": prepared.num_other if cfg.sample.include_other else 0,
-        "stage": stage_manifest(stage),
-        "seconds": {"plan": round(time.perf_counter() - started, 3)},
-    }
-    store.path.mkdir(parents=True, exist_ok=True)
-    Path(plan_path).write_text(json.dumps(plan, indent=2, default=str), encoding="utf-8")
-    return PlanRef(path=plan_path, run_id=store.path.name, shards=shards)
+    def __enter__(self) -> BuildRun:
+        return self
 
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
-def _demoted_rows(inputs: pa.Table, produced: pa.Table) -> pa.Table:
-    """Anchors of ``inputs`` that the stage did not return, as ``other`` rows."""
-    missing = inputs.filter(
-        pc.invert(pc.is_in(inputs.column("id"), value_set=produced.column("id")))
-    )
-    split = pa.repeat(pa.scalar(SPLIT_OTHER), missing.num_rows)
-    method = pa.nulls(missing.num_rows, pa.string())
-    missing = missing.set_column(missing.schema.get_field_index("split"), "split", split)
-    return missing.set_column(missing.schema.get_field_index("method"), "method", method)
+    @property
+    def stage(self) -> Step:
+        """The method's stage (made, with its models, on first use)."""
+        self._make_steps()
+        assert self._stage is not None
+        return self._stage
 
+    def view_steps(self) -> list[Step]:
+        """The steps of the sample's shards: ``[stage, *filters, mer]``."""
+        self._make_steps()
+        steps = [self._stage, self._contamination, self._pattern_order, self._mer]
+        return [step for step in steps if step is not None]
 
-def generate_shard(plan_path: str, index: int) -> ShardOutcome:
-    """Run the stage over shard ``index`` of a plan and store its rows and rejects."""
-    plan = _read_plan(plan_path)
-    store = _plan_store(plan)
-    if store.exists("rows", index, VIEWS) and store.exists("rejects", index, VIEWS):
-        return ShardOutcome(
-            index=index,
-            rows=_rows_in(store, "rows", index, VIEWS),
-            rejects=_rows_in(store, "rejects", index, VIEWS),
-            demoted=_rows_in(store, "rows", index, DEMOTED),  # written before the views
-            reused=True,
-        )
-    cfg = _plan_config(plan)
-    stage = _stage_for(plan_path, cfg)
-    started = time.perf_counter()
-    before = stage_usage(stage)
-    inputs = store.read("input", index)
-    result = stage(inputs)
-    demoted = _demoted_rows(inputs, result.rows) if cfg.sample.include_other else inputs.slice(0, 0)
-    filtered = apply_filters(result.rows, row_filters(cfg, generated=True))
-    # Demoted rows first, the views last: a shard counts as done once its views exist.
-    store.write("rows", index, demoted, stage=DEMOTED)
-    store.write("rejects", index, [result.rejects, filtered.rejects], stage=VIEWS)
-    store.write("rows", index, filtered.rows, stage=VIEWS)
-    after = stage_usage(stage)
-    return ShardOutcome(
-        index=index,
-        rows=filtered.rows.num_rows,
-        rejects=result.rejects.num_rows + filtered.rejects.num_rows,
-        demoted=demoted.num_rows,
-        usage={k: after[k] - before.get(k, 0) for k in after},
-        stats=result.stats,
-        seconds=round(time.perf_counter() - started, 3),
-    )
+    def other_steps(self) -> list[Step]:
+        """The steps of ``other`` rows: ``[contamination, mer]`` (no stage, no pattern order)."""
+        self._make_steps()
+        return [step for step in (self._contamination, self._mer) if step is not None]
 
+    def usage(self) -> dict[str, int]:
+        """LLM token usage of every step made so far."""
+        return summed_usage([step.usage() for step in self._owned])
 
-def _rows_in(store: RunStore, kind: ShardKind, index: int, stage: str) -> int:
-    """Rows of one finished shard, from its Parquet footer."""
-    return pq.ParquetFile(store.shard_path(kind, index, stage)).metadata.num_rows
+    def close(self) -> None:
+        """Close every step made (last made first); the run cannot make steps again."""
+        self._closed = True
+        owned, self._owned = self._owned, []
+        self._stage = self._contamination = self._pattern_order = self._mer = None
+        close_all(owned)
 
+    def _own(self, step: Step) -> Step:
+        self._owned.append(step)
+        return step
 
-@dataclass
-class BuildSummary:
-    """What a finished build prints and returns."""
+    def _make_steps(self) -> None:
+        if self._closed:
+            raise InputError(f"build run {self.store.path.name} is closed")
+        if self._stage is not None:
+            return
+        from cseaug.build.filters import ContaminationFilter, PatternOrderFilter
+        from cseaug.build.mer import MERStep
+        from cseaug.build.stages import make_stage
 
-    dataset: str
-    version: str
-    version_dir: Path
-    rows: int
-    aigen: int
-    other: int
-    rejects: int
-    rejects_by_stage: dict[str, dict[str, int]]
-    token_usage: dict[str, int]
-    seconds: float
-    exports: list[str]
-    diagnostics_dir: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["version_dir"] = str(self.version_dir)
-        return out
-
-
-def _sum_usage(outcomes: list[ShardOutcome]) -> dict[str, int]:
-    total: dict[str, int] = {}
-    for outcome in outcomes:
-        for key, value in outcome.usage.items():
-            total[key] = total.get(key, 0) + value
-    return total
-
-
-def _rows(store: RunStore) -> Iterator[pa.RecordBatch]:
-    yield from store.iter_batches("rows", VIEWS)
-    yield from store.iter_batches("rows", DEMOTED)
-    yield from store.iter_batches("rows", SPLIT_OTHER)
-
-
-def _rejects(store: RunStore) -> Iterator[pa.RecordBatch]:
-    yield from store.iter_batches("rejects", "corpus")
-    yield from store.iter_batches("rejects", VIEWS)
-
-
-def publish_build(plan_path: str, outcomes: list[ShardOutcome]) -> BuildSummary:
-    """Publish the finished shards of a plan as a new immutable version, then export it."""
-    from cseaug.dataset.export import write_configured_exports
-    from cseaug.diagnostics.version import write_diagnostics
-
-    started = time.perf_counter()
-    plan = _read_plan(plan_path)
-    cfg = _plan_config(plan)
-    store = _plan_store(plan)
-    missing = [i for i in range(plan["shards"]) if not store.exists("rows", i, VIEWS)]
-    if missing:
-        raise InputError(
-            f"run {plan['run_id']}: shards {missing} are not finished; nothing published"
-        )
-    stage_info = plan["stage"]
-    usage = _sum_usage(outcomes)
-    manifest = build_manifest(
-        cfg,
-        inputs={"corpus": {"name": plan["corpus"]["name"], "files": plan["corpus"]["sha256"]}},
-        prompts=stage_info.get("prompts", ()),
-        example_set=stage_info.get("example_set"),
-        model=stage_info.get("model"),
-        token_usage=usage,
-        timings={
-            "plan": plan["seconds"]["plan"],
-            "generate": round(sum(o.seconds for o in outcomes), 3),
-        },
-        extra={
-            "corpus_stats": plan["corpus"]["stats"],
-            "demoted_to_other": sum(o.demoted for o in outcomes),
-        },
-    )
-
-    def diagnostics(staging: Path) -> None:
-        if cfg.diagnostics.enabled:
-            write_diagnostics(
-                staging,
-                staging / DIAGNOSTICS,
-                cfg.diagnostics,
-                cache_dir=Path(cfg.output.root) / "cache" / "embeddings",
-                title=cfg.dataset_name,
+        diag = self.cfg.diagnostics
+        # Each step is owned as soon as it exists: a later one that fails to load leaves
+        # the earlier ones to close().
+        stage = self._own(make_stage(self.cfg))
+        if diag.remove_contaminated and diag.eval_data_dir:
+            self._contamination = self._own(
+                ContaminationFilter.from_dir(diag.eval_data_dir, diag.contamination_fields)
             )
+        if diag.pattern_filter != "off":
+            cache = Path(self.cfg.output.root) / "cache" / "embeddings"
+            self._pattern_order = self._own(PatternOrderFilter.from_config(diag, cache))
+        self._mer = self._own(MERStep())
+        self._stage = stage
 
-    published: PublishedVersion = publish_dataset(
-        cfg, _rows(store), _rejects(store), manifest, before_publish=diagnostics
-    )
-    exports = [
-        str(r.path)
-        for r in write_configured_exports(published.path, cfg.output.exports, cfg.output.root)
-    ]
-    stage = _STAGES.pop(plan_path, None)
-    if stage is not None:
-        stage.close()
-    counts = published.manifest["counts"]
-    return BuildSummary(
-        dataset=published.name,
-        version=published.version,
-        version_dir=published.path,
-        rows=counts["rows"],
-        aigen=counts["by_split"].get("aigen", 0),
-        other=counts["by_split"].get("other", 0),
-        rejects=counts["rejects"],
-        rejects_by_stage=counts["rejects_by_stage"],
-        token_usage=usage,
-        seconds=round(
-            time.perf_counter()
-            - started
-            + plan["seconds"]["plan"]
-            + sum(o.seconds for o in outcomes),
-            3,
-        ),
-        exports=exports,
-        diagnostics_dir=str(published.path / DIAGNOSTICS) if cfg.diagnostics.enabled else None,
-    )
+
+class OpenRuns:
+    """The build runs open in this process, by plan path: how the Prefect tasks of one flow
+    share the steps the plan task loaded.
+
+    The plan task :meth:`open`\\ s a run; the shard and publish tasks :meth:`use` it; the
+    flow :meth:`close`\\ s it in a ``finally``. A task that runs where no run is open (a
+    worker process) gets a run of its own for the one call, closed when the call ends.
+    """
+
+    def __init__(self) -> None:
+        self._runs: dict[str, BuildRun] = {}
+        self._lock = threading.Lock()
+
+    def open(self, cfg: RunConfig) -> BuildRun:
+        """Open the run of ``cfg`` and keep it under its plan path.
+
+        Raises:
+            InputError: a build of the same config is already open in this process.
+        """
+        run = BuildRun(cfg)
+        with self._lock:
+            if run.plan_path in self._runs:
+                raise InputError(
+                    f"a build of {cfg.dataset_name} with this config is already running in this "
+                    f"process (run {run.store.path.name}); wait for it to finish"
+                )
+            self._runs[run.plan_path] = run
+        return run
+
+    @contextlib.contextmanager
+    def use(self, plan_path: str) -> Iterator[BuildRun]:
+        """The open run of ``plan_path``, or a run of its own for this call (closed after it)."""
+        with self._lock:
+            run = self._runs.get(plan_path)
+        if run is not None:
+            yield run
+            return
+        with BuildRun.from_plan(plan_path) as own:
+            yield own
+
+    def close(self, plan_path: str) -> None:
+        """Close the run of ``plan_path`` and forget it (nothing happens when none is open)."""
+        with self._lock:
+            run = self._runs.pop(plan_path, None)
+        if run is not None:
+            run.close()
+
+    def __contains__(self, plan_path: str) -> bool:
+        with self._lock:
+            return plan_path in self._runs

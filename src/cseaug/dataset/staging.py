@@ -1,10 +1,11 @@
-"""Publishing a dataset version: stream rows into Parquet, add flags and metrics, rename atomically.
+"""Publishing a dataset version atomically: stage, validate, commit, make read-only.
 
 A version is written into a hidden staging directory beside the versions
 (``<root>/datasets/<name>/.staging-<uuid>``): canonical rows stream into
-``data/train-0000k-of-0000N.parquet`` (``rows_per_file`` rows each), rejects into
-``rejects.parquet``; the writer sets the deterministic ``heldout`` flag and the per-view
-``mer_*`` columns, counts everything, and, once the data are sealed, lets the caller add
+``data/train-0000k-of-0000N.parquet`` through a rotating sink (:mod:`.sink`,
+``rows_per_file`` rows each), rejects into ``rejects.parquet``; the writer sets the
+deterministic ``heldout`` flag, counts everything (:mod:`.counts`), and computes nothing
+else (the build's MER step fills the ``mer_*`` columns). Once the data are sealed it lets the caller add
 files (diagnostics) before it validates the lot (schemas, row counts, unique ids,
 manifest), writes ``manifest.json`` and the card, fsyncs, and renames the staging
 directory to the next version name. Names are allocated and the rename done under an
@@ -18,7 +19,7 @@ The same id gets the same flag in every version and every dataset, whatever the 
 rows, so held-out anchors stay held out when a config changes.
 
 Memory: rows flow through as Arrow batches; Python objects exist only for the batch in
-hand (hashing ids, MER of rows that have a view), never for the whole corpus.
+hand (hashing ids), never for the whole corpus.
 
 Example:
     >>> from cseaug.dataset.schema import rows_table
@@ -38,9 +39,8 @@ import shutil
 import stat
 import sys
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,20 +50,17 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
-from cseaug.config import RunConfig
 from cseaug.dataset import versions
 from cseaug.dataset.card import render_card
 from cseaug.dataset.conform import conform
+from cseaug.dataset.counts import RowCounts
 from cseaug.dataset.manifest import validate_manifest
-from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, VIEW_COLUMNS
+from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cseaug.dataset.shards import atomic_path, fsync_path
+from cseaug.dataset.sink import ROW_GROUP_ROWS, ParquetSink
 from cseaug.errors import InputError
 from cseaug.hashing import file_sha256, json_sha256
-from cseaug.metrics.mer import mer_pairs
 from cseaug.progress import progress_bar
-
-ROW_GROUP_ROWS = 65_536
-"""Rows per Parquet row group (bounded so a reader can stream a file)."""
 
 IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg")
 READ_ONLY_FILE = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
@@ -88,94 +85,13 @@ def heldout_flags(ids: pa.Array | pa.ChunkedArray, fraction: float) -> pa.Array:
     return pa.array(keys < np.uint64(int(fraction * 2**64)))
 
 
-def mer_column(sentences: pa.ChunkedArray, views: pa.ChunkedArray) -> pa.Array:
-    """MER of each (anchor, view) pair as float32; null where the view is null."""
-    out = np.full(len(views), np.nan, dtype=np.float32)
-    present = np.flatnonzero(pc.is_valid(views).to_numpy(zero_copy_only=False))
-    if present.size:
-        index = pa.array(present)
-        out[present] = mer_pairs(
-            sentences.take(index).to_pylist(), views.take(index).to_pylist()
-        ).astype(np.float32)
-    return pa.array(out, type=pa.float32(), from_pandas=True)
-
-
-def enrich(table: pa.Table, heldout_fraction: float) -> pa.Table:
-    """Set ``heldout`` and every ``mer_<view>`` column of a conformed canonical table."""
-    table = table.set_column(
+def with_heldout(table: pa.Table, fraction: float) -> pa.Table:
+    """A conformed canonical table with its ``heldout`` flags set (see the module docstring)."""
+    return table.set_column(
         table.schema.get_field_index("heldout"),
         CANONICAL_SCHEMA.field("heldout"),
-        heldout_flags(table.column("id"), heldout_fraction),
+        heldout_flags(table.column("id"), fraction),
     )
-    for view in VIEW_COLUMNS:
-        name = f"mer_{view}"
-        table = table.set_column(
-            table.schema.get_field_index(name),
-            CANONICAL_SCHEMA.field(name),
-            mer_column(table.column("sentence"), table.column(view)),
-        )
-    return table
-
-
-def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:
-    counts = pc.value_counts(column.drop_null())
-    return {
-        str(v): int(n)
-        for v, n in zip(
-            counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True
-        )
-    }
-
-
-@dataclass
-class RowCounts:
-    """What the writer counted while streaming (goes to ``manifest.json``'s ``counts``)."""
-
-    rows: int = 0
-    heldout: int = 0
-    by_split: Counter = field(default_factory=Counter)
-    heldout_by_split: Counter = field(default_factory=Counter)
-    by_method: Counter = field(default_factory=Counter)
-    views: Counter = field(default_factory=Counter)
-    rejects: int = 0
-    rejects_by_stage: dict[str, Counter] = field(default_factory=dict)
-
-    def add_rows(self, table: pa.Table) -> None:
-        self.rows += table.num_rows
-        heldout = table.column("heldout")
-        self.heldout += int(pc.sum(heldout).as_py() or 0)
-        self.by_split.update(_value_counts(table.column("split")))
-        self.heldout_by_split.update(_value_counts(table.filter(heldout).column("split")))
-        self.by_method.update(_value_counts(table.column("method")))
-        for view in VIEW_COLUMNS:
-            present = table.num_rows - table.column(view).null_count
-            if present:
-                self.views[view] += present
-
-    def add_rejects(self, table: pa.Table) -> None:
-        self.rejects += table.num_rows
-        if not table.num_rows:
-            return
-        grouped = table.group_by(["stage", "reason"]).aggregate([("stage", "count")])
-        for stage, reason, n in zip(
-            *(grouped.column(c).to_pylist() for c in ("stage", "reason", "stage_count")),
-            strict=True,
-        ):
-            self.rejects_by_stage.setdefault(stage, Counter())[reason] += n
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "by_split": dict(sorted(self.by_split.items())),
-            "heldout": self.heldout,
-            "heldout_by_split": dict(sorted(self.heldout_by_split.items())),
-            "by_method": dict(sorted(self.by_method.items())),
-            "views": dict(sorted(self.views.items())),
-            "rejects": self.rejects,
-            "rejects_by_stage": {
-                s: dict(sorted(r.items())) for s, r in sorted(self.rejects_by_stage.items())
-            },
-        }
 
 
 @dataclass
@@ -282,8 +198,6 @@ class StagedVersion:
         heldout_fraction: float = 0.1,
         rows_per_file: int = 200_000,
     ) -> None:
-        if rows_per_file < 1:
-            raise InputError(f"rows_per_file must be >= 1, got {rows_per_file}")
         if not 0 <= heldout_fraction < 1:
             raise InputError(f"heldout_fraction must be in [0, 1), got {heldout_fraction}")
         self.root = Path(root)
@@ -298,14 +212,10 @@ class StagedVersion:
         self.path = self.dataset_dir / token
         self.path.mkdir()
         (self.path / "data").mkdir()
+        self._sink = ParquetSink(self.path / "data", CANONICAL_SCHEMA, rows_per_file)
         self.counts = RowCounts()
         self.manifest_extra: dict[str, Any] = {}
         """Entries the caller adds to the manifest before :meth:`commit` (e.g. diagnostics)."""
-        self._writer: pq.ParquetWriter | None = None
-        self._parts: list[Path] = []
-        self._rows_in_part = 0
-        self._pending: list[pa.Table] = []
-        self._pending_rows = 0
         self._rejects_written = False
         self._sealed = False
         self._committed = False
@@ -321,52 +231,22 @@ class StagedVersion:
     def write_rows(self, rows: Batches, expected_rows: int | None = None) -> int:
         """Stream canonical rows into the data files; may be called several times (e.g. aigen, then other).
 
-        Each table or batch is conformed to the contract, gets its ``heldout`` flag and
-        ``mer_*`` columns, and is counted. Returns the number of rows written by this call.
+        Each table or batch is conformed to the contract, gets its ``heldout`` flag and is
+        counted; ``mer_*`` columns are written as given (the build's MER step fills them).
+        Returns the number of rows written by this call.
         """
         self._check_open()
         written = 0
         with progress_bar(f"Writing {self.name} rows", total=expected_rows, unit="rows") as bar:
             for piece in rows:
-                table = enrich(
+                table = with_heldout(
                     conform(piece, CANONICAL_SCHEMA, f"rows of {self.name}"), self.heldout_fraction
                 )
                 self.counts.add_rows(table)
-                self._append(table)
+                self._sink.write(table)
                 written += table.num_rows
                 bar.advance(table.num_rows)
         return written
-
-    def _append(self, table: pa.Table) -> None:
-        while table.num_rows:
-            room = self.rows_per_file - self._rows_in_part - self._pending_rows
-            piece, table = table.slice(0, room), table.slice(room)
-            self._pending.append(piece)
-            self._pending_rows += piece.num_rows
-            if (
-                self._pending_rows >= ROW_GROUP_ROWS
-                or self._rows_in_part + self._pending_rows == self.rows_per_file
-            ):
-                self._flush()
-
-    def _flush(self) -> None:
-        if not self._pending_rows:
-            return
-        if self._writer is None:
-            part = self.path / "data" / f"part-{len(self._parts):05d}.parquet.tmp"
-            self._parts.append(part)
-            self._writer = pq.ParquetWriter(part, CANONICAL_SCHEMA)
-        self._writer.write_table(pa.concat_tables(self._pending), row_group_size=ROW_GROUP_ROWS)
-        self._rows_in_part += self._pending_rows
-        self._pending, self._pending_rows = [], 0
-        if self._rows_in_part >= self.rows_per_file:
-            self._close_part()
-
-    def _close_part(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-            self._rows_in_part = 0
 
     # -- rejects --------------------------------------------------------------------------
     def write_rejects(self, rejects: Batches, expected_rows: int | None = None) -> int:
@@ -403,15 +283,7 @@ class StagedVersion:
         if self._sealed:
             return self.data_files()
         self._check_open()
-        self._flush()
-        self._close_part()
-        if not self._parts:  # an empty version still has one (empty) file with the schema
-            part = self.path / "data" / "part-00000.parquet.tmp"
-            pq.write_table(CANONICAL_SCHEMA.empty_table(), part)
-            self._parts.append(part)
-        total = len(self._parts)
-        for index, part in enumerate(self._parts):
-            part.rename(part.with_name(f"train-{index:05d}-of-{total:05d}.parquet"))
+        self._sink.finish()
         if not self._rejects_written:
             self.write_rejects([])
         self._sealed = True
@@ -528,9 +400,7 @@ class StagedVersion:
 
     def abort(self) -> None:
         """Delete the staging directory (nothing was published)."""
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        self._sink.close()
         _force_rmtree(self.path)
         self._release()
 
@@ -607,19 +477,3 @@ def publish_version(
         if before_publish is not None:
             before_publish(staged.path)
         return staged.commit(manifest, images=images, version=version)
-
-
-def publish_build(
-    cfg: RunConfig, rows: Batches, rejects: Batches, manifest: Mapping[str, Any], **kwargs: Any
-) -> PublishedVersion:
-    """:func:`publish_version` with root, name, held-out share and file size from ``cfg.output``."""
-    return publish_version(
-        rows,
-        rejects,
-        root=cfg.output.root,
-        name=cfg.dataset_name,
-        manifest=manifest,
-        heldout_fraction=cfg.output.heldout_fraction,
-        rows_per_file=cfg.output.rows_per_file,
-        **kwargs,
-    )
