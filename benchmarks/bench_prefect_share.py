@@ -112,7 +112,7 @@ def main() -> None:
 
         from prefect.testing.utilities import prefect_test_harness
 
-        from flows.build_hybrid_dataset import build_hybrid_dataset
+        from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
         flow_cfg = write_config(
             work / "flow.yaml",

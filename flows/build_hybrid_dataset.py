@@ -1,6 +1,6 @@
 """The ``build-hybrid-dataset`` flow: corpus -> sample shards -> views -> published version.
 
-Composition only: every step is a task in :mod:`tasks.build`, every computation is in
+Composition only: every step is a task in :mod:`cseaug_prefect.tasks.build`, every computation is in
 :mod:`cseaug.build`. Tasks pass the path of the run plan and counts, never tables; the
 models the plan task loaded are closed in a ``finally``, whether the build succeeds or not.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from prefect import flow
 
-from tasks.build import close_build, generate_shard, plan_build, publish_build
-from tasks.diagnostics import artifact_key, diagnostics_artifact_task
+from cseaug_prefect.tasks.build import close_build, generate_shard, plan_build, publish_build
+from cseaug_prefect.tasks.diagnostics import artifact_key, diagnostics_artifact_task
 
 
 @flow(name="build-hybrid-dataset", log_prints=True)

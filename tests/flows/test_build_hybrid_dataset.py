@@ -84,11 +84,11 @@ def test_a_failed_flow_closes_the_models_its_plan_task_loaded(
     prefect_harness: None, shared_data: Path, tmp_path: Path, monkeypatch
 ) -> None:
     import pytest
+    from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
+    from cseaug_prefect.tasks.build import OPEN_RUNS
 
     from cseaug.build.run import BuildRun
     from cseaug.config import load_config
-    from flows.build_hybrid_dataset import build_hybrid_dataset
-    from tasks.build import OPEN_RUNS
 
     backend = ScriptedBackend(crash)
     monkeypatch.setattr("cseaug.build.stages.make_stage", lambda cfg: failing_stage(backend))
@@ -101,3 +101,14 @@ def test_a_failed_flow_closes_the_models_its_plan_task_loaded(
     assert backend.closed
     plan_path = BuildRun(load_config(config, overrides)).plan_path
     assert plan_path not in OPEN_RUNS, "the flow's finally forgets the run it closed"
+
+
+def test_every_deployment_entrypoint_of_prefect_yaml_loads(monkeypatch) -> None:
+    from prefect.flows import load_flow_from_entrypoint
+
+    monkeypatch.chdir(REPO)  # `prefect deploy` runs from the repository root
+    deployments = yaml.safe_load((REPO / "prefect.yaml").read_text())["deployments"]
+    entrypoints = {d["entrypoint"] for d in deployments}
+    assert entrypoints, "prefect.yaml defines no deployment"
+    for entrypoint in sorted(entrypoints):
+        assert load_flow_from_entrypoint(entrypoint).name == "build-hybrid-dataset"

@@ -32,14 +32,14 @@ def version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_artifact_key_is_a_valid_prefect_key():
-    from tasks.diagnostics import artifact_key
+    from cseaug_prefect.tasks.diagnostics import artifact_key
 
     assert artifact_key("Wiki.STS", "v0003") == "diagnostics-wiki-sts-v0003"
     assert artifact_key("__x__") == "diagnostics-x"
 
 
 def test_task_body_writes_files_and_publishes_inlined_plots(version, tmp_path, monkeypatch):
-    import tasks.diagnostics as module
+    import cseaug_prefect.tasks.diagnostics as module
 
     published = []
     monkeypatch.setattr(module, "create_markdown_artifact", lambda **kw: published.append(kw))
@@ -65,11 +65,10 @@ def test_task_body_writes_files_and_publishes_inlined_plots(version, tmp_path, m
 @pytest.mark.slow
 @pytest.mark.prefect
 def test_flow_run_shows_the_markdown_artifact(prefect_harness, version, tmp_path):
+    from cseaug_prefect.tasks.diagnostics import write_diagnostics_task
     from prefect import flow
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
-
-    from tasks.diagnostics import write_diagnostics_task
 
     @flow
     def diagnose(rows_dir: str, out_dir: str) -> dict:

@@ -80,7 +80,7 @@ def build(
     # A temporary Prefect server can take longer than its 20 s default to start on a small
     # or busy machine; the user's own setting wins.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
-    from flows.build_hybrid_dataset import build_hybrid_dataset
+    from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
     print_summary(build_hybrid_dataset(config=str(config), overrides=list(set_)))
 
