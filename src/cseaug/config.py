@@ -685,6 +685,7 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConf
             names every bad key.
 
     Example:
-        >>> cfg = load_config("configs/wiki-sts.yaml", ["sample.size=500"])  # doctest: +SKIP
+        >>> load_config("configs/wiki-sts.yaml", ["sample.size=500"]).sample.size
+        500
     """
     return load_yaml_model(RunConfig, path, overrides)

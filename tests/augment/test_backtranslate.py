@@ -16,8 +16,6 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("sacremoses")
 
-from tiny_fsmt import build_tiny_pivots
-
 from cseaug.augment.backtranslate import (
     OUT_OF_RANGE,
     BackTranslationStage,
@@ -35,6 +33,7 @@ from cseaug.config import RunConfig
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, rows_table
 from cseaug.errors import ConfigError, InputError
 from cseaug.metrics.mer import mer
+from tests.tiny_fsmt import build_tiny_pivots
 
 TEXTS = [
     "She is happy.",

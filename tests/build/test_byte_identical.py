@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO), str(REPO / "tests")]  # as under pytest, also when run as a script
+sys.path.insert(0, str(REPO))  # as pytest's pythonpath does, also when run as a script
 
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
 
@@ -216,11 +216,11 @@ class Places:
 def build_tiny_models(directory: Path) -> Path:
     """The tiny FSMT pivots and VAEGPT-Sim generator of the goldens (fixed seeds) under ``directory``."""
     import torch
-    from tiny_fsmt import build_tiny_pivots
-    from tiny_models import build_tiny_gpt2
 
     from cseaug.vaegpt.generate import load_tokenizer
     from cseaug.vaegpt.model import VAEGPTSim
+    from tests.tiny_fsmt import build_tiny_pivots
+    from tests.tiny_models import build_tiny_gpt2
 
     build_tiny_pivots(directory / "fsmt")
     gpt2 = build_tiny_gpt2(directory / "gpt2")

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from diag_helpers import canonical
 
 from cseaug.dataset.schema import rows_table
 from cseaug.diagnostics.contamination import (
@@ -17,6 +16,7 @@ from cseaug.diagnostics.contamination import (
     normalize_text,
 )
 from cseaug.errors import InputError
+from tests.diagnostics.diag_helpers import canonical
 
 
 def test_normalisation_ignores_tokenisation_case_entities_and_punctuation():

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-from diag_helpers import canonical
 
 from cseaug.dataset.schema import rows_table
 from cseaug.diagnostics.patterns import (
@@ -15,6 +14,7 @@ from cseaug.diagnostics.patterns import (
     order_matrix,
     pattern_order_filter,
 )
+from tests.diagnostics.diag_helpers import canonical
 
 NAN = np.nan
 

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-# The diagnostics tests' helpers (a deterministic encoder, versions on disk); tests/ is no package.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "diagnostics"))
-from diag_helpers import BagOfWordsEncoder, write_version
-
 from cseaug.config import DiagnosticsConfig
+from tests.diagnostics.diag_helpers import BagOfWordsEncoder, write_version
 
 ROWS = [
     {"sentence": "a b c d", "positive": "a b c d e", "negative": "w x y z"},

@@ -11,6 +11,6 @@ import pytest
 def tiny_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Directory of a tiny random GPT-2 (2 blocks, width 32) and its tokenizer."""
     pytest.importorskip("torch")
-    from tiny_models import build_tiny_gpt2
+    from tests.tiny_models import build_tiny_gpt2
 
     return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))

@@ -7,8 +7,8 @@
 
 Example:
     >>> from cseaug.config import CorpusConfig
-    >>> source = open_corpus(CorpusConfig(path="examples/demo_corpus.txt"))  # doctest: +SKIP
-    >>> next(source.batches()).column_names  # doctest: +SKIP
+    >>> source = open_corpus(CorpusConfig(path="examples/demo_corpus.txt"))
+    >>> next(source.batches()).column_names
     ['text']
 """
 
