@@ -84,11 +84,11 @@ def test_a_failed_flow_closes_the_models_its_plan_task_loaded(
     prefect_harness: None, shared_data: Path, tmp_path: Path, monkeypatch
 ) -> None:
     import pytest
-    from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
-    from cseaug_prefect.tasks.build import OPEN_RUNS
 
     from cseaug.build.run import BuildRun
     from cseaug.config import load_config
+    from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
+    from cseaug_prefect.tasks.build import OPEN_RUNS
 
     backend = ScriptedBackend(crash)
     monkeypatch.setattr("cseaug.build.stages.make_stage", lambda cfg: failing_stage(backend))

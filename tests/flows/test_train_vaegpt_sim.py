@@ -14,7 +14,6 @@ pytest.importorskip("torch")
 @pytest.mark.prefect
 def test_flow_trains_a_generator(prefect_harness: None, tmp_path: Path) -> None:
     from cseaug_prefect.flows.train_vaegpt_sim import train_vaegpt_sim
-
     from tests.tiny_models import build_tiny_gpt2
 
     base = build_tiny_gpt2(tmp_path / "gpt2")

@@ -61,10 +61,11 @@ def test_task_body_writes_files_and_publishes_inlined_plots(version, tmp_path, m
 @pytest.mark.slow
 @pytest.mark.prefect
 def test_flow_run_shows_the_markdown_artifact(prefect_harness, version, tmp_path):
-    from cseaug_prefect.tasks.diagnostics import write_diagnostics_task
     from prefect import flow
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    from cseaug_prefect.tasks.diagnostics import write_diagnostics_task
 
     @flow
     def diagnose(rows_dir: str, out_dir: str) -> dict:

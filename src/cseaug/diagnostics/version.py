@@ -11,7 +11,7 @@ rows of a version (or of a staging directory before it is published) and writes:
   (:mod:`cseaug.diagnostics.patterns`); the contamination check
   (:mod:`cseaug.diagnostics.contamination`) when ``eval_data_dir`` is set.
 
-MER is computed for every row (the writer's ``mer_<view>`` columns are reused). CS needs a
+MER is computed for every row (the ``mer_<view>`` columns of the build's MER step are reused). CS needs a
 forward pass per sentence (~200 sentences/s on 2 CPU cores), so with ``cs_sample`` it is
 computed on a seeded sample of the rows that have views; the sample is drawn from row
 positions, so the same version and seed give the same sample.

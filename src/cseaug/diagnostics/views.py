@@ -1,8 +1,8 @@
 """MER and cosine similarity of each view of canonical rows against its anchor.
 
-Published versions carry ``mer_<view>`` columns (the writer computes them with
+Published versions carry ``mer_<view>`` columns (the build's MER step computes them with
 :func:`cseaug.metrics.mer.mer_pairs`); they are reused where present and computed where
-missing, so staging tables and older files give the same numbers.
+missing, so other tables and older files give the same numbers.
 """
 
 from __future__ import annotations

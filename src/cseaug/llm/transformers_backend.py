@@ -2,7 +2,7 @@
 
 The model (``AutoModelForCausalLM``) and its tokenizer (``AutoTokenizer``, which must
 carry a chat template) are loaded by :meth:`TransformersBackend.check`, which the
-pipeline calls before any work, so that a model that is neither cached locally nor
+build calls before any work, so that a model that is neither cached locally nor
 downloadable fails at once, with a message that says how to use an endpoint instead;
 ``generate`` loads it too if nobody called ``check``. Prompts are rendered with
 ``apply_chat_template(..., add_generation_prompt=True)``, sorted by length (less
