@@ -147,30 +147,29 @@ def golden_answer(messages: list[dict]) -> str:
     return " ".join(words)
 
 
-def substitute(value: Any, places: dict[str, str]) -> Any:
-    """``value`` with every ``{placeholder}`` in its strings replaced (recursively)."""
+def replace_in_strings(value: Any, pairs: list[tuple[str, str]]) -> Any:
+    """``value`` (a config: dicts, lists, strings) with each ``old`` replaced by ``new`` in
+    every string, in the order of ``pairs``."""
     if isinstance(value, str):
-        for key, path in places.items():
-            value = value.replace("{" + key + "}", path)
+        for old, new in pairs:
+            value = value.replace(old, new)
         return value
     if isinstance(value, dict):
-        return {k: substitute(v, places) for k, v in value.items()}
+        return {k: replace_in_strings(v, pairs) for k, v in value.items()}
     if isinstance(value, list):
-        return [substitute(v, places) for v in value]
+        return [replace_in_strings(v, pairs) for v in value]
     return value
+
+
+def substitute(value: Any, places: dict[str, str]) -> Any:
+    """``value`` with every ``{placeholder}`` in its strings replaced by its path."""
+    return replace_in_strings(value, [("{" + key + "}", path) for key, path in places.items()])
 
 
 def placeholders_of(value: Any, places: dict[str, str]) -> Any:
-    """The inverse of :func:`substitute`: paths back to their placeholders."""
-    if isinstance(value, str):
-        for key, path in sorted(places.items(), key=lambda kv: -len(kv[1])):
-            value = value.replace(path, "{" + key + "}")
-        return value
-    if isinstance(value, dict):
-        return {k: placeholders_of(v, places) for k, v in value.items()}
-    if isinstance(value, list):
-        return [placeholders_of(v, places) for v in value]
-    return value
+    """The inverse of :func:`substitute`: paths back to their placeholders, longest first."""
+    longest_first = sorted(places.items(), key=lambda kv: -len(kv[1]))
+    return replace_in_strings(value, [(path, "{" + key + "}") for key, path in longest_first])
 
 
 def build(config: dict[str, Any]) -> Path:
