@@ -157,9 +157,10 @@ class OpenRuns:
     """The build runs open in this process, by plan path: how the Prefect tasks of one flow
     share the steps the plan task loaded.
 
-    The plan task :meth:`open`\\ s a run; the shard and publish tasks :meth:`use` it; the
-    flow :meth:`close`\\ s it in a ``finally``. A task that runs where no run is open (a
-    worker process) gets a run of its own for the one call, closed when the call ends.
+    The plan task opens a run (:meth:`open`), the shard and publish tasks :meth:`use` it,
+    and the flow closes it (:meth:`close`) in a ``finally``. A task that runs where no run
+    is open (a worker process) gets a run of its own for the one call, closed when the
+    call ends.
     """
 
     def __init__(self) -> None:
