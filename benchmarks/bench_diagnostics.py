@@ -89,7 +89,7 @@ def bench_mer(pairs: list[tuple[str, str]]) -> float:
 def bench_embeddings(texts: list[str], batch_size: int) -> dict[str, float]:
     import torch
 
-    from cseaug.metrics.cosine import load_encoder
+    from cseaug.encoders.loading import load_encoder
 
     model = load_encoder("all-MiniLM-L6-v2", device="cpu", torch_threads=None).backend.model
     default_threads = torch.get_num_threads()
@@ -151,7 +151,7 @@ class TimedEncoder:
 def bench_version(
     rows: int, cs_sample: int, pool: list[tuple[str, str, str, str]]
 ) -> dict[str, float]:
-    from cseaug.metrics.cosine import load_encoder
+    from cseaug.encoders.loading import load_encoder
 
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp) / "v0001"

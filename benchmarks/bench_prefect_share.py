@@ -85,7 +85,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.02)
     args = parser.parse_args()
 
-    from cseaug import pipeline
+    from cseaug.build.local import run_build
     from cseaug.config import load_config
 
     server = start_server_process(latency_s=args.latency)
@@ -104,9 +104,7 @@ def main() -> None:
                 args.shard_size,
             )
             started = time.perf_counter()
-            plan = pipeline.plan_build(load_config(path))
-            outcomes = [pipeline.generate_shard(plan.path, i) for i in range(plan.shards)]
-            pipeline.publish_build(plan.path, outcomes)
+            run_build(load_config(path))
             return time.perf_counter() - started
 
         library_run("warmup")  # imports, first client and writer set-up: not counted
@@ -114,7 +112,7 @@ def main() -> None:
 
         from prefect.testing.utilities import prefect_test_harness
 
-        from flows.build_hybrid_dataset import build_hybrid_dataset
+        from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
         flow_cfg = write_config(
             work / "flow.yaml",

@@ -34,7 +34,7 @@ def _run(variant: str, rows: int, queue: mp.Queue) -> None:
     from cseaug.config import RunConfig
     from cseaug.dataset.manifest import build_manifest
     from cseaug.dataset.schema import CANONICAL_SCHEMA, row_id, rows_table
-    from cseaug.dataset.writer import publish_version
+    from cseaug.dataset.staging import publish_version
 
     cfg = RunConfig.model_validate(
         {"name": "bench", "method": "osscse", "corpus": {"path": "c.txt"}}

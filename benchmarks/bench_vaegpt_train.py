@@ -10,7 +10,7 @@ each in its own process so that peak memory is its own:
 - ``vaegpt+ce``: the same with VAEGPT-Sim's latents in every block (+ W_KL * KL): what the
   latent layers cost;
 - ``vaegpt-sim``: the real training step: latents, Gumbel-softmax and the frozen GPT-2
-  judge (:func:`cseaug.augment.vaegpt.train.loss_on_batch`).
+  judge (:func:`cseaug.vaegpt.train.loss_on_batch`).
 
 Each variant runs ``--repeats`` times, interleaved with the others; the median steps/s and
 the largest peak are reported. Prints steps/s, pairs/s and peak memory (CUDA:
@@ -55,7 +55,7 @@ VARIANTS = ("gpt2+ce", "vaegpt+ce", "vaegpt-sim")
 def _batch(args: argparse.Namespace, vocab: int, device: Any) -> Any:
     import torch
 
-    from cseaug.augment.vaegpt.layout import PairBatch, positions
+    from cseaug.vaegpt.layout import PairBatch, positions
 
     generator = torch.Generator().manual_seed(0)
     source = torch.randint(0, vocab, (args.batch_size, args.source_tokens), generator=generator)
@@ -72,15 +72,16 @@ def measure(variant: str, args: argparse.Namespace) -> dict[str, Any]:
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel, GPT2Model
 
-    from cseaug.augment.vaegpt.loss import FrozenJudge, LossSettings
-    from cseaug.augment.vaegpt.model import VAEGPTSim
-    from cseaug.augment.vaegpt.runtime import resolve_device, resolve_precision
-    from cseaug.augment.vaegpt.train import loss_on_batch
+    from cseaug.devices import resolve_device
+    from cseaug.vaegpt.loss import FrozenJudge, LossSettings
+    from cseaug.vaegpt.model import VAEGPTSim
+    from cseaug.vaegpt.runtime import resolve_precision
+    from cseaug.vaegpt.train import loss_on_batch
 
     torch.manual_seed(0)
     if args.threads:
         torch.set_num_threads(args.threads)
-    device = resolve_device(args.device)
+    device = torch.device(resolve_device(args.device, "--device"))
     precision = resolve_precision(args.precision, device)
     config = GPT2Config(**SIZES[args.size])
     batch = _batch(args, config.vocab_size, device)

@@ -1,7 +1,7 @@
 """The ``train-vaegpt-sim`` flow: train the VAEGPT-Sim synonym generator that Generate-CSE uses.
 
-Composition only: the work is :func:`tasks.vaegpt.train_vaegpt_task`. Run it ad hoc with
-``python -m flows.train_vaegpt_sim configs/vaegpt/train.yaml`` or serve it as a deployment.
+Composition only: the work is :func:`cseaug_prefect.tasks.vaegpt.train_vaegpt_task`. Run it ad hoc with
+``python -m cseaug_prefect.flows.train_vaegpt_sim configs/vaegpt/train.yaml`` or serve it as a deployment.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from prefect import flow
 
-from tasks.vaegpt import train_vaegpt_task
+from cseaug_prefect.tasks.vaegpt import train_vaegpt_task
 
 
 @flow(name="train-vaegpt-sim", log_prints=True)

@@ -1,4 +1,4 @@
-"""Thin Prefect task of the ``train-vaegpt-sim`` flow: calls :func:`cseaug.augment.vaegpt.train.train_vaegpt`.
+"""Thin Prefect task of the ``train-vaegpt-sim`` flow: calls :func:`cseaug.vaegpt.train.train_vaegpt`.
 
 Training resumes from its newest checkpoint by itself, so the task has no Prefect retries:
 rerunning the flow continues where a failed run stopped.
@@ -10,8 +10,8 @@ from typing import Any
 
 from prefect import get_run_logger, task
 
-from cseaug.augment.vaegpt.config import load_train_config
-from cseaug.augment.vaegpt.train import train_vaegpt
+from cseaug.vaegpt.config import load_train_config
+from cseaug.vaegpt.train import train_vaegpt
 
 
 @task(name="train-vaegpt")

@@ -5,7 +5,9 @@ so the LLM backends are tested through their real HTTP client and transport. Wha
 request gets is scriptable per message content (the content of the last message):
 ``ok`` (an echo answer with ``usage``), ``429`` (with ``Retry-After``), ``500``, ``400``,
 ``hang`` (never answers: a client timeout), ``malformed`` (a 200 whose body is not
-JSON), ``no_choices`` (valid JSON without choices). Every request is counted per
+JSON), ``no_choices`` (valid JSON without choices). An ``ok`` answer echoes the last
+message, or is what the server's ``answer`` function writes for the request's messages.
+Every request is counted per
 content, and the highest number of requests in flight at once is recorded, as are the
 last body and ``Authorization`` header received per content.
 
@@ -33,10 +35,14 @@ import threading
 import time
 import urllib.request
 from collections import Counter, defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiohttp import web
+
+Answer = Callable[[list[dict]], str]
+"""Writes the text of an ``ok`` answer from the request's chat messages."""
 
 
 @dataclass(frozen=True)
@@ -72,9 +78,10 @@ def _answer_text(content: str) -> str:
     return f"echo: {content}"
 
 
-def completion_body(content: str, model: str) -> bytes:
-    """The JSON body of a successful answer to a request whose last message is ``content``."""
-    text = _answer_text(content)
+def completion_body(content: str, model: str, text: str | None = None) -> bytes:
+    """The JSON body of a successful answer (``text``, default an echo of ``content``)
+    to a request whose last message is ``content``."""
+    text = _answer_text(content) if text is None else text
     prompt_tokens = len(content.split()) + 3
     completion_tokens = len(text.split())
     return json.dumps(
@@ -106,6 +113,7 @@ class ServerState:
 
     latency_s: float = 0.0
     fixed_answer: bytes | None = None
+    answer: Answer | None = None
     counts: Counter[str] = field(default_factory=Counter)
     arrivals: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     scripts: dict[str, deque[Action]] = field(default_factory=dict)
@@ -151,8 +159,9 @@ def make_app(state: ServerState) -> web.Application:
             if state.latency_s:
                 await asyncio.sleep(state.latency_s)
             if action.kind == "ok":
+                text = state.answer(body["messages"]) if state.answer is not None else None
                 return web.Response(
-                    body=completion_body(content, body.get("model", "m")), content_type=_JSON
+                    body=completion_body(content, body.get("model", "m"), text), content_type=_JSON
                 )
             if action.kind == "status":
                 headers = (
@@ -194,10 +203,17 @@ class FakeOpenAIServer:
         latency_s: fixed delay before every answer.
         fixed_answer: answer every request with this pre-encoded body, without parsing
             it or counting per content (benchmark mode).
+        answer: writes the text of an ``ok`` answer from the request's messages;
+            None: echo the last message.
     """
 
-    def __init__(self, latency_s: float = 0.0, fixed_answer: bytes | None = None) -> None:
-        self.state = ServerState(latency_s=latency_s, fixed_answer=fixed_answer)
+    def __init__(
+        self,
+        latency_s: float = 0.0,
+        fixed_answer: bytes | None = None,
+        answer: Answer | None = None,
+    ) -> None:
+        self.state = ServerState(latency_s=latency_s, fixed_answer=fixed_answer, answer=answer)
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None

@@ -11,7 +11,7 @@ import pytest
 from cseaug.config import PatternConfig
 from cseaug.errors import ConfigError
 from cseaug.patterns import PAPER_EXAMPLES, STS_LEVELS, draw, load_examples
-from cseaug.sources import read_nli_csv, read_sts_dir
+from cseaug.readers.benchmarks import read_nli_csv, read_sts_dir
 
 
 def test_sts12_draw_respects_thresholds_and_is_stable(shared_data: Path) -> None:

@@ -20,8 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -30,6 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from cseaug.errors import ConfigError
+from cseaug.hashing import json_sha256
 
 Method = Literal["sts", "nli", "ski", "osscse", "generate_cse"]
 """How the ``aigen`` rows of a build get their views (the ``method`` column)."""
@@ -583,8 +582,7 @@ def config_fingerprint(cfg: RunConfig) -> str:
     data["output"].pop("root", None)
     data["output"].pop("exports", None)
     data["diagnostics"] = _data_changing_diagnostics(cfg.diagnostics)
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return json_sha256(data, ascii_only=True)
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:
@@ -687,6 +685,7 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConf
             names every bad key.
 
     Example:
-        >>> cfg = load_config("configs/wiki-sts.yaml", ["sample.size=500"])  # doctest: +SKIP
+        >>> load_config("configs/wiki-sts.yaml", ["sample.size=500"]).sample.size
+        500
     """
     return load_yaml_model(RunConfig, path, overrides)

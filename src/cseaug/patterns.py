@@ -15,7 +15,7 @@ Choices (docs/prompts-and-patterns.md):
 * NLI examples are drawn as triples: the paper's printed NLI prompts show the same three
   premises in the positive and the negative prompt, each with its entailment and its
   contradiction respectively. SentEval SNLI pairs become triples by
-  :func:`cseaug.sources.nli_triples`.
+  :func:`cseaug.readers.benchmarks.nli_triples`.
 * ``source: paper`` gives the examples exactly as printed in the appendix. The printed STS
   examples differ in small ways from the STS12 files (e.g. "Continuing" vs "continuing",
   "a 31-year-old", "computer-roller"); the printed text is kept because it is what the
@@ -40,7 +40,8 @@ import pyarrow as pa
 
 from cseaug.config import PatternConfig
 from cseaug.errors import ConfigError
-from cseaug.sources import (
+from cseaug.hashing import file_sha256
+from cseaug.readers.benchmarks import (
     nli_triples,
     read_nli_csv,
     read_snli_senteval,
@@ -198,15 +199,6 @@ class ExampleSet:
         }
 
 
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def draw(candidates: Iterable[tuple[str, ...]], k: int, seed: int) -> list[tuple[str, ...]]:
     """The k candidates first in the order of ``sha256(seed, fields...)``; duplicates count once.
 
@@ -346,7 +338,7 @@ def load_examples(cfg: PatternConfig, kind: PatternKind) -> ExampleSet:
         )
     path = _source_path(cfg)
     table, read = _read_source(cfg, path)
-    files = {f: sha256_file(Path(f)) for f in read}
+    files = {f: file_sha256(f) for f in read}
     if kind == "nli":
         levels, candidates = _nli_examples(table, cfg)
     else:

@@ -19,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
+import importlib.resources
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +28,7 @@ from typing import Any
 import jinja2
 
 from cseaug.errors import ConfigError
+from cseaug.hashing import file_sha256
 from cseaug.llm.base import Message
 
 ROLES: tuple[str, ...] = ("system", "user", "assistant")
@@ -44,22 +45,29 @@ METHOD_PROMPTS: dict[str, dict[str, str]] = {
 }
 """Which template writes which view, per method."""
 
-_PACKAGE_PROMPTS = Path(__file__).resolve().parents[2] / "prompts"
+PROMPTS_PACKAGE = "cseaug.prompt_templates"
+"""The package whose data are the shipped templates: the repository's ``prompts/`` folder,
+mapped there by pyproject.toml (the folder itself in an editable install, a copy in a wheel)."""
 
 
 def default_prompts_dir() -> Path:
-    """The repository's ``prompts/`` (editable install), else ``./prompts``.
+    """The folder of the shipped templates (:data:`PROMPTS_PACKAGE`, read through
+    ``importlib.resources``), so that a wheel installed anywhere finds its prompts.
 
     Raises:
-        ConfigError: neither exists; set ``generation.prompts_dir``.
+        ConfigError: the installation has no templates on disk; set ``generation.prompts_dir``.
+
+    Example:
+        >>> (default_prompts_dir() / "ski.jinja2").is_file()
+        True
     """
-    for candidate in (_PACKAGE_PROMPTS, Path.cwd() / "prompts"):
-        if candidate.is_dir():
-            return candidate
-    raise ConfigError(
-        f"no prompts directory found (looked in {_PACKAGE_PROMPTS} and {Path.cwd() / 'prompts'}); "
-        "set generation.prompts_dir to the folder of *.jinja2 prompt files"
-    )
+    folder = Path(str(importlib.resources.files(PROMPTS_PACKAGE)))
+    if not folder.is_dir():
+        raise ConfigError(
+            f"the installed cseaug has no prompt templates at {folder} (a zipped install?); "
+            "set generation.prompts_dir to a folder of *.jinja2 prompt files"
+        )
+    return folder
 
 
 @dataclass(frozen=True)
@@ -147,7 +155,7 @@ def load_prompt(name: str, prompts_dir: str | Path | None = None) -> PromptTempl
         raise ConfigError(
             f"prompt {path}: block(s) {unknown} are not chat roles; use {list(ROLES)}"
         )
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = file_sha256(path)
     return PromptTemplate(
         name=name, path=path, sha256=digest, roles=roles or ("user",), _template=template
     )

@@ -16,24 +16,24 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("sacremoses")
 
-from tiny_fsmt import build_tiny_pivots
-
 from cseaug.augment.backtranslate import (
     OUT_OF_RANGE,
     BackTranslationStage,
     BackTranslator,
     Candidate,
     Translator,
-    resolve_device,
-    resolve_dtype,
+    new_tokens_cap,
     select_candidate,
 )
-from cseaug.augment.negation import Negator
-from cseaug.augment.osscse import OssCSEStage, make_osscse_stage
+from cseaug.augment.negation import NegationStage, Negator
+from cseaug.augment.osscse import OssCSEStage
+from cseaug.build.mer import MERStep
+from cseaug.build.stages import make_osscse_stage
 from cseaug.config import RunConfig
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, rows_table
 from cseaug.errors import ConfigError, InputError
 from cseaug.metrics.mer import mer
+from tests.tiny_fsmt import build_tiny_pivots
 
 TEXTS = [
     "She is happy.",
@@ -116,11 +116,8 @@ def test_length_sorted_batches_keep_the_input_order(pivots):
 def test_translation_length_is_capped_by_the_longest_source(pivots):
     capped = Translator(pivots["de"][0], num_beams=1, max_new_tokens=40, max_length_ratio=0.5)
     uncapped = Translator(pivots["de"][0], num_beams=1, max_new_tokens=40, max_length_ratio=None)
-    assert (capped._new_tokens(10), capped._new_tokens(100), uncapped._new_tokens(10)) == (
-        13,
-        40,
-        40,
-    )
+    assert (new_tokens_cap(10, 40, 0.5), new_tokens_cap(100, 40, 0.5)) == (13, 40)
+    assert new_tokens_cap(10, 40, None) == 40
     # random weights rarely emit </s>, so the cap shows in the output length
     assert sum(map(len, capped(TEXTS[:2]))) < sum(map(len, uncapped(TEXTS[:2])))
 
@@ -168,8 +165,12 @@ def test_stage_fills_positive(backtranslator):
     assert result.rows.schema.equals(CANONICAL_SCHEMA)
     [row] = result.rows.to_pylist()
     assert row["positive_method"] in ("backtranslation:de", "backtranslation:ru")
-    assert row["mer_positive"] == pytest.approx(mer(row["sentence"], row["positive"]))
+    assert row["mer_positive"] is None, "MER is the build's last step, not the stage's"
     assert row["method"] == "osscse" and row["negative"] is None
+    [details] = result.details.to_pylist()
+    pivot = row["positive_method"].split(":")[1]
+    assert details[f"candidate_{pivot}"] == row["positive"]
+    assert details[f"mer_{pivot}"] == pytest.approx(mer(row["sentence"], row["positive"]))
     assert result.stats["share_kept"] == 1.0
     manifest = BackTranslationStage(backtranslator).manifest()["model"]["backtranslation"]
     assert manifest["device"] == "cpu" and manifest["dtype"] == "float32"
@@ -178,18 +179,6 @@ def test_stage_fills_positive(backtranslator):
 def test_bfloat16_on_cpu(pivots):
     translator = Translator(pivots["de"][0], dtype="bfloat16", **SMALL)
     assert all(isinstance(t, str) for t in translator(TEXTS[:2]))
-
-
-def test_device_and_dtype_checks():
-    torch = pytest.importorskip("torch")
-    assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
-    assert resolve_dtype("auto", "cpu") == torch.float32
-    assert resolve_dtype("auto", "cuda") == torch.float16
-    with pytest.raises(ConfigError, match="float16 needs a GPU"):
-        resolve_dtype("float16", "cpu")
-    if not torch.cuda.is_available():
-        with pytest.raises(ConfigError, match="CUDA is not available"):
-            resolve_device("cuda")
 
 
 def test_unloadable_model_is_a_config_error(tmp_path):
@@ -218,7 +207,7 @@ def test_osscse_rows_need_both_views(negator, pivots, backtranslator):
             {"id": "c", "sentence": "He went home early.", "split": "aigen", "method": "osscse"},
         ]
     )
-    result = OssCSEStage(negator, backtranslator)(rows)
+    result = OssCSEStage(NegationStage(negator), BackTranslationStage(backtranslator))(rows)
     out = result.rows.to_pylist()
     assert [r["id"] for r in out] == ["a", "c"]
     first = out[0]
@@ -229,14 +218,19 @@ def test_osscse_rows_need_both_views(negator, pivots, backtranslator):
         "negation",
     )
     assert first["positive_method"].startswith("backtranslation:") and first["positive"]
-    assert first["mer_negative"] == pytest.approx(mer("She is happy.", "She is not happy."))
+    assert first["mer_negative"] is None and first["mer_positive"] is None
+    [with_mer, _] = MERStep()(result.rows).rows.to_pylist()
+    assert with_mer["mer_negative"] == pytest.approx(mer("She is happy.", "She is not happy."))
     assert [(r["id"], r["stage"], r["reason"]) for r in result.rejects.to_pylist()] == [
         ("b", "negation", "question")
     ]
     assert result.stats["negation"]["share_negated"] == pytest.approx(2 / 3, abs=1e-4)
     assert result.stats["backtranslation"]["sentences"] == 2  # the refused anchor is not translated
 
-    strict = OssCSEStage(negator, BackTranslator(pivots, mer_range=(0.15, 0.6), **SMALL))
+    strict = OssCSEStage(
+        NegationStage(negator),
+        BackTranslationStage(BackTranslator(pivots, mer_range=(0.15, 0.6), **SMALL)),
+    )
     failed = strict(rows)
     assert failed.rows.num_rows == 0
     assert sorted((r["id"], r["stage"]) for r in failed.rejects.to_pylist()) == [

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from scripted_backend import ScriptedBackend
 
 from cseaug.augment.pattern_sim import PatternSimulationStage
 from cseaug.config import CleaningConfig, GenerationConfig, PatternConfig
@@ -16,6 +15,7 @@ from cseaug.errors import ConfigError, InputError
 from cseaug.llm.base import ChatRequest
 from cseaug.patterns import load_examples
 from cseaug.prompts import load_method_prompts
+from tests.augment.scripted_backend import ScriptedBackend
 
 # which prompt a request comes from, told by its system message
 MARKERS = {

@@ -14,15 +14,13 @@ from cseaug.augment.random_selection import (
     cutoff_range,
     cutoff_words,
     drop_words,
-    make_generate_cse_stage,
     repeat_words,
     repetition_range,
     shuffle_words,
     view_rng,
 )
-from cseaug.config import GenerateCSEConfig, RunConfig
+from cseaug.config import GenerateCSEConfig
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, row_id, rows_table
-from cseaug.errors import ConfigError
 
 
 def sentence(n: int) -> str:
@@ -34,10 +32,17 @@ class FakeGenerator:
 
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
+        self.closed = False
 
     def generate(self, sentences: Sequence[str], num_return_sequences: int = 1) -> list[list[str]]:
         self.calls.append(list(sentences))
         return [["  " if s.startswith("mute") else f"syn  {s}\nsecond line"] for s in sentences]
+
+    def identity(self) -> dict[str, str]:
+        return {"name": "fake"}
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def test_ranges_follow_appendix_a1() -> None:
@@ -176,7 +181,7 @@ def test_stage_fills_positive_and_augmentations() -> None:
         assert [a["view"] for a in row["augmentations"]] == [0, 1, 2]
         assert row["positive"] == row["augmentations"][0]["text"]
         assert row["positive_method"] == row["augmentations"][0]["method"]
-        assert row["mer_positive"] is not None
+        assert row["mer_positive"] is None, "MER is the build's last step, not the stage's"
     assert sum(result.stats["methods"].values()) == 6 == result.stats["views"]
     assert result.stats["empty_generations"] == result.rejects.num_rows
     recorded = stage.manifest()["model"]["generate_cse"]
@@ -188,29 +193,14 @@ def test_stage_fills_positive_and_augmentations() -> None:
         "repetition",
         "generator",
     }
+    assert recorded["generator"] == {"name": "fake"}
+    generator = stage.generator
+    stage.close()
+    assert generator.closed and stage.generator is None
 
 
-def test_factory_without_generator_and_config_validation() -> None:
-    cfg = RunConfig.model_validate(
-        {"name": "g", "method": "generate_cse", "corpus": {"path": "c.txt"}}
-    )
-    stage = make_generate_cse_stage(cfg)
-    assert stage.name == "generate_cse"
+def test_probabilities_are_validated() -> None:
     with pytest.raises(ValueError, match="unknown method"):
         GenerateCSEConfig(probabilities={"shufle": 1.0})
     with pytest.raises(ValueError, match="no available method"):
         GenerateCSEConfig(probabilities={"generator": 1.0})
-
-
-def test_factory_with_a_missing_generator_names_the_fix(tmp_path) -> None:
-    pytest.importorskip("torch")
-    cfg = RunConfig.model_validate(
-        {
-            "name": "g",
-            "method": "generate_cse",
-            "corpus": {"path": "c.txt"},
-            "generate_cse": {"generator": str(tmp_path)},
-        }
-    )
-    with pytest.raises(ConfigError, match="train-vaegpt"):
-        make_generate_cse_stage(cfg)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from scripted_backend import ScriptedBackend
 
 from cseaug.augment.ski import SKIStage
 from cseaug.config import CleaningConfig
@@ -15,7 +14,8 @@ from cseaug.dataset.schema import CANONICAL_SCHEMA, row_id, rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import ChatRequest
 from cseaug.prompts import load_method_prompts, load_prompt
-from cseaug.sources import read_nli_csv
+from cseaug.readers.benchmarks import read_nli_csv
+from tests.augment.scripted_backend import ScriptedBackend
 
 TEMPLATE_START = "1) Answer objectively what you know about the sentence."
 

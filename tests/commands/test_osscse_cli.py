@@ -88,7 +88,7 @@ def test_negate_input_errors(tmp_path, ud_model):
 def pivots(tmp_path_factory):
     torch = pytest.importorskip("torch")
     pytest.importorskip("sacremoses")
-    from tiny_fsmt import build_tiny_pivots
+    from tests.tiny_fsmt import build_tiny_pivots
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny models on a busy 2-core machine: one thread is ~10x faster

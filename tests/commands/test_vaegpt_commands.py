@@ -67,7 +67,7 @@ def test_score_names_a_missing_column(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_train_then_generate_synonyms(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    from tiny_models import build_tiny_gpt2
+    from tests.tiny_models import build_tiny_gpt2
 
     base = build_tiny_gpt2(tmp_path / "gpt2")
     mrpc = tmp_path / "mrpc.txt"

@@ -18,7 +18,7 @@ BUILD = textwrap.dedent(
     from cseaug.config import RunConfig
     from cseaug.dataset.manifest import build_manifest
     from cseaug.dataset.schema import rows_table, row_id
-    from cseaug.dataset.writer import publish_version
+    from cseaug.dataset.staging import publish_version
 
     root, tag, start_file = sys.argv[1], sys.argv[2], sys.argv[3]
     cfg = RunConfig.model_validate({"name": "demo", "method": "osscse", "corpus": {"path": "c.txt"}})

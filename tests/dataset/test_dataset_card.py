@@ -9,7 +9,7 @@ import yaml
 
 from cseaug.dataset.card import CITATIONS, card_header, render_card, size_category
 from cseaug.dataset.reader import read_rows
-from cseaug.dataset.writer import publish_version
+from cseaug.dataset.staging import publish_version
 
 
 def test_load_dataset_reads_exactly_the_data_rows_offline(

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cseaug.cli import app
-from cseaug.dataset.writer import StagedVersion, publish_version
+from cseaug.dataset.staging import StagedVersion, publish_version
 from cseaug.errors import InputError
 
 runner = CliRunner()

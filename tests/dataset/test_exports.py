@@ -30,7 +30,7 @@ from cseaug.dataset.export import (
 )
 from cseaug.dataset.reader import read_rows
 from cseaug.dataset.schema import row_id, rows_table
-from cseaug.dataset.writer import publish_version
+from cseaug.dataset.staging import publish_version
 from cseaug.errors import InputError
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -86,7 +87,18 @@ def test_remove(tmp_path: Path, rows_factory) -> None:
     assert not store.path.exists()
 
 
-def test_fsync_path_accepts_files_and_directories(tmp_path: Path) -> None:
+def test_fsync_path_flushes_the_file_or_directory_itself(tmp_path: Path, monkeypatch) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        synced.append(os.fstat(fd).st_ino)
+        real_fsync(fd)
+
+    monkeypatch.setattr(shards.os, "fsync", recording_fsync)
     (tmp_path / "f").write_text("x")
     shards.fsync_path(tmp_path / "f")
     shards.fsync_path(tmp_path)
+    assert synced == [(tmp_path / "f").stat().st_ino, tmp_path.stat().st_ino]
+    with pytest.raises(FileNotFoundError):
+        shards.fsync_path(tmp_path / "missing")

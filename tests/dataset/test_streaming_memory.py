@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from cseaug.dataset.schema import CANONICAL_SCHEMA
-from cseaug.dataset.writer import publish_version
+from cseaug.dataset.staging import publish_version
 
 BATCH = 10_000
 

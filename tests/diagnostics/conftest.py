@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from diag_helpers import BagOfWordsEncoder, write_version
+
+from tests.diagnostics.diag_helpers import BagOfWordsEncoder, write_version
 
 
 @pytest.fixture

@@ -33,6 +33,9 @@ class BagOfWordsEncoder:
             out[i] /= max(np.linalg.norm(out[i]), 1e-12)
         return out
 
+    def close(self) -> None:
+        """Nothing to free."""
+
 
 def canonical(records: Sequence[Mapping[str, Any]], corpus: str = "test") -> list[dict[str, Any]]:
     """Complete hand-written rows with ids and splits."""

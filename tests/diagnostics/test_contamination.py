@@ -6,18 +6,17 @@ import json
 from pathlib import Path
 
 import pytest
-from diag_helpers import canonical
 
 from cseaug.dataset.schema import rows_table
 from cseaug.diagnostics.contamination import (
     ContaminationCounter,
-    ContaminationFilter,
     contamination_filter,
     eval_set_readers,
     load_eval_index,
     normalize_text,
 )
 from cseaug.errors import InputError
+from tests.diagnostics.diag_helpers import canonical
 
 
 def test_normalisation_ignores_tokenisation_case_entities_and_punctuation():
@@ -115,7 +114,7 @@ def test_anchor_only_ignores_contaminated_views(eval_dir):
 
 
 def test_filter_moves_contaminated_rows_to_rejects(eval_dir):
-    result = ContaminationFilter(eval_dir, "any")(rows_table(canonical(ROWS)))
+    result = contamination_filter(rows_table(canonical(ROWS)), load_eval_index(eval_dir), "any")
     assert result.rows.column("sentence").to_pylist() == ["Another clean anchor."]
     rejects = result.rejects.to_pylist()
     assert [r["reason"] for r in rejects] == ["contamination"] * 3

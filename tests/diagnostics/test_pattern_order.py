@@ -6,16 +6,15 @@ import json
 
 import numpy as np
 import pytest
-from diag_helpers import canonical
 
 from cseaug.dataset.schema import rows_table
 from cseaug.diagnostics.patterns import (
     OrderCounts,
-    PatternOrderFilter,
     order_holds,
     order_matrix,
     pattern_order_filter,
 )
+from tests.diagnostics.diag_helpers import canonical
 
 NAN = np.nan
 
@@ -116,8 +115,8 @@ def test_cs_and_both_use_the_encoder(bow_encoder):
     table = rows_table(canonical(ROWS))
     by_cs = pattern_order_filter(table, "cs", bow_encoder)
     assert by_cs.rejects.column("sentence").to_pylist() == ["the cat sat down"]
-    both = PatternOrderFilter("both", bow_encoder)(table)
+    both = pattern_order_filter(table, "both", bow_encoder)
     assert set(json.loads(both.rejects.to_pylist()[0]["detail"])) == {"mer", "cs"}
     assert both.rows.num_rows == 3
-    with pytest.raises(ValueError, match="needs a sentence encoder"):
-        PatternOrderFilter("cs")
+    with pytest.raises(ValueError, match="needs an encoder"):
+        pattern_order_filter(table, "cs")

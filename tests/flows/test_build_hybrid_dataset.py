@@ -9,6 +9,8 @@ import yaml
 from typer.testing import CliRunner
 
 from cseaug.cli import app
+from tests.augment.scripted_backend import ScriptedBackend
+from tests.build.test_build_run import crash, failing_stage
 from tests.fake_openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,3 +78,37 @@ def test_cli_build_reports_a_bad_config_value_before_any_work(tmp_path: Path) ->
     result = CliRunner().invoke(app, ["build", "--config", str(config)])
     assert result.exit_code != 0
     assert "patterns" in str(result.exception) or "patterns" in result.output
+
+
+def test_a_failed_flow_closes_the_models_its_plan_task_loaded(
+    prefect_harness: None, shared_data: Path, tmp_path: Path, monkeypatch
+) -> None:
+    import pytest
+
+    from cseaug.build.run import BuildRun
+    from cseaug.config import load_config
+    from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
+    from cseaug_prefect.tasks.build import OPEN_RUNS
+
+    backend = ScriptedBackend(crash)
+    monkeypatch.setattr("cseaug.build.stages.make_stage", lambda cfg: failing_stage(backend))
+    config = write_config(
+        tmp_path / "nli-sts.yaml", shared_data, tmp_path / "out", "http://127.0.0.1:1/v1"
+    )
+    overrides = ["sample.size=20", "diagnostics.enabled=false"]
+    with pytest.raises(RuntimeError, match="engine died"):
+        build_hybrid_dataset(str(config), overrides)
+    assert backend.closed
+    plan_path = BuildRun(load_config(config, overrides)).plan_path
+    assert plan_path not in OPEN_RUNS, "the flow's finally forgets the run it closed"
+
+
+def test_every_deployment_entrypoint_of_prefect_yaml_loads(monkeypatch) -> None:
+    from prefect.flows import load_flow_from_entrypoint
+
+    monkeypatch.chdir(REPO)  # `prefect deploy` runs from the repository root
+    deployments = yaml.safe_load((REPO / "prefect.yaml").read_text())["deployments"]
+    entrypoints = {d["entrypoint"] for d in deployments}
+    assert entrypoints, "prefect.yaml defines no deployment"
+    for entrypoint in sorted(entrypoints):
+        assert load_flow_from_entrypoint(entrypoint).name == "build-hybrid-dataset"

@@ -13,9 +13,8 @@ pytest.importorskip("torch")
 @pytest.mark.slow
 @pytest.mark.prefect
 def test_flow_trains_a_generator(prefect_harness: None, tmp_path: Path) -> None:
-    from tiny_models import build_tiny_gpt2
-
-    from flows.train_vaegpt_sim import train_vaegpt_sim
+    from cseaug_prefect.flows.train_vaegpt_sim import train_vaegpt_sim
+    from tests.tiny_models import build_tiny_gpt2
 
     base = build_tiny_gpt2(tmp_path / "gpt2")
     mrpc = tmp_path / "mrpc.txt"

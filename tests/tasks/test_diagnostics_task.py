@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-# The diagnostics tests' helpers (a deterministic encoder, versions on disk); tests/ is no package.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "diagnostics"))
-from diag_helpers import BagOfWordsEncoder, write_version
-
 from cseaug.config import DiagnosticsConfig
+from tests.diagnostics.diag_helpers import BagOfWordsEncoder, write_version
 
 ROWS = [
     {"sentence": "a b c d", "positive": "a b c d e", "negative": "w x y z"},
@@ -32,14 +28,14 @@ def version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_artifact_key_is_a_valid_prefect_key():
-    from tasks.diagnostics import artifact_key
+    from cseaug_prefect.tasks.diagnostics import artifact_key
 
     assert artifact_key("Wiki.STS", "v0003") == "diagnostics-wiki-sts-v0003"
     assert artifact_key("__x__") == "diagnostics-x"
 
 
 def test_task_body_writes_files_and_publishes_inlined_plots(version, tmp_path, monkeypatch):
-    import tasks.diagnostics as module
+    import cseaug_prefect.tasks.diagnostics as module
 
     published = []
     monkeypatch.setattr(module, "create_markdown_artifact", lambda **kw: published.append(kw))
@@ -69,7 +65,7 @@ def test_flow_run_shows_the_markdown_artifact(prefect_harness, version, tmp_path
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-    from tasks.diagnostics import write_diagnostics_task
+    from cseaug_prefect.tasks.diagnostics import write_diagnostics_task
 
     @flow
     def diagnose(rows_dir: str, out_dir: str) -> dict:

@@ -1,1 +1,1 @@
-"""Augmentation stages: each turns anchor rows into rows with views (see :mod:`.base`)."""
+"""Augmentation stages: each is a step (:mod:`cseaug.step`) that turns anchor rows into rows with views."""

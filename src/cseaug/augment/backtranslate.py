@@ -33,12 +33,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from cseaug.augment.base import StageResult
 from cseaug.config import BacktranslationConfig
 from cseaug.dataset.schema import rejects_table, rows_table
+from cseaug.devices import free_device_memory, resolve_device, resolve_dtype
 from cseaug.errors import ConfigError, InputError, require
 from cseaug.metrics.mer import mer_pairs
 from cseaug.progress import progress_bar
+from cseaug.step import Step, StepResult
 
 STAGE = "backtranslation"
 """``stage`` of the rejects this module writes; ``positive_method`` is ``backtranslation:<pivot>``."""
@@ -121,29 +122,23 @@ def select_candidate(
     return qualifying[0]
 
 
-def resolve_device(device: str) -> str:
-    """``auto`` → ``cuda`` when available, else ``cpu``; an explicit CUDA device must exist."""
-    torch = require("torch", "hf", "Back-translation")
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(
-            f"backtranslation.device is {device!r} but CUDA is not available; use 'auto' or 'cpu'"
-        )
-    return device
+def new_tokens_cap(longest_source: int, max_new_tokens: int, max_length_ratio: float | None) -> int:
+    """Most tokens a batch's translations may have: ``max_length_ratio`` × its longest source
+    (in tokens) + 8, and never more than ``max_new_tokens``, so that one degenerate beam
+    cannot hold a batch of short sentences for ``max_new_tokens`` steps.
 
+    Args:
+        longest_source: tokens of the batch's longest source sentence.
+        max_new_tokens: the hard cap.
+        max_length_ratio: None: only the hard cap.
 
-def resolve_dtype(dtype: str, device: str) -> Any:
-    """``auto`` → float16 on GPU, float32 on CPU; float16 on CPU is refused (too slow, partly unsupported)."""
-    torch = require("torch", "hf", "Back-translation")
-    on_gpu = not device.startswith("cpu")
-    if dtype == "auto":
-        return torch.float16 if on_gpu else torch.float32
-    if dtype == "float16" and not on_gpu:
-        raise ConfigError(
-            "backtranslation.dtype float16 needs a GPU; use 'auto', 'float32' or 'bfloat16' on CPU"
-        )
-    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
+    Example:
+        >>> new_tokens_cap(10, 40, 0.5), new_tokens_cap(100, 40, 0.5), new_tokens_cap(10, 40, None)
+        (13, 40, 40)
+    """
+    if max_length_ratio is None:
+        return max_new_tokens
+    return min(max_new_tokens, int(max_length_ratio * longest_source) + 8)
 
 
 class Translator:
@@ -181,8 +176,8 @@ class Translator:
     ) -> None:
         transformers = require("transformers", "hf", "Back-translation")
         self.name = name
-        self.device = resolve_device(device)
-        self.dtype = resolve_dtype(dtype, self.device)
+        self.device = resolve_device(device, "backtranslation.device")
+        self.dtype = resolve_dtype(dtype, self.device, "backtranslation.dtype")
         self.batch_size = batch_size
         self.num_beams = num_beams
         self.max_new_tokens = max_new_tokens
@@ -232,7 +227,9 @@ class Translator:
                         input_ids=input_ids.to(self.device),
                         attention_mask=mask.to(self.device),
                         num_beams=self.num_beams,
-                        max_new_tokens=self._new_tokens(width),
+                        max_new_tokens=new_tokens_cap(
+                            width, self.max_new_tokens, self.max_length_ratio
+                        ),
                         max_length=None,  # the checkpoint's max_length would fight max_new_tokens
                     )
                 for i, text in zip(
@@ -244,17 +241,10 @@ class Translator:
                 bar.advance(len(batch))
         return out
 
-    def _new_tokens(self, longest_source: int) -> int:
-        if self.max_length_ratio is None:
-            return self.max_new_tokens
-        return min(self.max_new_tokens, int(self.max_length_ratio * longest_source) + 8)
-
     def close(self) -> None:
-        """Free the weights (and the GPU cache)."""
-        torch = require("torch", "hf", "Back-translation")
+        """Free the weights (and the GPU memory they held)."""
         self.model = None
-        if self.device.startswith("cuda"):
-            torch.cuda.empty_cache()
+        free_device_memory(self.device)
 
 
 class BackTranslator:
@@ -411,18 +401,15 @@ def with_paraphrase(record: Mapping[str, Any], result: BackTranslationResult) ->
     chosen = result.chosen
     if chosen is None:
         raise ValueError(f"no candidate was kept for {result.text!r}")
-    return {
-        **record,
-        "positive": chosen.text,
-        "positive_method": f"{STAGE}:{chosen.pivot}",
-        "mer_positive": chosen.mer,
-    }
+    return {**record, "positive": chosen.text, "positive_method": f"{STAGE}:{chosen.pivot}"}
 
 
-class BackTranslationStage:
-    """Stage adapter: fills ``positive`` (``positive_method = "backtranslation:<pivot>"``).
+class BackTranslationStage(Step):
+    """OssCSE Step 2 as a step: fills ``positive`` (``positive_method = "backtranslation:<pivot>"``).
 
-    Rows keep their other columns; anchors without a qualifying candidate go to rejects.
+    Rows keep their other columns; anchors without a qualifying candidate go to rejects
+    (stage ``backtranslation``, every candidate and its MER in ``detail``). ``details``
+    give each kept row's candidate and MER per pivot (``candidate_<pivot>``, ``mer_<pivot>``).
 
     Args:
         backtranslator: the :class:`BackTranslator` to use; :meth:`close` frees its models.
@@ -433,13 +420,14 @@ class BackTranslationStage:
     def __init__(self, backtranslator: BackTranslator) -> None:
         self.backtranslator = backtranslator
 
-    def __call__(self, rows: pa.Table) -> StageResult:
+    def __call__(self, rows: pa.Table) -> StepResult:
         records = rows.to_pylist()
         results = self.backtranslator.backtranslate([r["sentence"] for r in records])
-        out, rejects = [], []
+        out, rejects, kept = [], [], []
         for record, result in zip(records, results, strict=True):
             if result.ok:
                 out.append(with_paraphrase(record, result))
+                kept.append(result)
             else:
                 rejects.append(
                     backtranslation_reject(record, result, self.backtranslator.mer_range)
@@ -450,11 +438,23 @@ class BackTranslationStage:
             "rows_out": len(out),
             **backtranslation_stats(results),
         }
-        return StageResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
+        details: dict[str, pa.Array] = {}
+        for n, pivot in enumerate(self.backtranslator.pivots):
+            details[f"candidate_{pivot}"] = pa.array(
+                [r.candidates[n].text for r in kept], pa.string()
+            )
+            details[f"mer_{pivot}"] = pa.array([r.candidates[n].mer for r in kept], pa.float32())
+        return StepResult(
+            rows=rows_table(out),
+            rejects=rejects_table(rejects),
+            stats=stats,
+            details=pa.table(details) if details else None,
+        )
 
     def manifest(self) -> dict[str, Any]:
         """The translation models and settings, for the build manifest."""
         return {"model": {"backtranslation": self.backtranslator.identity()}}
 
     def close(self) -> None:
+        """Free the translation models."""
         self.backtranslator.close()

@@ -70,12 +70,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.base import StageResult
 from cseaug.config import SPACY_COMPONENTS_NOT_NEEDED, NegationConfig
 from cseaug.dataset.schema import rejects_table, rows_table
 from cseaug.errors import ConfigError, InputError, require
-from cseaug.metrics.mer import mer_pairs
 from cseaug.progress import progress_bar
+from cseaug.step import Step, StepResult
 
 STAGE = "negation"
 """Value of ``negative_method`` on rows and of ``stage`` on rejects this module writes."""
@@ -433,18 +432,26 @@ def negation_reject(record: dict[str, Any], result: NegationResult) -> dict[str,
     }
 
 
-def with_negation(record: dict[str, Any], result: NegationResult, mer: float) -> dict[str, Any]:
+def with_negation(record: dict[str, Any], result: NegationResult) -> dict[str, Any]:
     """``record`` with its negative view filled in."""
-    return {**record, "negative": result.negated, "negative_method": STAGE, "mer_negative": mer}
+    return {**record, "negative": result.negated, "negative_method": STAGE}
 
 
-class NegationStage:
-    """Stage adapter: fills ``negative`` (``negative_method = "negation"``) of each anchor.
+class NegationStage(Step):
+    """OssCSE Step 1 as a step: fills ``negative`` (``negative_method = "negation"``).
 
-    Rows keep their other columns; refused anchors go to rejects.
+    Rows keep their other columns; refused anchors go to rejects (stage ``negation``).
+    ``details`` give the rule, root and root tag of each negated row.
 
     Args:
         negator: the :class:`Negator` to use.
+
+    Example:
+        >>> from cseaug.dataset.schema import rows_table
+        >>> stage = NegationStage(Negator("../shared/models/en_ud_ewt_sm"))  # doctest: +SKIP
+        >>> rows = rows_table([{"id": "a", "sentence": "She is happy.", "split": "aigen"}])
+        >>> stage(rows).rows.column("negative").to_pylist()  # doctest: +SKIP
+        ['She is not happy.']
     """
 
     name = STAGE
@@ -452,14 +459,14 @@ class NegationStage:
     def __init__(self, negator: Negator) -> None:
         self.negator = negator
 
-    def __call__(self, rows: pa.Table) -> StageResult:
+    def __call__(self, rows: pa.Table) -> StepResult:
         records = rows.to_pylist()
         results = self.negator.negate([r["sentence"] for r in records])
-        mers = mer_pairs([r.text for r in results], [r.negated for r in results])
-        out, rejects = [], []
-        for record, result, value in zip(records, results, mers, strict=True):
+        out, rejects, negated = [], [], []
+        for record, result in zip(records, results, strict=True):
             if result.ok:
-                out.append(with_negation(record, result, float(value)))
+                out.append(with_negation(record, result))
+                negated.append(result)
             else:
                 rejects.append(negation_reject(record, result))
         stats = {
@@ -468,11 +475,17 @@ class NegationStage:
             "rows_out": len(out),
             **negation_stats(results),
         }
-        return StageResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
+        details = pa.table(
+            {
+                "rule": pa.array([r.rule for r in negated], pa.string()),
+                "root": pa.array([r.root for r in negated], pa.string()),
+                "root_tag": pa.array([r.root_tag for r in negated], pa.string()),
+            }
+        )
+        return StepResult(
+            rows=rows_table(out), rejects=rejects_table(rejects), stats=stats, details=details
+        )
 
     def manifest(self) -> dict[str, Any]:
-        """The pipeline used, for the build manifest."""
+        """The spaCy pipeline used, for the build manifest."""
         return {"model": {"negation": self.negator.identity()}}
-
-    def close(self) -> None:
-        """Nothing to release (the pipeline is freed with the stage)."""

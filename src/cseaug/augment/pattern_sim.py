@@ -34,7 +34,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.base import StageResult
 from cseaug.augment.llm_views import ViewJob, ask, counts_by_view, require_columns
 from cseaug.config import CleaningConfig, GenerationConfig
 from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
@@ -42,12 +41,13 @@ from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.patterns import LEVELS, ExampleSet
 from cseaug.prompts import PromptTemplate, prompts_manifest
+from cseaug.step import Step, StepResult
 
 GENERATED_BY = "llm"
 """Value of ``positive_method`` / ``negative_method`` on rows this stage writes."""
 
 
-class PatternSimulationStage:
+class PatternSimulationStage(Step):
     """NGCSE views for a shard of anchors (methods ``sts`` and ``nli``).
 
     Args:
@@ -93,7 +93,7 @@ class PatternSimulationStage:
         messages = self.prompts[view].render(examples=self.examples.levels[view], sentence=source)
         return ViewJob(row["id"], row["sentence"], view, source, messages)
 
-    def __call__(self, rows: pa.Table) -> StageResult:
+    def __call__(self, rows: pa.Table) -> StepResult:
         require_columns(rows, ("id", "sentence"), self.name)
         records = rows.to_pylist()
         label = f"NGCSE {self.method}"
@@ -145,7 +145,7 @@ class PatternSimulationStage:
             "views": counts_by_view(counts),
         }
         rejects = [reject for result in rounds for reject in result.rejects]
-        return StageResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
+        return StepResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
 
     def manifest(self) -> dict[str, Any]:
         """Prompt records and the example set, for ``build_manifest(prompts=..., example_set=...)``."""
@@ -153,6 +153,10 @@ class PatternSimulationStage:
             "prompts": prompts_manifest(self.prompts),
             "example_set": self.examples.as_manifest(),
         }
+
+    def usage(self) -> dict[str, int]:
+        """The backend's token usage so far."""
+        return self.backend.usage.as_dict()
 
     def close(self) -> None:
         """Close the backend (connections, engines, GPU memory)."""

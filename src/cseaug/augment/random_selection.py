@@ -9,7 +9,7 @@ method and the method writes the view:
 * ``dropout``: delete each word with probability ``dropout_rate`` (0.1), keeping at
   least one word;
 * ``repetition``: copy N words in place, N drawn from [1, max(1, int((words - 1) * 0.3))];
-* ``generator``: a synonym generator (VAEGPT-Sim, :mod:`cseaug.augment.vaegpt`).
+* ``generator``: a synonym generator (VAEGPT-Sim, :mod:`cseaug.vaegpt`).
 
 Words are whitespace-separated tokens and views are joined with single spaces, because the
 data is written as text and the trainer's tokenizer is unknown here (docs/vaegpt.md). Every
@@ -22,8 +22,8 @@ Example:
     >>> from cseaug.config import GenerateCSEConfig
     >>> selection = RandomSelection(GenerateCSEConfig(views=2, seed=1))
     >>> views, rejects = selection.views([("a1", "a cat sat on the mat today")])
-    >>> [v.method for v in views[0]]  # doctest: +SKIP
-    ['cutoff', 'shuffle']
+    >>> [v.method for v in views[0]]
+    ['dropout', 'dropout']
 """
 
 from __future__ import annotations
@@ -34,18 +34,13 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import pyarrow as pa
 
-from cseaug.augment.base import StageResult
 from cseaug.config import GENERATE_CSE_METHODS, GenerateCSEConfig
 from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
-from cseaug.metrics.mer import mer
-
-if TYPE_CHECKING:
-    from cseaug.augment.base import Stage
-    from cseaug.config import RunConfig
+from cseaug.step import Step, StepResult
 
 EDIT_METHODS: tuple[str, ...] = ("shuffle", "cutoff", "dropout", "repetition")
 """The methods that edit the anchor's words (no model)."""
@@ -58,6 +53,14 @@ class SynonymGenerator(Protocol):
 
     def generate(self, sentences: Sequence[str], num_return_sequences: int = 1) -> list[list[str]]:
         """``num_return_sequences`` candidates for each sentence, in input order."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """What identifies the generator's output (model files, settings), for manifests."""
+        ...
+
+    def close(self) -> None:
+        """Free the model."""
         ...
 
 
@@ -264,11 +267,11 @@ class RandomSelection:
         return out, rejects
 
 
-class GenerateCSEStage:
-    """Stage adapter: fills ``positive`` with view 0 and ``augmentations`` with every view.
+class GenerateCSEStage(Step):
+    """Generate-CSE as a step: fills ``positive`` with view 0 and ``augmentations`` with every view.
 
     Output rows keep the input row's columns and set ``split`` to ``aigen``, ``method`` to
-    ``generate_cse``, ``positive_method`` to the method of view 0 and ``mer_positive``.
+    ``generate_cse`` and ``positive_method`` to the method of view 0.
 
     Args:
         config: the ``generate_cse`` section.
@@ -291,7 +294,7 @@ class GenerateCSEStage:
         self.selection = RandomSelection(config, generator)
         self.generator = generator
 
-    def __call__(self, rows: pa.Table) -> StageResult:
+    def __call__(self, rows: pa.Table) -> StepResult:
         records = rows.to_pylist()
         views, rejects = self.selection.views([(r["id"], r["sentence"]) for r in records])
         out = []
@@ -307,7 +310,6 @@ class GenerateCSEStage:
                     "augmentations": [
                         {"view": v.view, "text": v.text, "method": v.method} for v in row_views
                     ],
-                    "mer_positive": mer(record["sentence"], first.text),
                 }
             )
         methods = Counter(v.method for row_views in views for v in row_views)
@@ -317,12 +319,11 @@ class GenerateCSEStage:
             "methods": dict(sorted(methods.items())),
             "empty_generations": len(rejects),
         }
-        return StageResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
+        return StepResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
 
     def manifest(self) -> dict[str, Any]:
         """For the build manifest: the draw actually used and the generator's identity."""
         selection = self.selection
-        identity = getattr(self.generator, "identity", None)
         return {
             "model": {
                 "generate_cse": {
@@ -330,32 +331,13 @@ class GenerateCSEStage:
                     "views": selection.config.views,
                     "seed": selection.config.seed,
                     "dropout_rate": selection.config.dropout_rate,
-                    "generator": identity() if callable(identity) else None,
+                    "generator": self.generator.identity() if self.generator else None,
                 }
             }
         }
 
     def close(self) -> None:
-        """Release the generator's model (if it holds one)."""
-        close = getattr(self.generator, "close", None)
-        if callable(close):
-            close()
+        """Release the generator's model (if there is a generator)."""
+        if self.generator is not None:
+            self.generator.close()
         self.generator = None
-
-
-def make_generate_cse_stage(cfg: RunConfig) -> Stage:
-    """The Generate-CSE stage of a run: loads the generator named by ``generate_cse.generator``.
-
-    Example:
-        >>> from cseaug.config import RunConfig
-        >>> cfg = RunConfig.model_validate({"name": "g", "method": "generate_cse", "corpus": {"path": "c.txt"}})
-        >>> make_generate_cse_stage(cfg).name
-        'generate_cse'
-    """
-    section = cfg.generate_cse
-    generator = None
-    if section.generator is not None:
-        from cseaug.augment.vaegpt.generate import VAEGPTSimGenerator
-
-        generator = VAEGPTSimGenerator.load(section.generator, section.generation)
-    return GenerateCSEStage(section, generator)

@@ -26,7 +26,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.base import StageResult
 from cseaug.augment.llm_views import ViewJob, ask, counts_by_view, require_columns
 from cseaug.config import CleaningConfig
 from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
@@ -34,6 +33,7 @@ from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.llm.clean import KNOWLEDGE_VIEW
 from cseaug.prompts import PromptTemplate, prompts_manifest
+from cseaug.step import Step, StepResult
 
 GIVEN = "given"
 """``positive_method`` / ``negative_method`` of a view that came with the input (NLI quadruplets)."""
@@ -45,7 +45,7 @@ def _given_method(record: Mapping[str, Any], view: str) -> str | None:
     return GIVEN if record.get(view) is not None else None
 
 
-class SKIStage:
+class SKIStage(Step):
     """SKICSE knowledge for a shard of anchors (method ``ski``).
 
     Args:
@@ -67,7 +67,7 @@ class SKIStage:
         self.prompt = prompts[KNOWLEDGE_VIEW]
         self.cleaning = cleaning
 
-    def __call__(self, rows: pa.Table) -> StageResult:
+    def __call__(self, rows: pa.Table) -> StepResult:
         require_columns(rows, ("id", "sentence"), self.name)
         records = rows.to_pylist()
         jobs = [
@@ -108,11 +108,15 @@ class SKIStage:
             "requests": len(jobs),
             "views": counts_by_view(result.counts),
         }
-        return StageResult(rows=rows_table(out), rejects=rejects_table(result.rejects), stats=stats)
+        return StepResult(rows=rows_table(out), rejects=rejects_table(result.rejects), stats=stats)
 
     def manifest(self) -> dict[str, Any]:
         """Prompt records, for ``build_manifest(prompts=...)``; SKICSE has no example set."""
         return {"prompts": prompts_manifest({KNOWLEDGE_VIEW: self.prompt}), "example_set": None}
+
+    def usage(self) -> dict[str, int]:
+        """The backend's token usage so far."""
+        return self.backend.usage.as_dict()
 
     def close(self) -> None:
         """Close the backend (connections, engines, GPU memory)."""

@@ -73,14 +73,14 @@ def build(
     """Build a dataset version from a config (runs the Prefect flow build-hybrid-dataset)."""
     cfg = load_config(config, set_)
     if dry_run or cfg.execution.dry_run:
-        from cseaug.dry_run import estimate_build
+        from cseaug.build.dry_run import estimate_build
 
         print_estimate(estimate_build(cfg))
         return
     # A temporary Prefect server can take longer than its 20 s default to start on a small
     # or busy machine; the user's own setting wins.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
-    from flows.build_hybrid_dataset import build_hybrid_dataset
+    from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
     print_summary(build_hybrid_dataset(config=str(config), overrides=list(set_)))
 

@@ -195,7 +195,7 @@ def compare_command(
 ) -> None:
     """Draw NGCSE's Figure 7 grid: MER and CS densities of positive and negative pairs per setting."""
     from cseaug.diagnostics import compare as fig7
-    from cseaug.metrics.cosine import encoder_from_config
+    from cseaug.encoders.loading import encoder_from_config
 
     settings: list[fig7.PairSet] = []
     for item in version or []:

@@ -78,8 +78,8 @@ def section(
         raise ConfigError(format_validation_error(exc, f"section '{name}'")) from exc
 
 
-def read_sentences(path: Path, column: str) -> tuple[list[dict[str, Any]], pa.Table]:
-    """Records ``{id, sentence}`` of a text file or a table column, read, cleaned and
+def read_sentences(path: Path, column: str) -> tuple[pa.Table, pa.Table]:
+    """Canonical rows of the sentences of a text file or a table column, read, cleaned and
     deduplicated exactly as a build's corpus is (:func:`cseaug.corpus.prepare.prepare_corpus`),
     and the rejects.
 
@@ -88,7 +88,7 @@ def read_sentences(path: Path, column: str) -> tuple[list[dict[str, Any]], pa.Ta
     """
     from cseaug.config import CorpusConfig, SampleConfig
     from cseaug.corpus.prepare import prepare_corpus
-    from cseaug.corpus.readers import detect_format
+    from cseaug.readers.corpus import detect_format
 
     is_text = detect_format(path) == "text" if path.exists() else True
     try:
@@ -98,7 +98,7 @@ def read_sentences(path: Path, column: str) -> tuple[list[dict[str, Any]], pa.Ta
     # A sample at least as large as the corpus is the whole corpus, in corpus order.
     everything = SampleConfig(size=2**62, include_other=False)
     prepared = prepare_corpus(corpus, everything, method="osscse")
-    return prepared.sample.select(["id", "sentence"]).to_pylist(), prepared.rejects
+    return prepared.sample, prepared.rejects
 
 
 def rejects_path(output: Path, rejects: Path | None) -> Path:
@@ -135,9 +135,8 @@ def negate_command(
     settings: SetOption = None,
 ) -> None:
     """Negate sentences at their dependency root (OssCSE Step 1); refused ones go to rejects with a reason."""
-    from cseaug.augment.negation import Negator, negation_reject, negation_stats
-    from cseaug.dataset.schema import rejects_table
-    from cseaug.metrics.mer import mer_pairs
+    from cseaug.augment.negation import NegationStage, Negator
+    from cseaug.build.mer import MERStep
 
     check_table_path(output)
     cfg = section(
@@ -147,33 +146,25 @@ def negate_command(
         settings,
         {"spacy_model": model, "batch_size": batch_size, "n_process": n_process},
     )
-    records, corpus_rejects = read_sentences(input, column)
-    results = Negator.from_config(cfg).negate([r["sentence"] for r in records])
-    kept = [(record, result) for record, result in zip(records, results, strict=True) if result.ok]
-    mers = mer_pairs([r.text for _, r in kept], [r.negated for _, r in kept])
-    table = pa.table(
-        {
-            "id": [record["id"] for record, _ in kept],
-            "sentence": [result.text for _, result in kept],
-            "negative": [result.negated for _, result in kept],
-            "rule": [result.rule for _, result in kept],
-            "root": [result.root for _, result in kept],
-            "root_tag": [result.root_tag for _, result in kept],
-            "mer_negative": pa.array(mers, pa.float32()),
-        }
-    )
-    refused = rejects_table(
-        negation_reject(record, result)
-        for record, result in zip(records, results, strict=True)
-        if not result.ok
+    rows, corpus_rejects = read_sentences(input, column)
+    result = NegationStage(Negator.from_config(cfg))(rows)
+    negated = MERStep()(result.rows).rows
+    assert result.details is not None
+    table = pa.Table.from_arrays(
+        [
+            *negated.select(["id", "sentence", "negative"]).columns,
+            *result.details.columns,
+            negated.column("mer_negative"),
+        ],
+        names=["id", "sentence", "negative", *result.details.column_names, "mer_negative"],
     )
     write_table(table, output)
-    write_table(pa.concat_tables([corpus_rejects, refused]), rejects_path(output, rejects))
+    write_table(pa.concat_tables([corpus_rejects, result.rejects]), rejects_path(output, rejects))
 
-    stats = negation_stats(results)
+    stats = result.stats
     console = Console()
-    console.print(_counts_table("rules", stats["rules"], len(results)))
-    console.print(_counts_table("refusals", stats["refusals"], len(results)))
+    console.print(_counts_table("rules", stats["rules"], stats["sentences"]))
+    console.print(_counts_table("refusals", stats["refusals"], stats["sentences"]))
     console.print(
         f"negated {stats['negated']} of {stats['sentences']} sentence(s) "
         f"(share negated {stats['share_negated']:.1%}) with {cfg.spacy_model}; "
@@ -223,12 +214,8 @@ def backtranslate_command(
     settings: SetOption = None,
 ) -> None:
     """Back-translate sentences through pivot languages and keep a candidate by MER (OssCSE Step 2)."""
-    from cseaug.augment.backtranslate import (
-        BackTranslator,
-        backtranslation_reject,
-        backtranslation_stats,
-    )
-    from cseaug.dataset.schema import rejects_table
+    from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
+    from cseaug.build.mer import MERStep
 
     check_table_path(output)
     flags = {
@@ -258,36 +245,25 @@ def backtranslate_command(
             {**cfg.model_dump(mode="json"), "pivots": chosen},
         )
 
-    records, corpus_rejects = read_sentences(input, column)
-    backtranslator = BackTranslator.from_config(cfg)
+    rows, corpus_rejects = read_sentences(input, column)
+    stage = BackTranslationStage(BackTranslator.from_config(cfg))
     try:
-        results = backtranslator.backtranslate([r["sentence"] for r in records])
+        result = stage(rows)
     finally:
-        backtranslator.close()
-    kept = [(record, result) for record, result in zip(records, results, strict=True) if result.ok]
-    columns: dict[str, Any] = {
-        "id": [record["id"] for record, _ in kept],
-        "sentence": [result.text for _, result in kept],
-        "positive": [result.paraphrase for _, result in kept],
-        "positive_method": [f"backtranslation:{result.chosen.pivot}" for _, result in kept],
-        "mer_positive": pa.array([result.chosen.mer for _, result in kept], pa.float32()),
-    }
-    for n, pivot in enumerate(cfg.pivots):
-        columns[f"candidate_{pivot}"] = [result.candidates[n].text for _, result in kept]
-        columns[f"mer_{pivot}"] = pa.array(
-            [result.candidates[n].mer for _, result in kept], pa.float32()
-        )
-    dropped = rejects_table(
-        backtranslation_reject(record, result, cfg.mer_range)
-        for record, result in zip(records, results, strict=True)
-        if not result.ok
+        stage.close()
+    kept = MERStep()(result.rows).rows
+    assert result.details is not None
+    columns = ["id", "sentence", "positive", "positive_method", "mer_positive"]
+    table = pa.Table.from_arrays(
+        [*kept.select(columns).columns, *result.details.columns],
+        names=[*columns, *result.details.column_names],
     )
-    write_table(pa.table(columns), output)
-    write_table(pa.concat_tables([corpus_rejects, dropped]), rejects_path(output, rejects))
+    write_table(table, output)
+    write_table(pa.concat_tables([corpus_rejects, result.rejects]), rejects_path(output, rejects))
 
-    stats = backtranslation_stats(results)
+    stats = result.stats
     console = Console()
-    console.print(_counts_table("kept pivot", stats["chosen_pivot"], len(results)))
+    console.print(_counts_table("kept pivot", stats["chosen_pivot"], stats["sentences"]))
     console.print(
         f"kept {stats['kept']} of {stats['sentences']} sentence(s) (share kept {stats['share_kept']:.1%}, "
         f"MER within [{cfg.mer_range[0]}, {cfg.mer_range[1]}], prefer {cfg.prefer}); mean MER per pivot "
@@ -326,8 +302,8 @@ def mer_command(
 ) -> None:
     """Match Error Rate (OssCSE eq. 1) of sentence pairs, lower-cased with edge punctuation stripped."""
     from cseaug.config import CorpusConfig
-    from cseaug.corpus.readers import detect_format, open_corpus
     from cseaug.metrics.mer import mer, mer_pairs
+    from cseaug.readers.corpus import detect_format, open_corpus
 
     console = Console()
     if pair is not None:

@@ -10,45 +10,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from cseaug.errors import InputError
-
-
-def read_table(path: Path) -> Any:
-    """A pyarrow table from a .csv, .tsv, .jsonl or .parquet file."""
-    import pyarrow.csv as pacsv
-    import pyarrow.json as pajson
-    import pyarrow.parquet as pq
-
-    if not path.is_file():
-        raise InputError(f"file not found: {path}")
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        return pacsv.read_csv(path)
-    if suffix == ".tsv":
-        return pacsv.read_csv(
-            path, parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False)
-        )
-    if suffix in (".jsonl", ".json"):
-        return pajson.read_json(path)
-    if suffix == ".parquet":
-        return pq.read_table(path)
-    raise InputError(
-        f"{path}: unsupported file type '{suffix}'; use .csv, .tsv, .jsonl or .parquet"
-    )
-
-
-def _column(table: Any, name: str, path: Path, option: str) -> list[Any]:
-    if name not in table.column_names:
-        raise InputError(
-            f"{path} has no column '{name}' (columns: {', '.join(table.column_names)}); pass {option} NAME"
-        )
-    return table.column(name).to_pylist()
+from cseaug.readers.tables import read_table, table_column
 
 
 def train_command(
@@ -73,8 +42,8 @@ def train_command(
     precision: Annotated[str | None, typer.Option(help="auto, fp32, bf16 or fp16.")] = None,
 ) -> None:
     """Train a VAEGPT-Sim synonym generator on SICK / MRPC pairs (resumes from its last checkpoint)."""
-    from cseaug.augment.vaegpt.config import load_train_config
-    from cseaug.augment.vaegpt.train import train_vaegpt
+    from cseaug.vaegpt.config import load_train_config
+    from cseaug.vaegpt.train import train_vaegpt
 
     flags = {
         "output_dir": output_dir,
@@ -118,8 +87,8 @@ def synonyms_command(
     device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N.")] = "auto",
 ) -> None:
     """Write synonyms of sentences with a trained VAEGPT-Sim (beam search with sampling)."""
-    from cseaug.augment.vaegpt.generate import VAEGPTSimGenerator
     from cseaug.config import SynonymGenerationConfig
+    from cseaug.vaegpt.generate import VAEGPTSimGenerator
 
     if input.suffix.lower() == ".txt":
         if not input.is_file():
@@ -128,7 +97,7 @@ def synonyms_command(
             line.strip() for line in input.read_text(encoding="utf-8").splitlines() if line.strip()
         ]
     else:
-        sentences = [str(s) for s in _column(read_table(input), column, input, "--column")]
+        sentences = [str(s) for s in table_column(read_table(input), column, input, "--column")]
     config = SynonymGenerationConfig(
         num_beams=num_beams,
         max_new_tokens=max_new_tokens,
@@ -185,10 +154,10 @@ def score_command(
     from cseaug.metrics.quality import score_generations
 
     table = read_table(file)
-    sources = _column(table, source_column, file, "--source-column")
-    targets = _column(table, target_column, file, "--target-column")
+    sources = table_column(table, source_column, file, "--source-column")
+    targets = table_column(table, target_column, file, "--target-column")
     columns = [
-        _column(table, name, file, "--generation-column")
+        table_column(table, name, file, "--generation-column")
         for name in generation_columns or ["generation"]
     ]
     generations = []

@@ -1,7 +1,7 @@
 """Corpus in, cleaned and sampled deterministically (see docs/corpus.md).
 
-Readers stream Arrow batches from text, CSV/TSV, JSONL, Parquet and Hugging Face datasets;
-cleaning normalises (NFC, whitespace) and drops lines with a reason; the sample is chosen
+The corpus is read by :mod:`cseaug.readers` (text, CSV/TSV, JSONL, Parquet, Hugging Face
+datasets); cleaning normalises (NFC, whitespace) and drops lines with a reason; the sample is chosen
 by a keyed hash of each sentence's row id, the same on any machine.
 
 Example:
@@ -17,18 +17,15 @@ from __future__ import annotations
 
 from cseaug.corpus.cleaning import REASONS, normalise_text
 from cseaug.corpus.prepare import PreparedCorpus, canonical_batch, prepare_corpus
-from cseaug.corpus.readers import CorpusSource, open_corpus
 from cseaug.corpus.sampling import choose_sample, key_ids, row_keys, sample_rank
 
 __all__ = [
     "REASONS",
-    "CorpusSource",
     "PreparedCorpus",
     "canonical_batch",
     "choose_sample",
     "key_ids",
     "normalise_text",
-    "open_corpus",
     "prepare_corpus",
     "row_keys",
     "sample_rank",

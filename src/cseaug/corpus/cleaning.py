@@ -37,8 +37,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cseaug.corpus.readers import TEXT, RejectRecord
 from cseaug.dataset.schema import REJECTS_SCHEMA
+from cseaug.readers.source import TEXT, RejectRecord
 
 STAGE = "corpus"
 

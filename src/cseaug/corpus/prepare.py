@@ -1,6 +1,6 @@
 """Corpus in, cleaned and sampled deterministically: the first step of every build.
 
-:func:`prepare_corpus` streams the corpus (:mod:`~cseaug.corpus.readers`), cleans each
+:func:`prepare_corpus` streams the corpus (:mod:`cseaug.readers`), cleans each
 batch (:mod:`~cseaug.corpus.cleaning`), hashes the kept sentences into row ids, drops
 repeats (:mod:`~cseaug.corpus.dedup`) and takes the seeded sample
 (:mod:`~cseaug.corpus.sampling`). The sample becomes the ``aigen`` rows that get views; the
@@ -42,12 +42,13 @@ from cseaug.corpus.cleaning import (
     rejects_from_arrays,
 )
 from cseaug.corpus.dedup import find_duplicates
-from cseaug.corpus.readers import CorpusSource, open_corpus
 from cseaug.corpus.rows import ChunkedRows
 from cseaug.corpus.sampling import choose_sample, key_ids, row_keys, sample_rank
 from cseaug.dataset.schema import CANONICAL_SCHEMA, SPLIT_AIGEN, SPLIT_OTHER
 from cseaug.errors import InputError
 from cseaug.progress import progress_bar
+from cseaug.readers.corpus import open_corpus
+from cseaug.readers.source import CorpusSource
 
 OTHER_BATCH_ROWS = 65_536
 """Largest batch :meth:`PreparedCorpus.other_batches` yields."""
@@ -129,7 +130,7 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
 
     Raises:
         ConfigError, InputError: before any work, for a bad source (see
-            :func:`cseaug.corpus.readers.open_corpus`); InputError after reading when no
+            :func:`cseaug.readers.corpus.open_corpus`); InputError after reading when no
             sentence survives cleaning.
 
     Example:

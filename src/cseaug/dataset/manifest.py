@@ -22,8 +22,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import subprocess
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -34,6 +32,7 @@ from cseaug import __version__
 from cseaug.config import RunConfig, config_fingerprint, redacted
 from cseaug.dataset.schema import CANONICAL_SCHEMA
 from cseaug.errors import InputError
+from cseaug.hashing import json_sha256, path_sha256
 
 CONTRACT_VERSION = CANONICAL_SCHEMA.metadata[b"cseaug.contract"].decode()
 """Version of the dataset contract (schema and layout) a manifest describes."""
@@ -69,39 +68,6 @@ REQUIRED_COUNTS = (
     "rejects_by_stage",
 )
 REQUIRED_FINGERPRINTS = ("config", "build", "data")
-
-_CHUNK = 1 << 20
-
-
-def file_sha256(path: str | Path) -> str:
-    """sha256 of a file, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def path_sha256(path: str | Path) -> str:
-    """sha256 of a file, or of a directory: its files' relative paths and sha256, sorted."""
-    path = Path(path)
-    if path.is_file():
-        return file_sha256(path)
-    if path.is_dir():
-        digest = hashlib.sha256()
-        for item in sorted(p for p in path.rglob("*") if p.is_file()):
-            digest.update(f"{item.relative_to(path).as_posix()}\x00{file_sha256(item)}\n".encode())
-        return digest.hexdigest()
-    raise InputError(f"input {path} does not exist: cannot record its sha256 in the manifest")
-
-
-def json_sha256(data: Any) -> str:
-    """sha256 of the canonical JSON of ``data`` (sorted keys, no spaces)."""
-    canonical = json.dumps(
-        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-    )
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
 
 CONTENT_KEYS = ("sha256", "fingerprint", "files")
 """Keys that identify the content of an input given as a mapping (``files``: path -> sha256)."""

@@ -9,10 +9,11 @@ leaves no half-written shard, and a task that runs again replaces its shard whol
 (idempotent retries).
 
 Example:
+    >>> import tempfile
     >>> from cseaug.dataset.schema import rows_table
-    >>> store = RunStore("storage", "demo-run")  # doctest: +SKIP
-    >>> path = store.write("input", 0, rows_table([{"id": "a", "sentence": "A cat sat.", "split": "aigen"}]))  # doctest: +SKIP
-    >>> store.read("input", 0).num_rows  # doctest: +SKIP
+    >>> store = RunStore(tempfile.mkdtemp(), "demo-run")
+    >>> path = store.write("input", 0, rows_table([{"id": "a", "sentence": "A cat sat.", "split": "aigen"}]))
+    >>> store.read("input", 0).num_rows
     1
 """
 

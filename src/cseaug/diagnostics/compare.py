@@ -41,12 +41,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cseaug.dataset.reader import iter_batches
+from cseaug.encoders.base import Encoder
 from cseaug.errors import InputError
-from cseaug.metrics.cosine import Encoder, cosine_pairs
+from cseaug.metrics.cosine import cosine_pairs
 from cseaug.metrics.histograms import MetricValues, Panel, Series, plot_panels
 from cseaug.metrics.mer import mer_pairs
 from cseaug.progress import progress_bar
-from cseaug.sources import read_nli_csv, read_sts_table
+from cseaug.readers.benchmarks import read_nli_csv, read_sts_table
 
 UNSUPERVISED_VIEWS: tuple[str, ...] = ("dropout", "token_shuffle", "token_cutoff")
 POLARITY_COLORS = {"positive": "tab:blue", "negative": "tab:red"}
@@ -95,7 +96,7 @@ def stsb_pairs(
     max_pairs: int | None = 1000,
     seed: int = 0,
 ) -> PairSet:
-    """STS-B (any :func:`~cseaug.sources.read_sts_table` file): score > 4 positive, < 1 negative."""
+    """STS-B (any :func:`~cseaug.readers.benchmarks.read_sts_table` file): score > 4 positive, < 1 negative."""
     table = read_sts_table(path)
     s1, s2, score = (table.column(c).to_pylist() for c in ("s1", "s2", "score"))
     rows = list(zip(s1, s2, score, strict=True))

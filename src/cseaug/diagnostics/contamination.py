@@ -39,10 +39,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cseaug.augment.base import StageResult
 from cseaug.dataset.schema import VIEW_COLUMNS, rejects_table
 from cseaug.errors import InputError
-from cseaug.sources import read_sick, read_sts_dir, read_sts_table
+from cseaug.readers.benchmarks import read_sick, read_sts_dir, read_sts_table
+from cseaug.step import StepResult
 
 REJECT_STAGE = "diagnostics"
 REJECT_REASON = "contamination"
@@ -236,7 +236,7 @@ class ContaminationCounter:
 
 def contamination_filter(
     rows: pa.Table, index: EvalIndex, fields: Literal["anchor", "any"] = "any"
-) -> StageResult:
+) -> StepResult:
     """Drop rows whose anchor (or, with ``any``, any view) is an evaluation sentence.
 
     Returns:
@@ -263,24 +263,8 @@ def contamination_filter(
                 "detail": json.dumps(found),
             }
         )
-    return StageResult(
+    return StepResult(
         rows=rows.filter(pa.array(combined == 0)),
         rejects=rejects_table(rejects),
         stats=counter.to_dict(),
     )
-
-
-class ContaminationFilter:
-    """:func:`contamination_filter` as a stage (``diagnostics.remove_contaminated``); loads the index once."""
-
-    name = "contamination"
-
-    def __init__(self, eval_data_dir: str | Path, fields: Literal["anchor", "any"] = "any") -> None:
-        self.index = load_eval_index(eval_data_dir)
-        self.fields = fields
-
-    def __call__(self, rows: pa.Table) -> StageResult:
-        return contamination_filter(rows, self.index, self.fields)
-
-    def close(self) -> None:
-        """Nothing to release (the index is plain memory)."""

@@ -28,10 +28,10 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 
-from cseaug.augment.base import StageResult
 from cseaug.dataset.schema import rejects_table
 from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, view_cs, view_mer
-from cseaug.metrics.cosine import Encoder
+from cseaug.encoders.base import Encoder
+from cseaug.step import StepResult
 
 OrderMetric = Literal["mer", "cs"]
 
@@ -138,7 +138,7 @@ def order_matrix(
 
 def pattern_order_filter(
     rows: pa.Table, metric: Literal["mer", "cs", "both"], encoder: Encoder | None = None
-) -> StageResult:
+) -> StepResult:
     """Keep the rows whose views keep the order; the others become rejects (reason ``pattern_order``).
 
     Rows that are not eligible (fewer than two of positive / intermediate / negative, e.g.
@@ -150,7 +150,7 @@ def pattern_order_filter(
         encoder: needed for ``cs`` and ``both``.
 
     Returns:
-        A :class:`~cseaug.augment.base.StageResult`; ``stats`` has the eligible and rejected
+        A :class:`~cseaug.step.StepResult`; ``stats`` has the eligible and rejected
         counts and the :class:`OrderCounts` of each metric.
     """
     metrics: list[OrderMetric] = ["mer", "cs"] if metric == "both" else [metric]
@@ -189,26 +189,4 @@ def pattern_order_filter(
         for i in dropped
     )
     stats.update(eligible=int(eligible_any.sum()), rejected=int(dropped.size))
-    return StageResult(rows=rows.filter(pa.array(keep)), rejects=rejects, stats=stats)
-
-
-class PatternOrderFilter:
-    """:func:`pattern_order_filter` as a stage (``diagnostics.pattern_filter``), one call per shard."""
-
-    name = "pattern_order"
-
-    def __init__(
-        self, metric: Literal["mer", "cs", "both"], encoder: Encoder | None = None
-    ) -> None:
-        if metric in ("cs", "both") and encoder is None:
-            raise ValueError(f"pattern_filter '{metric}' needs a sentence encoder")
-        self.metric = metric
-        self.encoder = encoder
-
-    def __call__(self, rows: pa.Table) -> StageResult:
-        return pattern_order_filter(rows, self.metric, self.encoder)
-
-    def close(self) -> None:
-        close = getattr(self.encoder, "close", None)
-        if close is not None:
-            close()
+    return StepResult(rows=rows.filter(pa.array(keep)), rejects=rejects, stats=stats)

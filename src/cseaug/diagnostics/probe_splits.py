@@ -40,7 +40,7 @@ from cseaug.dataset.tables import write_table
 from cseaug.diagnostics.contamination import STS_YEARS
 from cseaug.errors import InputError
 from cseaug.metrics.mer import mer_words, normalize_words
-from cseaug.sources import read_sts_dir, read_sts_table
+from cseaug.readers.benchmarks import read_sts_dir, read_sts_table
 
 Words = Literal["whitespace", "project"]
 

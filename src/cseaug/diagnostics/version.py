@@ -11,7 +11,7 @@ rows of a version (or of a staging directory before it is published) and writes:
   (:mod:`cseaug.diagnostics.patterns`); the contamination check
   (:mod:`cseaug.diagnostics.contamination`) when ``eval_data_dir`` is set.
 
-MER is computed for every row (the writer's ``mer_<view>`` columns are reused). CS needs a
+MER is computed for every row (the ``mer_<view>`` columns of the build's MER step are reused). CS needs a
 forward pass per sentence (~200 sentences/s on 2 CPU cores), so with ``cs_sample`` it is
 computed on a seeded sample of the rows that have views; the sample is drawn from row
 positions, so the same version and seed give the same sample.
@@ -42,8 +42,9 @@ from cseaug.dataset.reader import data_files, iter_batches
 from cseaug.diagnostics.contamination import ContaminationCounter, EvalIndex, load_eval_index
 from cseaug.diagnostics.patterns import OrderCounts
 from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, present_views, view_cs, view_mer
+from cseaug.encoders.base import Encoder
+from cseaug.encoders.loading import encoder_from_config
 from cseaug.errors import InputError
-from cseaug.metrics.cosine import Encoder, encoder_from_config
 from cseaug.metrics.histograms import MetricValues, Panel, Series, plot_panels
 from cseaug.progress import progress_bar
 

@@ -1,8 +1,8 @@
 """MER and cosine similarity of each view of canonical rows against its anchor.
 
-Published versions carry ``mer_<view>`` columns (the writer computes them with
+Published versions carry ``mer_<view>`` columns (the build's MER step computes them with
 :func:`cseaug.metrics.mer.mer_pairs`); they are reused where present and computed where
-missing, so staging tables and older files give the same numbers.
+missing, so other tables and older files give the same numbers.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cseaug.dataset.schema import VIEW_COLUMNS
-from cseaug.metrics.cosine import Encoder, cosine_pairs
+from cseaug.encoders.base import Encoder
+from cseaug.metrics.cosine import cosine_pairs
 from cseaug.metrics.mer import mer_words, normalize_words
 
 ORDER_VIEWS: tuple[str, ...] = ("positive", "intermediate", "negative")
@@ -69,7 +70,7 @@ def view_cs(
     Args:
         table: canonical rows.
         view: the view column.
-        encoder: a sentence encoder (:func:`cseaug.metrics.cosine.load_encoder`).
+        encoder: a sentence encoder (:func:`cseaug.encoders.loading.load_encoder`).
         rows: boolean mask of the rows to embed (a sample); None: every row.
     """
     texts = table.column(view)

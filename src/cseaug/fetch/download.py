@@ -45,7 +45,7 @@ from email.message import Message
 from pathlib import Path
 
 from cseaug import __version__
-from cseaug.dataset.manifest import file_sha256
+from cseaug.hashing import file_sha256
 from cseaug.errors import DownloadError
 from cseaug.progress import progress_bar
 

@@ -34,7 +34,7 @@ from typing import Literal
 
 from rich.filesize import decimal
 
-from cseaug.dataset.manifest import file_sha256
+from cseaug.hashing import file_sha256
 from cseaug.errors import DownloadError
 from cseaug.fetch.archive import extract_members, place
 from cseaug.fetch.catalog import MIRROR_ENV, Entry, source_urls

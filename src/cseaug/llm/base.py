@@ -127,7 +127,7 @@ class LLMBackend(abc.ABC):
     def check(self) -> None:  # noqa: B027 - optional hook
         """Fail now, before any work, if the backend cannot answer (model, engine, API key).
 
-        The pipeline calls it once when it makes the stage; ``generate`` works without it.
+        The build calls it once when it makes the stage; ``generate`` works without it.
         """
 
     def close(self) -> None:  # noqa: B027 - optional hook

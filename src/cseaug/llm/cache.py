@@ -27,8 +27,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sqlite3
 import threading
 import time
@@ -37,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cseaug.hashing import json_sha256
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
 
@@ -64,13 +63,9 @@ def request_hash(identity: dict[str, Any], request: ChatRequest) -> str:
         >>> len(request_hash(identity, ChatRequest("k", ({"role": "user", "content": "Hi"},))))
         64
     """
-    canonical = json.dumps(
-        {"identity": identity, "messages": request.messages, "sample_index": request.sample_index},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
+    return json_sha256(
+        {"identity": identity, "messages": request.messages, "sample_index": request.sample_index}
     )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 Constructing a backend is cheap and never fails for want of a key or a model: the dry
 run builds one only to learn its cache identity. Every backend has ``check()``, which
 does the up-front work and fails before any request is sent: the API key of ``openai``,
-loading the ``transformers`` model, creating the ``vllm`` engine. The pipeline calls
-``backend.check()`` once before its first stage; ``generate`` calls it too if nobody did.
+loading the ``transformers`` model, creating the ``vllm`` engine. The build calls
+``backend.check()`` once when it makes its stage; ``generate`` calls it too if nobody did.
 
 Example:
     >>> from cseaug.config import LLMConfig

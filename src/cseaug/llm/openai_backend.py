@@ -97,6 +97,35 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
     return max(when.timestamp() - (time.time() if now is None else now), 0.0)
 
 
+def retry_delay(
+    headers: Mapping[str, str] | None, attempt: int, initial_s: float, max_s: float
+) -> float:
+    """Seconds to wait before retrying after failed attempt number ``attempt`` (1 = the first).
+
+    A wait the response asks for (:func:`retry_after_seconds`, capped at
+    :data:`MAX_RETRY_AFTER_S`) wins, plus a little jitter (up to 10 %, at most 1 s) so that
+    many throttled requests do not return in one burst; otherwise exponential backoff with
+    full jitter, drawn uniformly below ``min(max_s, initial_s * 2 ** (attempt - 1))``.
+
+    Args:
+        headers: the failed response's headers; None when there was no response.
+        attempt: the number of the attempt that failed.
+        initial_s: the first backoff bound.
+        max_s: the largest backoff bound.
+
+    Example:
+        >>> 2.0 <= retry_delay({"Retry-After": "2"}, 1, 0.5, 30.0) <= 2.2
+        True
+        >>> 0.0 <= retry_delay(None, 3, 0.5, 30.0) <= 2.0
+        True
+    """
+    delay = retry_after_seconds(headers) if headers is not None else None
+    if delay is not None:
+        delay = min(delay, MAX_RETRY_AFTER_S)
+        return delay + random.uniform(0, min(1.0, 0.1 * delay))
+    return random.uniform(0, min(max_s, initial_s * 2 ** (attempt - 1)))
+
+
 def is_retryable(exc: BaseException) -> bool:
     """Timeouts, connection errors and HTTP 408, 429 and 5xx are worth retrying."""
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
@@ -251,13 +280,8 @@ class OpenAIBackend(StreamingBackend):
 
     def _delay(self, exc: BaseException | None, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1 = the first)."""
-        if isinstance(exc, openai.APIStatusError):
-            delay = retry_after_seconds(exc.response.headers)
-            if delay is not None:
-                delay = min(delay, MAX_RETRY_AFTER_S)
-                # a little jitter so that many throttled requests do not return in one burst
-                return delay + random.uniform(0, min(1.0, 0.1 * delay))
-        return random.uniform(0, min(self.retry_max_s, self.retry_initial_s * 2 ** (attempt - 1)))
+        headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else None
+        return retry_delay(headers, attempt, self.retry_initial_s, self.retry_max_s)
 
     async def _post(self, client: openai.AsyncOpenAI, body: dict[str, Any]) -> httpx2.Response:
         return await client.post("/chat/completions", body=body, cast_to=httpx2.Response)

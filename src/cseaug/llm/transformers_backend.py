@@ -2,7 +2,7 @@
 
 The model (``AutoModelForCausalLM``) and its tokenizer (``AutoTokenizer``, which must
 carry a chat template) are loaded by :meth:`TransformersBackend.check`, which the
-pipeline calls before any work, so that a model that is neither cached locally nor
+build calls before any work, so that a model that is neither cached locally nor
 downloadable fails at once, with a message that says how to use an endpoint instead;
 ``generate`` loads it too if nobody called ``check``. Prompts are rendered with
 ``apply_chat_template(..., add_generation_prompt=True)``, sorted by length (less
@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from cseaug.devices import resolve_device, resolve_dtype
 from cseaug.errors import BackendError, require
 from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
@@ -34,20 +35,6 @@ ENDPOINT_HINT = (
     "--set llm.model=<served model name>` (start one with `vllm serve <model>`), "
     "or set llm.model to a local directory that holds the model."
 )
-
-
-def resolve_device(device: str, torch: Any) -> str:
-    """``auto`` becomes ``cuda`` when a GPU is visible, else ``cpu``; anything else is kept."""
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
-def resolve_dtype(dtype: str, device: str, torch: Any) -> Any:
-    """``auto`` is float32 on CPU (half precision is slow there) and the checkpoint's dtype on GPU."""
-    if dtype == "auto":
-        return torch.float32 if device == "cpu" else "auto"
-    return getattr(torch, dtype)
 
 
 def generate_kwargs(sampling: dict[str, Any]) -> dict[str, Any]:
@@ -107,10 +94,9 @@ class TransformersBackend(StreamingBackend):
         """
         if self._model is not None:
             return
-        torch = require("torch", "hf", "The transformers LLM backend")
         transformers = require("transformers", "hf", "The transformers LLM backend")
-        device = resolve_device(self.device, torch)
-        dtype = resolve_dtype(self.dtype, device, torch)
+        device = resolve_device(self.device, "llm.device")
+        dtype = resolve_dtype(self.dtype, device, "llm.dtype", auto_on_gpu="checkpoint")
         tokenizer = self._load(transformers.AutoTokenizer, {})
         if not getattr(tokenizer, "chat_template", None):
             raise BackendError(

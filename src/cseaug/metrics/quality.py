@@ -17,7 +17,7 @@ the "proportion of non-repeating words" of two sentences is the share of their d
 words that occur in only one of them (1 - Jaccard similarity of the word sets); across
 several generations it is the mean over all pairs of them. The paper's third similarity,
 GloVe vector-mean cosine, is left out (no GloVe vectors offline). The encoder comes from
-:mod:`cseaug.metrics.cosine`. Metrics are fractions in [0, 1]; Table 2 prints them
+:mod:`cseaug.encoders.loading`. Metrics are fractions in [0, 1]; Table 2 prints them
 multiplied by 100.
 
 Example:
@@ -36,8 +36,10 @@ from typing import Any
 
 import numpy as np
 
+from cseaug.encoders.base import Encoder
+from cseaug.encoders.loading import DEFAULT_ENCODER, load_encoder
 from cseaug.errors import InputError, require
-from cseaug.metrics.cosine import DEFAULT_ENCODER, Encoder, cosine_pairs, load_encoder
+from cseaug.metrics.cosine import cosine_pairs
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -166,8 +168,8 @@ def score_generations(
         generations: one string per source, or a list of candidates per source; similarity
             and source diversity average over every candidate, ``diversity_multiple`` over
             the sources with two or more candidates.
-        encoder: a sentence-encoder name or path (:func:`cseaug.metrics.cosine.load_encoder`),
-            an :class:`~cseaug.metrics.cosine.Encoder`, or None to leave cosine similarity out.
+        encoder: a sentence-encoder name or path (:func:`cseaug.encoders.loading.load_encoder`),
+            an :class:`~cseaug.encoders.base.Encoder`, or None to leave cosine similarity out.
 
     Example:
         >>> card = score_generations(["a b c"], ["a b c"], ["a b c"], encoder=None)

@@ -1,0 +1,30 @@
+"""A whole build in this process, without Prefect: plan, every shard, publish.
+
+For tests, notebooks and benchmarks; ``cseaug build`` runs the same three calls as the
+Prefect flow ``build-hybrid-dataset`` instead, so that every run shows in Prefect.
+
+Example:
+    >>> from cseaug.config import load_config
+    >>> run_build(load_config("configs/demo.yaml")).version_dir  # doctest: +SKIP
+    PosixPath('storage/datasets/demo/v0001')
+"""
+
+from __future__ import annotations
+
+from cseaug.build.plan import plan_build
+from cseaug.build.publish import BuildSummary, publish_build
+from cseaug.build.run import BuildRun
+from cseaug.build.shard import generate_shard
+from cseaug.config import RunConfig
+
+
+def run_build(cfg: RunConfig) -> BuildSummary:
+    """Build and publish one version of ``cfg``; every step is closed at the end, also on failure.
+
+    Raises:
+        ConfigError, InputError, BackendError: as the plan, shard and publish steps do.
+    """
+    with BuildRun(cfg) as run:
+        plan = plan_build(run)
+        outcomes = [generate_shard(run, index) for index in range(plan.shards)]
+        return publish_build(run, outcomes)

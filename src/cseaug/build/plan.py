@@ -1,0 +1,88 @@
+"""Plan a build: load its steps, clean and sample the corpus, cut the sample into shards.
+
+The steps are made first, so that a model that cannot be loaded or an endpoint that is
+misconfigured stops the build before any work. The sample is cut into shards of
+``execution.shard_size`` sentences in the run store; the rest of the corpus (when
+``sample.include_other``) runs through the ``other`` rows' steps into the store too. The
+plan is a JSON file beside them; Prefect tasks pass its path.
+
+Example:
+    >>> from cseaug.build.run import BuildRun
+    >>> from cseaug.config import load_config
+    >>> with BuildRun(load_config("configs/demo.yaml")) as run:  # doctest: +SKIP
+    ...     plan_build(run).shards
+    1
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from cseaug.build.run import BuildRun
+from cseaug.corpus.prepare import prepare_corpus
+from cseaug.dataset.schema import SPLIT_OTHER
+from cseaug.step import merged_results, run_steps
+
+CORPUS = "corpus"
+"""Run-store stage folder of the corpus rejects and the other rows' filter rejects."""
+
+
+@dataclass(frozen=True)
+class PlanRef:
+    """What the plan step hands on: where the plan is and how many shards it has."""
+
+    path: str
+    run_id: str
+    shards: int
+
+
+def plan_build(run: BuildRun) -> PlanRef:
+    """Load the steps of ``run``, clean and sample the corpus, and write the shards of the sample.
+
+    Args:
+        run: the build run (its steps are made here if they were not yet).
+
+    Raises:
+        ConfigError, InputError, BackendError: before any generation, naming what is wrong.
+    """
+    started = time.perf_counter()
+    cfg, store = run.cfg, run.store
+    stage_manifest = run.stage.manifest()
+    prepared = prepare_corpus(cfg.corpus, cfg.sample, cfg.method)
+
+    size = cfg.execution.shard_size
+    shards = max(1, -(-prepared.sample.num_rows // size))
+    for index in range(shards):
+        store.write("input", index, prepared.sample.slice(index * size, size))
+    other_steps = run.other_steps()
+    filtered_rejects: list[pa.Table] = []
+
+    def other_rows() -> Iterator[pa.Table]:
+        for batch in prepared.other_batches():
+            rows = pa.Table.from_batches([batch])
+            result = merged_results(other_steps, run_steps(other_steps, rows), rows)
+            filtered_rejects.append(result.rejects)
+            yield result.rows
+
+    store.write("rows", 0, other_rows() if cfg.sample.include_other else [], stage=SPLIT_OTHER)
+    # filtered_rejects is complete here: writing the other rows consumed the generator.
+    store.write("rejects", 0, [prepared.rejects, *filtered_rejects], stage=CORPUS)
+
+    plan = {
+        "run_id": store.path.name,
+        "config": cfg.model_dump(mode="json"),
+        "shards": shards,
+        "corpus": {"name": prepared.name, "stats": prepared.stats, "sha256": prepared.input_sha256},
+        "other_rows": prepared.num_other if cfg.sample.include_other else 0,
+        "stage": stage_manifest,
+        "seconds": {"plan": round(time.perf_counter() - started, 3)},
+    }
+    store.path.mkdir(parents=True, exist_ok=True)
+    Path(run.plan_path).write_text(json.dumps(plan, indent=2, default=str), encoding="utf-8")
+    return PlanRef(path=run.plan_path, run_id=store.path.name, shards=shards)

@@ -1,0 +1,157 @@
+"""Publish a build: the finished shards of a plan as a new immutable version, then its exports.
+
+The generated rows, the demoted and ``other`` rows and every reject stream from the run
+store into :func:`cseaug.dataset.staging.publish_version` (diagnostics are written into the
+staging directory before the atomic rename); the configured exports are written from
+the published version. The steps are not needed here, so publishing loads no model.
+
+Example:
+    >>> from cseaug.build.run import BuildRun
+    >>> with BuildRun.from_plan(plan.path) as run:  # doctest: +SKIP
+    ...     publish_build(run, outcomes).version_dir
+    PosixPath('storage/datasets/demo/v0001')
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from cseaug.build.plan import CORPUS
+from cseaug.build.run import BuildRun, read_plan
+from cseaug.build.shard import DEMOTED, VIEWS, ShardOutcome
+from cseaug.dataset.manifest import build_manifest
+from cseaug.dataset.schema import SPLIT_OTHER
+from cseaug.dataset.shards import RunStore
+from cseaug.dataset.staging import publish_version
+from cseaug.errors import InputError
+from cseaug.step import summed_usage
+
+DIAGNOSTICS = "diagnostics"
+
+
+@dataclass
+class BuildSummary:
+    """What a finished build prints and returns."""
+
+    dataset: str
+    version: str
+    version_dir: Path
+    rows: int
+    aigen: int
+    other: int
+    rejects: int
+    rejects_by_stage: dict[str, dict[str, int]]
+    token_usage: dict[str, int]
+    seconds: float
+    exports: list[str]
+    diagnostics_dir: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able (what the Prefect task returns)."""
+        out = asdict(self)
+        out["version_dir"] = str(self.version_dir)
+        return out
+
+
+def _rows(store: RunStore) -> Iterator[pa.RecordBatch]:
+    yield from store.iter_batches("rows", VIEWS)
+    yield from store.iter_batches("rows", DEMOTED)
+    yield from store.iter_batches("rows", SPLIT_OTHER)
+
+
+def _rejects(store: RunStore) -> Iterator[pa.RecordBatch]:
+    yield from store.iter_batches("rejects", CORPUS)
+    yield from store.iter_batches("rejects", VIEWS)
+
+
+def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
+    """Publish the finished shards of the run's plan as a new version and write its exports.
+
+    Args:
+        run: the build run.
+        outcomes: every shard's outcome (token usage and timings for the manifest).
+
+    Raises:
+        InputError: a shard of the plan is not finished (nothing is published).
+    """
+    from cseaug.dataset.export import write_configured_exports
+    from cseaug.diagnostics.version import write_diagnostics
+
+    started = time.perf_counter()
+    plan = read_plan(run.plan_path)
+    cfg, store = run.cfg, run.store
+    missing = [i for i in range(plan["shards"]) if not store.exists("rows", i, VIEWS)]
+    if missing:
+        raise InputError(
+            f"run {plan['run_id']}: shards {missing} are not finished; nothing published"
+        )
+    stage_info = plan["stage"]
+    usage = summed_usage([o.usage for o in outcomes])
+    manifest = build_manifest(
+        cfg,
+        inputs={"corpus": {"name": plan["corpus"]["name"], "files": plan["corpus"]["sha256"]}},
+        prompts=stage_info.get("prompts", ()),
+        example_set=stage_info.get("example_set"),
+        model=stage_info.get("model"),
+        token_usage=usage,
+        timings={
+            "plan": plan["seconds"]["plan"],
+            "generate": round(sum(o.seconds for o in outcomes), 3),
+        },
+        extra={
+            "corpus_stats": plan["corpus"]["stats"],
+            "demoted_to_other": sum(o.demoted for o in outcomes),
+        },
+    )
+
+    def diagnostics(staging: Path) -> None:
+        if cfg.diagnostics.enabled:
+            write_diagnostics(
+                staging,
+                staging / DIAGNOSTICS,
+                cfg.diagnostics,
+                cache_dir=Path(cfg.output.root) / "cache" / "embeddings",
+                title=cfg.dataset_name,
+            )
+
+    published = publish_version(
+        _rows(store),
+        _rejects(store),
+        root=cfg.output.root,
+        name=cfg.dataset_name,
+        manifest=manifest,
+        heldout_fraction=cfg.output.heldout_fraction,
+        rows_per_file=cfg.output.rows_per_file,
+        before_publish=diagnostics,
+    )
+    exports = [
+        str(r.path)
+        for r in write_configured_exports(published.path, cfg.output.exports, cfg.output.root)
+    ]
+    counts = published.manifest["counts"]
+    return BuildSummary(
+        dataset=published.name,
+        version=published.version,
+        version_dir=published.path,
+        rows=counts["rows"],
+        aigen=counts["by_split"].get("aigen", 0),
+        other=counts["by_split"].get("other", 0),
+        rejects=counts["rejects"],
+        rejects_by_stage=counts["rejects_by_stage"],
+        token_usage=usage,
+        seconds=round(
+            time.perf_counter()
+            - started
+            + plan["seconds"]["plan"]
+            + sum(o.seconds for o in outcomes),
+            3,
+        ),
+        exports=exports,
+        diagnostics_dir=str(published.path / DIAGNOSTICS) if cfg.diagnostics.enabled else None,
+    )

@@ -1,0 +1,206 @@
+"""One build in this process: its config, its run store, and the steps it owns.
+
+A :class:`BuildRun` makes the steps of a build the first time they are needed (the plan
+asks first, so that a model that cannot be loaded or an endpoint that is misconfigured
+stops the build before any work) and closes every one of them when it is closed, whether
+the build succeeded or failed: use it as a context manager. Nothing is shared between
+runs, so shards of different runs, or runs in different processes, never touch each
+other's models.
+
+The steps of a build:
+
+* generated rows: ``[stage, *filters, mer]`` (contamination, then pattern order);
+* ``other`` rows (the rest of the corpus, and sample anchors whose views failed):
+  ``[contamination, mer]``.
+
+Prefect tasks pass only paths and counts; :class:`OpenRuns` lets the tasks of one flow in
+one process use the run the plan task opened, which the flow closes in a ``finally``.
+
+Example:
+    >>> from cseaug.config import load_config
+    >>> from cseaug.build.plan import plan_build
+    >>> with BuildRun(load_config("configs/demo.yaml")) as run:  # doctest: +SKIP
+    ...     plan = plan_build(run)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from cseaug.config import RunConfig, config_fingerprint
+from cseaug.dataset.shards import RunStore
+from cseaug.errors import InputError
+from cseaug.step import Step, close_all, summed_usage
+
+PLAN_FILE = "plan.json"
+
+
+def run_id(cfg: RunConfig) -> str:
+    """The run-store name of a build: same config, same store, so a rerun resumes it."""
+    return f"{cfg.dataset_name}-{config_fingerprint(cfg)[:12]}"
+
+
+def read_plan(plan_path: str | Path) -> dict[str, Any]:
+    """The plan a plan step wrote.
+
+    Raises:
+        InputError: there is no plan at ``plan_path``.
+    """
+    path = Path(plan_path)
+    if not path.is_file():
+        raise InputError(f"run plan {path} not found; start the build again with `cseaug build`")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+class BuildRun:
+    """The steps of one build, made once and closed once (see the module docstring).
+
+    Args:
+        cfg: the run config.
+        store: the run store; default ``<output.root>/runs/<dataset>-<fingerprint>``.
+
+    Attributes:
+        plan_path: where the plan is (or will be) written, in the run store.
+    """
+
+    def __init__(self, cfg: RunConfig, store: RunStore | None = None) -> None:
+        self.cfg = cfg
+        self.store = store or RunStore(cfg.output.root, run_id(cfg))
+        self.plan_path = str(self.store.path / PLAN_FILE)
+        self._owned: list[Step] = []
+        self._stage: Step | None = None
+        self._contamination: Step | None = None
+        self._pattern_order: Step | None = None
+        self._mer: Step | None = None
+        self._closed = False
+
+    @classmethod
+    def from_plan(cls, plan_path: str | Path) -> BuildRun:
+        """The run of a plan written earlier (by this or another process).
+
+        Raises:
+            InputError: there is no plan at ``plan_path``.
+        """
+        plan = read_plan(plan_path)
+        cfg = RunConfig.model_validate(plan["config"])
+        return cls(cfg, RunStore(cfg.output.root, plan["run_id"]))
+
+    def __enter__(self) -> BuildRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def stage(self) -> Step:
+        """The method's stage (made, with its models, on first use)."""
+        self._make_steps()
+        assert self._stage is not None
+        return self._stage
+
+    def view_steps(self) -> list[Step]:
+        """The steps of the sample's shards: ``[stage, *filters, mer]``."""
+        self._make_steps()
+        steps = [self._stage, self._contamination, self._pattern_order, self._mer]
+        return [step for step in steps if step is not None]
+
+    def other_steps(self) -> list[Step]:
+        """The steps of ``other`` rows: ``[contamination, mer]`` (no stage, no pattern order)."""
+        self._make_steps()
+        return [step for step in (self._contamination, self._mer) if step is not None]
+
+    def usage(self) -> dict[str, int]:
+        """LLM token usage of every step made so far."""
+        return summed_usage([step.usage() for step in self._owned])
+
+    def close(self) -> None:
+        """Close every step made (last made first); the run cannot make steps again."""
+        self._closed = True
+        owned, self._owned = self._owned, []
+        self._stage = self._contamination = self._pattern_order = self._mer = None
+        close_all(owned)
+
+    def _own(self, step: Step) -> Step:
+        self._owned.append(step)
+        return step
+
+    def _make_steps(self) -> None:
+        if self._closed:
+            raise InputError(f"build run {self.store.path.name} is closed")
+        if self._stage is not None:
+            return
+        from cseaug.build.filters import ContaminationFilter, PatternOrderFilter
+        from cseaug.build.mer import MERStep
+        from cseaug.build.stages import make_stage
+
+        diag = self.cfg.diagnostics
+        # Each step is owned as soon as it exists: a later one that fails to load leaves
+        # the earlier ones to close().
+        stage = self._own(make_stage(self.cfg))
+        if diag.remove_contaminated and diag.eval_data_dir:
+            self._contamination = self._own(
+                ContaminationFilter.from_dir(diag.eval_data_dir, diag.contamination_fields)
+            )
+        if diag.pattern_filter != "off":
+            cache = Path(self.cfg.output.root) / "cache" / "embeddings"
+            self._pattern_order = self._own(PatternOrderFilter.from_config(diag, cache))
+        self._mer = self._own(MERStep())
+        self._stage = stage
+
+
+class OpenRuns:
+    """The build runs open in this process, by plan path: how the Prefect tasks of one flow
+    share the steps the plan task loaded.
+
+    The plan task opens a run (:meth:`open`), the shard and publish tasks :meth:`use` it,
+    and the flow closes it (:meth:`close`) in a ``finally``. A task that runs where no run
+    is open (a worker process) gets a run of its own for the one call, closed when the
+    call ends.
+    """
+
+    def __init__(self) -> None:
+        self._runs: dict[str, BuildRun] = {}
+        self._lock = threading.Lock()
+
+    def open(self, cfg: RunConfig) -> BuildRun:
+        """Open the run of ``cfg`` and keep it under its plan path.
+
+        Raises:
+            InputError: a build of the same config is already open in this process.
+        """
+        run = BuildRun(cfg)
+        with self._lock:
+            if run.plan_path in self._runs:
+                raise InputError(
+                    f"a build of {cfg.dataset_name} with this config is already running in this "
+                    f"process (run {run.store.path.name}); wait for it to finish"
+                )
+            self._runs[run.plan_path] = run
+        return run
+
+    @contextlib.contextmanager
+    def use(self, plan_path: str) -> Iterator[BuildRun]:
+        """The open run of ``plan_path``, or a run of its own for this call (closed after it)."""
+        with self._lock:
+            run = self._runs.get(plan_path)
+        if run is not None:
+            yield run
+            return
+        with BuildRun.from_plan(plan_path) as own:
+            yield own
+
+    def close(self, plan_path: str) -> None:
+        """Close the run of ``plan_path`` and forget it (nothing happens when none is open)."""
+        with self._lock:
+            run = self._runs.pop(plan_path, None)
+        if run is not None:
+            run.close()
+
+    def __contains__(self, plan_path: str) -> bool:
+        with self._lock:
+            return plan_path in self._runs

@@ -1,0 +1,110 @@
+"""Which stage writes the views of a run: one factory per ``method``, models loaded up front.
+
+The one place that ties a run config's sections to the stages of :mod:`cseaug.augment`, so
+that the build never knows which paper, model or backend is behind its stage. Factories
+import their heavy dependencies lazily: choosing the ``sts`` method never imports spaCy or
+torch. Whatever a factory loaded before it failed is closed again.
+
+Example:
+    >>> from cseaug.config import RunConfig
+    >>> cfg = RunConfig.model_validate({"name": "g", "method": "generate_cse", "corpus": {"path": "c.txt"}})
+    >>> make_stage(cfg).name
+    'generate_cse'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cseaug.config import LLM_METHODS, PATTERN_METHODS, RunConfig
+from cseaug.errors import ConfigError
+from cseaug.step import Step
+
+if TYPE_CHECKING:
+    from cseaug.augment.osscse import OssCSEStage
+    from cseaug.augment.pattern_sim import PatternSimulationStage
+    from cseaug.augment.random_selection import GenerateCSEStage
+    from cseaug.augment.ski import SKIStage
+    from cseaug.llm.base import LLMBackend
+
+
+def make_stage(cfg: RunConfig) -> Step:
+    """The stage of ``cfg.method``, with its backend or models ready.
+
+    Raises:
+        ConfigError: an unknown method or a section it needs is missing.
+        BackendError: the LLM or model cannot be reached or loaded.
+    """
+    if cfg.method in LLM_METHODS:
+        from cseaug.llm.factory import make_backend
+
+        if cfg.llm is None:
+            raise ConfigError(f"method '{cfg.method}' needs an 'llm' section")
+        backend = make_backend(cfg.llm, cfg.cache_path)
+        try:
+            backend.check()  # load the model / check the key now, before any work
+            return make_llm_stage(cfg, backend)
+        except BaseException:
+            backend.close()
+            raise
+    if cfg.method == "osscse":
+        return make_osscse_stage(cfg)
+    if cfg.method == "generate_cse":
+        return make_generate_cse_stage(cfg)
+    raise ConfigError(f"unknown method '{cfg.method}'")
+
+
+def make_llm_stage(cfg: RunConfig, backend: LLMBackend) -> PatternSimulationStage | SKIStage:
+    """The NGCSE or SKICSE stage of ``cfg.method`` on ``backend``, with the run's examples and prompts.
+
+    The stage closes ``backend`` when it is closed. The dry run passes a recording backend.
+
+    Raises:
+        ConfigError: the method is not an LLM method, or its pattern source or prompts
+            cannot be loaded.
+    """
+    from cseaug.augment.pattern_sim import PatternSimulationStage
+    from cseaug.augment.ski import SKIStage
+    from cseaug.patterns import load_examples
+    from cseaug.prompts import load_method_prompts
+
+    prompts = load_method_prompts(cfg.method, cfg.generation.prompts_dir)
+    if cfg.method == "ski":
+        return SKIStage(backend, prompts, cfg.cleaning)
+    if cfg.method in PATTERN_METHODS and cfg.patterns is not None:
+        examples = load_examples(cfg.patterns, cfg.method)  # type: ignore[arg-type]
+        return PatternSimulationStage(
+            cfg.method, backend, examples, prompts, cfg.cleaning, cfg.generation
+        )
+    raise ConfigError(f"method {cfg.method!r} needs a 'patterns' section (the pattern source)")
+
+
+def make_osscse_stage(cfg: RunConfig) -> OssCSEStage:
+    """The OssCSE stage: the ``negation`` section's spaCy pipeline, then the
+    ``backtranslation`` section's translation models, all loaded now.
+
+    Raises:
+        ConfigError: the spaCy pipeline or a translation model cannot be loaded.
+        MissingExtraError: spaCy or transformers is not installed.
+    """
+    from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
+    from cseaug.augment.negation import NegationStage, Negator
+    from cseaug.augment.osscse import OssCSEStage
+
+    negation = NegationStage(Negator.from_config(cfg.negation))
+    return OssCSEStage(
+        negation, BackTranslationStage(BackTranslator.from_config(cfg.backtranslation))
+    )
+
+
+def make_generate_cse_stage(cfg: RunConfig) -> GenerateCSEStage:
+    """The Generate-CSE stage, with the generator named by ``generate_cse.generator`` (if any) loaded."""
+    from cseaug.augment.random_selection import GenerateCSEStage
+
+    section = cfg.generate_cse
+    generator = None
+    if section.generator is not None:
+        from cseaug.vaegpt.generate import VAEGPTSimGenerator
+
+        generator = VAEGPTSimGenerator.load(section.generator, section.generation)
+    return GenerateCSEStage(section, generator)

@@ -1,0 +1,76 @@
+"""What a version holds, counted while its rows and rejects stream by (``manifest.json``'s ``counts``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cseaug.dataset.schema import VIEW_COLUMNS
+
+
+def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:
+    counts = pc.value_counts(column.drop_null())
+    return {
+        str(v): int(n)
+        for v, n in zip(
+            counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True
+        )
+    }
+
+
+@dataclass
+class RowCounts:
+    """What the writer counted while streaming (goes to ``manifest.json``'s ``counts``)."""
+
+    rows: int = 0
+    heldout: int = 0
+    by_split: Counter = field(default_factory=Counter)
+    heldout_by_split: Counter = field(default_factory=Counter)
+    by_method: Counter = field(default_factory=Counter)
+    views: Counter = field(default_factory=Counter)
+    rejects: int = 0
+    rejects_by_stage: dict[str, Counter] = field(default_factory=dict)
+
+    def add_rows(self, table: pa.Table) -> None:
+        """Count a conformed canonical table (``heldout`` already set)."""
+        self.rows += table.num_rows
+        heldout = table.column("heldout")
+        self.heldout += int(pc.sum(heldout).as_py() or 0)
+        self.by_split.update(_value_counts(table.column("split")))
+        self.heldout_by_split.update(_value_counts(table.filter(heldout).column("split")))
+        self.by_method.update(_value_counts(table.column("method")))
+        for view in VIEW_COLUMNS:
+            present = table.num_rows - table.column(view).null_count
+            if present:
+                self.views[view] += present
+
+    def add_rejects(self, table: pa.Table) -> None:
+        """Count a conformed rejects table, by stage and reason."""
+        self.rejects += table.num_rows
+        if not table.num_rows:
+            return
+        grouped = table.group_by(["stage", "reason"]).aggregate([("stage", "count")])
+        for stage, reason, n in zip(
+            *(grouped.column(c).to_pylist() for c in ("stage", "reason", "stage_count")),
+            strict=True,
+        ):
+            self.rejects_by_stage.setdefault(stage, Counter())[reason] += n
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts as the manifest holds them (keys sorted)."""
+        return {
+            "rows": self.rows,
+            "by_split": dict(sorted(self.by_split.items())),
+            "heldout": self.heldout,
+            "heldout_by_split": dict(sorted(self.heldout_by_split.items())),
+            "by_method": dict(sorted(self.by_method.items())),
+            "views": dict(sorted(self.views.items())),
+            "rejects": self.rejects,
+            "rejects_by_stage": {
+                s: dict(sorted(r.items())) for s, r in sorted(self.rejects_by_stage.items())
+            },
+        }

@@ -1,0 +1,109 @@
+"""A rotating Parquet sink: rows of one schema into files of at most ``rows_per_file`` rows.
+
+Rows are buffered and written in row groups of :data:`ROW_GROUP_ROWS` (bounded, so a
+reader can stream a file); a file that is full is closed and the next one opened. While
+open, files are ``part-0000k.parquet.tmp``; :meth:`ParquetSink.finish` names them
+``train-0000k-of-0000N.parquet`` once N is known. Memory stays at one row group.
+
+Example:
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pyarrow as pa
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> sink = ParquetSink(folder, pa.schema([("x", pa.int64())]), rows_per_file=2)
+    >>> sink.write(pa.table({"x": [1, 2, 3]}))
+    >>> [p.name for p in sink.finish()]
+    ['train-00000-of-00002.parquet', 'train-00001-of-00002.parquet']
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from cseaug.errors import InputError
+
+ROW_GROUP_ROWS = 65_536
+"""Rows per Parquet row group (bounded so a reader can stream a file)."""
+
+
+class ParquetSink:
+    """Writes tables of ``schema`` into rotating Parquet files under ``folder``.
+
+    Args:
+        folder: where the files go (it exists).
+        schema: the files' schema; tables must already have it (conformed).
+        rows_per_file: most rows in one file.
+    """
+
+    def __init__(self, folder: Path, schema: pa.Schema, rows_per_file: int) -> None:
+        if rows_per_file < 1:
+            raise InputError(f"rows_per_file must be >= 1, got {rows_per_file}")
+        self.folder = folder
+        self.schema = schema
+        self.rows_per_file = rows_per_file
+        self._writer: pq.ParquetWriter | None = None
+        self._parts: list[Path] = []
+        self._rows_in_part = 0
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
+
+    def write(self, table: pa.Table) -> None:
+        """Append ``table`` (buffered; full row groups and files are written as they fill)."""
+        while table.num_rows:
+            room = self.rows_per_file - self._rows_in_part - self._pending_rows
+            piece, table = table.slice(0, room), table.slice(room)
+            self._pending.append(piece)
+            self._pending_rows += piece.num_rows
+            if (
+                self._pending_rows >= ROW_GROUP_ROWS
+                or self._rows_in_part + self._pending_rows == self.rows_per_file
+            ):
+                self._flush()
+
+    def finish(self) -> list[Path]:
+        """Write what is buffered, close the files and give them their final names (in order).
+
+        No rows leave no file behind but one empty file with the schema, so that a reader
+        still finds the schema.
+        """
+        self._flush()
+        self._close_part()
+        if not self._parts:
+            part = self.folder / "part-00000.parquet.tmp"
+            pq.write_table(self.schema.empty_table(), part)
+            self._parts.append(part)
+        total = len(self._parts)
+        files = [
+            part.rename(part.with_name(f"train-{index:05d}-of-{total:05d}.parquet"))
+            for index, part in enumerate(self._parts)
+        ]
+        self._parts = []
+        return files
+
+    def close(self) -> None:
+        """Close an open file without finishing (the caller removes the folder)."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def _flush(self) -> None:
+        if not self._pending_rows:
+            return
+        if self._writer is None:
+            part = self.folder / f"part-{len(self._parts):05d}.parquet.tmp"
+            self._parts.append(part)
+            self._writer = pq.ParquetWriter(part, self.schema)
+        self._writer.write_table(pa.concat_tables(self._pending), row_group_size=ROW_GROUP_ROWS)
+        self._rows_in_part += self._pending_rows
+        self._pending, self._pending_rows = [], 0
+        if self._rows_in_part >= self.rows_per_file:
+            self._close_part()
+
+    def _close_part(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+            self._rows_in_part = 0

@@ -1,0 +1,479 @@
+"""Publishing a dataset version atomically: stage, validate, commit, make read-only.
+
+A version is written into a hidden staging directory beside the versions
+(``<root>/datasets/<name>/.staging-<uuid>``): canonical rows stream into
+``data/train-0000k-of-0000N.parquet`` through a rotating sink (:mod:`.sink`,
+``rows_per_file`` rows each), rejects into ``rejects.parquet``; the writer sets the
+deterministic ``heldout`` flag, counts everything (:mod:`.counts`), and computes nothing
+else (the build's MER step fills the ``mer_*`` columns). Once the data are sealed it lets the caller add
+files (diagnostics) before it validates the lot (schemas, row counts, unique ids,
+manifest), writes ``manifest.json`` and the card, fsyncs, and renames the staging
+directory to the next version name. Names are allocated and the rename done under an
+exclusive ``flock`` on the dataset's ``.lock`` file, so concurrent builds get distinct
+versions and never see each other's half-written files. Published files and directories
+are made read-only and an existing version is never written into.
+
+``heldout`` (NGCSE appendix, "Training Details": 10% held out): a row is held out when the
+first 8 bytes of sha256(id), read as a big-endian integer, are below ``fraction * 2**64``.
+The same id gets the same flag in every version and every dataset, whatever the order of
+rows, so held-out anchors stay held out when a config changes.
+
+Memory: rows flow through as Arrow batches; Python objects exist only for the batch in
+hand (hashing ids), never for the whole corpus.
+
+Example:
+    >>> from cseaug.dataset.schema import rows_table
+    >>> rows = rows_table([{"id": "a", "sentence": "A cat sat.", "split": "other"}])
+    >>> published = publish_version([rows], root="storage", name="demo", manifest=m)  # doctest: +SKIP
+    >>> published.path  # doctest: +SKIP
+    PosixPath('storage/datasets/demo/v0001')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import stat
+import sys
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pds
+import pyarrow.parquet as pq
+
+from cseaug.dataset import versions
+from cseaug.dataset.card import render_card
+from cseaug.dataset.conform import conform
+from cseaug.dataset.counts import RowCounts
+from cseaug.dataset.manifest import validate_manifest
+from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
+from cseaug.dataset.shards import atomic_path, fsync_path
+from cseaug.dataset.sink import ROW_GROUP_ROWS, ParquetSink
+from cseaug.errors import InputError
+from cseaug.hashing import file_sha256, json_sha256
+from cseaug.progress import progress_bar
+
+IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg")
+READ_ONLY_FILE = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+READ_ONLY_DIR = READ_ONLY_FILE | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+
+Batches = Iterable[pa.Table | pa.RecordBatch]
+
+
+def heldout_flags(ids: pa.Array | pa.ChunkedArray, fraction: float) -> pa.Array:
+    """The deterministic held-out flag of each id (see the module docstring).
+
+    Example:
+        >>> heldout_flags(pa.array(["a", "b"]), 0.0).to_pylist()
+        [False, False]
+    """
+    if not 0 <= fraction < 1:
+        raise InputError(f"heldout fraction must be in [0, 1), got {fraction}")
+    if fraction == 0 or len(ids) == 0:
+        return pa.array(np.zeros(len(ids), dtype=bool))
+    digests = b"".join(hashlib.sha256(i.encode()).digest()[:8] for i in ids.to_pylist())
+    keys = np.frombuffer(digests, dtype=">u8")
+    return pa.array(keys < np.uint64(int(fraction * 2**64)))
+
+
+def with_heldout(table: pa.Table, fraction: float) -> pa.Table:
+    """A conformed canonical table with its ``heldout`` flags set (see the module docstring)."""
+    return table.set_column(
+        table.schema.get_field_index("heldout"),
+        CANONICAL_SCHEMA.field("heldout"),
+        heldout_flags(table.column("id"), fraction),
+    )
+
+
+@dataclass
+class PublishedVersion:
+    """A version after publishing: its name, directory and manifest."""
+
+    name: str
+    version: str
+    path: Path
+    manifest: dict[str, Any]
+
+
+def _make_read_only(top: Path) -> None:
+    """chmod every file 0444 and every sub-directory 0555 below ``top`` (not ``top`` itself)."""
+    for dirpath, dirnames, filenames in os.walk(top, topdown=False):
+        for filename in filenames:
+            os.chmod(Path(dirpath) / filename, READ_ONLY_FILE)
+        for dirname in dirnames:
+            os.chmod(Path(dirpath) / dirname, READ_ONLY_DIR)
+
+
+def _fsync_tree(top: Path) -> None:
+    for dirpath, _, filenames in os.walk(top):
+        for filename in filenames:
+            fsync_path(Path(dirpath) / filename)
+        fsync_path(Path(dirpath))
+
+
+def _force_rmtree(path: Path) -> None:
+    """Remove a tree even where publishing already made parts of it read-only."""
+
+    def _retry(function: Callable[[str], Any], target: str, *_: Any) -> None:
+        os.chmod(Path(target).parent, stat.S_IRWXU)
+        with contextlib.suppress(OSError):
+            os.chmod(target, stat.S_IRWXU)
+        function(target)
+
+    if not path.exists():
+        return
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=_retry)
+    else:
+        shutil.rmtree(path, onerror=_retry)
+
+
+def remove_stale_staging(dataset_dir: Path) -> list[Path]:
+    """Delete staging directories whose writer is gone (its ``flock`` is free); returns them.
+
+    A live writer holds the lock on ``.staging-<uuid>.lock`` for as long as it stages, so
+    a directory whose lock can be taken belongs to a crashed build.
+    """
+    removed = []
+    if not dataset_dir.is_dir():
+        return removed
+    for entry in sorted(dataset_dir.iterdir()):
+        if not entry.name.startswith(versions.STAGING_PREFIX) or entry.name.endswith(".lock"):
+            continue
+        lock_path = entry.with_name(entry.name + ".lock")
+        lock = versions.acquire(lock_path, blocking=False)
+        if lock is None:
+            continue  # a build is writing it right now
+        try:
+            _force_rmtree(entry)
+            removed.append(entry)
+        finally:
+            lock.release()
+            lock_path.unlink(missing_ok=True)
+    for lock_path in dataset_dir.glob(f"{versions.STAGING_PREFIX}*.lock"):
+        if not lock_path.with_suffix("").exists():
+            lock = versions.acquire(lock_path, blocking=False)
+            if lock is not None:
+                lock.release()
+                lock_path.unlink(missing_ok=True)
+    return removed
+
+
+class StagedVersion:
+    """A version being written in a hidden staging directory; :meth:`commit` publishes it.
+
+    Use it as a context manager: leaving the block without committing (an exception)
+    deletes the staging directory. A crashed process leaves it behind, and the next
+    publisher of the dataset removes it.
+
+    Args:
+        root: the output root (``output.root``).
+        name: the dataset name (``<root>/datasets/<name>``).
+        heldout_fraction: share of rows flagged ``heldout`` (``output.heldout_fraction``).
+        rows_per_file: rows per data file (``output.rows_per_file``).
+
+    Example:
+        >>> with StagedVersion("storage", "demo") as staged:  # doctest: +SKIP
+        ...     staged.write_rows(row_tables)
+        ...     staged.write_rejects(reject_tables)
+        ...     staged.seal()
+        ...     write_diagnostics(staged.path)   # extra files, before publishing
+        ...     published = staged.commit(manifest)
+    """
+
+    def __init__(
+        self,
+        root: str | Path,
+        name: str,
+        *,
+        heldout_fraction: float = 0.1,
+        rows_per_file: int = 200_000,
+    ) -> None:
+        if not 0 <= heldout_fraction < 1:
+            raise InputError(f"heldout_fraction must be in [0, 1), got {heldout_fraction}")
+        self.root = Path(root)
+        self.name = versions.check_name(name)
+        self.heldout_fraction = heldout_fraction
+        self.rows_per_file = rows_per_file
+        self.dataset_dir = versions.dataset_dir(root, name)
+        self.dataset_dir.mkdir(parents=True, exist_ok=True)
+        token = f"{versions.STAGING_PREFIX}{uuid.uuid4().hex}"
+        # Lock first, directory second: a cleaner that sees the directory finds the lock held.
+        self._lock = versions.acquire(self.dataset_dir / f"{token}.lock")
+        self.path = self.dataset_dir / token
+        self.path.mkdir()
+        (self.path / "data").mkdir()
+        self._sink = ParquetSink(self.path / "data", CANONICAL_SCHEMA, rows_per_file)
+        self.counts = RowCounts()
+        self.manifest_extra: dict[str, Any] = {}
+        """Entries the caller adds to the manifest before :meth:`commit` (e.g. diagnostics)."""
+        self._rejects_written = False
+        self._sealed = False
+        self._committed = False
+
+    def __enter__(self) -> StagedVersion:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if not self._committed:
+            self.abort()
+
+    # -- rows -----------------------------------------------------------------------------
+    def write_rows(self, rows: Batches, expected_rows: int | None = None) -> int:
+        """Stream canonical rows into the data files; may be called several times (e.g. aigen, then other).
+
+        Each table or batch is conformed to the contract, gets its ``heldout`` flag and is
+        counted; ``mer_*`` columns are written as given (the build's MER step fills them).
+        Returns the number of rows written by this call.
+        """
+        self._check_open()
+        written = 0
+        with progress_bar(f"Writing {self.name} rows", total=expected_rows, unit="rows") as bar:
+            for piece in rows:
+                table = with_heldout(
+                    conform(piece, CANONICAL_SCHEMA, f"rows of {self.name}"), self.heldout_fraction
+                )
+                self.counts.add_rows(table)
+                self._sink.write(table)
+                written += table.num_rows
+                bar.advance(table.num_rows)
+        return written
+
+    # -- rejects --------------------------------------------------------------------------
+    def write_rejects(self, rejects: Batches, expected_rows: int | None = None) -> int:
+        """Stream every reject row into ``rejects.parquet`` (call once); returns the count."""
+        self._check_open()
+        if self._rejects_written:
+            raise InputError(
+                "rejects of this version were already written: pass them all in one call"
+            )
+        self._rejects_written = True
+        path = self.path / "rejects.parquet"
+        written = 0
+        with (
+            pq.ParquetWriter(path, REJECTS_SCHEMA) as writer,
+            progress_bar(f"Writing {self.name} rejects", total=expected_rows, unit="rows") as bar,
+        ):
+            for piece in rejects:
+                table = conform(piece, REJECTS_SCHEMA, f"rejects of {self.name}")
+                if table.num_rows:
+                    writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+                    self.counts.add_rejects(table)
+                    written += table.num_rows
+                    bar.advance(table.num_rows)
+        return written
+
+    # -- sealing and publishing -----------------------------------------------------------
+    def seal(self) -> list[Path]:
+        """Finish the data files (final ``train-0000k-of-0000N`` names); no rows after this.
+
+        Returns the data files. Callers add their own files (diagnostics) after sealing
+        and before :meth:`commit`; :func:`cseaug.dataset.reader.iter_batches` reads the
+        staged rows from :attr:`path`.
+        """
+        if self._sealed:
+            return self.data_files()
+        self._check_open()
+        self._sink.finish()
+        if not self._rejects_written:
+            self.write_rejects([])
+        self._sealed = True
+        return self.data_files()
+
+    def data_files(self) -> list[Path]:
+        """The sealed data files, in order."""
+        return sorted((self.path / "data").glob("train-*.parquet"))
+
+    def validate(self) -> None:
+        """Check the staged files against the contract and the counts (raises InputError)."""
+        files = self.data_files()
+        found = 0
+        for path in files:
+            meta = pq.ParquetFile(path)
+            if not meta.schema_arrow.equals(CANONICAL_SCHEMA, check_metadata=False):
+                raise InputError(
+                    f"{path.name} does not have the canonical schema: {meta.schema_arrow}"
+                )
+            found += meta.metadata.num_rows
+        if found != self.counts.rows:
+            raise InputError(f"data files hold {found} rows but {self.counts.rows} were written")
+        rejects = pq.ParquetFile(self.path / "rejects.parquet")
+        if not rejects.schema_arrow.equals(REJECTS_SCHEMA, check_metadata=False):
+            raise InputError(
+                f"rejects.parquet does not have the rejects schema: {rejects.schema_arrow}"
+            )
+        if rejects.metadata.num_rows != self.counts.rejects:
+            raise InputError(
+                f"rejects.parquet holds {rejects.metadata.num_rows} rows but {self.counts.rejects} were written"
+            )
+        if found:
+            ids = (
+                pds.dataset([str(p) for p in files], format="parquet")
+                .to_table(columns=["id"])
+                .column("id")
+            )
+            distinct = pc.count_distinct(ids).as_py()
+            if distinct != found:
+                raise InputError(
+                    f"{found - distinct} duplicate id(s) among the rows of {self.name}: every anchor must appear once"
+                )
+
+    def images(self) -> list[str]:
+        """Plots staged under ``diagnostics/``, relative to the version directory."""
+        folder = self.path / "diagnostics"
+        if not folder.is_dir():
+            return []
+        return sorted(
+            p.relative_to(self.path).as_posix()
+            for p in folder.rglob("*")
+            if p.suffix.lower() in IMAGE_SUFFIXES
+        )
+
+    def commit(
+        self, manifest: Mapping[str, Any], images: Sequence[str] = (), version: str | None = None
+    ) -> PublishedVersion:
+        """Validate, write ``manifest.json`` and ``README.md``, and publish atomically.
+
+        Args:
+            manifest: from :func:`cseaug.dataset.manifest.build_manifest`; the writer adds
+                ``dataset``, ``version``, ``counts``, ``files`` and ``fingerprints.data``.
+            images: extra plot paths (relative to the version) for the card; staged
+                ``diagnostics/`` images are found by themselves.
+            version: an explicit version name (``vNNNN``); default: the next free number.
+
+        Raises:
+            InputError: invalid data or manifest, or ``version`` exists already (a
+                published version is never rewritten).
+        """
+        self.seal()
+        self.validate()
+        if version is not None and versions.version_number(version) is None:
+            raise InputError(f"version name '{version}' must look like v0001")
+        files = [
+            {
+                "path": p.relative_to(self.path).as_posix(),
+                "rows": pq.ParquetFile(p).metadata.num_rows,
+                "sha256": file_sha256(p),
+            }
+            for p in [*self.data_files(), self.path / "rejects.parquet"]
+        ]
+        final = {**dict(manifest), **self.manifest_extra}
+        final["fingerprints"] = {
+            **dict(final.get("fingerprints", {})),
+            "data": json_sha256([f["sha256"] for f in files if f["path"].startswith("data/")]),
+        }
+        final["counts"] = self.counts.as_dict()
+        final["files"] = files
+        final["dataset"] = self.name
+        plots = list(dict.fromkeys([*images, *self.images()]))
+        with versions.dataset_lock(self.root, self.name) as directory:
+            remove_stale_staging(directory)
+            if version is None:
+                version = versions.next_version(directory)
+            target = directory / version
+            if target.exists():
+                raise InputError(
+                    f"version {self.name}/{version} exists already; published versions are never rewritten"
+                )
+            final["version"] = version
+            validate_manifest(final)
+            _write_text(self.path / versions.MANIFEST_FILE, _dump_json(final))
+            _write_text(self.path / "README.md", render_card(final, plots))
+            _make_read_only(self.path)
+            _fsync_tree(self.path)
+            os.rename(self.path, target)
+            fsync_path(directory)
+            _write_latest(directory, version)
+            os.chmod(target, READ_ONLY_DIR)
+        self._committed = True
+        self._release()
+        return PublishedVersion(self.name, version, target, final)
+
+    def abort(self) -> None:
+        """Delete the staging directory (nothing was published)."""
+        self._sink.close()
+        _force_rmtree(self.path)
+        self._release()
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock.path.unlink(missing_ok=True)
+            self._lock = None
+
+    def _check_open(self) -> None:
+        if self._committed or self._lock is None:
+            raise InputError(f"staged version {self.path.name} is already published or aborted")
+        if self._sealed:
+            raise InputError(f"staged version {self.path.name} is sealed: no more rows or rejects")
+
+
+def _dump_json(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False, default=str) + "\n"
+
+
+def _write_text(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _write_latest(directory: Path, version: str) -> None:
+    """Point ``latest`` at ``version`` atomically (temporary file + rename)."""
+    with atomic_path(directory / versions.LATEST_FILE) as tmp:
+        _write_text(tmp, version + "\n")
+
+
+def publish_version(
+    rows: Batches,
+    rejects: Batches = (),
+    *,
+    root: str | Path,
+    name: str,
+    manifest: Mapping[str, Any],
+    heldout_fraction: float = 0.1,
+    rows_per_file: int = 200_000,
+    before_publish: Callable[[Path], Any] | None = None,
+    images: Sequence[str] = (),
+    version: str | None = None,
+    expected_rows: int | None = None,
+) -> PublishedVersion:
+    """Stream rows and rejects into a new version and publish it atomically.
+
+    Args:
+        rows: canonical tables/batches (e.g. the aigen shards chained with the `other`
+            rows); never materialised as Python objects.
+        rejects: reject tables/batches.
+        root: the output root; the version goes to ``<root>/datasets/<name>/vNNNN``.
+        name: the dataset name.
+        manifest: from :func:`cseaug.dataset.manifest.build_manifest`.
+        heldout_fraction: share of rows flagged ``heldout``.
+        rows_per_file: rows per data file.
+        before_publish: called with the staging directory once the data files are sealed
+            and before validation and renaming: the place to write ``diagnostics/``.
+        images: extra plot paths for the card.
+        version: explicit version name; default: the next number.
+        expected_rows: row count for the progress bar, if known.
+
+    Example:
+        >>> published = publish_version(tables, root="storage", name="wiki-sts", manifest=m)  # doctest: +SKIP
+    """
+    with StagedVersion(
+        root, name, heldout_fraction=heldout_fraction, rows_per_file=rows_per_file
+    ) as staged:
+        staged.write_rows(rows, expected_rows)
+        staged.write_rejects(rejects)
+        staged.seal()
+        if before_publish is not None:
+            before_publish(staged.path)
+        return staged.commit(manifest, images=images, version=version)

@@ -1,0 +1,106 @@
+"""The one device and dtype resolution of every model the library loads.
+
+``auto`` takes CUDA when torch sees a GPU and the CPU otherwise; an explicit CUDA device
+that is not there is a :class:`~cseaug.errors.ConfigError` naming the setting, before any
+model is loaded (rather than a torch error halfway through). Dtypes: ``auto`` is float32 on
+the CPU and, on a GPU, float16 or the checkpoint's own dtype (as the caller chooses);
+float16 on the CPU is refused (slow, and some operations lack CPU kernels).
+
+Example:
+    >>> resolve_device("cpu")
+    'cpu'
+    >>> resolve_dtype("auto", "cpu")
+    torch.float32
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from cseaug.errors import ConfigError, require
+
+DTYPES = ("float32", "float16", "bfloat16")
+"""Dtype names a config may give besides ``auto``."""
+
+
+def resolve_device(spec: str, setting: str = "device") -> str:
+    """The torch device name to load a model on.
+
+    Args:
+        spec: ``auto``, ``cpu``, ``cuda``, ``cuda:N`` (anything ``torch.device`` accepts).
+        setting: the config key that gave ``spec``, named in errors
+            (e.g. ``backtranslation.device``).
+
+    Raises:
+        ConfigError: ``spec`` is not a torch device, or asks for CUDA where there is none.
+        MissingExtraError: torch is not installed.
+
+    Example:
+        >>> resolve_device("auto") in ("cpu", "cuda")
+        True
+    """
+    torch = require("torch", "hf", "Loading a model")
+    if spec == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        device = torch.device(spec)
+    except RuntimeError as exc:
+        raise ConfigError(
+            f"{setting} is {spec!r}, which is not a torch device; use auto, cpu, cuda or cuda:N"
+        ) from exc
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(
+            f"{setting} is {spec!r} but CUDA is not available here; use 'auto' or 'cpu'"
+        )
+    return spec
+
+
+def resolve_dtype(
+    spec: str,
+    device: str,
+    setting: str = "dtype",
+    *,
+    auto_on_gpu: Literal["float16", "checkpoint"] = "float16",
+) -> Any:
+    """The torch dtype to load weights in on ``device`` (from :func:`resolve_device`).
+
+    Args:
+        spec: ``auto``, ``float32``, ``float16`` or ``bfloat16``.
+        device: the resolved device name.
+        setting: the config key that gave ``spec``, named in errors.
+        auto_on_gpu: what ``auto`` means on a GPU: ``float16``, or ``checkpoint`` (the
+            string ``"auto"``, which ``from_pretrained`` reads as the checkpoint's dtype).
+
+    Raises:
+        ConfigError: an unknown name, or float16 on the CPU.
+
+    Example:
+        >>> resolve_dtype("bfloat16", "cpu")
+        torch.bfloat16
+    """
+    torch = require("torch", "hf", "Loading a model")
+    on_gpu = not device.startswith("cpu")
+    if spec == "auto":
+        if not on_gpu:
+            return torch.float32
+        return "auto" if auto_on_gpu == "checkpoint" else torch.float16
+    if spec not in DTYPES:
+        raise ConfigError(f"{setting} is {spec!r}; use auto, {', '.join(DTYPES)}")
+    if spec == "float16" and not on_gpu:
+        raise ConfigError(
+            f"{setting} float16 needs a GPU; use 'auto', 'float32' or 'bfloat16' on CPU"
+        )
+    return getattr(torch, spec)
+
+
+def free_device_memory(device: str) -> None:
+    """Return the memory of dropped models to the GPU (a no-op on the CPU).
+
+    Call it after the last reference to a model on ``device`` is gone, so that the next
+    model of the process (or another process) can use the memory.
+
+    Example:
+        >>> free_device_memory("cpu")
+    """
+    if str(device).startswith("cuda"):
+        require("torch", "hf", "Releasing GPU memory").cuda.empty_cache()

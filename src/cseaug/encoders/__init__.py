@@ -1,0 +1,1 @@
+"""Sentence encoders: loading (sentence-transformers or [CLS] pooling) and the embedding cache."""

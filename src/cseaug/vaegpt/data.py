@@ -1,0 +1,126 @@
+"""Training pairs of VAEGPT-Sim (section 4.1.1, appendix A.8).
+
+SICK pairs with relatedness above 3 and MRPC paraphrase pairs (label 1), read with
+:func:`cseaug.readers.benchmarks.read_sick` and :func:`cseaug.readers.benchmarks.read_mrpc` from the files as
+they are distributed; exact duplicate pairs are kept once. The pairs are split 12:1 into
+train and validation with a seed. The "fully unsupervised" variant (``pairing: self``)
+takes every distinct sentence of those pairs once and pairs it with itself.
+
+SICK's TRIAL split is left out by default: the paper evaluates the generators on
+SICK-trial pairs (section 4.1.2), so training on them would leak the test set.
+
+Example:
+    >>> from cseaug.vaegpt.config import PairDataConfig
+    >>> splits = load_pairs(PairDataConfig(sick=["../shared/data/sick/SICK.txt"]), seed=0)  # doctest: +SKIP
+    >>> len(splits.train), len(splits.validation)  # doctest: +SKIP
+    (6352, 530)
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cseaug.errors import ConfigError
+from cseaug.readers.benchmarks import read_mrpc, read_sick
+from cseaug.vaegpt.config import PairDataConfig
+
+Pair = tuple[str, str]
+
+
+@dataclass
+class PairSplits:
+    """Train and validation pairs, and counts of what was read and kept."""
+
+    train: list[Pair]
+    validation: list[Pair]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def sick_pairs(
+    path: str, min_relatedness: float, splits: Sequence[str]
+) -> tuple[list[Pair], dict[str, int]]:
+    """SICK pairs with relatedness strictly above ``min_relatedness`` in the given splits.
+
+    Rows whose split is unknown (a split file with an unrecognised name) are kept.
+    """
+    rows = read_sick(path).to_pylist()
+    wanted = set(splits)
+    kept = [
+        (r["s1"], r["s2"])
+        for r in rows
+        if r["relatedness"] > min_relatedness and (r["split"] is None or r["split"] in wanted)
+    ]
+    return kept, {"read": len(rows), "kept": len(kept)}
+
+
+def mrpc_pairs(path: str) -> tuple[list[Pair], dict[str, int]]:
+    """MRPC paraphrase pairs (label 1)."""
+    rows = read_mrpc(path).to_pylist()
+    kept = [(r["s1"], r["s2"]) for r in rows if r["label"] == 1]
+    return kept, {"read": len(rows), "kept": len(kept)}
+
+
+def self_pairs(pairs: Sequence[Pair]) -> list[Pair]:
+    """Every distinct sentence of ``pairs`` paired with itself, in first-seen order."""
+    seen: dict[str, None] = {}
+    for source, target in pairs:
+        seen.setdefault(source)
+        seen.setdefault(target)
+    return [(s, s) for s in seen]
+
+
+def split_pairs(
+    pairs: Sequence[Pair], validation_ratio: float, seed: int
+) -> tuple[list[Pair], list[Pair]]:
+    """Seeded shuffle, then the first ``round(n * ratio)`` pairs (at least one when n > 1) validate.
+
+    Example:
+        >>> train, val = split_pairs([(str(i), str(i)) for i in range(13)], 1 / 13, seed=0)
+        >>> len(train), len(val)
+        (12, 1)
+    """
+    order = list(pairs)
+    random.Random(seed).shuffle(order)
+    n_val = round(len(order) * validation_ratio)
+    if validation_ratio > 0 and len(order) > 1:
+        n_val = min(max(n_val, 1), len(order) - 1)
+    return order[n_val:], order[:n_val]
+
+
+def load_pairs(config: PairDataConfig, seed: int) -> PairSplits:
+    """Read, filter, deduplicate, pair and split the training data of ``config``."""
+    if not config.sick and not config.mrpc:
+        raise ConfigError("data: give at least one SICK file (data.sick) or MRPC file (data.mrpc)")
+    pairs: list[Pair] = []
+    stats: dict[str, Any] = {"files": {}}
+    for path in config.sick:
+        kept, counts = sick_pairs(path, config.sick_min_relatedness, config.sick_splits)
+        pairs += kept
+        stats["files"][path] = counts
+    for path in config.mrpc:
+        kept, counts = mrpc_pairs(path)
+        pairs += kept
+        stats["files"][path] = counts
+    unique = list(dict.fromkeys(pairs))
+    stats["duplicates_dropped"] = len(pairs) - len(unique)
+    if config.both_directions:
+        unique = list(dict.fromkeys(unique + [(t, s) for s, t in unique]))
+    if config.pairing == "self":
+        unique = self_pairs(unique)
+    if not unique:
+        raise ConfigError(
+            "data: no training pair left after filtering; check data.sick_min_relatedness and data.sick_splits"
+        )
+    train, validation = split_pairs(unique, config.validation_ratio, seed)
+    stats.update(
+        {
+            "pairing": config.pairing,
+            "pairs": len(unique),
+            "train": len(train),
+            "validation": len(validation),
+        }
+    )
+    return PairSplits(train, validation, stats)

@@ -1,0 +1,163 @@
+"""Synonym generation with a trained VAEGPT-Sim: beam search with sampling (appendix A.1).
+
+Sentences are sorted by length and generated in batches of left-padded ``source SEP``
+prompts (:mod:`.layout`) with ``num_beams=3``, ``do_sample=True`` and
+``no_repeat_ngram_size=4`` by default; the generated continuation up to the end token is
+the synonym. Several candidates per sentence come from ``num_return_sequences`` (at most
+``num_beams``). Each batch is seeded from the configured seed and its sentences, so the
+same sentences give the same candidates on the same device whatever ran before.
+
+Example:
+    >>> generator = VAEGPTSimGenerator.load("storage/models/vaegpt-sim/best")  # doctest: +SKIP
+    >>> generator.generate(["A man is playing a guitar"], num_return_sequences=2)  # doctest: +SKIP
+    [['A man plays the guitar', 'A man is playing an acoustic guitar']]
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from cseaug.config import SynonymGenerationConfig
+from cseaug.devices import free_device_memory, resolve_device, resolve_dtype
+from cseaug.errors import ConfigError, InputError, require
+from cseaug.hashing import file_sha256
+from cseaug.progress import progress_bar
+from cseaug.vaegpt.layout import pad_id, prompt_batch
+from cseaug.vaegpt.model import LATENTS_FILE, SETTINGS_FILE, VAEGPTSim
+
+torch = require("torch", "hf", "The VAEGPT-Sim generator")
+
+
+def load_tokenizer(name_or_path: str | Path) -> Any:
+    """The GPT-2 tokenizer of a checkpoint, with its end token as padding (GPT-2 has none)."""
+    transformers = require("transformers", "hf", "The VAEGPT-Sim generator")
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(name_or_path))
+    except OSError as exc:
+        raise InputError(f"cannot load a tokenizer from '{name_or_path}': {exc}") from exc
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    return tokenizer
+
+
+def _batch_seed(seed: int, sentences: Sequence[str]) -> int:
+    digest = hashlib.sha256(str(seed).encode())
+    for sentence in sentences:
+        digest.update(b"\x00" + sentence.encode())
+    return int.from_bytes(digest.digest()[:8], "big") & 0x7FFF_FFFF_FFFF_FFFF
+
+
+class VAEGPTSimGenerator:
+    """Batched synonym generation with a :class:`~.model.VAEGPTSim`.
+
+    Args:
+        model: the generator network (moved to the configured device and dtype).
+        tokenizer: its tokenizer.
+        config: decoding settings (``generate_cse.generation``).
+        path: the directory the generator was loaded from (recorded by :meth:`identity`).
+    """
+
+    def __init__(
+        self,
+        model: VAEGPTSim,
+        tokenizer: Any,
+        config: SynonymGenerationConfig | None = None,
+        path: Path | None = None,
+    ) -> None:
+        self.config = config or SynonymGenerationConfig()
+        self.path = path
+        device = resolve_device(self.config.device, "generate_cse.generation.device")
+        dtype = resolve_dtype(self.config.dtype, device, "generate_cse.generation.dtype")
+        self.device = torch.device(device)
+        self.model = model.to(device=self.device, dtype=dtype).eval()
+        self.tokenizer = tokenizer
+
+    @classmethod
+    def load(
+        cls, path: str | Path, config: SynonymGenerationConfig | None = None
+    ) -> VAEGPTSimGenerator:
+        """Load a generator saved by training (``<output_dir>/best`` or ``final``)."""
+        path = Path(path)
+        if not (path / SETTINGS_FILE).is_file():
+            raise ConfigError(
+                f"{path} is not a trained VAEGPT-Sim generator (no {SETTINGS_FILE}); train one with "
+                "`cseaug train-vaegpt` and point generate_cse.generator at its best/ or final/ directory"
+            )
+        return cls(VAEGPTSim.from_pretrained(path), load_tokenizer(path), config, path)
+
+    def identity(self) -> dict[str, Any]:
+        """What identifies the generator's output: its files (sha256), settings and decoding."""
+        files = {}
+        if self.path is not None:
+            for name in (LATENTS_FILE, SETTINGS_FILE, "model.safetensors", "config.json"):
+                file = self.path / name
+                if file.is_file():
+                    files[name] = file_sha256(file)
+        return {
+            "path": str(self.path) if self.path is not None else None,
+            "files_sha256": files,
+            "settings": asdict(self.model.settings),
+            "generation": self.config.model_dump(mode="json"),
+        }
+
+    def generate(self, sentences: Sequence[str], num_return_sequences: int = 1) -> list[list[str]]:
+        """``num_return_sequences`` synonyms of each sentence, in input order.
+
+        Args:
+            sentences: source sentences.
+            num_return_sequences: candidates per sentence, at most ``num_beams``.
+        """
+        cfg = self.config
+        if num_return_sequences > cfg.num_beams:
+            raise ConfigError(
+                f"num_return_sequences={num_return_sequences} exceeds num_beams={cfg.num_beams}; "
+                "raise generation.num_beams or ask for fewer candidates"
+            )
+        transformers = require("transformers", "hf", "The VAEGPT-Sim generator")
+        generation_config = transformers.GenerationConfig(
+            num_beams=cfg.num_beams,
+            do_sample=cfg.do_sample,
+            no_repeat_ngram_size=cfg.no_repeat_ngram_size,
+            temperature=cfg.temperature,
+            top_k=cfg.top_k,
+            top_p=cfg.top_p,
+            max_new_tokens=cfg.max_new_tokens,
+            num_return_sequences=num_return_sequences,
+            pad_token_id=pad_id(self.tokenizer),
+            eos_token_id=self.tokenizer.eos_token_id,
+        )
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        out: list[list[str]] = [[] for _ in sentences]
+        devices = [self.device] if self.device.type == "cuda" else []
+        with progress_bar("Generating synonyms", total=len(sentences), unit="sentences") as bar:
+            for start in range(0, len(order), cfg.batch_size):
+                index = order[start : start + cfg.batch_size]
+                batch = [sentences[i] for i in index]
+                ids, mask = prompt_batch(
+                    self.tokenizer, batch, self.model.settings.separator, cfg.max_source_tokens
+                )
+                with torch.random.fork_rng(devices=devices), torch.inference_mode():
+                    torch.manual_seed(_batch_seed(cfg.seed, batch))
+                    generated = self.model.generate(
+                        input_ids=ids.to(self.device),
+                        attention_mask=mask.to(self.device),
+                        generation_config=generation_config,
+                    )
+                texts = self.tokenizer.batch_decode(
+                    generated[:, ids.shape[1] :], skip_special_tokens=True
+                )
+                for row, i in enumerate(index):
+                    chunk = texts[row * num_return_sequences : (row + 1) * num_return_sequences]
+                    out[i] = [" ".join(t.split()) for t in chunk]
+                bar.advance(len(index))
+        return out
+
+    def close(self) -> None:
+        """Free the model (and the GPU memory it holds)."""
+        self.model = None  # type: ignore[assignment]
+        free_device_memory(str(self.device))

@@ -1,0 +1,407 @@
+"""Training of VAEGPT-Sim (section 3.1 loss, section 4.1.1 data, appendix A.1 settings).
+
+The generator starts from a GPT-2 checkpoint, the frozen discriminator is the same
+checkpoint, and AdamW minimises 1 - cos + W_KL * KL (:mod:`.loss`) with the paper's
+defaults (learning rate 5e-7, batch 32). Mixed precision on GPU (bf16, or fp16 with loss
+scaling), gradient clipping, optional warm-up. Validation reports the loss and the
+Avg-ROUGE of generations against the targets; as in the paper, the checkpoint with the
+best Avg-ROUGE is kept (``best/``; the lowest validation loss when ROUGE is off).
+
+``output_dir`` holds ``checkpoint-<step>/`` (resumable: weights, optimiser, scheduler,
+scaler, random state, position in the data), ``best/`` and ``final/`` (generators that
+:class:`~.generate.VAEGPTSimGenerator` loads) and ``metrics.jsonl`` (one JSON object per
+log, validation and checkpoint event). A run with ``schedule.resume`` continues from the
+newest checkpoint: same data order, same step count.
+
+Example:
+    >>> from cseaug.vaegpt.config import load_train_config
+    >>> result = train_vaegpt(load_train_config("configs/vaegpt/train.yaml"))  # doctest: +SKIP
+    >>> result.best_dir  # doctest: +SKIP
+    PosixPath('storage/models/vaegpt-sim/best')
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cseaug.devices import resolve_device
+from cseaug.errors import ConfigError, require
+from cseaug.metrics.quality import avg_rouge
+from cseaug.progress import progress_bar
+from cseaug.vaegpt.config import VAEGPTTrainConfig
+from cseaug.vaegpt.data import Pair, PairSplits, load_pairs
+from cseaug.vaegpt.generate import VAEGPTSimGenerator, load_tokenizer
+from cseaug.vaegpt.layout import PairBatch, pair_batch
+from cseaug.vaegpt.loss import FrozenJudge, LossParts, LossSettings, vaegpt_loss
+from cseaug.vaegpt.model import VAEGPTSim, VAEGPTSimSettings
+from cseaug.vaegpt.runtime import Precision, resolve_precision
+
+torch = require("torch", "hf", "VAEGPT-Sim training")
+
+logger = logging.getLogger(__name__)
+
+CHECKPOINT_PREFIX = "checkpoint-"
+STATE_FILE = "trainer_state.pt"
+STATE_JSON = "trainer_state.json"
+
+
+@dataclass
+class TrainerState:
+    """Where a run stands; saved with every checkpoint."""
+
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0
+    best_metric: float | None = None
+    best_step: int | None = None
+
+
+@dataclass
+class TrainResult:
+    """What a training run produced."""
+
+    output_dir: Path
+    final_dir: Path
+    best_dir: Path | None
+    steps: int
+    best_rouge: float | None
+    metrics_path: Path
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def loss_on_batch(
+    model: VAEGPTSim,
+    judge: FrozenJudge,
+    batch: PairBatch,
+    settings: LossSettings,
+    precision: Precision,
+) -> LossParts:
+    """Forward pass of the generator and the judge on one batch, under ``precision``."""
+    with precision.autocast(batch.input_ids.device):
+        out = model(
+            batch.input_ids,
+            batch.attention_mask,
+            batch.position_ids,
+            logits_to_keep=batch.target_positions,
+        )
+        return vaegpt_loss(out.logits, out.kl, batch.target_ids, batch.target_mask, judge, settings)
+
+
+def loss_settings(cfg: VAEGPTTrainConfig) -> LossSettings:
+    """The loss settings of a training config."""
+    return LossSettings(
+        kl_weight=cfg.loss.kl_weight,
+        gumbel_tau=cfg.loss.gumbel_tau,
+        gumbel_hard=cfg.loss.gumbel_hard,
+        lm_weight=cfg.loss.lm_weight,
+    )
+
+
+def model_settings(cfg: VAEGPTTrainConfig) -> VAEGPTSimSettings:
+    """The latent settings of a training config."""
+    return VAEGPTSimSettings(
+        latent_weight=cfg.model.latent_weight,
+        latent_dropout=cfg.model.latent_dropout,
+        mean_bn_scale=cfg.model.mean_bn_scale,
+        separator=cfg.model.separator,
+        base_model=cfg.base_model,
+    )
+
+
+def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
+    """The seeded order of the training pairs in one epoch (the same again on resume)."""
+    order = list(range(n))
+    random.Random(f"{seed}:{epoch}").shuffle(order)
+    return order
+
+
+def checkpoints(output_dir: Path) -> list[Path]:
+    """Complete resumable checkpoints of a run, oldest first."""
+    found = [p for p in output_dir.glob(f"{CHECKPOINT_PREFIX}*") if (p / STATE_JSON).is_file()]
+    return sorted(found, key=lambda p: int(p.name[len(CHECKPOINT_PREFIX) :]))
+
+
+def _replace_dir(tmp: Path, final: Path) -> None:
+    # written beside the target, then swapped, so a crash never leaves half a generator
+    if final.exists():
+        shutil.rmtree(final)
+    tmp.rename(final)
+
+
+class _Run:
+    """One training run: the objects and the bookkeeping shared by its steps."""
+
+    def __init__(self, cfg: VAEGPTTrainConfig, splits: PairSplits) -> None:
+        self.cfg = cfg
+        self.splits = splits
+        self.out = Path(cfg.output_dir)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.metrics_path = self.out / "metrics.jsonl"
+        self.device = torch.device(resolve_device(cfg.device, "device"))
+        self.precision = resolve_precision(cfg.precision, self.device)
+        self.loss_settings = loss_settings(cfg)
+        torch.manual_seed(cfg.seed)
+
+        existing = checkpoints(self.out) if cfg.schedule.resume else []
+        self.resumed_from = existing[-1] if existing else None
+        if self.resumed_from is not None:
+            self.model = VAEGPTSim.from_pretrained(self.resumed_from)
+            self.tokenizer = load_tokenizer(self.resumed_from)
+        else:
+            self.model = VAEGPTSim.from_pretrained(cfg.base_model, model_settings(cfg))
+            self.tokenizer = load_tokenizer(cfg.base_model)
+        self.judge = FrozenJudge.from_pretrained(self.model.settings.base_model, cfg.loss.pooling)
+        self.model.to(self.device)
+        self.judge.to(self.device)
+
+        parameters = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(
+            parameters, lr=cfg.optim.learning_rate, weight_decay=cfg.optim.weight_decay
+        )
+        warmup = cfg.optim.warmup_steps
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0
+        )
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision.scaler)
+        self.state = TrainerState()
+        if self.resumed_from is not None:
+            self._load_state(self.resumed_from)
+
+        self.steps_per_epoch = math.ceil(len(splits.train) / cfg.optim.batch_size)
+        planned = cfg.optim.epochs * self.steps_per_epoch
+        self.total_steps = min(planned, cfg.optim.max_steps) if cfg.optim.max_steps else planned
+        self.train_seconds = 0.0
+        self.timed_steps = 0
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def log(self, kind: str, **values: Any) -> None:
+        record = {"kind": kind, "step": self.state.step, "epoch": self.state.epoch, **values}
+        with self.metrics_path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+        logger.info("%s %s", kind, json.dumps(values))
+
+    def _load_state(self, directory: Path) -> None:
+        saved = torch.load(directory / STATE_FILE, map_location="cpu", weights_only=True)
+        self.optimizer.load_state_dict(saved["optimizer"])
+        self.scheduler.load_state_dict(saved["scheduler"])
+        self.scaler.load_state_dict(saved["scaler"])
+        torch.set_rng_state(saved["rng_cpu"])
+        if self.device.type == "cuda" and saved.get("rng_cuda") is not None:
+            torch.cuda.set_rng_state(saved["rng_cuda"], self.device)
+        self.state = TrainerState(
+            **json.loads((directory / STATE_JSON).read_text(encoding="utf-8"))
+        )
+        logger.info("resumed from %s at step %d", directory, self.state.step)
+
+    def save_checkpoint(self) -> Path:
+        target = self.out / f"{CHECKPOINT_PREFIX}{self.state.step:08d}"
+        tmp = self.out / f".tmp-{target.name}"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        self.model.save_pretrained(tmp, self.tokenizer)
+        torch.save(
+            {
+                "optimizer": self.optimizer.state_dict(),
+                "scheduler": self.scheduler.state_dict(),
+                "scaler": self.scaler.state_dict(),
+                "rng_cpu": torch.get_rng_state(),
+                "rng_cuda": torch.cuda.get_rng_state(self.device)
+                if self.device.type == "cuda"
+                else None,
+            },
+            tmp / STATE_FILE,
+        )
+        (tmp / STATE_JSON).write_text(json.dumps(asdict(self.state)), encoding="utf-8")
+        _replace_dir(tmp, target)
+        for old in checkpoints(self.out)[: -self.cfg.schedule.keep_checkpoints]:
+            shutil.rmtree(old)
+        self.log("checkpoint", path=str(target))
+        return target
+
+    def save_generator(self, name: str) -> Path:
+        tmp = self.out / f".tmp-{name}"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        self.model.save_pretrained(tmp, self.tokenizer)
+        _replace_dir(tmp, self.out / name)
+        return self.out / name
+
+    # ------------------------------------------------------------------ work
+
+    def batch(self, pairs: list[Pair]) -> PairBatch:
+        o = self.cfg.optim
+        return pair_batch(
+            self.tokenizer,
+            pairs,
+            self.model.settings.separator,
+            o.max_source_tokens,
+            o.max_target_tokens,
+        ).to(self.device)
+
+    def train_step(self, pairs: list[Pair]) -> LossParts:
+        self.model.train()
+        parts = loss_on_batch(
+            self.model, self.judge, self.batch(pairs), self.loss_settings, self.precision
+        )
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(parts.total).backward()
+        self.scaler.unscale_(self.optimizer)
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.optim.max_grad_norm)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.scheduler.step()
+        return parts
+
+    def evaluate(self) -> dict[str, float]:
+        """Validation loss (fixed Gumbel and latent noise) and Avg-ROUGE of generations."""
+        validation = self.splits.validation
+        if not validation:
+            return {}
+        self.model.eval()
+        size = self.cfg.optim.batch_size
+        totals = {"val_loss": 0.0, "val_cosine": 0.0, "val_kl": 0.0}
+        devices = [self.device] if self.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices), torch.no_grad():
+            torch.manual_seed(self.cfg.seed)
+            for start in range(0, len(validation), size):
+                chunk = validation[start : start + size]
+                parts = loss_on_batch(
+                    self.model, self.judge, self.batch(chunk), self.loss_settings, self.precision
+                )
+                totals["val_loss"] += float(parts.total.detach()) * len(chunk)
+                totals["val_cosine"] += parts.cosine * len(chunk)
+                totals["val_kl"] += parts.kl * len(chunk)
+        result = {k: v / len(validation) for k, v in totals.items()}
+        sample = validation[: self.cfg.schedule.val_rouge_samples]
+        if sample:
+            generation = self.cfg.generation.model_copy(
+                update={"device": str(self.device), "dtype": "float32"}
+            )
+            generator = VAEGPTSimGenerator(self.model, self.tokenizer, generation)
+            candidates = generator.generate([s for s, _ in sample])
+            result["val_rouge"] = sum(
+                avg_rouge(c[0], t) for c, (_, t) in zip(candidates, sample, strict=True)
+            ) / len(sample)
+        self.model.train()
+        return result
+
+    def validate_and_keep_best(self) -> None:
+        metrics = self.evaluate()
+        if not metrics:
+            return
+        # the paper keeps the best average ROUGE; without ROUGE the lowest loss
+        score = metrics["val_rouge"] if "val_rouge" in metrics else -metrics["val_loss"]
+        improved = self.state.best_metric is None or score > self.state.best_metric
+        if improved:
+            self.state.best_metric, self.state.best_step = score, self.state.step
+            self.save_generator("best")
+        self.log("eval", **metrics, best=improved)
+
+    def run(self) -> TrainResult:
+        cfg = self.cfg
+        self.log(
+            "start",
+            resumed_from=str(self.resumed_from) if self.resumed_from else None,
+            total_steps=self.total_steps,
+            precision=self.precision.name,
+            device=str(self.device),
+            data=self.splits.stats,
+        )
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)
+        evaluated_at = saved_at = -1
+        train = self.splits.train
+        size = cfg.optim.batch_size
+        with progress_bar("Training VAEGPT-Sim", total=self.total_steps, unit="steps") as bar:
+            bar.advance(self.state.step)
+            while self.state.step < self.total_steps:
+                order = epoch_order(len(train), cfg.seed, self.state.epoch)
+                for b in range(self.state.batch_in_epoch, self.steps_per_epoch):
+                    started = time.perf_counter()
+                    parts = self.train_step([train[i] for i in order[b * size : (b + 1) * size]])
+                    self.train_seconds += time.perf_counter() - started
+                    self.timed_steps += 1
+                    self.state.step += 1
+                    self.state.batch_in_epoch = b + 1
+                    bar.advance()
+                    if self.state.step % cfg.schedule.log_every == 0:
+                        self.log(
+                            "train",
+                            loss=float(parts.total.detach()),
+                            cosine=parts.cosine,
+                            kl=parts.kl,
+                            lm=parts.lm,
+                            lr=self.scheduler.get_last_lr()[0],
+                        )
+                    if cfg.schedule.eval_every and self.state.step % cfg.schedule.eval_every == 0:
+                        self.validate_and_keep_best()
+                        evaluated_at = self.state.step
+                    if cfg.schedule.save_every and self.state.step % cfg.schedule.save_every == 0:
+                        self.save_checkpoint()
+                        saved_at = self.state.step
+                    if self.state.step >= self.total_steps:
+                        break
+                if self.state.batch_in_epoch >= self.steps_per_epoch:
+                    self.state.epoch += 1
+                    self.state.batch_in_epoch = 0
+                    if cfg.schedule.eval_every is None:
+                        self.validate_and_keep_best()
+                        evaluated_at = self.state.step
+                    if cfg.schedule.save_every is None:
+                        self.save_checkpoint()
+                        saved_at = self.state.step
+        if evaluated_at != self.state.step and self.timed_steps:
+            self.validate_and_keep_best()
+        if saved_at != self.state.step and self.timed_steps:
+            self.save_checkpoint()
+        final_dir = self.save_generator("final")
+        stats: dict[str, Any] = {
+            "data": self.splits.stats,
+            "precision": self.precision.name,
+            "device": str(self.device),
+        }
+        if self.timed_steps:
+            stats["steps_per_second"] = self.timed_steps / self.train_seconds
+        if self.device.type == "cuda":
+            stats["peak_gpu_memory_bytes"] = torch.cuda.max_memory_allocated(self.device)
+        self.log("end", **stats)
+        best_dir = self.out / "best"
+        rouge = (
+            self.state.best_metric
+            if cfg.schedule.val_rouge_samples and self.state.best_metric is not None
+            else None
+        )
+        return TrainResult(
+            output_dir=self.out,
+            final_dir=final_dir,
+            best_dir=best_dir if best_dir.is_dir() else None,
+            steps=self.state.step,
+            best_rouge=rouge,
+            metrics_path=self.metrics_path,
+            stats=stats,
+        )
+
+
+def train_vaegpt(cfg: VAEGPTTrainConfig, pairs: PairSplits | None = None) -> TrainResult:
+    """Train (or resume training) a VAEGPT-Sim generator.
+
+    Args:
+        cfg: the training configuration.
+        pairs: train/validation pairs; default: read from ``cfg.data`` (:func:`.data.load_pairs`).
+
+    Returns:
+        Where the generators and metrics went, the steps run and the best validation Avg-ROUGE.
+    """
+    splits = pairs if pairs is not None else load_pairs(cfg.data, cfg.seed)
+    if not splits.train:
+        raise ConfigError("no training pairs: check the data section of the training config")
+    return _Run(cfg, splits).run()

@@ -1,0 +1,55 @@
+"""The row filters as steps: what they drop, and that each frees what it loaded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cseaug.build.filters import ContaminationFilter, PatternOrderFilter
+from cseaug.config import DiagnosticsConfig
+from cseaug.dataset.schema import rows_table
+from tests.diagnostics.diag_helpers import BagOfWordsEncoder, canonical
+
+ROWS = [
+    {"sentence": "the cat sat down", "positive": "a dog", "negative": "the cat sat down now"},
+    {"sentence": "A man is playing a harp.", "positive": "a man plays"},  # STS-B test
+    {"sentence": "it rains", "positive": "it rains a lot", "negative": "the sun is out"},
+]
+
+
+class ClosingEncoder(BagOfWordsEncoder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_contamination_filter_drops_evaluation_sentences(shared_data: Path) -> None:
+    step = ContaminationFilter.from_dir(shared_data, "anchor")
+    result = step(rows_table(canonical(ROWS)))
+    assert "A man is playing a harp." not in result.rows.column("sentence").to_pylist()
+    assert result.rejects.column("reason").to_pylist() == ["contamination"]
+    assert step.manifest() == {} and step.usage() == {}
+
+
+def test_pattern_order_filter_owns_and_closes_its_encoder() -> None:
+    encoder = ClosingEncoder()
+    step = PatternOrderFilter("both", encoder)
+    result = step(rows_table(canonical(ROWS)))
+    assert result.rows.num_rows + result.rejects.num_rows == len(ROWS)
+    assert set(result.stats) >= {"mer", "cs", "eligible", "rejected"}
+    step.close()
+    assert encoder.closed and step.encoder is None
+    step.close()  # closing twice is harmless
+
+
+def test_pattern_order_filter_from_config() -> None:
+    step = PatternOrderFilter.from_config(DiagnosticsConfig(pattern_filter="mer"), "unused")
+    assert step.metric == "mer" and step.encoder is None
+    with pytest.raises(ValueError, match="'off'"):
+        PatternOrderFilter.from_config(DiagnosticsConfig(), "unused")
+    with pytest.raises(ValueError, match="needs a sentence encoder"):
+        PatternOrderFilter("cs")

@@ -1,0 +1,343 @@
+"""The build end to end without Prefect: plan, shards, publish, rerun from the cache, dry run.
+
+The LLM is a real OpenAI-wire-format HTTP server on 127.0.0.1 (tests/fake_openai_server.py);
+the corpus and the STS12 examples are the real files in ../shared/data.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from cseaug.build.dry_run import estimate_build
+from cseaug.build.local import run_build
+from cseaug.build.plan import plan_build
+from cseaug.build.publish import BuildSummary, publish_build
+from cseaug.build.run import BuildRun, OpenRuns
+from cseaug.build.shard import generate_shard
+from cseaug.config import RunConfig
+from cseaug.dataset.reader import read_rows
+from cseaug.errors import BackendError, InputError
+from cseaug.step import Step
+from tests.augment.scripted_backend import ScriptedBackend
+from tests.fake_openai_server import Action, FakeOpenAIServer
+
+
+@pytest.fixture()
+def server():
+    with FakeOpenAIServer() as running:
+        yield running
+
+
+def make_config(shared_data: Path, root: Path, base_url: str, **extra) -> RunConfig:
+    data = {
+        "name": "wiki-sts-test",
+        "method": "sts",
+        "corpus": {
+            "name": "wiki",
+            "path": str(shared_data / "wiki" / "wiki1m_for_simcse_first11914.txt"),
+        },
+        "sample": {"size": 130, "seed": 3},
+        "patterns": {"source": "sts12", "path": str(shared_data / "sts12_train")},
+        "llm": {
+            "backend": "openai-compatible",
+            "base_url": base_url,
+            "model": "fake",
+            "concurrency": 8,
+        },
+        "output": {"root": str(root), "exports": ["simcse", "ngcse"]},
+        "execution": {"shard_size": 100},
+        "diagnostics": {"enabled": False},
+    }
+    data.update(extra)
+    return RunConfig.model_validate(data)
+
+
+def read_rows_of_inputs(root: Path) -> list[dict]:
+    """The sampled anchors of every input shard of the runs under ``root``."""
+    return [
+        r for p in sorted(root.glob("runs/*/input/*.parquet")) for r in pq.read_table(p).to_pylist()
+    ]
+
+
+def run(cfg: RunConfig) -> BuildSummary:
+    return run_build(cfg)
+
+
+def test_build_publishes_a_hybrid_version(shared_data: Path, tmp_path: Path, server) -> None:
+    cfg = make_config(shared_data, tmp_path, server.base_url)
+    summary = run(cfg)
+
+    rows = read_rows(summary.version_dir)
+    aigen = rows.filter(rows.column("split").to_numpy(zero_copy_only=False) == "aigen")
+    assert summary.aigen == aigen.num_rows == 130
+    assert summary.other == rows.num_rows - 130 > 11_000
+    assert set(aigen.column("method").to_pylist()) == {"sts"}
+    for view in ("positive", "intermediate", "negative"):
+        assert aigen.column(view).null_count == 0
+    assert sum(server.counts.values()) == 3 * 130
+    manifest = json.loads((summary.version_dir / "manifest.json").read_text())
+    assert manifest["token_usage"]["requests"] == 3 * 130
+    assert {p["name"] for p in manifest["prompts"]} == {
+        "sts_positive",
+        "sts_intermediate",
+        "sts_negative",
+    }
+    assert len(manifest["example_set"]["examples"]["examples"]["positive"]) == 3
+    assert manifest["counts"]["rejects_by_stage"]["corpus"]["duplicate"] > 0
+    assert {Path(p).suffix for p in summary.exports} == {".csv", ".jsonl"}
+
+
+def test_rerun_sends_nothing_and_publishes_the_same_data(
+    shared_data: Path, tmp_path: Path, server
+) -> None:
+    cfg = make_config(shared_data, tmp_path, server.base_url)
+    first = run(cfg)
+    sent = sum(server.counts.values())
+    # A new run store (fresh shards) but the same cache: every answer comes from the cache.
+    for shard in (tmp_path / "runs").iterdir():
+        for path in shard.rglob("*.parquet"):
+            path.unlink()
+    second = run(cfg)
+    assert sum(server.counts.values()) == sent
+    assert second.token_usage["requests"] == 0 and second.token_usage["cached"] == 3 * 130
+    assert second.version != first.version
+    m1 = json.loads((first.version_dir / "manifest.json").read_text())
+    m2 = json.loads((second.version_dir / "manifest.json").read_text())
+    assert m1["fingerprints"]["data"] == m2["fingerprints"]["data"]
+
+
+def test_a_failed_view_goes_to_rejects_and_keeps_the_anchor_as_other(
+    shared_data: Path, tmp_path: Path, server
+) -> None:
+    cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
+    with BuildRun(cfg) as build:
+        plan = plan_build(build)
+        store_inputs = pq.read_table(Path(plan.path).parent / "input" / "shard-00000.parquet")
+        victim = store_inputs.column("sentence")[0].as_py()
+        server.script(victim, Action.status_code(400))
+
+        outcomes = [generate_shard(build, i) for i in range(plan.shards)]
+        summary = publish_build(build, outcomes)
+
+    assert outcomes[0].demoted == 1 and summary.aigen == 19
+    rows = read_rows(summary.version_dir).to_pylist()
+    kept = [r for r in rows if r["sentence"] == victim]
+    assert len(kept) == 1 and kept[0]["split"] == "other" and kept[0]["positive"] is None
+    rejects = pq.read_table(summary.version_dir / "rejects.parquet").to_pylist()
+    llm_rejects = [r for r in rejects if r["stage"] == "llm"]
+    assert llm_rejects and all(r["sentence"] == victim for r in llm_rejects)
+    assert summary.rejects_by_stage["llm"]
+
+
+def test_finished_shards_are_not_run_again(shared_data: Path, tmp_path: Path, server) -> None:
+    cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
+    with BuildRun(cfg) as build:
+        plan = plan_build(build)
+        first = generate_shard(build, 0)
+    sent = sum(server.counts.values())
+    # Another process (a run made from the plan alone) finds the shard done and loads nothing.
+    with BuildRun.from_plan(plan.path) as elsewhere:
+        again = generate_shard(elsewhere, 0)
+        assert elsewhere.usage() == {}, "a finished shard needs no stage"
+    assert not first.reused and again.reused and again.rows == first.rows
+    assert sum(server.counts.values()) == sent
+
+
+def test_unloadable_model_stops_before_any_work(shared_data: Path, tmp_path: Path) -> None:
+    cfg = make_config(shared_data, tmp_path, "http://127.0.0.1:9/v1")
+    cfg.llm = cfg.llm.model_copy(
+        update={"backend": "transformers", "model": str(tmp_path / "no-such-model")}
+    )
+    with pytest.raises(BackendError, match="base_url"), BuildRun(cfg) as build:
+        plan_build(build)
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "datasets").exists()
+
+
+def test_dry_run_counts_requests_and_sends_nothing(
+    shared_data: Path, tmp_path: Path, server
+) -> None:
+    cfg = make_config(shared_data, tmp_path, server.base_url)
+    estimate = estimate_build(cfg)
+    assert estimate["sample"] == 130 and estimate["requests"] == 3 * 130 and estimate["cached"] == 0
+    assert estimate["prompt_tokens"] > 0
+    derived = cfg.model_copy(
+        update={"generation": cfg.generation.model_copy(update={"derive_from": "positive"})}
+    )
+    assert estimate_build(derived)["requests"] == 3 * 130
+    assert sum(server.counts.values()) == 0
+    assert not (tmp_path / "datasets").exists()
+
+
+def test_filters_drop_contaminated_and_disordered_rows(
+    shared_data: Path, tmp_path: Path, server
+) -> None:
+    corpus = tmp_path / "corpus.txt"
+    leaked = [  # STS-B test sentences, some sampled, some left as `other` rows
+        "A girl is styling her hair.",
+        "A group of men play soccer on the beach.",
+        "One woman is measuring another woman's ankle.",
+        "A man is cutting up a cucumber.",
+        "A man is playing a harp.",
+        "A woman is cutting onions.",
+    ]
+    lines = leaked + [f"The river number {i} floods the lower fields in spring." for i in range(60)]
+    corpus.write_text("\n".join(lines) + "\n")
+    cfg = make_config(
+        shared_data,
+        tmp_path,
+        server.base_url,
+        corpus={"name": "c", "path": str(corpus)},
+        sample={"size": 30, "seed": 1},
+        diagnostics={
+            "enabled": False,
+            "eval_data_dir": str(shared_data),
+            "remove_contaminated": True,
+            "pattern_filter": "mer",
+        },
+    )
+    summary = run(cfg)
+    sentences = set(read_rows(summary.version_dir).column("sentence").to_pylist())
+    assert not sentences & set(leaked)
+    rejects = pq.read_table(summary.version_dir / "rejects.parquet").to_pylist()
+    reasons = {r["reason"] for r in rejects}
+    contaminated = {r["sentence"] for r in rejects if r["reason"] == "contamination"}
+    assert contaminated == set(leaked)
+    plan = json.loads(next((tmp_path / "runs").glob("*/plan.json")).read_text())
+    sampled = {r["sentence"] for r in read_rows_of_inputs(tmp_path)}
+    assert set(leaked) - sampled, "no leaked sentence was left to the other rows"
+    assert plan["other_rows"] > 0
+    # The fake server echoes the same text for every view: no strict MER order, all dropped.
+    assert "pattern_order" in reasons and summary.aigen == 0
+
+
+def test_generate_cse_builds_through_the_same_pipeline(shared_data: Path, tmp_path: Path) -> None:
+    cfg = RunConfig.model_validate(
+        {
+            "name": "gcse-test",
+            "method": "generate_cse",
+            "corpus": {"path": str(shared_data / "wiki" / "wiki1m_for_simcse_first11914.txt")},
+            "sample": {"size": 50, "include_other": False},
+            "generate_cse": {"generator": None, "views": 2},
+            "output": {"root": str(tmp_path), "rows_per_file": 20, "heldout_fraction": 0.0},
+            "diagnostics": {"enabled": False},
+        }
+    )
+    summary = run(cfg)
+    rows = read_rows(summary.version_dir).to_pylist()
+    assert summary.rows == summary.aigen == 50
+    assert len(list((summary.version_dir / "data").glob("*.parquet"))) == 3  # output.rows_per_file
+    assert not any(r["heldout"] for r in rows)  # output.heldout_fraction
+    assert all(r["mer_positive"] is not None for r in rows)  # the MER step ran
+    assert all(r["method"] == "generate_cse" and len(r["augmentations"]) == 2 for r in rows)
+    assert {r["positive_method"] for r in rows} <= {"shuffle", "cutoff", "dropout", "repetition"}
+
+
+def test_contaminated_anchors_whose_views_failed_are_not_kept_as_other_rows(
+    shared_data: Path, tmp_path: Path, server
+) -> None:
+    leaked = "A man is playing a harp."  # an STS-B test sentence
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(
+        "\n".join([leaked, *(f"The river number {i} floods the fields." for i in range(9))])
+    )
+    server.script(leaked, *[Action.status_code(400)] * 3)
+    cfg = make_config(
+        shared_data,
+        tmp_path,
+        server.base_url,
+        corpus={"name": "c", "path": str(corpus)},
+        sample={"size": 10, "seed": 1},  # every line is sampled
+        diagnostics={
+            "enabled": False,
+            "eval_data_dir": str(shared_data),
+            "remove_contaminated": True,
+        },
+    )
+    summary = run(cfg)
+    assert leaked not in read_rows(summary.version_dir).column("sentence").to_pylist()
+    rejects = pq.read_table(summary.version_dir / "rejects.parquet").to_pylist()
+    assert {r["reason"] for r in rejects if r["sentence"] == leaked} == {
+        "llm_error",
+        "contamination",
+    }
+
+
+def failing_stage(backend: ScriptedBackend) -> Step:
+    """An NGCSE stage whose backend raises (a crashed engine), not a per-request error."""
+    from cseaug.build.stages import make_llm_stage
+
+    cfg = RunConfig.model_validate(
+        {
+            "name": "t",
+            "method": "sts",
+            "corpus": {"path": "c.txt"},
+            "patterns": {"source": "paper"},
+            "llm": {
+                "backend": "openai-compatible",
+                "model": "m",
+                "base_url": "http://127.0.0.1:1/v1",
+            },
+        }
+    )
+    return make_llm_stage(cfg, backend)
+
+
+def crash(request):
+    raise RuntimeError("the engine died")
+
+
+def test_a_failing_shard_still_closes_the_backend_and_every_step(
+    shared_data: Path, tmp_path: Path, monkeypatch
+) -> None:
+    backend = ScriptedBackend(crash)
+    closed: list[str] = []
+    monkeypatch.setattr("cseaug.build.stages.make_stage", lambda cfg: failing_stage(backend))
+    monkeypatch.setattr("cseaug.build.mer.MERStep.close", lambda self: closed.append(self.name))
+    cfg = make_config(
+        shared_data,
+        tmp_path,
+        "http://127.0.0.1:1/v1",
+        sample={"size": 20, "seed": 3},
+        diagnostics={"enabled": False, "pattern_filter": "mer"},
+    )
+    with pytest.raises(RuntimeError, match="engine died"):
+        run_build(cfg)
+    assert backend.closed and closed == ["mer"]
+
+
+def test_a_closed_run_loads_nothing_again(shared_data: Path, tmp_path: Path, server) -> None:
+    cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
+    build = BuildRun(cfg)
+    stage = build.stage
+    assert build.view_steps()[0] is stage and [s.name for s in build.other_steps()] == ["mer"]
+    build.close()
+    with pytest.raises(InputError, match="is closed"):
+        build.view_steps()
+
+
+def test_open_runs_lend_the_plan_tasks_run_and_close_it_once(
+    shared_data: Path, tmp_path: Path, server
+) -> None:
+    runs = OpenRuns()
+    cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
+    build = runs.open(cfg)
+    plan = plan_build(build)
+    with pytest.raises(InputError, match="already running"):
+        runs.open(cfg)
+    with runs.use(plan.path) as lent:
+        assert lent is build
+        generate_shard(lent, 0)
+    assert build.view_steps(), "using a lent run does not close it"
+    runs.close(plan.path)
+    assert plan.path not in runs
+    with pytest.raises(InputError, match="is closed"):
+        build.view_steps()
+    # Where no run is open (another process), a task gets a run of its own for one call.
+    with runs.use(plan.path) as own:
+        assert own is not build and own.store.path == build.store.path
+    with pytest.raises(InputError, match="is closed"):
+        own.view_steps()
