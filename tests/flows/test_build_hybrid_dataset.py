@@ -111,4 +111,5 @@ def test_every_deployment_entrypoint_of_prefect_yaml_loads(monkeypatch) -> None:
     entrypoints = {d["entrypoint"] for d in deployments}
     assert entrypoints, "prefect.yaml defines no deployment"
     for entrypoint in sorted(entrypoints):
-        assert load_flow_from_entrypoint(entrypoint).name == "build-hybrid-dataset"
+        function = entrypoint.rsplit(":", 1)[1]
+        assert load_flow_from_entrypoint(entrypoint).name == function.replace("_", "-")
