@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from prefect import flow
 
+from cseaug.secrets import install_log_scrubbing
 from tasks.build import generate_shard, plan_build, publish_build
 from tasks.diagnostics import artifact_key, diagnostics_artifact_task
 
@@ -23,6 +24,7 @@ def build_hybrid_dataset(config: str, overrides: list[str] | None = None) -> dic
     Returns:
         The build summary: version directory, row and reject counts, token usage, exports.
     """
+    install_log_scrubbing()  # a worker or `flow.serve` process starts here, not in the CLI
     plan = plan_build(config, list(overrides or []))
     outcomes = [generate_shard(plan.path, index) for index in range(plan.shards)]
     summary = publish_build(plan.path, outcomes)

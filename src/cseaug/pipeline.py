@@ -48,6 +48,7 @@ from cseaug.dataset.writer import PublishedVersion
 from cseaug.dataset.writer import publish_build as publish_dataset
 from cseaug.errors import InputError
 from cseaug.filters import apply_filters, row_filters
+from cseaug.secrets import scrub_data
 
 PLAN_FILE = "plan.json"
 DIAGNOSTICS = "diagnostics"
@@ -150,7 +151,8 @@ def plan_build(cfg: RunConfig) -> PlanRef:
         "seconds": {"plan": round(time.perf_counter() - started, 3)},
     }
     store.path.mkdir(parents=True, exist_ok=True)
-    Path(plan_path).write_text(json.dumps(plan, indent=2, default=str), encoding="utf-8")
+    plan_text = json.dumps(scrub_data(plan), indent=2, default=str)
+    Path(plan_path).write_text(plan_text, encoding="utf-8")
     return PlanRef(path=plan_path, run_id=store.path.name, shards=shards)
 
 

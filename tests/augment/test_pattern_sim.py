@@ -235,3 +235,26 @@ def test_construction_and_input_errors(anchors: pa.Table) -> None:
         make_stage("nli", backend)(anchors.select(["id"]))
     empty = make_stage("sts", backend)(anchors.slice(0, 0))
     assert empty.rows.num_rows == 0 and backend.calls == []
+
+
+def test_rejects_of_any_backend_are_scrubbed_of_secrets(
+    anchors: pa.Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backend error or a rejected answer that holds the key reaches rejects as ``***``."""
+    key = "sk-test-SECRET-1234567890"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+
+    def leaky(request: ChatRequest) -> str | Exception:
+        view = view_of(request)
+        if view == "negative":
+            return RuntimeError(f"upstream said: Incorrect API key provided: {key}")
+        if view == "intermediate":
+            return f"I'm sorry, but I cannot use the key {key}."
+        return answer(request)
+
+    result = make_stage("sts", ScriptedBackend(leaky))(anchors)
+    rejects = result.rejects.to_pylist()
+    assert {r["reason"] for r in rejects} == {"llm_error", "refusal"}
+    assert key not in json.dumps(rejects)
+    assert any("Incorrect API key provided: ***" in r["detail"] for r in rejects if r["detail"])
+    assert any(r["raw"] == "I'm sorry, but I cannot use the key ***." for r in rejects)
