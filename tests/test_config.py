@@ -181,3 +181,21 @@ def test_several_problems_are_listed_one_per_line(tmp_path: Path) -> None:
         load_config(REPO / "configs" / "wiki-sts.yaml", overrides)
     lines = str(caught.value).splitlines()
     assert len(lines) == 3 and lines[1].startswith("  - sample.size")
+
+
+def test_cleaning_settings_are_validated() -> None:
+    path = REPO / "configs" / "wiki-sts.yaml"
+    assert load_config(path).corpus.invisible_characters == "remove"
+    assert (
+        load_config(
+            path, ["cleaning.prompt_echo_max_overlap=null"]
+        ).cleaning.prompt_echo_max_overlap
+        is None
+    )
+    for bad in (
+        "corpus.invisible_characters=strip",
+        "corpus.special_tokens=remove",
+        "cleaning.prompt_echo_max_overlap=0",
+    ):
+        with pytest.raises(ConfigError, match=bad.split("=")[0].replace(".", r"\.")):
+            load_config(path, [bad])

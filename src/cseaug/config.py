@@ -93,6 +93,18 @@ class CorpusConfig(StrictModel):
         ge=1,
         description="Lines longer than this (after normalising) are dropped as over-long.",
     )
+    invisible_characters: Literal["remove", "reject", "keep"] = Field(
+        "remove",
+        description="Zero-width characters (U+200B, U+2060-U+2064, U+FEFF) and bidirectional "
+        "controls (U+200E, U+200F, U+061C, U+202A-U+202E, U+2066-U+2069): 'remove' them (a line "
+        "left empty is rejected as 'empty'), 'reject' the line ('invisible_characters'), or "
+        "'keep' them.",
+    )
+    special_tokens: Literal["reject", "keep"] = Field(
+        "reject",
+        description="Chat special tokens in a line or a given view (<|im_end|>, <|endoftext|>, "
+        "[INST], <<SYS>>, <start_of_turn>, <s>, ...): 'reject' the line ('special_token') or 'keep' it.",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> CorpusConfig:
@@ -254,6 +266,15 @@ class CleaningConfig(StrictModel):
     extra_refusal_patterns: list[str] = Field(
         default_factory=list,
         description="More regular expressions that mark an answer as a refusal.",
+    )
+    prompt_echo_max_overlap: float | None = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="Reject an answer as 'prompt_echo' when at least this share of its word "
+        "5-grams appear in the prompt's instructions or examples but not in the input sentence "
+        "(an answer of fewer than 5 words: when it repeats a whole line of the prompt); "
+        "null: no check.",
     )
 
 

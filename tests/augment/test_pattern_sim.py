@@ -258,3 +258,18 @@ def test_rejects_of_any_backend_are_scrubbed_of_secrets(
     assert key not in json.dumps(rejects)
     assert any("Incorrect API key provided: ***" in r["detail"] for r in rejects if r["detail"])
     assert any(r["raw"] == "I'm sorry, but I cannot use the key ***." for r in rejects)
+
+
+def test_an_answer_that_reveals_the_prompt_is_rejected(anchors: pa.Table) -> None:
+    """The stage hands the prompt to answer cleaning: a model that prints its system message
+    (its instructions and few-shot examples) writes no view."""
+
+    def revealing(request: ChatRequest) -> str:
+        if view_of(request) == "positive":
+            return request.messages[0]["content"]
+        return answer(request)
+
+    result = make_stage("sts", ScriptedBackend(revealing))(anchors)
+    assert result.rows.num_rows == 0
+    reasons = {(r["view"], r["reason"]) for r in result.rejects.to_pylist()}
+    assert reasons == {("positive", "prompt_echo")}

@@ -99,7 +99,11 @@ def ask(
             detail = {"error": response.error}
         else:
             cleaned = clean_answer(
-                response.text, view=job.view, source_sentence=job.source, cfg=cleaning
+                response.text,
+                view=job.view,
+                source_sentence=job.source,
+                cfg=cleaning,
+                prompt=job.messages,
             )
             reason, raw, text = cleaned.reason, response.text, cleaned.text
             detail = {}
