@@ -16,7 +16,6 @@ from cseaug.corpus.cleaning import (
     clean_batch,
     decode_utf8,
     normalise_text,
-    normalise_view,
 )
 from cseaug.dataset.schema import REJECTS_SCHEMA
 
@@ -56,7 +55,10 @@ def test_normalise_keeps_nulls_and_normal_text() -> None:
 
 
 def test_view_normalised_and_empty_is_null() -> None:
-    assert normalise_view(pa.array([" x  y ", "  ", None])).to_pylist() == ["x y", None, None]
+    out = clean_batch(
+        batch("a.", "b.", "c.", positive=[" x  y ", "  ", None]), 1, min_chars=1, max_chars=9
+    )
+    assert out.kept.column("positive").to_pylist() == ["x y", None, None]
 
 
 def test_decode_utf8_escapes_only_bad_values() -> None:

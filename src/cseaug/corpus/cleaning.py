@@ -222,11 +222,6 @@ def _test_where(mask: pa.Array, values: pa.Array, pattern: str) -> pa.Array:
     return pc.replace_with_mask(found, mask, tested)
 
 
-def normalise_view(values: pa.Array, rules: TextRules = DEFAULT_RULES) -> pa.Array:
-    """A given view, normalised like a sentence; empty becomes null."""
-    return _null_if_empty(normalise_text(values, rules))
-
-
 def _null_if_empty(text: pa.Array) -> pa.Array:
     return pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
 
