@@ -56,7 +56,7 @@ _SECRET_VARIABLES: set[str] = set()
 # alone: LLM answers go through this too.
 _TOKEN = r"[A-Za-z0-9._~+/=-]{16,}"
 _SHAPED = re.compile(
-    r"(?P<url>[A-Za-z][A-Za-z0-9+.-]*://)[^\s/@'\"<>]+@"
+    r"(?P<url>://)[^\s/@'\"<>]+@"  # "://" alone: matching the scheme made every word a candidate
     rf"|(?P<header>\bauthorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token)\s+)?){_TOKEN}"
     rf"|(?P<bearer>\bbearer\s+){_TOKEN}"
     r"|(?P<query>[?&](?:[A-Za-z0-9]+[_-])*(?:key|apikey|token|secret|password|credentials)=)[^&\s#'\"]+",
