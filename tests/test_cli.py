@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -70,3 +72,11 @@ def test_unexpected_tracebacks_are_printed_scrubbed(
     assert exit_info.value.code == 1
     err = capsys.readouterr().err
     assert "Traceback" in err and "http://***@10.0.0.1/v1" in err and "hunter2" not in err
+
+
+def test_prefect_is_not_imported_before_main_sets_its_environment() -> None:
+    """Prefect reads its settings when imported: the CLI module (and every command module it
+    registers) must leave that to the command that runs a flow, after ``main`` set them."""
+    probe = "import sys, cseaug.cli; print('prefect' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
