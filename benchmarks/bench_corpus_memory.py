@@ -1,19 +1,23 @@
 """Corpus preparation: memory and time of cseaug's streaming Arrow path against a naive baseline.
 
 Generates a synthetic one-sentence-per-line corpus shaped like wiki1m (see :func:`generate`),
-then prepares it with N=20,000 both ways, each in a fresh process:
+then prepares it with N=20,000 three ways, each in a fresh process:
 
 * cseaug: ``prepare_corpus`` (streamed readers, Arrow cleaning, hashed ids, seeded sample),
   then the sample and the ``other`` rows written to Parquet batch by batch.
+* cseaug-lenient: the same with ``corpus.invisible_characters: keep`` and
+  ``corpus.special_tokens: keep``, i.e. cleaning without the hostile-text rules (what it
+  was before them), so that their cost shows as a ratio measured in the same run.
 * naive: lines read into a Python list, normalised line by line (NFC, ``" ".join(split())``),
   set-dedup keeping order, ``random.Random(seed).sample``, ``row_id`` per line, Python lists
   to Arrow tables, Parquet.
 
-For 250k and 1M lines it prints wall time and peak RSS (each run alone, no tracing) and the
-peak of Python-level allocations (tracemalloc, a second run of each), and the ratios.
+For 250k and 1M lines it prints wall time (the median of ``--repeat`` runs, alternating the
+approaches: the machine is shared) and peak RSS (each run alone, no tracing) and the peak of
+Python-level allocations (tracemalloc, one more run of each), and the ratios.
 Flat memory shows as the growth of the tracemalloc peak from 250k to 1M lines.
 
-Run: ``.venv/bin/python benchmarks/bench_corpus_memory.py [--lines 1000000]``
+Run: ``.venv/bin/python benchmarks/bench_corpus_memory.py [--lines 1000000] [--repeat 3]``
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pathlib import Path
 
 SAMPLE = 20_000
 SEED = 42
+APPROACHES = ("cseaug", "cseaug-lenient", "naive")
 
 
 def generate(path: Path, lines: int, seed: int = 0) -> None:
@@ -73,15 +78,16 @@ def generate(path: Path, lines: int, seed: int = 0) -> None:
     path.write_text("\n".join(sentences) + "\n", encoding="utf-8")
 
 
-def run_cseaug(corpus: Path, workdir: Path) -> int:
+def run_cseaug(corpus: Path, workdir: Path, lenient: bool = False) -> int:
     import pyarrow.parquet as pq
 
     from cseaug.config import CorpusConfig, SampleConfig
     from cseaug.corpus import prepare_corpus
     from cseaug.dataset.schema import CANONICAL_SCHEMA
 
+    rules = {"invisible_characters": "keep", "special_tokens": "keep"} if lenient else {}
     prepared = prepare_corpus(
-        CorpusConfig(path=str(corpus)), SampleConfig(size=SAMPLE, seed=SEED), method="sts"
+        CorpusConfig(path=str(corpus), **rules), SampleConfig(size=SAMPLE, seed=SEED), method="sts"
     )
     with pq.ParquetWriter(workdir / "rows.parquet", CANONICAL_SCHEMA) as writer:
         writer.write_table(prepared.sample)
@@ -127,7 +133,12 @@ def worker(approach: str, corpus: Path, trace: bool) -> None:
     """One measurement in this (fresh) process; prints a JSON line."""
     import pyarrow as pa
 
-    run = run_cseaug if approach == "cseaug" else run_naive
+    runs = {
+        "cseaug": run_cseaug,
+        "cseaug-lenient": lambda corpus, workdir: run_cseaug(corpus, workdir, lenient=True),
+        "naive": run_naive,
+    }
+    run = runs[approach]
     with tempfile.TemporaryDirectory() as workdir:
         # Warm-up on the first lines: the lazy imports (pyarrow pulls in pandas on first use)
         # are not part of the measurement.
@@ -168,7 +179,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000, help="Lines of the large corpus.")
     parser.add_argument("--small", type=int, default=250_000, help="Lines of the small corpus.")
-    parser.add_argument("--worker", choices=["cseaug", "naive", "generate"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="Timed runs per approach; the median is reported."
+    )
+    parser.add_argument("--worker", choices=[*APPROACHES, "generate"], help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--corpus", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
@@ -201,19 +215,29 @@ def main() -> None:
             )
             size_mb = corpus.stat().st_size / 2**20
             print(f"corpus: {lines:,} lines, {size_mb:.1f} MiB", flush=True)
-            for approach in ("cseaug", "naive"):
-                plain = measure(approach, corpus, trace=False)
+            runs: dict[str, list[dict]] = {approach: [] for approach in APPROACHES}
+            for _ in range(args.repeat):
+                for approach in APPROACHES:
+                    runs[approach].append(measure(approach, corpus, trace=False))
+            for approach in APPROACHES:
+                plain = sorted(runs[approach], key=lambda r: r["time_s"])[len(runs[approach]) // 2]
                 traced = measure(approach, corpus, trace=True)
                 plain["traced_peak_mb"] = traced["traced_peak_mb"]
                 results[(approach, lines)] = plain
                 print(
-                    f"  {approach:6s} rows={plain['rows']:>9,}  time={plain['time_s']:6.2f} s  "
+                    f"  {approach:14s} rows={plain['rows']:>9,}  time={plain['time_s']:6.2f} s  "
                     f"RSS peak={plain['rss_peak_mb']:7.1f} MiB (+{plain['rss_peak_mb'] - plain['rss_start_mb']:.1f} "
                     f"over imports)  Arrow pool peak={plain['arrow_peak_mb']:6.1f} MiB  "
                     f"Python allocations peak (tracemalloc)={plain['traced_peak_mb']:7.1f} MiB",
                     flush=True,
                 )
             ours, naive = results[("cseaug", lines)], results[("naive", lines)]
+            lenient = results[("cseaug-lenient", lines)]
+            print(
+                f"  ratio cseaug/cseaug-lenient (cost of the hostile-text rules): "
+                f"time {ours['time_s'] / lenient['time_s']:.3f}x, Arrow pool peak "
+                f"{ours['arrow_peak_mb'] / lenient['arrow_peak_mb']:.3f}x"
+            )
             if ours["rows"] != naive["rows"]:
                 print(f"  WARNING: row counts differ ({ours['rows']} vs {naive['rows']})")
             print(
@@ -223,13 +247,13 @@ def main() -> None:
             )
         extra = args.lines - args.small
         print(f"growth of the tracemalloc peak from {args.small:,} to {args.lines:,} lines:")
-        for approach in ("cseaug", "naive"):
+        for approach in APPROACHES:
             grow = (
                 results[(approach, args.lines)]["traced_peak_mb"]
                 - results[(approach, args.small)]["traced_peak_mb"]
             )
             print(
-                f"  {approach:6s} +{grow:7.1f} MiB  ({grow * 2**20 / extra:6.1f} bytes per extra line)"
+                f"  {approach:14s} +{grow:7.1f} MiB  ({grow * 2**20 / extra:6.1f} bytes per extra line)"
             )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from prefect import flow
 
+from cseaug.secrets import install_log_scrubbing
 from cseaug_prefect.tasks.build import close_build, generate_shard, plan_build, publish_build
 from cseaug_prefect.tasks.diagnostics import artifact_key, diagnostics_artifact_task
 
@@ -24,6 +25,7 @@ def build_hybrid_dataset(config: str, overrides: list[str] | None = None) -> dic
     Returns:
         The build summary: version directory, row and reject counts, token usage, exports.
     """
+    install_log_scrubbing()  # a worker or `flow.serve` process starts here, not in the CLI
     plan = plan_build(config, list(overrides or []))
     try:
         outcomes = [generate_shard(plan.path, index) for index in range(plan.shards)]

@@ -11,6 +11,7 @@ from typing import Any
 
 from prefect import flow
 
+from cseaug.secrets import install_log_scrubbing
 from cseaug_prefect.tasks.vaegpt import train_vaegpt_task
 
 
@@ -27,6 +28,7 @@ def train_vaegpt_sim(
     Returns:
         The generator's directories, steps, best validation Avg-ROUGE and speed.
     """
+    install_log_scrubbing()  # a worker or `flow.serve` process starts here, not in the CLI
     return train_vaegpt_task(config, list(overrides or []))
 
 

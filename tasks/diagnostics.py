@@ -16,6 +16,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from cseaug.config import DiagnosticsConfig
 from cseaug.diagnostics.version import DiagnosticsSummary, write_diagnostics
+from cseaug.secrets import scrub
 
 
 def artifact_key(*parts: str) -> str:
@@ -32,7 +33,12 @@ def artifact_key(*parts: str) -> str:
 def _publish(
     summary: DiagnosticsSummary, key: str | None, description: str | None
 ) -> dict[str, Any]:
-    create_markdown_artifact(markdown=summary.artifact_markdown(), key=key, description=description)
+    # Artifacts live in Prefect's database: scrubbed like every other text that leaves.
+    create_markdown_artifact(
+        markdown=scrub(summary.artifact_markdown()),
+        key=key,
+        description=scrub(description) if description else None,
+    )
     return {
         "out_dir": str(summary.out_dir),
         "plots": summary.plot_paths(),

@@ -21,14 +21,24 @@ Example:
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from cseaug.errors import ConfigError
 from cseaug.hashing import json_sha256
+from cseaug.secrets import is_secret_name, url_credentials_problem
 
 Method = Literal["sts", "nli", "ski", "osscse", "generate_cse"]
 """How the ``aigen`` rows of a build get their views (the ``method`` column)."""
@@ -40,9 +50,13 @@ PATTERN_METHODS: frozenset[str] = frozenset({"sts", "nli"})
 
 
 class StrictModel(BaseModel):
-    """Base of every config model: unknown keys are errors, values are validated on assignment."""
+    """Base of every config model: unknown keys are errors, values are validated on assignment.
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    A rejected value is never repeated in the error (``hide_input_in_errors``): it may be a
+    secret pasted in the wrong place, and errors reach logs and Prefect's database.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, hide_input_in_errors=True)
 
 
 class CorpusConfig(StrictModel):
@@ -77,6 +91,18 @@ class CorpusConfig(StrictModel):
         1000,
         ge=1,
         description="Lines longer than this (after normalising) are dropped as over-long.",
+    )
+    invisible_characters: Literal["remove", "reject", "keep"] = Field(
+        "remove",
+        description="Zero-width characters (U+200B, U+2060-U+2064, U+FEFF) and bidirectional "
+        "controls (U+200E, U+200F, U+061C, U+202A-U+202E, U+2066-U+2069): 'remove' them (a line "
+        "left empty is rejected as 'empty'), 'reject' the line ('invisible_characters'), or "
+        "'keep' them.",
+    )
+    special_tokens: Literal["reject", "keep"] = Field(
+        "reject",
+        description="Chat special tokens in a line or a given view (<|im_end|>, <|endoftext|>, "
+        "[INST], <<SYS>>, <start_of_turn>, <s>, ...): 'reject' the line ('special_token') or 'keep' it.",
     )
 
     @model_validator(mode="after")
@@ -141,6 +167,9 @@ class GenerationConfig(StrictModel):
     )
 
 
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 class LLMConfig(StrictModel):
     """Which LLM writes the views, and how requests are sent."""
 
@@ -153,7 +182,9 @@ class LLMConfig(StrictModel):
         None, description="Endpoint for 'openai-compatible', e.g. http://127.0.0.1:8000/v1."
     )
     api_key_env: str = Field(
-        "OPENAI_API_KEY", description="Environment variable holding the API key."
+        "OPENAI_API_KEY",
+        description="Name of the environment variable holding the API key (the key itself is "
+        "never part of a config).",
     )
     concurrency: int = Field(
         64, ge=1, le=4096, description="Requests in flight at once (HTTP backends)."
@@ -182,6 +213,24 @@ class LLMConfig(StrictModel):
     engine_kwargs: dict[str, Any] = Field(
         default_factory=dict, description="'vllm': extra keyword arguments of vllm.LLM(...)."
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials_in_url(cls, url: str | None) -> str | None:
+        problem = url_credentials_problem(url, "llm.base_url") if url else None
+        if problem:
+            raise ValueError(problem)
+        return url
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, name: str) -> str:
+        if not _VARIABLE_NAME.fullmatch(name):
+            raise ValueError(
+                "must be the name of an environment variable (letters, digits, _), e.g. "
+                "OPENAI_API_KEY, not the key itself: export the key in that variable"
+            )
+        return name
 
     @model_validator(mode="after")
     def _endpoint(self) -> LLMConfig:
@@ -216,6 +265,15 @@ class CleaningConfig(StrictModel):
     extra_refusal_patterns: list[str] = Field(
         default_factory=list,
         description="More regular expressions that mark an answer as a refusal.",
+    )
+    prompt_echo_max_overlap: float | None = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="Reject an answer as 'prompt_echo' when at least this share of its word "
+        "5-grams appear in the prompt's instructions or examples but not in the input sentence "
+        "(an answer of fewer than 5 words: when it repeats a whole line of the prompt); "
+        "null: no check.",
     )
 
 
@@ -537,12 +595,9 @@ class RunConfig(StrictModel):
         return Path(self.execution.cache_path or Path(self.output.root) / "cache" / "llm.sqlite")
 
 
-SECRET_KEY_MARKERS = frozenset({"key", "apikey", "token", "secret", "password", "credentials"})
-"""A key is secret when one of its ``_``-separated words is one of these (``max_tokens`` is not)."""
-
-
 def redacted(data: Any) -> Any:
-    """A copy of a config dump with every value under a secret-looking key masked.
+    """A copy of a config dump with every value under a secret-looking key masked
+    (:func:`cseaug.secrets.is_secret_name`).
 
     ``api_key_env`` names a variable, not a secret, and is kept; so is ``max_tokens``.
 
@@ -553,8 +608,7 @@ def redacted(data: Any) -> Any:
     if isinstance(data, dict):
         out = {}
         for key, value in data.items():
-            words = str(key).lower().split("_")
-            secret = bool(SECRET_KEY_MARKERS.intersection(words)) and words[-1] != "env"
+            secret = is_secret_name(str(key))
             out[key] = "***" if secret and value not in (None, "") else redacted(value)
         return out
     if isinstance(data, list):
@@ -624,12 +678,15 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 
 def format_validation_error(exc: ValidationError, source: str) -> str:
-    """One line per problem, each naming the dotted key, for humans."""
-    lines = [f"invalid config {source}:"]
+    """One line per problem, each naming the dotted key, for humans (one line in all for one
+    problem). The rejected values are never repeated: they may be secrets."""
+    problems = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"  - {where}: {err['msg']}")
-    return "\n".join(lines)
+        problems.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
+    if len(problems) == 1:
+        return f"invalid config {source}: {problems[0]}"
+    return "\n".join([f"invalid config {source}:", *(f"  - {p}" for p in problems)])
 
 
 ModelT = TypeVar("ModelT", bound=BaseModel)

@@ -235,3 +235,41 @@ def test_construction_and_input_errors(anchors: pa.Table) -> None:
         make_stage("nli", backend)(anchors.select(["id"]))
     empty = make_stage("sts", backend)(anchors.slice(0, 0))
     assert empty.rows.num_rows == 0 and backend.calls == []
+
+
+def test_rejects_of_any_backend_are_scrubbed_of_secrets(
+    anchors: pa.Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backend error or a rejected answer that holds the key reaches rejects as ``***``."""
+    key = "sk-test-SECRET-1234567890"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+
+    def leaky(request: ChatRequest) -> str | Exception:
+        view = view_of(request)
+        if view == "negative":
+            return RuntimeError(f"upstream said: Incorrect API key provided: {key}")
+        if view == "intermediate":
+            return f"I'm sorry, but I cannot use the key {key}."
+        return answer(request)
+
+    result = make_stage("sts", ScriptedBackend(leaky))(anchors)
+    rejects = result.rejects.to_pylist()
+    assert {r["reason"] for r in rejects} == {"llm_error", "refusal"}
+    assert key not in json.dumps(rejects)
+    assert any("Incorrect API key provided: ***" in r["detail"] for r in rejects if r["detail"])
+    assert any(r["raw"] == "I'm sorry, but I cannot use the key ***." for r in rejects)
+
+
+def test_an_answer_that_reveals_the_prompt_is_rejected(anchors: pa.Table) -> None:
+    """The stage hands the prompt to answer cleaning: a model that prints its system message
+    (its instructions and few-shot examples) writes no view."""
+
+    def revealing(request: ChatRequest) -> str:
+        if view_of(request) == "positive":
+            return request.messages[0]["content"]
+        return answer(request)
+
+    result = make_stage("sts", ScriptedBackend(revealing))(anchors)
+    assert result.rows.num_rows == 0
+    reasons = {(r["view"], r["reason"]) for r in result.rejects.to_pylist()}
+    assert reasons == {("positive", "prompt_echo")}

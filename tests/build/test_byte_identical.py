@@ -10,9 +10,9 @@ with the manifest's data fingerprint. The goldens were recorded on commit 7a3892
 the build layer was restructured; this test rebuilds them on the code of today.
 
 The LLM is the loopback server of ``tests/fake_openai_server.py``; its answers are a
-deterministic function of the request (:func:`golden_answer`): words of the input replaced
-by numbered words, a refusal for some requests, so that cleaning, the pattern-order filter
-and demotion to ``other`` rows all have work. Parquet bytes depend on the pyarrow version,
+deterministic function of the request (:func:`golden_answer`, the server's policy): words
+of the input replaced by numbered words, a refusal for some requests, so that cleaning, the
+pattern-order filter and demotion to ``other`` rows all have work. Parquet bytes depend on the pyarrow version,
 which ``constraints.txt`` pins; under another version the test skips and says so.
 
 Regenerate the goldens (only on a commit whose output is trusted):
@@ -33,7 +33,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))  # as pytest's pythonpath does, also when run as a script
 
-from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
+from tests.fake_openai_server import Action, FakeOpenAIServer  # noqa: E402
 
 GOLDEN_FILE = Path(__file__).with_name("golden_builds.json")
 PYARROW_VERSION = "26.0.1"
@@ -147,6 +147,11 @@ def golden_answer(messages: list[dict]) -> str:
     return " ".join(words)
 
 
+def golden_policy(body: dict) -> Action:
+    """The fake server's policy: every request is answered with :func:`golden_answer`."""
+    return Action.answer(golden_answer(body["messages"]))
+
+
 def replace_in_strings(value: Any, pairs: list[tuple[str, str]]) -> Any:
     """``value`` (a config: dicts, lists, strings) with each ``old`` replaced by ``new`` in
     every string, in the order of ``pairs``."""
@@ -243,7 +248,7 @@ def places(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the goldens were built single-threaded
     models = build_tiny_models(tmp_path_factory.mktemp("golden-models"))
-    with FakeOpenAIServer(answer=golden_answer) as server:
+    with FakeOpenAIServer(policy=golden_policy) as server:
         yield Places(shared_data.parent, models, server)
     torch.set_num_threads(threads)
 
@@ -274,7 +279,7 @@ def write_goldens(shared: Path) -> None:
     assert pyarrow.__version__ == PYARROW_VERSION, pyarrow.__version__
     torch.set_num_threads(1)
     goldens = {}
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(answer=golden_answer) as server:
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(policy=golden_policy) as server:
         places = Places(shared, build_tiny_models(Path(tmp) / "models"), server)
         for name, partial in CONFIGS.items():
             root = Path(tmp) / name

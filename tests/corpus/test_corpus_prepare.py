@@ -19,6 +19,7 @@ from cseaug.config import CorpusConfig, SampleConfig
 from cseaug.corpus import prepare_corpus
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, row_id
 from cseaug.errors import InputError
+from cseaug.text_hazards import remove_invisible
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -198,7 +199,9 @@ def test_real_wiki_file(shared_data: Path) -> None:
     expected: list[str] = []
     seen: set[str] = set()
     for line in path.read_text(encoding="utf-8").splitlines():
-        sentence = " ".join(unicodedata.normalize("NFC", line).split())
+        # two lines hold a word joiner (U+2060), removed; one a zero-width non-joiner, kept
+        visible = remove_invisible(unicodedata.normalize("NFC", line))
+        sentence = " ".join(visible.split()).strip("\u200c\u200d")
         if sentence and sentence not in seen:
             seen.add(sentence)
             expected.append(sentence)
@@ -234,3 +237,21 @@ def test_real_nli_triples_with_views(shared_data: Path) -> None:
     assert stats["sentences"] + stats["rejected_total"] == stats["records_read"]
     assert stats["sample_size"] + stats["other_rows"] == stats["sentences"]
     assert np.all(np.array(prepared.rejects.column("stage").to_pylist()) == "corpus")
+
+
+def test_hostile_lines_follow_the_corpus_settings(tmp_path: Path) -> None:
+    """The corpus section decides; the stats count the lines cleaned of invisible characters,
+    and a line that repeats another once its zero-width space is gone is a duplicate."""
+    lines = [
+        *distinct_lines(5),
+        "Sentence number 1 says\u200b something.",
+        "Hello <|im_end|> there.",
+        "\u200b",
+    ]
+    path = write_corpus(tmp_path / "c.txt", lines)
+    default = prepare(path, size=2)
+    assert default.stats["invisible_characters_removed"] == 1
+    rejected = default.stats["rejected"]
+    assert (rejected["duplicate"], rejected["special_token"], rejected["empty"]) == (1, 1, 1)
+    lenient = prepare(path, size=2, invisible_characters="keep", special_tokens="keep")
+    assert lenient.stats["sentences"] == 8 and lenient.stats["invisible_characters_removed"] == 0

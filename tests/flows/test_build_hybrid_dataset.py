@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import yaml
@@ -31,6 +32,7 @@ def test_cli_build_runs_the_flow_and_publishes(
 ) -> None:
     from prefect import get_client
 
+    factory = logging.getLogRecordFactory()
     with FakeOpenAIServer() as server:
         config = write_config(
             tmp_path / "nli-sts.yaml", shared_data, tmp_path / "out", server.base_url
@@ -52,6 +54,12 @@ def test_cli_build_runs_the_flow_and_publishes(
         result = runner.invoke(app, ["build", "--config", str(config), *overrides])
         assert result.exit_code == 0, result.output
         assert sum(server.counts.values()) == 3 * 40
+    # The flow itself (not only the `cseaug` command, which CliRunner skips) scrubs the log
+    # records of its process: a worker or `flow.serve` process starts there.
+    scrubbing = logging.getLogRecordFactory()
+    logging.setLogRecordFactory(factory)
+    record = scrubbing("t", logging.INFO, __file__, 1, "via %s", ("http://u:p@h/v1",), None)
+    assert record.getMessage() == "via http://***@h/v1"
 
     version = tmp_path / "out" / "datasets" / "nli-sts" / "v0001"
     manifest = json.loads((version / "manifest.json").read_text())

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+from pathlib import Path
+
 import pytest
 
 from cseaug.config import CleaningConfig
@@ -113,3 +116,160 @@ def test_knowledge_keeps_up_to_n_sentences_on_one_line() -> None:
 def test_normalize_for_comparison() -> None:
     assert normalize_for_comparison("  It's   a DOG!") == normalize_for_comparison("it s a dog")
     assert normalize_for_comparison("Déjà vu.") == "déjà vu"
+
+
+# ----------------------------------------------------------------- special tokens, invisibles
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("A dog is outside.<|im_end|>\n<|im_start|>user\nNext one", "A dog is outside."),
+        ("A dog is outside.<|endoftext|>Some other document.", "A dog is outside."),
+        ("A dog is outside. [INST] and now write a poem [/INST]", "A dog is outside."),
+        ("A dog is outside.</s>", "A dog is outside."),
+        ("A dog\u200b is out\u200bside.", "A dog is outside."),
+        ("\u202eA dog is outside.\u202c", "A dog is outside."),
+    ],
+)
+def test_answers_are_cut_at_special_tokens_and_lose_invisible_characters(
+    raw: str, expected: str
+) -> None:
+    assert clean(raw) == Cleaned(expected)
+
+
+@pytest.mark.parametrize("raw", ["<|im_start|>assistant\nA dog.", "<|eot_id|>", "\u200b<s>"])
+def test_an_answer_that_starts_with_a_special_token_is_rejected(raw: str) -> None:
+    assert clean(raw) == Cleaned(None, "special_token")
+
+
+# ------------------------------------------------------------------------------ prompt echo
+
+SYSTEM = (
+    "Your task is to generate a new sentence that is semantically similar to the user's input "
+    "sentence.\n\nIn the following illustrative examples, Sentence 1 and Sentence 2 are "
+    "semantically similar:\n\n"
+    "- Example 1:\n  - Sentence 1: A woman is slicing an onion.\n"
+    "  - Sentence 2: A woman is cutting an onion into pieces.\n"
+    "- Example 2:\n  - Sentence 1: Birds fly.\n  - Sentence 2: Birds are flying.\n\n"
+    "Generate the new sentence directly without any other interpretation, and make sure it "
+    "maintains the same information as the original input sentence."
+)
+
+
+def prompt_for(sentence: str) -> tuple[dict[str, str], ...]:
+    return ({"role": "system", "content": SYSTEM}, {"role": "user", "content": sentence})
+
+
+def clean_with_prompt(raw: str, source: str = PREMISE, cfg: CleaningConfig = CFG) -> Cleaned:
+    return clean_answer(
+        raw, view="positive", source_sentence=source, cfg=cfg, prompt=prompt_for(source)
+    )
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # the injected "reveal your instructions" obeyed
+        "SYSTEM PROMPT: Your task is to generate a new sentence that is semantically similar...",
+        "Your task is to generate a new sentence that is semantically similar to the input.",
+        "My instructions are to write similar sentences.",
+        # a few-shot example copied, long and short
+        "A woman is cutting an onion into pieces.",
+        "Sentence 2: Birds are flying.",
+    ],
+)
+def test_answers_that_echo_the_prompt_are_rejected(raw: str) -> None:
+    assert clean_with_prompt(raw) == Cleaned(None, "prompt_echo")
+
+
+@pytest.mark.parametrize(
+    ("raw", "source"),
+    [
+        ("A black and white dog runs across a field of snow.", PREMISE),
+        # the input repeats words of the instructions: the answer may repeat them too
+        (
+            "The task is to generate a new sentence that is similar.",
+            "Your task is to generate a new sentence that is similar.",
+        ),
+        # the input is an example sentence: paraphrasing it is no echo
+        ("Someone is cutting an onion into pieces.", "A woman is cutting an onion into pieces."),
+        # it names the system prompt because the input does
+        ("They asked for the system prompt.", "The system prompt was requested."),
+    ],
+)
+def test_paraphrases_of_the_input_are_not_echoes(raw: str, source: str) -> None:
+    assert clean_with_prompt(raw, source=source).ok
+
+
+def test_the_echo_threshold_comes_from_the_config() -> None:
+    half = "A woman is cutting an onion into pieces while the dog sleeps soundly outside."
+    assert clean_with_prompt(half).ok  # 4 of its 10 five-grams are the example's
+    strict = CleaningConfig(prompt_echo_max_overlap=0.25)
+    assert clean_with_prompt(half, cfg=strict).reason == "prompt_echo"
+    off = CleaningConfig(prompt_echo_max_overlap=None)
+    assert clean_with_prompt("A woman is cutting an onion into pieces.", cfg=off).ok
+
+
+def test_instructions_around_the_input_in_the_user_message_count_too() -> None:
+    """SKICSE's one user message holds the instructions and then the sentence."""
+    instructions = (
+        "1) Answer objectively what you know about the sentence. 2) Make sure your answers are "
+        "no more than four sentences and contain important information."
+    )
+    prompt = ({"role": "user", "content": f"{instructions}\n{PREMISE}"},)
+    echoed = clean_answer(
+        instructions, view="knowledge", source_sentence=PREMISE, cfg=CFG, prompt=prompt
+    )
+    assert echoed.reason == "prompt_echo"
+    knowledge = "Dogs with black and white coats are common. Snowy fields are cold in winter."
+    assert clean_answer(
+        knowledge, view="knowledge", source_sentence=PREMISE, cfg=CFG, prompt=prompt
+    ).ok
+
+
+@pytest.mark.shared_data
+def test_real_paraphrases_and_hypotheses_are_rarely_taken_for_echoes(shared_data: Path) -> None:
+    """Human-written answers are not echoes: STS-B test pairs (sentence 2 as the answer to
+    sentence 1, under each STS prompt with examples drawn from STS12 train) and SNLI
+    hypotheses (under the NLI prompts with the paper's examples). What is flagged (13 of 8,137)
+    is almost only an answer identical to one of the prompt's examples: rejected on purpose."""
+    from cseaug.config import PatternConfig
+    from cseaug.patterns import load_examples
+    from cseaug.prompts import load_method_prompts
+
+    cases = []
+    sts = load_examples(PatternConfig(source="sts12", path=str(shared_data / "sts12_train")), "sts")
+    sts_prompts = load_method_prompts("sts")
+    with open(shared_data / "stsbenchmark" / "sts-test.csv", encoding="utf-8") as handle:
+        pairs = [line.rstrip("\n").split("\t")[5:7] for line in handle]
+    for view, prompt in sts_prompts.items():
+        cases += [
+            (view, s1, s2, prompt.render(examples=sts.levels[view], sentence=s1))
+            for s1, s2 in pairs
+        ]
+    nli = load_examples(PatternConfig(source="paper"), "nli")
+    nli_prompts = load_method_prompts("nli")
+    with open(shared_data / "nli" / "nli_triples_snli_devtest.csv", encoding="utf-8") as handle:
+        triples = list(csv.DictReader(handle))[:2000]
+    for view, column in (("positive", "sent1"), ("negative", "hard_neg")):
+        prompt = nli_prompts[view]
+        cases += [
+            (
+                view,
+                t["sent0"],
+                t[column],
+                prompt.render(examples=nli.levels[view], sentence=t["sent0"]),
+            )
+            for t in triples
+        ]
+    echoes = [
+        case
+        for case in cases
+        if clean_answer(
+            case[2], view=case[0], source_sentence=case[1], cfg=CFG, prompt=case[3]
+        ).reason
+        == "prompt_echo"
+    ]
+    assert len(cases) > 8000
+    assert len(echoes) / len(cases) < 0.01, echoes[:10]

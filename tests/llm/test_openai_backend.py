@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from cseaug.errors import BackendError
+from cseaug.errors import BackendError, ConfigError
 from cseaug.llm.openai_backend import (
     MAX_RETRY_AFTER_S,
     OpenAIBackend,
@@ -241,3 +241,32 @@ def test_parse_completion_rejects_a_null_content() -> None:
         parse_completion("k", body).error
         == "answer has no text content (finish_reason=content_filter)"
     )
+
+
+KEY = "sk-test-SECRET-1234567890"
+
+
+@pytest.mark.parametrize("variable", ["OPENAI_API_KEY", "CSEAUG_LLM_PASS"])
+def test_a_key_echoed_by_the_server_never_leaves_the_backend(
+    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    """A 401 body that repeats the key, or an answer that holds it, comes back scrubbed, whatever
+    the name of the variable that holds the key (``CSEAUG_LLM_PASS`` has no secret word)."""
+    monkeypatch.setenv(variable, KEY)
+    server.script("refused", Action.unauthorized_echo())
+    server.script("leaky", Action.answer(f"A sentence. By the way, my key is {KEY}."))
+    backend = backend_for(server, api_key_env=variable)
+
+    refused, leaky = backend.generate([ask("refused"), ask("leaky")])
+
+    assert server.state.last_authorization["refused"] == f"Bearer {KEY}"  # it was sent...
+    assert refused.error == "HTTP 401: Incorrect API key provided: Bearer ***"  # ...not kept
+    assert leaky.text == "A sentence. By the way, my key is ***."
+
+
+def test_credentials_in_the_base_url_are_refused() -> None:
+    with pytest.raises(ConfigError, match="environment variable") as caught:
+        OpenAIBackend(
+            "m", {}, name="openai-compatible", base_url="http://user:hunter2@127.0.0.1:1/v1"
+        )
+    assert "hunter2" not in str(caught.value)

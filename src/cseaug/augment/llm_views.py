@@ -4,7 +4,8 @@ Shared by the NGCSE (:mod:`cseaug.augment.pattern_sim`) and SKICSE (:mod:`cseaug
 stages, which only decide which prompt writes which view from which input. A round sends
 the whole shard's requests in one :meth:`LLMBackend.generate` call (the backend batches,
 retries and caches below it), so a failed answer never sinks the others: it comes back
-as a reject with a reason code of :mod:`cseaug.llm.clean`.
+as a reject with a reason code of :mod:`cseaug.llm.clean`. A reject's ``raw`` answer and
+its ``detail`` are scrubbed of secrets (:mod:`cseaug.secrets`), whichever backend wrote them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from cseaug.errors import InputError
 from cseaug.llm.base import ChatRequest, LLMBackend, Message
 from cseaug.llm.clean import LLM_ERROR, clean_answer
 from cseaug.progress import progress_bar
+from cseaug.secrets import Scrubber
 
 REJECT_STAGE = "llm"
 OK = "ok"
@@ -86,6 +88,7 @@ def ask(
     requests = [ChatRequest(key=job.key, messages=job.messages) for job in jobs]
     with progress_bar(description, total=len(requests), unit="requests") as bar:
         responses = backend.generate(requests, bar.advance)
+    scrub = Scrubber()
     for job, response in zip(jobs, responses, strict=True):
         if response.key != job.key:
             raise RuntimeError(
@@ -96,7 +99,11 @@ def ask(
             detail = {"error": response.error}
         else:
             cleaned = clean_answer(
-                response.text, view=job.view, source_sentence=job.source, cfg=cleaning
+                response.text,
+                view=job.view,
+                source_sentence=job.source,
+                cfg=cleaning,
+                prompt=job.messages,
             )
             reason, raw, text = cleaned.reason, response.text, cleaned.text
             detail = {}
@@ -114,8 +121,10 @@ def ask(
                 "stage": REJECT_STAGE,
                 "view": job.view,
                 "reason": reason,
-                "raw": raw,
-                "detail": json.dumps(detail, ensure_ascii=False) if detail else None,
+                "raw": scrub(raw) if raw is not None else None,
+                "detail": json.dumps({k: scrub(v) for k, v in detail.items()}, ensure_ascii=False)
+                if detail
+                else None,
             }
         )
     return result

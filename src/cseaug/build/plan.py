@@ -27,6 +27,7 @@ import pyarrow as pa
 from cseaug.build.run import BuildRun
 from cseaug.corpus.prepare import prepare_corpus
 from cseaug.dataset.schema import SPLIT_OTHER
+from cseaug.secrets import scrub_data
 from cseaug.step import merged_results, run_steps
 
 CORPUS = "corpus"
@@ -84,5 +85,6 @@ def plan_build(run: BuildRun) -> PlanRef:
         "seconds": {"plan": round(time.perf_counter() - started, 3)},
     }
     store.path.mkdir(parents=True, exist_ok=True)
-    Path(run.plan_path).write_text(json.dumps(plan, indent=2, default=str), encoding="utf-8")
+    plan_text = json.dumps(scrub_data(plan), indent=2, default=str)
+    Path(run.plan_path).write_text(plan_text, encoding="utf-8")
     return PlanRef(path=run.plan_path, run_id=store.path.name, shards=shards)

@@ -7,7 +7,6 @@ counts the requests and tokens the build would spend, and publishes nothing.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from cseaug.config import load_config
+from cseaug.config import load_config, parse_override
+from cseaug.errors import ConfigError
+from cseaug.secrets import holds_secret
 
 console = Console(stderr=True)
 
@@ -54,6 +55,23 @@ def print_estimate(estimate: dict[str, Any]) -> None:
     console.print(table)
 
 
+def refuse_secrets_in_overrides(overrides: list[str]) -> None:
+    """Refuse a ``--set`` value that holds a secret: overrides are the flow's parameters,
+    which Prefect stores in its database.
+
+    Raises:
+        ConfigError: naming the key (never the value) and where the secret belongs.
+    """
+    for item in overrides:
+        if holds_secret(item):
+            key = ".".join(parse_override(item)[0])
+            raise ConfigError(
+                f"--set {key}=...: the value holds a secret (an API key, a token or credentials), "
+                "and overrides are stored with the run; keep secrets in environment variables "
+                "(the API key's variable is named by llm.api_key_env)"
+            )
+
+
 def build(
     config: Path = typer.Option(
         ..., "--config", "-c", help="YAML run config, e.g. configs/wiki-sts.yaml."
@@ -72,14 +90,12 @@ def build(
 ) -> None:
     """Build a dataset version from a config (runs the Prefect flow build-hybrid-dataset)."""
     cfg = load_config(config, set_)
+    refuse_secrets_in_overrides(set_)
     if dry_run or cfg.execution.dry_run:
         from cseaug.build.dry_run import estimate_build
 
         print_estimate(estimate_build(cfg))
         return
-    # A temporary Prefect server can take longer than its 20 s default to start on a small
-    # or busy machine; the user's own setting wins.
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
     from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
     print_summary(build_hybrid_dataset(config=str(config), overrides=list(set_)))

@@ -1,16 +1,23 @@
 """Corpus cleaning, vectorised with Arrow compute: normalise, then drop with a reason.
 
-Every line is decoded (UTF-8), put in Unicode NFC (``utf8_normalize``), its whitespace runs
-collapsed to one space and stripped. A line is then dropped with the first reason that
-applies, in this order:
+Every line is decoded (UTF-8), put in Unicode NFC (``utf8_normalize``), stripped of
+invisible characters (``corpus.invisible_characters: remove``, the default: zero-width
+spaces and bidirectional controls, :mod:`cseaug.text_hazards`), its whitespace runs
+collapsed to one space and stripped (with zero-width joiners at its edges). A line is then
+dropped with the first reason that applies, in this order:
 
-=====================  ===========================================================
-``invalid_utf8``       the bytes are not UTF-8 (text and CSV/TSV files)
-``empty``              nothing left after normalising (or a null value)
-``control_characters`` a C0/C1 control character remains (U+0000–U+001F, U+007F–U+009F)
-``too_short``          fewer than ``corpus.min_chars`` characters (code points)
-``too_long``           more than ``corpus.max_chars`` characters
-=====================  ===========================================================
+========================  ===========================================================
+``invalid_utf8``          the bytes are not UTF-8 (text and CSV/TSV files)
+``empty``                 nothing left after normalising (or a null value): a line of
+                          zero-width spaces is empty, and costs no request
+``control_characters``    a C0/C1 control character remains (U+0000–U+001F, U+007F–U+009F)
+``special_token``         the line or one of its given views holds a chat special token
+                          (``<|im_end|>``, ``[INST]``, ...; ``corpus.special_tokens: reject``)
+``invisible_characters``  it holds an invisible character (``corpus.invisible_characters:
+                          reject``; with ``remove`` they are removed and counted instead)
+``too_short``             fewer than ``corpus.min_chars`` characters (code points)
+``too_long``              more than ``corpus.max_chars`` characters
+========================  ===========================================================
 
 ``malformed_row`` (a CSV row with the wrong number of fields) comes from the reader and
 ``duplicate`` from :mod:`cseaug.corpus.dedup`. Whitespace is Unicode's ``White_Space``
@@ -18,7 +25,7 @@ set written out (tab, LF, VT, FF, CR, space, U+0085, U+00A0, U+1680, U+2000–U+
 U+2028, U+2029, U+202F, U+205F, U+3000), so it does not move with a library's Unicode
 tables; the control characters that are whitespace (tab, newline, ...) become spaces, the
 others reject the line. Given views (``corpus.view_columns``) are normalised the same way
-(an empty view becomes null) but never reject a line.
+(an empty view becomes null) and reject their line only for a special token.
 
 Example:
     >>> import pyarrow as pa
@@ -31,7 +38,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -39,6 +46,13 @@ import pyarrow.compute as pc
 
 from cseaug.dataset.schema import REJECTS_SCHEMA
 from cseaug.readers.source import TEXT, RejectRecord
+from cseaug.text_hazards import (
+    EDGE_JOINERS,
+    INVISIBLE_PATTERN,
+    INVISIBLE_RANGES,
+    SPECIAL_TOKEN_PATTERN,
+    utf8_alternatives,
+)
 
 STAGE = "corpus"
 
@@ -46,6 +60,8 @@ INVALID_UTF8 = "invalid_utf8"
 MALFORMED_ROW = "malformed_row"
 EMPTY = "empty"
 CONTROL_CHARACTERS = "control_characters"
+SPECIAL_TOKEN = "special_token"
+INVISIBLE_CHARACTERS = "invisible_characters"
 TOO_SHORT = "too_short"
 TOO_LONG = "too_long"
 DUPLICATE = "duplicate"
@@ -54,6 +70,8 @@ REASONS: tuple[str, ...] = (
     MALFORMED_ROW,
     EMPTY,
     CONTROL_CHARACTERS,
+    SPECIAL_TOKEN,
+    INVISIBLE_CHARACTERS,
     TOO_SHORT,
     TOO_LONG,
     DUPLICATE,
@@ -67,11 +85,60 @@ _WHITESPACE_RUN = rf"[ {_WHITESPACE}]+"
 _CONTROL_CHARACTER = r"[\x{00}-\x{1F}\x{7F}-\x{9F}]"
 # One regex pass over the UTF-8 bytes of every line finds the few lines that need a closer
 # look: a control character, a whitespace character other than the space (both spelled as
-# their UTF-8 byte sequences), or two spaces in a row. The slower work runs on those only.
+# their UTF-8 byte sequences), or two spaces in a row; then, as the rules ask, an invisible
+# character or joiner, and the start of a special token. The slower work runs on those only.
 _NEEDS_ATTENTION = (
     rb"[\x00-\x1f\x7f]|  |\xc2[\x80-\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
     rb"|\xe2\x81\x9f|\xe3\x80\x80"
 )
+_INVISIBLE_BYTES = utf8_alternatives(INVISIBLE_RANGES) + rb"|\xe2\x80[\x8c\x8d]"
+_SPECIAL_TOKEN_START = rb"<\||\[/?INST\]|<</?SYS>>|_of_turn>|</?s>|<\xef\xbd\x9c"
+
+
+@dataclass(frozen=True)
+class TextRules:
+    """What cleaning does with invisible characters and chat special tokens.
+
+    Args:
+        invisible: ``corpus.invisible_characters``: ``remove``, ``reject`` or ``keep``.
+        special_tokens: ``corpus.special_tokens``: ``reject`` or ``keep``.
+    """
+
+    invisible: Literal["remove", "reject", "keep"] = "remove"
+    special_tokens: Literal["reject", "keep"] = "reject"
+
+    @property
+    def attention(self) -> bytes:
+        pattern = _NEEDS_ATTENTION
+        if self.invisible != "keep":
+            pattern += b"|" + _INVISIBLE_BYTES
+        if self.special_tokens != "keep":
+            pattern += b"|" + _SPECIAL_TOKEN_START
+        return pattern
+
+    def fix(self, text: pa.Array) -> pa.Array:
+        """Invisible characters removed (``remove``), whitespace runs collapsed, edges trimmed."""
+        if self.invisible == "remove":
+            text = pc.replace_substring_regex(text, INVISIBLE_PATTERN, "")
+        text = pc.replace_substring_regex(text, _WHITESPACE_RUN, " ")
+        return pc.utf8_trim(text, " " if self.invisible == "keep" else " " + EDGE_JOINERS)
+
+
+DEFAULT_RULES = TextRules()
+
+
+@dataclass
+class Normalised:
+    """Normalised text and, per line, what normalising found.
+
+    ``attention`` marks the lines the byte pre-pass sent to the slow path (the only ones
+    that may hold a control character or a special token); ``invisible`` the lines that
+    held an invisible character before normalising.
+    """
+
+    text: pa.Array
+    attention: pa.Array
+    invisible: pa.Array
 
 
 def kept_schema(views: list[str]) -> pa.Schema:
@@ -110,26 +177,27 @@ def decode_utf8(values: pa.Array) -> tuple[pa.Array, pa.Array | None]:
     return pa.array(text, pa.string()), pa.array(escaped, pa.string())
 
 
-def normalise_text(text: pa.Array) -> pa.Array:
-    """Unicode NFC, whitespace runs to one space, stripped (nulls stay null)."""
-    return _normalise(text)[0]
+def normalise_text(text: pa.Array, rules: TextRules = DEFAULT_RULES) -> pa.Array:
+    """Unicode NFC, invisible characters removed (as ``rules`` say), whitespace runs to one
+    space, stripped (nulls stay null)."""
+    return _normalise(text, rules).text
 
 
-def _normalise(text: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """The normalised text and a mask of the lines that may hold a control character."""
+def _normalise(text: pa.Array, rules: TextRules) -> Normalised:
     # ASCII is always NFC: normalise the other lines only (about one in eight on Wikipedia).
     not_ascii = pc.fill_null(pc.invert(pc.string_is_ascii(text)), False)
     text = _replace_where(not_ascii, text, lambda part: pc.utf8_normalize(part, "NFC"))
     attention = pc.fill_null(
-        pc.match_substring_regex(text.cast(pa.binary()), _NEEDS_ATTENTION), False
+        pc.match_substring_regex(text.cast(pa.binary()), rules.attention), False
+    )
+    invisible = (
+        _test_where(attention, text, INVISIBLE_PATTERN)
+        if rules.invisible != "keep"
+        else _all_false(len(text))
     )
     edge_space = pc.fill_null(pc.or_(pc.starts_with(text, " "), pc.ends_with(text, " ")), False)
-    fixed = _replace_where(
-        pc.or_(attention, edge_space),
-        text,
-        lambda part: pc.utf8_trim(pc.replace_substring_regex(part, _WHITESPACE_RUN, " "), " "),
-    )
-    return fixed, attention
+    fixed = _replace_where(pc.or_(attention, edge_space), text, rules.fix)
+    return Normalised(fixed, attention, invisible)
 
 
 def _replace_where(
@@ -141,9 +209,20 @@ def _replace_where(
     return pc.replace_with_mask(values, mask, change(values.filter(mask)))
 
 
-def normalise_view(values: pa.Array) -> pa.Array:
-    """A given view, normalised like a sentence; empty becomes null."""
-    text = normalise_text(values)
+def _all_false(rows: int) -> pa.Array:
+    return pa.array(np.zeros(rows, dtype=bool))
+
+
+def _test_where(mask: pa.Array, values: pa.Array, pattern: str) -> pa.Array:
+    """Whether ``pattern`` matches each value, tested only where ``mask`` is true (false elsewhere)."""
+    found = _all_false(len(values))
+    if not pc.any(mask).as_py():
+        return found
+    tested = pc.fill_null(pc.match_substring_regex(values.filter(mask), pattern), False)
+    return pc.replace_with_mask(found, mask, tested)
+
+
+def _null_if_empty(text: pa.Array) -> pa.Array:
     return pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
 
 
@@ -157,6 +236,8 @@ class CleanedBatch:
 
     kept: pa.RecordBatch
     rejects: pa.Table
+    invisible_removed: int = 0
+    """Kept lines that lost invisible characters (``corpus.invisible_characters: remove``)."""
 
 
 def clean_batch(
@@ -166,6 +247,7 @@ def clean_batch(
     min_chars: int,
     max_chars: int,
     record_key: str = "line",
+    rules: TextRules = DEFAULT_RULES,
 ) -> CleanedBatch:
     """Normalise one reader batch and split it into kept rows and rejects.
 
@@ -175,6 +257,7 @@ def clean_batch(
         min_chars: shorter normalised lines are rejected as ``too_short``.
         max_chars: longer normalised lines are rejected as ``too_long``.
         record_key: key of the record number in the reject's ``detail`` JSON.
+        rules: what to do with invisible characters and special tokens.
 
     Example:
         >>> import pyarrow as pa
@@ -186,24 +269,31 @@ def clean_batch(
     rows = batch.num_rows
     records = pa.array(np.arange(first_record, first_record + rows, dtype=np.int64))
     text, escaped = decode_utf8(batch.column(TEXT))
-    sentence, attention = _normalise(text)
+    normal = _normalise(text, rules)
+    sentence = normal.text
     length = pc.utf8_length(sentence)
-    control = pa.array(np.zeros(rows, dtype=bool))
-    if pc.any(attention).as_py():
-        found = pc.match_substring_regex(sentence.filter(attention), _CONTROL_CHARACTER)
-        control = pc.replace_with_mask(control, attention, found)
-    invalid = pc.is_valid(escaped) if escaped is not None else pa.array(np.zeros(rows, dtype=bool))
+    control = _test_where(normal.attention, sentence, _CONTROL_CHARACTER)
+    views = [name for name in batch.schema.names if name != TEXT]
+    normal_views = [_normalise(batch.column(name), rules) for name in views]
+    special = _all_false(rows)
+    if rules.special_tokens == "reject":
+        for part in [normal, *normal_views]:
+            special = pc.or_(special, _test_where(part.attention, part.text, SPECIAL_TOKEN_PATTERN))
+    invisible = normal.invisible if rules.invisible == "reject" else _all_false(rows)
+    invalid = pc.is_valid(escaped) if escaped is not None else _all_false(rows)
     too_short = pc.fill_null(pc.less(length, min_chars), False)
     too_long = pc.fill_null(pc.greater(length, max_chars), False)
-    conditions = pc.make_struct(
-        invalid,
-        pc.fill_null(pc.equal(length, 0), True),
-        control,
-        too_short,
-        too_long,
-        field_names=[INVALID_UTF8, EMPTY, CONTROL_CHARACTERS, TOO_SHORT, TOO_LONG],
-    )
-    reason = pc.case_when(conditions, INVALID_UTF8, EMPTY, CONTROL_CHARACTERS, TOO_SHORT, TOO_LONG)
+    reasons = {
+        INVALID_UTF8: invalid,
+        EMPTY: pc.fill_null(pc.equal(length, 0), True),
+        CONTROL_CHARACTERS: control,
+        SPECIAL_TOKEN: special,
+        INVISIBLE_CHARACTERS: invisible,
+        TOO_SHORT: too_short,
+        TOO_LONG: too_long,
+    }
+    conditions = pc.make_struct(*reasons.values(), field_names=list(reasons))
+    reason = pc.case_when(conditions, *reasons)
     dropped = pc.is_valid(reason)
 
     chars = pc.if_else(
@@ -216,9 +306,7 @@ def clean_batch(
     )
     raw = pc.coalesce(escaped, text) if escaped is not None else text
     rejects = rejects_from_arrays(
-        sentence=pc.if_else(pc.equal(sentence, ""), pa.scalar(None, pa.string()), sentence).filter(
-            dropped
-        ),
+        sentence=_null_if_empty(sentence).filter(dropped),
         reason=reason.filter(dropped),
         raw=raw.filter(dropped),
         detail=detail.filter(dropped),
@@ -232,9 +320,11 @@ def clean_batch(
         kept_sentence,
         _raw_where_changed(kept_text, kept_sentence),
     ]
-    views = [name for name in batch.schema.names if name != TEXT]
-    arrays += [normalise_view(batch.column(name).filter(keep)) for name in views]
-    return CleanedBatch(pa.RecordBatch.from_arrays(arrays, schema=kept_schema(views)), rejects)
+    arrays += [_null_if_empty(part.text.filter(keep)) for part in normal_views]
+    removed = pc.sum(normal.invisible.filter(keep)).as_py() if rules.invisible == "remove" else 0
+    return CleanedBatch(
+        pa.RecordBatch.from_arrays(arrays, schema=kept_schema(views)), rejects, removed or 0
+    )
 
 
 def _raw_where_changed(raw: pa.Array, sentence: pa.Array) -> pa.Array:

@@ -36,6 +36,7 @@ from cseaug.config import CorpusConfig, SampleConfig
 from cseaug.corpus.cleaning import (
     DUPLICATE,
     REASONS,
+    TextRules,
     clean_batch,
     kept_schema,
     malformed_rejects,
@@ -63,7 +64,8 @@ class PreparedCorpus:
         sample: the ``aigen`` rows (CANONICAL_SCHEMA), in corpus order; ``method`` set,
             given views filled, generated views null, ``heldout`` False (the writer sets it).
         rejects: every dropped line (REJECTS_SCHEMA, stage ``corpus``).
-        stats: counts: records read, rejects per reason, sentences kept, sample and other sizes.
+        stats: counts: records read, rejects per reason, kept lines that lost invisible
+            characters, sentences kept, sample and other sizes.
         input_sha256: sha256 of every input file (for the manifest).
         num_other: number of ``other`` rows :meth:`other_batches` yields.
     """
@@ -142,7 +144,7 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
     """
     source = open_corpus(corpus)
     input_sha256 = source.input_sha256()
-    rows, keys, reject_tables, records_read = _read_and_clean(source, corpus)
+    rows, keys, reject_tables, records_read, invisible_removed = _read_and_clean(source, corpus)
     reject_tables.append(malformed_rejects(source.reader_rejects))
     if records_read == 0:
         raise InputError(f"corpus {source.location} holds no record")
@@ -182,6 +184,7 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
         "records_read": records_read,
         "rejected": rejected,
         "rejected_total": rejects.num_rows,
+        "invisible_characters_removed": invisible_removed,
         "sentences": sentences,
         "sample_requested": sample.size,
         "sample_size": int(chosen.size),
@@ -205,12 +208,13 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
 
 def _read_and_clean(
     source: CorpusSource, corpus: CorpusConfig
-) -> tuple[ChunkedRows, np.ndarray, list[pa.Table], int]:
+) -> tuple[ChunkedRows, np.ndarray, list[pa.Table], int, int]:
     """Stream the source once: clean every batch and hash its kept sentences into keys."""
     kept_batches: list[pa.RecordBatch] = []
     key_chunks: list[np.ndarray] = []
     reject_tables: list[pa.Table] = []
-    records_read = 0
+    records_read = invisible_removed = 0
+    rules = TextRules(invisible=corpus.invisible_characters, special_tokens=corpus.special_tokens)
     unit = "lines" if source.record_key == "line" else "records"
     with progress_bar(f"Cleaning {source.name}", total=source.total_records, unit=unit) as bar:
         for batch in source.batches():
@@ -220,8 +224,10 @@ def _read_and_clean(
                 min_chars=corpus.min_chars,
                 max_chars=corpus.max_chars,
                 record_key=source.record_key,
+                rules=rules,
             )
             records_read += batch.num_rows
+            invisible_removed += cleaned.invisible_removed
             reject_tables.append(cleaned.rejects)
             if cleaned.kept.num_rows:
                 kept_batches.append(cleaned.kept)
@@ -229,7 +235,8 @@ def _read_and_clean(
             bar.advance(batch.num_rows)
     schema = kept_schema(list(source.view_columns))
     keys = np.concatenate(key_chunks) if key_chunks else np.array([], dtype=np.uint64)
-    return ChunkedRows(kept_batches, schema=schema), keys, reject_tables, records_read
+    rows = ChunkedRows(kept_batches, schema=schema)
+    return rows, keys, reject_tables, records_read, invisible_removed
 
 
 def _duplicate_rejects(

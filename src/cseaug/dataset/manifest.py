@@ -33,6 +33,7 @@ from cseaug.config import RunConfig, config_fingerprint, redacted
 from cseaug.dataset.schema import CANONICAL_SCHEMA
 from cseaug.errors import InputError
 from cseaug.hashing import json_sha256, path_sha256
+from cseaug.secrets import scrub_data
 
 CONTRACT_VERSION = CANONICAL_SCHEMA.metadata[b"cseaug.contract"].decode()
 """Version of the dataset contract (schema and layout) a manifest describes."""
@@ -143,7 +144,8 @@ def build_manifest(
     """The manifest of a build, without what the writer adds at publish time.
 
     Args:
-        cfg: the run config; stored with secrets redacted.
+        cfg: the run config; stored with secrets redacted. Every string of the manifest is
+            scrubbed of known secret values (:func:`cseaug.secrets.scrub_data`).
         inputs: role -> local path (file or directory; its sha256 is computed here) or a
             mapping that already identifies the input, e.g. ``{"corpus": "data/wiki.txt",
             "patterns": "data/sts12_train"}``.
@@ -192,7 +194,8 @@ def build_manifest(
     }
     if extra:
         manifest["extra"] = dict(extra)
-    return manifest
+    # Redacting secret-named keys is not enough: a value (a URL, an error) may hold one.
+    return scrub_data(manifest)
 
 
 def validate_manifest(manifest: Mapping[str, Any]) -> None:

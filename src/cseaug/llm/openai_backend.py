@@ -17,6 +17,11 @@ and connection errors, with exponential backoff and full jitter, honouring
 404, a body that is not a chat completion) are not retried; the request's response
 carries the reason in ``error``.
 
+Every answer and every error is scrubbed (:func:`cseaug.secrets.scrub`) before it leaves
+the backend: a server that echoes the key (``Incorrect API key provided: Bearer sk-...``)
+cannot put it into the response cache, a reject or a log. A ``base_url`` with credentials
+in it is refused: the key belongs in the environment variable ``api_key_env``.
+
 Requests run on a pool of ``concurrency`` workers on one event loop. ``generate`` is
 synchronous: it runs the loop itself, or in a worker thread when called from inside a
 running loop (e.g. a Prefect task running in async code).
@@ -45,10 +50,11 @@ import httpx2
 import openai
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
-from cseaug.errors import BackendError
+from cseaug.errors import BackendError, ConfigError
 from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
 from cseaug.llm.sampling import request_seed
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
+from cseaug.secrets import Scrubber, treat_as_secret, url_credentials_problem
 
 MAX_RETRY_AFTER_S = 120.0
 """Longest ``Retry-After`` honoured; a server asking for more is retried after this long."""
@@ -234,6 +240,10 @@ class OpenAIBackend(StreamingBackend):
             raise BackendError(
                 "backend 'openai-compatible' needs llm.base_url, e.g. http://127.0.0.1:8000/v1"
             )
+        problem = url_credentials_problem(base_url, "llm.base_url") if base_url else None
+        if problem:
+            raise ConfigError(problem)
+        treat_as_secret(api_key_env)
         super().__init__(model, sampling)
         self.name = name
         self.base_url = base_url or OPENAI_BASE_URL
@@ -304,7 +314,18 @@ class OpenAIBackend(StreamingBackend):
                 return await self._post(client, body)
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
-    async def _answer(self, client: openai.AsyncOpenAI, request: ChatRequest) -> ChatResponse:
+    async def _answer(
+        self, client: openai.AsyncOpenAI, request: ChatRequest, scrub: Scrubber
+    ) -> ChatResponse:
+        response = await self._ask(client, request)
+        # The server's words, answer or error, may hold the key it was sent.
+        if response.text is not None:
+            response.text = scrub(response.text)
+        if response.error is not None:
+            response.error = scrub(response.error)
+        return response
+
+    async def _ask(self, client: openai.AsyncOpenAI, request: ChatRequest) -> ChatResponse:
         body = self._body(request)
         try:
             # the first attempt runs outside tenacity: its bookkeeping costs ~30 us a
@@ -346,12 +367,13 @@ class OpenAIBackend(StreamingBackend):
             timeout=self.request_timeout_s,
             http_client=openai.DefaultAioHttpClient(limits=limits, timeout=self.request_timeout_s),
         )
+        scrub = Scrubber([api_key])
         # one shared iterator, many workers: `concurrency` coroutines instead of one per request
         todo = iter(range(len(requests)))
 
         async def worker() -> None:
             for index in todo:
-                response = await self._answer(client, requests[index])
+                response = await self._answer(client, requests[index], scrub)
                 results[index] = response
                 if on_response is not None:
                     on_response(index, response)

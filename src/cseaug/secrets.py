@@ -1,0 +1,248 @@
+"""Secret values never reach a file, a log line or Prefect: one scrubber for every text that leaves.
+
+A key read from the environment is sent with every request, and a server may echo it back
+(``Incorrect API key provided: Bearer sk-...``). Whatever text cseaug stores or prints
+(rejects, error messages, logs, ``plan.json``, ``manifest.json``, Prefect artifacts) goes
+through :func:`scrub` first, which replaces with ``***``:
+
+* every **known secret value**: the value of each environment variable whose name has a
+  secret word (``OPENAI_API_KEY``, ``HF_TOKEN``, ``DB_PASSWORD``: see :func:`is_secret_name`),
+  plus variables named with :func:`treat_as_secret` (``llm.api_key_env`` may name any
+  variable), when the value has at least :data:`MIN_SECRET_LENGTH` characters;
+* **URL credentials**: ``scheme://user:password@host`` becomes ``scheme://***@host``, and a
+  query parameter with a secret name (``?api_key=...``) loses its value;
+* **Authorization values**: ``Authorization: <anything>`` and ``Bearer <token>``.
+
+:func:`url_credentials_problem` is the check that keeps credentials out of a configured URL
+in the first place (``llm.base_url``); :func:`install_log_scrubbing` routes every log record
+of the process through :func:`scrub`.
+
+Example:
+    >>> import os
+    >>> os.environ["EXAMPLE_API_KEY"] = "sk-example-0123456789"
+    >>> scrub("401: Incorrect API key provided: sk-example-0123456789")
+    '401: Incorrect API key provided: ***'
+    >>> scrub("GET http://me:hunter2@example.org/v1?api_key=abc&x=1")
+    'GET http://***@example.org/v1?api_key=***&x=1'
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import traceback
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+MASK = "***"
+"""What a secret becomes."""
+
+MIN_SECRET_LENGTH = 8
+"""Shorter values are not scrubbed: ``1`` or ``true`` in a ``*_TOKEN`` variable is no secret,
+and replacing it everywhere would garble every message."""
+
+SECRET_NAME_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "credentials"})
+"""A name is secret when one of its ``_``-separated words is one of these."""
+
+_SECRET_VARIABLES: set[str] = set()
+"""Variables named secret by :func:`treat_as_secret`, whatever their names."""
+
+# Credentials that have a shape, whatever their value: URL user info, Authorization
+# header values, bearer tokens, secret-named query parameters. The "keep" group survives.
+# Tokens are at least 16 characters long, so that prose ("the bearer of bad news") is left
+# alone: LLM answers go through this too.
+_TOKEN = r"[A-Za-z0-9._~+/=-]{16,}"
+_SHAPED = re.compile(
+    r"(?P<url>://)[^\s/@'\"<>]+@"  # "://" alone: matching the scheme made every word a candidate
+    rf"|(?P<header>\bauthorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token)\s+)?){_TOKEN}"
+    rf"|(?P<bearer>\bbearer\s+){_TOKEN}"
+    r"|(?P<query>[?&](?:[A-Za-z0-9]+[_-])*(?:key|apikey|token|secret|password|credentials)=)[^&\s#'\"]+",
+    re.IGNORECASE,
+)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable or config key names a secret (and not the name of one).
+
+    ``OPENAI_API_KEY`` and ``hf_token`` do; ``api_key_env`` (the *name* of a variable),
+    ``max_tokens`` and ``TOKENIZERS_PARALLELISM`` do not.
+
+    Example:
+        >>> [is_secret_name(n) for n in ("OPENAI_API_KEY", "api_key_env", "max_tokens")]
+        [True, False, False]
+    """
+    words = name.lower().split("_")
+    return bool(SECRET_NAME_WORDS.intersection(words)) and words[-1] != "env"
+
+
+def treat_as_secret(variable: str) -> None:
+    """Scrub the value of ``variable`` from now on, whatever its name.
+
+    The OpenAI backend calls it with ``llm.api_key_env``: the variable it sends as the key.
+
+    Example:
+        >>> treat_as_secret("MY_LLM_PASS")
+    """
+    _SECRET_VARIABLES.add(variable)
+
+
+def known_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The secret values of the environment, longest first (so that no part of one survives).
+
+    Args:
+        environ: the variables to look at; default ``os.environ``.
+    """
+    environ = os.environ if environ is None else environ
+    values = {
+        value
+        for name, value in environ.items()
+        if len(value) >= MIN_SECRET_LENGTH and (name in _SECRET_VARIABLES or is_secret_name(name))
+    }
+    return tuple(sorted(values, key=lambda v: (-len(v), v)))
+
+
+def _mask_shaped(match: re.Match[str]) -> str:
+    kept = next(group for group in match.groups() if group is not None)
+    return kept + (MASK + "@" if match.group("url") else MASK)
+
+
+@functools.lru_cache(maxsize=16)
+def _values_pattern(values: tuple[str, ...]) -> re.Pattern[str] | None:
+    return re.compile("|".join(re.escape(v) for v in values)) if values else None
+
+
+class Scrubber:
+    """:func:`scrub` with the secret values read once, for many texts in a row.
+
+    Args:
+        secrets: values to scrub besides the environment's (e.g. the key being sent).
+        environ: the variables to read; default ``os.environ``.
+
+    Example:
+        >>> Scrubber(["sk-abcdefgh-1234"])("key sk-abcdefgh-1234 refused")
+        'key *** refused'
+    """
+
+    def __init__(self, secrets: Iterable[str] = (), environ: Mapping[str, str] | None = None):
+        values = set(known_secrets(environ))
+        values.update(s for s in secrets if len(s) >= MIN_SECRET_LENGTH)
+        self._values = _values_pattern(tuple(sorted(values, key=lambda v: (-len(v), v))))
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            return text
+        if self._values is not None:
+            text = self._values.sub(MASK, text)
+        return _SHAPED.sub(_mask_shaped, text)
+
+
+def scrub(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with every known secret value and credential-shaped string replaced by ``***``.
+
+    Args:
+        text: any text about to be stored or printed.
+        secrets: further values to scrub (e.g. the key a backend is sending right now).
+
+    Example:
+        >>> scrub("Authorization: Bearer abcdef.0123456789.xyz")
+        'Authorization: Bearer ***'
+    """
+    return Scrubber(secrets)(text)
+
+
+def scrub_data(data: Any) -> Any:
+    """A copy of a JSON-like value (dicts, lists, strings) with every string scrubbed.
+
+    Example:
+        >>> scrub_data({"url": "http://u:p@h/v1", "n": [1, "the bearer of news"]})
+        {'url': 'http://***@h/v1', 'n': [1, 'the bearer of news']}
+    """
+    if isinstance(data, str):
+        return scrub(data)
+    if isinstance(data, Mapping):
+        return {key: scrub_data(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [scrub_data(value) for value in data]
+    return data
+
+
+def holds_secret(text: str) -> bool:
+    """Whether :func:`scrub` would change ``text``.
+
+    Example:
+        >>> holds_secret("http://127.0.0.1:8000/v1"), holds_secret("http://u:p@h/v1")
+        (False, True)
+    """
+    return scrub(text) != text
+
+
+def url_credentials_problem(url: str, setting: str) -> str | None:
+    """Why a configured URL must not be used as it is, or None when it carries no credentials.
+
+    User info (``http://user:key@host``) and secret-named query parameters (``?api_key=``)
+    would be stored in ``plan.json``, the manifest and Prefect's database with the URL. The
+    message never repeats the URL.
+
+    Args:
+        url: the configured URL.
+        setting: its config key, for the message (``llm.base_url``).
+
+    Example:
+        >>> url_credentials_problem("http://127.0.0.1:8000/v1", "llm.base_url") is None
+        True
+        >>> print(url_credentials_problem("http://u:s@127.0.0.1/v1", "llm.base_url"))
+        llm.base_url must not carry credentials (user:password@); put the key in an environment variable and name it in llm.api_key_env (default OPENAI_API_KEY)
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None  # not a URL at all: the client reports that with the URL's own error
+    fix = "put the key in an environment variable and name it in llm.api_key_env (default OPENAI_API_KEY)"
+    if parts.username is not None or parts.password is not None:
+        return f"{setting} must not carry credentials (user:password@); {fix}"
+    secret_params = [name for name, _ in parse_qsl(parts.query) if is_secret_name(name)]
+    if secret_params:
+        return f"{setting} must not carry credentials (query parameter {secret_params[0]}); {fix}"
+    return None
+
+
+_SCRUBBING_FACTORY = "_cseaug_scrubbing"
+
+
+def install_log_scrubbing() -> None:
+    """Scrub every log record this process creates, message and traceback, from now on.
+
+    It wraps the log record factory, so it covers every logger and every handler, Prefect's
+    API handler (which stores logs in Prefect's database) included. Calling it again does
+    nothing.
+
+    Example:
+        >>> install_log_scrubbing()
+    """
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, _SCRUBBING_FACTORY, False):
+        return
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        return _scrubbed_record(previous(*args, **kwargs))
+
+    setattr(factory, _SCRUBBING_FACTORY, True)
+    logging.setLogRecordFactory(factory)
+
+
+def _scrubbed_record(record: logging.LogRecord) -> logging.LogRecord:
+    try:
+        message = record.getMessage()
+    except Exception:  # a malformed call: logging reports it when the record is emitted
+        return record
+    clean = scrub(message)
+    if clean != message:
+        record.msg, record.args = clean, ()
+    if record.exc_info and record.exc_info[0] is not None:
+        # Formatters use exc_text when it is set: the traceback is formatted (and
+        # scrubbed) once here instead of from exc_info by each handler.
+        record.exc_text = scrub("".join(traceback.format_exception(*record.exc_info)).rstrip())
+    return record
