@@ -24,10 +24,10 @@ import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from cseaug.hashing import file_sha256
 from cseaug.dataset.shards import atomic_path, fsync_path
 from cseaug.errors import DownloadError
 from cseaug.fetch.catalog import Member
+from cseaug.hashing import file_sha256
 
 
 def place(part: Path, target: Path) -> None:

@@ -45,8 +45,8 @@ from email.message import Message
 from pathlib import Path
 
 from cseaug import __version__
-from cseaug.hashing import file_sha256
 from cseaug.errors import DownloadError
+from cseaug.hashing import file_sha256
 from cseaug.progress import progress_bar
 
 USER_AGENT = f"cseaug/{__version__} (+cseaug data fetch)"

@@ -34,12 +34,12 @@ from typing import Literal
 
 from rich.filesize import decimal
 
-from cseaug.hashing import file_sha256
 from cseaug.errors import DownloadError
 from cseaug.fetch.archive import extract_members, place
 from cseaug.fetch.catalog import MIRROR_ENV, Entry, source_urls
 from cseaug.fetch.download import RetryPolicy, UnreachableError, download
 from cseaug.fetch.records import RECORDS_FILE, read_records, write_record
+from cseaug.hashing import file_sha256
 
 DOWNLOADS_DIR = ".downloads"
 """Sub-folder of the data directory where archives are downloaded before extraction."""
