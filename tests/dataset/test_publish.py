@@ -229,6 +229,19 @@ def test_publish_build_takes_output_settings(
     assert len(list((published.path / "data").iterdir())) == 3  # rows_per_file 50
 
 
+@pytest.mark.parametrize(("method", "expected"), [("sts", 0.1), ("nli", 0.1), ("ski", 0.0)])
+def test_publish_build_holds_out_only_for_ngcse_by_default(
+    tmp_path: Path, manifest, run_config, rows_factory, method: str, expected: float
+) -> None:
+    """NGCSE holds out 10% for its RFD analysis; SKICSE, OssCSE and VAEGPT-Sim train on all rows."""
+    cfg = run_config.model_copy(update={"method": method})
+    published = publish_build(cfg, [rows_factory(200, 200, method=method)], [], manifest)
+    saved = json.loads((published.path / "manifest.json").read_text())
+    assert saved["heldout_fraction"] == expected
+    held = saved["counts"]["heldout"]
+    assert (held == 0) if expected == 0 else (0.05 * 400 < held < 0.15 * 400)
+
+
 CRASHING_BUILD = textwrap.dedent(
     """
     import os, sys
