@@ -33,6 +33,7 @@ import threading
 import time
 import urllib.request
 from collections import Counter, defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,9 +73,10 @@ def _answer_text(content: str) -> str:
     return f"echo: {content}"
 
 
-def completion_body(content: str, model: str) -> bytes:
-    """The JSON body of a successful answer to a request whose last message is ``content``."""
-    text = _answer_text(content)
+def completion_body(content: str, model: str, text: str | None = None) -> bytes:
+    """The JSON body of a successful answer to a request whose last message is ``content``
+    (``text``: the answer; default an echo of ``content``)."""
+    text = _answer_text(content) if text is None else text
     prompt_tokens = len(content.split()) + 3
     completion_tokens = len(text.split())
     return json.dumps(
@@ -106,6 +108,7 @@ class ServerState:
 
     latency_s: float = 0.0
     fixed_answer: bytes | None = None
+    answer: Callable[[list[dict]], str] | None = None
     counts: Counter[str] = field(default_factory=Counter)
     arrivals: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     scripts: dict[str, deque[Action]] = field(default_factory=dict)
@@ -151,8 +154,9 @@ def make_app(state: ServerState) -> web.Application:
             if state.latency_s:
                 await asyncio.sleep(state.latency_s)
             if action.kind == "ok":
+                text = state.answer(body["messages"]) if state.answer else None
                 return web.Response(
-                    body=completion_body(content, body.get("model", "m")), content_type=_JSON
+                    body=completion_body(content, body.get("model", "m"), text), content_type=_JSON
                 )
             if action.kind == "status":
                 headers = (
@@ -194,10 +198,17 @@ class FakeOpenAIServer:
         latency_s: fixed delay before every answer.
         fixed_answer: answer every request with this pre-encoded body, without parsing
             it or counting per content (benchmark mode).
+        answer: the text of an ``ok`` answer, from the request's messages (default: an echo
+            of the last message), e.g. to write views a model can tell apart.
     """
 
-    def __init__(self, latency_s: float = 0.0, fixed_answer: bytes | None = None) -> None:
-        self.state = ServerState(latency_s=latency_s, fixed_answer=fixed_answer)
+    def __init__(
+        self,
+        latency_s: float = 0.0,
+        fixed_answer: bytes | None = None,
+        answer: Callable[[list[dict]], str] | None = None,
+    ) -> None:
+        self.state = ServerState(latency_s=latency_s, fixed_answer=fixed_answer, answer=answer)
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None

@@ -18,8 +18,8 @@ import pytest
 from cseaug.config import load_config
 from cseaug.dataset.export import HYBRID_FILES, export_version, write_configured_exports
 from cseaug.dataset.reader import read_rows
-from cseaug.dataset.schema import row_id, rows_table
 from cseaug.dataset.writer import publish_version
+from tests.canonical_rows import make_generate_cse_rows
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -112,7 +112,9 @@ def test_ngcse_configs_export_hybrids_that_keep_the_other_rows(
     tmp_path: Path, manifest, rows_factory, config: str
 ) -> None:
     method = "nli" if config.endswith("nli") else "sts"
-    views = ("positive", "negative") if method == "nli" else ("positive", "intermediate", "negative")
+    views = (
+        ("positive", "negative") if method == "nli" else ("positive", "intermediate", "negative")
+    )
     version = _version(tmp_path, manifest, [rows_factory(10, 90, views=views, method=method)])
     sentences = sorted(r["sentence"] for r in _rows(version))
     results = _configured(version, config, tmp_path)
@@ -159,7 +161,10 @@ def test_sentence_transformers_trains_on_the_hybrid(
     train = DatasetDict(
         {
             group: load_dataset(
-                "parquet", data_files=str(result.path / name), split="train", cache_dir=str(hf_cache)
+                "parquet",
+                data_files=str(result.path / name),
+                split="train",
+                cache_dir=str(hf_cache),
             )
             for group, name in HYBRID_FILES.items()
         }
@@ -191,32 +196,16 @@ def test_osscse_config_keeps_every_sentence_and_its_pairs(
     for result in results:
         assert sorted(_exported_sentences(result)) == sorted(r["sentence"] for r in rows)
     jsonl = next(r for r in results if r.format == "jsonl")
-    loaded = load_dataset("json", data_files=str(jsonl.path), split="train", cache_dir=str(hf_cache))
+    loaded = load_dataset(
+        "json", data_files=str(jsonl.path), split="train", cache_dir=str(hf_cache)
+    )
     pairs = {r["sentence"]: (r["positive"], r["negative"]) for r in loaded}
     assert pairs == {r["sentence"]: (r["positive"], r["negative"]) for r in rows}
 
 
 # -- Generate-CSE: one view per epoch --------------------------------------------------------
-def _generate_cse_rows(n_aigen: int, n_views: int, n_other: int = 0):
-    records = []
-    for i in range(n_aigen):
-        sentence = f"the cat number {i} sat on the mat"
-        augmentations = [
-            {"view": k, "text": f"view {k} of {i}", "method": "shuffle"} for k in range(n_views)
-        ]
-        records.append(
-            {"id": row_id("t", sentence), "sentence": sentence, "split": "aigen",
-             "method": "generate_cse", "positive": augmentations[0]["text"],
-             "positive_method": "shuffle", "augmentations": augmentations}
-        )  # fmt: skip
-    for i in range(n_other):
-        sentence = f"plain corpus sentence {i}"
-        records.append({"id": row_id("t", sentence), "sentence": sentence, "split": "other"})
-    return rows_table(records)
-
-
 def test_generate_cse_exports_every_epoch_view(tmp_path: Path, manifest, hf_cache) -> None:
-    version = _version(tmp_path, manifest, [_generate_cse_rows(6, 3)])
+    version = _version(tmp_path, manifest, [make_generate_cse_rows(6, 3)])
     results = _configured(version, "generate-cse", tmp_path)
     by_epoch = {(r.format, r.epoch): r for r in results}
     for fmt in ("simcse", "sentence-transformers"):
@@ -237,7 +226,7 @@ def test_generate_cse_exports_every_epoch_view(tmp_path: Path, manifest, hf_cach
 def test_an_epoch_without_views_is_an_error_naming_the_views(tmp_path: Path, manifest) -> None:
     from cseaug.errors import InputError
 
-    version = _version(tmp_path, manifest, [_generate_cse_rows(4, 2)])
+    version = _version(tmp_path, manifest, [make_generate_cse_rows(4, 2)])
     with pytest.raises(InputError, match=r"views are 0\.\.1"):
         export_version(version, "simcse", tmp_path / "x.csv", epoch=5)
 
