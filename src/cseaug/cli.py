@@ -15,7 +15,14 @@ from rich.console import Console
 
 from cseaug.errors import CseaugError
 
-COMMAND_MODULES: tuple[str, ...] = ("build", "datasets", "diagnostics", "osscse", "vaegpt")
+COMMAND_MODULES: tuple[str, ...] = (
+    "build",
+    "datasets",
+    "diagnostics",
+    "osscse",
+    "train",
+    "vaegpt",
+)
 """Modules under :mod:`cseaug.commands` whose ``register(app)`` adds commands."""
 
 app = typer.Typer(

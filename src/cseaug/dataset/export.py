@@ -76,7 +76,12 @@ SplitChoice = Literal["train", "heldout", "all"]
 
 FORMATS: tuple[str, ...] = ("simcse", "ngcse", "sentence-transformers", "jsonl")
 LAYOUTS: tuple[str, ...] = ("auto", "pair", "triplet", "quadruplet", "hybrid")
-SUFFIXES = {"simcse": ".csv", "ngcse": ".jsonl", "sentence-transformers": ".parquet", "jsonl": ".jsonl"}
+SUFFIXES = {
+    "simcse": ".csv",
+    "ngcse": ".jsonl",
+    "sentence-transformers": ".parquet",
+    "jsonl": ".jsonl",
+}
 
 NGCSE_KEYS = ("sentence", "5", "4", "3", "2", "1", "0")
 """Keys NGCSE's PrepareFeatures reads from every row, in its order."""
@@ -427,7 +432,9 @@ def _export_hybrid(
             kept = [pc.filter(c, complete) for c in (sentence, *(views[v] for v in slots))]
             aigen_writer.write_table(pa.Table.from_arrays(kept, schema=schemas[SPLIT_AIGEN]))
             plain = pc.filter(sentence, pc.invert(complete))
-            other_writer.write_table(pa.Table.from_arrays([plain, plain], schema=schemas[SPLIT_OTHER]))
+            other_writer.write_table(
+                pa.Table.from_arrays([plain, plain], schema=schemas[SPLIT_OTHER])
+            )
             result.parts[SPLIT_AIGEN] = result.parts.get(SPLIT_AIGEN, 0) + len(kept[0])
             result.parts[SPLIT_OTHER] = result.parts.get(SPLIT_OTHER, 0) + len(plain)
             bar.advance(batch.num_rows)
@@ -535,7 +542,9 @@ NOTES = {
 }
 
 
-def export_name(fmt: str, split: str = "train", layout: str = "auto", epoch: int | None = None) -> str:
+def export_name(
+    fmt: str, split: str = "train", layout: str = "auto", epoch: int | None = None
+) -> str:
     """File (or, for a hybrid, directory) name of an export: ``<format>[-<layout>]-<split>[-epoch<k>]<ext>``.
 
     Example:

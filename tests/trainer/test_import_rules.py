@@ -1,0 +1,89 @@
+"""The trainer reads a published version only: never the build, the LLM layer, the
+augmentation stages, the corpus readers or any cache (issue 10, ARCHITECTURE.md layers)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TRAINER = Path(__file__).resolve().parents[2] / "src" / "cseaug" / "trainer"
+FORBIDDEN = (
+    "cseaug.build",
+    "cseaug.pipeline",
+    "cseaug.llm",
+    "cseaug.augment",
+    "cseaug.vaegpt",
+    "cseaug.corpus",
+    "cseaug.metrics.cosine",  # holds the embedding cache
+    "cseaug.dataset.shards",  # the run store of builds
+    "prefect",
+    "flows",
+    "tasks",
+)
+
+
+def _forbidden(name: str) -> bool:
+    listed = any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
+    return listed or (name.startswith("cseaug.") and "cache" in name)
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every module a file imports, at the top or inside functions, and every ``require()``d one."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", None) == "require"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            names.add(node.args[0].value)
+    return names
+
+
+MODULES = sorted(TRAINER.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(TRAINER)))
+def test_trainer_modules_import_nothing_of_the_build(path: Path) -> None:
+    bad = sorted(name for name in imported_names(path) if _forbidden(name))
+    assert not bad, f"{path.name} imports {bad}"
+
+
+def test_the_rule_sees_lazy_and_required_imports(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "def f():\n    from cseaug.llm.cache import ResponseCache\n"
+        "x = require('cseaug.pipeline', 'hf', 'p')\n"
+    )
+    assert {"cseaug.llm.cache", "cseaug.pipeline"} <= {
+        n for n in imported_names(sample) if _forbidden(n)
+    }
+
+
+def test_importing_the_trainer_loads_nothing_of_the_build() -> None:
+    """Transitively too: every trainer module imported in a fresh interpreter."""
+    modules = [
+        "cseaug."
+        + ".".join(p.relative_to(TRAINER.parent).with_suffix("").parts).replace(".__init__", "")
+        for p in MODULES
+    ]
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        "print('\\n'.join(sys.modules))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    bad = sorted(m for m in loaded if m.startswith("cseaug") and _forbidden(m))
+    assert not bad, f"importing the trainer loads {bad}"
