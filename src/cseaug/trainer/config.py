@@ -16,9 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from cseaug.config import load_yaml_model
+from cseaug.config import StrictModel, load_yaml_model
 
 Objective = Literal[
     "simcse-unsup", "simcse-sup", "ngcse", "osscse", "skicse-unsup", "skicse-sup", "generate-cse"
@@ -28,12 +28,6 @@ Objective = Literal[
 EvalSet = Literal["STS12", "STS13", "STS14", "STS15", "STS16", "STS-B", "SICK-R"]
 EVAL_SETS: tuple[str, ...] = ("STS12", "STS13", "STS14", "STS15", "STS16", "STS-B", "SICK-R")
 """The seven STS sets every paper reports (SentEval: STS12-16 all subsets, STS-B test, SICK-R test)."""
-
-
-class StrictModel(BaseModel):
-    """Unknown keys are errors; values are validated on assignment."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
 class NGCSELossConfig(StrictModel):
@@ -154,7 +148,10 @@ class TrainConfig(StrictModel):
     include_heldout: bool = Field(
         False, description="Train on the rows flagged heldout too (NGCSE holds 10% out)."
     )
-    device: str = Field("auto", description="auto (cuda when available), cpu, cuda, cuda:1, ...")
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto",
+        description="auto (cuda when available), cpu or cuda (choose the GPU with CUDA_VISIBLE_DEVICES).",
+    )
     precision: Literal["auto", "fp32", "bf16", "fp16"] = Field(
         "auto",
         description="auto: bf16 on GPUs that have it, fp16 on other GPUs, fp32 on CPU.",
@@ -166,10 +163,20 @@ class TrainConfig(StrictModel):
         description="torch.set_num_threads when training on CPU (None keeps torch's default; on a "
         "busy 2-vCPU machine 1 thread was 5x faster than 2, docs/trainer.md).",
     )
-    ngcse: NGCSELossConfig = Field(default_factory=NGCSELossConfig)
-    osscse: OssCSELossConfig = Field(default_factory=OssCSELossConfig)
-    skicse: SKICSELossConfig = Field(default_factory=SKICSELossConfig)
-    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    ngcse: NGCSELossConfig = Field(
+        default_factory=NGCSELossConfig, description="NGCSE's loss settings (objective ngcse)."
+    )
+    osscse: OssCSELossConfig = Field(
+        default_factory=OssCSELossConfig, description="OssCSE's loss settings (objective osscse)."
+    )
+    skicse: SKICSELossConfig = Field(
+        default_factory=SKICSELossConfig,
+        description="SKICSE's loss weights (objectives skicse-unsup, skicse-sup).",
+    )
+    evaluation: EvaluationConfig = Field(
+        default_factory=EvaluationConfig,
+        description="The STS sets scored before and after training.",
+    )
 
 
 def load_train_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
