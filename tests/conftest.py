@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
+import pyarrow as pa
 import pytest
+
+from cseaug.config import RunConfig
+from cseaug.dataset.manifest import build_manifest
+from cseaug.dataset.staging import publish_version
+from tests.canonical_rows import make_rows
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
@@ -55,3 +62,81 @@ def prefect_harness() -> Iterator[None]:
 
     with prefect_test_harness(server_startup_timeout=90):
         yield
+
+
+@pytest.fixture
+def rows_factory() -> Callable[..., pa.Table]:
+    """:func:`tests.canonical_rows.make_rows`: canonical rows with views, and plain sentences."""
+    return make_rows
+
+
+@pytest.fixture
+def run_config(tmp_path: Path) -> RunConfig:
+    """An NGCSE STS run config writing under ``tmp_path/storage``."""
+    return RunConfig.model_validate(
+        {
+            "name": "wiki-sts",
+            "description": "test build",
+            "method": "sts",
+            "corpus": {"path": str(tmp_path / "corpus.txt")},
+            "patterns": {"source": "paper"},
+            "llm": {
+                "backend": "openai-compatible",
+                "model": "tiny",
+                "base_url": "http://127.0.0.1:1/v1",
+            },
+            "output": {"root": str(tmp_path / "storage"), "rows_per_file": 50},
+        }
+    )
+
+
+@pytest.fixture
+def manifest(run_config: RunConfig, tmp_path: Path) -> dict[str, Any]:
+    """A manifest of ``run_config`` as the pipeline builds it, for publishing test rows."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("a\nb\n", encoding="utf-8")
+    return build_manifest(
+        run_config,
+        inputs={"corpus": corpus},
+        prompts=[{"name": "sts_positive", "sha256": "ab" * 32}],
+        example_set={"positive": [["a", "b"]]},
+        model={"backend": "openai-compatible", "model": "tiny"},
+        token_usage={"requests": 3, "prompt_tokens": 30, "completion_tokens": 9},
+        timings={"generate": 1.5},
+    )
+
+
+@pytest.fixture
+def publish(tmp_path: Path, manifest: dict[str, Any]) -> Callable[..., Path]:
+    """``publish(tables, heldout_fraction=0.0, name="demo")``: a new version under
+    ``tmp_path/storage``; returns its directory."""
+
+    def make(tables: Sequence[pa.Table], heldout_fraction: float = 0.0, name: str = "demo") -> Path:
+        return publish_version(
+            tables,
+            [],
+            root=tmp_path / "storage",
+            name=name,
+            manifest=manifest,
+            heldout_fraction=heldout_fraction,
+        ).path
+
+    return make
+
+
+@pytest.fixture
+def hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private datasets cache, so tests neither read nor litter the user's."""
+    cache = tmp_path / "hf-cache"
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return cache
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny randomly initialised BERT (:func:`tests.tiny_models.build_tiny_bert`)."""
+    pytest.importorskip("transformers")
+    from tests.tiny_models import build_tiny_bert
+
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))

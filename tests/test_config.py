@@ -199,3 +199,42 @@ def test_cleaning_settings_are_validated() -> None:
     ):
         with pytest.raises(ConfigError, match=bad.split("=")[0].replace(".", r"\.")):
             load_config(path, [bad])
+
+
+@pytest.mark.parametrize(
+    ("method", "setting", "expected"),
+    [("sts", None, 0.1), ("nli", None, 0.1), ("ski", None, 0.0), ("osscse", None, 0.0),
+     ("generate_cse", None, 0.0), ("ski", 0.2, 0.2), ("sts", 0.0, 0.0)],
+)  # fmt: skip
+def test_heldout_fraction_defaults_per_method(method: str, setting, expected: float) -> None:
+    data = {"name": "x", "method": method, "corpus": {"path": "c.txt"},
+            "llm": {"backend": "openai", "model": "m"}, "patterns": {"source": "paper"},
+            "output": {"heldout_fraction": setting}}  # fmt: skip
+    if method == "nli":
+        data["patterns"] = {"source": "nli_csv", "path": "n.csv"}
+    assert RunConfig.model_validate(data).heldout_fraction == expected
+
+
+def test_unset_heldout_fraction_fingerprints_as_its_resolved_value() -> None:
+    base = {"name": "x", "method": "ski", "corpus": {"path": "c.txt"},
+            "llm": {"backend": "openai", "model": "m"}}  # fmt: skip
+    unset = RunConfig.model_validate(base)
+    explicit = RunConfig.model_validate({**base, "output": {"heldout_fraction": 0.0}})
+    other = RunConfig.model_validate({**base, "output": {"heldout_fraction": 0.1}})
+    assert config_fingerprint(unset) == config_fingerprint(explicit) != config_fingerprint(other)
+
+
+def test_exports_take_a_format_name_or_a_format_and_layout() -> None:
+    cfg = RunConfig.model_validate(
+        {"name": "x", "method": "osscse", "corpus": {"path": "c.txt"},
+         "output": {"exports": ["ngcse", {"format": "sentence_transformers", "layout": "hybrid"}]}}
+    )  # fmt: skip
+    assert [(e.format, e.layout) for e in cfg.output.exports] == [
+        ("ngcse", "auto"),
+        ("sentence_transformers", "hybrid"),
+    ]
+    with pytest.raises(ValueError, match="layout"):
+        RunConfig.model_validate(
+            {"name": "x", "method": "osscse", "corpus": {"path": "c.txt"},
+             "output": {"exports": [{"format": "simcse", "layout": "sideways"}]}}
+        )  # fmt: skip

@@ -98,3 +98,33 @@ def build_tiny_chat_model(directory: str | Path, vocab_size: int = 320, seed: in
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(directory)
     return directory
+
+
+TINY_BERT_WORDS = (
+    "a", "cat", "sat", "sits", "on", "the", "mat", "of", "no", "ever", "positive", "negative",
+    "intermediate", "plain", "corpus", "sentence", "number", "knowledge", "view", "dog", "is",
+)  # fmt: skip
+"""The words of the tiny BERT's vocabulary (those of tests/canonical_rows.py); others are [UNK]."""
+
+
+def build_tiny_bert(directory: str | Path, hidden_size: int = 16, seed: int = 0) -> Path:
+    """A tiny randomly initialised BERT (one layer) with a word-piece vocabulary written here."""
+    import torch
+    import transformers
+
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = [
+        "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *TINY_BERT_WORDS, *"0123456789", ".", ",",
+        ":", "#",
+    ]  # fmt: skip
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    transformers.BertTokenizerFast(vocab_file=str(folder / "vocab.txt")).save_pretrained(folder)
+    config = transformers.BertConfig(
+        vocab_size=len(vocab), hidden_size=hidden_size, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=2 * hidden_size, max_position_embeddings=64,
+    )  # fmt: skip
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        transformers.BertModel(config).save_pretrained(folder)
+    return folder

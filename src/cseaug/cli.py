@@ -1,8 +1,9 @@
 """The ``cseaug`` command line (typer). Commands live in :mod:`cseaug.commands`.
 
-This is the top floor of the library: ``cseaug build`` starts the Prefect flow so that every
-run shows in Prefect. Errors of the :class:`~cseaug.errors.CseaugError` family are printed
-as one clear message with exit status 2, without a traceback.
+This is the top floor of the library: ``cseaug build`` and ``cseaug train-encoder`` start
+their Prefect flows so that every run shows in Prefect. Errors of the
+:class:`~cseaug.errors.CseaugError` family are printed as one clear message with exit
+status 2, without a traceback.
 
 Nothing leaves the machine unless the user asks: before any command runs (and so before
 Prefect is imported), :func:`apply_prefect_defaults` switches Prefect's telemetry off and
@@ -24,7 +25,15 @@ from rich.console import Console
 from cseaug.errors import CseaugError
 from cseaug.secrets import install_log_scrubbing, scrub
 
-COMMAND_MODULES: tuple[str, ...] = ("build", "data", "datasets", "diagnostics", "osscse", "vaegpt")
+COMMAND_MODULES: tuple[str, ...] = (
+    "build",
+    "data",
+    "datasets",
+    "diagnostics",
+    "osscse",
+    "train",
+    "vaegpt",
+)
 """Modules under :mod:`cseaug.commands` whose ``register(app)`` adds commands."""
 
 app = typer.Typer(

@@ -516,6 +516,31 @@ class DiagnosticsConfig(StrictModel):
         return self
 
 
+HELDOUT_FRACTIONS: dict[str, float] = {"sts": 0.1, "nli": 0.1}
+"""Held-out share per method when ``output.heldout_fraction`` is not set: NGCSE holds out 10%
+for its RFD analysis (appendix, "Training Details"); OssCSE, SKICSE and VAEGPT-Sim train on
+every row (0 for every method not listed)."""
+
+
+class ExportConfig(StrictModel):
+    """One export written after publishing (docs/dataset-contract.md, "Exports")."""
+
+    format: Literal["simcse", "ngcse", "sentence_transformers", "jsonl"] = Field(
+        description="simcse (CSV), ngcse (JSONL), sentence_transformers (Parquet) or jsonl "
+        "(every view of every row)."
+    )
+    layout: Literal["auto", "pair", "triplet", "quadruplet", "hybrid"] = Field(
+        "auto",
+        description="SimCSE / sentence-transformers layout; 'hybrid' (sentence-transformers) keeps "
+        "every row: aigen rows with their views, the rest as (x, x) pairs.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _format_name_alone(cls, value: Any) -> Any:
+        return {"format": value} if isinstance(value, str) else value
+
+
 class OutputConfig(StrictModel):
     """Where and how the version is published."""
 
@@ -525,12 +550,18 @@ class OutputConfig(StrictModel):
     dataset_name: str | None = Field(
         None, description="Dataset name; defaults to the config's name."
     )
-    heldout_fraction: float = Field(
-        0.1, ge=0, lt=1, description="Deterministic share of rows flagged heldout."
+    heldout_fraction: float | None = Field(
+        None,
+        ge=0,
+        lt=1,
+        description="Deterministic share of rows flagged heldout; None: the method's default "
+        "(0.1 for NGCSE's sts and nli, 0 for the others), see RunConfig.heldout_fraction.",
     )
     rows_per_file: int = Field(200_000, ge=1, description="Rows per Parquet data file.")
-    exports: list[Literal["simcse", "ngcse", "sentence_transformers"]] = Field(
-        default_factory=list, description="Exports written beside the version after publishing."
+    exports: list[ExportConfig] = Field(
+        default_factory=list,
+        description="Exports written beside the version after publishing: a format name, or "
+        "{format, layout}.",
     )
 
 
@@ -591,6 +622,13 @@ class RunConfig(StrictModel):
         return self.output.dataset_name or self.name
 
     @property
+    def heldout_fraction(self) -> float:
+        """``output.heldout_fraction``, or the method's default (:data:`HELDOUT_FRACTIONS`)."""
+        if self.output.heldout_fraction is not None:
+            return self.output.heldout_fraction
+        return HELDOUT_FRACTIONS.get(self.method, 0.0)
+
+    @property
     def cache_path(self) -> Path:
         return Path(self.execution.cache_path or Path(self.output.root) / "cache" / "llm.sqlite")
 
@@ -635,6 +673,8 @@ def config_fingerprint(cfg: RunConfig) -> str:
     data = cfg.model_dump(mode="json", exclude={"execution"})
     data["output"].pop("root", None)
     data["output"].pop("exports", None)
+    # the share actually held out, so an unset fraction and its explicit default agree
+    data["output"]["heldout_fraction"] = cfg.heldout_fraction
     data["diagnostics"] = _data_changing_diagnostics(cfg.diagnostics)
     return json_sha256(data, ascii_only=True)
 

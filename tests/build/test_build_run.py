@@ -88,6 +88,8 @@ def test_build_publishes_a_hybrid_version(shared_data: Path, tmp_path: Path, ser
     }
     assert len(manifest["example_set"]["examples"]["examples"]["positive"]) == 3
     assert manifest["counts"]["rejects_by_stage"]["corpus"]["duplicate"] > 0
+    assert manifest["heldout_fraction"] == 0.1  # NGCSE's share: the config leaves it unset
+    assert 0 < manifest["counts"]["heldout"] < 0.15 * rows.num_rows
     assert {Path(p).suffix for p in summary.exports} == {".csv", ".jsonl"}
 
 
@@ -222,7 +224,7 @@ def test_generate_cse_builds_through_the_same_pipeline(shared_data: Path, tmp_pa
             "corpus": {"path": str(shared_data / "wiki" / "wiki1m_for_simcse_first11914.txt")},
             "sample": {"size": 50, "include_other": False},
             "generate_cse": {"generator": None, "views": 2},
-            "output": {"root": str(tmp_path), "rows_per_file": 20, "heldout_fraction": 0.0},
+            "output": {"root": str(tmp_path), "rows_per_file": 20},
             "diagnostics": {"enabled": False},
         }
     )
@@ -230,7 +232,10 @@ def test_generate_cse_builds_through_the_same_pipeline(shared_data: Path, tmp_pa
     rows = read_rows(summary.version_dir).to_pylist()
     assert summary.rows == summary.aigen == 50
     assert len(list((summary.version_dir / "data").glob("*.parquet"))) == 3  # output.rows_per_file
-    assert not any(r["heldout"] for r in rows)  # output.heldout_fraction
+    # Generate-CSE holds nothing out unless output.heldout_fraction says so (issue 10)
+    assert not any(r["heldout"] for r in rows)
+    manifest = json.loads((summary.version_dir / "manifest.json").read_text())
+    assert manifest["heldout_fraction"] == 0.0
     assert all(r["mer_positive"] is not None for r in rows)  # the MER step ran
     assert all(r["method"] == "generate_cse" and len(r["augmentations"]) == 2 for r in rows)
     assert {r["positive_method"] for r in rows} <= {"shuffle", "cutoff", "dropout", "repetition"}

@@ -68,6 +68,7 @@ def test_card_body_has_counts_rejects_method_and_citations(
     assert "Method: `sts`" in card and "Model: `tiny`" in card and "sts_positive" in card
     assert "![extra.png](extra.png)" in card
     assert CITATIONS["ngcse"] in card and CITATIONS["osscse"] in card
+    assert "(by a hash of `id`): 10% in this version" in card  # publish_version's default share
 
 
 @pytest.mark.parametrize(

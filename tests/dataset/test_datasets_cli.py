@@ -96,7 +96,8 @@ def test_export_writes_the_file_and_explains_what_it_left_out(root: Path, tmp_pa
         ],
     )
     assert default.exit_code == 0, default.output
-    assert (root / "exports" / "wiki-sts" / "v0001" / "sentence-transformers-all.parquet").is_file()
+    exports = root / "exports" / "wiki-sts" / "v0001"
+    assert (exports / "sentence-transformers-pair-all.parquet").is_file()
     bad = runner.invoke(app, ["export", "wiki-sts", "--format", "infersent", "--root", str(root)])
     assert bad.exit_code != 0
 

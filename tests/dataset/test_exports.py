@@ -148,7 +148,7 @@ def test_simcse_leaves_out_cells_pandas_reads_as_missing(
     loaded = load_dataset("json", data_files={"train": str(ngcse)}, cache_dir=str(hf_cache))[
         "train"
     ]
-    assert "NA" in list(loaded["sentence"]) and "null" in list(loaded["5"])
+    assert "NA" in list(loaded["sentence"]) and "null" in list(loaded["4"])
 
 
 @pytest.mark.parametrize("bad", ["train.tsv", "data_tsv/train.csv", "train.txt"])
@@ -185,6 +185,11 @@ class PrepareFeatures:
         self.raw_groups = [
             aigen[i : i + len(self.aigen_keys)]
             for i in range(0, len(aigen), len(self.aigen_keys) or 1)
+        ]
+        # an other row with one key is used twice (utils.py: `features[key][-1] * 2`)
+        self.raw_other_groups = [
+            other[i : i + len(self.other_keys)] * (2 if len(self.other_keys) == 1 else 1)
+            for i in range(0, len(other), len(self.other_keys) or 1)
         ]
         encoded = self.tokenizer(aigen + other, max_length=32, truncation=True, padding=False)
         features = {k: [] for k in encoded}
@@ -239,14 +244,15 @@ def test_ngcse_hybrid_loads_in_ngcse(
     )
     expected = _expected(version)
     assert raw.num_rows == len(expected) == result.rows
-    assert prepare.aigen_keys == ["sentence", "5", "3", "0"] and prepare.other_keys == ["sentence"]
+    assert prepare.aigen_keys == ["sentence", "5", "4", "3", "0"]
+    assert prepare.other_keys == ["sentence"]
     aigen = [r for r in expected if r["split"] == "aigen"]
     assert [g[0] for g in prepare.raw_groups] == [r["sentence"] for r in aigen]
     assert [g[1:] for g in prepare.raw_groups] == [
-        [r["positive"], r["intermediate"], r["negative"]] for r in aigen
+        [r["sentence"], r["positive"], r["intermediate"], r["negative"]] for r in aigen
     ]
     assert all("" not in group for group in prepare.raw_groups)  # never trains on an empty view
-    by_split = {"aigen": 4, "other": 2}
+    by_split = {"aigen": 5, "other": 2}
     assert all(
         len(ids) == by_split[s]
         for ids, s in zip(features["input_ids"], features["split"], strict=True)
@@ -255,6 +261,98 @@ def test_ngcse_hybrid_loads_in_ngcse(
         str(out), AutoTokenizer.from_pretrained(tiny_bert), hf_cache, only_aigen=True
     )
     assert only.num_rows == len(aigen)
+
+
+def ngcse_forward_roles(
+    aigen_groups: list[list[str]], other_groups: list[list[str]], use_loss3: bool
+) -> dict:
+    """Which text plays which part in NGCSE's loss: the indexing of ``NGBert._ng_forward``.
+
+    A minimal re-implementation on texts instead of embeddings, after BDBC-KG-NLP/NGCSE at
+    commit 921ff5031680769de70317bc915b8d86aef02ce3:
+
+    * ``ngcse/utils.py`` ``OurDataCollatorWithPadding.__call__`` (lines 371-401): the aigen
+      rows of a batch first, then the other rows, each reshaped to (rows, keys);
+    * ``ngcse/models.py`` ``_ng_forward`` with ``--use_native_loss`` (lines 295-298, 342-359):
+      ``aigen_pos_idx = 2 if aigen_sent_num > 3 else 1``; anchors = other[:, 0] then
+      aigen[:, 0]; candidates = other[:, 1], aigen[:, aigen_pos_idx], then other[:, -1] if
+      other rows have more than 2 keys, then aigen[:, -1] unless ``use_loss3``; labels =
+      arange: anchor i's positive is candidate i;
+    * the hierarchical triplet loss, ``use_loss3`` (lines 406-424): ``levels_sim[:, l-1] =
+      sim(aigen[:, 0], aigen[:, l])`` and term ``idx`` is ``relu(levels_sim[:, idx+1] -
+      levels_sim[:, idx] + margins[0][min(idx, len - 1)])``: key idx+1 ranked above key idx+2.
+    """
+    aigen_sent_num = len(aigen_groups[0]) if aigen_groups else 0
+    other_sent_num = len(other_groups[0]) if other_groups else 0
+    aigen_pos_idx = 2 if aigen_sent_num > 3 else 1
+    anchors = [g[0] for g in other_groups] + [g[0] for g in aigen_groups]
+    candidates = [g[1] for g in other_groups] + [g[aigen_pos_idx] for g in aigen_groups]
+    hard_negatives = []
+    if other_sent_num > 2:
+        hard_negatives += [g[-1] for g in other_groups]
+    if aigen_sent_num > 2 and not use_loss3:
+        hard_negatives += [g[-1] for g in aigen_groups]
+    rankings = [
+        [(g[idx + 1], g[idx + 2]) for idx in range(aigen_sent_num - 2)] for g in aigen_groups
+    ]
+    return {
+        "positive": dict(zip(anchors, candidates[: len(anchors)], strict=True)),
+        "hard_negatives": hard_negatives,
+        "rankings": dict(zip([g[0] for g in aigen_groups], rankings, strict=True)),
+    }
+
+
+@pytest.mark.parametrize("use_loss3", [True, False], ids=["sts_ht", "sts"])
+def test_ngcse_export_gives_the_authors_forward_pass_the_papers_roles(
+    tmp_path: Path, manifest, rows_factory, tiny_bert, hf_cache, use_loss3: bool
+) -> None:
+    """scripts/data_domain/bert/wiki/sts_ht.sh (--use_native_loss --use_loss3) must train
+    InfoNCE on (s, s^p) and rank s^p > s^m > s^n (NGCSE eq. 1, 6, 7); sts.sh (no loss3)
+    InfoNCE on (s, s^p) with s^n as the hard negative."""
+    from transformers import AutoTokenizer
+
+    version = _version(tmp_path, manifest, [rows_factory(12, 20)], heldout_fraction=0.0)
+    out = tmp_path / "wiki_sts_train.jsonl"
+    export_version(version, "ngcse", out)
+    _, prepare, _ = ngcse_load(str(out), AutoTokenizer.from_pretrained(tiny_bert), hf_cache)
+    roles = ngcse_forward_roles(prepare.raw_groups, prepare.raw_other_groups, use_loss3)
+
+    rows = _expected(version)
+    for row in rows:
+        if row["split"] == "other":
+            assert roles["positive"][row["sentence"]] == row["sentence"]  # dropout positive
+            continue
+        assert roles["positive"][row["sentence"]] == row["positive"]
+        if use_loss3:
+            ranked = roles["rankings"][row["sentence"]]
+            assert (row["positive"], row["intermediate"]) in ranked
+            assert (row["intermediate"], row["negative"]) in ranked
+            # every ranking keeps s^p above s^m above s^n (the first ranks the anchor's own
+            # dropout view above s^p)
+            order = [row["sentence"], row["positive"], row["intermediate"], row["negative"]]
+            assert all(order.index(hi) < order.index(lo) for hi, lo in ranked)
+    if use_loss3:
+        assert roles["hard_negatives"] == []
+    else:
+        aigen = [r for r in rows if r["split"] == "aigen"]
+        assert roles["hard_negatives"] == [r["negative"] for r in aigen]
+
+
+def test_ngcse_nli_rows_keep_the_entailment_as_positive(
+    tmp_path: Path, manifest, rows_factory, tiny_bert, hf_cache
+) -> None:
+    from transformers import AutoTokenizer
+
+    nli = rows_factory(8, 6, views=("positive", "negative"), method="nli")
+    version = _version(tmp_path, manifest, [nli], heldout_fraction=0.0)
+    out = tmp_path / "wiki_nli_train.jsonl"
+    export_version(version, "ngcse", out)
+    _, prepare, _ = ngcse_load(str(out), AutoTokenizer.from_pretrained(tiny_bert), hf_cache)
+    assert prepare.aigen_keys == ["sentence", "5", "0"]
+    roles = ngcse_forward_roles(prepare.raw_groups, prepare.raw_other_groups, use_loss3=False)
+    aigen = [r for r in _expected(version) if r["split"] == "aigen"]
+    assert all(roles["positive"][r["sentence"]] == r["positive"] for r in aigen)
+    assert roles["hard_negatives"] == [r["negative"] for r in aigen]
 
 
 def test_ngcse_demotes_aigen_rows_missing_a_view(

@@ -216,6 +216,18 @@ def test_empty_version_still_has_a_schema(tmp_path: Path, manifest) -> None:
     assert published.manifest["counts"]["rows"] == 0
 
 
+@pytest.mark.parametrize("fraction", [0.0, 0.1])
+def test_manifest_records_the_heldout_share(
+    tmp_path: Path, manifest, rows_factory, fraction: float
+) -> None:
+    """The card and the trainer read the share from the manifest: it is the one applied."""
+    published = _publish(tmp_path, manifest, [rows_factory(200, 200)], heldout_fraction=fraction)
+    saved = json.loads((published.path / "manifest.json").read_text())
+    assert saved["heldout_fraction"] == fraction
+    held = saved["counts"]["heldout"]
+    assert (held == 0) if fraction == 0 else (0.05 * 400 < held < 0.15 * 400)
+
+
 CRASHING_BUILD = textwrap.dedent(
     """
     import os, sys

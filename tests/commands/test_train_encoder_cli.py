@@ -1,0 +1,79 @@
+"""``cseaug train-encoder`` runs the ``train-sentence-encoder`` flow under Prefect's harness."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from cseaug.cli import app
+
+pytest.importorskip("sentence_transformers")
+
+
+@pytest.mark.slow
+@pytest.mark.prefect
+@pytest.mark.shared_data
+def test_cli_trains_through_the_flow_and_shows_the_scores(
+    prefect_harness: None, publish, rows_factory, tiny_bert: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    from prefect import get_client
+
+    publish([rows_factory(12, 12)])
+    config = tmp_path / "train.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "objective": "simcse-unsup",
+                "model": str(tiny_bert),
+                "batch_size": 4,
+                "device": "cpu",
+                "evaluation": {"data_dir": str(shared_data), "sets": ["STS-B"], "max_pairs": 20},
+            }
+        )
+    )
+    root = tmp_path / "storage"
+    result = CliRunner().invoke(
+        app,
+        ["train-encoder", "--version", "demo/v0001", "--config", str(config), "--set",
+         "max_steps=3", "--root", str(root)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    model_dir = root / "models" / "demo-v0001-simcse-unsup"
+    record = json.loads((model_dir / "evaluation.json").read_text())
+    assert record["steps"] == 3 and record["dataset"] == "demo/v0001"
+    assert "| STS-B |" in result.output
+
+    async def runs_and_artifacts():
+        async with get_client() as client:
+            return await client.read_flow_runs(), await client.read_artifacts()
+
+    runs, artifacts = asyncio.run(runs_and_artifacts())
+    assert any(r.name and r.state and r.state.is_completed() for r in runs)
+    scores = [a for a in artifacts if a.key == "scores-demo-v0001-simcse-unsup"]
+    assert scores and "| STS-B |" in scores[0].data
+
+
+def test_a_bad_training_config_fails_before_prefect_starts(tmp_path: Path) -> None:
+    config = tmp_path / "train.yaml"
+    config.write_text(yaml.safe_dump({"objective": "simcse-unsup", "batch_size": 1}))
+    result = CliRunner().invoke(
+        app, ["train-encoder", "--version", "demo/v0001", "--config", str(config)]
+    )
+    assert result.exit_code != 0
+    assert "batch_size" in str(result.exception)
+
+
+def test_every_shipped_training_config_validates() -> None:
+    from cseaug.trainer.config import load_train_config
+
+    configs = sorted((Path(__file__).resolve().parents[2] / "configs" / "train").glob("*.yaml"))
+    objectives = {load_train_config(path).objective for path in configs}
+    assert objectives == {
+        "simcse-unsup", "simcse-sup", "ngcse", "osscse", "skicse-unsup", "skicse-sup",
+        "generate-cse",
+    }  # fmt: skip

