@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cseaug.dataset import versions
+from cseaug.devices import resolve_device
 from cseaug.errors import ConfigError, require
 from cseaug.hashing import file_sha256
 from cseaug.progress import progress_enabled
@@ -50,16 +51,15 @@ class TrainResult:
 
 
 def resolve_precision(cfg: TrainConfig) -> tuple[str, str]:
-    """(device, precision): ``auto`` picks cuda when there is one, then bf16, else fp16; CPU fp32.
+    """(device, precision): the device as :func:`cseaug.devices.resolve_device` resolves it
+    (``auto``: cuda when there is one); precision ``auto`` is bf16 on GPUs that have it, else
+    fp16, and fp32 on the CPU.
 
     Raises:
         ConfigError: cuda or half precision asked for where there is no GPU.
     """
     torch = require("torch", "hf", "Training a sentence encoder")
-    has_gpu = torch.cuda.is_available()
-    device = ("cuda" if has_gpu else "cpu") if cfg.device == "auto" else cfg.device
-    if device.startswith("cuda") and not has_gpu:
-        raise ConfigError(f"device '{cfg.device}' asked for, but torch sees no GPU: use device=cpu")
+    device = resolve_device(cfg.device)
     precision = cfg.precision
     if precision == "auto":
         on_gpu = device.startswith("cuda")
