@@ -11,6 +11,7 @@ from typing import Any
 
 from prefect import flow
 
+from cseaug.secrets import install_log_scrubbing
 from cseaug_prefect.tasks.train import scores_artifact_task, train_encoder_task
 
 
@@ -31,6 +32,7 @@ def train_sentence_encoder(
         The training record: model directory, dataset version and fingerprints, objective,
         rows, steps, losses and scores.
     """
+    install_log_scrubbing()  # a worker or `flow.serve` process starts here, not in the CLI
     record = train_encoder_task(version, root, config, list(overrides or []), out)
     scores_artifact_task(record)
     return record

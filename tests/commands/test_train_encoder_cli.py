@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from cseaug.cli import app
+from cseaug.errors import ConfigError
 
 pytest.importorskip("sentence_transformers")
 
@@ -37,12 +39,18 @@ def test_cli_trains_through_the_flow_and_shows_the_scores(
         )
     )
     root = tmp_path / "storage"
+    factory = logging.getLogRecordFactory()
     result = CliRunner().invoke(
         app,
         ["train-encoder", "--version", "demo/v0001", "--config", str(config), "--set",
          "max_steps=3", "--root", str(root)],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
+    # The flow itself (CliRunner skips the `cseaug` entry point) scrubs its log records.
+    scrubbing = logging.getLogRecordFactory()
+    logging.setLogRecordFactory(factory)
+    record = scrubbing("t", logging.INFO, __file__, 1, "via %s", ("http://u:p@h/v1",), None)
+    assert record.getMessage() == "via http://***@h/v1"
     model_dir = root / "models" / "demo-v0001-simcse-unsup"
     record = json.loads((model_dir / "evaluation.json").read_text())
     assert record["steps"] == 3 and record["dataset"] == "demo/v0001"
@@ -66,6 +74,23 @@ def test_a_bad_training_config_fails_before_prefect_starts(tmp_path: Path) -> No
     )
     assert result.exit_code != 0
     assert "batch_size" in str(result.exception)
+
+
+def test_an_override_holding_a_secret_is_refused_before_prefect_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Overrides become the flow run's stored parameters, as with ``cseaug build``."""
+    key = "sk-test-SECRET-1234567890"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    config = tmp_path / "train.yaml"
+    config.write_text(yaml.safe_dump({"objective": "simcse-unsup"}))
+    result = CliRunner().invoke(
+        app,
+        ["train-encoder", "--version", "demo/v0001", "--config", str(config), "--set",
+         f"model={key}"],
+    )  # fmt: skip
+    assert isinstance(result.exception, ConfigError)
+    assert "--set model=..." in str(result.exception) and key not in str(result.exception)
 
 
 def test_every_shipped_training_config_validates() -> None:

@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from cseaug.commands.build import refuse_secrets_in_overrides
 from cseaug.dataset import versions
 from cseaug.trainer.config import load_train_config
 from cseaug.trainer.evaluation import scores_table
@@ -62,6 +63,7 @@ def train_encoder_command(
     """Train a sentence encoder on a published version (runs the Prefect flow train-sentence-encoder)."""
     overrides = list(set_ or [])
     cfg = load_train_config(config, overrides)  # a bad value fails before Prefect starts
+    refuse_secrets_in_overrides(overrides)
     version_dir = versions.resolve(root, version)
     out = out or default_model_dir(root, version_dir, cfg.objective)
     from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
