@@ -2,7 +2,7 @@
 
 Composition only: the work is :func:`cseaug_prefect.tasks.train.train_encoder_task`; the
 before/after Spearman table becomes a markdown artifact. ``cseaug train-encoder`` runs this
-flow.
+flow; ``prefect.yaml`` deploys it as ``train-sentence-encoder/wiki-sts-ngcse``.
 """
 
 from __future__ import annotations
@@ -17,14 +17,19 @@ from cseaug_prefect.tasks.train import scores_artifact_task, train_encoder_task
 
 @flow(name="train-sentence-encoder", log_prints=True)
 def train_sentence_encoder(
-    version: str, config: str, out: str, root: str = "storage", overrides: list[str] | None = None
+    version: str,
+    config: str,
+    out: str | None = None,
+    root: str = "storage",
+    overrides: list[str] | None = None,
 ) -> dict[str, Any]:
     """Train a sentence encoder on a published dataset version.
 
     Args:
         version: ``name/vNNNN`` or ``name/latest`` under ``root`` (or a version directory).
         config: the training config (``configs/train/<objective>.yaml``).
-        out: where the model, its card and ``evaluation.json``/``.md`` go.
+        out: where the model, its card and ``evaluation.json``/``.md`` go (None:
+            ``<root>/models/<dataset>-<version>-<objective>``).
         root: the output root holding ``datasets/``.
         overrides: ``key.path=value`` strings, as ``cseaug train-encoder --set``.
 

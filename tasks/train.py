@@ -15,16 +15,19 @@ from prefect.artifacts import create_markdown_artifact
 from cseaug.dataset import versions
 from cseaug.trainer.card import scores_markdown
 from cseaug.trainer.config import load_train_config
-from cseaug.trainer.train import train_encoder
+from cseaug.trainer.train import default_model_dir, train_encoder
 
 
 @task(name="train-encoder")
 def train_encoder_task(
-    version: str, root: str, config: str, overrides: list[str], out: str
+    version: str, root: str, config: str, overrides: list[str], out: str | None
 ) -> dict[str, Any]:
-    """Train a sentence encoder on ``version`` (``name/vNNNN`` under ``root``) into ``out``."""
+    """Train a sentence encoder on ``version`` (``name/vNNNN`` under ``root``) into ``out``
+    (None: ``<root>/models/<dataset>-<version>-<objective>``)."""
+    version_dir = versions.resolve(root, version)
+    cfg = load_train_config(config, overrides)
     result = train_encoder(
-        versions.resolve(root, version), load_train_config(config, overrides), out
+        version_dir, cfg, out or default_model_dir(root, version_dir, cfg.objective)
     )
     get_run_logger().info(
         "trained %s on %s: %d steps, model in %s",

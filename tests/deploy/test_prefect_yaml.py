@@ -35,6 +35,19 @@ def test_the_generator_training_has_its_deployment() -> None:
     assert training["parameters"] == {"config": "configs/vaegpt/train.yaml", "overrides": []}
 
 
+def test_the_encoder_training_trains_on_a_deployed_build() -> None:
+    """The example trains NGCSE's objective on the newest version of a build deployed here."""
+    from cseaug.config import load_config
+    from cseaug.trainer.config import load_train_config
+
+    training = by_name()["train-sentence-encoder/wiki-sts-ngcse"]
+    dataset = training["parameters"]["version"].split("/")[0]
+    build = by_name()[f"build-hybrid-dataset/{dataset}"]
+    method = load_config(REPO / build["parameters"]["config"]).method
+    objective = load_train_config(REPO / training["parameters"]["config"]).objective
+    assert (method, objective) == ("sts", "ngcse")
+
+
 def test_deployment_names_are_unique() -> None:
     assert len(by_name()) == len(DEPLOYMENTS)
 

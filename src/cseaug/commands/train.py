@@ -23,16 +23,6 @@ from cseaug.trainer.config import load_train_config
 from cseaug.trainer.evaluation import scores_table
 
 
-def default_model_dir(root: Path, version_dir: Path, objective: str) -> Path:
-    """``<root>/models/<dataset>-<version>-<objective>``.
-
-    Example:
-        >>> default_model_dir(Path("storage"), Path("storage/datasets/wiki-sts/v0002"), "ngcse")
-        PosixPath('storage/models/wiki-sts-v0002-ngcse')
-    """
-    return root / "models" / f"{version_dir.parent.name}-{version_dir.name}-{objective}"
-
-
 def train_encoder_command(
     version: Annotated[
         str,
@@ -62,15 +52,14 @@ def train_encoder_command(
 ) -> None:
     """Train a sentence encoder on a published version (runs the Prefect flow train-sentence-encoder)."""
     overrides = list(set_ or [])
-    cfg = load_train_config(config, overrides)  # a bad value fails before Prefect starts
+    load_train_config(config, overrides)  # a bad value fails before Prefect starts
     refuse_secrets_in_overrides(overrides)
-    version_dir = versions.resolve(root, version)
-    out = out or default_model_dir(root, version_dir, cfg.objective)
+    version_dir = versions.resolve(root, version)  # an unknown version fails here too
     from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
 
     record = train_sentence_encoder(
-        version=str(version_dir), config=str(config), out=str(out), root=str(root),
-        overrides=overrides,
+        version=str(version_dir), config=str(config), out=str(out) if out else None,
+        root=str(root), overrides=overrides,
     )  # fmt: skip
     console = Console()
     console.print(

