@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from tiny_fsmt import build_tiny_fsmt  # noqa: E402
 
-from cseaug.augment.backtranslate import Translator  # noqa: E402
+from cseaug.augment.translation import Translator  # noqa: E402
 
 WIKI = REPO.parent / "shared/data/wiki/wiki1m_for_simcse_first11914.txt"
 

@@ -55,6 +55,11 @@ def test_batches_are_cut_by_the_longest_item_and_never_empty() -> None:
     lengths = [90, 40, 30, 20, 10, 10, 10, 10]
     batches = list(budget.batches(range(8), lengths, lambda longest: longest))
     assert batches == [[0], [1, 2], [3, 4, 5], [6, 7]]
+    # unsorted input: a longer item later in the batch sets the cost of every item
+    assert list(budget.batches(range(4), [10, 40, 10, 10], lambda longest: longest)) == [
+        [0, 1],
+        [2, 3],
+    ]
     assert list(TokenBudget(None, 3).batches(range(5), [1] * 5, lambda n: n)) == [
         [0, 1, 2],
         [3, 4],

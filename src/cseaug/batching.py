@@ -10,8 +10,8 @@ activations of the prefill, the logits and fragmentation. The arithmetic is an e
 each half is retried, and the budget remembers the smaller size so that the next batches
 do not fail again. On the CPU there is no budget: batches have a fixed number of items.
 
-Items are taken in the order given, longest first (callers sort), so a batch's first item
-is its longest and an out-of-memory shows in the first, largest batch.
+Items are taken in the order given; callers sort them longest first, so that batches pad
+little and an out-of-memory shows in the first, largest batch.
 
 Example:
     >>> budget = TokenBudget(slots=100, max_items=8)
@@ -154,21 +154,20 @@ class TokenBudget:
         """How many items of ``order`` from ``start`` the next batch holds (at least one)."""
         longest = lengths[order[start]]
         count = 1
-        while (
-            start + count < len(order)
-            and count < self.max_items
-            and (self.slots is None or (count + 1) * slots(longest) <= self.slots)
-        ):
-            count += 1
+        while start + count < len(order) and count < self.max_items:
+            longer = max(longest, lengths[order[start + count]])
+            if self.slots is not None and (count + 1) * slots(longer) > self.slots:
+                break
+            longest, count = longer, count + 1
         return count
 
     def batches(
         self, order: Sequence[int], lengths: Sequence[int], slots: SlotCost
     ) -> Iterator[list[int]]:
-        """Consecutive batches of ``order`` (sorted longest first) within this budget.
+        """Consecutive batches of ``order`` within this budget.
 
         Args:
-            order: item indices, longest first.
+            order: item indices, usually longest first.
             lengths: token length of every item (indexed by item).
             slots: token slots of one item of a batch whose longest item has a given length.
         """
@@ -205,7 +204,7 @@ def run_batches(
     out of memory raises the error: it cannot be split.
 
     Args:
-        order: item indices, longest first.
+        order: item indices, usually longest first.
         lengths: token length of every item.
         slots: token slots of one item, given the batch's longest length.
         budget: the batch budget; lowered in place after an out-of-memory.
@@ -229,7 +228,7 @@ def run_batches(
         if out_of_memory:
             # outside the except block, so the failed batch's tensors are no longer referenced
             free_device_memory(device)
-            budget.lower_after_oom(count * slots(lengths[batch[0]]))
+            budget.lower_after_oom(count * slots(max(lengths[i] for i in batch)))
             continue  # the same items again, cut by the lowered budget
         yield batch, result
         start += count

@@ -21,12 +21,11 @@ from cseaug.augment.backtranslate import (
     BackTranslationStage,
     BackTranslator,
     Candidate,
-    Translator,
-    new_tokens_cap,
     select_candidate,
 )
 from cseaug.augment.negation import NegationStage, Negator
 from cseaug.augment.osscse import OssCSEStage
+from cseaug.augment.translation import Translator, new_tokens_cap
 from cseaug.build.mer import MERStep
 from cseaug.build.stages import make_osscse_stage
 from cseaug.config import RunConfig
