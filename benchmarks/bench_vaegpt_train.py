@@ -90,7 +90,11 @@ def measure(variant: str, args: argparse.Namespace) -> dict[str, Any]:
         model = GPT2LMHeadModel(config).to(device)
     else:
         model = VAEGPTSim.from_config(config).to(device)
-    judge = FrozenJudge(GPT2Model(config)).to(device) if variant == "vaegpt-sim" else None
+    judge = (
+        FrozenJudge(GPT2Model(config)).to(device, dtype=precision.frozen_dtype)
+        if variant == "vaegpt-sim"
+        else None
+    )
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-7)
     scaler = torch.amp.GradScaler(device.type, enabled=precision.scaler)
     labels = batch.target_ids.flatten()
