@@ -8,6 +8,7 @@ import pytest
 
 from cseaug import batching
 from cseaug.batching import TokenBudget, kv_bytes_per_token, run_batches
+from cseaug.errors import ConfigError
 
 torch = pytest.importorskip("torch")
 
@@ -29,19 +30,33 @@ def test_kv_bytes_per_token_of_gpt2_and_of_grouped_query_attention() -> None:
 
 
 def test_a_number_is_a_fixed_batch_and_auto_on_the_cpu_keeps_the_cpu_size() -> None:
-    assert TokenBudget.for_device("cuda", 12, 1000, cpu_items=8, gpu_items=256) == TokenBudget(
+    def unknown() -> int:
+        raise ValueError("the model config has no layers")
+
+    # the slot size is not asked where it is not needed
+    assert TokenBudget.for_device("cuda", 12, unknown, cpu_items=8, gpu_items=256) == TokenBudget(
         None, 12
     )
-    assert TokenBudget.for_device("cpu", "auto", 1000, cpu_items=8, gpu_items=256) == TokenBudget(
-        None, 8
+    assert TokenBudget.for_device("cpu", "auto", unknown, cpu_items=8, gpu_items=256) == (
+        TokenBudget(None, 8)
     )
+
+
+def unknown_slot() -> int:
+    raise ValueError("the model config has none of ('num_hidden_layers',)")
 
 
 def test_auto_on_a_gpu_budgets_half_the_free_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(batching, "free_memory_bytes", lambda device: 64 * 2**30)
     slot = 57_344  # one token of Qwen2-7B's KV cache in bfloat16
-    budget = TokenBudget.for_device("cuda:0", "auto", slot, cpu_items=8, gpu_items=256)
+    budget = TokenBudget.for_device("cuda:0", "auto", lambda: slot, cpu_items=8, gpu_items=256)
     assert budget == TokenBudget(slots=(32 * 2**30) // slot, max_items=256)
+    with pytest.raises(
+        ConfigError, match=r"llm\.batch_size is 'auto' but .*; set llm\.batch_size to a number"
+    ):
+        TokenBudget.for_device(
+            "cuda", "auto", unknown_slot, cpu_items=8, gpu_items=256, setting="llm.batch_size"
+        )
     # 221-token prompts + 32 new tokens: 2,314 would fit; the item cap holds it at 256
     order = list(range(3000))
     assert len(next(budget.batches(order, [221] * 3000, lambda longest: longest + 32))) == 256

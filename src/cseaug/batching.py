@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from cseaug.devices import free_device_memory
+from cseaug.errors import ConfigError
 
 KV_MEMORY_SHARE = 0.5
 """Share of the free GPU memory a batch's KV cache may fill; the other half is headroom for
@@ -119,10 +120,11 @@ class TokenBudget:
         cls,
         device: str,
         batch_size: int | str,
-        slot_bytes: int,
+        slot_bytes: Callable[[], int],
         *,
         cpu_items: int,
         gpu_items: int,
+        setting: str = "batch_size",
     ) -> TokenBudget:
         """The budget of ``batch_size`` (a number, or ``auto``) on ``device``.
 
@@ -133,12 +135,17 @@ class TokenBudget:
         Args:
             device: the resolved device name.
             batch_size: the configured batch size.
-            slot_bytes: bytes of one token slot (e.g. :func:`kv_bytes_per_token`).
+            slot_bytes: bytes of one token slot (e.g. :func:`kv_bytes_per_token`), asked
+                only on a GPU under ``auto``.
             cpu_items: items of an ``auto`` batch on the CPU.
             gpu_items: most items of an ``auto`` batch on a GPU.
+            setting: the config key of ``batch_size``, named in errors.
+
+        Raises:
+            ConfigError: ``auto`` on a GPU for a model whose KV cache cannot be sized.
 
         Example:
-            >>> TokenBudget.for_device("cpu", "auto", 1000, cpu_items=8, gpu_items=256)
+            >>> TokenBudget.for_device("cpu", "auto", lambda: 1000, cpu_items=8, gpu_items=256)
             TokenBudget(slots=None, max_items=8)
         """
         if batch_size != "auto":
@@ -146,7 +153,11 @@ class TokenBudget:
         free = free_memory_bytes(device)
         if free is None:
             return cls(slots=None, max_items=cpu_items)
-        return cls(slots=max(1, int(KV_MEMORY_SHARE * free) // slot_bytes), max_items=gpu_items)
+        try:
+            per_slot = slot_bytes()
+        except ValueError as exc:
+            raise ConfigError(f"{setting} is 'auto' but {exc}; set {setting} to a number") from exc
+        return cls(slots=max(1, int(KV_MEMORY_SHARE * free) // per_slot), max_items=gpu_items)
 
     def take(
         self, order: Sequence[int], lengths: Sequence[int], start: int, slots: SlotCost

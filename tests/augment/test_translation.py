@@ -20,7 +20,6 @@ from cseaug.augment.translation import (
     seq2seq_kv_bytes_per_token,
 )
 from cseaug.batching import TokenBudget
-from cseaug.errors import ConfigError
 from tests.tiny_fsmt import build_tiny_pivots
 
 TEXTS = [
@@ -65,7 +64,7 @@ def test_auto_batch_size_on_the_cpu_and_a_budget_on_a_gpu(pivots) -> None:
     # facebook/wmt19-en-de: 6 decoder layers of width 1024, float16
     wmt19 = SimpleNamespace(decoder_layers=6, d_model=1024)
     assert seq2seq_kv_bytes_per_token(wmt19, 2) == 24_576
-    with pytest.raises(ConfigError, match=r"backtranslation\.batch_size"):
+    with pytest.raises(ValueError, match="'odd' cannot be sized"):
         seq2seq_kv_bytes_per_token(SimpleNamespace(model_type="odd"), 2)
 
 

@@ -205,11 +205,11 @@ class BackTranslator:
                 translator.place()
         else:
             logger.info("the translation models do not fit on %s at once: one at a time", device)
-        in_process = tokenizer_process if tokenizer_process is not None else device != "cpu"
+        side_process = tokenizer_process if tokenizer_process is not None else device != "cpu"
         max_tokens = {name: t.max_source_tokens for name, t in self.translators.items()}
         self.tokenizers: Tokenizers = (
             TokenizerProcess(max_tokens)
-            if in_process
+            if side_process
             else InlineTokenizers(
                 {name: t.tokenizer for name, t in self.translators.items()}, max_tokens
             )

@@ -77,9 +77,9 @@ def seq2seq_kv_bytes_per_token(config: Any, element_bytes: int) -> int:
     layers = getattr(config, "decoder_layers", None) or getattr(config, "num_decoder_layers", 0)
     width = getattr(config, "d_model", None) or getattr(config, "hidden_size", 0)
     if not layers or not width:
-        raise ConfigError(
-            f"cannot size the KV cache of translation model type {getattr(config, 'model_type', '?')!r} "
-            "(no decoder_layers / d_model in its config); set backtranslation.batch_size to a number"
+        raise ValueError(
+            f"the KV cache of model type {getattr(config, 'model_type', '?')!r} cannot be sized "
+            "(its config has no decoder_layers / d_model)"
         )
     return 2 * int(layers) * int(width) * element_bytes
 
@@ -182,9 +182,10 @@ class Translator:
             self._budget = TokenBudget.for_device(
                 self.device,
                 self.batch_size,
-                seq2seq_kv_bytes_per_token(self.model.config, dtype_bytes(self.dtype)),
+                lambda: seq2seq_kv_bytes_per_token(self.model.config, dtype_bytes(self.dtype)),
                 cpu_items=CPU_BATCH,
                 gpu_items=GPU_MAX_BATCH,
+                setting="backtranslation.batch_size",
             )
         return self._budget
 

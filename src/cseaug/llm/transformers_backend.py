@@ -135,9 +135,10 @@ class TransformersBackend(StreamingBackend):
         self._budget = TokenBudget.for_device(
             device,
             self.batch_size,
-            kv_bytes_per_token(model.config, dtype_bytes(model.dtype)),
+            lambda: kv_bytes_per_token(model.config, dtype_bytes(model.dtype)),
             cpu_items=CPU_BATCH,
             gpu_items=GPU_MAX_BATCH,
+            setting="llm.batch_size",
         )
 
     def _load(self, auto_class: Any, kwargs: dict[str, Any]) -> Any:
