@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import sys
 import tempfile
 import time
@@ -47,12 +46,19 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gpu_bench import cuda_available, device_name, in_process, skipped, verdict  # noqa: E402
+from gpu_bench import (  # noqa: E402
+    WIKI,
+    cuda_available,
+    device_name,
+    in_process,
+    sentences,
+    skipped,
+    verdict,
+)
 from tiny_fsmt import build_tiny_fsmt  # noqa: E402
 
 from cseaug.augment.translation import Translator, new_tokens_cap  # noqa: E402
 
-WIKI = REPO.parent / "shared/data/wiki/wiki1m_for_simcse_first11914.txt"
 ISSUE_13_PER_DIRECTION = 73.0
 """Sentences/s per direction issue 13 measured (WMT19 shape, fp16, 5 beams, batch 64, H100)."""
 
@@ -61,17 +67,6 @@ SIZES = {
     "mid": {"d_model": 512, "layers": 6, "ffn_dim": 2048, "heads": 8},
     "wmt19": {"d_model": 1024, "layers": 6, "ffn_dim": 8192, "heads": 16, "vocab_size": 42024},
 }
-
-
-def sentences(n: int, seed: int = 0) -> list[str]:
-    if WIKI.is_file():
-        lines = [line.strip() for line in WIKI.read_text(encoding="utf-8").splitlines()]
-        lines = [line for line in lines if 3 <= len(line.split()) <= 80]
-    else:
-        rng = random.Random(seed)
-        words = [f"word{i}" for i in range(3000)]
-        lines = [" ".join(rng.choices(words, k=rng.randint(3, 60))) + "." for _ in range(5000)]
-    return random.Random(seed).sample(lines, n)
 
 
 def words_of(texts: list[str]) -> list[str]:

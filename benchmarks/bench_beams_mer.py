@@ -22,7 +22,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import tempfile
 import time
@@ -32,24 +31,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gpu_bench import cuda_available, device_name, skipped  # noqa: E402
+from gpu_bench import cuda_available, device_name, sentences, skipped  # noqa: E402
 
-WIKI = REPO.parent / "shared/data/wiki/wiki1m_for_simcse_first11914.txt"
 MODELS = {
     "de": ("facebook/wmt19-en-de", "facebook/wmt19-de-en"),
     "ru": ("facebook/wmt19-en-ru", "facebook/wmt19-ru-en"),
 }
 BAND = (0.15, 0.6)
-
-
-def sentences(n: int, seed: int = 0) -> list[str]:
-    if WIKI.is_file():
-        lines = [line.strip() for line in WIKI.read_text(encoding="utf-8").splitlines()]
-        lines = [line for line in lines if 3 <= len(line.split()) <= 80]
-        return random.Random(seed).sample(lines, n)
-    rng = random.Random(seed)
-    words = [f"word{i}" for i in range(3000)]
-    return [" ".join(rng.choices(words, k=rng.randint(3, 40))) + "." for _ in range(n)]
 
 
 def real_pivots(models_dir: Path | None) -> dict[str, tuple[str, str]] | None:

@@ -33,7 +33,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import tempfile
 import time
@@ -42,9 +41,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gpu_bench import REPO, cuda_available, device_name, in_process, skipped, verdict
+from gpu_bench import cuda_available, device_name, in_process, sentences, skipped, verdict
 
-WIKI = REPO.parent / "shared/data/wiki/wiki1m_for_simcse_first11914.txt"
 ANSWER_TOKENS = 32
 USABLE_FLOPS = 600e12  # issue 13: ~200 requests/s of ~3 TFLOP each on one H100
 
@@ -86,16 +84,6 @@ CHAT_TEMPLATE = (
 )
 
 
-def sentences(n: int, seed: int = 0) -> list[str]:
-    if WIKI.is_file():
-        lines = [line.strip() for line in WIKI.read_text(encoding="utf-8").splitlines()]
-        lines = [line for line in lines if 5 <= len(line.split()) <= 40]
-        return random.Random(seed).sample(lines, n)
-    rng = random.Random(seed)
-    words = [f"w{i}" for i in range(2000)]
-    return [" ".join(rng.choices(words, k=rng.randint(8, 30))) + "." for _ in range(n)]
-
-
 def conversations(n: int) -> list[list[dict[str, str]]]:
     """NGCSE sts_positive prompts with the paper's examples, for ``n`` sentences."""
     from cseaug.config import PatternConfig
@@ -104,7 +92,10 @@ def conversations(n: int) -> list[list[dict[str, str]]]:
 
     template = load_method_prompts("sts")["positive"]
     examples = load_examples(PatternConfig(source="paper"), "sts").levels["positive"]
-    return [list(template.render(examples=examples, sentence=s)) for s in sentences(n)]
+    return [
+        list(template.render(examples=examples, sentence=s))
+        for s in sentences(n, min_words=5, max_words=40)
+    ]
 
 
 def build_model(directory: Path, shape: str, texts: list[str], weights: bool, device: str) -> None:
@@ -201,18 +192,10 @@ def transformers_plain(directory: str, n: int, batch: int, device: str) -> dict[
     return {"seconds": seconds, "requests": n, "answer_tokens": sum(answers)}
 
 
-def transformers_project(directory: str, n: int, device: str) -> dict[str, Any]:
-    """``TransformersBackend(batch_size="auto").generate``."""
+def timed_backend(backend: Any, n: int, device: str) -> dict[str, Any]:
+    """Seconds of ``backend.generate`` over ``n`` requests (after ``check`` and a warm-up)."""
     from cseaug.llm.base import ChatRequest
-    from cseaug.llm.transformers_backend import TransformersBackend
 
-    backend = TransformersBackend(
-        directory,
-        {"max_tokens": ANSWER_TOKENS, "temperature": 0.0},
-        device=device,
-        dtype="bfloat16" if device.startswith("cuda") else "float32",
-        batch_size="auto",
-    )
     backend.check()
     requests = [ChatRequest(f"r{i}", tuple(c)) for i, c in enumerate(conversations(n))]
     backend.generate(requests[:8])  # warm-up
@@ -226,8 +209,21 @@ def transformers_project(directory: str, n: int, device: str) -> dict[str, Any]:
         "requests": n,
         "answer_tokens": sum(r.completion_tokens for r in responses),
         "prompt_tokens": sum(r.prompt_tokens for r in responses) / n,
-        "batch": f"auto: {backend._budget}",
     }
+
+
+def transformers_project(directory: str, n: int, device: str) -> dict[str, Any]:
+    """``TransformersBackend(batch_size="auto").generate``."""
+    from cseaug.llm.transformers_backend import TransformersBackend
+
+    backend = TransformersBackend(
+        directory,
+        {"max_tokens": ANSWER_TOKENS, "temperature": 0.0},
+        device=device,
+        dtype="bfloat16" if device.startswith("cuda") else "float32",
+        batch_size="auto",
+    )
+    return timed_backend(backend, n, device)
 
 
 def vllm_plain(directory: str, n: int, device: str) -> dict[str, Any]:
@@ -249,7 +245,6 @@ def vllm_plain(directory: str, n: int, device: str) -> dict[str, Any]:
 
 def vllm_project(directory: str, n: int, device: str) -> dict[str, Any]:
     """``VLLMBackend`` with the project's engine settings."""
-    from cseaug.llm.base import ChatRequest
     from cseaug.llm.vllm_backend import VLLMBackend
 
     backend = VLLMBackend(
@@ -258,20 +253,7 @@ def vllm_project(directory: str, n: int, device: str) -> dict[str, Any]:
         dtype="bfloat16",
         engine_kwargs={"load_format": "dummy"},
     )
-    backend.check()
-    requests = [ChatRequest(f"r{i}", tuple(c)) for i, c in enumerate(conversations(n))]
-    backend.generate(requests[:8])  # warm-up
-    responses: list[Any] = []
-    seconds = _timed(lambda: responses.extend(backend.generate(requests)), device)
-    failed = [r for r in responses if not r.ok]
-    if failed:
-        raise RuntimeError(f"{len(failed)} requests failed, e.g. {failed[0].error}")
-    return {
-        "seconds": seconds,
-        "requests": n,
-        "answer_tokens": sum(r.completion_tokens for r in responses),
-        "prompt_tokens": sum(r.prompt_tokens for r in responses) / n,
-    }
+    return timed_backend(backend, n, device)
 
 
 def report(results: dict[str, dict[str, Any]], shape: str, prompt_tokens: float) -> None:

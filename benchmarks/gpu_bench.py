@@ -8,14 +8,32 @@ project's path against the best plain-library baseline of the same run (target >
 from __future__ import annotations
 
 import multiprocessing
+import random
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+WIKI = REPO.parent / "shared/data/wiki/wiki1m_for_simcse_first11914.txt"
 TARGET = 0.90
 """The project's path must reach this share of the best baseline's throughput (issue 13)."""
+
+
+def sentences(n: int, seed: int = 0, min_words: int = 3, max_words: int = 80) -> list[str]:
+    """``n`` Wikipedia sentences of ``min_words`` to ``max_words`` words (SimCSE's corpus, from
+    ../shared/data when it is there), else synthetic ones of numbered words."""
+    if WIKI.is_file():
+        lines = [line.strip() for line in WIKI.read_text(encoding="utf-8").splitlines()]
+        lines = [line for line in lines if min_words <= len(line.split()) <= max_words]
+    else:
+        rng = random.Random(seed)
+        words = [f"word{i}" for i in range(3000)]
+        lines = [
+            " ".join(rng.choices(words, k=rng.randint(min_words, max_words))) + "."
+            for _ in range(max(5000, n))
+        ]
+    return random.Random(seed).sample(lines, n)
 
 
 def cuda_available() -> bool:

@@ -32,7 +32,8 @@ from cseaug.config import RunConfig
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, rows_table
 from cseaug.errors import ConfigError, InputError
 from cseaug.metrics.mer import mer
-from tests.tiny_fsmt import build_tiny_pivots
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 TEXTS = [
     "She is happy.",
@@ -42,21 +43,6 @@ TEXTS = [
     "A longer sentence, with a comma and a few more words than the others have.",
 ]
 SMALL = {"num_beams": 2, "batch_size": 2, "max_new_tokens": 10}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    # Two threads on a busy 2-core machine made tiny-model generation ~10x slower.
-    torch = pytest.importorskip("torch")
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="module")
-def pivots(tmp_path_factory):
-    return build_tiny_pivots(tmp_path_factory.mktemp("fsmt"))
 
 
 @pytest.fixture(scope="module")

@@ -20,32 +20,19 @@ from cseaug.augment.translation import (
     seq2seq_kv_bytes_per_token,
 )
 from cseaug.batching import TokenBudget
-from tests.tiny_fsmt import build_tiny_pivots
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 TEXTS = [
-    "She is happy.",
-    "The results have been published in the journal of the society last year.",
-    "Go!",
-    "He went home early.",
-    "A longer sentence, with a comma and a few more words than the others have.",
     "Rain.",
+    "The committee met twice before the vote was taken in the spring of that year.",
     "Two dogs run across the field after a red ball.",
+    "Stop!",
+    "Her brother, who lives abroad, writes a long letter to the family every single month.",
+    "We ate.",
+    "The old bridge was closed for repairs.",
 ]
 SMALL = {"num_beams": 2, "max_new_tokens": 10}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    torch = pytest.importorskip("torch")
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="module")
-def pivots(tmp_path_factory):
-    return build_tiny_pivots(tmp_path_factory.mktemp("fsmt"))
 
 
 @pytest.fixture(scope="module")
