@@ -208,11 +208,11 @@ class VLLMEngineConfig(StrictModel):
     )
     tensor_parallel_size: int = Field(1, ge=1, description="GPUs that split the model.")
     requests_per_call: int = Field(
-        8192,
+        16384,
         ge=1,
-        description="Requests per LLM.chat call. LLM.chat returns only when all its requests are "
-        "done, so the response cache stores a call's answers when it returns: a crash loses at "
-        "most one call. Larger calls let the engine schedule more at once.",
+        description="Requests per LLM.chat call (a default shard, 5,000 sentences x 3 views, is one "
+        "call). LLM.chat returns only when all its requests are done, so the response cache "
+        "stores a call's answers when it returns: a crash loses at most one call.",
     )
 
 

@@ -12,7 +12,7 @@ Every batch goes to ``LLM.chat`` in one call, so that vLLM's continuous batching
 all of it. ``LLM.chat`` returns only when every request of the call is done (it collects
 finished ``RequestOutput`` objects internally; its ``use_tqdm`` callback never sees them),
 so answers cannot be handed to the cache one by one; instead the response cache sends a
-shard's misses in calls of ``llm.vllm.requests_per_call`` (8,192) and stores each call's
+shard's misses in calls of ``llm.vllm.requests_per_call`` (16,384) and stores each call's
 answers when it returns: a crash loses at most one call. (``LLMEngine.add_request`` /
 ``step`` would stream, but that interface changed shape between vLLM releases, while
 ``LLM.chat`` did not.)
