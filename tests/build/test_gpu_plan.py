@@ -61,8 +61,10 @@ def test_dry_run_of_a_vllm_config_prints_requests_tokens_and_the_bound(
 
 
 def test_dry_run_of_a_transformers_gpu_config_quotes_the_measurement(
-    shared_data: Path, tmp_path: Path
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from cseaug.build import dry_run
+
     cfg = RunConfig.model_validate(
         ski_config(
             shared_data,
@@ -70,11 +72,17 @@ def test_dry_run_of_a_transformers_gpu_config_quotes_the_measurement(
             backend="transformers",
             model="Qwen/Qwen2.5-0.5B-Instruct",
             batch_size=8,
+            device="cuda",
         )
     )
     estimate = estimate_build(cfg)
     assert estimate["gpu_plan_throughput"].startswith("8.9 req/s (measured")
     assert estimate["gpu_plan_wall_time"].startswith("~34 s with 32-token answers")  # 300 / 8.9
+    on_auto = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"device": "auto"})})
+    monkeypatch.setattr(dry_run, "cuda_visible", lambda: True)
+    assert "gpu_plan" in estimate_build(on_auto)
+    monkeypatch.setattr(dry_run, "cuda_visible", lambda: False)
+    assert "gpu_plan" not in estimate_build(on_auto)  # auto on a machine without a GPU: the CPU
     on_cpu = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"device": "cpu"})})
     assert "gpu_plan" not in estimate_build(on_cpu)
 
@@ -83,12 +91,12 @@ def test_dry_run_of_a_transformers_gpu_config_quotes_the_measurement(
 def test_no_gpu_plan_for_an_endpoint_nor_for_auto_on_a_cpu_only_install(
     shared_data: Path, tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from cseaug.build import dry_run
     from cseaug.llm import factory
 
     monkeypatch.setattr(factory, "cuda_visible", lambda: False)
+    monkeypatch.setattr(dry_run, "cuda_visible", lambda: False)
     cfg = RunConfig.model_validate(
-        ski_config(
-            shared_data, tmp_path, backend=backend, model="Qwen/Qwen2.5-7B-Instruct", device="cpu"
-        )
+        ski_config(shared_data, tmp_path, backend=backend, model="Qwen/Qwen2.5-7B-Instruct")
     )
     assert "gpu_plan" not in estimate_build(cfg)
