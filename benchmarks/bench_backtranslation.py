@@ -1,58 +1,72 @@
-"""Benchmark: translation throughput, batched and length-sorted against one sentence at a time.
+"""Benchmark: translation throughput of the project's path against a plain ``model.generate`` loop.
 
 Models are FSMT with random weights built here (``tests/tiny_fsmt.py``; a vocabulary of the
 benchmark sentences' words, so about one token per word as WMT19's BPE gives). Speed does
 not depend on the weights, but output length does: random weights rarely emit ``</s>``,
 so every translation runs to the cap, which the default ``max_length_ratio`` (2.0 x the
-batch's longest source + 8 tokens) sets as a real model's length would roughly be.
+batch's longest source + 8 tokens) sets as a real model's length would roughly be. Both
+sides of every comparison use that cap.
 
-Three runs of the same :class:`~cseaug.augment.backtranslate.Translator`, same sentences:
-batched and length-sorted (what the stage does), batched in input order, one at a time.
+CPU part (always; the tiny size, ``--mid`` adds transformer-base): the same
+:class:`~cseaug.augment.translation.Translator` batched and length-sorted (what the stage
+does), batched in input order, and one sentence at a time.
 
-Sizes:
-  tiny    d_model 64, 2+2 layers, ffn 256 (CPU; always runs)
-  mid     d_model 512, 6+6 layers, ffn 2048 (transformer-base; CPU with --mid)
-  wmt19   d_model 1024, 6+6 layers, ffn 8192, 16 heads, vocabulary 42,024: the size of
-          facebook/wmt19-en-de; runs only when CUDA is available (float16), else SKIPPED
+GPU part (the WMT19 shape: d_model 1024, 6+6 layers, ffn 8192, 16 heads, vocabulary 42,024,
+float16; runs only with CUDA, else SKIPPED with the command), each variant in its own process:
+
+- ``plain@B``: what a user writes: sentences sorted by length, ``tokenizer(batch)``,
+  ``model.generate(num_beams=...)``, ``batch_decode``, batches of B; B over ``--gpu-batches``;
+  the best is the baseline (issue 13 measured this loop's shape at batch 64: 73 sentences/s
+  per direction on an H100);
+- ``project``: ``Translator(batch_size="auto")`` (token-budget batches);
+- ``round trip plain@B`` / ``round trip project``: en→de→en, the plain loop twice at the best
+  B against ``BackTranslator`` (both models resident, tokenizers in a side process).
+
+Prints sentences/s, project / best baseline (target >= 0.90) and the ratio to issue 13's 73
+sentences/s per direction.
 
 Usage:
     python benchmarks/bench_backtranslation.py [--sentences 96] [--beams 5] [--mid] [--threads 1]
+    python benchmarks/bench_backtranslation.py --gpu-sentences 2048 --gpu-batches 64,128,256,512
+    python benchmarks/bench_backtranslation.py --gpu-part-on-cpu --gpu-sentences 48 --gpu-batches 8,16
+        # smoke test of the GPU part with the tiny size on the CPU (figures mean nothing)
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from gpu_bench import (  # noqa: E402
+    WIKI,
+    cuda_available,
+    device_name,
+    in_process,
+    sentences,
+    skipped,
+    verdict,
+)
 from tiny_fsmt import build_tiny_fsmt  # noqa: E402
 
-from cseaug.augment.backtranslate import Translator  # noqa: E402
+from cseaug.augment.translation import Translator, new_tokens_cap  # noqa: E402
 
-WIKI = REPO.parent / "shared/data/wiki/wiki1m_for_simcse_first11914.txt"
+ISSUE_13_PER_DIRECTION = 73.0
+"""Sentences/s per direction issue 13 measured (WMT19 shape, fp16, 5 beams, batch 64, H100)."""
 
 SIZES = {
     "tiny": {"d_model": 64, "layers": 2, "ffn_dim": 256, "heads": 4},
     "mid": {"d_model": 512, "layers": 6, "ffn_dim": 2048, "heads": 8},
     "wmt19": {"d_model": 1024, "layers": 6, "ffn_dim": 8192, "heads": 16, "vocab_size": 42024},
 }
-
-
-def sentences(n: int, seed: int = 0) -> list[str]:
-    if WIKI.is_file():
-        lines = [line.strip() for line in WIKI.read_text(encoding="utf-8").splitlines()]
-        lines = [line for line in lines if 3 <= len(line.split()) <= 80]
-    else:
-        rng = random.Random(seed)
-        words = [f"word{i}" for i in range(3000)]
-        lines = [" ".join(rng.choices(words, k=rng.randint(3, 60))) + "." for _ in range(5000)]
-    return random.Random(seed).sample(lines, n)
 
 
 def words_of(texts: list[str]) -> list[str]:
@@ -62,22 +76,28 @@ def words_of(texts: list[str]) -> list[str]:
     return sorted({w for t in texts for w in moses.tokenize(t, escape=True)})
 
 
-def run(
-    name: str, texts: list[str], args: argparse.Namespace, device: str, dtype: str, workdir: Path
-) -> None:
-    size = SIZES[name]
-    started = time.perf_counter()
-    path = build_tiny_fsmt(
-        workdir / name, ("en", "de"), words=words_of(texts), max_positions=1024, **size
+def build(name: str, texts: list[str], directory: Path, langs: tuple[str, str]) -> Path:
+    return build_tiny_fsmt(
+        directory / f"{name}-{'-'.join(langs)}",
+        langs,
+        words=words_of(texts),
+        max_positions=1024,
+        seed=0 if langs[0] == "en" else 1,
+        **SIZES[name],
     )
+
+
+def run_cpu(name: str, texts: list[str], args: argparse.Namespace, workdir: Path) -> None:
+    started = time.perf_counter()
+    path = build(name, texts, workdir, ("en", "de"))
     print(
-        f"\n[{name}] built {size} in {time.perf_counter() - started:.0f} s; {device}, {dtype}, "
+        f"\n[{name}] built {SIZES[name]} in {time.perf_counter() - started:.0f} s; cpu, float32, "
         f"{len(texts)} sentences, {args.beams} beams"
     )
 
     def measure(label: str, texts: list[str], **options) -> float:
         translator = Translator(
-            str(path), device=device, dtype=dtype, num_beams=args.beams, **options
+            str(path), device="cpu", dtype="float32", num_beams=args.beams, **options
         )
         translator(texts[:2])  # warm-up
         start = time.perf_counter()
@@ -103,6 +123,159 @@ def run(
     )
 
 
+# --- the GPU part: each variant in its own process ---------------------------------------------
+
+
+def _sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def plain_loop(
+    paths: list[str], texts: list[str], batch: int, beams: int, device: str, dtype: str
+) -> dict[str, Any]:
+    """The plain loop over each model of ``paths`` in turn (one: a direction; two: a round trip)."""
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    models = [
+        (
+            AutoTokenizer.from_pretrained(p),
+            AutoModelForSeq2SeqLM.from_pretrained(p, dtype=getattr(torch, dtype)).to(device).eval(),
+        )
+        for p in paths
+    ]
+
+    def translate(tokenizer: Any, model: Any, source: list[str]) -> list[str]:
+        order = sorted(range(len(source)), key=lambda i: -len(source[i]))
+        out = [""] * len(source)
+        for start in range(0, len(order), batch):
+            chunk = order[start : start + batch]
+            encoded = tokenizer(
+                [source[i] for i in chunk], return_tensors="pt", padding=True, truncation=True
+            ).to(device)
+            with torch.inference_mode():
+                generated = model.generate(
+                    **encoded,
+                    num_beams=beams,
+                    max_new_tokens=new_tokens_cap(encoded["input_ids"].shape[1], 256, 2.0),
+                    max_length=None,
+                )
+            for i, text in zip(
+                chunk, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True
+            ):
+                out[i] = text.strip()
+        return out
+
+    def run(source: list[str]) -> None:
+        for tokenizer, model in models:
+            source = translate(tokenizer, model, source)
+
+    run(texts[:4])  # warm-up
+    _sync(device)
+    started = time.perf_counter()
+    run(texts)
+    _sync(device)
+    return {"seconds": time.perf_counter() - started, "sentences": len(texts)}
+
+
+def project_direction(
+    path: str, texts: list[str], beams: int, device: str, dtype: str
+) -> dict[str, Any]:
+    """``Translator(batch_size="auto")`` on one direction."""
+    translator = Translator(path, device=device, dtype=dtype, num_beams=beams, batch_size="auto")
+    translator(texts[:4])  # warm-up
+    _sync(device)
+    started = time.perf_counter()
+    translator(texts)
+    _sync(device)
+    return {
+        "seconds": time.perf_counter() - started,
+        "sentences": len(texts),
+        "budget": str(translator.budget()),
+    }
+
+
+def project_round_trip(
+    paths: list[str], texts: list[str], beams: int, device: str, dtype: str
+) -> dict[str, Any]:
+    """``BackTranslator`` round trip through one pivot (tokenizer process on a GPU)."""
+    from cseaug.augment.backtranslate import BackTranslator
+
+    backtranslator = BackTranslator(
+        {"de": (paths[0], paths[1])},
+        mer_range=(0.0, 1.0),
+        num_beams=beams,
+        device=device,
+        dtype=dtype,
+        batch_size="auto",
+    )
+    try:
+        backtranslator.round_trip(texts[:4], "de")  # warm-up (and the tokenizer process's start)
+        _sync(device)
+        started = time.perf_counter()
+        backtranslator.round_trip(texts, "de")
+        _sync(device)
+        seconds = time.perf_counter() - started
+    finally:
+        backtranslator.close()
+    return {"seconds": seconds, "sentences": len(texts), "resident": backtranslator.resident}
+
+
+def run_gpu_part(size: str, args: argparse.Namespace, device: str, workdir: Path) -> None:
+    dtype = "float16" if device.startswith("cuda") else "float32"
+    texts = sentences(args.gpu_sentences, seed=1)
+    forward = str(build(size, texts, workdir, ("en", "de")))
+    backward = str(build(size, texts, workdir, ("de", "en")))
+    print(
+        f"\n[{size} on {device_name(device)}] {SIZES[size]}, {dtype}, {len(texts)} sentences, "
+        f"{args.beams} beams"
+    )
+    rates: dict[str, float] = {}
+
+    def record(name: str, result: dict[str, Any]) -> None:
+        if "error" in result:
+            print(f"  {name:<28} FAILED: {result['error']}")
+            return
+        rates[name] = result["sentences"] / result["seconds"]
+        extra = {k: v for k, v in result.items() if k not in ("seconds", "sentences")}
+        print(f"  {name:<28} {rates[name]:>9.2f} sentences/s {extra or ''}", flush=True)
+
+    for batch in (int(b) for b in args.gpu_batches.split(",")):
+        record(
+            f"plain@{batch}",
+            in_process(plain_loop, [forward], texts, batch, args.beams, device, dtype),
+        )
+    record("project", in_process(project_direction, forward, texts, args.beams, device, dtype))
+    plain = {k: v for k, v in rates.items() if k.startswith("plain@")}
+    if not plain or "project" not in rates:
+        return
+    best = max(plain, key=plain.get)
+    best_batch = int(best.split("@")[1])
+    record(
+        f"round trip plain@{best_batch}",
+        in_process(plain_loop, [forward, backward], texts, best_batch, args.beams, device, dtype),
+    )
+    record(
+        "round trip project",
+        in_process(project_round_trip, [forward, backward], texts, args.beams, device, dtype),
+    )
+    print(f"  one direction: project vs {best}: {verdict(rates['project'], plain[best])}")
+    if f"round trip plain@{best_batch}" in rates and "round trip project" in rates:
+        print(
+            "  round trip: project vs plain: "
+            + verdict(rates["round trip project"], rates[f"round trip plain@{best_batch}"])
+        )
+    if size == "wmt19":
+        print(
+            f"  against issue 13's {ISSUE_13_PER_DIRECTION:.0f} sentences/s per direction (H100, "
+            f"batch 64): project {rates['project'] / ISSUE_13_PER_DIRECTION:.2f}x, "
+            f"{best} {plain[best] / ISSUE_13_PER_DIRECTION:.2f}x"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=96)
@@ -118,7 +291,15 @@ def main() -> int:
         default=1,
         help="torch CPU threads (1 is fastest on a busy 2-core box)",
     )
+    parser.add_argument("--gpu-sentences", type=int, default=2048)
+    parser.add_argument("--gpu-batches", default="64,128,256,512")
+    parser.add_argument(
+        "--gpu-part-on-cpu",
+        action="store_true",
+        help="run the GPU part with the tiny size on the CPU (a smoke test of this script)",
+    )
     args = parser.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)  # for the spawned variants too
 
     import torch
 
@@ -130,15 +311,19 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        run("tiny", texts, args, "cpu", "float32", workdir)
+        if args.gpu_part_on_cpu:
+            run_gpu_part("tiny", args, "cpu", workdir)
+            return 0
+        run_cpu("tiny", texts, args, workdir)
         if args.mid:
-            run("mid", texts[: max(8, args.sentences // 4)], args, "cpu", "float32", workdir)
-        if torch.cuda.is_available():
-            run("wmt19", sentences(max(args.sentences, 512)), args, "cuda", "float16", workdir)
+            run_cpu("mid", texts[: max(8, args.sentences // 4)], args, workdir)
+        if cuda_available():
+            run_gpu_part("wmt19", args, "cuda", workdir)
         else:
-            print(
-                "\n[wmt19] SKIPPED: no CUDA device. The WMT19-size configuration (d_model 1024, "
-                "6+6 layers, ffn 8192, vocabulary 42,024, float16) runs only on a GPU."
+            skipped(
+                "the WMT19-size comparison with a plain generate loop",
+                f"python benchmarks/bench_backtranslation.py --gpu-sentences {args.gpu_sentences} "
+                f"--gpu-batches {args.gpu_batches}",
             )
     return 0
 

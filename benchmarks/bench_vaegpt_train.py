@@ -90,7 +90,11 @@ def measure(variant: str, args: argparse.Namespace) -> dict[str, Any]:
         model = GPT2LMHeadModel(config).to(device)
     else:
         model = VAEGPTSim.from_config(config).to(device)
-    judge = FrozenJudge(GPT2Model(config)).to(device) if variant == "vaegpt-sim" else None
+    judge = (
+        FrozenJudge(GPT2Model(config)).to(device, dtype=precision.frozen_dtype)
+        if variant == "vaegpt-sim"
+        else None
+    )
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-7)
     scaler = torch.amp.GradScaler(device.type, enabled=precision.scaler)
     labels = batch.target_ids.flatten()
@@ -159,6 +163,37 @@ def measure(variant: str, args: argparse.Namespace) -> dict[str, Any]:
         "precision": precision.name,
         "parameters": sum(p.numel() for p in model.parameters()),
     }
+
+
+ISSUE_13 = {"steps_per_second": 11.0, "time_ratio": 2.4, "memory_ratio": 1.48}
+"""VAEGPT-Sim's training step before the fused loss and the half-precision judge (issue 13:
+one H100 80GB, GPT-2 size, batch 32, bf16, 24 + 24 tokens): steps/s, and time and peak
+memory as multiples of plain GPT-2 fine-tuning."""
+
+
+def compare_with_issue_13(args: argparse.Namespace, sim: dict[str, Any], precision: str) -> None:
+    """This run's vaegpt-sim against issue 13's figures, when the setting is the same."""
+    same = (
+        args.size == "gpt2"
+        and args.batch_size == 32
+        and (args.source_tokens, args.target_tokens) == (24, 24)
+        and precision == "bf16"
+        and sim["memory_kind"].startswith("cuda")
+    )
+    if not same:
+        print(
+            "issue 13's figures (H100, GPT-2 size, batch 32, bf16) are not comparable with this "
+            "setting; on a GPU run: python benchmarks/bench_vaegpt_train.py"
+        )
+        return
+    print(
+        f"vaegpt-sim against issue 13 (before this code, H100): "
+        f"{sim['steps_per_second']:.1f} steps/s vs {ISSUE_13['steps_per_second']} "
+        f"({sim['steps_per_second'] / ISSUE_13['steps_per_second']:.2f}x; GPUs may differ: "
+        f"{sim['device']}); time {sim['time_ratio_vs_baseline']:.2f}x vs "
+        f"{ISSUE_13['time_ratio']}x and memory {sim['memory_ratio_vs_baseline']:.2f}x vs "
+        f"{ISSUE_13['memory_ratio']}x of plain GPT-2 fine-tuning"
+    )
 
 
 def _child(variant: str, args: argparse.Namespace, queue: Any) -> None:
@@ -247,6 +282,7 @@ def main() -> None:
         f"baseline: gpt2+ce; memory: {base['memory_kind']}; 'time x' = baseline steps/s / variant steps/s; "
         "'cpu x' = CPU seconds per step / baseline's (steadier than wall time on a shared machine)"
     )
+    compare_with_issue_13(args, results[-1], base["precision"])
     if args.json:
         args.json.write_text(
             json.dumps(

@@ -140,3 +140,23 @@ def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.tiny_models import build_tiny_bert
 
     return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+
+
+@pytest.fixture(scope="module")
+def one_thread() -> Iterator[None]:
+    """One torch thread for a module: two threads on a busy 2-core machine made tiny-model
+    generation ~10x slower."""
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def fsmt_pivots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
+    """Tiny random en-de, de-en, en-ru, ru-en FSMT models (tests/tiny_fsmt.py), as
+    ``backtranslation.pivots``."""
+    from tests.tiny_fsmt import build_tiny_pivots
+
+    return build_tiny_pivots(tmp_path_factory.mktemp("fsmt"))

@@ -112,6 +112,33 @@ def test_fingerprint_ignores_execution_but_not_data_settings() -> None:
     assert config_fingerprint(base) != config_fingerprint(other)
 
 
+def test_fingerprint_ignores_the_vllm_engine_schedule_but_not_the_engine_arguments() -> None:
+    path = REPO / "configs" / "wiki-ski.yaml"
+    base = config_fingerprint(load_config(path))
+    scheduled = load_config(
+        path,
+        [
+            "llm.vllm.max_num_seqs=64",
+            "llm.vllm.requests_per_call=100",
+            "llm.vllm.max_model_len=900",
+        ],
+    )
+    assert config_fingerprint(scheduled) == base
+    quantized = load_config(path, ["llm.engine_kwargs.quantization=fp8"])
+    assert config_fingerprint(quantized) != base
+
+
+def test_batch_sizes_are_numbers_or_auto() -> None:
+    path = REPO / "configs" / "wiki-osscse.yaml"
+    assert (
+        load_config(path, ["backtranslation.batch_size=auto"]).backtranslation.batch_size == "auto"
+    )
+    with pytest.raises(ConfigError, match=r"backtranslation\.batch_size"):
+        load_config(path, ["backtranslation.batch_size=0"])
+    with pytest.raises(ConfigError, match=r"llm\.batch_size"):
+        load_config(REPO / "configs" / "demo.yaml", ["llm.batch_size=many"])
+
+
 def test_api_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = load_config(REPO / "configs" / "wiki-sts.yaml", ["llm.api_key_env=CSEAUG_TEST_KEY"])
     assert cfg.llm is not None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import (
@@ -169,13 +169,61 @@ class GenerationConfig(StrictModel):
 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+AUTO = "auto"
+"""The value of a size or engine setting that the library chooses for the machine it runs on."""
+
+BatchSize = Annotated[int, Field(ge=1)] | Literal["auto"]
+"""A batch size: a number, or ``auto`` (chosen from the device and its free memory)."""
+
+
+class VLLMEngineConfig(StrictModel):
+    """How vLLM's offline engine schedules a build's requests (backend ``vllm``; docs/gpu.md).
+
+    These settings change how fast answers come, never what is asked: they are not part of
+    the response cache key nor of the data fingerprint. Other ``vllm.LLM`` arguments (which
+    may change answers, e.g. ``quantization``) go in ``llm.engine_kwargs``.
+    """
+
+    enable_prefix_caching: bool = Field(
+        True,
+        description="Reuse the KV cache of prompt prefixes: every request of a view starts with the "
+        "same system message (instructions and k-shot examples), computed once.",
+    )
+    enable_chunked_prefill: bool = Field(
+        True, description="Mix prompt prefills into decode steps instead of stalling them."
+    )
+    max_num_seqs: int = Field(
+        512,
+        ge=1,
+        description="Sequences decoded at once. Short prompts (~220 tokens) and answers leave the KV "
+        "cache room for many; past ~512 a 7B model's decode step is compute-bound (docs/gpu.md).",
+    )
+    max_model_len: Annotated[int, Field(ge=16)] | Literal["auto"] = Field(
+        AUTO,
+        description="Longest prompt + answer in tokens; 'auto': max_tokens + 2,048 tokens for the "
+        "prompt, capped at the model's context. A longer prompt fails alone (a reject).",
+    )
+    gpu_memory_utilization: float = Field(
+        0.9, gt=0, le=1, description="Share of the GPU's memory vLLM may take (weights + KV cache)."
+    )
+    tensor_parallel_size: int = Field(1, ge=1, description="GPUs that split the model.")
+    requests_per_call: int = Field(
+        16384,
+        ge=1,
+        description="Requests per LLM.chat call (a default shard, 5,000 sentences x 3 views, is one "
+        "call). LLM.chat returns only when all its requests are done, so the response cache "
+        "stores a call's answers when it returns: a crash loses at most one call.",
+    )
+
 
 class LLMConfig(StrictModel):
     """Which LLM writes the views, and how requests are sent."""
 
-    backend: Literal["openai", "openai-compatible", "vllm", "transformers"] = Field(
+    backend: Literal["auto", "openai", "openai-compatible", "vllm", "transformers"] = Field(
         description="'openai': api.openai.com; 'openai-compatible': any base_url (vllm serve, TGI, ...); "
-        "'vllm': offline engine in this process; 'transformers': local Hugging Face chat model."
+        "'vllm': offline engine in this process; 'transformers': local Hugging Face chat model; "
+        "'auto': 'vllm' when the vllm package is installed and a CUDA GPU is visible, else "
+        "'transformers' (an explicit name is always used as given)."
     )
     model: str = Field(description="Model name (API) or Hugging Face id / local path.")
     base_url: str | None = Field(
@@ -209,9 +257,17 @@ class LLMConfig(StrictModel):
     dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field(
         "auto", description="Model weights dtype."
     )
-    batch_size: int = Field(8, ge=1, description="'transformers': prompts per generate() call.")
+    batch_size: BatchSize = Field(
+        AUTO,
+        description="'transformers': prompts per generate() call; 'auto': 8 on the CPU, on a GPU as "
+        "many as the free memory holds the KV cache of (halved and remembered on out of memory).",
+    )
     engine_kwargs: dict[str, Any] = Field(
         default_factory=dict, description="'vllm': extra keyword arguments of vllm.LLM(...)."
+    )
+    vllm: VLLMEngineConfig = Field(
+        default_factory=VLLMEngineConfig,
+        description="'vllm': engine scheduling and memory (speed only, not part of any key).",
     )
 
     @field_validator("base_url")
@@ -319,7 +375,11 @@ class BacktranslationConfig(StrictModel):
         "higher_mer", description="Which qualifying pivot to keep when several qualify."
     )
     num_beams: int = Field(5, ge=1, description="Beams of each translation.")
-    batch_size: int = Field(32, ge=1, description="Sentences per generate() call (length-sorted).")
+    batch_size: BatchSize = Field(
+        AUTO,
+        description="Sentences per generate() call (length-sorted); 'auto': 32 on the CPU, on a GPU "
+        "as many as the free memory holds (halved and remembered on out of memory).",
+    )
     max_new_tokens: int = Field(256, ge=1, description="Maximum tokens of one translation.")
     max_length_ratio: float | None = Field(
         2.0,
@@ -669,8 +729,11 @@ def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
 
 
 def config_fingerprint(cfg: RunConfig) -> str:
-    """sha256 of everything in the config that changes the data (not ``execution`` nor ``output.root``)."""
+    """sha256 of everything in the config that changes the data (not ``execution``, ``output.root``
+    nor the vLLM engine's scheduling settings ``llm.vllm``)."""
     data = cfg.model_dump(mode="json", exclude={"execution"})
+    if data["llm"] is not None:
+        data["llm"].pop("vllm")  # engine scheduling: how fast, not what is asked
     data["output"].pop("root", None)
     data["output"].pop("exports", None)
     # the share actually held out, so an unset fraction and its explicit default agree

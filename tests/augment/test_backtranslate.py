@@ -21,19 +21,19 @@ from cseaug.augment.backtranslate import (
     BackTranslationStage,
     BackTranslator,
     Candidate,
-    Translator,
-    new_tokens_cap,
     select_candidate,
 )
 from cseaug.augment.negation import NegationStage, Negator
 from cseaug.augment.osscse import OssCSEStage
+from cseaug.augment.translation import Translator, new_tokens_cap
 from cseaug.build.mer import MERStep
 from cseaug.build.stages import make_osscse_stage
 from cseaug.config import RunConfig
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, rows_table
 from cseaug.errors import ConfigError, InputError
 from cseaug.metrics.mer import mer
-from tests.tiny_fsmt import build_tiny_pivots
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 TEXTS = [
     "She is happy.",
@@ -45,24 +45,9 @@ TEXTS = [
 SMALL = {"num_beams": 2, "batch_size": 2, "max_new_tokens": 10}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    # Two threads on a busy 2-core machine made tiny-model generation ~10x slower.
-    torch = pytest.importorskip("torch")
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
-def pivots(tmp_path_factory):
-    return build_tiny_pivots(tmp_path_factory.mktemp("fsmt"))
-
-
-@pytest.fixture(scope="module")
-def backtranslator(pivots):
-    return BackTranslator(pivots, mer_range=(0.0, 1.0), **SMALL)
+def backtranslator(fsmt_pivots):
+    return BackTranslator(fsmt_pivots, mer_range=(0.0, 1.0), **SMALL)
 
 
 # --- the MER filter ------------------------------------------------------------------------
@@ -102,8 +87,8 @@ def test_unknown_preference_is_a_config_error():
 # --- translation -----------------------------------------------------------------------------
 
 
-def test_length_sorted_batches_keep_the_input_order(pivots):
-    forward = pivots["de"][0]
+def test_length_sorted_batches_keep_the_input_order(fsmt_pivots):
+    forward = fsmt_pivots["de"][0]
     batched = Translator(forward, **{**SMALL, "batch_size": 3})
     single = Translator(forward, **{**SMALL, "batch_size": 1})
     unsorted = Translator(forward, **{**SMALL, "batch_size": 3}, sort_by_length=False)
@@ -113,9 +98,11 @@ def test_length_sorted_batches_keep_the_input_order(pivots):
     assert batched([]) == []
 
 
-def test_translation_length_is_capped_by_the_longest_source(pivots):
-    capped = Translator(pivots["de"][0], num_beams=1, max_new_tokens=40, max_length_ratio=0.5)
-    uncapped = Translator(pivots["de"][0], num_beams=1, max_new_tokens=40, max_length_ratio=None)
+def test_translation_length_is_capped_by_the_longest_source(fsmt_pivots):
+    capped = Translator(fsmt_pivots["de"][0], num_beams=1, max_new_tokens=40, max_length_ratio=0.5)
+    uncapped = Translator(
+        fsmt_pivots["de"][0], num_beams=1, max_new_tokens=40, max_length_ratio=None
+    )
     assert (new_tokens_cap(10, 40, 0.5), new_tokens_cap(100, 40, 0.5)) == (13, 40)
     assert new_tokens_cap(10, 40, None) == 40
     # random weights rarely emit </s>, so the cap shows in the output length
@@ -137,8 +124,8 @@ def test_round_trip_candidates_and_mer(backtranslator):
     assert middle == [r.candidates[1].intermediate for r in results[:2]]
 
 
-def test_narrow_range_rejects_with_every_mer(pivots):
-    strict = BackTranslator(pivots, mer_range=(0.15, 0.6), **SMALL)
+def test_narrow_range_rejects_with_every_mer(fsmt_pivots):
+    strict = BackTranslator(fsmt_pivots, mer_range=(0.15, 0.6), **SMALL)
     stage = BackTranslationStage(strict)
     rows = rows_table(
         [{"id": f"r{i}", "sentence": t, "split": "aigen"} for i, t in enumerate(TEXTS)]
@@ -176,8 +163,8 @@ def test_stage_fills_positive(backtranslator):
     assert manifest["device"] == "cpu" and manifest["dtype"] == "float32"
 
 
-def test_bfloat16_on_cpu(pivots):
-    translator = Translator(pivots["de"][0], dtype="bfloat16", **SMALL)
+def test_bfloat16_on_cpu(fsmt_pivots):
+    translator = Translator(fsmt_pivots["de"][0], dtype="bfloat16", **SMALL)
     assert all(isinstance(t, str) for t in translator(TEXTS[:2]))
 
 
@@ -199,7 +186,7 @@ def negator(shared_models):
     return Negator(str(shared_models / "en_ud_ewt_sm"))
 
 
-def test_osscse_rows_need_both_views(negator, pivots, backtranslator):
+def test_osscse_rows_need_both_views(negator, fsmt_pivots, backtranslator):
     rows = rows_table(
         [
             {"id": "a", "sentence": "She is happy.", "split": "aigen", "method": "osscse"},
@@ -229,7 +216,7 @@ def test_osscse_rows_need_both_views(negator, pivots, backtranslator):
 
     strict = OssCSEStage(
         NegationStage(negator),
-        BackTranslationStage(BackTranslator(pivots, mer_range=(0.15, 0.6), **SMALL)),
+        BackTranslationStage(BackTranslator(fsmt_pivots, mer_range=(0.15, 0.6), **SMALL)),
     )
     failed = strict(rows)
     assert failed.rows.num_rows == 0
@@ -240,7 +227,7 @@ def test_osscse_rows_need_both_views(negator, pivots, backtranslator):
     ]
 
 
-def test_make_osscse_stage_from_a_run_config(shared_models, pivots):
+def test_make_osscse_stage_from_a_run_config(shared_models, fsmt_pivots):
     cfg = RunConfig.model_validate(
         {
             "name": "t",
@@ -248,7 +235,7 @@ def test_make_osscse_stage_from_a_run_config(shared_models, pivots):
             "corpus": {"path": "corpus.txt"},
             "negation": {"spacy_model": str(shared_models / "en_ud_ewt_sm")},
             "backtranslation": {
-                "pivots": pivots,
+                "pivots": fsmt_pivots,
                 "num_beams": 1,
                 "max_new_tokens": 4,
                 "mer_range": [0.0, 1.0],
@@ -258,7 +245,7 @@ def test_make_osscse_stage_from_a_run_config(shared_models, pivots):
     stage = make_osscse_stage(cfg)
     try:
         manifest = stage.manifest()["model"]
-        assert manifest["backtranslation"]["pivots"] == {k: list(v) for k, v in pivots.items()}
+        assert manifest["backtranslation"]["pivots"] == {k: list(v) for k, v in fsmt_pivots.items()}
         assert "parser" in manifest["negation"]["components"]
         result = stage(rows_table([{"id": "x", "sentence": "He can swim.", "split": "aigen"}]))
         assert result.rows.column("negative").to_pylist() == ["He can not swim."]

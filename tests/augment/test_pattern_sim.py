@@ -273,3 +273,42 @@ def test_an_answer_that_reveals_the_prompt_is_rejected(anchors: pa.Table) -> Non
     assert result.rows.num_rows == 0
     reasons = {(r["view"], r["reason"]) for r in result.rejects.to_pylist()}
     assert reasons == {("positive", "prompt_echo")}
+
+
+@pytest.mark.parametrize("method", ["sts", "nli"])
+def test_every_request_of_a_view_starts_with_the_same_bytes_and_tokens(
+    method: str, shared_data: Path, tmp_path: Path
+) -> None:
+    """Prefix caching (vLLM) reuses a view's instructions and k-shot examples only when every
+    prompt of that view starts with the same tokens: the system message must not vary."""
+    pytest.importorskip("transformers")
+    from transformers import AutoTokenizer
+
+    from tests.tiny_models import build_tiny_chat_model
+
+    lines = (shared_data / "wiki" / "wiki1m_for_simcse_first11914.txt").read_text().splitlines()
+    sentences = [s for s in lines[:200] if len(s.split()) >= 5][:40]
+    shard = rows_table(
+        {"id": row_id("wiki", s), "sentence": s, "split": "aigen"} for s in sentences
+    )
+    backend = ScriptedBackend(answer)
+    make_stage(method, backend)(shard)
+    requests = backend.calls[0]
+    tokenizer = AutoTokenizer.from_pretrained(build_tiny_chat_model(tmp_path / "chat"))
+    by_view: dict[str, list[ChatRequest]] = {}
+    for request in requests:
+        by_view.setdefault(view_of(request), []).append(request)
+    assert len(by_view) == (3 if method == "sts" else 2)
+    for view_requests in by_view.values():
+        assert len(view_requests) == len(sentences)
+        systems = {r.messages[0]["content"].encode("utf-8") for r in view_requests}
+        assert len(systems) == 1
+        prefix = tokenizer.apply_chat_template([view_requests[0].messages[0]], tokenize=False)
+        prefix_ids = tokenizer(prefix, add_special_tokens=False)["input_ids"]
+        assert len(prefix_ids) > 100  # instructions and examples: what is worth caching
+        for request in view_requests:
+            prompt = tokenizer.apply_chat_template(
+                list(request.messages), tokenize=False, add_generation_prompt=True
+            )
+            ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+            assert ids[: len(prefix_ids)] == prefix_ids

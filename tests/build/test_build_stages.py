@@ -47,6 +47,9 @@ def test_sts_stage_from_config(shared_data: Path) -> None:
         "sts_negative",
     ]
     assert record["example_set"]["seed"] == 5 and record["example_set"]["source"] == "sts12"
+    assert record["model"] == {
+        "llm": {"backend": "scripted", "model": "scripted-model", "sampling": {}}
+    }
 
 
 def test_ski_stage_and_prompts_dir(tmp_path: Path) -> None:
@@ -54,6 +57,7 @@ def test_ski_stage_and_prompts_dir(tmp_path: Path) -> None:
     assert isinstance(stage, SKIStage)
     assert stage.manifest()["example_set"] is None
     assert stage.manifest()["prompts"][0]["view"] == "knowledge"
+    assert stage.manifest()["model"]["llm"]["backend"] == "scripted"
     with pytest.raises(ConfigError, match="'ski' not found"):
         make_llm_stage(
             config("ski", generation={"prompts_dir": str(tmp_path)}), ScriptedBackend(lambda r: "x")

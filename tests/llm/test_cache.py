@@ -135,7 +135,9 @@ def test_non_streaming_backend_is_stored_chunk_by_chunk(tmp_path: Path) -> None:
 
     engine = CrashingEngine()
     backend = CachedBackend(
-        VLLMBackend("m", {}, engine_factory=lambda: engine), tmp_path / "llm.sqlite", chunk_size=3
+        VLLMBackend("m", {}, engine_factory=lambda **kwargs: engine),
+        tmp_path / "llm.sqlite",
+        chunk_size=3,
     )
     requests = [ask(f"s{i}") for i in range(8)]
     with pytest.raises(Crash):
@@ -144,7 +146,7 @@ def test_non_streaming_backend_is_stored_chunk_by_chunk(tmp_path: Path) -> None:
 
     engine = FakeVLLMEngine()
     resumed = CachedBackend(
-        VLLMBackend("m", {}, engine_factory=lambda: engine), tmp_path / "llm.sqlite"
+        VLLMBackend("m", {}, engine_factory=lambda **kwargs: engine), tmp_path / "llm.sqlite"
     )
     responses = resumed.generate(requests)
     assert [r.cached for r in responses] == [True] * 6 + [False] * 2

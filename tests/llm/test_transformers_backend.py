@@ -101,3 +101,68 @@ def test_a_model_without_chat_template_is_refused(tmp_path: Path) -> None:
     plain = build_tiny_gpt2(tmp_path / "plain")
     with pytest.raises(BackendError, match="no chat template"):
         TransformersBackend(str(plain), {}).check()
+
+
+def test_auto_batch_size_keeps_eight_prompts_per_batch_on_the_cpu(chat_model: Path) -> None:
+    llm = TransformersBackend(str(chat_model), {"max_tokens": 3}, device="cpu")
+    llm.check()
+    sizes: list[int] = []
+    generate = llm._model.generate
+
+    def recording(**kwargs):
+        sizes.append(kwargs["input_ids"].shape[0])
+        return generate(**kwargs)
+
+    llm._model.generate = recording
+    requests = [ask("word " * n, key=f"k{n}") for n in range(1, 20)]
+    responses = llm.generate(requests)
+    assert all(r.ok for r in responses)
+    assert sizes == [8, 8, 3]
+
+
+def test_out_of_memory_halves_the_batch_remembers_it_and_answers_every_prompt(
+    chat_model: Path,
+) -> None:
+    import torch
+
+    requests = [ask(f"sentence {i} " + "word " * (i % 4), key=f"k{i}") for i in range(12)]
+    expected = [r.text for r in backend(chat_model, batch_size=1).generate(requests)]
+    llm = backend(chat_model, batch_size=12)
+    llm.check()
+    generate = llm._model.generate
+    sizes: list[int] = []
+
+    def out_of_memory_above_four(**kwargs):
+        sizes.append(kwargs["input_ids"].shape[0])
+        if kwargs["input_ids"].shape[0] > 4:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 MiB")
+        return generate(**kwargs)
+
+    llm._model.generate = out_of_memory_above_four
+    finished: list[int] = []
+    responses = llm.generate(requests, on_response=lambda i, r: finished.append(i))
+
+    assert [r.text for r in responses] == expected
+    assert sorted(finished) == list(range(12))
+    assert sizes == [12, 6, 3, 3, 3, 3]  # two failures, then batches of the remembered size
+    sizes.clear()
+    llm.generate(requests[:8])
+    assert max(sizes) == 3  # the next call starts from the remembered budget
+
+
+def test_a_prompt_that_runs_out_of_memory_alone_fails_alone(chat_model: Path) -> None:
+    import torch
+
+    llm = backend(chat_model, batch_size=4)
+    llm.check()
+    generate = llm._model.generate
+
+    def out_of_memory_on_long_prompts(**kwargs):
+        if kwargs["input_ids"].shape[1] > 100:
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return generate(**kwargs)
+
+    llm._model.generate = out_of_memory_on_long_prompts
+    responses = llm.generate([ask("short"), ask("long " * 60, key="long"), ask("brief")])
+    assert [r.ok for r in responses] == [True, False, True]
+    assert "out of memory" in responses[1].error

@@ -2,26 +2,35 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import inspect
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from cseaug.errors import MissingExtraError
+from cseaug.config import VLLMEngineConfig
+from cseaug.errors import BackendError, MissingExtraError
+from cseaug.llm import vllm_backend
 from cseaug.llm.vllm_backend import VLLMBackend
 from tests.llm.fake_vllm_engine import FakeSamplingParams, FakeVLLMEngine
 from tests.llm.helpers import ask
 
 
 def backend_with(
-    engine: FakeVLLMEngine, sampling: dict | None = None
-) -> tuple[VLLMBackend, list[int]]:
-    created: list[int] = []
+    fake: FakeVLLMEngine, sampling: dict | None = None, **options: Any
+) -> tuple[VLLMBackend, list[dict[str, Any]]]:
+    """A backend whose engine factory returns ``fake`` and records the arguments it got."""
+    created: list[dict[str, Any]] = []
 
-    def factory() -> FakeVLLMEngine:
-        created.append(1)
-        return engine
+    def factory(**kwargs: Any) -> FakeVLLMEngine:
+        created.append(kwargs)
+        return fake
 
-    backend = VLLMBackend("some/model", sampling or {"max_tokens": 40}, engine_factory=factory)
+    backend = VLLMBackend(
+        "some/model", sampling or {"max_tokens": 40}, engine_factory=factory, **options
+    )
     return backend, created
 
 
@@ -42,7 +51,7 @@ def test_one_chat_call_for_the_whole_batch_in_order() -> None:
     assert {(r.prompt_tokens, r.completion_tokens) for r in responses} == {(5, 4)}
     assert backend.usage.prompt_tokens == 125 and backend.usage.completion_tokens == 100
     assert sum(done) == 25
-    assert created == [1]
+    assert len(created) == 1
 
 
 def test_engine_is_created_lazily_once_and_by_check() -> None:
@@ -51,7 +60,7 @@ def test_engine_is_created_lazily_once_and_by_check() -> None:
     backend.check()
     backend.generate([ask("a")])
     backend.generate([ask("b")])
-    assert created == [1]
+    assert len(created) == 1
 
 
 def test_sampling_overrides_defaults_and_seeds_follow_the_sample_index() -> None:
@@ -100,3 +109,89 @@ def test_missing_vllm_names_the_extra() -> None:
     backend = VLLMBackend("some/model", {})
     with pytest.raises(MissingExtraError, match=r"cseaug\[vllm\]"):
         backend.check()
+
+
+def test_the_engine_starts_with_the_defaults_for_this_workload(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vllm_backend, "model_context_length", lambda model: 32768)
+    backend, created = backend_with(FakeVLLMEngine(), {"max_tokens": 64}, dtype="bfloat16")
+    backend.check()
+    assert created == [
+        {
+            "model": "some/model",
+            "dtype": "bfloat16",
+            "enable_prefix_caching": True,
+            "enable_chunked_prefill": True,
+            "max_num_seqs": 512,
+            "max_model_len": 64 + 2048,
+            "gpu_memory_utilization": 0.9,
+            "tensor_parallel_size": 1,
+        }
+    ]
+
+
+def test_max_model_len_fits_the_model_and_engine_kwargs_come_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vllm_backend, "model_context_length", lambda model: 1024)
+    backend, created = backend_with(
+        FakeVLLMEngine(),
+        engine=VLLMEngineConfig(max_num_seqs=64, tensor_parallel_size=2),
+        engine_kwargs={"enforce_eager": True, "max_num_seqs": 32},
+    )
+    backend.check()
+    assert created[0]["max_model_len"] == 1024  # the model's context, not 40 + 2,048
+    assert (created[0]["max_num_seqs"], created[0]["tensor_parallel_size"]) == (32, 2)
+    assert created[0]["enforce_eager"] is True
+    fixed, created = backend_with(FakeVLLMEngine(), engine=VLLMEngineConfig(max_model_len=512))
+    fixed.check()
+    assert created[0]["max_model_len"] == 512
+
+
+def test_the_context_length_is_read_from_the_model_config(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    from transformers import GPT2Config
+
+    GPT2Config(n_positions=777).save_pretrained(tmp_path)
+    assert vllm_backend.model_context_length(str(tmp_path)) == 777
+    assert vllm_backend.model_context_length(str(tmp_path / "absent")) is None
+
+
+def test_an_engine_that_cannot_start_names_the_settings_and_hides_tokens() -> None:
+    def failing(**kwargs: Any) -> None:
+        raise RuntimeError("CUDA out of memory while profiling")
+
+    backend = VLLMBackend(
+        "some/model",
+        {"max_tokens": 8},
+        engine=VLLMEngineConfig(max_model_len=512),
+        engine_kwargs={"hf_token": "hf_secretvalue123"},
+        engine_factory=failing,
+    )
+    with pytest.raises(BackendError) as error:
+        backend.check()
+    message = str(error.value)
+    assert "CUDA out of memory" in message and "llm.vllm" in message
+    assert "hf_secretvalue123" not in message
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="needs vllm (a CUDA machine)")
+def test_the_fake_matches_the_real_vllm_api() -> None:
+    """What the backend and the fake rely on, checked against the installed vLLM."""
+    import vllm
+    from vllm.outputs import CompletionOutput, RequestOutput
+
+    chat = inspect.signature(vllm.LLM.chat).parameters
+    assert {"messages", "sampling_params", "use_tqdm"} <= set(chat)
+    assert hasattr(vllm.LLM, "get_default_sampling_params")
+    engine_fields = {f.name for f in dataclasses.fields(vllm.EngineArgs)}
+    arguments = vllm_backend.engine_arguments(VLLMEngineConfig(), "auto", 64, {}, None)
+    assert set(arguments) <= engine_fields
+    params = vllm.SamplingParams()
+    for name in ("temperature", "top_p", "max_tokens", "seed"):
+        assert hasattr(params, name)
+    request_fields = set(inspect.signature(RequestOutput).parameters)
+    assert {"request_id", "prompt", "prompt_token_ids", "outputs", "finished"} <= request_fields
+    completion_fields = set(inspect.signature(CompletionOutput).parameters)
+    assert {"index", "text", "token_ids", "finish_reason"} <= completion_fields

@@ -13,7 +13,13 @@ transformers = pytest.importorskip("transformers")
 from cseaug.errors import ConfigError  # noqa: E402
 from cseaug.vaegpt.generate import load_tokenizer  # noqa: E402
 from cseaug.vaegpt.layout import pair_batch  # noqa: E402
-from cseaug.vaegpt.loss import FrozenJudge, LossSettings, pool, vaegpt_loss  # noqa: E402
+from cseaug.vaegpt.loss import (  # noqa: E402
+    FrozenJudge,
+    LossSettings,
+    gumbel_softmax_embeddings,
+    pool,
+    vaegpt_loss,
+)
 from cseaug.vaegpt.model import (  # noqa: E402
     LATENTS_FILE,
     SETTINGS_FILE,
@@ -149,11 +155,61 @@ def test_loss_is_one_minus_cosine_plus_weighted_kl(
 def test_judge_scores_a_perfect_hard_sample_as_identical(tiny_gpt2: Path, tokenizer) -> None:
     judge = FrozenJudge.from_pretrained(str(tiny_gpt2))
     batch = pair_batch(tokenizer, TOY_PAIRS[:3], "<|endoftext|>", 64, 64)
-    one_hot = torch.nn.functional.one_hot(batch.target_ids, judge.encoder.config.vocab_size).float()
+    # logits that make the target tokens certain: every hard sample is the target
+    logits = torch.nn.functional.one_hot(batch.target_ids, judge.encoder.config.vocab_size) * 1e4
     with torch.no_grad():
-        predicted = judge.embed_distributions(one_hot, batch.target_mask)
+        embeds = gumbel_softmax_embeddings(logits.float(), judge.embedding_table)
+        predicted = judge.embed_inputs(embeds, batch.target_mask)
         target = judge.embed_ids(batch.target_ids, batch.target_mask)
     torch.testing.assert_close(predicted, target, rtol=1e-4, atol=1e-5)
+
+
+def reference_loss(logits, kl, target_ids, target_mask, judge, settings):
+    """The loss as written before the fused path: F.gumbel_softmax, then sample @ table."""
+    sample = torch.nn.functional.gumbel_softmax(
+        logits.float(), tau=settings.gumbel_tau, hard=settings.gumbel_hard, dim=-1
+    )
+    table = judge.encoder.get_input_embeddings().weight
+    predicted = judge.embed_inputs(sample.to(table.dtype) @ table, target_mask)
+    with torch.no_grad():
+        target = judge.embed_ids(target_ids, target_mask)
+    cosine = torch.nn.functional.cosine_similarity(predicted.float(), target.float(), dim=-1)
+    return 1.0 - cosine.mean() + settings.kl_weight * kl
+
+
+@pytest.mark.parametrize(("hard", "tau"), [(True, 1.0), (False, 1.0), (True, 0.5)])
+def test_the_fused_loss_gives_the_same_loss_and_gradients_as_gumbel_softmax_then_matmul(
+    model: VAEGPTSim, tiny_gpt2: Path, tokenizer, hard: bool, tau: float
+) -> None:
+    judge = FrozenJudge.from_pretrained(str(tiny_gpt2))
+    batch = pair_batch(tokenizer, TOY_PAIRS[:4], "<|endoftext|>", 64, 64)
+    settings = LossSettings(kl_weight=1e-2, gumbel_tau=tau, gumbel_hard=hard)
+    model.eval()  # no dropout: both passes see the same network
+
+    def gradients(loss_function) -> tuple[float, list]:
+        model.zero_grad(set_to_none=True)
+        torch.manual_seed(7)  # the latents' noise and the Gumbel noise
+        out = model(
+            batch.input_ids, batch.attention_mask, batch.position_ids, batch.target_positions
+        )
+        total = loss_function(
+            out.logits, out.kl, batch.target_ids, batch.target_mask, judge, settings
+        )
+        total.backward()
+        return total.item(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    fused_loss, fused = gradients(lambda *args: vaegpt_loss(*args).total)
+    reference, expected = gradients(reference_loss)
+    assert fused_loss == pytest.approx(reference, rel=1e-6)
+    assert len(fused) == len(expected) > 10
+    for got, want in zip(fused, expected, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-7)
+
+
+def test_the_fused_sample_refuses_a_table_that_would_need_gradients() -> None:
+    table = torch.randn(10, 4, requires_grad=True)
+    with pytest.raises(ValueError, match="freeze"):
+        gumbel_softmax_embeddings(torch.randn(2, 3, 10), table)
 
 
 def test_lm_weight_adds_cross_entropy(model: VAEGPTSim, tiny_gpt2: Path, tokenizer) -> None:
@@ -210,9 +266,12 @@ def test_a_few_steps_lower_the_loss_on_toy_pairs(
 def test_bf16_autocast_on_cpu_gives_a_finite_loss(
     model: VAEGPTSim, tiny_gpt2: Path, tokenizer
 ) -> None:
-    judge = FrozenJudge.from_pretrained(str(tiny_gpt2))
     precision = resolve_precision("bf16", torch.device("cpu"))
     assert precision.autocast_dtype is torch.bfloat16 and not precision.scaler
+    assert resolve_precision("fp32", torch.device("cpu")).frozen_dtype is torch.float32
+    # as training keeps it: the frozen judge in the training precision
+    judge = FrozenJudge.from_pretrained(str(tiny_gpt2)).to(dtype=precision.frozen_dtype)
+    assert judge.embedding_table.dtype is torch.bfloat16
     model.train()
     parts = loss_on_batch(
         model,
@@ -223,6 +282,7 @@ def test_bf16_autocast_on_cpu_gives_a_finite_loss(
     )
     parts.total.backward()
     assert math.isfinite(parts.total.item())
+    assert model.lm.transformer.h[0].attn.c_attn.weight.grad.isfinite().all()
     with pytest.raises(ConfigError, match="fp16"):
         resolve_precision("fp16", torch.device("cpu"))
 

@@ -12,9 +12,18 @@ rejects (reason ``mer_out_of_range``) with every candidate and its MER.
 
 Models are config (``backtranslation.pivots``): any pair of Hugging Face sequence-to-sequence
 models (``AutoModelForSeq2SeqLM``) works, e.g. Marian ``Helsinki-NLP/opus-mt-*``. Generation
-is beam search (``num_beams``) on batches of sentences sorted by token length, so a batch
-pads little; ``device="auto"`` takes CUDA when present (``dtype="auto"``: float16 there)
-and falls back to the CPU (float32). MER is :func:`cseaug.metrics.mer.mer_pairs`.
+is beam search (``num_beams``) on batches of sentences sorted by token length that fit the
+device (:mod:`cseaug.augment.translation`); ``device="auto"`` takes CUDA when present
+(``dtype="auto"``: float16 there) and falls back to the CPU (float32). MER is
+:func:`cseaug.metrics.mer.mer_pairs`.
+
+On a GPU every model of every pivot stays on the GPU at once when their weights fit in
+half of its free memory (:func:`weights_fit`); otherwise each model is moved onto the GPU
+for its pass and back. The passes are pipelined: a separate process
+(:class:`~cseaug.augment.tokenizer_worker.TokenizerProcess`) decodes each finished en→X
+batch and encodes it for the X→en model while the GPU translates the next batch, and it
+encodes the sentences for every pivot's en→X model up front, so the GPU never waits on the
+Python tokenizers. On the CPU the same work happens in line; the translations are the same.
 
 Example:
     >>> bt = BackTranslator({"de": ("facebook/wmt19-en-de", "facebook/wmt19-de-en")})  # doctest: +SKIP
@@ -25,6 +34,7 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,13 +43,20 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from cseaug.augment.tokenizer_worker import InlineTokenizers, TokenizerProcess, Tokenizers
+from cseaug.augment.translation import Translator
+from cseaug.batching import free_memory_bytes
 from cseaug.config import BacktranslationConfig
 from cseaug.dataset.schema import rejects_table, rows_table
-from cseaug.devices import free_device_memory, resolve_device, resolve_dtype
-from cseaug.errors import ConfigError, InputError, require
+from cseaug.errors import ConfigError, InputError
 from cseaug.metrics.mer import mer_pairs
-from cseaug.progress import progress_bar
 from cseaug.step import Step, StepResult
+
+logger = logging.getLogger(__name__)
+
+WEIGHTS_SHARE = 0.5
+"""Share of the free GPU memory the translation models' weights may take for all of them to
+stay on the GPU at once; the rest is for the batches."""
 
 STAGE = "backtranslation"
 """``stage`` of the rejects this module writes; ``positive_method`` is ``backtranslation:<pivot>``."""
@@ -122,129 +139,15 @@ def select_candidate(
     return qualifying[0]
 
 
-def new_tokens_cap(longest_source: int, max_new_tokens: int, max_length_ratio: float | None) -> int:
-    """Most tokens a batch's translations may have: ``max_length_ratio`` × its longest source
-    (in tokens) + 8, and never more than ``max_new_tokens``, so that one degenerate beam
-    cannot hold a batch of short sentences for ``max_new_tokens`` steps.
-
-    Args:
-        longest_source: tokens of the batch's longest source sentence.
-        max_new_tokens: the hard cap.
-        max_length_ratio: None: only the hard cap.
+def weights_fit(weight_bytes: Sequence[int], free_bytes: int | None) -> bool:
+    """Whether models of ``weight_bytes`` fit on a device with ``free_bytes`` free at once
+    (within :data:`WEIGHTS_SHARE`); always True on the CPU (``free_bytes`` None).
 
     Example:
-        >>> new_tokens_cap(10, 40, 0.5), new_tokens_cap(100, 40, 0.5), new_tokens_cap(10, 40, None)
-        (13, 40, 40)
+        >>> weights_fit([700_000_000] * 4, 16 * 2**30), weights_fit([700_000_000] * 4, 4 * 2**30)
+        (True, False)
     """
-    if max_length_ratio is None:
-        return max_new_tokens
-    return min(max_new_tokens, int(max_length_ratio * longest_source) + 8)
-
-
-class Translator:
-    """One translation model: beam search over length-sorted batches.
-
-    Args:
-        name: Hugging Face model id or local path of a sequence-to-sequence model.
-        device: ``auto``, ``cpu``, ``cuda``, ``cuda:1``, ...
-        dtype: ``auto``, ``float32``, ``float16``, ``bfloat16``.
-        batch_size: sentences per ``generate`` call.
-        num_beams: beams of beam search.
-        max_new_tokens: maximum tokens of one translation.
-        max_length_ratio: also cap a batch's translations at this × its longest source
-            (in tokens) + 8; None: only ``max_new_tokens``.
-        sort_by_length: batch sentences of similar token length together (off only to
-            measure what it saves).
-
-    Example:
-        >>> en_de = Translator("facebook/wmt19-en-de", num_beams=5)  # doctest: +SKIP
-        >>> en_de(["Machine learning is great."])  # doctest: +SKIP
-        ['Maschinelles Lernen ist großartig.']
-    """
-
-    def __init__(
-        self,
-        name: str,
-        *,
-        device: str = "auto",
-        dtype: str = "auto",
-        batch_size: int = 32,
-        num_beams: int = 5,
-        max_new_tokens: int = 256,
-        max_length_ratio: float | None = 2.0,
-        sort_by_length: bool = True,
-    ) -> None:
-        transformers = require("transformers", "hf", "Back-translation")
-        self.name = name
-        self.device = resolve_device(device, "backtranslation.device")
-        self.dtype = resolve_dtype(dtype, self.device, "backtranslation.dtype")
-        self.batch_size = batch_size
-        self.num_beams = num_beams
-        self.max_new_tokens = max_new_tokens
-        self.max_length_ratio = max_length_ratio
-        self.sort_by_length = sort_by_length
-        try:
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(name)
-            model = transformers.AutoModelForSeq2SeqLM.from_pretrained(name, dtype=self.dtype)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(
-                f"cannot load translation model {name!r}: {str(exc).rstrip('.')}. Give a Hugging Face model id that "
-                "can be downloaded, or the path of a local copy, in backtranslation.pivots "
-                "(FSMT models need the 'sacremoses' package)."
-            ) from exc
-        self.model = model.to(self.device).eval()
-        positions = getattr(model.config, "max_position_embeddings", None)
-        self.max_source_tokens = min(positions or 1024, 1024)
-        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-
-    def __call__(self, texts: Sequence[str], description: str | None = None) -> list[str]:
-        """Translations of ``texts``, in their order."""
-        torch = require("torch", "hf", "Back-translation")
-        if not texts:
-            return []
-        ids = self.tokenizer(list(texts), truncation=True, max_length=self.max_source_tokens)[
-            "input_ids"
-        ]
-        order = (
-            sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-            if self.sort_by_length
-            else list(range(len(ids)))
-        )
-        out: list[str] = [""] * len(texts)
-        with progress_bar(
-            description or f"Translating ({self.name})", total=len(texts), unit="sentences"
-        ) as bar:
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start : start + self.batch_size]
-                width = max(len(ids[i]) for i in batch)
-                input_ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
-                mask = torch.zeros((len(batch), width), dtype=torch.long)
-                for row, i in enumerate(batch):
-                    input_ids[row, : len(ids[i])] = torch.tensor(ids[i])
-                    mask[row, : len(ids[i])] = 1
-                with torch.inference_mode():
-                    generated = self.model.generate(
-                        input_ids=input_ids.to(self.device),
-                        attention_mask=mask.to(self.device),
-                        num_beams=self.num_beams,
-                        max_new_tokens=new_tokens_cap(
-                            width, self.max_new_tokens, self.max_length_ratio
-                        ),
-                        max_length=None,  # the checkpoint's max_length would fight max_new_tokens
-                    )
-                for i, text in zip(
-                    batch,
-                    self.tokenizer.batch_decode(generated, skip_special_tokens=True),
-                    strict=True,
-                ):
-                    out[i] = text.strip()
-                bar.advance(len(batch))
-        return out
-
-    def close(self) -> None:
-        """Free the weights (and the GPU memory they held)."""
-        self.model = None
-        free_device_memory(self.device)
+    return free_bytes is None or sum(weight_bytes) <= WEIGHTS_SHARE * free_bytes
 
 
 class BackTranslator:
@@ -257,6 +160,8 @@ class BackTranslator:
         pivots: pivot language → (forward model, backward model), names or paths.
         mer_range: keep a candidate whose MER lies in this closed range.
         prefer: ``higher_mer``, ``lower_mer`` or ``first_pivot`` when several qualify.
+        tokenizer_process: tokenize and detokenize in a separate process (see the module
+            docstring); None: on a GPU only.
         translator_options: keyword arguments of :class:`Translator` (``num_beams``,
             ``batch_size``, ``max_new_tokens``, ``max_length_ratio``, ``device``, ``dtype``).
 
@@ -271,6 +176,7 @@ class BackTranslator:
         *,
         mer_range: tuple[float, float] = (0.15, 0.6),
         prefer: str = "higher_mer",
+        tokenizer_process: bool | None = None,
         **translator_options: Any,
     ) -> None:
         if not pivots:
@@ -289,7 +195,25 @@ class BackTranslator:
         for pair in self.pivots.values():
             for name in pair:
                 if name not in self.translators:
-                    self.translators[name] = Translator(name, **translator_options)
+                    self.translators[name] = Translator(name, **translator_options, place_now=False)
+        device = next(iter(self.translators.values())).device
+        self.resident = weights_fit(
+            [t.weight_bytes for t in self.translators.values()], free_memory_bytes(device)
+        )
+        if self.resident:
+            for translator in self.translators.values():
+                translator.place()
+        else:
+            logger.info("the translation models do not fit on %s at once: one at a time", device)
+        side_process = tokenizer_process if tokenizer_process is not None else device != "cpu"
+        max_tokens = {name: t.max_source_tokens for name, t in self.translators.items()}
+        self.tokenizers: Tokenizers = (
+            TokenizerProcess(max_tokens)
+            if side_process
+            else InlineTokenizers(
+                {name: t.tokenizer for name, t in self.translators.items()}, max_tokens
+            )
+        )
 
     @classmethod
     def from_config(cls, cfg: BacktranslationConfig) -> BackTranslator:
@@ -306,13 +230,31 @@ class BackTranslator:
             dtype=cfg.dtype,
         )
 
+    def _translate(
+        self, name: str, ids: list[list[int]], then: str | None, description: str
+    ) -> tuple[list[str], list[list[int]] | None]:
+        translator = self.translators[name]
+        if not self.resident:
+            translator.place()
+        try:
+            return translator.translate(ids, self.tokenizers, then, description)
+        finally:
+            if not self.resident:
+                translator.evict()
+
     def round_trip(self, texts: Sequence[str], pivot: str) -> tuple[list[str], list[str]]:
         """(translations into ``pivot``, translations back into English) of ``texts``."""
         if pivot not in self.pivots:
             raise ConfigError(f"unknown pivot {pivot!r}; configured: {sorted(self.pivots)}")
+        forward, _ = self.pivots[pivot]
+        return self._round_trip(pivot, self.tokenizers.encode(forward, texts).result())
+
+    def _round_trip(self, pivot: str, source_ids: list[list[int]]) -> tuple[list[str], list[str]]:
         forward, backward = self.pivots[pivot]
-        middle = self.translators[forward](texts, f"Back-translation en→{pivot}")
-        back = self.translators[backward](middle, f"Back-translation {pivot}→en")
+        middle, middle_ids = self._translate(
+            forward, source_ids, backward, f"Back-translation en→{pivot}"
+        )
+        back, _ = self._translate(backward, middle_ids or [], None, f"Back-translation {pivot}→en")
         return middle, back
 
     def backtranslate(self, texts: Sequence[str]) -> list[BackTranslationResult]:
@@ -324,9 +266,13 @@ class BackTranslator:
         bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
         if bad is not None:
             raise InputError(f"back-translation input #{bad} is {texts[bad]!r}, not a string")
+        # every pivot's source ids at once: the later pivots' are ready when their turn comes
+        encoded = {
+            forward: self.tokenizers.encode(forward, texts) for forward, _ in self.pivots.values()
+        }
         per_pivot: list[list[Candidate]] = []
-        for pivot in self.pivots:
-            middle, back = self.round_trip(texts, pivot)
+        for pivot, (forward, _) in self.pivots.items():
+            middle, back = self._round_trip(pivot, encoded[forward].result())
             mers = mer_pairs(texts, back)
             per_pivot.append(
                 [
@@ -358,7 +304,8 @@ class BackTranslator:
         }
 
     def close(self) -> None:
-        """Free every model."""
+        """Free every model and stop the tokenizer process."""
+        self.tokenizers.close()
         for translator in self.translators.values():
             translator.close()
 

@@ -148,10 +148,12 @@ class PatternSimulationStage(Step):
         return StepResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
 
     def manifest(self) -> dict[str, Any]:
-        """Prompt records and the example set, for ``build_manifest(prompts=..., example_set=...)``."""
+        """Prompt records, the example set and the backend that answered (``llm.backend: auto``
+        names the engine it chose here), for ``build_manifest``."""
         return {
             "prompts": prompts_manifest(self.prompts),
             "example_set": self.examples.as_manifest(),
+            "model": {"llm": self.backend.identity()},
         }
 
     def usage(self) -> dict[str, int]:

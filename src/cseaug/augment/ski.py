@@ -111,8 +111,13 @@ class SKIStage(Step):
         return StepResult(rows=rows_table(out), rejects=rejects_table(result.rejects), stats=stats)
 
     def manifest(self) -> dict[str, Any]:
-        """Prompt records, for ``build_manifest(prompts=...)``; SKICSE has no example set."""
-        return {"prompts": prompts_manifest({KNOWLEDGE_VIEW: self.prompt}), "example_set": None}
+        """Prompt records and the backend that answered (``llm.backend: auto`` names the engine
+        it chose here), for ``build_manifest``; SKICSE has no example set."""
+        return {
+            "prompts": prompts_manifest({KNOWLEDGE_VIEW: self.prompt}),
+            "example_set": None,
+            "model": {"llm": self.backend.identity()},
+        }
 
     def usage(self) -> dict[str, int]:
         """The backend's token usage so far."""

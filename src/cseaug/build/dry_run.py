@@ -6,6 +6,11 @@ word, which passes the answer checks), so second-round requests (``generation.de
 positive``) are counted too, with the positive's length approximated by the input's.
 Nothing is sent, nothing is published, and the run store is not touched.
 
+When the LLM runs in this process on a GPU (``vllm``; ``transformers`` on ``cuda``, or on
+``auto`` where a GPU is visible; ``auto`` resolved here), the estimate ends with a GPU plan:
+the expected wall time from a measured throughput of the engine and model size, or a bound
+labelled as an estimate where nothing was measured (:mod:`cseaug.llm.throughput`).
+
 Example:
     >>> from cseaug.config import load_config
     >>> estimate_build(load_config("configs/demo.yaml"))["requests"]  # doctest: +SKIP
@@ -21,6 +26,8 @@ from cseaug.config import LLM_METHODS, RunConfig
 from cseaug.corpus.prepare import prepare_corpus
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
 from cseaug.llm.estimate import estimate
+from cseaug.llm.factory import cuda_visible, resolve_backend
+from cseaug.llm.throughput import gpu_plan
 
 
 class RecordingBackend(LLMBackend):
@@ -72,4 +79,18 @@ def estimate_build(cfg: RunConfig) -> dict[str, Any]:
             "token_count": found.method,
         }
     )
+    engine = resolve_backend(cfg.llm.backend)
+    device = cfg.llm.device
+    on_gpu = device.startswith("cuda") or (device == "auto" and cuda_visible())
+    if engine == "vllm" or (engine == "transformers" and on_gpu):
+        out.update(
+            gpu_plan(
+                engine,
+                cfg.llm.model,
+                cfg.llm.batch_size,
+                requests=found.to_send,
+                prompt_tokens=found.prompt_tokens,
+                max_tokens=cfg.llm.max_tokens,
+            )
+        )
     return out

@@ -204,7 +204,12 @@ def backtranslate_command(
         str | None, typer.Option(help="higher_mer, lower_mer or first_pivot.")
     ] = None,
     num_beams: Annotated[int | None, typer.Option(help="Beams of each translation.")] = None,
-    batch_size: Annotated[int | None, typer.Option(help="Sentences per generate() call.")] = None,
+    batch_size: Annotated[
+        int | None,
+        typer.Option(
+            help="Sentences per generate() call (default auto: 32 on CPU, sized to free GPU memory)."
+        ),
+    ] = None,
     max_new_tokens: Annotated[
         int | None, typer.Option(help="Maximum tokens of one translation.")
     ] = None,

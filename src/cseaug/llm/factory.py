@@ -6,6 +6,11 @@ does the up-front work and fails before any request is sent: the API key of ``op
 loading the ``transformers`` model, creating the ``vllm`` engine. The build calls
 ``backend.check()`` once when it makes its stage; ``generate`` calls it too if nobody did.
 
+``backend: auto`` runs the model in this process on the fastest engine the machine has:
+``vllm`` when the vllm package is installed and a CUDA GPU is visible, else
+``transformers`` (:func:`resolve_backend`). An explicit backend is always used as given.
+The backend's ``name`` (part of every cache key) is the resolved one, never ``auto``.
+
 Example:
     >>> from cseaug.config import LLMConfig
     >>> cfg = LLMConfig(backend="openai-compatible", model="m", base_url="http://127.0.0.1:8000/v1")
@@ -15,15 +20,42 @@ Example:
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 from pathlib import Path
 
-from cseaug.config import LLMConfig
+from cseaug.config import AUTO, LLMConfig
 from cseaug.llm.base import LLMBackend
 from cseaug.llm.cache import CachedBackend
 from cseaug.llm.openai_backend import OpenAIBackend
 from cseaug.llm.sampling import sampling_from_config
 from cseaug.llm.transformers_backend import TransformersBackend
 from cseaug.llm.vllm_backend import VLLMBackend
+
+logger = logging.getLogger(__name__)
+
+
+def cuda_visible() -> bool:
+    """Whether torch is installed and sees a CUDA GPU (False without torch)."""
+    if importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def resolve_backend(name: str) -> str:
+    """The backend that ``llm.backend`` names: ``auto`` becomes ``vllm`` or ``transformers``.
+
+    Example:
+        >>> resolve_backend("openai")
+        'openai'
+    """
+    if name != AUTO:
+        return name
+    if importlib.util.find_spec("vllm") is not None and cuda_visible():
+        return "vllm"
+    return "transformers"
 
 
 def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
@@ -34,21 +66,33 @@ def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
         cache_path: SQLite file of the response cache; None: no cache.
     """
     sampling = sampling_from_config(cfg)
+    name = resolve_backend(cfg.backend)
+    if name != cfg.backend:
+        logger.info("llm.backend auto: using %s", name)
     backend: LLMBackend
-    if cfg.backend in ("openai", "openai-compatible"):
+    if name in ("openai", "openai-compatible"):
         backend = OpenAIBackend(
             cfg.model,
             sampling,
-            name=cfg.backend,
+            name=name,
             base_url=cfg.base_url,
             api_key_env=cfg.api_key_env,
             concurrency=cfg.concurrency,
             max_retries=cfg.max_retries,
             request_timeout_s=cfg.request_timeout_s,
         )
-    elif cfg.backend == "vllm":
-        backend = VLLMBackend(cfg.model, sampling, dtype=cfg.dtype, engine_kwargs=cfg.engine_kwargs)
-    elif cfg.backend == "transformers":
+    elif name == "vllm":
+        backend = VLLMBackend(
+            cfg.model,
+            sampling,
+            dtype=cfg.dtype,
+            engine=cfg.vllm,
+            engine_kwargs=cfg.engine_kwargs,
+        )
+        if cache_path is not None:
+            # LLM.chat answers a call only as a whole: the cache stores each call's answers
+            return CachedBackend(backend, cache_path, chunk_size=cfg.vllm.requests_per_call)
+    elif name == "transformers":
         backend = TransformersBackend(
             cfg.model, sampling, device=cfg.device, dtype=cfg.dtype, batch_size=cfg.batch_size
         )

@@ -1,20 +1,33 @@
-"""vLLM's offline engine in this process: backend ``vllm``.
+"""vLLM's offline engine in this process: backend ``vllm`` (and ``auto`` on a GPU).
 
-The engine (``vllm.LLM(model=..., enable_prefix_caching=True, dtype=..., **engine_kwargs)``)
-is created on first use (or by :meth:`VLLMBackend.check`), and every batch goes to
-``LLM.chat`` in one call, so that vLLM's continuous batching sees all of it; prefix
-caching shares the k-shot examples that every prompt of a stage begins with. Sampling
-starts from ``LLM.get_default_sampling_params()`` (the model's generation config, as
-``vllm serve`` does) and overrides what the config sets; with a seed, sample *k* of a
-request uses ``seed + k`` (:func:`cseaug.llm.sampling.request_seed`). Token counts come
-from each ``RequestOutput`` (``prompt_token_ids``, ``outputs[0].token_ids``).
+The engine (``vllm.LLM(model=..., dtype=..., **engine arguments)``) is created on first use
+(or by :meth:`VLLMBackend.check`). Its arguments (:func:`engine_arguments`) come from
+``llm.vllm`` with defaults chosen for this workload (docs/gpu.md): prefix caching on (every
+request of a view starts with the same system message, its instructions and k-shot
+examples, so their KV cache is computed once), chunked prefill, ``max_num_seqs`` 512,
+``max_model_len`` sized to the prompts (``max_tokens`` + 2,048, capped at the model's
+context), ``gpu_memory_utilization`` 0.9, one GPU; then ``llm.engine_kwargs`` on top.
 
-vLLM rejects a whole ``chat`` call when one prompt is invalid (e.g. longer than the
-model's context) with a ``ValueError``; the batch is then split in halves until the bad
+Every batch goes to ``LLM.chat`` in one call, so that vLLM's continuous batching schedules
+all of it. ``LLM.chat`` returns only when every request of the call is done (it collects
+finished ``RequestOutput`` objects internally; its ``use_tqdm`` callback never sees them),
+so answers cannot be handed to the cache one by one; instead the response cache sends a
+shard's misses in calls of ``llm.vllm.requests_per_call`` (16,384) and stores each call's
+answers when it returns: a crash loses at most one call. (``LLMEngine.add_request`` /
+``step`` would stream, but that interface changed shape between vLLM releases, while
+``LLM.chat`` did not.)
+
+Sampling starts from ``LLM.get_default_sampling_params()`` (the model's generation config,
+as ``vllm serve`` does) and overrides what the config sets; with a seed, sample *k* of a
+request uses ``seed + k`` (:func:`cseaug.llm.sampling.request_seed`). Token counts come from
+each ``RequestOutput`` (``prompt_token_ids``, ``outputs[0].token_ids``).
+
+vLLM rejects a whole ``chat`` call when one prompt is invalid (e.g. longer than
+``max_model_len``) with a ``ValueError``; the batch is then split in halves until the bad
 requests stand alone, so only they fail. Any other engine error fails every request of
 the batch with its message.
 
-vLLM needs CUDA (extra ``vllm``); the engine object can be injected for tests.
+vLLM needs CUDA (extra ``vllm``); the engine factory can be injected for tests.
 
 Example:
     >>> backend = VLLMBackend("Qwen/Qwen2.5-7B-Instruct", {"temperature": 0.0, "max_tokens": 64})  # doctest: +SKIP
@@ -24,12 +37,76 @@ Example:
 from __future__ import annotations
 
 import gc
+import logging
 from collections.abc import Callable
 from typing import Any
 
+from cseaug.config import AUTO, VLLMEngineConfig, redacted
 from cseaug.errors import BackendError, require
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
 from cseaug.llm.sampling import request_seed
+
+logger = logging.getLogger(__name__)
+
+PROMPT_ALLOWANCE = 2048
+"""Prompt tokens ``max_model_len: auto`` makes room for. An NGCSE prompt is ~221 tokens (issue
+13), a SKICSE prompt ~60; 2,048 also holds 20 long k-shot examples or a 1,000-character
+sentence. A longer prompt fails alone, as a reject."""
+
+CONTEXT_LENGTH_NAMES = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_sequence_length",
+    "seq_length",
+)
+
+
+def model_context_length(model: str) -> int | None:
+    """The model's context length from its Hugging Face config, or None when it cannot be read."""
+    try:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(model)
+    except (ImportError, OSError, ValueError):
+        return None
+    config = getattr(config, "text_config", None) or config
+    return next((int(v) for n in CONTEXT_LENGTH_NAMES if (v := getattr(config, n, None))), None)
+
+
+def engine_arguments(
+    settings: VLLMEngineConfig,
+    dtype: str,
+    max_tokens: int,
+    engine_kwargs: dict[str, Any],
+    context_length: int | None,
+) -> dict[str, Any]:
+    """The keyword arguments of ``vllm.LLM`` besides ``model``.
+
+    Args:
+        settings: the ``llm.vllm`` section.
+        dtype: ``llm.dtype``.
+        max_tokens: the longest answer (``llm.max_tokens``).
+        engine_kwargs: ``llm.engine_kwargs``, applied last.
+        context_length: the model's context (None: unknown), the cap of ``max_model_len: auto``.
+
+    Example:
+        >>> engine_arguments(VLLMEngineConfig(), "auto", 256, {"enforce_eager": True}, 32768)["max_model_len"]
+        2304
+    """
+    max_model_len = settings.max_model_len
+    if max_model_len == AUTO:
+        wanted = max_tokens + PROMPT_ALLOWANCE
+        max_model_len = min(wanted, context_length) if context_length else wanted
+    return {
+        "dtype": dtype,
+        "enable_prefix_caching": settings.enable_prefix_caching,
+        "enable_chunked_prefill": settings.enable_chunked_prefill,
+        "max_num_seqs": settings.max_num_seqs,
+        "max_model_len": max_model_len,
+        "gpu_memory_utilization": settings.gpu_memory_utilization,
+        "tensor_parallel_size": settings.tensor_parallel_size,
+        **engine_kwargs,
+    }
 
 
 class VLLMBackend(LLMBackend):
@@ -39,9 +116,9 @@ class VLLMBackend(LLMBackend):
         model: Hugging Face id or local path of the chat model.
         sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (None: model default).
         dtype: weights dtype passed to ``vllm.LLM``.
-        engine_kwargs: more keyword arguments of ``vllm.LLM`` (``gpu_memory_utilization``,
-            ``max_model_len``, ``tensor_parallel_size``, ...).
-        engine_factory: builds the engine instead of ``vllm.LLM`` (tests inject a fake).
+        engine: scheduling and memory settings (``llm.vllm``); default: the defaults.
+        engine_kwargs: more keyword arguments of ``vllm.LLM``, applied last.
+        engine_factory: called like ``vllm.LLM(model=..., **arguments)``; tests inject a fake.
     """
 
     name = "vllm"
@@ -52,13 +129,15 @@ class VLLMBackend(LLMBackend):
         sampling: dict[str, Any],
         *,
         dtype: str = "auto",
+        engine: VLLMEngineConfig | None = None,
         engine_kwargs: dict[str, Any] | None = None,
-        engine_factory: Callable[[], Any] | None = None,
+        engine_factory: Callable[..., Any] | None = None,
     ) -> None:
         super().__init__(model, sampling)
         self.dtype = dtype
+        self.engine_settings = engine or VLLMEngineConfig()
         self.engine_kwargs = dict(engine_kwargs or {})
-        self._engine_factory = engine_factory or self._create_engine
+        self._engine_factory = engine_factory
         self._engine: Any | None = None
 
     def check(self) -> None:
@@ -66,19 +145,28 @@ class VLLMBackend(LLMBackend):
         self._get_engine()
 
     def _create_engine(self) -> Any:
-        vllm = require("vllm", "vllm", "The vllm backend")
-        kwargs = {"enable_prefix_caching": True, "dtype": self.dtype, **self.engine_kwargs}
+        factory = self._engine_factory or require("vllm", "vllm", "The vllm backend").LLM
+        settings = self.engine_settings
+        kwargs = engine_arguments(
+            settings,
+            self.dtype,
+            int(self.sampling.get("max_tokens") or 256),
+            self.engine_kwargs,
+            model_context_length(self.model) if settings.max_model_len == AUTO else None,
+        )
+        shown = redacted(kwargs)  # engine_kwargs may carry e.g. hf_token
+        logger.info("starting vLLM for %s with %s", self.model, shown)
         try:
-            return vllm.LLM(model=self.model, **kwargs)
+            return factory(model=self.model, **kwargs)
         except Exception as exc:  # vLLM raises many types here; all mean "no engine"
             raise BackendError(
-                f"vLLM could not start model {self.model!r} with {kwargs}: {exc}. Check llm.model and "
-                "llm.engine_kwargs (e.g. gpu_memory_utilization, max_model_len)"
+                f"vLLM could not start model {self.model!r} with {shown}: {exc}. Check llm.model, "
+                "llm.vllm (e.g. gpu_memory_utilization, max_model_len) and llm.engine_kwargs"
             ) from exc
 
     def _get_engine(self) -> Any:
         if self._engine is None:
-            self._engine = self._engine_factory()
+            self._engine = self._create_engine()
         return self._engine
 
     def _sampling_params(self, engine: Any, sample_index: int) -> Any:

@@ -8,6 +8,17 @@ only in training) embeds them as ``probabilities @ word_embeddings`` and pools i
 hidden states into V_predict; it embeds the real target sentence the same way into
 V_target. KL is the latents' KL summed over the blocks (:class:`.model.VAEGPTSim`).
 
+Speed and memory (docs/gpu.md): the judge is frozen, so training keeps its weights in the
+training precision (bf16 / fp16 under mixed precision) instead of casting float32 weights
+on every step, and V_target, which no gradient flows through, is computed under
+``torch.inference_mode``. The gradient does flow through the judge's input embeddings of
+the Gumbel-softmax sample, so :func:`gumbel_softmax_embeddings` computes them in one
+autograd function: the sample's embeddings are a row lookup for hard samples (a one-hot
+row times the table is that row), and backward needs only the soft sample, so none of the
+(batch, positions, vocabulary) one-hot, straight-through and low-precision copies of
+``F.gumbel_softmax(...) @ table`` is made or kept. Same noise for the same seed, same
+values, same gradients (tested against that path in float32).
+
 Choices (docs/vaegpt.md): straight-through *hard* samples by default, so the judge reads
 real token sequences like those it was trained on while gradients flow through the soft
 sample; temperature 1.0; mean pooling over the target's real tokens. An optional
@@ -78,12 +89,63 @@ class FrozenJudge(nn.Module):
         hidden = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
         return pool(hidden, mask, self.pooling)
 
-    def embed_distributions(self, probabilities: Any, mask: Any) -> Any:
-        """V_predict: vectors of token distributions (batch, positions, vocabulary)."""
-        table = self.encoder.get_input_embeddings().weight
-        embeds = probabilities.to(table.dtype) @ table
+    def embed_inputs(self, embeds: Any, mask: Any) -> Any:
+        """Vectors of input embeddings (batch, positions, width), e.g. of a Gumbel-softmax sample."""
         hidden = self.encoder(inputs_embeds=embeds, attention_mask=mask).last_hidden_state
         return pool(hidden, mask, self.pooling)
+
+    @property
+    def embedding_table(self) -> Any:
+        """The frozen word embeddings (vocabulary, width)."""
+        return self.encoder.get_input_embeddings().weight
+
+
+class _GumbelSoftmaxEmbeddings(torch.autograd.Function):
+    """``gumbel_softmax(logits) @ table`` with only the soft sample kept for backward."""
+
+    @staticmethod
+    def forward(ctx: Any, logits: Any, table: Any, tau: float, hard: bool) -> Any:
+        # the noise of F.gumbel_softmax, drawn the same way, so one seed gives one sample
+        noisy = torch.empty_like(logits, dtype=torch.float32).exponential_().log_().neg_()
+        soft = noisy.add_(logits).div_(tau).softmax(-1)
+        ctx.save_for_backward(soft, table)
+        ctx.tau = tau
+        if hard:  # a one-hot row times the table is that row of the table
+            return table[soft.argmax(-1)]
+        return soft.to(table.dtype) @ table
+
+    @staticmethod
+    def backward(ctx: Any, grad_embeds: Any) -> tuple[Any, None, None, None]:
+        soft, table = ctx.saved_tensors
+        # d embeds / d sample: the table; straight-through, so hard and soft samples alike
+        grad_sample = (grad_embeds.to(table.dtype) @ table.t()).float()
+        # softmax backward: soft * (g - <g, soft>), then the 1 / tau of the temperature
+        width = soft.shape[-1]
+        dot = torch.bmm(grad_sample.view(-1, 1, width), soft.view(-1, width, 1))
+        grad_sample.sub_(dot.view(*soft.shape[:-1], 1)).mul_(soft).div_(ctx.tau)
+        return grad_sample, None, None, None
+
+
+def gumbel_softmax_embeddings(logits: Any, table: Any, tau: float = 1.0, hard: bool = True) -> Any:
+    """The embeddings ``F.gumbel_softmax(logits.float(), tau, hard) @ table``, fused (see the module docstring).
+
+    Args:
+        logits: (batch, positions, vocabulary) logits; gradients flow back to them.
+        table: the frozen embedding table (vocabulary, width).
+        tau: Gumbel-softmax temperature.
+        hard: straight-through one-hot samples (True) or soft distributions.
+
+    Returns:
+        (batch, positions, width) embeddings in the table's dtype.
+
+    Raises:
+        ValueError: the table requires gradients (this function gives it none).
+    """
+    if table.requires_grad:
+        raise ValueError(
+            "gumbel_softmax_embeddings gives the embedding table no gradient: freeze it"
+        )
+    return _GumbelSoftmaxEmbeddings.apply(logits, table, tau, hard)
 
 
 @dataclass
@@ -125,12 +187,13 @@ def vaegpt_loss(
         judge: the frozen discriminator.
         settings: weights and Gumbel-softmax settings.
     """
-    sample = F.gumbel_softmax(
-        logits.float(), tau=settings.gumbel_tau, hard=settings.gumbel_hard, dim=-1
+    embeds = gumbel_softmax_embeddings(
+        logits, judge.embedding_table, settings.gumbel_tau, settings.gumbel_hard
     )
-    predicted = judge.embed_distributions(sample, target_mask)
-    with torch.no_grad():
+    predicted = judge.embed_inputs(embeds, target_mask)
+    with torch.inference_mode():
         target = judge.embed_ids(target_ids, target_mask)
+    target = target.clone()  # a normal tensor: cosine_similarity saves it for backward
     cosine = F.cosine_similarity(predicted.float(), target.float(), dim=-1).mean()
     target_loss = 1.0 - cosine
     total = target_loss + settings.kl_weight * kl

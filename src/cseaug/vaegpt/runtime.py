@@ -20,6 +20,12 @@ class Precision:
     autocast_dtype: Any | None
     scaler: bool
 
+    @property
+    def frozen_dtype(self) -> Any:
+        """The dtype of weights that are never trained (the judge): the autocast dtype, else
+        float32. Kept in it, they are not cast again on every step."""
+        return self.autocast_dtype or _torch().float32
+
     def autocast(self, device: Any) -> Any:
         """The autocast context for ``device`` (a no-op context for float32)."""
         torch = _torch()

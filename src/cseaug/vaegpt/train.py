@@ -160,7 +160,7 @@ class _Run:
             self.tokenizer = load_tokenizer(cfg.base_model)
         self.judge = FrozenJudge.from_pretrained(self.model.settings.base_model, cfg.loss.pooling)
         self.model.to(self.device)
-        self.judge.to(self.device)
+        self.judge.to(self.device, dtype=self.precision.frozen_dtype)
 
         parameters = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(

@@ -1,0 +1,161 @@
+"""Tokenizing and detokenizing translations beside the GPU loop, so the GPU never waits on them.
+
+A translation batch goes to the GPU as token ids and comes back as token ids; turning text
+into ids and ids back into text is Python work (the FSMT tokenizers of the WMT19 models are
+Moses + BPE in pure Python). Done between two ``generate`` calls, it leaves the GPU idle;
+done in a thread, it would hold the GIL that the ``generate`` loop needs to launch its
+kernels. :class:`TokenizerProcess` does it in a separate process instead: while the GPU
+translates batch *k + 1*, the process decodes batch *k* and encodes the result with the
+next model's tokenizer (the X→en model of a round trip), so the second pass of a round trip
+starts from ready token ids. :class:`InlineTokenizers` does the same work at once in this
+process (the CPU, where nothing would overlap). Both give the same ids and texts: they call
+the same :func:`encode` and :func:`decode`.
+
+Example:
+    >>> worker = InlineTokenizers({"en-de": en_de_tokenizer}, {"en-de": 1024})  # doctest: +SKIP
+    >>> worker.encode("en-de", ["A cat."]).result()  # doctest: +SKIP
+    [[21, 1034, 5, 2]]
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any, Protocol
+
+Ids = list[list[int]]
+
+
+def encode(tokenizer: Any, texts: Sequence[str], max_tokens: int) -> Ids:
+    """Token ids of ``texts`` (truncated to ``max_tokens``)."""
+    if not texts:
+        return []
+    return tokenizer(list(texts), truncation=True, max_length=max_tokens)["input_ids"]
+
+
+def decode(tokenizer: Any, rows: Sequence[Sequence[int]]) -> list[str]:
+    """Texts of generated ``rows`` of token ids, special tokens dropped, whitespace stripped."""
+    return [text.strip() for text in tokenizer.batch_decode(rows, skip_special_tokens=True)]
+
+
+class Tokenizers(Protocol):
+    """Tokenizers by model name, working now or in the background."""
+
+    def encode(self, name: str, texts: Sequence[str]) -> Future[Ids]:
+        """Token ids of ``texts`` for model ``name``."""
+        ...
+
+    def decode(
+        self, name: str, rows: Sequence[Sequence[int]], then: str | None
+    ) -> Future[tuple[list[str], Ids | None]]:
+        """Texts of ``rows`` of model ``name``, and their token ids for model ``then`` (None: none)."""
+        ...
+
+    def close(self) -> None:
+        """Release the worker."""
+        ...
+
+
+class _Work:
+    """The tokenizers of some models and the work on them (in this process or in the worker)."""
+
+    def __init__(self, tokenizers: Mapping[str, Any], max_tokens: Mapping[str, int]) -> None:
+        self.tokenizers = dict(tokenizers)
+        self.max_tokens = dict(max_tokens)
+
+    def encode(self, name: str, texts: Sequence[str]) -> Ids:
+        return encode(self.tokenizers[name], texts, self.max_tokens[name])
+
+    def decode(
+        self, name: str, rows: Sequence[Sequence[int]], then: str | None
+    ) -> tuple[list[str], Ids | None]:
+        texts = decode(self.tokenizers[name], rows)
+        return texts, (self.encode(then, texts) if then is not None else None)
+
+
+def _done(value: Any) -> Future[Any]:
+    future: Future[Any] = Future()
+    future.set_result(value)
+    return future
+
+
+class InlineTokenizers:
+    """:class:`Tokenizers` that work at once, in this process.
+
+    Args:
+        tokenizers: model name → its tokenizer.
+        max_tokens: model name → longest input it takes.
+    """
+
+    def __init__(self, tokenizers: Mapping[str, Any], max_tokens: Mapping[str, int]) -> None:
+        self._work = _Work(tokenizers, max_tokens)
+
+    def encode(self, name: str, texts: Sequence[str]) -> Future[Ids]:
+        return _done(self._work.encode(name, texts))
+
+    def decode(
+        self, name: str, rows: Sequence[Sequence[int]], then: str | None
+    ) -> Future[tuple[list[str], Ids | None]]:
+        return _done(self._work.decode(name, rows, then))
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+_WORKER: _Work | None = None
+"""The worker process's tokenizers (set by :func:`_load_in_worker`)."""
+
+
+def _load_in_worker(max_tokens: dict[str, int]) -> None:
+    from transformers import AutoTokenizer
+
+    global _WORKER
+    _WORKER = _Work({name: AutoTokenizer.from_pretrained(name) for name in max_tokens}, max_tokens)
+
+
+def _worker() -> _Work:
+    if _WORKER is None:
+        raise RuntimeError("the tokenizer worker process was not initialised")
+    return _WORKER
+
+
+def _encode_in_worker(name: str, texts: list[str]) -> Ids:
+    return _worker().encode(name, texts)
+
+
+def _decode_in_worker(
+    name: str, rows: list[list[int]], then: str | None
+) -> tuple[list[str], Ids | None]:
+    return _worker().decode(name, rows, then)
+
+
+class TokenizerProcess:
+    """:class:`Tokenizers` in one separate process (spawned: safe beside CUDA), in submission order.
+
+    The process loads every tokenizer by name (``AutoTokenizer.from_pretrained``), as the
+    translators did, so it needs nothing from this process but the names.
+
+    Args:
+        max_tokens: model name → longest input it takes.
+    """
+
+    def __init__(self, max_tokens: Mapping[str, int]) -> None:
+        self._pool = ProcessPoolExecutor(
+            max_workers=1,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_load_in_worker,
+            initargs=(dict(max_tokens),),
+        )
+
+    def encode(self, name: str, texts: Sequence[str]) -> Future[Ids]:
+        return self._pool.submit(_encode_in_worker, name, list(texts))
+
+    def decode(
+        self, name: str, rows: Sequence[Sequence[int]], then: str | None
+    ) -> Future[tuple[list[str], Ids | None]]:
+        return self._pool.submit(_decode_in_worker, name, [list(r) for r in rows], then)
+
+    def close(self) -> None:
+        """Stop the process (after the work already submitted)."""
+        self._pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,245 @@
+"""Generation batches that fit the device: a token budget from free memory, halved on out of memory.
+
+A batch of ``n`` sequences whose longest has ``L`` tokens costs ``n × slots(L)`` *token slots*
+(padding included): the KV cache of a decoder-only model holds the prompt plus the new tokens
+of every sequence, so ``slots(L) = L + max_new_tokens``; beam search multiplies by the beams.
+On a GPU the budget is a share of the free memory divided by the bytes of one slot (the KV
+cache of one token, :func:`kv_bytes_per_token`); the rest of the memory is left to the
+activations of the prefill, the logits and fragmentation. The arithmetic is an estimate, so
+:func:`run_batches` also catches ``torch.OutOfMemoryError``: the batch is split in halves,
+each half is retried, and the budget remembers the smaller size so that the next batches
+do not fail again. On the CPU there is no budget: batches have a fixed number of items.
+
+Items are taken in the order given; callers sort them longest first, so that batches pad
+little and an out-of-memory shows in the first, largest batch.
+
+Example:
+    >>> budget = TokenBudget(slots=100, max_items=8)
+    >>> list(budget.batches([0, 1, 2, 3, 4], [30, 20, 20, 10, 10], lambda longest: longest + 10))
+    [[0, 1], [2, 3, 4]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from cseaug.devices import free_device_memory
+from cseaug.errors import ConfigError
+
+KV_MEMORY_SHARE = 0.5
+"""Share of the free GPU memory a batch's KV cache may fill; the other half is headroom for
+the prefill's activations, the logits and the allocator's fragmentation."""
+
+BYTES_PER_DTYPE = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+Result = TypeVar("Result")
+
+SlotCost = Callable[[int], int]
+"""Token slots of one item of a batch whose longest item has the given length."""
+
+
+def dtype_bytes(dtype: Any) -> int:
+    """Bytes of one element of a torch dtype or dtype name.
+
+    Example:
+        >>> dtype_bytes("bfloat16")
+        2
+    """
+    name = str(dtype).removeprefix("torch.")
+    if name not in BYTES_PER_DTYPE:
+        raise ValueError(f"no size known for dtype {dtype!r}; known: {sorted(BYTES_PER_DTYPE)}")
+    return BYTES_PER_DTYPE[name]
+
+
+def kv_bytes_per_token(config: Any, element_bytes: int) -> int:
+    """Bytes of the KV cache of one token of a decoder-only model: 2 × layers × KV heads × head size × element bytes.
+
+    Reads the usual Hugging Face config names (``num_hidden_layers`` / ``n_layer``,
+    ``num_key_value_heads`` for grouped-query attention, ``head_dim``).
+
+    Args:
+        config: the model's ``PretrainedConfig``.
+        element_bytes: bytes of one cache element (2 for float16 / bfloat16).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> qwen2_7b = SimpleNamespace(num_hidden_layers=28, num_attention_heads=28,
+        ...                            num_key_value_heads=4, hidden_size=3584)
+        >>> kv_bytes_per_token(qwen2_7b, 2)
+        57344
+    """
+    layers = _first_attribute(config, "num_hidden_layers", "n_layer", "num_layers")
+    heads = _first_attribute(config, "num_attention_heads", "n_head")
+    kv_heads = getattr(config, "num_key_value_heads", None) or heads
+    head_dim = getattr(config, "head_dim", None) or (
+        _first_attribute(config, "hidden_size", "n_embd") // heads
+    )
+    return 2 * layers * kv_heads * head_dim * element_bytes
+
+
+def _first_attribute(config: Any, *names: str) -> int:
+    for name in names:
+        value = getattr(config, name, None)
+        if value:
+            return int(value)
+    raise ValueError(f"the model config has none of {names}; cannot size its KV cache")
+
+
+def free_memory_bytes(device: str) -> int | None:
+    """Bytes a new allocation on ``device`` can get: the GPU's free memory plus what torch's
+    allocator holds unused; None on the CPU (no budget there).
+
+    Example:
+        >>> free_memory_bytes("cpu") is None
+        True
+    """
+    if not str(device).startswith("cuda"):
+        return None
+    import torch
+
+    free, _total = torch.cuda.mem_get_info(device)
+    return int(free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device))
+
+
+@dataclass
+class TokenBudget:
+    """How much one batch may hold: ``slots`` token slots (None: no limit) and ``max_items`` items.
+
+    Args:
+        slots: token slots of one batch; None on the CPU or for a fixed batch size.
+        max_items: items of one batch at most.
+    """
+
+    slots: int | None
+    max_items: int
+
+    @classmethod
+    def for_device(
+        cls,
+        device: str,
+        batch_size: int | str,
+        slot_bytes: Callable[[], int],
+        *,
+        cpu_items: int,
+        gpu_items: int,
+        setting: str = "batch_size",
+    ) -> TokenBudget:
+        """The budget of ``batch_size`` (a number, or ``auto``) on ``device``.
+
+        A number is a fixed batch size on any device. ``auto`` is ``cpu_items`` on the CPU
+        and, on a GPU, as many slots as :data:`KV_MEMORY_SHARE` of the free memory holds,
+        at most ``gpu_items`` items.
+
+        Args:
+            device: the resolved device name.
+            batch_size: the configured batch size.
+            slot_bytes: bytes of one token slot (e.g. :func:`kv_bytes_per_token`), asked
+                only on a GPU under ``auto``.
+            cpu_items: items of an ``auto`` batch on the CPU.
+            gpu_items: most items of an ``auto`` batch on a GPU.
+            setting: the config key of ``batch_size``, named in errors.
+
+        Raises:
+            ConfigError: ``auto`` on a GPU for a model whose KV cache cannot be sized.
+
+        Example:
+            >>> TokenBudget.for_device("cpu", "auto", lambda: 1000, cpu_items=8, gpu_items=256)
+            TokenBudget(slots=None, max_items=8)
+        """
+        if batch_size != "auto":
+            return cls(slots=None, max_items=int(batch_size))
+        free = free_memory_bytes(device)
+        if free is None:
+            return cls(slots=None, max_items=cpu_items)
+        try:
+            per_slot = slot_bytes()
+        except ValueError as exc:
+            raise ConfigError(f"{setting} is 'auto' but {exc}; set {setting} to a number") from exc
+        return cls(slots=max(1, int(KV_MEMORY_SHARE * free) // per_slot), max_items=gpu_items)
+
+    def take(
+        self, order: Sequence[int], lengths: Sequence[int], start: int, slots: SlotCost
+    ) -> int:
+        """How many items of ``order`` from ``start`` the next batch holds (at least one)."""
+        longest = lengths[order[start]]
+        count = 1
+        while start + count < len(order) and count < self.max_items:
+            longer = max(longest, lengths[order[start + count]])
+            if self.slots is not None and (count + 1) * slots(longer) > self.slots:
+                break
+            longest, count = longer, count + 1
+        return count
+
+    def batches(
+        self, order: Sequence[int], lengths: Sequence[int], slots: SlotCost
+    ) -> Iterator[list[int]]:
+        """Consecutive batches of ``order`` within this budget.
+
+        Args:
+            order: item indices, usually longest first.
+            lengths: token length of every item (indexed by item).
+            slots: token slots of one item of a batch whose longest item has a given length.
+        """
+        start = 0
+        while start < len(order):
+            count = self.take(order, lengths, start, slots)
+            yield list(order[start : start + count])
+            start += count
+
+    def lower_after_oom(self, batch_slots: int) -> None:
+        """Remember that a batch of ``batch_slots`` slots ran out of memory: half of it is the new budget."""
+        self.slots = max(1, batch_slots // 2)
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` is torch's out-of-memory error (CUDA or another accelerator)."""
+    import torch
+
+    return isinstance(error, torch.OutOfMemoryError)
+
+
+def run_batches(
+    order: Sequence[int],
+    lengths: Sequence[int],
+    slots: SlotCost,
+    budget: TokenBudget,
+    work: Callable[[list[int]], Result],
+    device: str,
+) -> Iterator[tuple[list[int], Result]]:
+    """Run ``work`` on batches of ``order`` within ``budget``; halve a batch that runs out of memory.
+
+    Batches are cut lazily, so a budget lowered by an out-of-memory applies to the failed
+    batch's items (cut again, in halves) and to every later batch. A single item that runs
+    out of memory raises the error: it cannot be split.
+
+    Args:
+        order: item indices, usually longest first.
+        lengths: token length of every item.
+        slots: token slots of one item, given the batch's longest length.
+        budget: the batch budget; lowered in place after an out-of-memory.
+        work: runs one batch (a list of item indices) and returns its result.
+        device: where ``work`` allocates; its cache is emptied after an out-of-memory.
+
+    Yields:
+        (batch, result) pairs, in order.
+    """
+    start = 0
+    while start < len(order):
+        count = budget.take(order, lengths, start, slots)
+        batch = list(order[start : start + count])
+        out_of_memory = False
+        try:
+            result = work(batch)
+        except Exception as error:
+            if count == 1 or not is_out_of_memory(error):
+                raise
+            out_of_memory = True
+        if out_of_memory:
+            # outside the except block, so the failed batch's tensors are no longer referenced
+            free_device_memory(device)
+            budget.lower_after_oom(count * slots(max(lengths[i] for i in batch)))
+            continue  # the same items again, cut by the lowered budget
+        yield batch, result
+        start += count

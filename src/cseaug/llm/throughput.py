@@ -1,0 +1,191 @@
+"""The GPU plan of a dry run: expected wall time of a build's LLM requests on one GPU.
+
+Figures come from a table of throughputs, each with its source. What was measured is used
+as measured; where nothing was measured (vLLM), the plan prints a *bound*, labelled
+"estimate, not measured", never a guess presented as a measurement:
+
+- ``transformers``: issue 13's measurements on one H100 80GB (random weights of the real
+  shapes, bf16, NGCSE ``sts_positive`` prompts of ~221 tokens, 32 new tokens), per batch
+  size, for the Qwen2-0.5B and Qwen2-7B shapes.
+- ``vllm``: the roofline of issue 13: a request whose prompt is prefilled in full costs
+  2 × parameters × prompt tokens FLOP (~3 TFLOP for a 7B model and 221 tokens), and
+  ~200 such requests per second is the compute bound of one H100, i.e. ~600 TFLOP/s
+  usable. Prefix caching of the shared system prompt can go beyond it; nothing measured it.
+
+The measured rates are for 32-token answers: a build whose answers are longer takes
+longer, up to ``max_tokens / 32`` times if every answer ran to ``max_tokens``; the plan
+prints both ends. docs/gpu.md lists the measurements and the commands that refresh them.
+
+Example:
+    >>> plan = gpu_plan("vllm", "Qwen/Qwen2.5-7B-Instruct", "auto", requests=60000,
+    ...                 prompt_tokens=60000 * 221, max_tokens=64)
+    >>> plan["gpu_plan_throughput"].split(" (")[0]
+    '≤ 194 req/s'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+GPU = "one H100 80GB"
+ISSUE_13 = "issue 13: one H100 80GB, random weights of the real shape, bf16, 2026-11"
+MEASURED_PROMPT_TOKENS = 221
+MEASURED_ANSWER_TOKENS = 32
+USABLE_FLOPS = 200 * 3e12
+"""FLOP/s of one H100 in issue 13's roofline: ~200 requests/s at ~3 TFLOP each."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One measured throughput: engine, model shape, batch size, requests per second, source."""
+
+    engine: str
+    size_class: str
+    batch_size: int
+    requests_per_s: float
+    source: str = ISSUE_13
+
+
+MEASUREMENTS: tuple[Measurement, ...] = (
+    Measurement("transformers", "7B", 8, 7.6),
+    Measurement("transformers", "7B", 64, 40.8),
+    Measurement("transformers", "7B", 128, 51.1),
+    Measurement("transformers", "0.5B", 8, 8.9),
+    Measurement("transformers", "0.5B", 128, 83.5),
+)
+"""Issue 13's table (Qwen2-7B and Qwen2-0.5B shapes, ~221 prompt + 32 new tokens)."""
+
+SIZE_CLASSES = {"0.5B": (0.3e9, 0.8e9), "7B": (6e9, 9e9)}
+"""Parameter ranges a measurement of a shape stands for."""
+
+AUTO_BATCH_MEASURED = 128
+"""The measured batch quoted for ``batch_size: auto`` on a GPU (which may go up to 256, unmeasured)."""
+
+_SIZE_IN_NAME = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")
+
+
+def parameters_of(model: str) -> float | None:
+    """Parameters of a model from its name (``Qwen2.5-7B-Instruct``: 7e9) or, for a local
+    directory, its config; None when neither says.
+
+    Example:
+        >>> parameters_of("meta-llama/Llama-2-7b-chat-hf"), parameters_of("Qwen/Qwen2.5-0.5B-Instruct")
+        (7000000000.0, 500000000.0)
+    """
+    found = _SIZE_IN_NAME.search(model.rsplit("/", 1)[-1])
+    if found:
+        return float(found.group(1)) * 1e9
+    return _parameters_from_local_config(model)
+
+
+def _parameters_from_local_config(model: str) -> float | None:
+    try:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(model, local_files_only=True)
+    except (ImportError, OSError, ValueError):
+        return None
+    hidden = getattr(config, "hidden_size", None) or getattr(config, "n_embd", None)
+    layers = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
+    if not hidden or not layers:
+        return None
+    inner = getattr(config, "intermediate_size", None) or 4 * hidden
+    # attention (4 h²) and a gated MLP (3 h × inner) per layer, plus the embeddings
+    return float(layers * (4 * hidden**2 + 3 * hidden * inner) + config.vocab_size * hidden)
+
+
+def size_class(parameters: float | None) -> str | None:
+    """The measured shape a model of ``parameters`` stands with, if any (see :data:`SIZE_CLASSES`)."""
+    if parameters is None:
+        return None
+    return next((c for c, (low, high) in SIZE_CLASSES.items() if low <= parameters <= high), None)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def gpu_plan(
+    engine: str,
+    model: str,
+    batch_size: int | str,
+    *,
+    requests: int,
+    prompt_tokens: int,
+    max_tokens: int,
+) -> dict[str, Any]:
+    """The dry run's GPU plan rows for ``requests`` still to send on ``engine``.
+
+    Args:
+        engine: the resolved backend, ``vllm`` or ``transformers``.
+        model: ``llm.model``.
+        batch_size: ``llm.batch_size`` (transformers).
+        requests: requests still to send.
+        prompt_tokens: their prompt tokens.
+        max_tokens: ``llm.max_tokens``.
+
+    Returns:
+        ``gpu_plan`` (engine, GPU, model size), ``gpu_plan_throughput`` (rate and its source)
+        and ``gpu_plan_wall_time``; only the first two when nothing applies.
+    """
+    parameters = parameters_of(model)
+    size = f"{parameters / 1e9:g}B parameters" if parameters else "size unknown"
+    plan: dict[str, Any] = {"gpu_plan": f"{engine} on {GPU}, {model} ({size})"}
+    if requests == 0:
+        plan["gpu_plan_wall_time"] = "0 s: every request is answered in the cache"
+        return plan
+    longer = max(1.0, max_tokens / MEASURED_ANSWER_TOKENS)
+    if engine == "vllm":
+        if parameters is None:
+            plan["gpu_plan_throughput"] = (
+                "no estimate: the model's size is neither in its name nor in a local config"
+            )
+            return plan
+        per_request = 2 * parameters * max(1.0, prompt_tokens / requests)
+        bound = USABLE_FLOPS / per_request
+        plan["gpu_plan_throughput"] = (
+            f"≤ {bound:,.0f} req/s (estimate, not measured: issue 13's roofline, every prompt "
+            f"prefilled in full at ~600 TFLOP/s; prefix caching can exceed it)"
+        )
+        fastest = requests / bound
+        plan["gpu_plan_wall_time"] = f"≥ {_duration(fastest)} (bound, not measured)"
+        return plan
+    wanted = AUTO_BATCH_MEASURED if batch_size == "auto" else int(batch_size)
+    shape = size_class(parameters)
+    found = next(
+        (
+            m
+            for m in MEASUREMENTS
+            if (m.engine, m.size_class, m.batch_size) == (engine, shape, wanted)
+        ),
+        None,
+    )
+    if found is None:
+        measured = sorted(
+            {(m.size_class, m.batch_size) for m in MEASUREMENTS if m.engine == engine}
+        )
+        plan["gpu_plan_throughput"] = (
+            f"no measurement for {engine} with this model size at batch {wanted} "
+            f"(measured: {', '.join(f'{c} at batch {b}' for c, b in measured)})"
+        )
+        return plan
+    note = " (batch_size auto may take up to 256; not measured)" if batch_size == "auto" else ""
+    plan["gpu_plan_throughput"] = (
+        f"{found.requests_per_s} req/s (measured: {engine}, batch {found.batch_size}{note}, "
+        f"Qwen2-{found.size_class} shape, ~{MEASURED_PROMPT_TOKENS} prompt + "
+        f"{MEASURED_ANSWER_TOKENS} answer tokens; {found.source})"
+    )
+    expected = requests / found.requests_per_s
+    plan["gpu_plan_wall_time"] = (
+        f"~{_duration(expected)} with {MEASURED_ANSWER_TOKENS}-token answers; up to "
+        f"{_duration(expected * longer)} if every answer takes max_tokens ({max_tokens})"
+    )
+    return plan
