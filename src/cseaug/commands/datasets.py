@@ -18,7 +18,6 @@ from rich.console import Console
 from rich.table import Table
 
 from cseaug.dataset import versions
-from cseaug.dataset.export import default_export_path, export_version
 from cseaug.errors import InputError
 
 RootOption = Annotated[
@@ -185,6 +184,8 @@ def export_command(
 ) -> None:
     """Export a version for SimCSE (CSV), NGCSE (JSONL), sentence-transformers (Parquet) or as
     JSONL with every view."""
+    from cseaug.dataset.export import default_export_path, export_version
+
     version_dir = versions.resolve(root, ref)
     if out is None:
         manifest = versions.read_manifest(version_dir)

@@ -17,10 +17,8 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
-import pyarrow as pa
 import typer
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
@@ -33,8 +31,10 @@ from cseaug.config import (
     format_validation_error,
     load_config,
 )
-from cseaug.dataset.tables import check_table_path, write_table
 from cseaug.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 InputArgument = Annotated[
     Path,
@@ -135,8 +135,11 @@ def negate_command(
     settings: SetOption = None,
 ) -> None:
     """Negate sentences at their dependency root (OssCSE Step 1); refused ones go to rejects with a reason."""
+    import pyarrow as pa
+
     from cseaug.augment.negation import NegationStage, Negator
     from cseaug.build.mer import MERStep
+    from cseaug.dataset.tables import check_table_path, write_table
 
     check_table_path(output)
     cfg = section(
@@ -219,8 +222,11 @@ def backtranslate_command(
     settings: SetOption = None,
 ) -> None:
     """Back-translate sentences through pivot languages and keep a candidate by MER (OssCSE Step 2)."""
+    import pyarrow as pa
+
     from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
     from cseaug.build.mer import MERStep
+    from cseaug.dataset.tables import check_table_path, write_table
 
     check_table_path(output)
     flags = {
@@ -306,7 +312,11 @@ def mer_command(
     ] = (0.15, 0.6),
 ) -> None:
     """Match Error Rate (OssCSE eq. 1) of sentence pairs, lower-cased with edge punctuation stripped."""
+    import numpy as np
+    import pyarrow as pa
+
     from cseaug.config import CorpusConfig
+    from cseaug.dataset.tables import write_table
     from cseaug.metrics.mer import mer, mer_pairs
     from cseaug.readers.corpus import detect_format, open_corpus
 

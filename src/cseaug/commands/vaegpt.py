@@ -17,7 +17,6 @@ from rich.console import Console
 from rich.table import Table
 
 from cseaug.errors import InputError
-from cseaug.readers.tables import read_table, table_column
 
 
 def train_command(
@@ -88,6 +87,7 @@ def synonyms_command(
 ) -> None:
     """Write synonyms of sentences with a trained VAEGPT-Sim (beam search with sampling)."""
     from cseaug.config import SynonymGenerationConfig
+    from cseaug.readers.tables import read_table, table_column
     from cseaug.vaegpt.generate import VAEGPTSimGenerator
 
     if input.suffix.lower() == ".txt":
@@ -152,6 +152,7 @@ def score_command(
 ) -> None:
     """Score generations as the VAEGPT-Sim paper's Table 2 (Avg-ROUGE, cosine, diversity, TTR, average, deficiency)."""
     from cseaug.metrics.quality import score_generations
+    from cseaug.readers.tables import read_table, table_column
 
     table = read_table(file)
     sources = table_column(table, source_column, file, "--source-column")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import sys
 from pathlib import Path
 
 from cseaug.config import AUTO, LLMConfig
@@ -35,9 +36,20 @@ from cseaug.llm.vllm_backend import VLLMBackend
 logger = logging.getLogger(__name__)
 
 
+GPU_DRIVER_PATHS = ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/dxg", "/dev/kfd")
+"""What a GPU driver torch could use leaves on Linux (NVIDIA; WSL; ROCm, which torch also
+calls ``cuda``)."""
+
+
 def cuda_visible() -> bool:
-    """Whether torch is installed and sees a CUDA GPU (False without torch)."""
+    """Whether torch is installed and sees a CUDA GPU (False without torch).
+
+    On Linux without any GPU driver the answer is False without importing torch (~1-2 s of a
+    dry run's start-up otherwise, issue 14).
+    """
     if importlib.util.find_spec("torch") is None:
+        return False
+    if sys.platform == "linux" and not any(Path(p).exists() for p in GPU_DRIVER_PATHS):
         return False
     import torch
 
