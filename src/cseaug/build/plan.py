@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from cseaug import wallclock
 from cseaug.build.run import BuildRun
 from cseaug.corpus.prepare import prepare_corpus
 from cseaug.dataset.schema import SPLIT_OTHER
@@ -52,6 +53,7 @@ def plan_build(run: BuildRun) -> PlanRef:
     Raises:
         ConfigError, InputError, BackendError: before any generation, naming what is wrong.
     """
+    wallclock.mark(wallclock.PLAN_STARTED)
     started = time.perf_counter()
     cfg, store = run.cfg, run.store
     stage_manifest = run.stage.manifest()

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from cseaug import wallclock
 from cseaug.build.plan import CORPUS
 from cseaug.build.run import BuildRun, read_plan
 from cseaug.build.shard import DEMOTED, VIEWS, ShardOutcome
@@ -51,6 +52,7 @@ class BuildSummary:
     seconds: float
     exports: list[str]
     diagnostics_dir: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able (what the Prefect task returns)."""
@@ -100,17 +102,21 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         example_set=stage_info.get("example_set"),
         model=stage_info.get("model"),
         token_usage=usage,
-        timings={
-            "plan": plan["seconds"]["plan"],
-            "generate": round(sum(o.seconds for o in outcomes), 3),
-        },
+        timings={},  # filled in once the data files are sealed (diagnostics are timed too)
         extra={
             "corpus_stats": plan["corpus"]["stats"],
             "demoted_to_other": sum(o.demoted for o in outcomes),
         },
     )
 
+    phases = {
+        "plan": plan["seconds"]["plan"],
+        "generate": round(sum(o.seconds for o in outcomes), 3),
+    }
+
     def diagnostics(staging: Path) -> None:
+        sealed = time.perf_counter()
+        phases["publish"] = round(sealed - started, 3)
         if cfg.diagnostics.enabled:
             write_diagnostics(
                 staging,
@@ -119,6 +125,9 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
                 cache_dir=Path(cfg.output.root) / "cache" / "embeddings",
                 title=cfg.dataset_name,
             )
+            phases["diagnostics"] = round(time.perf_counter() - sealed, 3)
+        # the manifest is committed after this call: its timings say where the build's time went
+        manifest["timings"] = wallclock.build_timings(wallclock.take(), phases, time.time())
 
     published = publish_version(
         _rows(store),
@@ -154,4 +163,5 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         ),
         exports=exports,
         diagnostics_dir=str(published.path / DIAGNOSTICS) if cfg.diagnostics.enabled else None,
+        timings=dict(published.manifest.get("timings", {})),
     )
