@@ -122,6 +122,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
                 staging,
                 staging / DIAGNOSTICS,
                 cfg.diagnostics,
+                encoder=run.diagnostics_encoder(),
                 cache_dir=Path(cfg.output.root) / "cache" / "embeddings",
                 title=cfg.dataset_name,
             )
