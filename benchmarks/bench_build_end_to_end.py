@@ -48,6 +48,7 @@ sys.path[:0] = [str(REPO / "benchmarks"), str(REPO / "tests"), str(REPO)]
 from bench_llm_throughput import minimal_loop  # noqa: E402
 from bench_prefect_share import write_corpus  # noqa: E402
 from fake_openai_server import start_server_process  # noqa: E402
+from ratio import print_ratio  # noqa: E402
 
 CLI = str(Path(sys.executable).with_name("cseaug"))
 PHASES = (
@@ -221,8 +222,8 @@ def main() -> None:
         + ", ".join(f"{p} {rebuild_timings[p]:.1f}" for p in PHASES if p in rebuild_timings)
         + ")"
     )
-    print(f"RATIO build_end_to_end_vs_bare_loop {build / bare:.2f}  (target <= 2)")
-    print(f"RATIO warm_rebuild_vs_10s {rebuild / 10:.2f}  (target <= 1)")
+    print_ratio("build_end_to_end_vs_bare_loop", build / bare, "wall time; target <= 2")
+    print_ratio("warm_rebuild_vs_bare_loop", rebuild / bare, "wall time; target: rebuild <= 10 s")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import jiwer
 import numpy as np
 import pyarrow.parquet as pq
+from ratio import print_ratio
 
 from cseaug.config import DiagnosticsConfig
 from cseaug.dataset.schema import rows_table
@@ -230,6 +231,11 @@ def main() -> None:
         f"(at the {embed_rate:,.0f} sentences/s of the version run)"
     )
     print(f"(machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f})")
+    print_ratio(
+        "diagnostics_rest_vs_embedding",
+        version["rest"] / (version["seconds"] - version["rest"]),
+        "reading, MER, checks, plots / embedding time of the version run",
+    )
 
 
 if __name__ == "__main__":
