@@ -226,7 +226,7 @@ def main() -> None:
     print(
         f"ESTIMATE 1M rows x 3 views: reading, MER, checks, plots {rest_1m / 60:,.1f} min "
         f"(pure MER at {mer_rate:,.0f} pairs/s: {3_000_000 / mer_rate / 60:,.1f} min); "
-        f"+ CS on 5,000 rows (default cs_sample) {5_000 * sentences_per_row / embed_rate / 60:,.1f} min; "
+        f"+ CS on 3,000 rows (default cs_sample) {3_000 * sentences_per_row / embed_rate / 60:,.1f} min; "
         f"+ CS on all 1M rows {1_000_000 * sentences_per_row / embed_rate / 3600:,.1f} h "
         f"(at the {embed_rate:,.0f} sentences/s of the version run)"
     )

@@ -531,11 +531,12 @@ class DiagnosticsConfig(StrictModel):
         "encoder), keyed by a hash of the text, so reruns and repeated anchors are embedded once.",
     )
     cs_sample: int | None = Field(
-        5_000,
+        3_000,
         ge=1,
         description="Compute cosine similarity on a seeded sample of at most this many rows with views "
-        "(None: all rows; MER is always computed on all rows). 5,000 rows take ~3 min on 2 CPU "
-        "cores (benchmarks/bench_diagnostics.py).",
+        "(None: all rows; MER is always computed on all rows). 3,000 rows keep the 95th percentile "
+        "error of each view's quartiles under half a 0.025 histogram bin "
+        "(benchmarks/bench_cs_sample.py, docs/performance.md); ~1 min on 2 CPU cores.",
     )
     seed: int = Field(0, description="Seed of the cosine-similarity sample.")
     mer_bins: int = Field(
