@@ -274,4 +274,4 @@ def test_the_cosine_similarity_sample_default_is_the_measured_one() -> None:
 
     cfg = DiagnosticsConfig()
     assert cfg.cs_sample == 3_000
-    assert 2 * 0.0116 < (2.0 / cfg.cs_bins)  # half a bin of the default histogram
+    assert (2.0 / cfg.cs_bins) > 2 * 0.0116  # half a bin of the default histogram
