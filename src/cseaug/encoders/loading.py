@@ -24,9 +24,10 @@ from typing import Any, Literal
 import numpy as np
 
 from cseaug.config import DiagnosticsConfig
-from cseaug.devices import free_device_memory, resolve_device
+from cseaug.devices import free_device_memory, gpu_driver_present, resolve_device
 from cseaug.encoders.base import Encoder
 from cseaug.encoders.minilm import MINILM_ID, MINILM_NAMES, MINILM_REVISION, minilm_location
+from cseaug.encoders.onnx import ONNX_FILE, OnnxEncoder, onnx_applicable
 from cseaug.encoders.store import CachedEncoder, EmbeddingStore
 from cseaug.errors import ConfigError, require
 from cseaug.progress import progress_enabled
@@ -35,6 +36,7 @@ DEFAULT_ENCODER = MINILM_ID
 """The project's default sentence encoder (sentence-transformers, mean pooling, 384 dimensions)."""
 
 Pooling = Literal["auto", "sentence_transformers", "cls"]
+Runtime = Literal["auto", "torch", "onnx"]
 
 _ST_MARKERS = ("modules.json", "config_sentence_transformers.json")
 
@@ -175,6 +177,29 @@ def _identity(location: str, pooling: str, max_seq_length: int | None) -> str:
     return "|".join(parts)
 
 
+def use_onnx(location: str, how: str, device: str, runtime: Runtime) -> bool:
+    """Whether ``runtime`` and the model make :func:`load_encoder` use ONNX Runtime.
+
+    Raises:
+        ConfigError: ``onnx`` was asked for a model or device it cannot run.
+
+    Example:
+        >>> use_onnx("bert-base-uncased", "cls", "cpu", "auto")
+        False
+    """
+    if runtime == "torch":
+        return False
+    on_cpu = device == "cpu" or (device == "auto" and not gpu_driver_present())
+    able = how == "sentence_transformers" and on_cpu and onnx_applicable(location)
+    if runtime == "onnx" and not able:
+        raise ConfigError(
+            f"diagnostics.runtime=onnx needs the CPU, onnxruntime and a sentence-transformers model "
+            f"with {ONNX_FILE} and mean pooling; {location!r} on {device!r} has not all of them "
+            "(runtime: auto falls back to torch)"
+        )
+    return able
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[-60:] or "encoder"
 
@@ -190,6 +215,7 @@ def load_encoder(
     torch_threads: int | None = 1,
     cache_dir: str | Path | None = None,
     memory_items: int = 50_000,
+    runtime: Runtime = "auto",
 ) -> CachedEncoder:
     """Load a sentence encoder behind an embedding cache.
 
@@ -207,6 +233,9 @@ def load_encoder(
         cache_dir: directory of the on-disk cache (one sqlite file per encoder); None keeps
             embeddings in memory only.
         memory_items: size of the in-memory LRU.
+        runtime: ``auto``: ONNX Runtime (:mod:`cseaug.encoders.onnx`, no torch) for a
+            sentence-transformers model with an ONNX export on the CPU, else torch; or force
+            ``torch`` / ``onnx``.
 
     Returns:
         A :class:`CachedEncoder`; ``encode(texts)`` gives L2-normalised float32 rows.
@@ -217,19 +246,26 @@ def load_encoder(
         (1, 384)
     """
     location, how = resolve_model(name, pooling, revision)
-    _quiet_loading()
-    if torch_threads is not None:
-        require("torch", "hf", "Sentence embeddings").set_num_threads(torch_threads)
-    options: dict[str, Any] = {
-        "device": device,
-        "batch_size": batch_size,
-        "max_seq_length": max_seq_length,
-    }
-    backend: Encoder = (
-        SentenceTransformerEncoder(location, **options)
-        if how == "sentence_transformers"
-        else ClsEncoder(location, **options)
-    )
+    backend: Encoder
+    if use_onnx(location, how, device, runtime):
+        how = "onnx"
+        backend = OnnxEncoder(
+            location, batch_size=batch_size, max_seq_length=max_seq_length, threads=torch_threads
+        )
+    else:
+        _quiet_loading()
+        if torch_threads is not None:
+            require("torch", "hf", "Sentence embeddings").set_num_threads(torch_threads)
+        options: dict[str, Any] = {
+            "device": device,
+            "batch_size": batch_size,
+            "max_seq_length": max_seq_length,
+        }
+        backend = (
+            SentenceTransformerEncoder(location, **options)
+            if how == "sentence_transformers"
+            else ClsEncoder(location, **options)
+        )
     backend.name = name
     store = None
     if cache_dir is not None:
@@ -259,4 +295,5 @@ def encoder_from_config(
         max_seq_length=cfg.max_seq_length,
         torch_threads=cfg.torch_threads,
         cache_dir=cache_dir if cfg.embedding_cache else None,
+        runtime=cfg.runtime,
     )

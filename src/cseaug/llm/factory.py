@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import sys
 from pathlib import Path
 
 from cseaug.config import AUTO, LLMConfig
+from cseaug.devices import gpu_driver_present
 from cseaug.llm.base import LLMBackend
 from cseaug.llm.cache import CachedBackend
 from cseaug.llm.openai_backend import OpenAIBackend
@@ -36,11 +36,6 @@ from cseaug.llm.vllm_backend import VLLMBackend
 logger = logging.getLogger(__name__)
 
 
-GPU_DRIVER_PATHS = ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/dxg", "/dev/kfd")
-"""What a GPU driver torch could use leaves on Linux (NVIDIA; WSL; ROCm, which torch also
-calls ``cuda``)."""
-
-
 def cuda_visible() -> bool:
     """Whether torch is installed and sees a CUDA GPU (False without torch).
 
@@ -49,7 +44,7 @@ def cuda_visible() -> bool:
     """
     if importlib.util.find_spec("torch") is None:
         return False
-    if sys.platform == "linux" and not any(Path(p).exists() for p in GPU_DRIVER_PATHS):
+    if not gpu_driver_present():
         return False
     import torch
 
