@@ -88,6 +88,8 @@ def overrides(args: argparse.Namespace, corpus: Path, root: Path, base_url: str)
         values.update({"patterns.source": "paper", "patterns.path": "null"})
     if args.cs_sample is not None:
         values["diagnostics.cs_sample"] = args.cs_sample
+    if args.encoder is not None:
+        values["diagnostics.encoder"] = args.encoder
     return [f"{key}={value}" for key, value in values.items()]
 
 
@@ -159,6 +161,11 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05, help="server latency in seconds")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--cs-sample", type=int, default=None, help="diagnostics.cs_sample")
+    parser.add_argument(
+        "--encoder",
+        default=None,
+        help="diagnostics.encoder, e.g. a local copy of all-MiniLM-L6-v2 with its onnx/model.onnx",
+    )
     parser.add_argument(
         "--prefect-server",
         action="store_true",
