@@ -48,7 +48,9 @@ def test_answers_come_back_in_order_with_usage(server: FakeOpenAIServer) -> None
     assert backend.usage.as_dict() == {
         "requests": 30,
         "failed": 0,
+        "retried": 0,
         "cached": 0,
+        "circuit_open": 0,
         "prompt_tokens": 150,
         "completion_tokens": 90,
     }

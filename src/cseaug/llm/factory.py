@@ -24,8 +24,9 @@ import importlib.util
 import logging
 from pathlib import Path
 
-from cseaug.config import AUTO, LLMConfig
+from cseaug.config import AUTO, CircuitBreakerConfig, LLMConfig
 from cseaug.llm.base import LLMBackend
+from cseaug.llm.breaker import CircuitBreaker
 from cseaug.llm.cache import CachedBackend
 from cseaug.llm.openai_backend import OpenAIBackend
 from cseaug.llm.sampling import sampling_from_config
@@ -58,6 +59,11 @@ def resolve_backend(name: str) -> str:
     return "transformers"
 
 
+def breaker_from_config(cfg: CircuitBreakerConfig | None) -> CircuitBreaker | None:
+    """The circuit breaker of ``llm.circuit_breaker`` (None: never stop)."""
+    return None if cfg is None else CircuitBreaker(cfg.window, cfg.failure_rate)
+
+
 def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
     """The backend of ``cfg``, behind the response cache at ``cache_path`` when one is given.
 
@@ -80,6 +86,8 @@ def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
             concurrency=cfg.concurrency,
             max_retries=cfg.max_retries,
             request_timeout_s=cfg.request_timeout_s,
+            breaker=breaker_from_config(cfg.circuit_breaker),
+            model_revision=cfg.model_revision,
         )
     elif name == "vllm":
         backend = VLLMBackend(
@@ -88,13 +96,19 @@ def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
             dtype=cfg.dtype,
             engine=cfg.vllm,
             engine_kwargs=cfg.engine_kwargs,
+            model_revision=cfg.model_revision,
         )
         if cache_path is not None:
             # LLM.chat answers a call only as a whole: the cache stores each call's answers
             return CachedBackend(backend, cache_path, chunk_size=cfg.vllm.requests_per_call)
     elif name == "transformers":
         backend = TransformersBackend(
-            cfg.model, sampling, device=cfg.device, dtype=cfg.dtype, batch_size=cfg.batch_size
+            cfg.model,
+            sampling,
+            device=cfg.device,
+            dtype=cfg.dtype,
+            batch_size=cfg.batch_size,
+            model_revision=cfg.model_revision,
         )
     else:  # pragma: no cover - LLMConfig validates the name
         raise ValueError(f"unknown llm.backend {cfg.backend!r}")
