@@ -356,6 +356,18 @@ class ResponseCache:
             self._conn.close()
 
 
+def build_spending(cache_path: Path | None, spent_by: str) -> dict[str, Any]:
+    """:meth:`ResponseCache.spending` of ``spent_by`` in the cache at ``cache_path`` ({} when
+    there is no cache file)."""
+    if cache_path is None or not Path(cache_path).is_file():
+        return {}
+    cache = ResponseCache(cache_path)
+    try:
+        return cache.spending(spent_by)
+    finally:
+        cache.close()
+
+
 class CachedBackend(LLMBackend):
     """Any backend behind the response cache (same name, model and identity as the inner one).
 

@@ -64,12 +64,15 @@ def breaker_from_config(cfg: CircuitBreakerConfig | None) -> CircuitBreaker | No
     return None if cfg is None else CircuitBreaker(cfg.window, cfg.failure_rate)
 
 
-def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
+def make_backend(
+    cfg: LLMConfig, cache_path: Path | None, spent_by: str | None = None
+) -> LLMBackend:
     """The backend of ``cfg``, behind the response cache at ``cache_path`` when one is given.
 
     Args:
         cfg: the ``llm`` section of a run config.
         cache_path: SQLite file of the response cache; None: no cache.
+        spent_by: who pays for the requests (a build's run id; the cache records it).
     """
     sampling = sampling_from_config(cfg)
     name = resolve_backend(cfg.backend)
@@ -100,7 +103,9 @@ def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
         )
         if cache_path is not None:
             # LLM.chat answers a call only as a whole: the cache stores each call's answers
-            return CachedBackend(backend, cache_path, chunk_size=cfg.vllm.requests_per_call)
+            return CachedBackend(
+                backend, cache_path, chunk_size=cfg.vllm.requests_per_call, spent_by=spent_by
+            )
     elif name == "transformers":
         backend = TransformersBackend(
             cfg.model,
@@ -112,4 +117,6 @@ def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
         )
     else:  # pragma: no cover - LLMConfig validates the name
         raise ValueError(f"unknown llm.backend {cfg.backend!r}")
-    return CachedBackend(backend, cache_path) if cache_path is not None else backend
+    if cache_path is None:
+        return backend
+    return CachedBackend(backend, cache_path, spent_by=spent_by)
