@@ -60,7 +60,9 @@ def test_without_a_model_list_one_token_is_asked() -> None:
 
 
 def test_without_a_model_list_a_404_says_model_not_served() -> None:
-    with FakeOpenAIServer(models=None, serves={"fake"}) as server:
-        with pytest.raises(BackendError, match="model 'other' not served") as err:
-            http_backend(server.base_url, "other").check()
+    with (
+        FakeOpenAIServer(models=None, serves={"fake"}) as server,
+        pytest.raises(BackendError, match="model 'other' not served") as err,
+    ):
+        http_backend(server.base_url, "other").check()
     assert "HTTP 404" in str(err.value)
