@@ -378,11 +378,7 @@ class OpenAIBackend(StreamingBackend):
                 if is_retryable(final):
                     reason = f"{reason} (gave up after {self.max_retries + 1} attempts)"
                 return ChatResponse(key=request.key, error=reason, failure=failure_kind(final))
-        try:
-            content = raw.content
-        except _CLIENT_ERRORS as exc:  # the body was cut off: the connection dropped mid-answer
-            return ChatResponse(key=request.key, error=describe_error(exc), failure=TRANSIENT)
-        return parse_completion(request.key, content)
+        return parse_completion(request.key, raw.content)
 
     async def _answer_all(
         self,
