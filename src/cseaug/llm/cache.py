@@ -194,7 +194,7 @@ class ResponseCache:
             raise ValueError(
                 f"refusing to cache the failed answer of {response.key!r}: {response.error}"
             )
-        with self._lock:
+        with self._lock, self._transaction():  # one commit: the answer, its failure and claim gone
             self._conn.execute(
                 "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
                 (
@@ -209,9 +209,21 @@ class ResponseCache:
             self._conn.execute("DELETE FROM failures WHERE hash = ?", (digest,))
             self._conn.execute("DELETE FROM claims WHERE hash = ?", (digest,))
 
+    @contextmanager
+    def _transaction(self, mode: str = "") -> Iterator[None]:
+        """One committed transaction (``mode``: ``IMMEDIATE`` to take the write lock first);
+        call with ``self._lock`` held."""
+        self._conn.execute(f"BEGIN {mode}")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
     def fail(self, digest: str, error: str) -> None:
         """Remember that the request ``digest`` failed (and release its claim)."""
-        with self._lock:
+        with self._lock, self._transaction():
             self._conn.execute(
                 "INSERT INTO failures VALUES (?, ?, 1, ?) ON CONFLICT(hash) DO UPDATE SET "
                 "error = excluded.error, attempts = attempts + 1, failed_at = excluded.failed_at",
@@ -239,31 +251,25 @@ class ResponseCache:
         """
         now = time.time()
         mine: set[str] = set()
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                for chunk in _chunks(hashes):
-                    marks = ",".join("?" * len(chunk))
-                    self._conn.executemany(
-                        "INSERT OR IGNORE INTO claims VALUES (?, ?, ?)",
-                        [(digest, owner, now + lease_s) for digest in chunk],
-                    )
-                    held = self._conn.execute(
-                        f"SELECT hash, owner, lease_until FROM claims WHERE hash IN ({marks})",
-                        chunk,
-                    ).fetchall()
-                    dead = {o for _, o, _ in held if o != owner and _owner_is_dead(o)}
-                    take = [d for d, o, until in held if o != owner and (until < now or o in dead)]
-                    self._conn.executemany(
-                        "UPDATE claims SET owner = ?, lease_until = ? WHERE hash = ?",
-                        [(owner, now + lease_s, digest) for digest in take],
-                    )
-                    mine.update(d for d, o, _ in held if o == owner)
-                    mine.update(take)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+        with self._lock, self._transaction("IMMEDIATE"):
+            for chunk in _chunks(hashes):
+                marks = ",".join("?" * len(chunk))
+                self._conn.executemany(
+                    "INSERT OR IGNORE INTO claims VALUES (?, ?, ?)",
+                    [(digest, owner, now + lease_s) for digest in chunk],
+                )
+                held = self._conn.execute(
+                    f"SELECT hash, owner, lease_until FROM claims WHERE hash IN ({marks})",
+                    chunk,
+                ).fetchall()
+                dead = {o for _, o, _ in held if o != owner and _owner_is_dead(o)}
+                take = [d for d, o, until in held if o != owner and (until < now or o in dead)]
+                self._conn.executemany(
+                    "UPDATE claims SET owner = ?, lease_until = ? WHERE hash = ?",
+                    [(owner, now + lease_s, digest) for digest in take],
+                )
+                mine.update(d for d, o, _ in held if o == owner)
+                mine.update(take)
         return mine
 
     def claimed_by_others(self, hashes: Sequence[str], owner: str) -> set[str]:
