@@ -188,26 +188,39 @@ class ResponseCache:
         """How many distinct ``hashes`` have a stored answer."""
         return len(self.get_many(list(hashes)))
 
-    def put(self, digest: str, response: ChatResponse, spent_by: str | None = None) -> None:
-        """Store a successful answer (committed before this returns), paid for by ``spent_by``."""
+    def put(
+        self,
+        digest: str,
+        response: ChatResponse,
+        spent_by: str | None = None,
+        failed_before: bool = False,
+    ) -> None:
+        """Store a successful answer (committed before this returns), paid for by ``spent_by``.
+
+        ``failed_before``: the request has a failure record, dropped in the same commit.
+        The answer's claim stays until its owner's work ends (:meth:`leased`): a waiting
+        run looks for the answer, not for the claim.
+        """
         if not response.ok:
             raise ValueError(
                 f"refusing to cache the failed answer of {response.key!r}: {response.error}"
             )
-        with self._lock, self._transaction():  # one commit: the answer, its failure and claim gone
-            self._conn.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    digest,
-                    response.text,
-                    response.prompt_tokens,
-                    response.completion_tokens,
-                    time.time(),
-                    spent_by,
-                ),
-            )
-            self._conn.execute("DELETE FROM failures WHERE hash = ?", (digest,))
-            self._conn.execute("DELETE FROM claims WHERE hash = ?", (digest,))
+        row = (
+            digest,
+            response.text,
+            response.prompt_tokens,
+            response.completion_tokens,
+            time.time(),
+            spent_by,
+        )
+        insert = "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)"
+        with self._lock:
+            if not failed_before:  # one statement, one commit: the common case stays cheap
+                self._conn.execute(insert, row)
+                return
+            with self._transaction():
+                self._conn.execute(insert, row)
+                self._conn.execute("DELETE FROM failures WHERE hash = ?", (digest,))
 
     @contextmanager
     def _transaction(self, mode: str = "") -> Iterator[None]:
@@ -510,7 +523,7 @@ class CachedBackend(LLMBackend):
             digest = to_send[position]
             response.retried = digest in retried
             if response.ok:
-                self.cache.put(digest, response, self.spent_by)
+                self.cache.put(digest, response, self.spent_by, response.retried)
             else:
                 self.cache.fail(digest, response.error or "failed")
 
