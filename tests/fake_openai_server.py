@@ -102,10 +102,11 @@ def _answer_text(content: str) -> str:
     return f"echo: {content}"
 
 
-DEFAULT_MODELS: tuple[dict, ...] = (
-    {"id": "fake", "object": "model", "created": 0, "owned_by": "cseaug-tests", "root": "fake"},
+DEFAULT_MODELS: tuple[dict, ...] = tuple(
+    {"id": name, "object": "model", "created": 0, "owned_by": "cseaug-tests", "root": name}
+    for name in ("fake", "golden")
 )
-"""What ``GET /v1/models`` lists unless a test says otherwise (the model name tests use)."""
+"""What ``GET /v1/models`` lists unless a test says otherwise (the model names tests use)."""
 
 
 def completion_body(

@@ -39,7 +39,7 @@ def test_a_served_model_passes_and_its_entry_is_kept(server: FakeOpenAIServer) -
 def test_a_model_the_server_does_not_list_fails_with_what_it_serves(
     server: FakeOpenAIServer,
 ) -> None:
-    with pytest.raises(BackendError, match=r"model 'other' not served \(it serves: fake\)"):
+    with pytest.raises(BackendError, match=r"model 'other' not served \(it serves: fake, golden\)"):
         http_backend(server.base_url, "other").check()
 
 
