@@ -14,11 +14,13 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from typer.testing import CliRunner
 
 from cseaug.build.plan import plan_build
 from cseaug.build.publish import BuildSummary, publish_build
 from cseaug.build.run import BuildRun
 from cseaug.build.shard import ShardOutcome, generate_shard
+from cseaug.cli import app
 from cseaug.config import RunConfig
 from cseaug.errors import BackendError
 from cseaug.llm.cache import ResponseCache
@@ -179,6 +181,42 @@ def test_each_fault_is_recorded_and_only_transient_ones_are_retried_by_a_rerun(
         assert usage["this_run"]["requests"] == usage["this_run"]["retried"] == len(victims) * VIEWS
         assert transient * VIEWS < usage["this_run"]["retried"]
         assert usage["build"]["answers"] == len(SENTENCES) * VIEWS
+
+
+def test_manifest_card_and_show_name_the_generator_and_what_the_build_spent(
+    tmp_path: Path,
+) -> None:
+    """Proves 8.5: after a rerun that sent nothing, the manifest, the card and `cseaug show`
+    still name backend, model, the served root and the sampling, and say what the whole
+    build spent over its attempts (from the cache), not only this run's zero."""
+    with FakeOpenAIServer() as server:
+        cfg = config(tmp_path, server.base_url, temperature=0.3, seed=7)
+        build(cfg)
+        for path in (tmp_path / "runs").rglob("*.parquet"):  # a fresh run store, same cache
+            path.unlink()
+        _, second = build(cfg)
+    manifest = json.loads((second.version_dir / "manifest.json").read_text())
+    llm = manifest["model"]["llm"]
+    assert (llm["backend"], llm["model"], llm["served"]["root"]) == (
+        "openai-compatible",
+        "fake",
+        "fake",
+    )
+    assert llm["sampling"]["temperature"] == 0.3 and llm["sampling"]["seed"] == 7
+    usage = manifest["token_usage"]
+    requests = len(SENTENCES) * VIEWS
+    assert usage["this_run"]["requests"] == 0 and usage["this_run"]["cached"] == requests
+    assert usage["build"]["answers"] == usage["build"]["requests"] == requests
+    assert usage["build"]["completion_tokens"] > 0 and manifest["timings"]["generate_build"] > 0
+    line = "`fake` (backend openai-compatible; served root fake; served owned_by cseaug-tests"
+    card = (second.version_dir / "README.md").read_text()
+    assert f"Model: {line}" in card and "temperature=0.3" in card
+    assert f"whole build: answers {requests}" in card
+    shown = CliRunner().invoke(
+        app, ["show", "faults", "--root", str(tmp_path)], env={"COLUMNS": "400"}
+    )
+    assert shown.exit_code == 0 and line.replace("`", "") in shown.output
+    assert "this run: requests 0" in shown.output and f"answers {requests}" in shown.output
 
 
 def test_a_dead_endpoint_stops_the_build_before_any_work(tmp_path: Path) -> None:
