@@ -16,7 +16,8 @@ highest number of requests in flight at once is recorded, as are the last body a
 It also speaks the Batch API: ``POST /v1/files`` (upload, purpose ``batch``),
 ``GET /v1/files/{id}/content``, ``POST /v1/batches`` and ``GET /v1/batches/{id}``. A batch
 moves one status per retrieval, ``validating`` → ``in_progress`` → ``completed``, and stays
-``in_progress`` while ``state.hold_batches`` is set (a batch still running). On completion
+``in_progress`` while ``state.hold_batches`` is set (a batch still running), and fails
+validation while ``state.fail_batches`` holds a message. On completion
 each line is answered by the same scripts and policy as a chat request; a line whose action
 is ``hang`` is never run: the batch ends ``expired`` with ``batch_expired`` in its error file.
 Batch creations, file uploads and downloads are counted (``batch_creations``,
@@ -163,6 +164,7 @@ class ServerState:
     files: dict[str, bytes] = field(default_factory=dict)
     batches: dict[str, dict] = field(default_factory=dict)
     hold_batches: bool = False
+    fail_batches: str | None = None
     batch_creations: int = 0
     file_uploads: int = 0
     file_downloads: Counter[str] = field(default_factory=Counter)
@@ -244,7 +246,10 @@ def run_batch(state: ServerState, batch: dict) -> None:
 
 def advance_batch(state: ServerState, batch: dict) -> None:
     """One status step per retrieval: validating → in_progress → completed (or expired)."""
-    if batch["status"] == "validating":
+    if batch["status"] == "validating" and state.fail_batches is not None:
+        error = {"code": "invalid_request", "message": state.fail_batches, "line": 1}
+        batch.update(status="failed", errors={"object": "list", "data": [error]})
+    elif batch["status"] == "validating":
         batch["status"] = "in_progress"
     elif batch["status"] == "in_progress" and not state.hold_batches:
         run_batch(state, batch)

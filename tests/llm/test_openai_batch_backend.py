@@ -181,10 +181,12 @@ def test_an_expired_batch_is_reported_and_only_its_unanswered_requests_are_resub
     server.script("late 2", Action.hang())
     server.script("late 4", Action.hang())
     backend = batch_backend(server, tmp_path / "llm.sqlite")
+    finished: list[int] = []
 
     with caplog.at_level(logging.WARNING, logger="cseaug.llm.openai_batch_backend"):
-        responses = backend.generate(requests)
+        responses = backend.generate(requests, progress=finished.append)
 
+    assert sum(finished) == 6
     assert all(r.ok for r in responses)
     assert [r.text for r in responses] == [f"echo: late {i}" for i in range(6)]
     assert server.state.batch_creations == 2
@@ -286,3 +288,23 @@ def test_poll_intervals_grow_up_to_the_configured_maximum(
     )
     assert backend.generate([ask("patience")])[0].ok
     assert waits == [10, 15, 22.5, 30, 30]
+
+
+def test_a_failed_batch_is_reported_resubmitted_once_then_its_requests_fail_with_the_reason(
+    server: FakeOpenAIServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.state.fail_batches = "model fake-model does not exist"
+    backend = batch_backend(server, tmp_path / "llm.sqlite")
+    requests = [ask("a"), ask("b")]
+
+    with caplog.at_level(logging.WARNING, logger="cseaug.llm.openai_batch_backend"):
+        responses = backend.generate(requests)
+
+    assert server.state.batch_creations == 2
+    assert [r.error for r in responses] == [
+        "batch batch_2 failed (invalid_request: model fake-model does not exist)"
+    ] * 2
+    assert "batch batch_1 failed (invalid_request: model fake-model does not exist)" in caplog.text
+    server.state.fail_batches = None
+    assert all(r.ok for r in backend.generate(requests))  # failures were not cached
+    backend.close()

@@ -16,12 +16,13 @@ the two without asking anything twice.
 Nothing is paid twice. Each batch is recorded in the :class:`~cseaug.llm.batch_ledger.BatchLedger`
 (a table of the response cache's database) the moment it is created; a resumed build whose
 requests include all of a recorded batch's polls that batch instead of submitting again. A
-batch that ends ``expired``, ``cancelled`` or ``failed`` is reported (a warning with its
-reason); its answered requests are kept and the others are submitted again, once per
-:meth:`generate` call; what is still unanswered then comes back as a failed response with
-the reason, like a failed request of the other backends (the build's rejects; a rerun
-tries it again). Waiting longer than ``max_wait_s`` stops the build with a
-:class:`~cseaug.errors.BackendError`: the batch runs on, and the next run re-attaches.
+batch that ends ``expired`` or ``failed`` is reported (a warning with its reason); its
+answered requests are kept and the others are submitted again, once per :meth:`generate`
+call; what is still unanswered then (or was in a ``cancelled`` batch: someone stopped it on
+purpose) comes back as a failed response with the reason, like a failed request of the
+other backends (the build's rejects; a rerun tries it again). Waiting longer than
+``max_wait_s`` stops the build with a :class:`~cseaug.errors.BackendError`: the batch runs
+on, and the next run re-attaches.
 
 Example:
     >>> from cseaug.llm.base import ChatRequest
@@ -55,8 +56,9 @@ logger = logging.getLogger(__name__)
 
 RUNNING = frozenset({"validating", "in_progress", "finalizing", "cancelling"})
 """Batch statuses that will still change."""
-ANSWERS_INCOMPLETE = frozenset({"expired", "cancelled", "failed"})
-"""Terminal statuses whose unanswered requests are submitted again."""
+RESUBMIT_AFTER = frozenset({"expired", "failed"})
+"""Terminal statuses whose unanswered requests are submitted again (not ``cancelled``: someone
+stopped it on purpose; its unanswered requests fail, and a rerun asks again)."""
 MAX_SUBMISSIONS = 2
 """Batches one request may be in during one ``generate`` call (attaching counts as one)."""
 POLL_GROWTH = 1.5
@@ -71,7 +73,7 @@ class _Job:
 
     batch_id: str
     keys: tuple[str, ...]
-    reported: int = 0
+    done: int = 0
     status: str = "validating"
 
 
@@ -86,6 +88,14 @@ class _Call:
     scrub: Scrubber
     results: dict[int, ChatResponse] = field(default_factory=dict)
     submissions: dict[str, int] = field(default_factory=dict)
+    reported: int = 0
+
+    def advance(self, finished: int) -> None:
+        """Move the progress bar by ``finished`` requests, never past the call's total."""
+        step = min(finished, len(self.requests) - self.reported)
+        if step > 0 and self.progress is not None:
+            self.progress(step)
+        self.reported += max(step, 0)
 
     def deliver(self, key: str, response: ChatResponse) -> None:
         """Hand ``response`` to every request of ``key`` (the cache stores it now)."""
@@ -142,8 +152,7 @@ class OpenAIBatchBackend(StreamingBackend):
         self.settings = batch or BatchAPIConfig()
         self.max_retries = max_retries
         self.request_timeout_s = request_timeout_s
-        self.ledger_path = ledger_path
-        self._ledger: BatchLedger | None = None
+        self.ledger = BatchLedger(ledger_path)
         self._sleep = sleep
 
     def identity(self) -> dict[str, Any]:
@@ -154,16 +163,8 @@ class OpenAIBatchBackend(StreamingBackend):
         """Fail before any work when the API key is missing."""
         self.online.check()
 
-    @property
-    def ledger(self) -> BatchLedger:
-        if self._ledger is None:
-            self._ledger = BatchLedger(self.ledger_path)
-        return self._ledger
-
     def close(self) -> None:
-        if self._ledger is not None:
-            self._ledger.close()
-            self._ledger = None
+        self.ledger.close()
 
     def _stream(
         self,
@@ -195,6 +196,7 @@ class OpenAIBatchBackend(StreamingBackend):
             attached = {key for job in jobs for key in job.keys}
             jobs += self._submit(client, [k for k in indices if k not in attached], bodies, call)
             self._wait(client, jobs, bodies, call)
+            call.advance(len(requests))  # the rest: repeats of one request, failures
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             raise BackendError(
                 f"OpenAI Batch API at {self.base_url}: {call.scrub(describe_error(exc))}; "
@@ -281,12 +283,13 @@ class OpenAIBatchBackend(StreamingBackend):
                     still += self._finish(client, job, batch, bodies, call)
             jobs = still
 
-    def _report_progress(self, job: _Job, batch: Any, call: _Call) -> None:
+    @staticmethod
+    def _report_progress(job: _Job, batch: Any, call: _Call) -> None:
         counts = batch.request_counts
-        done = (counts.completed + counts.failed) if counts is not None else 0
-        if call.progress is not None and done > job.reported:
-            call.progress(done - job.reported)
-            job.reported = done
+        done = min(counts.completed, len(job.keys)) if counts is not None else 0
+        if done > job.done:
+            call.advance(done - job.done)
+            job.done = done
         logger.info(
             "batch %s: %s, %d/%d requests done", job.batch_id, batch.status, done, len(job.keys)
         )
@@ -311,19 +314,16 @@ class OpenAIBatchBackend(StreamingBackend):
         resubmit: list[str] = []
         if unanswered:
             reason = self._why_unanswered(batch)
-            if batch.status in ANSWERS_INCOMPLETE:
+            if batch.status != "completed":
                 logger.warning(
                     "%s: %d of %d requests unanswered", reason, len(unanswered), len(job.keys)
                 )
             for key in unanswered:
-                if batch.status in ANSWERS_INCOMPLETE and call.submissions[key] < MAX_SUBMISSIONS:
+                if batch.status in RESUBMIT_AFTER and call.submissions[key] < MAX_SUBMISSIONS:
                     resubmit.append(key)
                 else:
                     call.deliver(key, ChatResponse(key=key, error=reason))
-        if call.progress is not None:
-            finished = sum(len(call.indices[key]) for key in job.keys if key not in resubmit)
-            if finished > job.reported:
-                call.progress(finished - job.reported)
+        call.advance(len(job.keys) - len(resubmit) - job.done)
         # the answers are in the cache and the rest is handed on: nothing left to re-attach to
         self.ledger.remove(job.batch_id)
         return self._submit(client, resubmit, bodies, call) if resubmit else []
