@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -307,4 +308,19 @@ def test_a_failed_batch_is_reported_resubmitted_once_then_its_requests_fail_with
     assert "batch batch_1 failed (invalid_request: model fake-model does not exist)" in caplog.text
     server.state.fail_batches = None
     assert all(r.ok for r in backend.generate(requests))  # failures were not cached
+    backend.close()
+
+
+def test_concurrent_shards_each_wait_on_their_own_batch(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    backend = batch_backend(server, tmp_path / "llm.sqlite")
+    shards = [[ask(f"shard {s} row {i}") for i in range(5)] for s in range(3)]
+
+    with ThreadPoolExecutor(3) as pool:
+        answers = list(pool.map(backend.generate, shards))
+
+    assert server.state.batch_creations == 3
+    for s, responses in enumerate(answers):
+        assert [r.text for r in responses] == [f"echo: shard {s} row {i}" for i in range(5)]
     backend.close()
