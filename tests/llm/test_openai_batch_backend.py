@@ -324,3 +324,23 @@ def test_concurrent_shards_each_wait_on_their_own_batch(
     for s, responses in enumerate(answers):
         assert [r.text for r in responses] == [f"echo: shard {s} row {i}" for i in range(5)]
     backend.close()
+
+
+def test_a_recorded_batch_the_api_does_not_know_is_submitted_again(
+    server: FakeOpenAIServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = tmp_path / "llm.sqlite"
+    requests = [ask("lost 1"), ask("lost 2")]
+    backend = batch_backend(server, cache)
+    ledger = BatchLedger(cache)
+    ledger.record("batch_deleted", server.base_url, backend.hashes(requests))
+
+    with caplog.at_level(logging.WARNING, logger="cseaug.llm.openai_batch_backend"):
+        responses = backend.generate(requests)
+
+    assert [r.text for r in responses] == ["echo: lost 1", "echo: lost 2"]
+    assert server.state.batch_creations == 1
+    assert "batch batch_deleted is unknown" in caplog.text
+    assert [e.batch_id for e in ledger.open_batches(server.base_url)] == []
+    ledger.close()
+    backend.close()

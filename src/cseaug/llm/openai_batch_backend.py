@@ -274,7 +274,11 @@ class OpenAIBatchBackend(StreamingBackend):
             first = False
             still: list[_Job] = []
             for job in jobs:
-                batch = client.batches.retrieve(job.batch_id)
+                try:
+                    batch = client.batches.retrieve(job.batch_id)
+                except openai.NotFoundError:
+                    still += self._forget(client, job, bodies, call)
+                    continue
                 job.status = batch.status
                 self._report_progress(job, batch, call)
                 if batch.status in RUNNING:
@@ -327,6 +331,19 @@ class OpenAIBatchBackend(StreamingBackend):
         # the answers are in the cache and the rest is handed on: nothing left to re-attach to
         self.ledger.remove(job.batch_id)
         return self._submit(client, resubmit, bodies, call) if resubmit else []
+
+    def _forget(
+        self, client: openai.OpenAI, job: _Job, bodies: dict[str, dict[str, Any]], call: _Call
+    ) -> list[_Job]:
+        """A recorded batch the API does not know (deleted, another account): submit again."""
+        logger.warning(
+            "batch %s is unknown to %s (HTTP 404): submitting its %d requests again",
+            job.batch_id,
+            self.base_url,
+            len(job.keys),
+        )
+        self.ledger.remove(job.batch_id)
+        return self._submit(client, job.keys, bodies, call)
 
     @staticmethod
     def _why_unanswered(batch: Any) -> str:
