@@ -344,3 +344,25 @@ def test_a_recorded_batch_the_api_does_not_know_is_submitted_again(
     assert [e.batch_id for e in ledger.open_batches(server.base_url)] == []
     ledger.close()
     backend.close()
+
+
+def test_a_batch_whose_answers_were_partly_stored_is_read_for_the_rest(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    cache = tmp_path / "llm.sqlite"
+    requests = [ask(f"part {i}") for i in range(4)]
+    server.state.hold_batches = True
+    with pytest.raises(BackendError):
+        batch_backend(server, cache, max_wait_s=0.1).generate(requests)
+    # a run killed while storing the batch's answers: two of them reached the cache
+    online_cfg = LLMConfig(
+        backend="openai", model="fake-model", base_url=server.base_url, max_tokens=32
+    )
+    make_backend(online_cfg, cache_path=cache).generate(requests[:2])
+    server.state.hold_batches = False
+
+    responses = batch_backend(server, cache).generate(requests)
+
+    assert [r.cached for r in responses] == [True, True, False, False]
+    assert [r.text for r in responses] == [f"echo: part {i}" for i in range(4)]
+    assert server.state.batch_creations == 1

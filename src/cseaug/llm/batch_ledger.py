@@ -5,7 +5,7 @@ the process that submitted it is still alive. :class:`BatchLedger` records each 
 batch (its id, the endpoint, and the set of request keys it answers: the response cache's
 keys, which are also the batches' ``custom_id``) in a table of the response cache's own
 SQLite file, the moment the batch is created. A later run that needs the same requests
-finds the batch here and polls it instead of paying again; an entry is removed once the
+finds the batch here and polls it for them instead of paying again; an entry is removed once the
 batch's answers are in the cache (or the batch ended and its unanswered requests were
 handed on).
 

@@ -13,10 +13,10 @@ Answers are shared with ``openai``: the request bodies are the ``openai`` backen
 is the cache identity (backend ``openai``, model, sampling), so a build may switch between
 the two without asking anything twice.
 
-Nothing is paid twice. Each batch is recorded in the :class:`~cseaug.llm.batch_ledger.BatchLedger`
-(a table of the response cache's database) the moment it is created; a resumed build whose
-requests include all of a recorded batch's polls that batch instead of submitting again. A
-batch that ends ``expired`` or ``failed`` is reported (a warning with its reason); its
+Nothing is paid twice. Each batch is recorded in the
+:class:`~cseaug.llm.batch_ledger.BatchLedger` (a table of the response cache's database) the
+moment it is created; a resumed build that still needs some of a recorded batch's requests
+polls that batch for them instead of submitting them again. A batch that ends ``expired`` or ``failed`` is reported (a warning with its reason); its
 answered requests are kept and the others are submitted again, once per :meth:`generate`
 call; what is still unanswered then (or was in a ``cancelled`` batch: someone stopped it on
 purpose) comes back as a failed response with the reason, like a failed request of the
@@ -207,19 +207,25 @@ class OpenAIBatchBackend(StreamingBackend):
         return [call.results[index] for index in range(len(requests))]
 
     def _attach(self, wanted: set[str], call: _Call) -> list[_Job]:
-        """The recorded batches that answer only requests of this call (an earlier run's)."""
+        """The recorded batches that answer requests of this call (an earlier run's).
+
+        A batch is polled for the requests of this call it holds; its others were answered
+        already (a run killed while storing its answers) or belong to another call.
+        """
         jobs: list[_Job] = []
-        taken: set[str] = set()
         for entry in self.ledger.open_batches(self.base_url):
-            keys = set(entry.request_keys)
-            if keys <= wanted and not keys & taken:
-                logger.warning(
-                    "re-attaching to batch %s (%d requests), submitted by an earlier run",
-                    entry.batch_id,
-                    len(keys),
-                )
-                jobs.append(self._job(entry, call))
-                taken |= keys
+            mine = tuple(key for key in entry.request_keys if key in wanted)
+            if not mine:
+                continue
+            wanted.difference_update(mine)
+            logger.warning(
+                "re-attaching to batch %s (%d of its %d requests still needed), submitted by an "
+                "earlier run",
+                entry.batch_id,
+                len(mine),
+                len(entry.request_keys),
+            )
+            jobs.append(self._job(LedgerEntry(entry.batch_id, mine), call))
         return jobs
 
     @staticmethod
