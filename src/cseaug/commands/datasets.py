@@ -19,6 +19,7 @@ from rich.table import Table
 
 from cseaug.dataset import versions
 from cseaug.dataset.export import default_export_path, export_version
+from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import InputError
 
 RootOption = Annotated[
@@ -192,6 +193,7 @@ def export_command(
             root, manifest["dataset"], manifest["version"], fmt.value, split.value,
             layout.value, epoch,
         )  # fmt: skip
+    refuse_dataset_path(out, root, "--out")
     result = export_version(
         version_dir, fmt.value, out, split=split.value, layout=layout.value, epoch=epoch
     )

@@ -25,6 +25,7 @@ from rich.table import Table
 
 from cseaug.config import DiagnosticsConfig, apply_overrides, format_validation_error, load_config
 from cseaug.dataset import versions
+from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import ConfigError, InputError
 
 RootOption = Annotated[
@@ -130,7 +131,7 @@ def diagnose_command(
     overrides += ["embedding_cache=false"] if no_cache else []
     cfg, source = diagnostics_config(config, manifest, overrides)
     name, version = version_dir.parent.name, version_dir.name
-    target = out or root / "diagnostics" / name / version
+    target = refuse_dataset_path(out or root / "diagnostics" / name / version, root, "--out")
     console = Console(stderr=True)
     console.print(f"diagnostics of {version_dir} with settings from {source} -> {target}")
     summary = write_diagnostics(
@@ -197,6 +198,7 @@ def compare_command(
     from cseaug.diagnostics import compare as fig7
     from cseaug.encoders.loading import encoder_from_config
 
+    refuse_dataset_path(out, root, "--out")
     settings: list[fig7.PairSet] = []
     for item in version or []:
         label, ref = _labelled(item)
@@ -253,6 +255,7 @@ def probe_splits_command(
     """Split the STS sets into OssCSE's Cont. / Oppn. probes and print a table like its Table 2."""
     from cseaug.diagnostics.probe_splits import probe_splits, table_markdown, write_probe_splits
 
+    refuse_dataset_path(out, None, "--out")
     result = probe_splits(data_dir, min_median=min_median, max_median=max_median, words=words.value)
     paths = write_probe_splits(result, out)
     Console().print(table_markdown(result), markup=False, highlight=False)

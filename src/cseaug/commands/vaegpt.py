@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import InputError
 from cseaug.readers.tables import read_table, table_column
 
@@ -45,6 +46,8 @@ def train_command(
     from cseaug.vaegpt.config import load_train_config
     from cseaug.vaegpt.train import train_vaegpt
 
+    if output_dir is not None:
+        refuse_dataset_path(output_dir, None, "--output-dir")
     flags = {
         "output_dir": output_dir,
         "base_model": base_model,
@@ -90,6 +93,7 @@ def synonyms_command(
     from cseaug.config import SynonymGenerationConfig
     from cseaug.vaegpt.generate import VAEGPTSimGenerator
 
+    refuse_dataset_path(output, None, "--output")
     if input.suffix.lower() == ".txt":
         if not input.is_file():
             raise InputError(f"file not found: {input}")
@@ -153,6 +157,8 @@ def score_command(
     """Score generations as the VAEGPT-Sim paper's Table 2 (Avg-ROUGE, cosine, diversity, TTR, average, deficiency)."""
     from cseaug.metrics.quality import score_generations
 
+    if json_path is not None:
+        refuse_dataset_path(json_path, None, "--json")
     table = read_table(file)
     sources = table_column(table, source_column, file, "--source-column")
     targets = table_column(table, target_column, file, "--target-column")
