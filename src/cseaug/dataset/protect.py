@@ -36,7 +36,9 @@ def published_version_of(path: str | Path) -> Path | None:
     return None
 
 
-def refuse_dataset_path(path: str | Path, root: str | Path | None = None, what: str = "output") -> Path:
+def refuse_dataset_path(
+    path: str | Path, root: str | Path | None = None, what: str = "output"
+) -> Path:
     """Return ``path`` unless writing it could change a published dataset.
 
     Args:
