@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
+
+# Hugging Face libraries read their cache locations once, when first imported: set them
+# before anything imports `datasets`, so no test reads or writes the user's
+# ~/.cache/huggingface (tests/test_hf_cache_isolation.py checks it).
+HF_TEST_HOME = tempfile.mkdtemp(prefix="cseaug-tests-hf-")
+atexit.register(shutil.rmtree, HF_TEST_HOME, ignore_errors=True)
+os.environ["HF_HOME"] = HF_TEST_HOME
+os.environ["HF_DATASETS_CACHE"] = os.path.join(HF_TEST_HOME, "datasets")
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -126,9 +137,14 @@ def publish(tmp_path: Path, manifest: dict[str, Any]) -> Callable[..., Path]:
 
 @pytest.fixture
 def hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private datasets cache, so tests neither read nor litter the user's."""
+    """A datasets cache of this test alone (the suite's own, HF_TEST_HOME, is shared).
+
+    ``datasets`` read ``HF_DATASETS_CACHE`` when it was imported, so its config is patched
+    too; processes the test starts inherit the variable."""
+    datasets = pytest.importorskip("datasets")
     cache = tmp_path / "hf-cache"
     monkeypatch.setenv("HF_DATASETS_CACHE", str(cache))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     return cache
 
