@@ -6,14 +6,6 @@ import atexit
 import os
 import shutil
 import tempfile
-
-# Hugging Face libraries read their cache locations once, when first imported: set them
-# before anything imports `datasets`, so no test reads or writes the user's
-# ~/.cache/huggingface (tests/test_hf_cache_isolation.py checks it).
-HF_TEST_HOME = tempfile.mkdtemp(prefix="cseaug-tests-hf-")
-atexit.register(shutil.rmtree, HF_TEST_HOME, ignore_errors=True)
-os.environ["HF_HOME"] = HF_TEST_HOME
-os.environ["HF_DATASETS_CACHE"] = os.path.join(HF_TEST_HOME, "datasets")
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +20,14 @@ from tests.canonical_rows import make_rows
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
+
+# Hugging Face libraries read their cache locations once, when first imported: set them
+# before any test imports `datasets` (nothing imported above does), so no test reads or
+# writes the user's ~/.cache/huggingface (tests/test_hf_cache_isolation.py checks it).
+HF_TEST_HOME = tempfile.mkdtemp(prefix="cseaug-tests-hf-")
+atexit.register(shutil.rmtree, HF_TEST_HOME, ignore_errors=True)
+os.environ["HF_HOME"] = HF_TEST_HOME
+os.environ["HF_DATASETS_CACHE"] = os.path.join(HF_TEST_HOME, "datasets")
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")

@@ -26,7 +26,11 @@ def _inside(path: str | Path, folder: str | Path) -> bool:
 
 def test_libraries_cache_in_the_suite_folder_not_the_users() -> None:
     hub = pytest.importorskip("huggingface_hub")
-    for path in (datasets.config.HF_DATASETS_CACHE, hub.constants.HF_HOME, hub.constants.HF_HUB_CACHE):
+    for path in (
+        datasets.config.HF_DATASETS_CACHE,
+        hub.constants.HF_HOME,
+        hub.constants.HF_HUB_CACHE,
+    ):
         assert _inside(path, HF_TEST_HOME), path
         assert not _inside(path, USER_CACHE), path
 

@@ -122,7 +122,11 @@ def config_name(manifest: Mapping[str, Any]) -> str:
         'wiki-sts-v0001-01234567'
     """
     data = str(manifest.get("fingerprints", {}).get("data", ""))[:8]
-    parts = (manifest.get("dataset", manifest.get("name", "dataset")), manifest.get("version"), data)
+    parts = (
+        manifest.get("dataset", manifest.get("name", "dataset")),
+        manifest.get("version"),
+        data,
+    )
     return "-".join(str(part) for part in parts if part)
 
 
