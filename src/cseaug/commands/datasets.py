@@ -89,6 +89,7 @@ def _version_rows(root: Path, names: list[str], warn: Console) -> list[tuple[str
                 "or symlink): skipped",
                 markup=False,
                 highlight=False,
+                soft_wrap=True,
             )
         for version in versions.list_versions(root, dataset):
             try:
@@ -96,7 +97,9 @@ def _version_rows(root: Path, names: list[str], warn: Console) -> list[tuple[str
                     versions.read_manifest(versions.dataset_dir(root, dataset) / version)
                 )
             except InputError as exc:
-                warn.print(f"warning: {exc}: skipped", markup=False, highlight=False)
+                warn.print(
+                    f"warning: {exc}: skipped", markup=False, highlight=False, soft_wrap=True
+                )
                 continue
             rows.append(
                 (
