@@ -3,8 +3,9 @@
 Every read that hands rows on checks them first: a file of a published version is read
 whole, hashed and compared with the sha256 its manifest records before any of its rows
 is parsed (:func:`cseaug.dataset.verify.read_verified`), and a data file the manifest does
-not list, or one it lists that is gone, is an error. A directory without ``manifest.json``
-(the staging directory the diagnostics read during a build, a bare copy) is read as it is.
+not list, or one it lists that is gone, is an error. A directory without a manifest that
+lists its files (the staging directory the diagnostics read during a build, a bare copy) is
+read as it is.
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ written before listed only the data files and ``rejects.parquet``). Two ways to 
   reports files that are present but not listed.
 
 A mismatch is an :class:`~cseaug.errors.InputError` that names the file (docs/security.md,
-"Verification"). A directory without ``manifest.json`` (a staging directory, a bare copy)
-has nothing to be checked against: :func:`recorded_sha256` returns None for it.
+"Verification"). A directory without ``manifest.json`` (a staging directory, a bare copy),
+or whose manifest has no ``files`` list, has nothing to be checked against:
+:func:`recorded_sha256` returns None for it and the readers read it as it is.
 
 Example:
     >>> report = verify_version("storage/datasets/wiki-sts/v0001")  # doctest: +SKIP
@@ -38,11 +39,14 @@ FILES_COMPLETE = "files_complete"
 
 
 def recorded_sha256(version_dir: str | Path) -> dict[str, str] | None:
-    """``{relative path: sha256}`` of the files the version's manifest lists; None without a manifest."""
+    """``{relative path: sha256}`` of the files the version's manifest lists; None when there
+    is no manifest, or one without a ``files`` list (never the publisher's), to check against."""
     if not (Path(version_dir) / versions.MANIFEST_FILE).is_file():
         return None
     manifest = versions.read_manifest(version_dir)
-    return {entry["path"]: entry["sha256"] for entry in manifest.get("files", [])}
+    if not isinstance(manifest.get("files"), list):
+        return None
+    return {entry["path"]: entry["sha256"] for entry in manifest["files"]}
 
 
 def _changed(path: Path) -> InputError:
@@ -133,12 +137,16 @@ def verify_version(version_dir: str | Path) -> VerifyReport:
     """Check every file the manifest of ``version_dir`` lists, and find files it does not list.
 
     Raises:
-        InputError: ``version_dir`` has no (readable) manifest.
+        InputError: ``version_dir`` has no (readable) manifest, or one without ``files``.
     """
     version_dir = Path(version_dir)
-    manifest = versions.read_manifest(version_dir)
-    recorded = {entry["path"]: entry["sha256"] for entry in manifest.get("files", [])}
-    report = VerifyReport(version_dir, complete=bool(manifest.get(FILES_COMPLETE)))
+    recorded = recorded_sha256(version_dir)
+    if recorded is None:
+        raise InputError(
+            f"{version_dir} has no manifest.json listing its files: nothing to verify against"
+        )
+    complete = bool(versions.read_manifest(version_dir).get(FILES_COMPLETE))
+    report = VerifyReport(version_dir, complete=complete)
     for relative, sha256 in sorted(recorded.items()):
         path = version_dir / relative
         if not path.is_file():
