@@ -2,7 +2,7 @@
 
 Publishes one version of N rows (default 1,000,000: 10% aigen rows with three views, the
 rest plain sentences, 200,000 rows per file), then times, in the same run and on the same
-warm page cache (each variant three times, alternating, the fastest kept):
+warm page cache (each variant five times, alternating, the fastest kept):
 
 * baseline: the rows read as before verification existed (``pyarrow.dataset`` over the
   data files, no hashing);
@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 BATCH = 10_000
-REPEATS = 3
+REPEATS = 5
 
 
 def _batches(rows: int) -> Iterator:
