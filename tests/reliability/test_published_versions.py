@@ -278,6 +278,43 @@ def test_verify_checks_every_published_file_and_finds_unlisted_ones(
         list(iter_batches(published.path))
 
 
+def test_exports_beside_the_version_are_recorded_and_verified(
+    tmp_path: Path, published: PublishedVersion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Proves 9.2 for exports: an export written to the version's export folder
+    (`<root>/exports/<name>/<version>/`, where the configured exports go) is recorded with its
+    sha256 in `exports.json` there, and `verify` checks it (and names it when it changed);
+    an export written anywhere else is the user's file and is not recorded."""
+    root = ["--root", str(tmp_path / "storage")]
+    for args in (
+        ["--format", "simcse"],
+        ["--format", "sentence-transformers", "--layout", "hybrid"],
+    ):
+        status, _, err = cseaug(capsys, "export", "demo", *args, *root)
+        assert status == 0, err
+    elsewhere = tmp_path / "mine.jsonl"
+    assert (
+        cseaug(capsys, "export", "demo", "--format", "jsonl", "--out", str(elsewhere), *root)[0]
+        == 0
+    )
+    folder = tmp_path / "storage" / "exports" / "demo" / "v0001"
+    record = json.loads((folder / "exports.json").read_text(encoding="utf-8"))
+    assert sorted(record["files"]) == [
+        "sentence-transformers-hybrid-train/aigen.parquet",
+        "sentence-transformers-hybrid-train/other.parquet",
+        "simcse-train.csv",
+    ]
+    status, out, _ = cseaug(capsys, "verify", "demo", *root)
+    assert status == 0 and f"{len(published.manifest['files']) + 3} files match" in out
+
+    (folder / "simcse-train.csv").write_text("sent0\nswapped\n", encoding="utf-8")
+    (folder / "sentence-transformers-hybrid-train" / "other.parquet").unlink()
+    status, _, err = cseaug(capsys, "verify", "demo", *root)
+    line = one_line_error(err)
+    assert status == 2 and "changed: exports/demo/v0001/simcse-train.csv" in line
+    assert "missing: exports/demo/v0001/sentence-transformers-hybrid-train/other.parquet" in line
+
+
 # -- 9.3: the storage root is not trusted further than it should be ------------------------
 
 

@@ -203,6 +203,10 @@ def show_command(
     for entry in manifest.get("files", []):
         rows = "-" if entry.get("rows") is None else str(entry["rows"])
         files.add_row(entry["path"], rows, entry["sha256"][:16], state.get(entry["path"], "ok"))
+    listed = {entry["path"] for entry in manifest.get("files", [])}
+    for path, problem in state.items():  # recorded exports beside the version
+        if path not in listed:
+            files.add_row(path, "-", "-", problem)
     for path in report.unlisted:
         files.add_row(path, "-", "-", "not listed")
     console.print(files)

@@ -63,6 +63,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from cseaug.dataset import versions
+from cseaug.dataset.export_records import record_export
 from cseaug.dataset.reader import augmentation_view, augmentation_views, iter_batches
 from cseaug.dataset.schema import SPLIT_AIGEN, SPLIT_OTHER
 from cseaug.dataset.shards import atomic_path
@@ -363,6 +364,7 @@ def export_version(
             version_dir, fmt, out, split, _resolve_layout(layout, census, split), census, epoch
         )
     result.epoch = epoch
+    record_export(version_dir, out)  # exports beside the version are checked by cseaug verify
     result.skipped = {k: v for k, v in sorted(result.skipped.items()) if v}
     result.notes = [f"{n} row(s): {NOTES[k]}" for k, n in result.skipped.items()] + result.notes
     return result

@@ -8,8 +8,10 @@ written before listed only the data files and ``rejects.parquet``). Two ways to 
 * :func:`read_verified` reads one file whole and hashes the very bytes it returns, so a
   reader that hands data on (:func:`cseaug.dataset.reader.iter_batches`: ``export``, the
   trainer, ``diagnose``) pays for no second read: it parses the Parquet from those bytes.
-* :func:`verify_version` (``cseaug verify``, ``cseaug show``) checks every listed file and
-  reports files that are present but not listed.
+* :func:`verify_version` (``cseaug verify``, ``cseaug show``) checks every listed file,
+  reports files that are present but not listed, and checks the exports written beside the
+  version against their record (:mod:`.export_records`; their paths are reported relative
+  to the output root, ``exports/<name>/<version>/...``).
 
 A mismatch is an :class:`~cseaug.errors.InputError` that names the file (docs/security.md,
 "Verification"). A directory without ``manifest.json`` (a staging directory, a bare copy),
@@ -31,6 +33,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from cseaug.dataset import versions
+from cseaug.dataset.export_records import check_exports
 from cseaug.errors import InputError
 from cseaug.hashing import file_sha256
 
@@ -155,6 +158,10 @@ def verify_version(version_dir: str | Path) -> VerifyReport:
         report.checked += 1
         if file_sha256(path) != sha256:
             report.changed.append(relative)
+    checked, changed, missing = check_exports(version_dir)
+    report.checked += checked
+    report.changed += changed
+    report.missing += missing
     present = {
         p.relative_to(version_dir).as_posix() for p in version_dir.rglob("*") if not p.is_dir()
     }
