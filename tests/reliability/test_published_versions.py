@@ -205,9 +205,9 @@ def rewrite_one_row(path: Path) -> None:
     pq.write_table(table.set_column(index, table.schema.field(index), [sentences]), path)
 
 
-def flip_one_byte(path: Path) -> None:
+def flip_one_byte(path: Path, position: float = 0.5) -> None:
     data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x01
+    data[int(len(data) * position)] ^= 0x01
     os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
     path.write_bytes(bytes(data))
 
@@ -215,6 +215,7 @@ def flip_one_byte(path: Path) -> None:
 TAMPERING: dict[str, Callable[[Path], None]] = {
     "rewrite one row": rewrite_one_row,
     "flip one byte": flip_one_byte,
+    "flip a byte of the footer": lambda path: flip_one_byte(path, 0.995),
 }
 
 
@@ -222,9 +223,10 @@ TAMPERING: dict[str, Callable[[Path], None]] = {
 def test_a_tampered_data_file_fails_export_show_verify_and_the_trainer_naming_it(
     tmp_path: Path, published: PublishedVersion, capsys: pytest.CaptureFixture[str], tamper: str
 ) -> None:
-    """Proves 9.2: after one row is rewritten (a valid Parquet file) or one byte flipped, the
-    export, `show`, `verify`, the trainer's reader and the diagnostics' reader each fail with
-    a message naming the changed file, and the export writes nothing. Before, `show`
+    """Proves 9.2: after one row is rewritten (the file stays valid Parquet) or one byte flipped
+    (in the data, or in the footer Parquet reads first), the export, `show`, `verify`,
+    `diagnose`, the trainer's reader and the diagnostics' reader each fail with a message
+    naming the changed file, and the export and diagnose write nothing. Before, `show`
     printed the recorded sha256 and `export` wrote the tampered rows with exit 0."""
     from cseaug.trainer.config import load_train_config
     from cseaug.trainer.data import load_training_data
@@ -237,11 +239,12 @@ def test_a_tampered_data_file_fails_export_show_verify_and_the_trainer_naming_it
         ["export", "demo", "--format", "jsonl", "--out", str(out)],
         ["show", "demo"],
         ["verify", "demo/v0001"],
+        ["diagnose", "demo", "--out", str(tmp_path / "diagnostics")],
     ):
         status, _, err = cseaug(capsys, *args, *root)
         assert status == 2, (args, err)
         assert DATA_FILE in one_line_error(err).replace(str(published.path) + "/", ""), args
-    assert not out.exists()
+    assert not out.exists() and not (tmp_path / "diagnostics").exists()
     cfg = load_train_config(REPO / "configs" / "train" / "ngcse.yaml", [])
     with pytest.raises(InputError, match=f"{data_file}.*changed after publishing"):
         load_training_data(published.path, cfg)

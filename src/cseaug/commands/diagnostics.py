@@ -26,6 +26,7 @@ from rich.table import Table
 from cseaug.config import DiagnosticsConfig, apply_overrides, format_validation_error, load_config
 from cseaug.dataset import versions
 from cseaug.dataset.protect import refuse_dataset_path
+from cseaug.dataset.verify import recorded_sha256, verify_version
 from cseaug.errors import ConfigError, InputError
 
 RootOption = Annotated[
@@ -121,6 +122,8 @@ def diagnose_command(
     from cseaug.diagnostics.version import write_diagnostics
 
     version_dir = _version_dir(root, ref)
+    if recorded_sha256(version_dir) is not None:  # a changed file fails here, before any work
+        verify_version(version_dir).raise_if_wrong()
     manifest = (
         versions.read_manifest(version_dir) if (version_dir / "manifest.json").is_file() else None
     )
