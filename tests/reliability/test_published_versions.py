@@ -9,6 +9,7 @@ staging entry pointing out of the root, stray folders named like versions.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 import sys
@@ -55,14 +56,16 @@ def published(tmp_path: Path, manifest, rows_factory) -> PublishedVersion:
 
 
 def cseaug(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """``cseaug ARGS`` through the CLI's entry point in this process: (exit status, stdout, stderr)."""
-    argv = sys.argv
+    """``cseaug ARGS`` through the CLI's entry point in this process: (exit status, stdout,
+    stderr). ``main`` installs log scrubbing for the process: undone afterwards."""
+    argv, factory = sys.argv, logging.getLogRecordFactory()
     sys.argv = ["cseaug", *args]
     try:
         with pytest.raises(SystemExit) as exited:
             main()
     finally:
         sys.argv = argv
+        logging.setLogRecordFactory(factory)
     captured = capsys.readouterr()
     return int(exited.value.code or 0), captured.out, captured.err
 
