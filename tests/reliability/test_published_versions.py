@@ -379,7 +379,11 @@ def test_versions_warns_about_what_is_not_a_version_and_lists_the_rest(
 
 
 def test_versions_prints_untruncated_tab_separated_lines_when_piped(
-    tmp_path: Path, manifest, rows_factory, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    manifest,
+    rows_factory,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Proves 11.6: piped (stdout not a terminal) and on a narrow terminal width,
     `cseaug versions` prints a header and one tab-separated line per version with every
@@ -387,11 +391,8 @@ def test_versions_prints_untruncated_tab_separated_lines_when_piped(
     root = tmp_path / "storage"
     name = "a-dataset-with-a-rather-long-name-for-a-narrow-terminal-window"
     published = publish_version([rows_factory(2, 2)], [], root=root, name=name, manifest=manifest)
-    os.environ["COLUMNS"] = "40"
-    try:
-        status, out, _ = cseaug(capsys, "versions", "--root", str(root))
-    finally:
-        del os.environ["COLUMNS"]
+    monkeypatch.setenv("COLUMNS", "40")
+    status, out, _ = cseaug(capsys, "versions", "--root", str(root))
     assert status == 0
     header, line = out.splitlines()
     assert header.split("\t") == [
