@@ -198,10 +198,10 @@ def compare_command(
     no_cache: NoCacheOption = False,
 ) -> None:
     """Draw NGCSE's Figure 7 grid: MER and CS densities of positive and negative pairs per setting."""
+    refuse_dataset_path(out, root, "--out")
     from cseaug.diagnostics import compare as fig7
     from cseaug.encoders.loading import encoder_from_config
 
-    refuse_dataset_path(out, root, "--out")
     settings: list[fig7.PairSet] = []
     for item in version or []:
         label, ref = _labelled(item)
@@ -256,9 +256,9 @@ def probe_splits_command(
     ] = WordsChoice.whitespace,
 ) -> None:
     """Split the STS sets into OssCSE's Cont. / Oppn. probes and print a table like its Table 2."""
+    refuse_dataset_path(out, None, "--out")
     from cseaug.diagnostics.probe_splits import probe_splits, table_markdown, write_probe_splits
 
-    refuse_dataset_path(out, None, "--out")
     result = probe_splits(data_dir, min_median=min_median, max_median=max_median, words=words.value)
     paths = write_probe_splits(result, out)
     Console().print(table_markdown(result), markup=False, highlight=False)

@@ -143,10 +143,10 @@ def negate_command(
     settings: SetOption = None,
 ) -> None:
     """Negate sentences at their dependency root (OssCSE Step 1); refused ones go to rejects with a reason."""
+    check_outputs(output, rejects)
     from cseaug.augment.negation import NegationStage, Negator
     from cseaug.build.mer import MERStep
 
-    check_outputs(output, rejects)
     cfg = section(
         NegationConfig,
         "negation",
@@ -227,10 +227,10 @@ def backtranslate_command(
     settings: SetOption = None,
 ) -> None:
     """Back-translate sentences through pivot languages and keep a candidate by MER (OssCSE Step 2)."""
+    check_outputs(output, rejects)
     from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
     from cseaug.build.mer import MERStep
 
-    check_outputs(output, rejects)
     flags = {
         "mer_range": list(mer_range) if mer_range else None,
         "prefer": prefer,

@@ -43,11 +43,11 @@ def train_command(
     precision: Annotated[str | None, typer.Option(help="auto, fp32, bf16 or fp16.")] = None,
 ) -> None:
     """Train a VAEGPT-Sim synonym generator on SICK / MRPC pairs (resumes from its last checkpoint)."""
+    if output_dir is not None:
+        refuse_dataset_path(output_dir, None, "--output-dir")
     from cseaug.vaegpt.config import load_train_config
     from cseaug.vaegpt.train import train_vaegpt
 
-    if output_dir is not None:
-        refuse_dataset_path(output_dir, None, "--output-dir")
     flags = {
         "output_dir": output_dir,
         "base_model": base_model,
@@ -90,10 +90,10 @@ def synonyms_command(
     device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N.")] = "auto",
 ) -> None:
     """Write synonyms of sentences with a trained VAEGPT-Sim (beam search with sampling)."""
+    refuse_dataset_path(output, None, "--output")
     from cseaug.config import SynonymGenerationConfig
     from cseaug.vaegpt.generate import VAEGPTSimGenerator
 
-    refuse_dataset_path(output, None, "--output")
     if input.suffix.lower() == ".txt":
         if not input.is_file():
             raise InputError(f"file not found: {input}")
@@ -155,10 +155,10 @@ def score_command(
     ] = None,
 ) -> None:
     """Score generations as the VAEGPT-Sim paper's Table 2 (Avg-ROUGE, cosine, diversity, TTR, average, deficiency)."""
-    from cseaug.metrics.quality import score_generations
-
     if json_path is not None:
         refuse_dataset_path(json_path, None, "--json")
+    from cseaug.metrics.quality import score_generations
+
     table = read_table(file)
     sources = table_column(table, source_column, file, "--source-column")
     targets = table_column(table, target_column, file, "--target-column")
