@@ -678,6 +678,11 @@ class OutputConfig(StrictModel):
         description="Exports written beside the version after publishing: a format name, or "
         "{format, layout}.",
     )
+    force_new_version: bool = Field(
+        False,
+        description="Publish a new version even when its data fingerprint equals the latest "
+        "version's (by default such a rebuild publishes nothing and reports that version).",
+    )
 
 
 class ExecutionConfig(StrictModel):
@@ -794,6 +799,7 @@ def config_fingerprint(cfg: RunConfig) -> str:
         data["llm"].pop("price")  # the dry run's cost estimate
     data["output"].pop("root", None)
     data["output"].pop("exports", None)
+    data["output"].pop("force_new_version", None)
     # the share actually held out, so an unset fraction and its explicit default agree
     data["output"]["heldout_fraction"] = cfg.heldout_fraction
     data["diagnostics"] = _data_changing_diagnostics(cfg.diagnostics)
