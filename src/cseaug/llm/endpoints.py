@@ -85,12 +85,11 @@ def hurts_endpoint(exc: BaseException) -> bool:
 
 
 def _reason(exc: BaseException) -> str:
+    """What went wrong, for the log: the status, or the transport's own error."""
     if isinstance(exc, openai.APIStatusError):
         return f"HTTP {exc.status_code}"
-    if isinstance(exc, openai.APITimeoutError):
-        return "timed out"
     cause = exc.__cause__ or exc
-    return f"connection error: {cause}"
+    return f"{type(cause).__name__}: {cause}"
 
 
 @dataclass
