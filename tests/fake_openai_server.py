@@ -420,6 +420,17 @@ class FakeOpenAIServer:
         """Requests whose last message is ``content`` get these actions in turn, then ``ok``."""
         self.state.scripts[content] = deque(actions)
 
+    def stop_at_request(self, n: int) -> None:
+        """Stop when the ``n``-th chat request arrives (an endpoint that dies mid-build): the
+        requests in flight are still answered, later ones find the port closed."""
+
+        def policy(_body: dict) -> Action:
+            if self.state.total == n:
+                threading.Thread(target=self.stop).start()
+            return Action.ok()
+
+        self.state.policy = policy
+
     def start(self) -> FakeOpenAIServer:
         """Serve in a background thread: on a free port, or again on the port it had."""
         started = threading.Event()

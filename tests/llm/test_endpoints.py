@@ -4,7 +4,6 @@ back, the cache shared whichever endpoint answered, and the validation of the li
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ from cseaug.errors import ConfigError
 from cseaug.llm.base import ChatRequest
 from cseaug.llm.cache import CachedBackend
 from cseaug.llm.openai_backend import OpenAIBackend
-from tests.fake_openai_server import Action, FakeOpenAIServer
+from tests.fake_openai_server import FakeOpenAIServer
 from tests.llm.helpers import ask
 
 
@@ -44,17 +43,6 @@ def prompts(n: int, prefix: str = "sentence") -> list[ChatRequest]:
     return [ask(f"{prefix} {i}") for i in range(n)]
 
 
-def stop_at_request(server: FakeOpenAIServer, n: int) -> None:
-    """Kill ``server`` (it refuses connections from then on) when its ``n``-th request arrives."""
-
-    def policy(_body: dict) -> Action:
-        if server.state.total == n:
-            threading.Thread(target=server.stop).start()
-        return Action.ok()
-
-    server.state.policy = policy
-
-
 def test_requests_are_spread_over_both_endpoints_with_concurrency_on_each(
     two: tuple[FakeOpenAIServer, FakeOpenAIServer],
 ) -> None:
@@ -71,7 +59,7 @@ def test_a_killed_endpoint_leaves_the_work_to_the_other_and_no_prompt_is_answere
     two: tuple[FakeOpenAIServer, FakeOpenAIServer], caplog: pytest.LogCaptureFixture
 ) -> None:
     a, b = two
-    stop_at_request(a, 30)
+    a.stop_at_request(30)
     llm = backend([a.base_url, b.base_url], concurrency=8)
 
     responses = llm.generate(prompts(300))
