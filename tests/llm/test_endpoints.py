@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from cseaug.config import FailoverConfig, LLMConfig
+from cseaug.config import FailoverConfig, LLMConfig, apply_overrides
 from cseaug.errors import ConfigError
 from cseaug.llm.base import ChatRequest
 from cseaug.llm.cache import CachedBackend
@@ -163,3 +163,14 @@ def test_the_batch_api_takes_one_endpoint() -> None:
         LLMConfig(
             backend="openai-batch", model="m", base_url=["http://a:8000/v1", "http://b:8000/v1"]
         )
+
+
+def test_the_list_is_given_on_the_command_line_as_yaml() -> None:
+    data = apply_overrides(
+        {"backend": "openai-compatible", "model": "m"},
+        ["base_url=[http://10.0.0.1:8000/v1, http://10.0.0.2:8000/v1]"],
+    )
+    assert LLMConfig.model_validate(data).base_url == [
+        "http://10.0.0.1:8000/v1",
+        "http://10.0.0.2:8000/v1",
+    ]
