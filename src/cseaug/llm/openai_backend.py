@@ -26,9 +26,9 @@ in it is refused: the key belongs in the environment variable ``api_key_env``.
 ``concurrency`` requests in flight; :mod:`cseaug.llm.endpoints` places each attempt of a
 request and takes a failing endpoint out of service for a while.
 
-Requests run on a pool of ``concurrency`` workers per endpoint on one event loop. ``generate`` is
-synchronous: it runs the loop itself, or in a worker thread when called from inside a
-running loop (e.g. a Prefect task running in async code).
+Requests run on a pool of ``concurrency`` workers per endpoint on one event loop.
+``generate`` is synchronous: it runs the loop itself, or in a worker thread when called
+from inside a running loop (e.g. a Prefect task running in async code).
 
 Example:
     >>> from cseaug.llm.base import ChatRequest
