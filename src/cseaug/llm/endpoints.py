@@ -38,6 +38,7 @@ import contextlib
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -227,7 +228,7 @@ class PooledClient:
         self.clients = list(clients)
         self.concurrency = concurrency
         self.in_flight = [0] * len(self.clients)
-        self._slot_freed = asyncio.Event()
+        self._waiting: deque[asyncio.Future[None]] = deque()
 
     @property
     def capacity(self) -> int:
@@ -247,16 +248,25 @@ class PooledClient:
         finally:
             self.in_flight[ticket.index] -= 1
             self.pool.finished(ticket, failure)
-            self._slot_freed.set()
+            self._wake_one()
 
     async def _place(self) -> Ticket:
         while True:
             placed = self.pool.place(self.in_flight, self.concurrency)
             if isinstance(placed, Ticket):
                 return placed
-            self._slot_freed.clear()
+            # wait for a freed slot (one waiter woken per slot, not all of them) or a cool-down's end
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiting.append(waiter)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._slot_freed.wait(), placed)
+                await asyncio.wait_for(waiter, placed)
+
+    def _wake_one(self) -> None:
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():  # a waiter whose wait timed out is cancelled: skip it
+                waiter.set_result(None)
+                return
 
     async def close(self) -> None:
         await asyncio.gather(*(client.close() for client in self.clients))
