@@ -237,11 +237,98 @@ OPENAI_MAX_TEMPERATURE = 2.0
 """The highest temperature the OpenAI chat API (and servers that follow it) accepts."""
 
 
+class BatchAPIConfig(StrictModel):
+    """How backend ``openai-batch`` waits for the OpenAI Batch API (docs/llm-backends.md).
+
+    These settings change when answers come, never what is asked: they are not part of the
+    response cache key nor of the data fingerprint.
+    """
+
+    poll_interval_s: float = Field(
+        30.0, gt=0, description="Seconds before the first status check of a batch."
+    )
+    max_poll_interval_s: float = Field(
+        600.0,
+        gt=0,
+        description="Longest wait between status checks (each wait is 1.5x the last, up to this).",
+    )
+    max_wait_s: float = Field(
+        90_000.0,
+        gt=0,
+        description="Give up waiting after this long (default 25 h, past the 24 h window): the "
+        "build stops, the batch keeps running, and a rerun re-attaches to it.",
+    )
+    completion_window: Literal["24h"] = Field(
+        "24h", description="The batch's completion window (the API accepts only 24h)."
+    )
+
+
+class PriceConfig(StrictModel):
+    """USD per 1M tokens, for the dry run's cost estimate (``openai`` and ``openai-batch``).
+
+    Defaults: gpt-3.5-turbo-0125 (the shipped NGCSE configs' model) as published on
+    openai.com/api/pricing in 2024; not re-read since (no internet here): check them before
+    budgeting and set the prices of your model.
+    """
+
+    input_per_1m: float = Field(0.50, ge=0, description="USD per 1M prompt tokens.")
+    output_per_1m: float = Field(1.50, ge=0, description="USD per 1M completion tokens.")
+    batch_discount: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="Batch API price as a share of the online price (OpenAI: half price).",
+    )
+
+
+def base_url_problem(urls: list[str], setting: str = "llm.base_url") -> str | None:
+    """Why a list of endpoint URLs cannot be used, or None: each URL is checked like a single
+    ``base_url`` (no credentials), the list is not empty and names no endpoint twice.
+
+    Example:
+        >>> base_url_problem(["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"]) is None
+        True
+        >>> print(base_url_problem(["http://10.0.0.1:8000/v1", "http://10.0.0.1:8000/v1/"]))
+        llm.base_url names http://10.0.0.1:8000/v1/ twice: list each endpoint once
+    """
+    if not urls:
+        return f"{setting} is an empty list: give one URL or a list of several"
+    seen: set[str] = set()
+    for url in urls:
+        problem = url_credentials_problem(url, setting)
+        if problem:
+            return problem
+        if url.rstrip("/") in seen:
+            return f"{setting} names {url} twice: list each endpoint once"
+        seen.add(url.rstrip("/"))
+    return None
+
+
+class FailoverConfig(StrictModel):
+    """When a listed endpoint is taken out of service and tried again (docs/llm-backends.md)."""
+
+    failures: int = Field(
+        3,
+        ge=1,
+        description="Connection errors, timeouts or 5xx in a row that take an endpoint out.",
+    )
+    cooldown_s: float = Field(
+        5.0,
+        gt=0,
+        description="First time out of service; it doubles each time the endpoint fails "
+        "again when tried, and is reset by an answer.",
+    )
+    max_cooldown_s: float = Field(300.0, gt=0, description="Longest time out of service.")
+
+
 class LLMConfig(StrictModel):
     """Which LLM writes the views, and how requests are sent."""
 
-    backend: Literal["auto", "openai", "openai-compatible", "vllm", "transformers"] = Field(
+    backend: Literal[
+        "auto", "openai", "openai-compatible", "vllm", "transformers", "openai-batch"
+    ] = Field(
         description="'openai': api.openai.com; 'openai-compatible': any base_url (vllm serve, TGI, ...); "
+        "'openai-batch': the OpenAI Batch API (half price, answers within 24 h; same cache as 'openai'); "
         "'vllm': offline engine in this process; 'transformers': local Hugging Face chat model; "
         "'auto': 'vllm' when the vllm package is installed and a CUDA GPU is visible, else "
         "'transformers' (an explicit name is always used as given)."
@@ -253,8 +340,11 @@ class LLMConfig(StrictModel):
         "part of the response cache key, so answers of other weights served under the same "
         "name are never reused.",
     )
-    base_url: str | None = Field(
-        None, description="Endpoint for 'openai-compatible', e.g. http://127.0.0.1:8000/v1."
+    base_url: str | list[str] | None = Field(
+        None,
+        description="Endpoint for 'openai-compatible', e.g. http://127.0.0.1:8000/v1, or a list "
+        "of endpoints serving the same model (one `vllm serve` per GPU or machine): requests are "
+        "balanced over them, `concurrency` in flight on each.",
     )
     api_key_env: str = Field(
         "OPENAI_API_KEY",
@@ -262,7 +352,15 @@ class LLMConfig(StrictModel):
         "never part of a config).",
     )
     concurrency: int = Field(
-        64, ge=1, le=4096, description="Requests in flight at once (HTTP backends)."
+        64,
+        ge=1,
+        le=4096,
+        description="Requests in flight at once (HTTP backends), on each endpoint of base_url.",
+    )
+    failover: FailoverConfig = Field(
+        default_factory=FailoverConfig,
+        description="Several endpoints: when one is taken out of service and tried again "
+        "(timing only, not part of any key).",
     )
     max_retries: int = Field(
         6, ge=0, description="Retries of a failed request (429, 5xx, timeouts, connection errors)."
@@ -298,17 +396,37 @@ class LLMConfig(StrictModel):
     )
     circuit_breaker: CircuitBreakerConfig | None = Field(
         default_factory=CircuitBreakerConfig,
-        description="HTTP backends: stop generation when the endpoint fails most requests; "
+        description="HTTP backends: stop generation when the endpoints fail most requests; "
         "null: never stop.",
+    )
+    batch: BatchAPIConfig = Field(
+        default_factory=BatchAPIConfig,
+        description="'openai-batch': polling and waiting (timing only, not part of any key).",
+    )
+    price: PriceConfig = Field(
+        default_factory=PriceConfig,
+        description="'openai', 'openai-batch': prices for the dry run's cost estimate.",
     )
 
     @field_validator("base_url")
     @classmethod
-    def _no_credentials_in_url(cls, url: str | None) -> str | None:
-        problem = url_credentials_problem(url, "llm.base_url") if url else None
+    def _endpoints(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if value is None or value == "":
+            return value
+        urls = [value] if isinstance(value, str) else value
+        problem = base_url_problem(urls)
         if problem:
             raise ValueError(problem)
-        return url
+        return urls[0] if len(urls) == 1 else urls  # a list of one is that URL, in every way
+
+    @model_validator(mode="after")
+    def _one_endpoint_for_batches(self) -> LLMConfig:
+        if self.backend == "openai-batch" and isinstance(self.base_url, list):
+            raise ValueError(
+                f"backend 'openai-batch' submits to one endpoint: llm.base_url lists "
+                f"{len(self.base_url)}; give one URL (or use 'openai-compatible' for several)"
+            )
+        return self
 
     @field_validator("api_key_env")
     @classmethod
@@ -324,7 +442,7 @@ class LLMConfig(StrictModel):
     def _endpoint(self) -> LLMConfig:
         if self.backend == "openai-compatible" and not self.base_url:
             raise ValueError("llm.base_url is required for backend 'openai-compatible'")
-        http = self.backend in ("openai", "openai-compatible")
+        http = self.backend in ("openai", "openai-compatible", "openai-batch")
         if http and self.temperature is not None and self.temperature > OPENAI_MAX_TEMPERATURE:
             raise ValueError(
                 f"llm.temperature {self.temperature} is above {OPENAI_MAX_TEMPERATURE:g}, which the "
@@ -661,6 +779,11 @@ class OutputConfig(StrictModel):
         description="Exports written beside the version after publishing: a format name, or "
         "{format, layout}.",
     )
+    force_new_version: bool = Field(
+        False,
+        description="Publish a new version even when its data fingerprint equals the latest "
+        "version's (by default such a rebuild publishes nothing and reports that version).",
+    )
 
 
 class ExecutionConfig(StrictModel):
@@ -768,13 +891,18 @@ def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
 
 def config_fingerprint(cfg: RunConfig) -> str:
     """sha256 of everything in the config that changes the data (not ``execution``, ``output.root``
-    nor the vLLM engine's scheduling settings ``llm.vllm``)."""
+    nor the vLLM engine's scheduling settings ``llm.vllm``, the Batch API's polling
+    ``llm.batch``, the prices ``llm.price`` or the endpoints' failover timing ``llm.failover``)."""
     data = cfg.model_dump(mode="json", exclude={"execution"})
     if data["llm"] is not None:
         data["llm"].pop("vllm")  # engine scheduling: how fast, not what is asked
         data["llm"].pop("circuit_breaker")  # when to stop sending, not what is asked
+        data["llm"].pop("batch")  # Batch API polling: when answers come, not what is asked
+        data["llm"].pop("price")  # the dry run's cost estimate
+        data["llm"].pop("failover")  # when an endpoint is tried again, not what is asked
     data["output"].pop("root", None)
     data["output"].pop("exports", None)
+    data["output"].pop("force_new_version", None)
     # the share actually held out, so an unset fraction and its explicit default agree
     data["output"]["heldout_fraction"] = cfg.heldout_fraction
     data["diagnostics"] = _data_changing_diagnostics(cfg.diagnostics)

@@ -39,7 +39,9 @@ def test_a_served_model_passes_and_its_entry_is_kept(server: FakeOpenAIServer) -
 def test_a_model_the_server_does_not_list_fails_with_what_it_serves(
     server: FakeOpenAIServer,
 ) -> None:
-    with pytest.raises(BackendError, match=r"model 'other' not served \(it serves: fake, golden\)"):
+    with pytest.raises(
+        BackendError, match=r"model 'other' not served \(it serves: fake, fake-model, golden\)"
+    ):
         http_backend(server.base_url, "other").check()
 
 
@@ -66,3 +68,33 @@ def test_without_a_model_list_a_404_says_model_not_served() -> None:
     ):
         http_backend(server.base_url, "other").check()
     assert "HTTP 404" in str(err.value)
+
+
+def test_of_several_endpoints_one_that_answers_is_enough(server: FakeOpenAIServer) -> None:
+    with FakeOpenAIServer() as stopped:
+        dead = stopped.base_url
+    backend = OpenAIBackend("fake", {}, name="openai-compatible", base_url=[dead, server.base_url])
+    backend.check()
+    assert backend.served()["id"] == "fake"
+
+
+def test_several_endpoints_all_down_fail_in_one_line_naming_each() -> None:
+    with FakeOpenAIServer() as first, FakeOpenAIServer() as second:
+        urls = [first.base_url, second.base_url]
+    backend = OpenAIBackend("fake", {}, name="openai-compatible", base_url=urls)
+    with pytest.raises(BackendError, match=r"no endpoint of llm\.base_url can answer") as err:
+        backend.check()
+    assert "\n" not in str(err.value) and all(url in str(err.value) for url in urls)
+
+
+def test_endpoints_serving_other_weights_under_one_name_are_refused() -> None:
+    entry = {"id": "fake", "object": "model", "owned_by": "vllm"}
+    with (
+        FakeOpenAIServer(models=[{**entry, "root": "/ckpt/a"}]) as a,
+        FakeOpenAIServer(models=[{**entry, "root": "/ckpt/b"}]) as b,
+    ):
+        backend = OpenAIBackend(
+            "fake", {}, name="openai-compatible", base_url=[a.base_url, b.base_url]
+        )
+        with pytest.raises(BackendError, match="serve different weights as 'fake'"):
+            backend.check()

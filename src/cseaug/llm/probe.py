@@ -6,7 +6,9 @@ a :class:`~cseaug.errors.BackendError` of one line that names the URL and the ca
 ``connection refused``, ``host not found``, ``request timed out``, ``HTTP 401`` (the key),
 ``model 'x' not served (it serves: a, b)``. On success it returns what the server says
 about the model (its ``/models`` entry), which becomes part of the model's identity
-(:mod:`cseaug.llm.identity`).
+(:mod:`cseaug.llm.identity`). :func:`probe_endpoints` probes every endpoint of a list:
+one that answers is enough, but endpoints that report different weights under one name
+are refused.
 
 Example:
     >>> probe_endpoint("http://127.0.0.1:8000/v1", "EMPTY", "m", timeout_s=5)  # doctest: +SKIP
@@ -16,6 +18,8 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Sequence
 from typing import Any
 
 import httpx2
@@ -23,6 +27,9 @@ import openai
 
 from cseaug.errors import BackendError
 from cseaug.llm.http_errors import describe_error
+from cseaug.llm.identity import served_identity
+
+logger = logging.getLogger(__name__)
 
 _NO_LIST = (404, 405, 501)
 """Statuses of a server that has no ``GET /models``: fall back to a one-token request."""
@@ -72,6 +79,41 @@ def _ask(client: openai.OpenAI, base_url: str, model: str) -> dict[str, Any]:
     body = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
     client.post("/chat/completions", body=body, cast_to=httpx2.Response)
     return {}
+
+
+def probe_endpoints(
+    base_urls: Sequence[str], api_key: str, model: str, timeout_s: float, key_variable: str = ""
+) -> dict[str, Any]:
+    """:func:`probe_endpoint` for each endpoint of ``llm.base_url``; what they report.
+
+    An endpoint that fails the probe is logged and left to the endpoint pool (it is taken out
+    of service when it fails requests) as long as another one answers for the model.
+
+    Raises:
+        BackendError: no endpoint answers (the one problem, or every problem, in one line),
+            or two endpoints report different weights under the model's name.
+    """
+    served: dict[str, dict[str, Any]] = {}
+    problems: list[str] = []
+    for url in base_urls:
+        try:
+            served[url] = probe_endpoint(url, api_key, model, timeout_s, key_variable)
+        except BackendError as exc:
+            problems.append(str(exc))
+    if not served:
+        if len(problems) == 1:
+            raise BackendError(problems[0])
+        raise BackendError("no endpoint of llm.base_url can answer: " + " | ".join(problems))
+    for problem in problems:
+        logger.warning("%s; going on with the other endpoints", problem)
+    weights = {url: served_identity(entry) for url, entry in served.items()}
+    if len({json.dumps(w, sort_keys=True) for w in weights.values()}) > 1:
+        listed = "; ".join(f"{url} reports {w}" for url, w in weights.items())
+        raise BackendError(
+            f"the endpoints of llm.base_url serve different weights as '{model}': {listed}; "
+            "list only endpoints of the same model"
+        )
+    return next(iter(served.values()))
 
 
 def _entry(base_url: str, model: str, body: bytes) -> dict[str, Any]:
