@@ -194,6 +194,8 @@ def test_manifest_card_and_show_name_the_generator_and_what_the_build_spent(
         build(cfg)
         for path in (tmp_path / "runs").rglob("*.parquet"):  # a fresh run store, same cache
             path.unlink()
+        # the same data again: published anyway, to read the second run's own manifest
+        cfg.output.force_new_version = True
         _, second = build(cfg)
     manifest = json.loads((second.version_dir / "manifest.json").read_text())
     llm = manifest["model"]["llm"]
