@@ -40,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import sqlite3
@@ -56,6 +57,8 @@ from typing import Any
 from cseaug.hashing import json_sha256
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
+
+logger = logging.getLogger(__name__)
 
 _LOOKUP_CHUNK = 900  # below SQLite's smallest limit on bound parameters (999)
 
@@ -536,6 +539,12 @@ class CachedBackend(LLMBackend):
 
     def _wait_for_others(self, pending: list[str]) -> None:
         """Wait while other owners hold every one of ``pending`` and none has an answer yet."""
+        logger.info(
+            "waiting for %d prompt(s) another run is asking right now (cache %s); their "
+            "answers are read from the cache, not paid again",
+            len(pending),
+            self.cache.path,
+        )
         while self.cache.claimed_by_others(pending, self.owner) == set(pending):
             if self.cache.count(pending):
                 return
