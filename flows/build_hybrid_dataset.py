@@ -3,15 +3,24 @@
 Composition only: every step is a task in :mod:`cseaug_prefect.tasks.build`, every computation is in
 :mod:`cseaug.build`. Tasks pass the path of the run plan and counts, never tables; the
 models the plan task loaded are closed in a ``finally``, whether the build succeeds or not.
+
+With ``execution.runner`` local the shards run one after another in the flow's process, on
+the models the plan task loaded. With dask or ray they run in the sub-flow
+``generate-shards``, whose task runner is Prefect's Dask or Ray task runner
+(:mod:`cseaug_prefect.tasks.runners`, docs/scaling.md): one ``generate-shard`` task per
+shard on the cluster's workers, each loading the steps it needs for its shard.
 """
 
 from __future__ import annotations
 
-from prefect import flow
+from prefect import flow, unmapped
 
+from cseaug.build.plan import PlanRef
+from cseaug.build.shard import ShardOutcome
 from cseaug.secrets import install_log_scrubbing
 from cseaug_prefect.tasks.build import close_build, generate_shard, plan_build, publish_build
 from cseaug_prefect.tasks.diagnostics import artifact_key, diagnostics_artifact_task
+from cseaug_prefect.tasks.runners import plan_runner, server_for_workers, shard_task_runner
 
 
 @flow(name="build-hybrid-dataset", log_prints=True)
@@ -28,7 +37,7 @@ def build_hybrid_dataset(config: str, overrides: list[str] | None = None) -> dic
     install_log_scrubbing()  # a worker or `flow.serve` process starts here, not in the CLI
     plan = plan_build(config, list(overrides or []))
     try:
-        outcomes = [generate_shard(plan.path, index) for index in range(plan.shards)]
+        outcomes = run_shards(plan)
         summary = publish_build(plan.path, outcomes)
     finally:
         close_build(plan.path)
@@ -39,3 +48,25 @@ def build_hybrid_dataset(config: str, overrides: list[str] | None = None) -> dic
             title=f"{summary['dataset']}/{summary['version']}",
         )
     return summary
+
+
+def run_shards(plan: PlanRef) -> list[ShardOutcome]:
+    """Every shard of ``plan``, where its config's ``execution.runner`` says."""
+    runner = plan_runner(plan.path)
+    if runner.kind == "local":
+        return [generate_shard(plan.path, index) for index in range(plan.shards)]
+    with server_for_workers(runner):
+        on_cluster = generate_shards.with_options(task_runner=shard_task_runner(runner))
+        return on_cluster(plan.path, plan.shards)
+
+
+@flow(name="generate-shards")
+def generate_shards(plan_path: str, shards: int) -> list[ShardOutcome]:
+    """One ``generate-shard`` task per shard on this flow's task runner (a Dask or Ray cluster).
+
+    Every shard runs to its end before a failure is raised, so each finished shard is in the
+    run store and a rerun of the build reuses it.
+    """
+    futures = generate_shard.map(unmapped(plan_path), range(shards))
+    futures.wait()
+    return futures.result()

@@ -1,0 +1,91 @@
+"""Where the shards of a build run: Prefect's Dask or Ray task runner, from ``execution.runner``.
+
+Nothing here schedules work: :func:`shard_task_runner` only configures the task runner of
+``prefect-dask`` (``DaskTaskRunner``) or ``prefect-ray`` (``RayTaskRunner``), a local
+cluster of ``runner.workers`` processes or the existing cluster at ``runner.address``, and
+Prefect runs one ``generate-shard`` task per shard on it. Every worker runs its shard's
+``[stage, *filters, mer]`` and writes its Parquet files into the run store; plan and
+publish stay in the flow's process.
+
+Task runs on a worker report to a Prefect server. Without ``PREFECT_API_URL`` the flow runs
+on Prefect's temporary local server, and each worker would start a temporary server of its
+own (port clashes, orphaned processes): :func:`server_for_workers` hands the flow's server
+to the workers of a local cluster through the settings Prefect sends with every task; a
+remote cluster cannot reach it, so there it asks for a real server.
+See docs/scaling.md, "Running on Dask or Ray".
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prefect.context import FlowRunContext
+from prefect.settings import PREFECT_API_URL, temporary_settings
+
+from cseaug.build.run import read_plan
+from cseaug.config import RunConfig, RunnerConfig
+from cseaug.errors import ConfigError, require
+
+if TYPE_CHECKING:
+    from prefect.task_runners import TaskRunner
+
+
+def plan_runner(plan_path: str) -> RunnerConfig:
+    """The ``execution.runner`` of the config a plan was made from."""
+    return RunConfig.model_validate(read_plan(plan_path)["config"]).execution.runner
+
+
+def shard_task_runner(runner: RunnerConfig) -> TaskRunner:
+    """Prefect's task runner for ``runner`` (kind dask or ray), not started yet.
+
+    A local cluster has ``runner.workers`` single-threaded worker processes, so a worker
+    runs one shard at a time, and no dashboard.
+
+    Raises:
+        MissingExtraError: prefect-dask or prefect-ray is not installed (extras dask, ray).
+        ValueError: ``runner.kind`` is local (the flow runs those shards itself).
+    """
+    purpose = f"execution.runner {runner.kind}"
+    if runner.kind == "dask":
+        dask = require("prefect_dask", "dask", purpose)
+        if runner.address:
+            return dask.DaskTaskRunner(address=runner.address)
+        cluster = {"n_workers": runner.workers, "threads_per_worker": 1, "dashboard_address": None}
+        return dask.DaskTaskRunner(cluster_kwargs=cluster)
+    if runner.kind == "ray":
+        ray = require("prefect_ray", "ray", purpose)
+        if runner.address:
+            return ray.RayTaskRunner(address=runner.address)
+        return ray.RayTaskRunner(
+            init_kwargs={"num_cpus": runner.workers, "include_dashboard": False}
+        )
+    raise ValueError(f"runner {runner.kind} has no task runner: the flow runs its shards itself")
+
+
+@contextlib.contextmanager
+def server_for_workers(runner: RunnerConfig) -> Iterator[None]:
+    """Within the block, task runs sent to workers report to this flow's Prefect server.
+
+    With ``PREFECT_API_URL`` set, workers get it with Prefect's settings and nothing changes.
+    Without it, the flow runs on a temporary server on 127.0.0.1: the workers of a local
+    cluster are told its address.
+
+    Raises:
+        ConfigError: ``runner.address`` names a remote cluster and no ``PREFECT_API_URL``
+            is set (its workers cannot reach a temporary server on this machine).
+    """
+    if PREFECT_API_URL.value():
+        yield
+        return
+    if runner.address:
+        raise ConfigError(
+            f"execution.runner.address: the workers of the {runner.kind} cluster at "
+            f"{runner.address} must report to a Prefect server they can reach; start one "
+            "(`prefect server start --host 0.0.0.0`) and export PREFECT_API_URL="
+            "http://<host>:4200/api here and on the workers"
+        )
+    flow_server = FlowRunContext.get().client.api_url  # called inside the build's flow run
+    with temporary_settings(updates={PREFECT_API_URL: str(flow_server)}):
+        yield
