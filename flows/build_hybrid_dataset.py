@@ -8,19 +8,21 @@ With ``execution.runner`` local the shards run one after another in the flow's p
 the models the plan task loaded. With dask or ray they run in the sub-flow
 ``generate-shards``, whose task runner is Prefect's Dask or Ray task runner
 (:mod:`cseaug_prefect.tasks.runners`, docs/scaling.md): one ``generate-shard`` task per
-shard on the cluster's workers, each loading the steps it needs for its shard.
+shard on the cluster's workers, each loading the steps it needs for its shard, reporting to
+the flow's Prefect server.
 """
 
 from __future__ import annotations
 
 from prefect import flow, unmapped
+from prefect.settings import PREFECT_API_URL, temporary_settings
 
-from cseaug.build.plan import PlanRef
 from cseaug.build.shard import ShardOutcome
+from cseaug.config import load_config
 from cseaug.secrets import install_log_scrubbing
 from cseaug_prefect.tasks.build import close_build, generate_shard, plan_build, publish_build
 from cseaug_prefect.tasks.diagnostics import artifact_key, diagnostics_artifact_task
-from cseaug_prefect.tasks.runners import plan_runner, server_for_workers, shard_task_runner
+from cseaug_prefect.tasks.runners import shard_task_runner, workers_server
 
 
 @flow(name="build-hybrid-dataset", log_prints=True)
@@ -35,9 +37,17 @@ def build_hybrid_dataset(config: str, overrides: list[str] | None = None) -> dic
         The build summary: version directory, row and reject counts, token usage, exports.
     """
     install_log_scrubbing()  # a worker or `flow.serve` process starts here, not in the CLI
-    plan = plan_build(config, list(overrides or []))
+    overrides = list(overrides or [])
+    # Before any work: a missing extra, or a remote cluster with no server to report to.
+    runner = load_config(config, overrides).execution.runner
+    cluster, server = shard_task_runner(runner), workers_server(runner)
+    plan = plan_build(config, overrides)
     try:
-        outcomes = run_shards(plan)
+        if cluster is None:
+            outcomes = [generate_shard(plan.path, index) for index in range(plan.shards)]
+        else:
+            with temporary_settings(updates={PREFECT_API_URL: server} if server else None):
+                outcomes = generate_shards.with_options(task_runner=cluster)(plan.path, plan.shards)
         summary = publish_build(plan.path, outcomes)
     finally:
         close_build(plan.path)
@@ -48,16 +58,6 @@ def build_hybrid_dataset(config: str, overrides: list[str] | None = None) -> dic
             title=f"{summary['dataset']}/{summary['version']}",
         )
     return summary
-
-
-def run_shards(plan: PlanRef) -> list[ShardOutcome]:
-    """Every shard of ``plan``, where its config's ``execution.runner`` says."""
-    runner = plan_runner(plan.path)
-    if runner.kind == "local":
-        return [generate_shard(plan.path, index) for index in range(plan.shards)]
-    with server_for_workers(runner):
-        on_cluster = generate_shards.with_options(task_runner=shard_task_runner(runner))
-        return on_cluster(plan.path, plan.shards)
 
 
 @flow(name="generate-shards")

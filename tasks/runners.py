@@ -9,43 +9,36 @@ publish stay in the flow's process.
 
 Task runs on a worker report to a Prefect server. Without ``PREFECT_API_URL`` the flow runs
 on Prefect's temporary local server, and each worker would start a temporary server of its
-own (port clashes, orphaned processes): :func:`server_for_workers` hands the flow's server
-to the workers of a local cluster through the settings Prefect sends with every task; a
-remote cluster cannot reach it, so there it asks for a real server.
+own (port clashes, orphaned processes): :func:`workers_server` gives the address of the
+flow's server, which the flow hands to the workers of a local cluster in the settings
+Prefect sends with every task; a remote cluster cannot reach it, so there it asks for a
+real server.
 See docs/scaling.md, "Running on Dask or Ray".
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from prefect.context import FlowRunContext
-from prefect.settings import PREFECT_API_URL, temporary_settings
+from prefect.settings import PREFECT_API_URL
 
-from cseaug.build.run import read_plan
-from cseaug.config import RunConfig, RunnerConfig
+from cseaug.config import RunnerConfig
 from cseaug.errors import ConfigError, require
 
 if TYPE_CHECKING:
     from prefect.task_runners import TaskRunner
 
 
-def plan_runner(plan_path: str) -> RunnerConfig:
-    """The ``execution.runner`` of the config a plan was made from."""
-    return RunConfig.model_validate(read_plan(plan_path)["config"]).execution.runner
-
-
-def shard_task_runner(runner: RunnerConfig) -> TaskRunner:
-    """Prefect's task runner for ``runner`` (kind dask or ray), not started yet.
+def shard_task_runner(runner: RunnerConfig) -> TaskRunner | None:
+    """Prefect's task runner for ``runner``, not started yet; None for kind local (the flow
+    runs those shards itself).
 
     A local cluster has ``runner.workers`` single-threaded worker processes, so a worker
     runs one shard at a time, and no dashboard.
 
     Raises:
         MissingExtraError: prefect-dask or prefect-ray is not installed (extras dask, ray).
-        ValueError: ``runner.kind`` is local (the flow runs those shards itself).
     """
     purpose = f"execution.runner {runner.kind}"
     if runner.kind == "dask":
@@ -61,24 +54,22 @@ def shard_task_runner(runner: RunnerConfig) -> TaskRunner:
         return ray.RayTaskRunner(
             init_kwargs={"num_cpus": runner.workers, "include_dashboard": False}
         )
-    raise ValueError(f"runner {runner.kind} has no task runner: the flow runs its shards itself")
+    return None
 
 
-@contextlib.contextmanager
-def server_for_workers(runner: RunnerConfig) -> Iterator[None]:
-    """Within the block, task runs sent to workers report to this flow's Prefect server.
+def workers_server(runner: RunnerConfig) -> str | None:
+    """The Prefect API address to hand the workers of ``runner``; None: they get it with
+    Prefect's settings (``PREFECT_API_URL`` is set) or there are no workers (kind local).
 
-    With ``PREFECT_API_URL`` set, workers get it with Prefect's settings and nothing changes.
-    Without it, the flow runs on a temporary server on 127.0.0.1: the workers of a local
-    cluster are told its address.
+    Without ``PREFECT_API_URL`` the flow runs on a temporary server on 127.0.0.1, and the
+    workers of a local cluster are told its address. Called inside the build's flow run.
 
     Raises:
         ConfigError: ``runner.address`` names a remote cluster and no ``PREFECT_API_URL``
             is set (its workers cannot reach a temporary server on this machine).
     """
-    if PREFECT_API_URL.value():
-        yield
-        return
+    if runner.kind == "local" or PREFECT_API_URL.value():
+        return None
     if runner.address:
         raise ConfigError(
             f"execution.runner.address: the workers of the {runner.kind} cluster at "
@@ -86,6 +77,4 @@ def server_for_workers(runner: RunnerConfig) -> Iterator[None]:
             "(`prefect server start --host 0.0.0.0`) and export PREFECT_API_URL="
             "http://<host>:4200/api here and on the workers"
         )
-    flow_server = FlowRunContext.get().client.api_url  # called inside the build's flow run
-    with temporary_settings(updates={PREFECT_API_URL: str(flow_server)}):
-        yield
+    return str(FlowRunContext.get().client.api_url)

@@ -8,6 +8,7 @@ starting one of their own (docs/scaling.md, "Running on Dask or Ray").
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -81,6 +82,30 @@ def test_a_dask_cluster_resumes_a_local_build_and_publishes_the_same_bytes(
     assert "Starting temporary server" not in output.out + output.err, (
         "a worker started a Prefect server of its own"
     )
+    assert asyncio.run(last_shards_subflow()) == ["Completed"] * 3
+
+
+async def last_shards_subflow() -> list[str]:
+    """The states of the ``generate-shard`` task runs of the last ``generate-shards`` sub-flow."""
+    from prefect import get_client
+    from prefect.client.schemas.filters import (
+        FlowFilter,
+        FlowFilterName,
+        FlowRunFilter,
+        FlowRunFilterId,
+    )
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    async with get_client() as client:
+        (subflow,) = await client.read_flow_runs(
+            flow_filter=FlowFilter(name=FlowFilterName(any_=["generate-shards"])),
+            sort=FlowRunSort.START_TIME_DESC,
+            limit=1,
+        )
+        shards = await client.read_task_runs(
+            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[subflow.id]))
+        )
+    return [run.state.name for run in shards if run.name.startswith("generate-shard")]
 
 
 @pytest.mark.slow
@@ -93,3 +118,31 @@ def test_a_ray_cluster_publishes_the_same_bytes(
     with FakeOpenAIServer(policy=golden_policy) as server:
         version = build_on("ray", golden_config(shared_data, server, tmp_path), tmp_path)
     assert fingerprint(version) == GOLDENS[GOLDEN]["published"]
+
+
+@pytest.mark.prefect
+@pytest.mark.shared_data
+def test_a_remote_cluster_without_a_prefect_server_stops_before_any_work(
+    prefect_harness: None, shared_data: Path, tmp_path: Path
+) -> None:
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from typer.testing import CliRunner
+
+    from cseaug.cli import app
+    from cseaug.errors import ConfigError
+
+    with FakeOpenAIServer(policy=golden_policy) as server:
+        path = tmp_path / f"{GOLDEN}.yaml"
+        path.write_text(json.dumps(golden_config(shared_data, server, tmp_path)))
+        remote = [
+            "--set",
+            "execution.runner={kind: dask, address: 'tcp://127.0.0.1:9'}",
+            "--set",
+            f"execution.cache_path={tmp_path / 'llm.sqlite'}",
+        ]
+        with temporary_settings(restore_defaults={PREFECT_API_URL}):
+            result = CliRunner().invoke(app, ["build", "--config", str(path), *remote])
+    # `cseaug` (cli.main) prints a ConfigError as one line with exit status 2.
+    assert isinstance(result.exception, ConfigError), result.output
+    assert "export PREFECT_API_URL" in str(result.exception)
+    assert not (tmp_path / "storage").exists(), "nothing is planned"
