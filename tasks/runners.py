@@ -18,6 +18,7 @@ See docs/scaling.md, "Running on Dask or Ray".
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from prefect.context import FlowRunContext
@@ -46,6 +47,9 @@ def shard_task_runner(runner: RunnerConfig) -> TaskRunner | None:
         if runner.address:
             return dask.DaskTaskRunner(address=runner.address)
         cluster = {"n_workers": runner.workers, "threads_per_worker": 1, "dashboard_address": None}
+        # Dask logs its local cluster's start and stop at INFO (tens of lines), which reach
+        # Prefect's console handler; its warnings and errors still show.
+        logging.getLogger("distributed").setLevel(logging.WARNING)
         return dask.DaskTaskRunner(cluster_kwargs=cluster)
     if runner.kind == "ray":
         ray = require("prefect_ray", "ray", purpose)
