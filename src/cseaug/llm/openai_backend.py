@@ -26,6 +26,12 @@ in it is refused: the key belongs in the environment variable ``api_key_env``.
 ``concurrency`` requests in flight; :mod:`cseaug.llm.endpoints` places each attempt of a
 request and takes a failing endpoint out of service for a while.
 
+``check()`` probes the endpoints before any work (:mod:`cseaug.llm.probe`); what they report
+about the model is part of its cache identity (:mod:`cseaug.llm.identity`). Each failure is
+classified (:mod:`cseaug.llm.http_errors`: transient or permanent, "connection refused" named
+as such) and counted by the circuit breaker (:mod:`cseaug.llm.breaker`), which stops sending
+once most requests fail: requests not yet sent come back as ``circuit_open``.
+
 Requests run on a pool of ``concurrency`` workers per endpoint on one event loop.
 ``generate`` is synchronous: it runs the loop itself, or in a worker thread when called
 from inside a running loop (e.g. a Prefect task running in async code).
