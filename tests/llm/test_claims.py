@@ -13,8 +13,8 @@ import pytest
 
 from cseaug.llm.cache import ResponseCache
 from tests.fake_openai_server import FakeOpenAIServer
-from tests.reliability.attack_tools import REPO
 
+REPO = Path(__file__).resolve().parents[2]
 BUILD = (
     "import json, sys\n"
     "from cseaug.build.local import run_build\n"
