@@ -14,6 +14,9 @@ in the root's work directory, :mod:`cseaug.roots`); then:
    before this step leaves nothing visible, and a committed version's objects are never
    written again.
 
+Exports are written locally beside the local copy and uploaded to
+``<root>/exports/<name>/<version>/`` with their record (:func:`upload_exports`).
+
 Example:
     >>> version = claim_version(store, "wiki-sts")  # doctest: +SKIP
     >>> upload_version(store, staging_dir, "wiki-sts", version)  # doctest: +SKIP
@@ -26,6 +29,7 @@ import os
 from pathlib import Path
 
 from cseaug.dataset import versions
+from cseaug.dataset.export_records import LOCK_FILE, exports_folder
 from cseaug.dataset.store import Store
 from cseaug.errors import InputError
 from cseaug.progress import progress_bar
@@ -89,3 +93,23 @@ def upload_version(store: Store, staging: Path, name: str, version: str) -> str:
             f"{store.url(prefix)} was committed by another writer; this build published nothing"
         )
     return store.url(prefix)
+
+
+def upload_exports(root: str, version_dir: Path) -> list[str]:
+    """Upload the export folder of a version's local copy (``<work dir>/exports/<name>/<version>``,
+    with its ``exports.json`` record) to ``<root>/exports/<name>/<version>/``; returns the URIs.
+
+    Exports are not part of the version: a newer export of the same name replaces the
+    stored one, as it does on a local root.
+    """
+    store = Store.from_root(root)
+    folder = exports_folder(version_dir)
+    if folder is None or not folder.is_dir():
+        return []
+    prefix = f"exports/{version_dir.parent.name}/{version_dir.name}"
+    uploaded = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != LOCK_FILE):
+        relative = f"{prefix}/{path.relative_to(folder).as_posix()}"
+        store.put_file(path, relative)
+        uploaded.append(store.url(relative))
+    return uploaded
