@@ -41,9 +41,7 @@ def s3_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture
-def s3_root(
-    s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[str]:
+def s3_root(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """``s3://cseaug-test/<random prefix>``: endpoint and credentials from the environment only."""
     for key, value in {
         "AWS_ENDPOINT_URL": s3_endpoint,
@@ -166,7 +164,7 @@ def test_two_concurrent_publishes_claim_different_names(
                 [rows_factory(2 + n, 2)], root=s3_root, name="demo", manifest=manifest
             )
             results[n] = published.version
-        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+        except BaseException as exc:  # reported by the assertion below
             errors.append(exc)
 
     threads = [threading.Thread(target=publish, args=(n,)) for n in range(2)]
