@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cseaug.config import load_config
 from cseaug.dataset import commit_remote, versions
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.dataset.reader import read_rows
@@ -102,7 +103,20 @@ def test_the_guard_refuses_uris_inside_the_datasets_prefix(root) -> None:
     assert refuse_dataset_path(f"{root}/exports/demo/x.csv", root, "--out")
 
 
-def test_unknown_protocols_are_one_line_config_errors() -> None:
+def test_unknown_protocols_are_one_line_config_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     with pytest.raises(ConfigError, match="unknown storage protocol 'nosuch'"):
         check_root("nosuch://bucket/prefix")
     assert check_root("memory://fine") == "memory://fine"
+    config = Path("configs/demo.yaml")
+    with pytest.raises(ConfigError) as raised:
+        load_config(config, ["output.root=nosuch://bucket/prefix"])
+    assert "output.root" in str(raised.value) and "unknown storage protocol" in str(raised.value)
+    remote = load_config(config, ["output.root=memory://bucket/prefix"])
+    assert (
+        remote.work_dir == tmp_path / "cache" / "cseaug" / "roots" / "memory" / "bucket" / "prefix"
+    )
+    assert remote.cache_path == remote.work_dir / "cache" / "llm.sqlite"
+    assert load_config(config, ["output.root=somewhere"]).work_dir == Path("somewhere")

@@ -107,7 +107,3 @@ class Store:
         with self.fs.open(self.path(relative), "rb", block_size=CHUNK) as handle:
             while chunk := handle.read(CHUNK):
                 yield chunk
-
-    def storage_options(self) -> dict[str, Any]:
-        """The options this filesystem was made with (for ``datasets.load_dataset``)."""
-        return dict(getattr(self.fs, "storage_options", {}) or {})
