@@ -21,6 +21,7 @@ from cseaug.dataset.store import Store
 from cseaug.dataset.verify import verify_stored_version
 from cseaug.errors import ConfigError, InputError
 from cseaug.roots import check_root
+from cseaug.trainer.train import default_model_dir
 
 
 @pytest.fixture
@@ -120,3 +121,13 @@ def test_unknown_protocols_are_one_line_config_errors(
     )
     assert remote.cache_path == remote.work_dir / "cache" / "llm.sqlite"
     assert load_config(config, ["output.root=somewhere"]).work_dir == Path("somewhere")
+
+
+def test_the_trainer_reads_a_committed_remote_version_and_keeps_models_local(
+    root, manifest, rows_factory, tmp_path: Path
+) -> None:
+    _publish(root, manifest, rows_factory(3, 3))
+    version_dir = versions.resolve(root, "demo/latest")  # what `cseaug train-encoder` reads
+    assert (version_dir / "manifest.json").is_file() and len(read_rows(version_dir)) == 6
+    model_dir = default_model_dir(root, version_dir, "ngcse")
+    assert tmp_path / "cache" in model_dir.parents and model_dir.name == "demo-v0001-ngcse"
