@@ -7,6 +7,7 @@ the same paths against a real S3 server.
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
@@ -131,3 +132,14 @@ def test_the_trainer_reads_a_committed_remote_version_and_keeps_models_local(
     assert (version_dir / "manifest.json").is_file() and len(read_rows(version_dir)) == 6
     model_dir = default_model_dir(root, version_dir, "ngcse")
     assert tmp_path / "cache" in model_dir.parents and model_dir.name == "demo-v0001-ngcse"
+
+
+def test_a_manifest_naming_a_path_outside_the_version_is_refused(root, tmp_path: Path) -> None:
+    store = Store.from_root(root)
+    manifest = {"files": [{"path": "../../../../escape.txt", "sha256": "0" * 64, "rows": None}]}
+    store.fs.pipe_file(
+        store.path("datasets/demo/v0001/manifest.json"), json.dumps(manifest).encode()
+    )
+    with pytest.raises(InputError, match="not a path inside the version"):
+        versions.resolve(root, "demo")
+    assert not list(tmp_path.rglob("escape.txt"))

@@ -64,12 +64,15 @@ class Store:
         return bool(self.fs.exists(self.path(relative)))
 
     def glob(self, pattern: str) -> list[str]:
-        """Paths matching ``pattern``, relative to the root, sorted."""
+        """Paths matching ``pattern``, relative to the root, sorted (listed afresh: another
+        process may have published since this one last listed)."""
+        self.fs.invalidate_cache()
         prefix = self.base + "/"
         return sorted(p[len(prefix) :] for p in self.fs.glob(self.path(pattern)))
 
     def find(self, relative: str) -> list[str]:
-        """Every file under ``relative``, relative to it, sorted."""
+        """Every file under ``relative``, relative to it, sorted (listed afresh)."""
+        self.fs.invalidate_cache(self.path(relative))
         prefix = self.path(relative) + "/"
         return sorted(p[len(prefix) :] for p in self.fs.find(self.path(relative)))
 

@@ -222,7 +222,13 @@ def local_copy(root: str | Path, name: str, version: str) -> Path:
     partial = target.parent / f"{STAGING_PREFIX}{uuid.uuid4().hex}"
     try:
         for entry in manifest.get("files", []):
-            store.get_file(f"{prefix}/{entry['path']}", partial / entry["path"])
+            relative = Path(entry["path"])
+            if relative.is_absolute() or ".." in relative.parts:
+                raise InputError(
+                    f"{store.url(prefix)}: its manifest lists '{entry['path']}', which is not "
+                    "a path inside the version; do not use this version"
+                )
+            store.get_file(f"{prefix}/{relative.as_posix()}", partial / relative)
         (partial / MANIFEST_FILE).write_bytes(stored)
         try:
             partial.rename(target)
