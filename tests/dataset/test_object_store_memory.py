@@ -12,7 +12,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from cseaug.cli import app
 from cseaug.config import load_config
 from cseaug.dataset import commit_remote, versions
 from cseaug.dataset.protect import refuse_dataset_path
@@ -143,3 +145,17 @@ def test_a_manifest_naming_a_path_outside_the_version_is_refused(root, tmp_path:
     with pytest.raises(InputError, match="not a path inside the version"):
         versions.resolve(root, "demo")
     assert not list(tmp_path.rglob("escape.txt"))
+
+
+@pytest.mark.slow
+def test_diagnose_on_a_remote_root_uploads_beside_the_version(
+    root, manifest, rows_factory, tmp_path: Path
+) -> None:
+    _publish(root, manifest, rows_factory(4, 4))
+    result = CliRunner(env={"COLUMNS": "400"}).invoke(
+        app, ["diagnose", "demo", "--root", root, "--set", "cs_sample=2", "--no-cache"]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"summary.json to {root}/diagnostics/demo/v0001" in result.output
+    stored = Store.from_root(root).find("diagnostics/demo/v0001")
+    assert "summary.json" in stored and "mer.png" in stored

@@ -273,7 +273,7 @@ def export_command(
             default_work_dir(root), manifest["dataset"], manifest["version"], fmt.value,
             split.value, layout.value, epoch,
         )  # fmt: skip
-    refuse_dataset_path(out, None if is_uri(root) else root, "--out")
+    refuse_dataset_path(out, root, "--out")
     result = export_version(
         version_dir, fmt.value, out, split=split.value, layout=layout.value, epoch=epoch
     )

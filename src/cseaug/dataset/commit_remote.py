@@ -15,7 +15,8 @@ in the root's work directory, :mod:`cseaug.roots`); then:
    written again.
 
 Exports are written locally beside the local copy and uploaded to
-``<root>/exports/<name>/<version>/`` with their record (:func:`upload_exports`).
+``<root>/exports/<name>/<version>/`` with their record (:func:`upload_exports`);
+``cseaug diagnose`` uploads to ``<root>/diagnostics/<name>/<version>/`` (:func:`upload_tree`).
 
 Example:
     >>> version = claim_version(store, "wiki-sts")  # doctest: +SKIP
@@ -95,21 +96,24 @@ def upload_version(store: Store, staging: Path, name: str, version: str) -> str:
     return store.url(prefix)
 
 
+def upload_tree(root: str, folder: Path, relative: str) -> list[str]:
+    """Upload every file under the local ``folder`` to ``<root>/<relative>/`` (lock files
+    aside); returns the URIs. Only for folders outside ``datasets/`` (exports, diagnostics),
+    whose newer files replace the stored ones as they do on a local root."""
+    store = Store.from_root(root)
+    uploaded = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != LOCK_FILE):
+        target = f"{relative}/{path.relative_to(folder).as_posix()}"
+        store.put_file(path, target)
+        uploaded.append(store.url(target))
+    return uploaded
+
+
 def upload_exports(root: str, version_dir: Path) -> list[str]:
     """Upload the export folder of a version's local copy (``<work dir>/exports/<name>/<version>``,
     with its ``exports.json`` record) to ``<root>/exports/<name>/<version>/``; returns the URIs.
-
-    Exports are not part of the version: a newer export of the same name replaces the
-    stored one, as it does on a local root.
     """
-    store = Store.from_root(root)
     folder = exports_folder(version_dir)
     if folder is None or not folder.is_dir():
         return []
-    prefix = f"exports/{version_dir.parent.name}/{version_dir.name}"
-    uploaded = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != LOCK_FILE):
-        relative = f"{prefix}/{path.relative_to(folder).as_posix()}"
-        store.put_file(path, relative)
-        uploaded.append(store.url(relative))
-    return uploaded
+    return upload_tree(root, folder, f"exports/{version_dir.parent.name}/{version_dir.name}")
