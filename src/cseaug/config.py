@@ -38,6 +38,7 @@ from pydantic import (
 
 from cseaug.errors import ConfigError
 from cseaug.hashing import json_sha256
+from cseaug.roots import check_root, work_dir
 from cseaug.secrets import is_secret_name, url_credentials_problem
 
 Method = Literal["sts", "nli", "ski", "osscse", "generate_cse"]
@@ -673,7 +674,7 @@ class DiagnosticsConfig(StrictModel):
     )
     embedding_cache: bool = Field(
         True,
-        description="Keep embeddings on disk under <output.root>/cache/embeddings (sqlite, one file per "
+        description="Keep embeddings on disk under <work_dir>/cache/embeddings (sqlite, one file per "
         "encoder), keyed by a hash of the text, so reruns and repeated anchors are embedded once.",
     )
     cs_sample: int | None = Field(
@@ -761,7 +762,10 @@ class OutputConfig(StrictModel):
     """Where and how the version is published."""
 
     root: str = Field(
-        "storage", description="Output root; datasets go to <root>/datasets/<name>/<version>."
+        "storage",
+        description="Output root; datasets go to <root>/datasets/<name>/<version>. A local "
+        "directory or an fsspec URI (s3://bucket/prefix with cseaug[s3], gs://..., memory://...); "
+        "endpoint and credentials of a URI come from the environment (docs/deployment.md).",
     )
     dataset_name: str | None = Field(
         None, description="Dataset name; defaults to the config's name."
@@ -784,6 +788,14 @@ class OutputConfig(StrictModel):
         description="Publish a new version even when its data fingerprint equals the latest "
         "version's (by default such a rebuild publishes nothing and reports that version).",
     )
+
+    @field_validator("root")
+    @classmethod
+    def _known_storage(cls, root: str) -> str:
+        try:
+            return check_root(root)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class RunnerConfig(StrictModel):
@@ -825,7 +837,13 @@ class ExecutionConfig(StrictModel):
     )
     dry_run: bool = Field(False, description="Count requests and tokens, publish nothing.")
     cache_path: str | None = Field(
-        None, description="LLM response cache; default <output.root>/cache/llm.sqlite."
+        None, description="LLM response cache; default <work_dir>/cache/llm.sqlite."
+    )
+    work_dir: str | None = Field(
+        None,
+        description="Local directory for the run store, the LLM and embedding caches, staging "
+        "and local copies of versions; default output.root when it is local, else "
+        "$XDG_CACHE_HOME/cseaug/roots/<protocol>/<path> (an object store holds no SQLite).",
     )
     runner: RunnerConfig = Field(
         default_factory=RunnerConfig,
@@ -904,8 +922,13 @@ class RunConfig(StrictModel):
         return HELDOUT_FRACTIONS.get(self.method, 0.0)
 
     @property
+    def work_dir(self) -> Path:
+        """The local directory of the run store and caches (:func:`cseaug.roots.work_dir`)."""
+        return work_dir(self.output.root, self.execution.work_dir)
+
+    @property
     def cache_path(self) -> Path:
-        return Path(self.execution.cache_path or Path(self.output.root) / "cache" / "llm.sqlite")
+        return Path(self.execution.cache_path or self.work_dir / "cache" / "llm.sqlite")
 
 
 def redacted(data: Any) -> Any:
