@@ -58,13 +58,13 @@ import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from cseaug.dataset import versions
+from cseaug.dataset.atomic import atomic_path, fsync_path
 from cseaug.dataset.card import render_card
 from cseaug.dataset.commit_remote import claim_version, upload_version
 from cseaug.dataset.conform import conform
 from cseaug.dataset.counts import RowCounts
 from cseaug.dataset.manifest import validate_manifest
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
-from cseaug.dataset.shards import atomic_path, fsync_path
 from cseaug.dataset.sink import ROW_GROUP_ROWS, ParquetSink
 from cseaug.dataset.store import Store
 from cseaug.dataset.verify import FILES_COMPLETE
