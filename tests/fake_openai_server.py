@@ -6,16 +6,33 @@ request gets is scriptable per message content (the content of the last message)
 ``ok`` (an echo answer with ``usage``), ``text`` (a given answer), ``429`` (with
 ``Retry-After``), ``500``, ``400``, ``unauthorized_echo`` (a 401 whose message repeats the
 ``Authorization`` header, as some servers do), ``hang`` (never answers: a client timeout),
-``malformed`` (a 200 whose body is not JSON), ``no_choices`` (valid JSON without choices).
+``malformed`` (a 200 whose body is not JSON), ``no_choices`` (valid JSON without choices),
+``drop`` (the connection is closed without an answer), ``truncated`` (a 200 whose body stops
+before its ``Content-Length``), ``length`` (an answer cut at ``max_tokens``:
+``finish_reason=length``). ``GET /v1/models`` lists the served models (``models``; None: the
+server has no list, 404); a chat request for a model outside ``serves`` gets a 404.
 A request with no script left gets what the server's ``policy`` (a function of the request
 body) says, ``ok`` by default: :func:`obey_injected_instructions` is the policy of a model
-that does what a hostile input line tells it. Every request is counted per content, and the
+that does what a hostile input line tells it. Every request is counted per content, as is
+every answer sent (``answered``), and the
 highest number of requests in flight at once is recorded, as are the last body and
 ``Authorization`` header received per content.
 
+It also speaks the Batch API: ``POST /v1/files`` (upload, purpose ``batch``),
+``GET /v1/files/{id}/content``, ``POST /v1/batches`` and ``GET /v1/batches/{id}``. A batch
+moves one status per retrieval, ``validating`` → ``in_progress`` → ``completed``, and stays
+``in_progress`` while ``state.hold_batches`` is set (a batch still running), and fails
+validation while ``state.fail_batches`` holds a message. On completion
+each line is answered by the same scripts and policy as a chat request; a line whose action
+is ``hang`` is never run: the batch ends ``expired`` with ``batch_expired`` in its error file.
+Batch creations, file uploads and downloads are counted (``batch_creations``,
+``file_uploads``, ``file_downloads``).
+
 The server runs in a background thread (``FakeOpenAIServer``) or, where the client
 itself is measured and must not share a CPU with the server, in a separate process
-(:func:`start_server_process`), whose counters are read from ``GET /stats``.
+(:func:`start_server_process`), whose counters are read from ``GET /stats``. Several
+servers stand for several endpoints; a stopped ``FakeOpenAIServer`` refuses connections
+and starts again on the same port (an endpoint that dies and comes back).
 
 Example:
     >>> with FakeOpenAIServer(latency_s=0.01) as server:  # doctest: +SKIP
@@ -81,12 +98,33 @@ class Action:
     def no_choices(cls) -> Action:
         return cls("no_choices")
 
+    @classmethod
+    def drop(cls) -> Action:
+        return cls("drop")
+
+    @classmethod
+    def truncated(cls) -> Action:
+        return cls("truncated")
+
+    @classmethod
+    def length(cls) -> Action:
+        return cls("length")
+
 
 def _answer_text(content: str) -> str:
     return f"echo: {content}"
 
 
-def completion_body(content: str, model: str, text: str | None = None) -> bytes:
+DEFAULT_MODELS: tuple[dict, ...] = tuple(
+    {"id": name, "object": "model", "created": 0, "owned_by": "cseaug-tests", "root": name}
+    for name in ("fake", "fake-model", "golden")
+)
+"""What ``GET /v1/models`` lists unless a test says otherwise (the model names tests use)."""
+
+
+def completion_body(
+    content: str, model: str, text: str | None = None, finish_reason: str = "stop"
+) -> bytes:
     """The JSON body of a successful answer (default: an echo of ``content``, the last message)."""
     text = _answer_text(content) if text is None else text
     prompt_tokens = len(content.split()) + 3
@@ -101,7 +139,7 @@ def completion_body(content: str, model: str, text: str | None = None) -> bytes:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
+                    "finish_reason": finish_reason,
                     "logprobs": None,
                 }
             ],
@@ -144,6 +182,7 @@ class ServerState:
     fixed_answer: bytes | None = None
     policy: Policy | None = None
     counts: Counter[str] = field(default_factory=Counter)
+    answered: Counter[str] = field(default_factory=Counter)
     arrivals: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     scripts: dict[str, deque[Action]] = field(default_factory=dict)
     last_body: dict[str, dict] = field(default_factory=dict)
@@ -151,6 +190,16 @@ class ServerState:
     total: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+    models: list[dict] | None = field(default_factory=lambda: [dict(m) for m in DEFAULT_MODELS])
+    serves: set[str] | None = None
+    model_requests: int = 0
+    files: dict[str, bytes] = field(default_factory=dict)
+    batches: dict[str, dict] = field(default_factory=dict)
+    hold_batches: bool = False
+    fail_batches: str | None = None
+    batch_creations: int = 0
+    file_uploads: int = 0
+    file_downloads: Counter[str] = field(default_factory=Counter)
 
     def next_action(self, content: str, body: dict) -> Action:
         queue = self.scripts.get(content)
@@ -164,6 +213,78 @@ _NO_CHOICES = json.dumps(
     {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "m", "choices": []}
 ).encode()
 _JSON = "application/json"
+
+
+def batch_result(state: ServerState, line: dict) -> dict | None:
+    """The output or error line of one batch input line; None: the line never ran (``hang``)."""
+    body = line["body"]
+    content = body["messages"][-1]["content"]
+    state.counts[content] += 1
+    state.last_body[content] = body
+    action = state.next_action(content, body)
+    if action.kind == "hang":
+        return None
+    if action.kind in ("ok", "text"):
+        answer = json.loads(completion_body(content, body.get("model", "m"), action.text))
+        response = {"status_code": 200, "request_id": "req-fake", "body": answer}
+    else:
+        error = {"message": f"scripted {action.kind} {action.status}", "type": "fake"}
+        response = {
+            "status_code": action.status,
+            "request_id": "req-fake",
+            "body": {"error": error},
+        }
+    return {
+        "id": "batch_req_fake",
+        "custom_id": line["custom_id"],
+        "response": response,
+        "error": None,
+    }
+
+
+def run_batch(state: ServerState, batch: dict) -> None:
+    """Answer every line of ``batch``'s input file; write its output and error files."""
+    output: list[dict] = []
+    errors: list[dict] = []
+    for raw in state.files[batch["input_file_id"]].splitlines():
+        line = json.loads(raw)
+        result = batch_result(state, line)
+        if result is None:
+            expired = {"code": "batch_expired", "message": "not run within the window"}
+            errors.append(
+                {
+                    "id": "batch_req_fake",
+                    "custom_id": line["custom_id"],
+                    "response": None,
+                    "error": expired,
+                }
+            )
+        elif result["response"]["status_code"] == 200:
+            output.append(result)
+        else:
+            errors.append(result)
+    for kind, lines in (("output_file_id", output), ("error_file_id", errors)):
+        if lines:
+            file_id = f"file-{kind[:-8]}-{batch['id']}"
+            state.files[file_id] = b"".join(json.dumps(x).encode() + b"\n" for x in lines)
+            batch[kind] = file_id
+    batch["status"] = "expired" if any(e["error"] for e in errors) else "completed"
+    batch["request_counts"] = {
+        "total": len(output) + len(errors),
+        "completed": len(output),
+        "failed": len(errors),
+    }
+
+
+def advance_batch(state: ServerState, batch: dict) -> None:
+    """One status step per retrieval: validating → in_progress → completed (or expired)."""
+    if batch["status"] == "validating" and state.fail_batches is not None:
+        error = {"code": "invalid_request", "message": state.fail_batches, "line": 1}
+        batch.update(status="failed", errors={"object": "list", "data": [error]})
+    elif batch["status"] == "validating":
+        batch["status"] = "in_progress"
+    elif batch["status"] == "in_progress" and not state.hold_batches:
+        run_batch(state, batch)
 
 
 def make_app(state: ServerState) -> web.Application:
@@ -186,10 +307,14 @@ def make_app(state: ServerState) -> web.Application:
             state.arrivals[content].append(time.monotonic())
             state.last_body[content] = body
             state.last_authorization[content] = request.headers.get("Authorization", "")
+            if state.serves is not None and body.get("model") not in state.serves:
+                error = {"error": {"message": f"The model `{body.get('model')}` does not exist."}}
+                return web.json_response(error, status=404)
             action = state.next_action(content, body)
             if state.latency_s:
                 await asyncio.sleep(state.latency_s)
             if action.kind in ("ok", "text"):
+                state.answered[content] += 1
                 return web.Response(
                     body=completion_body(content, body.get("model", "m"), action.text),
                     content_type=_JSON,
@@ -218,6 +343,22 @@ def make_app(state: ServerState) -> web.Application:
                 return web.Response(body=_MALFORMED, content_type=_JSON)
             if action.kind == "no_choices":
                 return web.Response(body=_NO_CHOICES, content_type=_JSON)
+            if action.kind == "length":
+                answer = completion_body(content, body.get("model", "m"), "echo: cut", "length")
+                return web.Response(body=answer, content_type=_JSON)
+            if action.kind == "drop":
+                assert request.transport is not None
+                request.transport.close()
+                return web.Response(status=500)
+            if action.kind == "truncated":
+                full = completion_body(content, body.get("model", "m"))
+                reply = web.StreamResponse(headers={"Content-Length": str(len(full))})
+                reply.content_type = _JSON
+                await reply.prepare(request)
+                await reply.write(full[: len(full) // 2])
+                assert request.transport is not None
+                request.transport.close()
+                return reply
             raise ValueError(f"unknown action {action}")
         finally:
             state.in_flight -= 1
@@ -231,9 +372,71 @@ def make_app(state: ServerState) -> web.Application:
             }
         )
 
+    async def models(_request: web.Request) -> web.Response:
+        state.model_requests += 1
+        if state.models is None:
+            return web.json_response({"error": {"message": "Not Found"}}, status=404)
+        return web.json_response({"object": "list", "data": state.models})
+
+    async def upload_file(request: web.Request) -> web.Response:
+        form = await request.post()
+        upload = form["file"]
+        content = upload.file.read()  # type: ignore[union-attr]
+        state.file_uploads += 1
+        file_id = f"file-{state.file_uploads}"
+        state.files[file_id] = content
+        return web.json_response(
+            {
+                "id": file_id,
+                "object": "file",
+                "bytes": len(content),
+                "created_at": int(time.time()),
+                "filename": upload.filename,  # type: ignore[union-attr]
+                "purpose": form["purpose"],
+                "status": "processed",
+            }
+        )
+
+    async def file_content(request: web.Request) -> web.Response:
+        file_id = request.match_info["file_id"]
+        if file_id not in state.files:
+            return web.json_response({"error": {"message": f"no file {file_id}"}}, status=404)
+        state.file_downloads[file_id] += 1
+        return web.Response(body=state.files[file_id], content_type="application/octet-stream")
+
+    async def create_batch(request: web.Request) -> web.Response:
+        body = await request.json()
+        if body.get("input_file_id") not in state.files:
+            return web.json_response({"error": {"message": "no such input file"}}, status=400)
+        state.batch_creations += 1
+        batch = {
+            "id": f"batch_{state.batch_creations}",
+            "object": "batch",
+            "endpoint": body["endpoint"],
+            "input_file_id": body["input_file_id"],
+            "completion_window": body["completion_window"],
+            "created_at": int(time.time()),
+            "status": "validating",
+            "metadata": body.get("metadata"),
+        }
+        state.batches[batch["id"]] = batch
+        return web.json_response(batch)
+
+    async def retrieve_batch(request: web.Request) -> web.Response:
+        batch = state.batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return web.json_response({"error": {"message": "no such batch"}}, status=404)
+        advance_batch(state, batch)
+        return web.json_response(batch)
+
     app = web.Application()
     app.router.add_post("/v1/chat/completions", chat_completions)
+    app.router.add_get("/v1/models", models)
     app.router.add_get("/stats", stats)
+    app.router.add_post("/v1/files", upload_file)
+    app.router.add_get("/v1/files/{file_id}/content", file_content)
+    app.router.add_post("/v1/batches", create_batch)
+    app.router.add_get("/v1/batches/{batch_id}", retrieve_batch)
     return app
 
 
@@ -245,6 +448,9 @@ class FakeOpenAIServer:
         fixed_answer: answer every request with this pre-encoded body, without parsing
             it or counting per content (benchmark mode).
         policy: what a request without a script gets (default: ``ok``).
+        models: the entries ``GET /v1/models`` lists (default :data:`DEFAULT_MODELS`;
+            None: no model list, 404).
+        serves: model names chat requests may ask for (None: any).
     """
 
     def __init__(
@@ -252,8 +458,13 @@ class FakeOpenAIServer:
         latency_s: float = 0.0,
         fixed_answer: bytes | None = None,
         policy: Policy | None = None,
+        models: list[dict] | str | None = "default",
+        serves: set[str] | None = None,
     ) -> None:
         self.state = ServerState(latency_s=latency_s, fixed_answer=fixed_answer, policy=policy)
+        if models != "default":
+            self.state.models = models  # type: ignore[assignment]
+        self.state.serves = serves
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
@@ -271,7 +482,19 @@ class FakeOpenAIServer:
         """Requests whose last message is ``content`` get these actions in turn, then ``ok``."""
         self.state.scripts[content] = deque(actions)
 
+    def stop_at_request(self, n: int) -> None:
+        """Stop when the ``n``-th chat request arrives (an endpoint that dies mid-build): the
+        requests in flight are still answered, later ones find the port closed."""
+
+        def policy(_body: dict) -> Action:
+            if self.state.total == n:
+                threading.Thread(target=self.stop).start()
+            return Action.ok()
+
+        self.state.policy = policy
+
     def start(self) -> FakeOpenAIServer:
+        """Serve in a background thread: on a free port, or again on the port it had."""
         started = threading.Event()
 
         def serve() -> None:
@@ -283,7 +506,7 @@ class FakeOpenAIServer:
                 make_app(self.state), access_log=None, shutdown_timeout=0.5
             )
             loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
+            site = web.TCPSite(self._runner, "127.0.0.1", self.port, backlog=1024)
             loop.run_until_complete(site.start())
             self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
             started.set()
@@ -301,6 +524,7 @@ class FakeOpenAIServer:
         if self._loop is not None and self._thread is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
+            self._loop = None  # stopped: a second stop does nothing, start serves again
 
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()

@@ -38,6 +38,7 @@ from pydantic import (
 
 from cseaug.errors import ConfigError
 from cseaug.hashing import json_sha256
+from cseaug.roots import check_root, work_dir
 from cseaug.secrets import is_secret_name, url_credentials_problem
 
 Method = Literal["sts", "nli", "ski", "osscse", "generate_cse"]
@@ -216,18 +217,135 @@ class VLLMEngineConfig(StrictModel):
     )
 
 
+class CircuitBreakerConfig(StrictModel):
+    """When to stop sending requests to an endpoint that fails most of them (docs/llm-backends.md)."""
+
+    window: int = Field(
+        32,
+        ge=1,
+        description="Finished requests (after their retries) the failure rate is taken over.",
+    )
+    failure_rate: float = Field(
+        0.8,
+        gt=0,
+        le=1,
+        description="Share of failed requests in the window that stops generation; the prompts "
+        "not yet sent are recorded as 'circuit_open' rejects and a rerun sends them.",
+    )
+
+
+OPENAI_MAX_TEMPERATURE = 2.0
+"""The highest temperature the OpenAI chat API (and servers that follow it) accepts."""
+
+
+class BatchAPIConfig(StrictModel):
+    """How backend ``openai-batch`` waits for the OpenAI Batch API (docs/llm-backends.md).
+
+    These settings change when answers come, never what is asked: they are not part of the
+    response cache key nor of the data fingerprint.
+    """
+
+    poll_interval_s: float = Field(
+        30.0, gt=0, description="Seconds before the first status check of a batch."
+    )
+    max_poll_interval_s: float = Field(
+        600.0,
+        gt=0,
+        description="Longest wait between status checks (each wait is 1.5x the last, up to this).",
+    )
+    max_wait_s: float = Field(
+        90_000.0,
+        gt=0,
+        description="Give up waiting after this long (default 25 h, past the 24 h window): the "
+        "build stops, the batch keeps running, and a rerun re-attaches to it.",
+    )
+    completion_window: Literal["24h"] = Field(
+        "24h", description="The batch's completion window (the API accepts only 24h)."
+    )
+
+
+class PriceConfig(StrictModel):
+    """USD per 1M tokens, for the dry run's cost estimate (``openai`` and ``openai-batch``).
+
+    Defaults: gpt-3.5-turbo-0125 (the shipped NGCSE configs' model) as published on
+    openai.com/api/pricing in 2024; not re-read since (no internet here): check them before
+    budgeting and set the prices of your model.
+    """
+
+    input_per_1m: float = Field(0.50, ge=0, description="USD per 1M prompt tokens.")
+    output_per_1m: float = Field(1.50, ge=0, description="USD per 1M completion tokens.")
+    batch_discount: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="Batch API price as a share of the online price (OpenAI: half price).",
+    )
+
+
+def base_url_problem(urls: list[str], setting: str = "llm.base_url") -> str | None:
+    """Why a list of endpoint URLs cannot be used, or None: each URL is checked like a single
+    ``base_url`` (no credentials), the list is not empty and names no endpoint twice.
+
+    Example:
+        >>> base_url_problem(["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"]) is None
+        True
+        >>> print(base_url_problem(["http://10.0.0.1:8000/v1", "http://10.0.0.1:8000/v1/"]))
+        llm.base_url names http://10.0.0.1:8000/v1/ twice: list each endpoint once
+    """
+    if not urls:
+        return f"{setting} is an empty list: give one URL or a list of several"
+    seen: set[str] = set()
+    for url in urls:
+        problem = url_credentials_problem(url, setting)
+        if problem:
+            return problem
+        if url.rstrip("/") in seen:
+            return f"{setting} names {url} twice: list each endpoint once"
+        seen.add(url.rstrip("/"))
+    return None
+
+
+class FailoverConfig(StrictModel):
+    """When a listed endpoint is taken out of service and tried again (docs/llm-backends.md)."""
+
+    failures: int = Field(
+        3,
+        ge=1,
+        description="Connection errors, timeouts or 5xx in a row that take an endpoint out.",
+    )
+    cooldown_s: float = Field(
+        5.0,
+        gt=0,
+        description="First time out of service; it doubles each time the endpoint fails "
+        "again when tried, and is reset by an answer.",
+    )
+    max_cooldown_s: float = Field(300.0, gt=0, description="Longest time out of service.")
+
+
 class LLMConfig(StrictModel):
     """Which LLM writes the views, and how requests are sent."""
 
-    backend: Literal["auto", "openai", "openai-compatible", "vllm", "transformers"] = Field(
+    backend: Literal[
+        "auto", "openai", "openai-compatible", "vllm", "transformers", "openai-batch"
+    ] = Field(
         description="'openai': api.openai.com; 'openai-compatible': any base_url (vllm serve, TGI, ...); "
+        "'openai-batch': the OpenAI Batch API (half price, answers within 24 h; same cache as 'openai'); "
         "'vllm': offline engine in this process; 'transformers': local Hugging Face chat model; "
         "'auto': 'vllm' when the vllm package is installed and a CUDA GPU is visible, else "
         "'transformers' (an explicit name is always used as given)."
     )
     model: str = Field(description="Model name (API) or Hugging Face id / local path.")
-    base_url: str | None = Field(
-        None, description="Endpoint for 'openai-compatible', e.g. http://127.0.0.1:8000/v1."
+    model_revision: str | None = Field(
+        None,
+        description="Your name for the weights behind 'model' (e.g. a commit or checkpoint tag); "
+        "part of the response cache key, so answers of other weights served under the same "
+        "name are never reused.",
+    )
+    base_url: str | list[str] | None = Field(
+        None,
+        description="Endpoint for 'openai-compatible', e.g. http://127.0.0.1:8000/v1, or a list "
+        "of endpoints serving the same model (one `vllm serve` per GPU or machine): requests are "
+        "balanced over them, `concurrency` in flight on each.",
     )
     api_key_env: str = Field(
         "OPENAI_API_KEY",
@@ -235,7 +353,15 @@ class LLMConfig(StrictModel):
         "never part of a config).",
     )
     concurrency: int = Field(
-        64, ge=1, le=4096, description="Requests in flight at once (HTTP backends)."
+        64,
+        ge=1,
+        le=4096,
+        description="Requests in flight at once (HTTP backends), on each endpoint of base_url.",
+    )
+    failover: FailoverConfig = Field(
+        default_factory=FailoverConfig,
+        description="Several endpoints: when one is taken out of service and tried again "
+        "(timing only, not part of any key).",
     )
     max_retries: int = Field(
         6, ge=0, description="Retries of a failed request (429, 5xx, timeouts, connection errors)."
@@ -269,14 +395,39 @@ class LLMConfig(StrictModel):
         default_factory=VLLMEngineConfig,
         description="'vllm': engine scheduling and memory (speed only, not part of any key).",
     )
+    circuit_breaker: CircuitBreakerConfig | None = Field(
+        default_factory=CircuitBreakerConfig,
+        description="HTTP backends: stop generation when the endpoints fail most requests; "
+        "null: never stop.",
+    )
+    batch: BatchAPIConfig = Field(
+        default_factory=BatchAPIConfig,
+        description="'openai-batch': polling and waiting (timing only, not part of any key).",
+    )
+    price: PriceConfig = Field(
+        default_factory=PriceConfig,
+        description="'openai', 'openai-batch': prices for the dry run's cost estimate.",
+    )
 
     @field_validator("base_url")
     @classmethod
-    def _no_credentials_in_url(cls, url: str | None) -> str | None:
-        problem = url_credentials_problem(url, "llm.base_url") if url else None
+    def _endpoints(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if value is None or value == "":
+            return value
+        urls = [value] if isinstance(value, str) else value
+        problem = base_url_problem(urls)
         if problem:
             raise ValueError(problem)
-        return url
+        return urls[0] if len(urls) == 1 else urls  # a list of one is that URL, in every way
+
+    @model_validator(mode="after")
+    def _one_endpoint_for_batches(self) -> LLMConfig:
+        if self.backend == "openai-batch" and isinstance(self.base_url, list):
+            raise ValueError(
+                f"backend 'openai-batch' submits to one endpoint: llm.base_url lists "
+                f"{len(self.base_url)}; give one URL (or use 'openai-compatible' for several)"
+            )
+        return self
 
     @field_validator("api_key_env")
     @classmethod
@@ -292,6 +443,12 @@ class LLMConfig(StrictModel):
     def _endpoint(self) -> LLMConfig:
         if self.backend == "openai-compatible" and not self.base_url:
             raise ValueError("llm.base_url is required for backend 'openai-compatible'")
+        http = self.backend in ("openai", "openai-compatible", "openai-batch")
+        if http and self.temperature is not None and self.temperature > OPENAI_MAX_TEMPERATURE:
+            raise ValueError(
+                f"llm.temperature {self.temperature} is above {OPENAI_MAX_TEMPERATURE:g}, which the "
+                "OpenAI chat API rejects (0 to 2)"
+            )
         return self
 
     def api_key(self) -> SecretStr | None:
@@ -535,7 +692,7 @@ class DiagnosticsConfig(StrictModel):
     )
     embedding_cache: bool = Field(
         True,
-        description="Keep embeddings on disk under <output.root>/cache/embeddings (sqlite, one file per "
+        description="Keep embeddings on disk under <work_dir>/cache/embeddings (sqlite, one file per "
         "encoder), keyed by a hash of the text, so reruns and repeated anchors are embedded once.",
     )
     cs_sample: int | None = Field(
@@ -624,7 +781,10 @@ class OutputConfig(StrictModel):
     """Where and how the version is published."""
 
     root: str = Field(
-        "storage", description="Output root; datasets go to <root>/datasets/<name>/<version>."
+        "storage",
+        description="Output root; datasets go to <root>/datasets/<name>/<version>. A local "
+        "directory or an fsspec URI (s3://bucket/prefix with cseaug[s3], gs://..., memory://...); "
+        "endpoint and credentials of a URI come from the environment (docs/deployment.md).",
     )
     dataset_name: str | None = Field(
         None, description="Dataset name; defaults to the config's name."
@@ -642,6 +802,50 @@ class OutputConfig(StrictModel):
         description="Exports written beside the version after publishing: a format name, or "
         "{format, layout}.",
     )
+    force_new_version: bool = Field(
+        False,
+        description="Publish a new version even when its data fingerprint equals the latest "
+        "version's (by default such a rebuild publishes nothing and reports that version).",
+    )
+
+    @field_validator("root")
+    @classmethod
+    def _known_storage(cls, root: str) -> str:
+        try:
+            return check_root(root)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+
+
+class RunnerConfig(StrictModel):
+    """Where the shards of a build run: this process, or Prefect's Dask or Ray task runner
+    (docs/scaling.md, "Running on Dask or Ray"). ``runner: dask`` alone is short for
+    ``runner: {kind: dask}``: a local cluster of ``workers`` processes."""
+
+    kind: Literal["local", "dask", "ray"] = Field(
+        "local",
+        description="local: every shard in the flow's process, one after another; dask / ray: "
+        "each shard a Prefect task on a Dask or Ray cluster (extras 'dask', 'ray').",
+    )
+    address: str | None = Field(
+        None,
+        description="Address of an existing cluster (Dask scheduler tcp://host:8786, Ray "
+        "ray://host:10001); None: a local cluster started for the build.",
+    )
+    workers: int = Field(
+        2, ge=1, description="Worker processes of the local cluster (not used with an address)."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_alone(cls, value: Any) -> Any:
+        return {"kind": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _address_needs_a_cluster(self) -> RunnerConfig:
+        if self.address and self.kind == "local":
+            raise ValueError("execution.runner.address needs kind dask or ray")
+        return self
 
 
 class ExecutionConfig(StrictModel):
@@ -652,7 +856,18 @@ class ExecutionConfig(StrictModel):
     )
     dry_run: bool = Field(False, description="Count requests and tokens, publish nothing.")
     cache_path: str | None = Field(
-        None, description="LLM response cache; default <output.root>/cache/llm.sqlite."
+        None, description="LLM response cache; default <work_dir>/cache/llm.sqlite."
+    )
+    work_dir: str | None = Field(
+        None,
+        description="Local directory for the run store, the LLM and embedding caches, staging "
+        "and local copies of versions; default output.root when it is local, else "
+        "$XDG_CACHE_HOME/cseaug/roots/<protocol>/<path> (an object store holds no SQLite).",
+    )
+    runner: RunnerConfig = Field(
+        default_factory=RunnerConfig,
+        description="Where the shards run: local, dask or ray (a local cluster, or the one at "
+        "runner.address).",
     )
 
 
@@ -696,6 +911,24 @@ class RunConfig(StrictModel):
                 )
         return self
 
+    @model_validator(mode="after")
+    def _runner_fits_the_build(self) -> RunConfig:
+        runner = self.execution.runner
+        uses_llm = self.method in LLM_METHODS and self.llm is not None
+        if runner.kind != "local" and uses_llm and self.llm.backend == "vllm":
+            raise ValueError(
+                f"execution.runner {runner.kind} would start one vLLM engine per worker and shard; "
+                "serve the model with `vllm serve` and use llm.backend openai-compatible, or "
+                "runner local"
+            )
+        if runner.address and uses_llm and self.execution.cache_path is None:
+            raise ValueError(
+                "execution.runner.address: the workers of a remote cluster share output.root, "
+                "and the LLM cache (SQLite) must not sit on a network file system; set "
+                "execution.cache_path to a path on each machine's local disk"
+            )
+        return self
+
     @property
     def dataset_name(self) -> str:
         return self.output.dataset_name or self.name
@@ -708,8 +941,13 @@ class RunConfig(StrictModel):
         return HELDOUT_FRACTIONS.get(self.method, 0.0)
 
     @property
+    def work_dir(self) -> Path:
+        """The local directory of the run store and caches (:func:`cseaug.roots.work_dir`)."""
+        return work_dir(self.output.root, self.execution.work_dir)
+
+    @property
     def cache_path(self) -> Path:
-        return Path(self.execution.cache_path or Path(self.output.root) / "cache" / "llm.sqlite")
+        return Path(self.execution.cache_path or self.work_dir / "cache" / "llm.sqlite")
 
 
 def redacted(data: Any) -> Any:
@@ -752,12 +990,18 @@ def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
 
 def config_fingerprint(cfg: RunConfig) -> str:
     """sha256 of everything in the config that changes the data (not ``execution``, ``output.root``
-    nor the vLLM engine's scheduling settings ``llm.vllm``)."""
+    nor the vLLM engine's scheduling settings ``llm.vllm``, the Batch API's polling
+    ``llm.batch``, the prices ``llm.price`` or the endpoints' failover timing ``llm.failover``)."""
     data = cfg.model_dump(mode="json", exclude={"execution"})
     if data["llm"] is not None:
         data["llm"].pop("vllm")  # engine scheduling: how fast, not what is asked
+        data["llm"].pop("circuit_breaker")  # when to stop sending, not what is asked
+        data["llm"].pop("batch")  # Batch API polling: when answers come, not what is asked
+        data["llm"].pop("price")  # the dry run's cost estimate
+        data["llm"].pop("failover")  # when an endpoint is tried again, not what is asked
     data["output"].pop("root", None)
     data["output"].pop("exports", None)
+    data["output"].pop("force_new_version", None)
     # the share actually held out, so an unset fraction and its explicit default agree
     data["output"]["heldout_fraction"] = cfg.heldout_fraction
     data["diagnostics"] = _data_changing_diagnostics(cfg.diagnostics)

@@ -4,6 +4,8 @@ The generated rows, the demoted and ``other`` rows and every reject stream from 
 store into :func:`cseaug.dataset.staging.publish_version` (diagnostics are written into the
 staging directory before the atomic rename); the configured exports are written from
 the published version. The steps are not needed here, so publishing loads no model.
+On an object store (``output.root`` a URI) the exports are written beside the version's
+local copy in the work directory and uploaded to ``<root>/exports/<name>/<version>/``.
 
 Example:
     >>> from cseaug.build.run import BuildRun
@@ -26,11 +28,14 @@ from cseaug import wallclock
 from cseaug.build.plan import CORPUS
 from cseaug.build.run import BuildRun, read_plan
 from cseaug.build.shard import DEMOTED, VIEWS, ShardOutcome
+from cseaug.dataset.commit_remote import upload_exports
 from cseaug.dataset.manifest import build_manifest
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.dataset.shards import RunStore
 from cseaug.dataset.staging import publish_version
 from cseaug.errors import InputError
+from cseaug.llm.cache import build_spending
+from cseaug.roots import is_uri
 from cseaug.step import summed_usage
 
 DIAGNOSTICS = "diagnostics"
@@ -43,6 +48,7 @@ class BuildSummary:
     dataset: str
     version: str
     version_dir: Path
+    """The version's directory (on an object store: its local copy; see ``location``)."""
     rows: int
     aigen: int
     other: int
@@ -52,12 +58,28 @@ class BuildSummary:
     seconds: float
     exports: list[str]
     diagnostics_dir: str | None = None
+    reused_version: str | None = None
+    """``name/vNNNN`` when the build's data equal the latest version's and nothing new was
+    published (``output.force_new_version`` publishes anyway)."""
+    location: str = ""
+    """Where the version is published: its directory, or its URI on an object store."""
     timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def message(self) -> str:
+        """One line: what was published, or which version already holds the data."""
+        if self.reused_version:
+            return (
+                f"unchanged: {self.reused_version} already holds this data; nothing new "
+                "published (--force-new-version publishes anyway)"
+            )
+        return f"published {self.location or self.version_dir} ({self.rows} rows, {self.rejects} rejects)"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able (what the Prefect task returns)."""
         out = asdict(self)
         out["version_dir"] = str(self.version_dir)
+        out["message"] = self.message
         return out
 
 
@@ -95,13 +117,15 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         )
     stage_info = plan["stage"]
     usage = summed_usage([o.usage for o in outcomes])
+    spent = build_spending(cfg.cache_path, store.path.name) if cfg.llm is not None else {}
     manifest = build_manifest(
         cfg,
         inputs={"corpus": {"name": plan["corpus"]["name"], "files": plan["corpus"]["sha256"]}},
         prompts=stage_info.get("prompts", ()),
         example_set=stage_info.get("example_set"),
         model=stage_info.get("model"),
-        token_usage=usage,
+        # this run's requests; the whole build's, over every attempt, from the cache's records
+        token_usage={"this_run": usage, "build": spent},
         timings={},  # filled in once the data files are sealed (diagnostics are timed too)
         extra={
             "corpus_stats": plan["corpus"]["stats"],
@@ -123,12 +147,16 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
                 staging / DIAGNOSTICS,
                 cfg.diagnostics,
                 encoder=run.diagnostics_encoder(),
-                cache_dir=Path(cfg.output.root) / "cache" / "embeddings",
+                cache_dir=cfg.work_dir / "cache" / "embeddings",
                 title=cfg.dataset_name,
             )
             phases["diagnostics"] = round(time.perf_counter() - sealed, 3)
         # the manifest is committed after this call: its timings say where the build's time went
-        manifest["timings"] = wallclock.build_timings(wallclock.take(), phases, time.time())
+        manifest["timings"] = {
+            **wallclock.build_timings(wallclock.take(), phases, time.time()),
+            # generation over every attempt of the build (a rerun's generate is this run's)
+            "generate_build": spent.get("generate_seconds", 0.0),
+        }
 
     published = publish_version(
         _rows(store),
@@ -139,11 +167,16 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         heldout_fraction=cfg.heldout_fraction,
         rows_per_file=cfg.output.rows_per_file,
         before_publish=diagnostics,
+        reuse_unchanged=not cfg.output.force_new_version,
+        local_dir=cfg.work_dir,
     )
+    local_root = cfg.work_dir if is_uri(cfg.output.root) else cfg.output.root
     exports = [
         str(r.path)
-        for r in write_configured_exports(published.path, cfg.output.exports, cfg.output.root)
+        for r in write_configured_exports(published.path, cfg.output.exports, local_root)
     ]
+    if is_uri(cfg.output.root) and exports:
+        exports = upload_exports(cfg.output.root, published.path)
     counts = published.manifest["counts"]
     return BuildSummary(
         dataset=published.name,
@@ -164,5 +197,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         ),
         exports=exports,
         diagnostics_dir=str(published.path / DIAGNOSTICS) if cfg.diagnostics.enabled else None,
+        reused_version=f"{published.name}/{published.version}" if published.reused else None,
+        location=published.location,
         timings=dict(published.manifest.get("timings", {})),
     )

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cseaug.config import RunConfig, config_fingerprint
+from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.dataset.shards import RunStore
 from cseaug.errors import InputError
 from cseaug.step import Step, close_all, summed_usage
@@ -66,7 +67,8 @@ class BuildRun:
 
     Args:
         cfg: the run config.
-        store: the run store; default ``<output.root>/runs/<dataset>-<fingerprint>``.
+        store: the run store; default ``<work_dir>/runs/<dataset>-<fingerprint>`` (the work
+            directory is ``output.root`` when it is local, :attr:`RunConfig.work_dir`).
 
     Attributes:
         plan_path: where the plan is (or will be) written, in the run store.
@@ -74,7 +76,8 @@ class BuildRun:
 
     def __init__(self, cfg: RunConfig, store: RunStore | None = None) -> None:
         self.cfg = cfg
-        self.store = store or RunStore(cfg.output.root, run_id(cfg))
+        refuse_dataset_path(cfg.output.root, None, "output.root")
+        self.store = store or RunStore(cfg.work_dir, run_id(cfg))
         self.plan_path = str(self.store.path / PLAN_FILE)
         self._owned: list[Step] = []
         self._stage: Step | None = None
@@ -93,7 +96,7 @@ class BuildRun:
         """
         plan = read_plan(plan_path)
         cfg = RunConfig.model_validate(plan["config"])
-        return cls(cfg, RunStore(cfg.output.root, plan["run_id"]))
+        return cls(cfg, RunStore(cfg.work_dir, plan["run_id"]))
 
     def __enter__(self) -> BuildRun:
         return self
@@ -171,13 +174,13 @@ class BuildRun:
         diag = self.cfg.diagnostics
         # Each step is owned as soon as it exists: a later one that fails to load leaves
         # the earlier ones to close().
-        stage = self._own(make_stage(self.cfg))
+        stage = self._own(make_stage(self.cfg, spent_by=self.store.path.name))
         if diag.remove_contaminated and diag.eval_data_dir:
             self._contamination = self._own(
                 ContaminationFilter.from_dir(diag.eval_data_dir, diag.contamination_fields)
             )
         if diag.pattern_filter != "off":
-            cache = Path(self.cfg.output.root) / "cache" / "embeddings"
+            cache = self.cfg.work_dir / "cache" / "embeddings"
             self._pattern_order = self._own(PatternOrderFilter.from_config(diag, cache))
         self._mer = self._own(MERStep())
         self._stage = stage
@@ -234,3 +237,9 @@ class OpenRuns:
     def __contains__(self, plan_path: str) -> bool:
         with self._lock:
             return plan_path in self._runs
+
+    def __reduce__(self) -> tuple[type[OpenRuns], tuple[()]]:
+        """A copy in another process is empty: runs, their models and connections stay in the
+        process that opened them (a Dask or Ray worker gets Prefect tasks pickled by value,
+        with the globals they use)."""
+        return OpenRuns, ()

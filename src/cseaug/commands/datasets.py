@@ -1,9 +1,11 @@
-"""``cseaug versions``, ``cseaug show`` and ``cseaug export``: list, describe and export versions.
+"""``cseaug versions``, ``show``, ``export`` and ``verify``: list, describe, export and check versions.
 
 Example:
     $ cseaug versions                      # every dataset under ./storage
     $ cseaug show wiki-sts                 # the latest version; wiki-sts/v0002 for another
     $ cseaug export wiki-sts --format ngcse --out wiki_sts.jsonl
+    $ cseaug verify wiki-sts/v0002         # every file against the manifest's sha256
+    $ cseaug versions --root s3://bucket/prefix   # a root on an object store (fsspec URI)
 """
 
 from __future__ import annotations
@@ -19,9 +21,15 @@ from rich.table import Table
 
 from cseaug.dataset import versions
 from cseaug.errors import InputError
+from cseaug.roots import default_work_dir, is_uri
 
 RootOption = Annotated[
-    Path, typer.Option("--root", help="Output root holding datasets/ (output.root of the config).")
+    str,
+    typer.Option(
+        "--root",
+        help="Output root holding datasets/ (output.root of the config): a directory or an "
+        "fsspec URI such as s3://bucket/prefix.",
+    ),
 ]
 RefArgument = Annotated[
     str, typer.Argument(help="NAME, NAME/latest, NAME/vNNNN, or a version directory.")
@@ -61,54 +69,100 @@ def _summary(manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+VERSION_COLUMNS = (
+    "name",
+    "version",
+    "created (UTC)",
+    "rows",
+    "aigen",
+    "rejects",
+    "method",
+    "fingerprint",
+)
+"""Columns of ``cseaug versions``."""
+
+
+def _version_rows(root: str, names: list[str], warn: Console) -> list[tuple[str, ...]]:
+    """One row per readable version; a stray or damaged entry is a warning line instead."""
+    rows = []
+    for dataset in names:
+        latest = versions.latest_version(root, dataset)
+        for stray in versions.stray_versions(root, dataset):
+            warn.print(
+                f"warning: {stray} is not a published version (no manifest.json, or a file "
+                "or symlink): skipped",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+        for version in versions.list_versions(root, dataset):
+            try:
+                info = _summary(versions.read_stored_manifest(root, dataset, version))
+            except InputError as exc:
+                warn.print(
+                    f"warning: {exc}: skipped", markup=False, highlight=False, soft_wrap=True
+                )
+                continue
+            rows.append(
+                (
+                    dataset,
+                    version + (" (latest)" if version == latest else ""),
+                    info["created"],
+                    str(info["rows"]),
+                    str(info["aigen"]),
+                    str(info["rejects"]),
+                    info["method"],
+                    info["fingerprint"],
+                )
+            )
+    return rows
+
+
 def versions_command(
     name: Annotated[
         str | None, typer.Argument(help="Only this dataset (default: every dataset).")
     ] = None,
-    root: RootOption = Path("storage"),
+    root: RootOption = "storage",
 ) -> None:
-    """List published dataset versions: name, version, created, rows, rejects, method, fingerprint."""
+    """List published dataset versions: name, version, created, rows, rejects, method, fingerprint.
+
+    On a terminal it prints a table; piped or redirected, tab-separated lines with a header
+    (nothing cut). Entries that are not versions are warnings on stderr.
+    """
     names = [versions.check_name(name)] if name else versions.list_datasets(root)
-    if name and not versions.list_versions(root, name):
+    if name and not versions.list_versions(root, name) and not versions.stray_versions(root, name):
         known = versions.list_datasets(root)
         raise InputError(
-            f"no dataset '{name}' under {versions.datasets_dir(root)}; "
+            f"no dataset '{name}' under {versions.datasets_location(root)}; "
             + (f"datasets there: {', '.join(known)}" if known else "there are no datasets yet")
         )
     console = Console()
     if not names:
-        console.print(f"no datasets under {versions.datasets_dir(root)}")
+        console.print(f"no datasets under {versions.datasets_location(root)}")
         return
-    table = Table(
-        "name", "version", "created (UTC)", "rows", "aigen", "rejects", "method", "fingerprint"
-    )
-    for dataset in names:
-        latest = versions.latest_version(root, dataset)
-        for version in versions.list_versions(root, dataset):
-            info = _summary(versions.read_manifest(versions.dataset_dir(root, dataset) / version))
-            table.add_row(
-                dataset,
-                version + (" (latest)" if version == latest else ""),
-                info["created"],
-                str(info["rows"]),
-                str(info["aigen"]),
-                str(info["rejects"]),
-                info["method"],
-                info["fingerprint"],
-            )
+    rows = _version_rows(root, names, Console(stderr=True))
+    if not console.is_terminal:
+        for row in [VERSION_COLUMNS, *rows]:
+            typer.echo("\t".join(row))
+        return
+    table = Table(*VERSION_COLUMNS)
+    for row in rows:
+        table.add_row(*row)
     console.print(table)
 
 
 def show_command(
     ref: RefArgument,
-    root: RootOption = Path("storage"),
+    root: RootOption = "storage",
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the whole manifest.json instead.")
     ] = False,
 ) -> None:
     """Describe one version: manifest summary, counts, rejects by reason, files."""
-    version_dir = versions.resolve(root, ref)
-    manifest = versions.read_manifest(version_dir)
+    from cseaug.dataset.manifest import describe_model, describe_usage
+    from cseaug.dataset.verify import verify_stored_version
+
+    manifest = versions.read_manifest(versions.resolve(root, ref))
     console = Console()
     if as_json:
         console.print_json(json.dumps(manifest))
@@ -116,12 +170,15 @@ def show_command(
     counts = manifest.get("counts", {})
     model = manifest.get("model") or {}
     code = manifest.get("code", {})
-    console.print(f"[bold]{manifest.get('dataset')}/{manifest.get('version')}[/]  {version_dir}")
+    report = verify_stored_version(root, ref)
+    console.print(
+        f"[bold]{manifest.get('dataset')}/{manifest.get('version')}[/]  {report.version_dir}"
+    )
     for label, value in (
         ("description", manifest.get("description") or "-"),
         ("created", manifest.get("created_at")),
         ("method", manifest.get("method")),
-        ("model", f"{model.get('model', '-')} ({model.get('backend', '-')})" if model else "-"),
+        ("model", describe_model(model)),
         (
             "fingerprints",
             ", ".join(f"{k} {str(v)[:16]}" for k, v in manifest.get("fingerprints", {}).items()),
@@ -132,7 +189,7 @@ def show_command(
         ),
         (
             "token usage",
-            ", ".join(f"{k} {v}" for k, v in (manifest.get("token_usage") or {}).items()) or "-",
+            describe_usage(manifest.get("token_usage")),
         ),
     ):
         console.print(f"  {label:<13} {value}")
@@ -147,10 +204,34 @@ def show_command(
             rejects.add_row(stage, reason, str(n))
     if rejects.row_count:
         console.print(rejects)
-    files = Table("file", "rows", "sha256", title="files")
+    state = {path: "changed" for path in report.changed} | {p: "missing" for p in report.missing}
+    files = Table("file", "rows", "sha256", "check", title="files")
     for entry in manifest.get("files", []):
-        files.add_row(entry["path"], str(entry["rows"]), entry["sha256"][:16])
+        rows = "-" if entry.get("rows") is None else str(entry["rows"])
+        files.add_row(entry["path"], rows, entry["sha256"][:16], state.get(entry["path"], "ok"))
+    listed = {entry["path"] for entry in manifest.get("files", [])}
+    for path, problem in state.items():  # recorded exports beside the version
+        if path not in listed:
+            files.add_row(path, "-", "-", problem)
+    for path in report.unlisted:
+        files.add_row(path, "-", "-", "not listed")
     console.print(files)
+    report.raise_if_wrong()
+
+
+def verify_command(ref: RefArgument, root: RootOption = "storage") -> None:
+    """Check every file of a version against the sha256 its manifest records, and find files
+    the manifest does not list; exit 2 naming each wrong file. On an object store each
+    object is hashed as it streams."""
+    from cseaug.dataset.verify import verify_stored_version
+
+    report = verify_stored_version(root, ref)
+    report.raise_if_wrong()
+    Console().print(
+        f"ok: {report.version_dir}: {report.checked} files match the sha256 of its manifest",
+        markup=False,
+        highlight=False,
+    )
 
 
 def export_command(
@@ -159,8 +240,9 @@ def export_command(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="File (hybrid: directory) to write (default: "
-            "<root>/exports/<name>/<version>/<format>[-<layout>]-<split>[-epoch<k>].<ext>)."
+            help="Local file (hybrid: directory) to write (default: "
+            "<root>/exports/<name>/<version>/<format>[-<layout>]-<split>[-epoch<k>].<ext>; "
+            "on an object store written in the work directory and uploaded there)."
         ),
     ] = None,
     split: Annotated[
@@ -180,25 +262,33 @@ def export_command(
             min=0, help="Generate-CSE: the positive is the view of this epoch (augmentations)."
         ),
     ] = None,
-    root: RootOption = Path("storage"),
+    root: RootOption = "storage",
 ) -> None:
     """Export a version for SimCSE (CSV), NGCSE (JSONL), sentence-transformers (Parquet) or as
     JSONL with every view."""
+    from cseaug.dataset.commit_remote import upload_exports
     from cseaug.dataset.export import default_export_path, export_version
+    from cseaug.dataset.protect import refuse_dataset_path
 
     version_dir = versions.resolve(root, ref)
+    upload = out is None and is_uri(root)
     if out is None:
         manifest = versions.read_manifest(version_dir)
         out = default_export_path(
-            root, manifest["dataset"], manifest["version"], fmt.value, split.value,
-            layout.value, epoch,
+            default_work_dir(root), manifest["dataset"], manifest["version"], fmt.value,
+            split.value, layout.value, epoch,
         )  # fmt: skip
+    refuse_dataset_path(out, root, "--out")
     result = export_version(
         version_dir, fmt.value, out, split=split.value, layout=layout.value, epoch=epoch
     )
+    written = str(result.path)
+    if upload:
+        uploaded = upload_exports(root, version_dir)
+        written = next(u for u in uploaded if u.endswith("/" + result.path.name))
     console = Console()
     console.print(
-        f"wrote {result.rows} rows to {result.path} ({result.format}, {result.layout}"
+        f"wrote {result.rows} rows to {written} ({result.format}, {result.layout}"
         + ("" if epoch is None else f", epoch {epoch}")
         + f", columns {', '.join(result.columns)})"
     )
@@ -207,7 +297,8 @@ def export_command(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``versions``, ``show`` and ``export`` to the ``cseaug`` app."""
+    """Add ``versions``, ``show``, ``export`` and ``verify`` to the ``cseaug`` app."""
     app.command("versions")(versions_command)
     app.command("show")(show_command)
     app.command("export")(export_command)
+    app.command("verify")(verify_command)

@@ -25,10 +25,19 @@ from rich.table import Table
 
 from cseaug.config import DiagnosticsConfig, apply_overrides, format_validation_error, load_config
 from cseaug.dataset import versions
+from cseaug.dataset.commit_remote import upload_tree
+from cseaug.dataset.protect import refuse_dataset_path
+from cseaug.dataset.verify import recorded_sha256, verify_version
 from cseaug.errors import ConfigError, InputError
+from cseaug.roots import default_work_dir, is_uri
 
 RootOption = Annotated[
-    Path, typer.Option("--root", help="Output root holding datasets/ (output.root of the config).")
+    str,
+    typer.Option(
+        "--root",
+        help="Output root holding datasets/ (output.root of the config): a directory or an "
+        "fsspec URI such as s3://bucket/prefix.",
+    ),
 ]
 SetOption = Annotated[
     list[str] | None,
@@ -60,7 +69,7 @@ def _labelled(value: str) -> tuple[str | None, str]:
     return None, value
 
 
-def _version_dir(root: Path, ref: str) -> Path:
+def _version_dir(root: str, ref: str) -> Path:
     """A version by reference, or any directory with ``data/*.parquet`` (e.g. a copy without manifest)."""
     as_path = Path(ref)
     if as_path.is_dir() and (as_path / "data").is_dir():
@@ -87,11 +96,13 @@ def diagnostics_config(
 
 def diagnose_command(
     ref: Annotated[str, typer.Argument(help="NAME, NAME/vNNNN, or a version directory.")],
-    root: RootOption = Path("storage"),
+    root: RootOption = "storage",
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", help="Output directory (default: <root>/diagnostics/<name>/<version>)."
+            "--out",
+            help="Output directory (default: <root>/diagnostics/<name>/<version>; on an object "
+            "store written in the work directory and uploaded there).",
         ),
     ] = None,
     config: Annotated[
@@ -120,6 +131,8 @@ def diagnose_command(
     from cseaug.diagnostics.version import write_diagnostics
 
     version_dir = _version_dir(root, ref)
+    if recorded_sha256(version_dir) is not None:  # a changed file fails here, before any work
+        verify_version(version_dir).raise_if_wrong()
     manifest = (
         versions.read_manifest(version_dir) if (version_dir / "manifest.json").is_file() else None
     )
@@ -130,12 +143,18 @@ def diagnose_command(
     overrides += ["embedding_cache=false"] if no_cache else []
     cfg, source = diagnostics_config(config, manifest, overrides)
     name, version = version_dir.parent.name, version_dir.name
-    target = out or root / "diagnostics" / name / version
+    work = default_work_dir(root)
+    upload = out is None and is_uri(root)
+    target = Path(out or work / "diagnostics" / name / version)
+    refuse_dataset_path(target, root, "--out")
     console = Console(stderr=True)
     console.print(f"diagnostics of {version_dir} with settings from {source} -> {target}")
     summary = write_diagnostics(
-        version_dir, target, cfg, cache_dir=root / "cache" / "embeddings", title=f"{name}/{version}"
+        version_dir, target, cfg, cache_dir=work / "cache" / "embeddings", title=f"{name}/{version}"
     )
+    where = f"{root}/diagnostics/{name}/{version}" if upload else str(target)
+    if upload:
+        upload_tree(root, target, f"diagnostics/{name}/{version}")
     table = Table(
         "view", "MER pairs", "MER median", "CS pairs", "CS median", title=f"{name}/{version}"
     )
@@ -149,7 +168,7 @@ def diagnose_command(
             "–" if cs["median"] is None else f"{cs['median']:.3f}",
         )
     Console().print(table)
-    Console().print(f"wrote {', '.join(summary.plots.values())} and summary.json to {target}")
+    Console().print(f"wrote {', '.join(summary.plots.values())} and summary.json to {where}")
 
 
 def compare_command(
@@ -175,7 +194,7 @@ def compare_command(
             help="FILE or LABEL=FILE, one sentence per line: its dropout, token-shuffle and token-cutoff views (repeatable).",
         ),
     ] = None,
-    root: RootOption = Path("storage"),
+    root: RootOption = "storage",
     max_pairs: Annotated[
         int, typer.Option("--max-pairs", help="Pairs per polarity and setting (seeded sample).")
     ] = 1000,
@@ -194,6 +213,7 @@ def compare_command(
     no_cache: NoCacheOption = False,
 ) -> None:
     """Draw NGCSE's Figure 7 grid: MER and CS densities of positive and negative pairs per setting."""
+    refuse_dataset_path(out, root, "--out")
     from cseaug.diagnostics import compare as fig7
     from cseaug.encoders.loading import encoder_from_config
 
@@ -221,7 +241,7 @@ def compare_command(
     cfg = DiagnosticsConfig(
         **({"encoder": encoder} if encoder else {}), embedding_cache=not no_cache
     )
-    model = encoder_from_config(cfg, cache_dir=root / "cache" / "embeddings")
+    model = encoder_from_config(cfg, cache_dir=default_work_dir(root) / "cache" / "embeddings")
     figure, summary = fig7.compare(
         settings, out, model, mer_bins=cfg.mer_bins, cs_bins=cfg.cs_bins, per_row=per_row
     )
@@ -251,6 +271,7 @@ def probe_splits_command(
     ] = WordsChoice.whitespace,
 ) -> None:
     """Split the STS sets into OssCSE's Cont. / Oppn. probes and print a table like its Table 2."""
+    refuse_dataset_path(out, None, "--out")
     from cseaug.diagnostics.probe_splits import probe_splits, table_markdown, write_probe_splits
 
     result = probe_splits(data_dir, min_median=min_median, max_median=max_median, words=words.value)

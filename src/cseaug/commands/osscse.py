@@ -31,6 +31,7 @@ from cseaug.config import (
     format_validation_error,
     load_config,
 )
+from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
@@ -110,6 +111,15 @@ def rejects_path(output: Path, rejects: Path | None) -> Path:
     )
 
 
+def check_outputs(output: Path, rejects: Path | None) -> None:
+    """Refuse result and rejects paths with a suffix no writer knows, or inside a published version."""
+    from cseaug.dataset.tables import check_table_path
+
+    check_table_path(output)
+    refuse_dataset_path(output, None, "--output")
+    refuse_dataset_path(rejects_path(output, rejects), None, "--rejects")
+
+
 def _counts_table(title: str, counts: dict[str, int], total: int) -> Table:
     table = Table(title=title)
     table.add_column("")
@@ -139,9 +149,10 @@ def negate_command(
 
     from cseaug.augment.negation import NegationStage, Negator
     from cseaug.build.mer import MERStep
-    from cseaug.dataset.tables import check_table_path, write_table
+    from cseaug.dataset.tables import write_table
 
-    check_table_path(output)
+    check_outputs(output, rejects)
+
     cfg = section(
         NegationConfig,
         "negation",
@@ -226,9 +237,10 @@ def backtranslate_command(
 
     from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
     from cseaug.build.mer import MERStep
-    from cseaug.dataset.tables import check_table_path, write_table
+    from cseaug.dataset.tables import write_table
 
-    check_table_path(output)
+    check_outputs(output, rejects)
+
     flags = {
         "mer_range": list(mer_range) if mer_range else None,
         "prefer": prefer,
@@ -316,10 +328,13 @@ def mer_command(
     import pyarrow as pa
 
     from cseaug.config import CorpusConfig
-    from cseaug.dataset.tables import write_table
+    from cseaug.dataset.tables import check_table_path, write_table
     from cseaug.metrics.mer import mer, mer_pairs
     from cseaug.readers.corpus import detect_format, open_corpus
 
+    if output is not None:
+        check_table_path(output)
+        refuse_dataset_path(output, None, "--output")
     console = Console()
     if pair is not None:
         console.print(f"{mer(*pair):.4f}")

@@ -38,9 +38,13 @@ def train_encoder_command(
         typer.Option("--set", "-s", help="Override a config value: key.path=value (repeatable)."),
     ] = None,
     root: Annotated[
-        Path,
-        typer.Option("--root", help="Output root holding datasets/ (output.root of the build)."),
-    ] = Path("storage"),
+        str,
+        typer.Option(
+            "--root",
+            help="Output root holding datasets/ (output.root of the build): a directory or an "
+            "fsspec URI such as s3://bucket/prefix.",
+        ),
+    ] = "storage",
     out: Annotated[
         Path | None,
         typer.Option(
@@ -49,6 +53,7 @@ def train_encoder_command(
     ] = None,
 ) -> None:
     """Train a sentence encoder on a published version (runs the Prefect flow train-sentence-encoder)."""
+    from cseaug.dataset.protect import refuse_dataset_path
     from cseaug.trainer.config import load_train_config
     from cseaug.trainer.evaluation import scores_table
 
@@ -56,6 +61,8 @@ def train_encoder_command(
     load_train_config(config, overrides)  # a bad value fails before Prefect starts
     refuse_secrets_in_overrides(overrides)
     version_dir = versions.resolve(root, version)  # an unknown version fails here too
+    if out is not None:
+        refuse_dataset_path(out, root, "--out")
     from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
 
     record = train_sentence_encoder(

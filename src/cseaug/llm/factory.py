@@ -9,6 +9,8 @@ loading the ``transformers`` model, creating the ``vllm`` engine. The build call
 ``backend: auto`` runs the model in this process on the fastest engine the machine has:
 ``vllm`` when the vllm package is installed and a CUDA GPU is visible, else
 ``transformers`` (:func:`resolve_backend`). An explicit backend is always used as given.
+``openai-batch`` sends the ``openai`` backend's requests through the OpenAI Batch API and
+records its batches in the response cache's database, so a resumed build re-attaches.
 The backend's ``name`` (part of every cache key) is the resolved one, never ``auto``.
 
 Example:
@@ -24,11 +26,13 @@ import importlib.util
 import logging
 from pathlib import Path
 
-from cseaug.config import AUTO, LLMConfig
+from cseaug.config import AUTO, CircuitBreakerConfig, LLMConfig
 from cseaug.devices import gpu_driver_present
 from cseaug.llm.base import LLMBackend
+from cseaug.llm.breaker import CircuitBreaker
 from cseaug.llm.cache import CachedBackend
 from cseaug.llm.openai_backend import OpenAIBackend
+from cseaug.llm.openai_batch_backend import OpenAIBatchBackend
 from cseaug.llm.sampling import sampling_from_config
 from cseaug.llm.transformers_backend import TransformersBackend
 from cseaug.llm.vllm_backend import VLLMBackend
@@ -65,12 +69,20 @@ def resolve_backend(name: str) -> str:
     return "transformers"
 
 
-def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
+def breaker_from_config(cfg: CircuitBreakerConfig | None) -> CircuitBreaker | None:
+    """The circuit breaker of ``llm.circuit_breaker`` (None: never stop)."""
+    return None if cfg is None else CircuitBreaker(cfg.window, cfg.failure_rate)
+
+
+def make_backend(
+    cfg: LLMConfig, cache_path: Path | None, spent_by: str | None = None
+) -> LLMBackend:
     """The backend of ``cfg``, behind the response cache at ``cache_path`` when one is given.
 
     Args:
         cfg: the ``llm`` section of a run config.
         cache_path: SQLite file of the response cache; None: no cache.
+        spent_by: who pays for the requests (a build's run id; the cache records it).
     """
     sampling = sampling_from_config(cfg)
     name = resolve_backend(cfg.backend)
@@ -87,6 +99,21 @@ def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
             concurrency=cfg.concurrency,
             max_retries=cfg.max_retries,
             request_timeout_s=cfg.request_timeout_s,
+            failover=cfg.failover,
+            breaker=breaker_from_config(cfg.circuit_breaker),
+            model_revision=cfg.model_revision,
+        )
+    elif name == "openai-batch":
+        backend = OpenAIBatchBackend(
+            cfg.model,
+            sampling,
+            ledger_path=cache_path,  # submitted batches are recorded beside the answers
+            base_url=cfg.base_url,
+            api_key_env=cfg.api_key_env,
+            batch=cfg.batch,
+            max_retries=cfg.max_retries,
+            request_timeout_s=cfg.request_timeout_s,
+            model_revision=cfg.model_revision,
         )
     elif name == "vllm":
         backend = VLLMBackend(
@@ -95,14 +122,24 @@ def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
             dtype=cfg.dtype,
             engine=cfg.vllm,
             engine_kwargs=cfg.engine_kwargs,
+            model_revision=cfg.model_revision,
         )
         if cache_path is not None:
             # LLM.chat answers a call only as a whole: the cache stores each call's answers
-            return CachedBackend(backend, cache_path, chunk_size=cfg.vllm.requests_per_call)
+            return CachedBackend(
+                backend, cache_path, chunk_size=cfg.vllm.requests_per_call, spent_by=spent_by
+            )
     elif name == "transformers":
         backend = TransformersBackend(
-            cfg.model, sampling, device=cfg.device, dtype=cfg.dtype, batch_size=cfg.batch_size
+            cfg.model,
+            sampling,
+            device=cfg.device,
+            dtype=cfg.dtype,
+            batch_size=cfg.batch_size,
+            model_revision=cfg.model_revision,
         )
     else:  # pragma: no cover - LLMConfig validates the name
         raise ValueError(f"unknown llm.backend {cfg.backend!r}")
-    return CachedBackend(backend, cache_path) if cache_path is not None else backend
+    if cache_path is None:
+        return backend
+    return CachedBackend(backend, cache_path, spent_by=spent_by)

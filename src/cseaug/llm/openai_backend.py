@@ -22,9 +22,19 @@ the backend: a server that echoes the key (``Incorrect API key provided: Bearer 
 cannot put it into the response cache, a reject or a log. A ``base_url`` with credentials
 in it is refused: the key belongs in the environment variable ``api_key_env``.
 
-Requests run on a pool of ``concurrency`` workers on one event loop. ``generate`` is
-synchronous: it runs the loop itself, or in a worker thread when called from inside a
-running loop (e.g. a Prefect task running in async code).
+``base_url`` may list several endpoints of the same model: each gets its own client and
+``concurrency`` requests in flight; :mod:`cseaug.llm.endpoints` places each attempt of a
+request and takes a failing endpoint out of service for a while.
+
+``check()`` probes the endpoints before any work (:mod:`cseaug.llm.probe`); what they report
+about the model is part of its cache identity (:mod:`cseaug.llm.identity`). Each failure is
+classified (:mod:`cseaug.llm.http_errors`: transient or permanent, "connection refused" named
+as such) and counted by the circuit breaker (:mod:`cseaug.llm.breaker`), which stops sending
+once most requests fail: requests not yet sent come back as ``circuit_open``.
+
+Requests run on a pool of ``concurrency`` workers per endpoint on one event loop.
+``generate`` is synchronous: it runs the loop itself, or in a worker thread when called
+from inside a running loop (e.g. a Prefect task running in async code).
 
 Example:
     >>> from cseaug.llm.base import ChatRequest
@@ -42,7 +52,7 @@ import json
 import os
 import random
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -50,11 +60,24 @@ import httpx2
 import openai
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
-from cseaug.errors import BackendError, ConfigError
-from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
+from cseaug.config import FailoverConfig
+from cseaug.errors import BackendError
+from cseaug.llm.base import (
+    CIRCUIT_OPEN,
+    PERMANENT,
+    TRANSIENT,
+    ChatRequest,
+    ChatResponse,
+    ProgressCallback,
+)
+from cseaug.llm.breaker import CircuitBreaker
+from cseaug.llm.endpoints import EndpointPool, PooledClient, endpoint_urls
+from cseaug.llm.http_errors import describe_error, failure_kind, is_retryable
+from cseaug.llm.identity import served_identity
+from cseaug.llm.probe import probe_endpoints
 from cseaug.llm.sampling import request_seed
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
-from cseaug.secrets import Scrubber, treat_as_secret, url_credentials_problem
+from cseaug.secrets import Scrubber, treat_as_secret
 
 MAX_RETRY_AFTER_S = 120.0
 """Longest ``Retry-After`` honoured; a server asking for more is retried after this long."""
@@ -132,41 +155,27 @@ def retry_delay(
     return random.uniform(0, min(max_s, initial_s * 2 ** (attempt - 1)))
 
 
-def is_retryable(exc: BaseException) -> bool:
-    """Timeouts, connection errors and HTTP 408, 429 and 5xx are worth retrying."""
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (408, 429) or exc.status_code >= 500
-    return False
-
-
-def describe_error(exc: BaseException) -> str:
-    """A one-line reason for a failed request (goes to rejects)."""
-    if isinstance(exc, openai.APIStatusError):
-        detail = exc.body.get("message") if isinstance(exc.body, dict) else None
-        return f"HTTP {exc.status_code}: {detail or exc.message}"
-    if isinstance(exc, openai.APITimeoutError):
-        return "request timed out"
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__
-        return f"connection error ({cause})" if cause else "connection error"
-    return f"{type(exc).__name__}: {exc}"
-
-
 def parse_completion(key: str, body: bytes) -> ChatResponse:
     """Turn the body of a chat completion into a response; anything else becomes an error.
 
+    A body that is not a chat completion (not JSON, cut short, no choices) is a transient
+    failure: a rerun asks again. An answer without text, or one cut at ``max_tokens``
+    (``finish_reason=length``: half a sentence), is a permanent one.
+
     Example:
-        >>> parse_completion("k", b'{"choices": [{"message": {"content": "Hi"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}')
-        ChatResponse(key='k', text='Hi', error=None, prompt_tokens=3, completion_tokens=1, cached=False)
+        >>> parse_completion("k", b'{"choices": [{"message": {"content": "Hi"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}').text
+        'Hi'
         >>> parse_completion("k", b'oops').error
         "malformed response body (not JSON): b'oops'"
     """
     try:
         data = json.loads(body)
     except ValueError:
-        return ChatResponse(key=key, error=f"malformed response body (not JSON): {body[:200]!r}")
+        return ChatResponse(
+            key=key,
+            error=f"malformed response body (not JSON): {body[:200]!r}",
+            failure=TRANSIENT,
+        )
     try:
         choice = data["choices"][0]
         text = choice["message"]["content"]
@@ -174,10 +183,19 @@ def parse_completion(key: str, body: bytes) -> ChatResponse:
         return ChatResponse(
             key=key,
             error=f"malformed response body (no choices[0].message.content): {body[:200]!r}",
+            failure=TRANSIENT,
         )
+    reason = choice.get("finish_reason") if isinstance(choice, dict) else None
     if not isinstance(text, str):
-        reason = choice.get("finish_reason") if isinstance(choice, dict) else None
-        return ChatResponse(key=key, error=f"answer has no text content (finish_reason={reason})")
+        return ChatResponse(
+            key=key, error=f"answer has no text content (finish_reason={reason})", failure=PERMANENT
+        )
+    if reason == "length":
+        return ChatResponse(
+            key=key,
+            error="answer cut at llm.max_tokens (finish_reason=length); raise llm.max_tokens",
+            failure=PERMANENT,
+        )
     usage = data.get("usage") or {}
     return ChatResponse(
         key=key,
@@ -208,14 +226,16 @@ class OpenAIBackend(StreamingBackend):
         model: model name as the server knows it.
         sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (None: server default).
         name: ``"openai"`` or ``"openai-compatible"`` (part of the cache key).
-        base_url: the endpoint, e.g. ``http://127.0.0.1:8000/v1``; default api.openai.com.
+        base_url: the endpoint, e.g. ``http://127.0.0.1:8000/v1``, or a list of endpoints
+            of the same model; default api.openai.com.
         api_key_env: environment variable holding the key, read when requests are sent.
-        concurrency: requests in flight at once, per :meth:`generate` call.
+        concurrency: requests in flight at once on each endpoint, per :meth:`generate` call.
         max_retries: retries of one request after a retryable failure.
         request_timeout_s: timeout of one HTTP request.
         retry_initial_s: first backoff; later ones double, up to ``retry_max_s``, each
             drawn uniformly below that bound (full jitter).
         retry_max_s: longest backoff without a ``Retry-After``.
+        failover: several endpoints: when one is taken out of service and tried again.
     """
 
     def __init__(
@@ -224,13 +244,16 @@ class OpenAIBackend(StreamingBackend):
         sampling: dict[str, Any],
         *,
         name: str = "openai",
-        base_url: str | None = None,
+        base_url: str | Sequence[str] | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         concurrency: int = 64,
         max_retries: int = 6,
         request_timeout_s: float = 120.0,
         retry_initial_s: float = 0.5,
         retry_max_s: float = 30.0,
+        failover: FailoverConfig | None = None,
+        breaker: CircuitBreaker | None = None,
+        model_revision: str | None = None,
     ) -> None:
         if name not in ("openai", "openai-compatible"):
             raise ValueError(
@@ -240,27 +263,49 @@ class OpenAIBackend(StreamingBackend):
             raise BackendError(
                 "backend 'openai-compatible' needs llm.base_url, e.g. http://127.0.0.1:8000/v1"
             )
-        problem = url_credentials_problem(base_url, "llm.base_url") if base_url else None
-        if problem:
-            raise ConfigError(problem)
+        base_urls = endpoint_urls(base_url, OPENAI_BASE_URL)
         treat_as_secret(api_key_env)
-        super().__init__(model, sampling)
+        super().__init__(model, sampling, model_revision)
         self.name = name
-        self.base_url = base_url or OPENAI_BASE_URL
+        self.base_urls = base_urls
+        self.base_url = base_urls[0]
+        self.endpoints = EndpointPool(base_urls, failover)
         self.api_key_env = api_key_env
         self.concurrency = concurrency
         self.max_retries = max_retries
         self.request_timeout_s = request_timeout_s
         self.retry_initial_s = retry_initial_s
         self.retry_max_s = retry_max_s
+        self.breaker = breaker
+        self._served: dict[str, Any] | None = None
 
     def check(self) -> None:
-        """Fail before any work when the API key is missing (backend ``openai`` only).
+        """Fail before any work when the API key is missing (backend ``openai``) or no
+        endpoint can answer for the model (:func:`~cseaug.llm.probe.probe_endpoints`).
 
         Raises:
-            BackendError: ``openai`` backend and the key's environment variable is unset.
+            BackendError: one line naming the URL and the cause (key unset, connection
+                refused, HTTP 401, model not served, ...).
         """
-        self._api_key()
+        self.served()
+
+    def served(self) -> dict[str, Any]:
+        """What the endpoints report about the model (probed once, on first use;
+        :func:`~cseaug.llm.probe.probe_endpoints`)."""
+        if self._served is None:
+            self._served = probe_endpoints(
+                self.base_urls,
+                self._api_key(),
+                self.model,
+                timeout_s=min(self.request_timeout_s, 30.0),
+                key_variable=self.api_key_env,
+            )
+        return self._served
+
+    def model_identity(self) -> dict[str, Any]:
+        """What the server reports about the model (:func:`~cseaug.llm.identity.served_identity`)."""
+        served = served_identity(self.served())
+        return {"served": served} if served else {}
 
     def _api_key(self) -> str:
         key = os.environ.get(self.api_key_env)
@@ -293,11 +338,11 @@ class OpenAIBackend(StreamingBackend):
         headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else None
         return retry_delay(headers, attempt, self.retry_initial_s, self.retry_max_s)
 
-    async def _post(self, client: openai.AsyncOpenAI, body: dict[str, Any]) -> httpx2.Response:
-        return await client.post("/chat/completions", body=body, cast_to=httpx2.Response)
+    async def _post(self, client: PooledClient, body: dict[str, Any]) -> httpx2.Response:
+        return await client.post("/chat/completions", body)
 
     async def _retry(
-        self, client: openai.AsyncOpenAI, body: dict[str, Any], first: BaseException
+        self, client: PooledClient, body: dict[str, Any], first: BaseException
     ) -> httpx2.Response:
         """Attempts 2 .. max_retries + 1 of a request whose first attempt failed with ``first``."""
         await asyncio.sleep(self._delay(first, 1))
@@ -315,7 +360,7 @@ class OpenAIBackend(StreamingBackend):
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
     async def _answer(
-        self, client: openai.AsyncOpenAI, request: ChatRequest, scrub: Scrubber
+        self, client: PooledClient, request: ChatRequest, scrub: Scrubber
     ) -> ChatResponse:
         response = await self._ask(client, request)
         # The server's words, answer or error, may hold the key it was sent.
@@ -325,7 +370,7 @@ class OpenAIBackend(StreamingBackend):
             response.error = scrub(response.error)
         return response
 
-    async def _ask(self, client: openai.AsyncOpenAI, request: ChatRequest) -> ChatResponse:
+    async def _ask(self, client: PooledClient, request: ChatRequest) -> ChatResponse:
         body = self._body(request)
         try:
             # the first attempt runs outside tenacity: its bookkeeping costs ~30 us a
@@ -333,10 +378,14 @@ class OpenAIBackend(StreamingBackend):
             raw = await self._post(client, body)
         except _CLIENT_ERRORS as exc:
             if not is_retryable(exc):
-                return ChatResponse(key=request.key, error=describe_error(exc))
+                return ChatResponse(
+                    key=request.key, error=describe_error(exc), failure=failure_kind(exc)
+                )
             if self.max_retries == 0:
                 return ChatResponse(
-                    key=request.key, error=f"{describe_error(exc)} (retries disabled)"
+                    key=request.key,
+                    error=f"{describe_error(exc)} (retries disabled)",
+                    failure=TRANSIENT,
                 )
             try:
                 raw = await self._retry(client, body, exc)
@@ -344,7 +393,7 @@ class OpenAIBackend(StreamingBackend):
                 reason = describe_error(final)
                 if is_retryable(final):
                     reason = f"{reason} (gave up after {self.max_retries + 1} attempts)"
-                return ChatResponse(key=request.key, error=reason)
+                return ChatResponse(key=request.key, error=reason, failure=failure_kind(final))
         return parse_completion(request.key, raw.content)
 
     async def _answer_all(
@@ -360,20 +409,35 @@ class OpenAIBackend(StreamingBackend):
             max_keepalive_connections=self.concurrency,
             keepalive_expiry=30.0,
         )
-        client = openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=self.base_url,
-            max_retries=0,
-            timeout=self.request_timeout_s,
-            http_client=openai.DefaultAioHttpClient(limits=limits, timeout=self.request_timeout_s),
-        )
+        clients = [
+            openai.AsyncOpenAI(
+                api_key=api_key,
+                base_url=url,
+                max_retries=0,
+                timeout=self.request_timeout_s,
+                http_client=openai.DefaultAioHttpClient(
+                    limits=limits, timeout=self.request_timeout_s
+                ),
+            )
+            for url in self.base_urls
+        ]
+        client = PooledClient(self.endpoints, clients, self.concurrency)
         scrub = Scrubber([api_key])
-        # one shared iterator, many workers: `concurrency` coroutines instead of one per request
+        # one shared iterator, many workers: `capacity` coroutines instead of one per request
         todo = iter(range(len(requests)))
+
+        breaker = self.breaker
 
         async def worker() -> None:
             for index in todo:
-                response = await self._answer(client, requests[index], scrub)
+                if breaker is not None and breaker.is_open:
+                    response = ChatResponse(
+                        key=requests[index].key, error=breaker.reason, failure=CIRCUIT_OPEN
+                    )
+                else:
+                    response = await self._answer(client, requests[index], scrub)
+                    if breaker is not None:
+                        breaker.record(not response.ok, response.error)
                 results[index] = response
                 if on_response is not None:
                     on_response(index, response)
@@ -381,7 +445,7 @@ class OpenAIBackend(StreamingBackend):
                     progress(1)
 
         try:
-            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(requests)))))
+            await asyncio.gather(*(worker() for _ in range(min(client.capacity, len(requests)))))
         finally:
             await client.close()
         return [r for r in results if r is not None]

@@ -27,6 +27,7 @@ from cseaug.encoders.minilm import MINILM_NAMES, minilm_location
 from cseaug.errors import ConfigError, require
 from cseaug.hashing import file_sha256
 from cseaug.progress import progress_enabled
+from cseaug.roots import default_work_dir
 from cseaug.trainer.card import write_training_record
 from cseaug.trainer.config import TrainConfig
 from cseaug.trainer.data import TrainingData, load_training_data
@@ -71,14 +72,19 @@ def resolve_precision(cfg: TrainConfig) -> tuple[str, str]:
 
 
 def default_model_dir(root: str | Path, version_dir: str | Path, objective: str) -> Path:
-    """``<root>/models/<dataset>-<version>-<objective>``, where a model goes unless told.
+    """``<root>/models/<dataset>-<version>-<objective>``, where a model goes unless told
+    (under the local work directory when ``root`` is an object-store URI, :mod:`cseaug.roots`).
 
     Example:
         >>> default_model_dir("storage", "storage/datasets/wiki-sts/v0002", "ngcse")
         PosixPath('storage/models/wiki-sts-v0002-ngcse')
     """
     version_dir = Path(version_dir)
-    return Path(root) / "models" / f"{version_dir.parent.name}-{version_dir.name}-{objective}"
+    return (
+        default_work_dir(root)
+        / "models"
+        / f"{version_dir.parent.name}-{version_dir.name}-{objective}"
+    )
 
 
 def model_location(name: str) -> tuple[str, bool]:

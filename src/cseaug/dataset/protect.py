@@ -1,0 +1,101 @@
+"""The one guard that keeps every writer but the publisher out of published versions.
+
+Only the publisher (:mod:`cseaug.dataset.staging`) writes under ``<root>/datasets/``.
+Every command that writes a path a user chose (``export --out``, ``diagnose``/``compare``/
+``probe-splits --out``, ``train-encoder --out``, ``negate``/``backtranslate``/``mer
+--output``, ``synonyms --output``, ``train-vaegpt --output-dir``, ``data fetch --dir``) and a
+build's ``output.root`` pass through :func:`refuse_dataset_path` before any work, so a
+typo cannot overwrite a data file or a manifest. File modes are no protection for root,
+which ignores them, hence this check (docs/security.md, "Immutability"). On an object
+store (a URI root) the same holds for URIs: nothing the project writes goes under
+``<root>/datasets/`` but the publisher's claimed, uncommitted prefixes.
+
+Example:
+    >>> refuse_dataset_path("storage/exports/wiki.csv", "storage")
+    PosixPath('storage/exports/wiki.csv')
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cseaug.dataset import versions
+from cseaug.errors import InputError
+from cseaug.roots import is_uri
+
+
+def published_version_of(path: str | Path) -> Path | None:
+    """The published version directory that holds ``path`` (or is it), or None.
+
+    Symlinks are resolved first: a link that points into a version counts as inside it.
+    """
+    resolved = Path(path).resolve()
+    for candidate in (resolved, *resolved.parents):
+        if (
+            versions.version_number(candidate.name) is not None
+            and (candidate / versions.MANIFEST_FILE).is_file()
+        ):
+            return candidate
+    return None
+
+
+def _uri_version(uri: str) -> str | None:
+    """The ``.../datasets/<name>/<vNNNN>`` prefix of a URI, or None (no listing needed: on an
+    object store a version's objects are never rewritten, committed or not)."""
+    parts = uri.rstrip("/").split("/")
+    for i in range(len(parts) - 2):
+        if parts[i] == "datasets" and versions.version_number(parts[i + 2]) is not None:
+            return "/".join(parts[: i + 3])
+    return None
+
+
+def _refuse_uri(uri: str, root: str | Path | None, what: str) -> str:
+    version = _uri_version(uri)
+    if version is not None:
+        raise InputError(
+            f"{what} {uri} is inside the published version {version}: published versions are "
+            "never changed; write somewhere else (e.g. under <root>/exports/)"
+        )
+    if root is not None and is_uri(root):
+        datasets = versions.datasets_location(root)
+        if uri.rstrip("/") == datasets or uri.startswith(datasets + "/"):
+            raise InputError(
+                f"{what} {uri} is inside {datasets}, which only the publisher writes; write "
+                "somewhere else (e.g. under <root>/exports/)"
+            )
+    return uri
+
+
+def refuse_dataset_path(
+    path: str | Path, root: str | Path | None = None, what: str = "output"
+) -> Path | str:
+    """Return ``path`` unless writing it could change a published dataset.
+
+    Args:
+        path: where a command is about to write (a file or a directory).
+        root: the output root whose ``datasets/`` belongs to the publisher alone; None
+            checks only for published versions around ``path``.
+        what: the option that named ``path``, for the message (``--out``, ``output.root``).
+
+    Raises:
+        InputError: ``path`` is inside ``<root>/datasets/`` or inside (or is) a published
+            version directory, wherever it lies; for a URI, inside ``<root>/datasets/``
+            of a URI root or inside any ``datasets/<name>/<vNNNN>`` prefix.
+    """
+    if is_uri(path):
+        return _refuse_uri(str(path), root, what)
+    version = published_version_of(path)
+    if version is not None:
+        raise InputError(
+            f"{what} {path} is inside the published version {version}: published versions are "
+            "never changed; write somewhere else (e.g. under <root>/exports/)"
+        )
+    if root is not None and not is_uri(root):
+        datasets = versions.datasets_dir(root).resolve()
+        resolved = Path(path).resolve()
+        if resolved == datasets or datasets in resolved.parents:
+            raise InputError(
+                f"{what} {path} is inside {versions.datasets_dir(root)}, which only the publisher "
+                "writes; write somewhere else (e.g. under <root>/exports/)"
+            )
+    return Path(path)
