@@ -80,3 +80,13 @@ def test_prefect_is_not_imported_before_main_sets_its_environment() -> None:
     probe = "import sys, cseaug.cli; print('prefect' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_main_marks_when_the_command_line_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The start of `cseaug` is the origin of the build's `startup` timing (issue 14)."""
+    from cseaug import wallclock
+
+    wallclock.take()
+    monkeypatch.setattr(cli, "app", lambda: None)
+    cli.main()
+    assert wallclock.CLI_STARTED in wallclock.take()

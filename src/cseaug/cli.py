@@ -22,6 +22,7 @@ from collections.abc import MutableMapping
 import typer
 from rich.console import Console
 
+from cseaug import wallclock
 from cseaug.errors import CseaugError
 from cseaug.secrets import install_log_scrubbing, scrub
 
@@ -78,6 +79,7 @@ def apply_prefect_defaults(environ: MutableMapping[str, str] = os.environ) -> No
 
 def main() -> None:
     """Entry point of the ``cseaug`` script."""
+    wallclock.mark(wallclock.CLI_STARTED)
     apply_prefect_defaults()
     install_log_scrubbing()
     console = Console(stderr=True)
