@@ -81,7 +81,7 @@ def overrides(args: argparse.Namespace, corpus: Path, root: Path, base_url: str)
         "sample.size": args.samples,
         "llm.backend": "openai-compatible",
         "llm.base_url": base_url,
-        "llm.model": "bench",
+        "llm.model": "fake",  # a name the loopback server lists (the build probes it)
         "llm.concurrency": args.concurrency,
         "output.root": str(root),
     }
