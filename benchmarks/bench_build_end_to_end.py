@@ -200,12 +200,14 @@ def main() -> None:
         requests = build_requests(settings)
         bare_loop(server.base_url, requests[: args.concurrency * 4], args.concurrency)  # warm-up
         before = bare_loop(server.base_url, requests, args.concurrency)
+        served = server.stats()["total"]
         build, _, memory = run_cli(settings, env)
+        sent = server.stats()["total"] - served  # the build's requests, not the bare loops'
         after = bare_loop(server.base_url, requests, args.concurrency)
         timings = latest_manifest(root)["timings"]
-        sent = server.stats()["total"]
+        served = server.stats()["total"]
         rebuild, rebuild_output, _ = run_cli(settings, env)
-        rebuild_sent = server.stats()["total"] - sent
+        rebuild_sent = server.stats()["total"] - served
     finally:
         server.stop()
         if prefect_server is not None:
