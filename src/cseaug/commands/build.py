@@ -1,8 +1,10 @@
 """``cseaug build``: build and publish a dataset version from a YAML config.
 
 The build runs as the Prefect flow ``build-hybrid-dataset`` so that every run shows in
-Prefect (an ephemeral local server when no ``PREFECT_API_URL`` is set). ``--dry-run`` only
-counts the requests and tokens the build would spend, and publishes nothing.
+Prefect (an ephemeral local server when no ``PREFECT_API_URL`` is set). Before either, the
+preflight (:mod:`cseaug.build.preflight`) checks everything the build needs and reports
+every problem at once. ``--dry-run`` runs the same checks, then counts the requests and
+tokens the build would spend, and publishes nothing.
 """
 
 from __future__ import annotations
@@ -91,6 +93,10 @@ def build(
     """Build a dataset version from a config (runs the Prefect flow build-hybrid-dataset)."""
     cfg = load_config(config, set_)
     refuse_secrets_in_overrides(set_)
+    from cseaug.build.preflight import check_before_build
+
+    # every problem at once, in seconds, before any server or flow starts
+    check_before_build(cfg, say=lambda note: console.print(f"note: {note}", highlight=False))
     if dry_run or cfg.execution.dry_run:
         from cseaug.build.dry_run import estimate_build
 
