@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import pytest
 
 from cseaug.commands.build import refuse_secrets_in_overrides
@@ -17,3 +22,82 @@ def test_an_override_holding_a_secret_is_refused_by_key(monkeypatch: pytest.Monk
     with pytest.raises(ConfigError, match=r"--set description=\.\.\.") as caught:
         refuse_secrets_in_overrides(["sample.size=500", f"description=built with {key}"])
     assert key not in str(caught.value) and "environment variable" in str(caught.value)
+
+
+def test_a_build_reports_every_problem_in_seconds_before_prefect_starts(tmp_path: Path) -> None:
+    """Proves 11.1: a real build (not a dry run) with a missing corpus and a missing API key
+    names both, one line each, without a traceback, in seconds; no Prefect server started
+    (no Prefect home was made) and nothing was written."""
+    from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment, run_cseaug
+
+    args = ["build", "--config", str(REPO / "configs" / "demo.yaml")]
+    for override in (
+        f"corpus.path={tmp_path / 'missing.txt'}",
+        "llm.backend=openai",
+        "llm.model=gpt-4o-mini",
+        "llm.api_key_env=CSEAUG_TEST_UNSET_KEY",
+        f"output.root={tmp_path / 'storage'}",
+    ):
+        args += ["--set", override]
+    started = time.perf_counter()
+    with RecordingProxy() as proxy:
+        done = run_cseaug(args, build_environment(tmp_path / "prefect-home", proxy), tmp_path, 120)
+    elapsed = time.perf_counter() - started
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[0] == "error: the build cannot start (2 problems):", done.stderr
+    assert "corpus file not found" in lines[1] and "CSEAUG_TEST_UNSET_KEY" in lines[2]
+    assert len(lines) == 3 and elapsed < 20
+    assert not (tmp_path / "prefect-home").exists() and not (tmp_path / "storage").exists()
+
+
+FULL_DISK_AT_FSYNC = """
+import errno, os, sys
+real_fsync, root = os.fsync, sys.argv.pop(1)
+
+def fsync(fd):
+    path = os.readlink(f"/proc/self/fd/{fd}")
+    if path.startswith(root):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+    real_fsync(fd)
+
+os.fsync = fsync
+from cseaug.cli import main
+main()
+"""
+"""``cseaug`` whose lowest-level write (``os.fsync``) fails under the given root as on a full disk."""
+
+
+@pytest.mark.prefect
+@pytest.mark.slow
+def test_a_full_disk_mid_build_is_one_line(tmp_path: Path) -> None:
+    """Proves 8.9: the disk fills up (ENOSPC) while the flow writes its first shard (every
+    ``os.fsync`` of a file under the storage root fails as the operating system would). The
+    user reads one line naming the file and what to do, exit status 2, and no traceback:
+    Prefect's console log leaves out the traceback of an expected failure."""
+    from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment
+
+    root = tmp_path / "storage"
+    args = ["build", "--config", str(REPO / "configs" / "demo.yaml")]
+    for override in (
+        f"corpus.path={REPO / 'examples' / 'demo_corpus.txt'}",
+        "llm.backend=openai-compatible",
+        "llm.base_url=http://127.0.0.1:9/v1",
+        "llm.model=m",
+        f"output.root={root}",
+    ):
+        args += ["--set", override]
+    with RecordingProxy() as proxy:
+        done = subprocess.run(
+            [sys.executable, "-c", FULL_DISK_AT_FSYNC, str(root), *args],
+            env=build_environment(tmp_path / "prefect-home", proxy),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr[-3000:]
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert "no space left on device" in line and str(root) in line

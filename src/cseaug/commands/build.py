@@ -9,6 +9,8 @@ tokens the build would spend, and publishes nothing.
 
 from __future__ import annotations
 
+import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cseaug.config import load_config, parse_override
-from cseaug.errors import ConfigError
+from cseaug.errors import ConfigError, CseaugError, expected_os_error
 from cseaug.secrets import holds_secret
 
 console = Console(stderr=True)
@@ -74,6 +76,42 @@ def refuse_secrets_in_overrides(overrides: list[str]) -> None:
             )
 
 
+def expected_failure(record: logging.LogRecord) -> bool:
+    """Whether ``record`` carries an expected failure: one the CLI prints in one line."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return exc is not None and (isinstance(exc, CseaugError) or expected_os_error(exc))
+
+
+class WithoutExpectedTraceback(logging.Formatter):
+    """A console formatter that leaves out the traceback of an expected failure (the CLI's
+    last line says what failed and what to do); every other record is formatted as before."""
+
+    def __init__(self, inner: logging.Formatter | None) -> None:
+        super().__init__()
+        self.inner = inner or logging.Formatter()
+
+    def format(self, record: logging.LogRecord) -> str:
+        if not expected_failure(record):
+            return self.inner.format(record)
+        saved = record.exc_info, record.exc_text
+        record.exc_info, record.exc_text = None, None
+        try:
+            return self.inner.format(record)
+        finally:
+            record.exc_info, record.exc_text = saved
+
+
+def quiet_expected_tracebacks() -> None:
+    """Prefect logs the traceback of every failed task and flow on the console; for an
+    expected failure, leave it out there (Prefect's own log store keeps it), unless
+    ``--debug`` (``CSEAUG_DEBUG``) asks for tracebacks."""
+    if os.environ.get("CSEAUG_DEBUG"):
+        return
+    for handler in logging.getLogger().handlers:
+        if not isinstance(handler.formatter, WithoutExpectedTraceback):
+            handler.setFormatter(WithoutExpectedTraceback(handler.formatter))
+
+
 def build(
     config: Path = typer.Option(
         ..., "--config", "-c", help="YAML run config, e.g. configs/wiki-sts.yaml."
@@ -104,6 +142,7 @@ def build(
         return
     from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
+    quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
     print_summary(build_hybrid_dataset(config=str(config), overrides=list(set_)))
 
 
