@@ -258,7 +258,7 @@ def test_exports_take_a_format_name_or_a_format_and_layout() -> None:
     )  # fmt: skip
     assert [(e.format, e.layout) for e in cfg.output.exports] == [
         ("ngcse", "auto"),
-        ("sentence_transformers", "hybrid"),
+        ("sentence-transformers", "hybrid"),
     ]
     with pytest.raises(ValueError, match="layout"):
         RunConfig.model_validate(
@@ -323,3 +323,12 @@ def test_the_publish_gate_setting_is_validated_and_not_fingerprinted() -> None:
     assert config_fingerprint(gated) == config_fingerprint(base)
     with pytest.raises(ConfigError, match=r"publish\.min_generated_share"):
         load_config(REPO / "configs" / "demo.yaml", ["publish.min_generated_share=1.5"])
+
+
+@pytest.mark.parametrize("spelling", ["sentence_transformers", "sentence-transformers"])
+def test_a_config_takes_either_spelling_of_sentence_transformers(spelling: str) -> None:
+    """Proves 11.6: the command line's ``sentence-transformers`` is accepted in a config too."""
+    cfg = load_config(REPO / "configs" / "demo.yaml", [f"output.exports=[{spelling}]"])
+    assert cfg.output.exports[0].format == "sentence-transformers"
+    with pytest.raises(ConfigError, match="unknown export format 'infersent'"):
+        load_config(REPO / "configs" / "demo.yaml", ["output.exports=[infersent]"])

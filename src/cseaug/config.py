@@ -622,12 +622,36 @@ for its RFD analysis (appendix, "Training Details"); OssCSE, SKICSE and VAEGPT-S
 every row (0 for every method not listed)."""
 
 
+EXPORT_FORMATS: tuple[str, ...] = ("simcse", "ngcse", "sentence-transformers", "jsonl")
+"""The export formats, in the one spelling :func:`normalize_export_format` returns."""
+
+
+def normalize_export_format(fmt: str) -> str:
+    """The one spelling of an export format: the config's ``sentence_transformers`` and the
+    command line's ``sentence-transformers`` are one format, in any case.
+
+    Raises:
+        ValueError: an unknown format, with the known ones.
+
+    Example:
+        >>> normalize_export_format("sentence_transformers"), normalize_export_format("SimCSE")
+        ('sentence-transformers', 'simcse')
+    """
+    value = fmt.strip().lower().replace("_", "-")
+    if value not in EXPORT_FORMATS:
+        raise ValueError(
+            f"unknown export format '{fmt}'; formats: {', '.join(EXPORT_FORMATS)} "
+            "(sentence_transformers is accepted too)"
+        )
+    return value
+
+
 class ExportConfig(StrictModel):
     """One export written after publishing (docs/dataset-contract.md, "Exports")."""
 
-    format: Literal["simcse", "ngcse", "sentence_transformers", "jsonl"] = Field(
-        description="simcse (CSV), ngcse (JSONL), sentence_transformers (Parquet) or jsonl "
-        "(every view of every row)."
+    format: str = Field(
+        description="simcse (CSV), ngcse (JSONL), sentence-transformers (Parquet; "
+        "sentence_transformers is the same) or jsonl (every view of every row)."
     )
     layout: Literal["auto", "pair", "triplet", "quadruplet", "hybrid"] = Field(
         "auto",
@@ -639,6 +663,11 @@ class ExportConfig(StrictModel):
     @classmethod
     def _format_name_alone(cls, value: Any) -> Any:
         return {"format": value} if isinstance(value, str) else value
+
+    @field_validator("format")
+    @classmethod
+    def _known_format(cls, fmt: str) -> str:
+        return normalize_export_format(fmt)
 
 
 class OutputConfig(StrictModel):

@@ -77,7 +77,7 @@ def gate_problem(count: GateCount, minimum: float, llm_method: bool) -> str | No
         >>> gate_problem(GateCount(10, 2), 0.5, llm_method=True) is None
         True
         >>> gate_problem(GateCount(10, 6, {"llm_error": 6}), 0.5, llm_method=True)
-        'generated views for 4 of 10 sampled anchors (40%), below publish.min_generated_share 50%; unfilled: llm_error 6'
+        'generated views for 4 of 10 sampled anchors (40%), below publish.min_generated_share 50%; their rejects: llm_error 6'
     """
     if minimum == 0 or count.attempted == 0:
         return None
@@ -87,7 +87,7 @@ def gate_problem(count: GateCount, minimum: float, llm_method: bool) -> str | No
     return (
         f"generated views for {count.generated:,} of {count.attempted:,} sampled anchors "
         f"({count.share:.0%}), below publish.min_generated_share {minimum:.0%}"
-        + (f"; unfilled: {reasons}" if reasons else "")
+        + (f"; their rejects: {reasons}" if reasons else "")
     )
 
 

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cseaug.dataset import versions
-from cseaug.dataset.export import default_export_path, export_version
+from cseaug.dataset.export import default_export_path, export_version, normalize_format
 from cseaug.errors import InputError
 
 RootOption = Annotated[
@@ -27,13 +27,6 @@ RootOption = Annotated[
 RefArgument = Annotated[
     str, typer.Argument(help="NAME, NAME/latest, NAME/vNNNN, or a version directory.")
 ]
-
-
-class ExportFormatChoice(str, Enum):
-    simcse = "simcse"
-    ngcse = "ngcse"
-    sentence_transformers = "sentence-transformers"
-    jsonl = "jsonl"
 
 
 class SplitChoice(str, Enum):
@@ -156,7 +149,14 @@ def show_command(
 
 def export_command(
     ref: RefArgument,
-    fmt: Annotated[ExportFormatChoice, typer.Option("--format", help="Trainer the file is for.")],
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="Trainer the file is for: simcse, ngcse, sentence-transformers (also spelled "
+            "sentence_transformers, as in configs) or jsonl.",
+        ),
+    ],
     out: Annotated[
         Path | None,
         typer.Option(
@@ -185,15 +185,16 @@ def export_command(
 ) -> None:
     """Export a version for SimCSE (CSV), NGCSE (JSONL), sentence-transformers (Parquet) or as
     JSONL with every view."""
+    fmt = normalize_format(fmt)  # either spelling, before any work
     version_dir = versions.resolve(root, ref)
     if out is None:
         manifest = versions.read_manifest(version_dir)
         out = default_export_path(
-            root, manifest["dataset"], manifest["version"], fmt.value, split.value,
+            root, manifest["dataset"], manifest["version"], fmt, split.value,
             layout.value, epoch,
         )  # fmt: skip
     result = export_version(
-        version_dir, fmt.value, out, split=split.value, layout=layout.value, epoch=epoch
+        version_dir, fmt, out, split=split.value, layout=layout.value, epoch=epoch
     )
     console = Console()
     console.print(
