@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +54,8 @@ from cseaug.readers.source import CorpusSource
 
 OTHER_BATCH_ROWS = 65_536
 """Largest batch :meth:`PreparedCorpus.other_batches` yields."""
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -167,6 +170,12 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
             f"no sentence of corpus {source.location} survives cleaning ({records_read} records; "
             f"rejected: {counts}); check corpus.text_column, min_chars and max_chars"
         )
+    if sample.size > sentences:
+        logger.warning(
+            "sample.size %s is larger than corpus %s: it holds %s sentences after cleaning and "
+            "deduplication, and all %s were taken",
+            f"{sample.size:,}", source.name, f"{sentences:,}", f"{sentences:,}",
+        )  # fmt: skip
     other_mask = unique.copy()
     other_mask[chosen] = False
     available_other = int(other_mask.sum())
