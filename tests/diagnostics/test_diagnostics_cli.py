@@ -45,6 +45,10 @@ def test_diagnose_writes_beside_the_version_with_manifest_settings(make_version,
     }
     assert summary["cs"]["rows"] == 1 and (out / "mer.png").is_file()
     assert "positive" in result.output
+    # the checks it computed are printed, not only stored in summary.json (issue 11, item 6)
+    assert "Pattern order (positive more similar than intermediate" in result.output
+    assert "MER 2 of 2 rows" in result.output
+    assert "Contamination check skipped" in result.output
     assert list((tmp_path / "cache" / "embeddings").glob("*.sqlite"))
 
     other = tmp_path / "elsewhere"

@@ -149,6 +149,8 @@ def diagnose_command(
             "–" if cs["median"] is None else f"{cs['median']:.3f}",
         )
     Console().print(table)
+    for line in summary.check_lines():  # pattern order, contamination
+        Console().print(line, highlight=False)
     Console().print(f"wrote {', '.join(summary.plots.values())} and summary.json to {target}")
 
 
