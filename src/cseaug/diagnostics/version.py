@@ -295,7 +295,12 @@ def write_diagnostics(
     plots: dict[str, str] = {}
     for metric in ("mer", "cs"):
         panels = [
-            Panel(view, metric, [Series(view, values[view][metric].histogram, VIEW_COLORS[view])])
+            Panel(
+                view,
+                metric,
+                [Series(view, values[view][metric].histogram, VIEW_COLORS[view])],
+                bands=cfg.bands.get(metric, ()),
+            )
             for view in views
             if values[view][metric].histogram.n
         ]
