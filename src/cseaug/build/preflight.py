@@ -122,8 +122,16 @@ def model_problems(cfg: RunConfig, say: Callable[[str], None]) -> list[str]:
         notice = go_offline_unless_reachable()
         if notice:
             say(notice)
-    problems = (model_problem(name, setting) for name, setting in models)
-    return [p for p in problems if p is not None]
+    problems = []
+    for name, setting in models:
+        problem = model_problem(name, setting)
+        if problem and setting == "llm.model":
+            from cseaug.llm.transformers_backend import ENDPOINT_HINT
+
+            problem += f". {ENDPOINT_HINT}"
+        if problem:
+            problems.append(problem)
+    return problems
 
 
 def checks_for(cfg: RunConfig) -> list[Check]:

@@ -134,7 +134,9 @@ def build(
     from cseaug.build.preflight import check_before_build
 
     # every problem at once, in seconds, before any server or flow starts
-    check_before_build(cfg, say=lambda note: console.print(f"note: {note}", highlight=False))
+    check_before_build(
+        cfg, say=lambda note: console.print(f"note: {note}", highlight=False, soft_wrap=True)
+    )
     if dry_run or cfg.execution.dry_run:
         from cseaug.build.dry_run import estimate_build
 
