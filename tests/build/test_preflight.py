@@ -130,3 +130,29 @@ def test_dry_run_of_generate_cse_names_a_missing_generator(tmp_path: Path) -> No
 def test_a_ready_config_passes(tmp_path: Path) -> None:
     cfg = load_config(DEMO, [*HTTP_LLM, f"output.root={tmp_path / 'storage'}"])
     assert preflight_problems(cfg) == []
+
+
+def test_a_sample_larger_than_the_corpus_warns_in_the_build_and_the_dry_run(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Proves 11.6: a build (its plan) and its dry run that ask for more sentences than the
+    corpus holds take them all and say how many; the OssCSE tools, which take every sentence
+    on purpose, stay quiet."""
+    from cseaug.build.dry_run import estimate_build
+    from cseaug.build.plan import plan_build
+    from cseaug.build.run import BuildRun
+    from cseaug.commands.osscse import read_sentences
+    from tests.fake_openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer() as server:
+        overrides = [*HTTP_LLM, f"llm.base_url={server.base_url}", "sample.size=10000"]
+        cfg = load_config(DEMO, [*overrides, f"output.root={tmp_path / 'storage'}"])
+        with caplog.at_level("WARNING", logger="cseaug.corpus.prepare"):
+            taken = estimate_build(cfg)["sample"]
+            with BuildRun(cfg) as run:
+                plan_build(run)
+            read_sentences(REPO / "examples" / "demo_corpus.txt", "text")
+    warnings = [r.getMessage() for r in caplog.records]
+    expected = f"sample.size 10,000 is larger than corpus demo: it holds {taken} sentences"
+    assert len(warnings) == 2 and all(w.startswith(expected) for w in warnings), warnings
+    assert warnings[0].endswith(f"and all {taken} were taken")

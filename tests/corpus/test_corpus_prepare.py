@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import subprocess
 import sys
@@ -256,22 +255,3 @@ def test_hostile_lines_follow_the_corpus_settings(tmp_path: Path) -> None:
     assert (rejected["duplicate"], rejected["special_token"], rejected["empty"]) == (1, 1, 1)
     lenient = prepare(path, size=2, invisible_characters="keep", special_tokens="keep")
     assert lenient.stats["sentences"] == 8 and lenient.stats["invisible_characters_removed"] == 0
-
-
-def test_a_sample_larger_than_the_corpus_warns_how_many_were_taken(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """Proves 11.6: asking for more sentences than the corpus holds takes them all and says so."""
-    corpus = CorpusConfig(
-        path=str(Path(__file__).resolve().parents[2] / "examples" / "demo_corpus.txt")
-    )
-    with caplog.at_level(logging.WARNING, logger="cseaug.corpus.prepare"):
-        prepared = prepare_corpus(corpus, SampleConfig(size=10_000, seed=1), method="sts")
-    taken = prepared.sample.num_rows
-    (record,) = [r for r in caplog.records if "sample.size" in r.getMessage()]
-    assert "sample.size 10,000 is larger than corpus demo_corpus" in record.getMessage()
-    assert f"all {taken} were taken" in record.getMessage()
-    with caplog.at_level(logging.WARNING, logger="cseaug.corpus.prepare"):
-        caplog.clear()
-        prepare_corpus(corpus, SampleConfig(size=5, seed=1), method="sts")
-    assert not caplog.records

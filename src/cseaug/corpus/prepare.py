@@ -170,12 +170,6 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
             f"no sentence of corpus {source.location} survives cleaning ({records_read} records; "
             f"rejected: {counts}); check corpus.text_column, min_chars and max_chars"
         )
-    if sample.size > sentences:
-        logger.warning(
-            "sample.size %s is larger than corpus %s: it holds %s sentences after cleaning and "
-            "deduplication, and all %s were taken",
-            f"{sample.size:,}", source.name, f"{sentences:,}", f"{sentences:,}",
-        )  # fmt: skip
     other_mask = unique.copy()
     other_mask[chosen] = False
     available_other = int(other_mask.sum())
@@ -213,6 +207,20 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
         _keys=keys,
         _other_mask=other_mask,
     )
+
+
+def warn_short_sample(prepared: PreparedCorpus) -> None:
+    """Log a warning when the build asked for more sentences than the corpus holds (all of
+    them were taken); a build's plan and its dry run call it, the OssCSE tools (which take
+    every sentence on purpose) do not."""
+    stats = prepared.stats
+    if stats["sample_requested"] > stats["sample_size"]:
+        logger.warning(
+            "sample.size %s is larger than corpus %s: it holds %s sentences after cleaning and "
+            "deduplication, and all %s were taken",
+            f"{stats['sample_requested']:,}", prepared.name, f"{stats['sentences']:,}",
+            f"{stats['sample_size']:,}",
+        )  # fmt: skip
 
 
 def _read_and_clean(
