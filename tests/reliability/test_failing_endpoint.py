@@ -55,3 +55,20 @@ def test_a_build_whose_endpoint_fails_every_request_publishes_nothing(tmp_path: 
     assert "nothing published" in line and "llm_error" in line
     assert "run the same command again" in line
     assert list_versions(root, "demo") == ["v0001"] and latest_version(root, "demo") == "v0001"
+
+
+def test_a_build_against_a_dead_endpoint_is_one_line_and_publishes_nothing(tmp_path: Path) -> None:
+    """Proves 8.9 for an unreachable endpoint (nothing listens on the port): whether the
+    preflight's endpoint check or the publish gate stops it, the user reads one `error:`
+    line, no traceback, exit status 2, and no version exists."""
+    root = tmp_path / "storage"
+    with RecordingProxy() as proxy:
+        args = ["build", "--config", str(DEMO)]
+        for override in overrides("http://127.0.0.1:9/v1", root, seed=1):
+            args += ["--set", override]
+        done = run_cseaug(args, build_environment(tmp_path / "prefect-home", proxy), tmp_path)
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output[-3000:]
+    assert "Traceback" not in output, output[-3000:]
+    assert len([line for line in done.stderr.splitlines() if line.startswith("error: ")]) == 1
+    assert list_versions(root, "demo") == []
