@@ -50,3 +50,8 @@ def test_a_model_missing_offline_is_named_with_the_fix(
     assert problem is not None and "huggingface-cli download facebook/wmt19-en-de" in problem
     assert model_problem("facebook/wmt19-en-de", "x", {}) is None  # online: it can be downloaded
     assert model_problem(str(tmp_path), "x", env) is None  # a local directory
+
+
+def test_a_cached_model_can_be_had_offline(cached_hub_model) -> None:
+    cached_hub_model("facebook/wmt19-en-de")
+    assert model_problem("facebook/wmt19-en-de", "x", {"HF_HUB_OFFLINE": "1"}) is None

@@ -93,13 +93,22 @@ def is_local_name(name: str) -> bool:
     return name.startswith(("/", ".", "~")) or name.count("/") > 1 or Path(name).exists()
 
 
-def in_hub_cache(name: str, filename: str = "config.json") -> bool:
-    """Whether the local Hugging Face cache holds ``filename`` of hub model ``name``."""
+def cached_file(name: str, filename: str = "config.json") -> str | None:
+    """The path of ``filename`` of hub model ``name`` in the local Hugging Face cache, or None.
+
+    The cache is ``HF_HUB_CACHE`` as set now (huggingface_hub reads it once, on import).
+    """
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:  # without huggingface_hub nothing can have been cached
-        return False
-    return isinstance(try_to_load_from_cache(name, filename), str)
+        return None
+    found = try_to_load_from_cache(name, filename, cache_dir=os.environ.get("HF_HUB_CACHE"))
+    return found if isinstance(found, str) else None
+
+
+def in_hub_cache(name: str, filename: str = "config.json") -> bool:
+    """Whether the local Hugging Face cache holds ``filename`` of hub model ``name``."""
+    return cached_file(name, filename) is not None
 
 
 def model_problem(

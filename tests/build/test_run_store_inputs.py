@@ -78,7 +78,9 @@ def test_each_changed_input_rebuilds_the_shards_and_an_unchanged_one_reuses_them
             assert first_shard_reused(cfg), what
 
 
-def test_a_changed_generator_or_translation_model_names_a_new_run_store(tmp_path: Path) -> None:
+def test_a_changed_generator_or_translation_model_names_a_new_run_store(
+    tmp_path: Path, cached_hub_model
+) -> None:
     """The models are identified by their files (local directories) or hub name and cached
     revision; replacing a checkpoint at the same path changes the run store."""
     corpus = tmp_path / "c.txt"
@@ -103,9 +105,12 @@ def test_a_changed_generator_or_translation_model_names_a_new_run_store(tmp_path
             "backtranslation": {"pivots": {"de": [str(forward), "facebook/wmt19-de-en"]}},
         }
     )
+    cached_hub_model("facebook/wmt19-de-en", revision="a" * 40)
     before = run_id(generate_cse), run_id(osscse)
     assert (run_id(generate_cse), run_id(osscse)) == before  # deterministic
     (generator / "model.safetensors").write_bytes(b"weights v2")
     (forward / "model.safetensors").write_bytes(b"weights v2")
     after = run_id(generate_cse), run_id(osscse)
     assert after[0] != before[0] and after[1] != before[1]
+    cached_hub_model("facebook/wmt19-de-en", revision="b" * 40)  # a newer download of the hub model
+    assert run_id(osscse) != after[1]

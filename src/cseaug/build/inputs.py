@@ -23,19 +23,15 @@ from typing import Any
 
 from cseaug.config import LLM_METHODS, PATTERN_METHODS, RunConfig
 from cseaug.hashing import path_sha256
-from cseaug.hub import is_local_name
+from cseaug.hub import cached_file, is_local_name
 
 NOT_CACHED = "not cached"
 
 
 def hub_revision(name: str) -> str:
     """The commit of hub model ``name`` in the local Hugging Face cache, or :data:`NOT_CACHED`."""
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:
-        return NOT_CACHED
-    found = try_to_load_from_cache(name, "config.json")
-    if not isinstance(found, str):
+    found = cached_file(name)
+    if found is None:
         return NOT_CACHED
     return Path(found).parent.name  # <cache>/models--org--name/snapshots/<commit>/config.json
 
