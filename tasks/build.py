@@ -51,9 +51,7 @@ def publish_build(plan_path: str, outcomes: list[ShardOutcome]) -> dict:
     """Assemble the hybrid dataset, publish it as an immutable version, write its exports."""
     with OPEN_RUNS.use(plan_path) as run:
         summary = publish_run(run, outcomes)
-    get_run_logger().info(
-        "published %s (%d rows, %d rejects)", summary.version_dir, summary.rows, summary.rejects
-    )
+    get_run_logger().info(summary.message)
     return summary.as_dict()
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,14 @@ from tests.canonical_rows import make_rows
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
+
+# Hugging Face libraries read their cache locations once, when first imported: set them
+# before any test imports `datasets` (nothing imported above does), so no test reads or
+# writes the user's ~/.cache/huggingface (tests/test_hf_cache_isolation.py checks it).
+HF_TEST_HOME = tempfile.mkdtemp(prefix="cseaug-tests-hf-")
+atexit.register(shutil.rmtree, HF_TEST_HOME, ignore_errors=True)
+os.environ["HF_HOME"] = HF_TEST_HOME
+os.environ["HF_DATASETS_CACHE"] = os.path.join(HF_TEST_HOME, "datasets")
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -126,9 +137,14 @@ def publish(tmp_path: Path, manifest: dict[str, Any]) -> Callable[..., Path]:
 
 @pytest.fixture
 def hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private datasets cache, so tests neither read nor litter the user's."""
+    """A datasets cache of this test alone (the suite's own, HF_TEST_HOME, is shared).
+
+    ``datasets`` read ``HF_DATASETS_CACHE`` when it was imported, so its config is patched
+    too; processes the test starts inherit the variable."""
+    datasets = pytest.importorskip("datasets")
     cache = tmp_path / "hf-cache"
     monkeypatch.setenv("HF_DATASETS_CACHE", str(cache))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     return cache
 

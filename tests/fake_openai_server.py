@@ -13,6 +13,16 @@ that does what a hostile input line tells it. Every request is counted per conte
 highest number of requests in flight at once is recorded, as are the last body and
 ``Authorization`` header received per content.
 
+It also speaks the Batch API: ``POST /v1/files`` (upload, purpose ``batch``),
+``GET /v1/files/{id}/content``, ``POST /v1/batches`` and ``GET /v1/batches/{id}``. A batch
+moves one status per retrieval, ``validating`` → ``in_progress`` → ``completed``, and stays
+``in_progress`` while ``state.hold_batches`` is set (a batch still running), and fails
+validation while ``state.fail_batches`` holds a message. On completion
+each line is answered by the same scripts and policy as a chat request; a line whose action
+is ``hang`` is never run: the batch ends ``expired`` with ``batch_expired`` in its error file.
+Batch creations, file uploads and downloads are counted (``batch_creations``,
+``file_uploads``, ``file_downloads``).
+
 The server runs in a background thread (``FakeOpenAIServer``) or, where the client
 itself is measured and must not share a CPU with the server, in a separate process
 (:func:`start_server_process`), whose counters are read from ``GET /stats``.
@@ -151,6 +161,13 @@ class ServerState:
     total: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+    files: dict[str, bytes] = field(default_factory=dict)
+    batches: dict[str, dict] = field(default_factory=dict)
+    hold_batches: bool = False
+    fail_batches: str | None = None
+    batch_creations: int = 0
+    file_uploads: int = 0
+    file_downloads: Counter[str] = field(default_factory=Counter)
 
     def next_action(self, content: str, body: dict) -> Action:
         queue = self.scripts.get(content)
@@ -164,6 +181,78 @@ _NO_CHOICES = json.dumps(
     {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "m", "choices": []}
 ).encode()
 _JSON = "application/json"
+
+
+def batch_result(state: ServerState, line: dict) -> dict | None:
+    """The output or error line of one batch input line; None: the line never ran (``hang``)."""
+    body = line["body"]
+    content = body["messages"][-1]["content"]
+    state.counts[content] += 1
+    state.last_body[content] = body
+    action = state.next_action(content, body)
+    if action.kind == "hang":
+        return None
+    if action.kind in ("ok", "text"):
+        answer = json.loads(completion_body(content, body.get("model", "m"), action.text))
+        response = {"status_code": 200, "request_id": "req-fake", "body": answer}
+    else:
+        error = {"message": f"scripted {action.kind} {action.status}", "type": "fake"}
+        response = {
+            "status_code": action.status,
+            "request_id": "req-fake",
+            "body": {"error": error},
+        }
+    return {
+        "id": "batch_req_fake",
+        "custom_id": line["custom_id"],
+        "response": response,
+        "error": None,
+    }
+
+
+def run_batch(state: ServerState, batch: dict) -> None:
+    """Answer every line of ``batch``'s input file; write its output and error files."""
+    output: list[dict] = []
+    errors: list[dict] = []
+    for raw in state.files[batch["input_file_id"]].splitlines():
+        line = json.loads(raw)
+        result = batch_result(state, line)
+        if result is None:
+            expired = {"code": "batch_expired", "message": "not run within the window"}
+            errors.append(
+                {
+                    "id": "batch_req_fake",
+                    "custom_id": line["custom_id"],
+                    "response": None,
+                    "error": expired,
+                }
+            )
+        elif result["response"]["status_code"] == 200:
+            output.append(result)
+        else:
+            errors.append(result)
+    for kind, lines in (("output_file_id", output), ("error_file_id", errors)):
+        if lines:
+            file_id = f"file-{kind[:-8]}-{batch['id']}"
+            state.files[file_id] = b"".join(json.dumps(x).encode() + b"\n" for x in lines)
+            batch[kind] = file_id
+    batch["status"] = "expired" if any(e["error"] for e in errors) else "completed"
+    batch["request_counts"] = {
+        "total": len(output) + len(errors),
+        "completed": len(output),
+        "failed": len(errors),
+    }
+
+
+def advance_batch(state: ServerState, batch: dict) -> None:
+    """One status step per retrieval: validating → in_progress → completed (or expired)."""
+    if batch["status"] == "validating" and state.fail_batches is not None:
+        error = {"code": "invalid_request", "message": state.fail_batches, "line": 1}
+        batch.update(status="failed", errors={"object": "list", "data": [error]})
+    elif batch["status"] == "validating":
+        batch["status"] = "in_progress"
+    elif batch["status"] == "in_progress" and not state.hold_batches:
+        run_batch(state, batch)
 
 
 def make_app(state: ServerState) -> web.Application:
@@ -231,9 +320,64 @@ def make_app(state: ServerState) -> web.Application:
             }
         )
 
+    async def upload_file(request: web.Request) -> web.Response:
+        form = await request.post()
+        upload = form["file"]
+        content = upload.file.read()  # type: ignore[union-attr]
+        state.file_uploads += 1
+        file_id = f"file-{state.file_uploads}"
+        state.files[file_id] = content
+        return web.json_response(
+            {
+                "id": file_id,
+                "object": "file",
+                "bytes": len(content),
+                "created_at": int(time.time()),
+                "filename": upload.filename,  # type: ignore[union-attr]
+                "purpose": form["purpose"],
+                "status": "processed",
+            }
+        )
+
+    async def file_content(request: web.Request) -> web.Response:
+        file_id = request.match_info["file_id"]
+        if file_id not in state.files:
+            return web.json_response({"error": {"message": f"no file {file_id}"}}, status=404)
+        state.file_downloads[file_id] += 1
+        return web.Response(body=state.files[file_id], content_type="application/octet-stream")
+
+    async def create_batch(request: web.Request) -> web.Response:
+        body = await request.json()
+        if body.get("input_file_id") not in state.files:
+            return web.json_response({"error": {"message": "no such input file"}}, status=400)
+        state.batch_creations += 1
+        batch = {
+            "id": f"batch_{state.batch_creations}",
+            "object": "batch",
+            "endpoint": body["endpoint"],
+            "input_file_id": body["input_file_id"],
+            "completion_window": body["completion_window"],
+            "created_at": int(time.time()),
+            "status": "validating",
+            "metadata": body.get("metadata"),
+        }
+        state.batches[batch["id"]] = batch
+        return web.json_response(batch)
+
+    async def retrieve_batch(request: web.Request) -> web.Response:
+        batch = state.batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return web.json_response({"error": {"message": "no such batch"}}, status=404)
+        advance_batch(state, batch)
+        return web.json_response(batch)
+
     app = web.Application()
     app.router.add_post("/v1/chat/completions", chat_completions)
     app.router.add_get("/stats", stats)
+    app.router.add_post("/v1/files", upload_file)
+    app.router.add_get("/v1/files/{file_id}/content", file_content)
+    app.router.add_post("/v1/batches", create_batch)
+    app.router.add_get("/v1/batches/{batch_id}", retrieve_batch)
     return app
 
 

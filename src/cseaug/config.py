@@ -256,11 +256,58 @@ class VLLMEngineConfig(StrictModel):
     )
 
 
+class BatchAPIConfig(StrictModel):
+    """How backend ``openai-batch`` waits for the OpenAI Batch API (docs/llm-backends.md).
+
+    These settings change when answers come, never what is asked: they are not part of the
+    response cache key nor of the data fingerprint.
+    """
+
+    poll_interval_s: float = Field(
+        30.0, gt=0, description="Seconds before the first status check of a batch."
+    )
+    max_poll_interval_s: float = Field(
+        600.0,
+        gt=0,
+        description="Longest wait between status checks (each wait is 1.5x the last, up to this).",
+    )
+    max_wait_s: float = Field(
+        90_000.0,
+        gt=0,
+        description="Give up waiting after this long (default 25 h, past the 24 h window): the "
+        "build stops, the batch keeps running, and a rerun re-attaches to it.",
+    )
+    completion_window: Literal["24h"] = Field(
+        "24h", description="The batch's completion window (the API accepts only 24h)."
+    )
+
+
+class PriceConfig(StrictModel):
+    """USD per 1M tokens, for the dry run's cost estimate (``openai`` and ``openai-batch``).
+
+    Defaults: gpt-3.5-turbo-0125 (the shipped NGCSE configs' model) as published on
+    openai.com/api/pricing in 2024; not re-read since (no internet here): check them before
+    budgeting and set the prices of your model.
+    """
+
+    input_per_1m: float = Field(0.50, ge=0, description="USD per 1M prompt tokens.")
+    output_per_1m: float = Field(1.50, ge=0, description="USD per 1M completion tokens.")
+    batch_discount: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="Batch API price as a share of the online price (OpenAI: half price).",
+    )
+
+
 class LLMConfig(StrictModel):
     """Which LLM writes the views, and how requests are sent."""
 
-    backend: Literal["auto", "openai", "openai-compatible", "vllm", "transformers"] = Field(
+    backend: Literal[
+        "auto", "openai", "openai-compatible", "vllm", "transformers", "openai-batch"
+    ] = Field(
         description="'openai': api.openai.com; 'openai-compatible': any base_url (vllm serve, TGI, ...); "
+        "'openai-batch': the OpenAI Batch API (half price, answers within 24 h; same cache as 'openai'); "
         "'vllm': offline engine in this process; 'transformers': local Hugging Face chat model; "
         "'auto': 'vllm' when the vllm package is installed and a CUDA GPU is visible, else "
         "'transformers' (an explicit name is always used as given)."
@@ -308,6 +355,14 @@ class LLMConfig(StrictModel):
     vllm: VLLMEngineConfig = Field(
         default_factory=VLLMEngineConfig,
         description="'vllm': engine scheduling and memory (speed only, not part of any key).",
+    )
+    batch: BatchAPIConfig = Field(
+        default_factory=BatchAPIConfig,
+        description="'openai-batch': polling and waiting (timing only, not part of any key).",
+    )
+    price: PriceConfig = Field(
+        default_factory=PriceConfig,
+        description="'openai', 'openai-batch': prices for the dry run's cost estimate.",
     )
 
     @field_validator("base_url")
@@ -692,6 +747,11 @@ class OutputConfig(StrictModel):
         description="Exports written beside the version after publishing: a format name, or "
         "{format, layout}.",
     )
+    force_new_version: bool = Field(
+        False,
+        description="Publish a new version even when its data fingerprint equals the latest "
+        "version's (by default such a rebuild publishes nothing and reports that version).",
+    )
 
     @field_validator("root")
     @classmethod
@@ -838,12 +898,16 @@ def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
 
 def config_fingerprint(cfg: RunConfig) -> str:
     """sha256 of everything in the config that changes the data (not ``execution``, ``publish``,
-    ``output.root`` nor the vLLM engine's scheduling settings ``llm.vllm``)."""
+    ``output.root`` nor the vLLM engine's scheduling settings ``llm.vllm``, the Batch API's
+    polling ``llm.batch`` or the prices ``llm.price``)."""
     data = cfg.model_dump(mode="json", exclude={"execution", "publish"})
     if data["llm"] is not None:
         data["llm"].pop("vllm")  # engine scheduling: how fast, not what is asked
+        data["llm"].pop("batch")  # Batch API polling: when answers come, not what is asked
+        data["llm"].pop("price")  # the dry run's cost estimate
     data["output"].pop("root", None)
     data["output"].pop("exports", None)
+    data["output"].pop("force_new_version", None)
     # the share actually held out, so an unset fraction and its explicit default agree
     data["output"]["heldout_fraction"] = cfg.heldout_fraction
     data["diagnostics"] = _data_changing_diagnostics(cfg.diagnostics)

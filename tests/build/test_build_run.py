@@ -96,19 +96,38 @@ def test_build_publishes_a_hybrid_version(shared_data: Path, tmp_path: Path, ser
 def test_rerun_sends_nothing_and_publishes_the_same_data(
     shared_data: Path, tmp_path: Path, server
 ) -> None:
+    """A rerun from a full cache gives the same data: it publishes nothing new and reports
+    the version that holds them (issue 8 item 7), unless output.force_new_version."""
     cfg = make_config(shared_data, tmp_path, server.base_url)
     first = run(cfg)
     sent = sum(server.counts.values())
-    # A new run store (fresh shards) but the same cache: every answer comes from the cache.
-    for shard in (tmp_path / "runs").iterdir():
-        for path in shard.rglob("*.parquet"):
-            path.unlink()
+
+    def drop_shards() -> None:  # a new run store (fresh shards) but the same cache
+        for shard in (tmp_path / "runs").iterdir():
+            for path in shard.rglob("*.parquet"):
+                path.unlink()
+
+    drop_shards()
     second = run(cfg)
     assert sum(server.counts.values()) == sent
     assert second.token_usage["requests"] == 0 and second.token_usage["cached"] == 3 * 130
-    assert second.version != first.version
+    assert second.version == first.version == "v0001"
+    assert second.reused_version == "wiki-sts-test/v0001" and first.reused_version is None
+    assert second.message.startswith("unchanged: wiki-sts-test/v0001 already holds this data")
+    assert second.as_dict()["reused_version"] == "wiki-sts-test/v0001"
+    dataset = tmp_path / "datasets" / "wiki-sts-test"
+    assert sorted(p.name for p in dataset.iterdir() if not p.name.startswith(".")) == [
+        "latest",
+        "v0001",
+    ]
+
+    drop_shards()
+    forced = run(
+        cfg.model_copy(update={"output": cfg.output.model_copy(update={"force_new_version": True})})
+    )
+    assert forced.version == "v0002" and forced.reused_version is None
     m1 = json.loads((first.version_dir / "manifest.json").read_text())
-    m2 = json.loads((second.version_dir / "manifest.json").read_text())
+    m2 = json.loads((forced.version_dir / "manifest.json").read_text())
     assert m1["fingerprints"]["data"] == m2["fingerprints"]["data"]
 
 

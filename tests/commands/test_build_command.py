@@ -132,3 +132,41 @@ def test_offline_a_build_of_a_hub_model_fails_in_seconds_and_says_it_once(tmp_pa
     assert "'Qwen/Qwen2.5-0.5B-Instruct' is not in the local Hugging Face cache" in lines[1]
     assert "Traceback" not in done.stdout + done.stderr
     assert not (tmp_path / "prefect-home").exists()
+
+
+def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
+    monkeypatch: pytest.MonkeyPatch, tmp_path, cached_hub_model
+) -> None:
+    """`--force-new-version` becomes the override output.force_new_version=true of the flow
+    run; a summary that reuses a version is printed as the one `unchanged:` line first."""
+    cached_hub_model("Qwen/Qwen2.5-0.5B-Instruct")  # the demo's model passes the preflight
+    from typer.testing import CliRunner
+
+    import cseaug_prefect.flows.build_hybrid_dataset as flow_module
+    from cseaug.build.publish import BuildSummary
+    from cseaug.cli import app
+
+    calls: list[list[str]] = []
+    summary = BuildSummary(
+        dataset="demo", version="v0003", version_dir=tmp_path / "v0003", rows=4, aigen=2,
+        other=2, rejects=0, rejects_by_stage={}, token_usage={}, seconds=0.1, exports=[],
+        reused_version="demo/v0003",
+    )  # fmt: skip
+
+    def fake_flow(config: str, overrides: list[str]) -> dict:
+        calls.append(overrides)
+        return summary.as_dict()
+
+    monkeypatch.setattr(flow_module, "build_hybrid_dataset", fake_flow)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("A cat sat.\n", encoding="utf-8")
+    args = ["build", "--config", "configs/demo.yaml", "--set", f"corpus.path={corpus}"]
+    result = CliRunner().invoke(app, [*args, "--force-new-version"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert calls[-1][-1] == "output.force_new_version=true"
+    assert result.output.splitlines()[0] == (
+        "unchanged: demo/v0003 already holds this data; nothing new published "
+        "(--force-new-version publishes anyway)"
+    )
+    CliRunner().invoke(app, args)
+    assert "output.force_new_version=true" not in calls[-1]

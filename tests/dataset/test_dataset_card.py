@@ -44,7 +44,34 @@ def test_load_dataset_reads_exactly_the_data_rows_offline(
     configs = MetadataConfigs.from_dataset_card_data(
         DatasetCard.load(published.path / "README.md").data
     )
-    assert configs == {"default": {"data_files": [{"split": "train", "path": "data/train-*"}]}}
+    name = f"demo-v0001-{published.manifest['fingerprints']['data'][:8]}"
+    assert configs == {
+        name: {"data_files": [{"split": "train", "path": "data/train-*"}], "default": True}
+    }
+
+
+def test_load_dataset_returns_each_v0001_of_two_datasets_from_one_cache(
+    tmp_path: Path, manifest, rows_factory, hf_cache
+) -> None:
+    """Two datasets' v0001 loaded in one cache: each gives its own rows, in either order,
+    also when loaded again (a `default` config made them one cache entry: the second load
+    returned the first dataset's rows)."""
+    datasets = pytest.importorskip("datasets")
+    first = publish_version(
+        [rows_factory(3, 4)], [], root=tmp_path, name="cli-sts", manifest=manifest
+    )
+    second = publish_version(
+        [rows_factory(10, 5)], [], root=tmp_path, name="wiki-sts", manifest=manifest
+    )
+    assert first.version == second.version == "v0001"
+    for published in (first, second, first, second):
+        loaded = datasets.load_dataset(str(published.path), split="train")
+        assert loaded["id"] == read_rows(published.path).column("id").to_pylist()
+        assert loaded.num_rows == published.manifest["counts"]["rows"]
+    card = (second.path / "README.md").read_text()
+    name = f"wiki-sts-v0001-{second.manifest['fingerprints']['data'][:8]}"
+    assert f'datasets.load_dataset("<this directory>", "{name}", split="train")' in card
+    assert datasets.load_dataset(str(second.path), name, split="train").num_rows == 15
 
 
 def test_card_body_has_counts_rejects_method_and_citations(
@@ -61,7 +88,11 @@ def test_card_body_has_counts_rejects_method_and_citations(
     card = (published.path / "README.md").read_text()
     header = yaml.safe_load(card.split("---")[1])
     assert header["configs"] == [
-        {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"}]}
+        {
+            "config_name": f"demo-v0001-{published.manifest['fingerprints']['data'][:8]}",
+            "data_files": [{"split": "train", "path": "data/train-*"}],
+            "default": True,
+        }
     ]
     assert "| 7 | 3 | 4 |" in card
     assert "| llm | too_short | 1 |" in card and "| corpus | empty | 1 |" in card

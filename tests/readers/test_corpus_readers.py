@@ -205,14 +205,6 @@ def test_parquet_without_rows(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------ Hugging Face
 
 
-@pytest.fixture
-def hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    datasets = pytest.importorskip("datasets")
-    cache = tmp_path / "hf-cache"
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache)
-    return cache
-
-
 def test_hf_load_dataset_from_local_files(tmp_path: Path, hf_cache: Path) -> None:
     folder = tmp_path / "my_corpus"
     folder.mkdir()

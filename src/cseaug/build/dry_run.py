@@ -4,7 +4,9 @@ The real stage is built with a :class:`RecordingBackend` in place of the LLM: it
 every request and answers with a stand-in (the input sentence's words reversed plus one
 word, which passes the answer checks), so second-round requests (``generation.derive_from:
 positive``) are counted too, with the positive's length approximated by the input's.
-Nothing is sent, nothing is published, and the run store is not touched.
+Nothing is sent, nothing is published, and the run store is not touched. On the paid APIs
+(``openai``, ``openai-batch``) the estimate is priced for the online and the Batch API
+(:func:`cseaug.llm.estimate.api_costs`).
 
 When the LLM runs in this process on a GPU (``vllm``; ``transformers`` on ``cuda``, or on
 ``auto`` where a GPU is visible; ``auto`` resolved here), the estimate ends with a GPU plan:
@@ -25,7 +27,7 @@ from cseaug.build.stages import make_llm_stage
 from cseaug.config import LLM_METHODS, RunConfig
 from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
-from cseaug.llm.estimate import estimate
+from cseaug.llm.estimate import PRICED_BACKENDS, api_costs, estimate
 from cseaug.llm.factory import cuda_visible, resolve_backend
 from cseaug.llm.throughput import gpu_plan
 
@@ -81,6 +83,8 @@ def estimate_build(cfg: RunConfig) -> dict[str, Any]:
         }
     )
     engine = resolve_backend(cfg.llm.backend)
+    if engine in PRICED_BACKENDS:
+        out.update(api_costs(found, cfg.llm.price))
     device = cfg.llm.device
     on_gpu = device.startswith("cuda") or (device == "auto" and cuda_visible())
     if engine == "vllm" or (engine == "transformers" and on_gpu):

@@ -52,11 +52,25 @@ class BuildSummary:
     seconds: float
     exports: list[str]
     diagnostics_dir: str | None = None
+    reused_version: str | None = None
+    """``name/vNNNN`` when the build's data equal the latest version's and nothing new was
+    published (``output.force_new_version`` publishes anyway)."""
+
+    @property
+    def message(self) -> str:
+        """One line: what was published, or which version already holds the data."""
+        if self.reused_version:
+            return (
+                f"unchanged: {self.reused_version} already holds this data; nothing new "
+                "published (--force-new-version publishes anyway)"
+            )
+        return f"published {self.version_dir} ({self.rows} rows, {self.rejects} rejects)"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able (what the Prefect task returns)."""
         out = asdict(self)
         out["version_dir"] = str(self.version_dir)
+        out["message"] = self.message
         return out
 
 
@@ -133,6 +147,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         heldout_fraction=cfg.heldout_fraction,
         rows_per_file=cfg.output.rows_per_file,
         before_publish=diagnostics,
+        reuse_unchanged=not cfg.output.force_new_version,
     )
     exports = [
         str(r.path)
@@ -158,4 +173,5 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         ),
         exports=exports,
         diagnostics_dir=str(published.path / DIAGNOSTICS) if cfg.diagnostics.enabled else None,
+        reused_version=f"{published.name}/{published.version}" if published.reused else None,
     )

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from cseaug.config import RunConfig, config_fingerprint
+from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.dataset.shards import RunStore
 from cseaug.errors import InputError
 from cseaug.hashing import json_sha256
@@ -76,6 +77,7 @@ class BuildRun:
 
     def __init__(self, cfg: RunConfig, store: RunStore | None = None) -> None:
         self.cfg = cfg
+        refuse_dataset_path(cfg.output.root, None, "output.root")
         self.store = store or RunStore(cfg.output.root, run_id(cfg))
         self.plan_path = str(self.store.path / PLAN_FILE)
         self._owned: list[Step] = []

@@ -28,6 +28,8 @@ console = Console(stderr=True)
 def print_summary(summary: dict[str, Any]) -> None:
     """The end-of-build summary: rows, rejects by reason, tokens, time, output path."""
     table = Table(title="build summary", show_header=False, title_justify="left")
+    if summary.get("reused_version"):
+        console.print(summary["message"], markup=False, highlight=False)
     table.add_row("version", str(summary["version_dir"]))
     table.add_row(
         "rows", f"{summary['rows']:,} ({summary['aigen']:,} aigen, {summary['other']:,} other)"
@@ -127,8 +129,15 @@ def build(
         "--dry-run",
         help="Count requests and tokens the build would spend; send and publish nothing.",
     ),
+    force_new_version: bool = typer.Option(
+        False,
+        "--force-new-version",
+        help="Publish a new version even when the data equal the latest version's "
+        "(output.force_new_version).",
+    ),
 ) -> None:
     """Build a dataset version from a config (runs the Prefect flow build-hybrid-dataset)."""
+    set_ = [*set_, "output.force_new_version=true"] if force_new_version else set_
     cfg = load_config(config, set_)
     refuse_secrets_in_overrides(set_)
     from cseaug.build.preflight import check_before_build

@@ -18,6 +18,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import DownloadError
 from cseaug.fetch.catalog import MIRROR_ENV, Entry, select
 from cseaug.fetch.fetcher import Outcome, fetch, presence
@@ -66,6 +67,7 @@ def fetch_command(
     <dir>/.fetched.json and are checked against it afterwards.
     """
     entries = select(names or [])
+    refuse_dataset_path(data_dir, None, "--dir")
     console = Console(highlight=False)
     if list_only:
         _print_catalogue(console, entries, data_dir)

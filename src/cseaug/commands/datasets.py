@@ -1,9 +1,10 @@
-"""``cseaug versions``, ``cseaug show`` and ``cseaug export``: list, describe and export versions.
+"""``cseaug versions``, ``show``, ``export`` and ``verify``: list, describe, export and check versions.
 
 Example:
     $ cseaug versions                      # every dataset under ./storage
     $ cseaug show wiki-sts                 # the latest version; wiki-sts/v0002 for another
     $ cseaug export wiki-sts --format ngcse --out wiki_sts.jsonl
+    $ cseaug verify wiki-sts/v0002         # every file against the manifest's sha256
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from rich.table import Table
 
 from cseaug.dataset import versions
 from cseaug.dataset.export import default_export_path, export_version, normalize_format
+from cseaug.dataset.protect import refuse_dataset_path
+from cseaug.dataset.verify import verify_version
 from cseaug.errors import InputError
 
 RootOption = Annotated[
@@ -55,15 +58,70 @@ def _summary(manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+VERSION_COLUMNS = (
+    "name",
+    "version",
+    "created (UTC)",
+    "rows",
+    "aigen",
+    "rejects",
+    "method",
+    "fingerprint",
+)
+"""Columns of ``cseaug versions``."""
+
+
+def _version_rows(root: Path, names: list[str], warn: Console) -> list[tuple[str, ...]]:
+    """One row per readable version; a stray or damaged entry is a warning line instead."""
+    rows = []
+    for dataset in names:
+        latest = versions.latest_version(root, dataset)
+        for stray in versions.stray_versions(root, dataset):
+            warn.print(
+                f"warning: {stray} is not a published version (no manifest.json, or a file "
+                "or symlink): skipped",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+        for version in versions.list_versions(root, dataset):
+            try:
+                info = _summary(
+                    versions.read_manifest(versions.dataset_dir(root, dataset) / version)
+                )
+            except InputError as exc:
+                warn.print(
+                    f"warning: {exc}: skipped", markup=False, highlight=False, soft_wrap=True
+                )
+                continue
+            rows.append(
+                (
+                    dataset,
+                    version + (" (latest)" if version == latest else ""),
+                    info["created"],
+                    str(info["rows"]),
+                    str(info["aigen"]),
+                    str(info["rejects"]),
+                    info["method"],
+                    info["fingerprint"],
+                )
+            )
+    return rows
+
+
 def versions_command(
     name: Annotated[
         str | None, typer.Argument(help="Only this dataset (default: every dataset).")
     ] = None,
     root: RootOption = Path("storage"),
 ) -> None:
-    """List published dataset versions: name, version, created, rows, rejects, method, fingerprint."""
+    """List published dataset versions: name, version, created, rows, rejects, method, fingerprint.
+
+    On a terminal it prints a table; piped or redirected, tab-separated lines with a header
+    (nothing cut). Entries that are not versions are warnings on stderr.
+    """
     names = [versions.check_name(name)] if name else versions.list_datasets(root)
-    if name and not versions.list_versions(root, name):
+    if name and not versions.list_versions(root, name) and not versions.stray_versions(root, name):
         known = versions.list_datasets(root)
         raise InputError(
             f"no dataset '{name}' under {versions.datasets_dir(root)}; "
@@ -73,23 +131,14 @@ def versions_command(
     if not names:
         console.print(f"no datasets under {versions.datasets_dir(root)}")
         return
-    table = Table(
-        "name", "version", "created (UTC)", "rows", "aigen", "rejects", "method", "fingerprint"
-    )
-    for dataset in names:
-        latest = versions.latest_version(root, dataset)
-        for version in versions.list_versions(root, dataset):
-            info = _summary(versions.read_manifest(versions.dataset_dir(root, dataset) / version))
-            table.add_row(
-                dataset,
-                version + (" (latest)" if version == latest else ""),
-                info["created"],
-                str(info["rows"]),
-                str(info["aigen"]),
-                str(info["rejects"]),
-                info["method"],
-                info["fingerprint"],
-            )
+    rows = _version_rows(root, names, Console(stderr=True))
+    if not console.is_terminal:
+        for row in [VERSION_COLUMNS, *rows]:
+            typer.echo("\t".join(row))
+        return
+    table = Table(*VERSION_COLUMNS)
+    for row in rows:
+        table.add_row(*row)
     console.print(table)
 
 
@@ -141,10 +190,33 @@ def show_command(
             rejects.add_row(stage, reason, str(n))
     if rejects.row_count:
         console.print(rejects)
-    files = Table("file", "rows", "sha256", title="files")
+    report = verify_version(version_dir)
+    state = {path: "changed" for path in report.changed} | {p: "missing" for p in report.missing}
+    files = Table("file", "rows", "sha256", "check", title="files")
     for entry in manifest.get("files", []):
-        files.add_row(entry["path"], str(entry["rows"]), entry["sha256"][:16])
+        rows = "-" if entry.get("rows") is None else str(entry["rows"])
+        files.add_row(entry["path"], rows, entry["sha256"][:16], state.get(entry["path"], "ok"))
+    listed = {entry["path"] for entry in manifest.get("files", [])}
+    for path, problem in state.items():  # recorded exports beside the version
+        if path not in listed:
+            files.add_row(path, "-", "-", problem)
+    for path in report.unlisted:
+        files.add_row(path, "-", "-", "not listed")
     console.print(files)
+    report.raise_if_wrong()
+
+
+def verify_command(ref: RefArgument, root: RootOption = Path("storage")) -> None:
+    """Check every file of a version against the sha256 its manifest records, and find files
+    the manifest does not list; exit 2 naming each wrong file."""
+    version_dir = versions.resolve(root, ref)
+    report = verify_version(version_dir)
+    report.raise_if_wrong()
+    Console().print(
+        f"ok: {version_dir}: {report.checked} files match the sha256 of its manifest",
+        markup=False,
+        highlight=False,
+    )
 
 
 def export_command(
@@ -193,6 +265,7 @@ def export_command(
             root, manifest["dataset"], manifest["version"], fmt, split.value,
             layout.value, epoch,
         )  # fmt: skip
+    refuse_dataset_path(out, root, "--out")
     result = export_version(
         version_dir, fmt, out, split=split.value, layout=layout.value, epoch=epoch
     )
@@ -207,7 +280,8 @@ def export_command(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``versions``, ``show`` and ``export`` to the ``cseaug`` app."""
+    """Add ``versions``, ``show``, ``export`` and ``verify`` to the ``cseaug`` app."""
     app.command("versions")(versions_command)
     app.command("show")(show_command)
     app.command("export")(export_command)
+    app.command("verify")(verify_command)

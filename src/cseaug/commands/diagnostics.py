@@ -25,6 +25,8 @@ from rich.table import Table
 
 from cseaug.config import DiagnosticsConfig, apply_overrides, format_validation_error, load_config
 from cseaug.dataset import versions
+from cseaug.dataset.protect import refuse_dataset_path
+from cseaug.dataset.verify import recorded_sha256, verify_version
 from cseaug.errors import ConfigError, InputError
 
 RootOption = Annotated[
@@ -120,6 +122,8 @@ def diagnose_command(
     from cseaug.diagnostics.version import write_diagnostics
 
     version_dir = _version_dir(root, ref)
+    if recorded_sha256(version_dir) is not None:  # a changed file fails here, before any work
+        verify_version(version_dir).raise_if_wrong()
     manifest = (
         versions.read_manifest(version_dir) if (version_dir / "manifest.json").is_file() else None
     )
@@ -130,7 +134,7 @@ def diagnose_command(
     overrides += ["embedding_cache=false"] if no_cache else []
     cfg, source = diagnostics_config(config, manifest, overrides)
     name, version = version_dir.parent.name, version_dir.name
-    target = out or root / "diagnostics" / name / version
+    target = refuse_dataset_path(out or root / "diagnostics" / name / version, root, "--out")
     console = Console(stderr=True)
     console.print(f"diagnostics of {version_dir} with settings from {source} -> {target}")
     summary = write_diagnostics(
@@ -196,6 +200,7 @@ def compare_command(
     no_cache: NoCacheOption = False,
 ) -> None:
     """Draw NGCSE's Figure 7 grid: MER and CS densities of positive and negative pairs per setting."""
+    refuse_dataset_path(out, root, "--out")
     from cseaug.diagnostics import compare as fig7
     from cseaug.encoders.loading import encoder_from_config
 
@@ -253,6 +258,7 @@ def probe_splits_command(
     ] = WordsChoice.whitespace,
 ) -> None:
     """Split the STS sets into OssCSE's Cont. / Oppn. probes and print a table like its Table 2."""
+    refuse_dataset_path(out, None, "--out")
     from cseaug.diagnostics.probe_splits import probe_splits, table_markdown, write_probe_splits
 
     result = probe_splits(data_dir, min_median=min_median, max_median=max_median, words=words.value)

@@ -33,6 +33,7 @@ from cseaug.config import (
     format_validation_error,
     load_config,
 )
+from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.dataset.tables import check_table_path, write_table
 from cseaug.errors import ConfigError, InputError
 
@@ -110,6 +111,13 @@ def rejects_path(output: Path, rejects: Path | None) -> Path:
     )
 
 
+def check_outputs(output: Path, rejects: Path | None) -> None:
+    """Refuse result and rejects paths with a suffix no writer knows, or inside a published version."""
+    check_table_path(output)
+    refuse_dataset_path(output, None, "--output")
+    refuse_dataset_path(rejects_path(output, rejects), None, "--rejects")
+
+
 def _counts_table(title: str, counts: dict[str, int], total: int) -> Table:
     table = Table(title=title)
     table.add_column("")
@@ -135,10 +143,10 @@ def negate_command(
     settings: SetOption = None,
 ) -> None:
     """Negate sentences at their dependency root (OssCSE Step 1); refused ones go to rejects with a reason."""
+    check_outputs(output, rejects)
     from cseaug.augment.negation import NegationStage, Negator
     from cseaug.build.mer import MERStep
 
-    check_table_path(output)
     cfg = section(
         NegationConfig,
         "negation",
@@ -219,10 +227,10 @@ def backtranslate_command(
     settings: SetOption = None,
 ) -> None:
     """Back-translate sentences through pivot languages and keep a candidate by MER (OssCSE Step 2)."""
+    check_outputs(output, rejects)
     from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
     from cseaug.build.mer import MERStep
 
-    check_table_path(output)
     flags = {
         "mer_range": list(mer_range) if mer_range else None,
         "prefer": prefer,
@@ -310,6 +318,9 @@ def mer_command(
     from cseaug.metrics.mer import mer, mer_pairs
     from cseaug.readers.corpus import detect_format, open_corpus
 
+    if output is not None:
+        check_table_path(output)
+        refuse_dataset_path(output, None, "--output")
     console = Console()
     if pair is not None:
         console.print(f"{mer(*pair):.4f}")

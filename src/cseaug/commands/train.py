@@ -19,6 +19,7 @@ from rich.console import Console
 
 from cseaug.commands.build import refuse_secrets_in_overrides
 from cseaug.dataset import versions
+from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.trainer.config import load_train_config
 from cseaug.trainer.evaluation import scores_table
 
@@ -55,6 +56,8 @@ def train_encoder_command(
     load_train_config(config, overrides)  # a bad value fails before Prefect starts
     refuse_secrets_in_overrides(overrides)
     version_dir = versions.resolve(root, version)  # an unknown version fails here too
+    if out is not None:
+        refuse_dataset_path(out, root, "--out")
     from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
 
     record = train_sentence_encoder(

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import InputError
 from cseaug.readers.tables import read_table, table_column
 
@@ -42,6 +43,8 @@ def train_command(
     precision: Annotated[str | None, typer.Option(help="auto, fp32, bf16 or fp16.")] = None,
 ) -> None:
     """Train a VAEGPT-Sim synonym generator on SICK / MRPC pairs (resumes from its last checkpoint)."""
+    if output_dir is not None:
+        refuse_dataset_path(output_dir, None, "--output-dir")
     from cseaug.vaegpt.config import load_train_config
     from cseaug.vaegpt.train import train_vaegpt
 
@@ -87,6 +90,7 @@ def synonyms_command(
     device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N.")] = "auto",
 ) -> None:
     """Write synonyms of sentences with a trained VAEGPT-Sim (beam search with sampling)."""
+    refuse_dataset_path(output, None, "--output")
     from cseaug.config import SynonymGenerationConfig
     from cseaug.vaegpt.generate import VAEGPTSimGenerator
 
@@ -151,6 +155,8 @@ def score_command(
     ] = None,
 ) -> None:
     """Score generations as the VAEGPT-Sim paper's Table 2 (Avg-ROUGE, cosine, diversity, TTR, average, deficiency)."""
+    if json_path is not None:
+        refuse_dataset_path(json_path, None, "--json")
     from cseaug.metrics.quality import score_generations
 
     table = read_table(file)

@@ -1,9 +1,10 @@
 """The dataset card (``README.md``) of a version, with the YAML header ``datasets`` reads.
 
 ``datasets.load_dataset(<version dir>)`` reads the ``configs`` entry of the header
-(``datasets.utils.metadata.MetadataConfigs``): one ``default`` config whose ``train``
-split is ``data/train-*``, so ``rejects.parquet`` and ``diagnostics/`` are never taken
-for data. ``heldout`` is a column, not a split: held-out rows (NGCSE's 10%; none for the
+(``datasets.utils.metadata.MetadataConfigs``): one config, the default, named after the
+dataset, the version and its data (:func:`config_name`, so that ``datasets``' cache never
+mixes two versions up), whose ``train`` split is ``data/train-*``, so ``rejects.parquet``
+and ``diagnostics/`` are never taken for data. ``heldout`` is a column, not a split: held-out rows (NGCSE's 10%; none for the
 other methods by default) stay in the same files (filter on the column).
 
 Example:
@@ -98,9 +99,35 @@ def card_header(manifest: Mapping[str, Any]) -> dict[str, Any]:
         "tags": ["contrastive-learning", "sentence-embeddings", "synthetic", "cseaug"],
         "size_categories": [size_category(rows)],
         "configs": [
-            {"config_name": "default", "data_files": [{"split": "train", "path": DATA_GLOB}]}
+            {
+                "config_name": config_name(manifest),
+                "data_files": [{"split": "train", "path": DATA_GLOB}],
+                "default": True,
+            }
         ],
     }
+
+
+def config_name(manifest: Mapping[str, Any]) -> str:
+    """The card's config name, ``<dataset>-<version>-<first 8 of the data fingerprint>``.
+
+    ``datasets`` caches what it loads under the directory's name and the config's name: a
+    ``default`` config made every ``v0001`` of every dataset one cache entry, so loading a
+    second dataset's ``v0001`` returned the first one's rows. A name unique to the dataset,
+    the version and its data keeps them apart.
+
+    Example:
+        >>> config_name({"dataset": "wiki-sts", "version": "v0001",
+        ...              "fingerprints": {"data": "0123456789abcdef"}})
+        'wiki-sts-v0001-01234567'
+    """
+    data = str(manifest.get("fingerprints", {}).get("data", ""))[:8]
+    parts = (
+        manifest.get("dataset", manifest.get("name", "dataset")),
+        manifest.get("version"),
+        data,
+    )
+    return "-".join(str(part) for part in parts if part)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
@@ -205,7 +232,7 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
         "",
         "```python",
         "import datasets",
-        'ds = datasets.load_dataset("<this directory>", split="train")',
+        f'ds = datasets.load_dataset("<this directory>", "{config_name(manifest)}", split="train")',
         'train = ds.filter(lambda r: not r["heldout"])',
         "```",
         "",

@@ -60,12 +60,12 @@ from typing import Any, Literal
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from cseaug.config import EXPORT_FORMATS, normalize_export_format
 from cseaug.dataset import versions
-from cseaug.dataset.reader import augmentation_view, augmentation_views, data_files
+from cseaug.dataset.export_records import record_export
+from cseaug.dataset.reader import augmentation_view, augmentation_views, iter_batches
 from cseaug.dataset.schema import SPLIT_AIGEN, SPLIT_OTHER
 from cseaug.dataset.shards import atomic_path
 from cseaug.errors import InputError
@@ -158,21 +158,22 @@ class ExportResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _split_filter(split: str) -> pds.Expression | None:
-    if split == "train":
-        return ~pds.field("heldout")
-    if split == "heldout":
-        return pds.field("heldout")
+def _split_filter(split: str) -> bool | None:
+    """The ``heldout`` value of the rows a split keeps (None: every row)."""
+    if split in ("train", "heldout"):
+        return split == "heldout"
     if split == "all":
         return None
     raise InputError(f"unknown split '{split}'; choose train, heldout or all")
 
 
 def _batches(version_dir: Path, split: str) -> Iterator[pa.RecordBatch]:
-    dataset = pds.dataset([str(p) for p in data_files(version_dir)], format="parquet")
-    yield from dataset.to_batches(
-        columns=SCAN_COLUMNS, filter=_split_filter(split), batch_size=65_536
-    )
+    """The rows of a split, verified against the manifest while they are read (:mod:`.reader`)."""
+    heldout = _split_filter(split)
+    for batch in iter_batches(version_dir, [*SCAN_COLUMNS, "heldout"]):
+        if heldout is not None:
+            batch = batch.filter(pc.equal(batch.column("heldout"), heldout))
+        yield batch.drop_columns(["heldout"])
 
 
 def _views(batch: pa.RecordBatch, epoch: int | None) -> dict[str, pa.Array]:
@@ -365,6 +366,7 @@ def export_version(
             version_dir, fmt, out, split, _resolve_layout(layout, census, split), census, epoch
         )
     result.epoch = epoch
+    record_export(version_dir, out)  # exports beside the version are checked by cseaug verify
     result.skipped = {k: v for k, v in sorted(result.skipped.items()) if v}
     result.notes = [f"{n} row(s): {NOTES[k]}" for k, n in result.skipped.items()] + result.notes
     return result

@@ -1,4 +1,12 @@
-"""Reading published versions (the one place besides the writer that opens their Parquet)."""
+"""Reading published versions (the one place besides the writer that opens their Parquet).
+
+Every read that hands rows on checks them first: a file of a published version is read
+whole, hashed and compared with the sha256 its manifest records before any of its rows
+is parsed (:func:`cseaug.dataset.verify.read_verified`), and a data file the manifest does
+not list, or one it lists that is gone, is an error. A directory without a manifest that
+lists its files (the staging directory the diagnostics read during a build, a bare copy) is
+read as it is.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +16,17 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pds
+import pyarrow.parquet as pq
 
+from cseaug.dataset.verify import check_listed, read_verified, recorded_sha256
 from cseaug.errors import InputError
+
+DATA_DIR = "data"
 
 
 def data_files(version_dir: str | Path) -> list[Path]:
     """The data Parquet files of a version, in order."""
-    files = sorted((Path(version_dir) / "data").glob("*.parquet"))
+    files = sorted((Path(version_dir) / DATA_DIR).glob("*.parquet"))
     if not files:
         raise InputError(f"{version_dir} is not a dataset version: no data/*.parquet inside")
     return files
@@ -24,16 +35,38 @@ def data_files(version_dir: str | Path) -> list[Path]:
 def iter_batches(
     version_dir: str | Path, columns: Sequence[str] | None = None, batch_size: int = 65_536
 ) -> Iterator[pa.RecordBatch]:
-    """Stream the canonical rows of a version in record batches (flat memory)."""
-    dataset = pds.dataset([str(p) for p in data_files(version_dir)], format="parquet")
-    yield from dataset.to_batches(columns=list(columns) if columns else None, batch_size=batch_size)
+    """Stream the canonical rows of a version in record batches, one data file in memory at a time.
+
+    Raises:
+        InputError: a data file differs from the manifest's sha256, is not listed in it, or
+            is listed and missing (see the module docstring); naming the file.
+    """
+    version_dir = Path(version_dir)
+    files = data_files(version_dir)
+    recorded = recorded_sha256(version_dir)
+    if recorded is not None:
+        check_listed(
+            version_dir,
+            [p.relative_to(version_dir).as_posix() for p in files],
+            {k: v for k, v in recorded.items() if k.startswith(f"{DATA_DIR}/")},
+        )
+    for path in files:
+        source = (
+            str(path)
+            if recorded is None
+            else pa.BufferReader(read_verified(path, version_dir, recorded))
+        )
+        yield from pq.ParquetFile(source).iter_batches(
+            batch_size=batch_size, columns=list(columns) if columns else None
+        )
 
 
 def read_rows(version_dir: str | Path, columns: Sequence[str] | None = None) -> pa.Table:
-    """All canonical rows of a version as one table (for small versions and tests)."""
-    return pds.dataset([str(p) for p in data_files(version_dir)], format="parquet").to_table(
-        columns=list(columns) if columns else None
-    )
+    """All canonical rows of a version as one table (for small versions and tests), verified."""
+    schema = pq.read_schema(data_files(version_dir)[0])
+    if columns:
+        schema = pa.schema([schema.field(name) for name in columns], metadata=schema.metadata)
+    return pa.Table.from_batches(list(iter_batches(version_dir, columns)), schema=schema)
 
 
 def augmentation_view(augmentations: pa.Array | pa.ChunkedArray, view: int) -> pa.Array:

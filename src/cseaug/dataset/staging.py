@@ -60,11 +60,13 @@ from cseaug.dataset.manifest import validate_manifest
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cseaug.dataset.shards import atomic_path, fsync_path
 from cseaug.dataset.sink import ROW_GROUP_ROWS, ParquetSink
+from cseaug.dataset.verify import FILES_COMPLETE
 from cseaug.errors import InputError
 from cseaug.hashing import file_sha256, json_sha256
 from cseaug.progress import progress_bar
 
 IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg")
+CARD_FILE = "README.md"
 READ_ONLY_FILE = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
 READ_ONLY_DIR = READ_ONLY_FILE | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
 
@@ -104,15 +106,18 @@ class PublishedVersion:
     version: str
     path: Path
     manifest: dict[str, Any]
+    reused: bool = False
+    """True when nothing was published because this existing version holds the same data."""
 
 
 def _make_read_only(top: Path) -> None:
     """chmod every file 0444 and every sub-directory 0555 below ``top`` (not ``top`` itself)."""
     for dirpath, dirnames, filenames in os.walk(top, topdown=False):
-        for filename in filenames:
-            os.chmod(Path(dirpath) / filename, READ_ONLY_FILE)
-        for dirname in dirnames:
-            os.chmod(Path(dirpath) / dirname, READ_ONLY_DIR)
+        for name, mode in [(f, READ_ONLY_FILE) for f in filenames] + [
+            (d, READ_ONLY_DIR) for d in dirnames
+        ]:
+            if not (Path(dirpath) / name).is_symlink():  # chmod would change the link's target
+                os.chmod(Path(dirpath) / name, mode)
 
 
 def _fsync_tree(top: Path) -> None:
@@ -123,14 +128,22 @@ def _fsync_tree(top: Path) -> None:
 
 
 def _force_rmtree(path: Path) -> None:
-    """Remove a tree even where publishing already made parts of it read-only."""
+    """Remove a tree even where publishing already made parts of it read-only.
+
+    Never follows a symlink: a link is removed, not what it points at, and no chmod
+    reaches outside ``path`` (``shutil.rmtree`` itself does not descend into links).
+    """
 
     def _retry(function: Callable[[str], Any], target: str, *_: Any) -> None:
         os.chmod(Path(target).parent, stat.S_IRWXU)
-        with contextlib.suppress(OSError):
-            os.chmod(target, stat.S_IRWXU)
+        if not os.path.islink(target):
+            with contextlib.suppress(OSError):
+                os.chmod(target, stat.S_IRWXU)
         function(target)
 
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+        return
     if not path.exists():
         return
     if sys.version_info >= (3, 12):
@@ -143,15 +156,25 @@ def remove_stale_staging(dataset_dir: Path) -> list[Path]:
     """Delete staging directories whose writer is gone (its ``flock`` is free); returns them.
 
     A live writer holds the lock on ``.staging-<uuid>.lock`` for as long as it stages, so
-    a directory whose lock can be taken belongs to a crashed build.
+    a directory whose lock can be taken belongs to a crashed build. A staging name that is
+    a symlink (or a lock file that is one) was never made by a writer: the link itself is
+    removed, and nothing it points at is opened, changed or deleted.
     """
-    removed = []
+    removed: list[Path] = []
     if not dataset_dir.is_dir():
         return removed
     for entry in sorted(dataset_dir.iterdir()):
-        if not entry.name.startswith(versions.STAGING_PREFIX) or entry.name.endswith(".lock"):
+        if not entry.name.startswith(versions.STAGING_PREFIX):
+            continue
+        if entry.is_symlink():
+            entry.unlink()
+            removed.append(entry)
+            continue
+        if entry.name.endswith(".lock"):
             continue
         lock_path = entry.with_name(entry.name + ".lock")
+        if lock_path.is_symlink():
+            lock_path.unlink()  # before acquire() would create the file it points at
         lock = versions.acquire(lock_path, blocking=False)
         if lock is None:
             continue  # a build is writing it right now
@@ -295,6 +318,20 @@ class StagedVersion:
         """The sealed data files, in order."""
         return sorted((self.path / "data").glob("train-*.parquet"))
 
+    def same_data_as_latest(self) -> PublishedVersion | None:
+        """The latest published version if its data fingerprint equals the sealed data's, else None."""
+        latest = versions.latest_version(self.root, self.name)
+        if latest is None:
+            return None
+        directory = self.dataset_dir / latest
+        try:
+            manifest = versions.read_manifest(directory)
+        except InputError:
+            return None  # a damaged latest version is no reason to withhold a good one
+        if manifest.get("fingerprints", {}).get("data") != data_fingerprint(self.data_files()):
+            return None
+        return PublishedVersion(self.name, latest, directory, manifest, reused=True)
+
     def validate(self) -> None:
         """Check the staged files against the contract and the counts (raises InputError)."""
         files = self.data_files()
@@ -361,22 +398,20 @@ class StagedVersion:
         self.validate()
         if version is not None and versions.version_number(version) is None:
             raise InputError(f"version name '{version}' must look like v0001")
+        extras = sorted(p for p in (self.path / "diagnostics").rglob("*") if p.is_file())
         files = [
-            {
-                "path": p.relative_to(self.path).as_posix(),
-                "rows": pq.ParquetFile(p).metadata.num_rows,
-                "sha256": file_sha256(p),
-            }
-            for p in [*self.data_files(), self.path / "rejects.parquet"]
+            self._file_entry(p)
+            for p in [*self.data_files(), self.path / "rejects.parquet", *extras]
         ]
         final = {**dict(manifest), **self.manifest_extra}
         final["fingerprints"] = {
             **dict(final.get("fingerprints", {})),
             "data": json_sha256([f["sha256"] for f in files if f["path"].startswith("data/")]),
-        }
+        }  # = data_fingerprint(self.data_files()), from the sha256 computed once here
         final["counts"] = self.counts.as_dict()
         final["heldout_fraction"] = self.heldout_fraction
         final["files"] = files
+        final[FILES_COMPLETE] = True
         final["dataset"] = self.name
         plots = list(dict.fromkeys([*images, *self.images()]))
         with versions.dataset_lock(self.root, self.name) as directory:
@@ -389,9 +424,10 @@ class StagedVersion:
                     f"version {self.name}/{version} exists already; published versions are never rewritten"
                 )
             final["version"] = version
+            _write_text(self.path / CARD_FILE, render_card(final, plots))
+            files.append(self._file_entry(self.path / CARD_FILE))
             validate_manifest(final)
             _write_text(self.path / versions.MANIFEST_FILE, _dump_json(final))
-            _write_text(self.path / "README.md", render_card(final, plots))
             _make_read_only(self.path)
             _fsync_tree(self.path)
             os.rename(self.path, target)
@@ -401,6 +437,14 @@ class StagedVersion:
         self._committed = True
         self._release()
         return PublishedVersion(self.name, version, target, final)
+
+    def _file_entry(self, path: Path) -> dict[str, Any]:
+        """``{path, rows, sha256}`` of a staged file for the manifest (rows: Parquet files only)."""
+        return {
+            "path": path.relative_to(self.path).as_posix(),
+            "rows": pq.ParquetFile(path).metadata.num_rows if path.suffix == ".parquet" else None,
+            "sha256": file_sha256(path),
+        }
 
     def abort(self) -> None:
         """Delete the staging directory (nothing was published)."""
@@ -419,6 +463,11 @@ class StagedVersion:
             raise InputError(f"staged version {self.path.name} is already published or aborted")
         if self._sealed:
             raise InputError(f"staged version {self.path.name} is sealed: no more rows or rejects")
+
+
+def data_fingerprint(files: Sequence[Path]) -> str:
+    """``fingerprints.data`` of a version: the sha256 of its data files' sha256, in order."""
+    return json_sha256([file_sha256(path) for path in files])
 
 
 def _dump_json(data: Mapping[str, Any]) -> str:
@@ -451,6 +500,7 @@ def publish_version(
     images: Sequence[str] = (),
     version: str | None = None,
     expected_rows: int | None = None,
+    reuse_unchanged: bool = False,
 ) -> PublishedVersion:
     """Stream rows and rejects into a new version and publish it atomically.
 
@@ -468,6 +518,10 @@ def publish_version(
         images: extra plot paths for the card.
         version: explicit version name; default: the next number.
         expected_rows: row count for the progress bar, if known.
+        reuse_unchanged: when the sealed data files have the data fingerprint of the latest
+            version, publish nothing and return that version (``reused=True``) before
+            ``before_publish`` runs (a rebuild from a full cache; ``output.force_new_version``
+            turns it off for builds).
 
     Example:
         >>> published = publish_version(tables, root="storage", name="wiki-sts", manifest=m)  # doctest: +SKIP
@@ -478,6 +532,10 @@ def publish_version(
         staged.write_rows(rows, expected_rows)
         staged.write_rejects(rejects)
         staged.seal()
+        existing = staged.same_data_as_latest() if reuse_unchanged else None
+        if existing is not None:
+            staged.abort()
+            return existing
         if before_publish is not None:
             before_publish(staged.path)
         return staged.commit(manifest, images=images, version=version)

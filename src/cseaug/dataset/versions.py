@@ -65,28 +65,40 @@ def version_number(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def list_versions(root: str | Path, name: str) -> list[str]:
-    """Published versions of a dataset, oldest first (staging and hidden entries left out)."""
+def _is_published(entry: Path) -> bool:
+    """A version directory as the publisher leaves it: a real directory holding a manifest."""
+    return entry.is_dir() and not entry.is_symlink() and (entry / MANIFEST_FILE).is_file()
+
+
+def _version_entries(root: str | Path, name: str) -> list[Path]:
     directory = dataset_dir(root, name)
     if not directory.is_dir():
         return []
-    found = [
-        entry.name
-        for entry in directory.iterdir()
-        if entry.is_dir() and version_number(entry.name) is not None
-    ]
-    return sorted(found, key=lambda v: version_number(v) or 0)
+    found = [entry for entry in directory.iterdir() if version_number(entry.name) is not None]
+    return sorted(found, key=lambda entry: version_number(entry.name) or 0)
+
+
+def list_versions(root: str | Path, name: str) -> list[str]:
+    """Published versions of a dataset, oldest first (staging, hidden and stray entries left out)."""
+    return [entry.name for entry in _version_entries(root, name) if _is_published(entry)]
+
+
+def stray_versions(root: str | Path, name: str) -> list[Path]:
+    """Entries named like a version that the publisher did not leave: no ``manifest.json``
+    inside, a file, or a symlink (``cseaug versions`` warns about them)."""
+    return [entry for entry in _version_entries(root, name) if not _is_published(entry)]
 
 
 def list_datasets(root: str | Path) -> list[str]:
-    """Names of the datasets under ``<root>/datasets`` that have at least one version."""
+    """Names of the datasets under ``<root>/datasets`` that have at least one version, or a
+    stray entry named like one."""
     directory = datasets_dir(root)
     if not directory.is_dir():
         return []
     return sorted(
         entry.name
         for entry in directory.iterdir()
-        if entry.is_dir() and NAME_RE.match(entry.name) and list_versions(root, entry.name)
+        if entry.is_dir() and NAME_RE.match(entry.name) and _version_entries(root, entry.name)
     )
 
 
@@ -143,7 +155,13 @@ def read_manifest(version_dir: str | Path) -> dict[str, Any]:
     path = Path(version_dir) / MANIFEST_FILE
     if not path.is_file():
         raise InputError(f"{version_dir} is not a dataset version: no {MANIFEST_FILE} inside")
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path} is damaged: not a JSON manifest ({exc})") from exc
+    if not isinstance(manifest, dict):
+        raise InputError(f"{path} is damaged: not a JSON object")
+    return manifest
 
 
 @dataclass

@@ -6,6 +6,7 @@ never an exception that sinks the batch and never a silent ``None``: its respons
 ``error`` set and the stage sends it to rejects with that reason.
 
 Backends: ``openai`` / ``openai-compatible`` (:mod:`cseaug.llm.openai_backend`),
+``openai-batch`` (:mod:`cseaug.llm.openai_batch_backend`),
 ``vllm`` (:mod:`cseaug.llm.vllm_backend`), ``transformers``
 (:mod:`cseaug.llm.transformers_backend`); :func:`cseaug.llm.factory.make_backend` picks
 one from an :class:`~cseaug.config.LLMConfig`. :mod:`cseaug.llm.cache` wraps any backend

@@ -11,6 +11,11 @@ Token figures cover the requests that are still to be sent, i.e. not answered in
 cache: that is what the build will cost. ``max_completion_tokens`` is the ceiling
 ``max_tokens`` × requests to send; real answers are shorter.
 
+For the paid APIs (``openai``, ``openai-batch``) :func:`api_costs` prices the estimate with
+``llm.price`` (USD per 1M prompt and completion tokens): the online API's cost and the Batch
+API's (``batch_discount`` × that: half price at OpenAI). Completion tokens are priced at the
+``max_tokens`` ceiling, so both are upper bounds.
+
 Example:
     >>> from cseaug.config import LLMConfig
     >>> from cseaug.llm.base import ChatRequest
@@ -28,7 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cseaug.config import LLMConfig
+from cseaug.config import LLMConfig, PriceConfig
 from cseaug.llm.base import ChatRequest
 from cseaug.llm.cache import ResponseCache, request_hash
 
@@ -142,3 +147,29 @@ def estimate(
         max_completion_tokens=len(to_send) * cfg.max_tokens,
         method=method,
     )
+
+
+PRICED_BACKENDS = ("openai", "openai-batch")
+"""Backends billed per token, whose dry run prints :func:`api_costs`."""
+
+
+def api_costs(found: Estimate, price: PriceConfig) -> dict[str, str]:
+    """What the requests still to send cost on the OpenAI API and on its Batch API (USD).
+
+    Example:
+        >>> found = Estimate(requests=3_000_000, cached=0, prompt_tokens=690_000_000,
+        ...                  max_completion_tokens=192_000_000, method="heuristic")
+        >>> api_costs(found, PriceConfig())["cost_batch_api"]
+        '≤ $316.50 (0.5 × the online price)'
+    """
+    prompt_usd = found.prompt_tokens / 1e6 * price.input_per_1m
+    answers_usd = found.max_completion_tokens / 1e6 * price.output_per_1m
+    online_usd = prompt_usd + answers_usd
+    return {
+        "cost_openai_api": f"≤ ${online_usd:,.2f} (prompts ${prompt_usd:,.2f} + answers "
+        f"≤ ${answers_usd:,.2f} at max_tokens)",
+        "cost_batch_api": f"≤ ${online_usd * price.batch_discount:,.2f} "
+        f"({price.batch_discount:g} × the online price)",
+        "price_per_1m_tokens": f"${price.input_per_1m:g} prompt, ${price.output_per_1m:g} "
+        "completion (llm.price)",
+    }

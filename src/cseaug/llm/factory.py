@@ -9,6 +9,8 @@ loading the ``transformers`` model, creating the ``vllm`` engine. The build call
 ``backend: auto`` runs the model in this process on the fastest engine the machine has:
 ``vllm`` when the vllm package is installed and a CUDA GPU is visible, else
 ``transformers`` (:func:`resolve_backend`). An explicit backend is always used as given.
+``openai-batch`` sends the ``openai`` backend's requests through the OpenAI Batch API and
+records its batches in the response cache's database, so a resumed build re-attaches.
 The backend's ``name`` (part of every cache key) is the resolved one, never ``auto``.
 
 Example:
@@ -28,6 +30,7 @@ from cseaug.config import AUTO, LLMConfig
 from cseaug.llm.base import LLMBackend
 from cseaug.llm.cache import CachedBackend
 from cseaug.llm.openai_backend import OpenAIBackend
+from cseaug.llm.openai_batch_backend import OpenAIBatchBackend
 from cseaug.llm.sampling import sampling_from_config
 from cseaug.llm.transformers_backend import TransformersBackend
 from cseaug.llm.vllm_backend import VLLMBackend
@@ -78,6 +81,17 @@ def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
             base_url=cfg.base_url,
             api_key_env=cfg.api_key_env,
             concurrency=cfg.concurrency,
+            max_retries=cfg.max_retries,
+            request_timeout_s=cfg.request_timeout_s,
+        )
+    elif name == "openai-batch":
+        backend = OpenAIBatchBackend(
+            cfg.model,
+            sampling,
+            ledger_path=cache_path,  # submitted batches are recorded beside the answers
+            base_url=cfg.base_url,
+            api_key_env=cfg.api_key_env,
+            batch=cfg.batch,
             max_retries=cfg.max_retries,
             request_timeout_s=cfg.request_timeout_s,
         )

@@ -1,0 +1,97 @@
+"""The sha256 of a version's exports, kept beside them so ``cseaug verify`` checks them too.
+
+Exports are written after a version is sealed, into ``<root>/exports/<name>/<version>/``
+(never inside the version, whose manifest cannot change), so their record lives there:
+``exports.json`` maps each exported file, relative to that folder, to its sha256 and the
+data fingerprint of the version it came from. Every export written into the folder
+updates the record (under a lock, atomically); an export written elsewhere (``--out``
+anywhere else) is the user's file and is not recorded.
+
+Example:
+    >>> exports_folder("storage/datasets/wiki-sts/v0001")
+    PosixPath('storage/exports/wiki-sts/v0001')
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cseaug.dataset import versions
+from cseaug.dataset.shards import atomic_path
+from cseaug.hashing import file_sha256
+
+RECORD_FILE = "exports.json"
+LOCK_FILE = ".exports.lock"
+
+
+def exports_folder(version_dir: str | Path) -> Path | None:
+    """``<root>/exports/<name>/<version>`` of ``<root>/datasets/<name>/<version>``; None for a
+    version directory outside that layout (a copy elsewhere has no export folder)."""
+    version_dir = Path(version_dir)
+    if version_dir.parent.parent.name != "datasets":
+        return None
+    return version_dir.parents[2] / "exports" / version_dir.parent.name / version_dir.name
+
+
+def check_exports(version_dir: str | Path) -> tuple[int, list[str], list[str]]:
+    """(files checked, changed files, missing files) of the version's recorded exports,
+    as paths relative to the output root (``exports/<name>/<version>/...``)."""
+    version_dir = Path(version_dir).resolve()
+    folder = exports_folder(version_dir)
+    changed: list[str] = []
+    missing: list[str] = []
+    checked = 0
+    if folder is None:
+        return checked, changed, missing
+    for relative, entry in sorted(read_record(folder)["files"].items()):
+        path = folder / relative
+        shown = path.relative_to(version_dir.parents[2]).as_posix()
+        if not path.is_file():
+            missing.append(shown)
+            continue
+        checked += 1
+        if file_sha256(path) != entry["sha256"]:
+            changed.append(shown)
+    return checked, changed, missing
+
+
+def read_record(folder: Path) -> dict[str, Any]:
+    """The export record of an export folder (``{"files": {}}`` when nothing was exported)."""
+    path = folder / RECORD_FILE
+    if not path.is_file():
+        return {"files": {}}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def record_export(version_dir: str | Path, written: str | Path) -> bool:
+    """Add the file (or a hybrid's directory of files) ``written`` to the version's record.
+
+    Returns False, recording nothing, when ``written`` is not inside the export folder or
+    ``version_dir`` has no manifest (not a published version).
+    """
+    version_dir = Path(version_dir).resolve()
+    folder = exports_folder(version_dir)
+    written = Path(written).resolve()
+    if folder is None or folder.resolve() not in written.parents:
+        return False
+    if not (version_dir / versions.MANIFEST_FILE).is_file():
+        return False
+    folder = folder.resolve()
+    files = sorted(p for p in written.rglob("*") if p.is_file()) if written.is_dir() else [written]
+    lock = versions.acquire(folder / LOCK_FILE)
+    assert lock is not None  # a blocking acquire never returns None
+    try:
+        record = read_record(folder)
+        fingerprint = versions.read_manifest(version_dir)["fingerprints"]["data"]
+        for path in files:
+            record["files"][path.relative_to(folder).as_posix()] = {
+                "sha256": file_sha256(path),
+                "data_fingerprint": fingerprint,
+            }
+        with atomic_path(folder / RECORD_FILE) as tmp:
+            tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    finally:
+        lock.release()
+    return True

@@ -1,0 +1,169 @@
+"""What a version holds is what was published: its files against the sha256 of its manifest.
+
+The manifest lists every published file with its sha256 (``files``: the data files,
+``rejects.parquet``, ``README.md`` and every file under ``diagnostics/``; only
+``manifest.json`` itself is not listed) and says so (``files_complete: true``; manifests
+written before listed only the data files and ``rejects.parquet``). Two ways to check them:
+
+* :func:`read_verified` reads one file whole and hashes the very bytes it returns, so a
+  reader that hands data on (:func:`cseaug.dataset.reader.iter_batches`: ``export``, the
+  trainer, ``diagnose``) pays for no second read: it parses the Parquet from those bytes.
+* :func:`verify_version` (``cseaug verify``, ``cseaug show``) checks every listed file,
+  reports files that are present but not listed, and checks the exports written beside the
+  version against their record (:mod:`.export_records`; their paths are reported relative
+  to the output root, ``exports/<name>/<version>/...``).
+
+A mismatch is an :class:`~cseaug.errors.InputError` that names the file (docs/security.md,
+"Verification"). A directory without ``manifest.json`` (a staging directory, a bare copy),
+or whose manifest has no ``files`` list, has nothing to be checked against:
+:func:`recorded_sha256` returns None for it and the readers read it as it is.
+
+Example:
+    >>> report = verify_version("storage/datasets/wiki-sts/v0001")  # doctest: +SKIP
+    >>> report.ok, report.checked  # doctest: +SKIP
+    (True, 7)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from cseaug.dataset import versions
+from cseaug.dataset.export_records import check_exports
+from cseaug.errors import InputError
+from cseaug.hashing import file_sha256
+
+FILES_COMPLETE = "files_complete"
+"""Manifest key: true when ``files`` lists every file of the version but the manifest."""
+
+
+def recorded_sha256(version_dir: str | Path) -> dict[str, str] | None:
+    """``{relative path: sha256}`` of the files the version's manifest lists; None when there
+    is no manifest, or one without a ``files`` list (never the publisher's), to check against."""
+    if not (Path(version_dir) / versions.MANIFEST_FILE).is_file():
+        return None
+    manifest = versions.read_manifest(version_dir)
+    if not isinstance(manifest.get("files"), list):
+        return None
+    return {entry["path"]: entry["sha256"] for entry in manifest["files"]}
+
+
+def _changed(path: Path) -> InputError:
+    return InputError(
+        f"{path} does not match the sha256 its version's manifest records: the file was "
+        "changed after publishing; do not use this version (cseaug verify lists every "
+        "changed file)"
+    )
+
+
+def read_verified(path: Path, version_dir: Path, recorded: dict[str, str]) -> pa.Buffer:
+    """The bytes of a version's file, after checking them against the manifest's sha256.
+
+    Args:
+        path: the file, inside ``version_dir``.
+        version_dir: the version.
+        recorded: :func:`recorded_sha256` of the version.
+
+    Raises:
+        InputError: the manifest does not list the file, or its bytes differ.
+    """
+    relative = path.relative_to(version_dir).as_posix()
+    if relative not in recorded:
+        raise InputError(
+            f"{path} is not listed in its version's manifest: it was added after publishing; "
+            "do not use this version"
+        )
+    with pa.OSFile(str(path)) as handle:
+        data = handle.read_buffer()
+    if hashlib.sha256(data).hexdigest() != recorded[relative]:
+        raise _changed(path)
+    return data
+
+
+def check_listed(version_dir: Path, relative_paths: list[str], recorded: dict[str, str]) -> None:
+    """Raise InputError naming a file the manifest lists under a folder that is gone.
+
+    Args:
+        version_dir: the version.
+        relative_paths: the files present under the folder, relative to the version.
+        recorded: :func:`recorded_sha256` of the version, narrowed to that folder.
+    """
+    missing = sorted(set(recorded) - set(relative_paths))
+    if missing:
+        raise InputError(
+            f"{version_dir / missing[0]} is listed in its version's manifest but missing: "
+            "the version was changed after publishing; do not use this version"
+        )
+
+
+@dataclass
+class VerifyReport:
+    """The outcome of :func:`verify_version`: files checked, and what is wrong."""
+
+    version_dir: Path
+    checked: int = 0
+    changed: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    unlisted: list[str] = field(default_factory=list)
+    complete: bool = True
+    """The manifest lists every file (``files_complete``); older manifests list only the
+    data files and ``rejects.parquet``, so files they do not list are not counted wrong."""
+
+    @property
+    def ok(self) -> bool:
+        return not (self.changed or self.missing or (self.unlisted and self.complete))
+
+    def problems(self) -> list[str]:
+        """One line per wrong file."""
+        return (
+            [f"changed: {path} (sha256 differs from the manifest)" for path in self.changed]
+            + [f"missing: {path} (listed in the manifest)" for path in self.missing]
+            + [
+                f"not listed: {path} (present, not in the manifest)"
+                for path in (self.unlisted if self.complete else [])
+            ]
+        )
+
+    def raise_if_wrong(self) -> None:
+        """Raise InputError naming every wrong file (one line)."""
+        if not self.ok:
+            raise InputError(
+                f"{self.version_dir} was changed after publishing: " + "; ".join(self.problems())
+            )
+
+
+def verify_version(version_dir: str | Path) -> VerifyReport:
+    """Check every file the manifest of ``version_dir`` lists, and find files it does not list.
+
+    Raises:
+        InputError: ``version_dir`` has no (readable) manifest, or one without ``files``.
+    """
+    version_dir = Path(version_dir)
+    recorded = recorded_sha256(version_dir)
+    if recorded is None:
+        raise InputError(
+            f"{version_dir} has no manifest.json listing its files: nothing to verify against"
+        )
+    complete = bool(versions.read_manifest(version_dir).get(FILES_COMPLETE))
+    report = VerifyReport(version_dir, complete=complete)
+    for relative, sha256 in sorted(recorded.items()):
+        path = version_dir / relative
+        if not path.is_file():
+            report.missing.append(relative)
+            continue
+        report.checked += 1
+        if file_sha256(path) != sha256:
+            report.changed.append(relative)
+    checked, changed, missing = check_exports(version_dir)
+    report.checked += checked
+    report.changed += changed
+    report.missing += missing
+    present = {
+        p.relative_to(version_dir).as_posix() for p in version_dir.rglob("*") if not p.is_dir()
+    }
+    report.unlisted = sorted(present - set(recorded) - {versions.MANIFEST_FILE})
+    return report

@@ -1,0 +1,109 @@
+"""The JSONL files of the OpenAI Batch API: the requests going up, the results coming down.
+
+Each input line is one chat completion, ``{"custom_id", "method": "POST", "url":
+"/v1/chat/completions", "body"}``; one batch holds at most :data:`MAX_REQUESTS_PER_BATCH`
+lines and :data:`MAX_BATCH_FILE_BYTES` (the API's limits: 50,000 requests, 200 MB).
+Each line of a batch's output or error file is ``{"custom_id", "response": {"status_code",
+"body"}, "error"}``: a 200 holds a chat completion, parsed as the ``openai`` backend parses
+one (:func:`~cseaug.llm.openai_backend.parse_completion`); anything else is the request's
+error. A request the batch never ran (error code ``batch_expired`` or ``batch_cancelled``)
+has no result at all: it is to be sent again, not rejected.
+
+Example:
+    >>> line = request_line("k1", {"model": "m", "messages": []})
+    >>> json.loads(line)["url"]
+    '/v1/chat/completions'
+    >>> out = b'{"custom_id": "k1", "response": {"status_code": 200, "body": {"choices": [{"message": {"content": "Hi"}}]}}, "error": null}'
+    >>> read_results(out)["k1"].text
+    'Hi'
+    >>> read_results(b'{"custom_id": "k2", "response": null, "error": {"code": "batch_expired", "message": "late"}}')
+    {}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from cseaug.llm.base import ChatResponse
+from cseaug.llm.openai_backend import parse_completion
+
+BATCH_ENDPOINT = "/v1/chat/completions"
+MAX_REQUESTS_PER_BATCH = 50_000
+"""Most requests one batch may hold (OpenAI Batch API)."""
+MAX_BATCH_FILE_BYTES = 190 * 1024 * 1024
+"""Largest input file written, below the API's 200 MB."""
+NOT_RUN_CODES = frozenset({"batch_expired", "batch_cancelled"})
+"""Error codes of a request the batch never ran: it is sent again, not rejected."""
+
+
+def request_line(custom_id: str, body: dict[str, Any]) -> bytes:
+    """One input line: a chat completion request named ``custom_id``."""
+    line = {"custom_id": custom_id, "method": "POST", "url": BATCH_ENDPOINT, "body": body}
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def split_into_files(
+    lines: Iterable[tuple[str, bytes]],
+    max_requests: int = MAX_REQUESTS_PER_BATCH,
+    max_bytes: int = MAX_BATCH_FILE_BYTES,
+) -> list[tuple[list[str], bytes]]:
+    """Group ``(custom_id, line)`` pairs into input files within the API's limits, in order.
+
+    Example:
+        >>> [ids for ids, _ in split_into_files([("a", b"1\\n"), ("b", b"2\\n"), ("c", b"3\\n")], max_requests=2)]
+        [['a', 'b'], ['c']]
+    """
+    files: list[tuple[list[str], bytes]] = []
+    ids: list[str] = []
+    parts: list[bytes] = []
+    size = 0
+    for custom_id, line in lines:
+        if ids and (len(ids) == max_requests or size + len(line) > max_bytes):
+            files.append((ids, b"".join(parts)))
+            ids, parts, size = [], [], 0
+        ids.append(custom_id)
+        parts.append(line)
+        size += len(line)
+    if ids:
+        files.append((ids, b"".join(parts)))
+    return files
+
+
+def _error_reason(record: dict[str, Any]) -> str:
+    response = record.get("response") or {}
+    body = response.get("body") if isinstance(response, dict) else None
+    detail = body.get("error") if isinstance(body, dict) else None
+    if isinstance(detail, dict):
+        return f"HTTP {response.get('status_code')}: {detail.get('message') or detail}"
+    error = record.get("error") or {}
+    if isinstance(error, dict) and error:
+        return f"batch request failed: {error.get('code')}: {error.get('message')}"
+    return f"batch result without an answer: {json.dumps(record)[:200]}"
+
+
+def read_results(content: bytes) -> dict[str, ChatResponse]:
+    """The results in an output or error file, by ``custom_id`` (keys of the responses).
+
+    Requests the batch never ran (:data:`NOT_RUN_CODES`) are left out; a line that is not
+    a result at all is skipped (it names no request).
+    """
+    results: dict[str, ChatResponse] = {}
+    for raw in content.splitlines():
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+            custom_id = record["custom_id"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        error = record.get("error") or {}
+        if isinstance(error, dict) and error.get("code") in NOT_RUN_CODES:
+            continue
+        response = record.get("response") or {}
+        if isinstance(response, dict) and response.get("status_code") == 200:
+            results[custom_id] = parse_completion(custom_id, json.dumps(response["body"]).encode())
+        else:
+            results[custom_id] = ChatResponse(key=custom_id, error=_error_reason(record))
+    return results

@@ -1,0 +1,367 @@
+"""Backend ``openai-batch``: the same chat completions as ``openai``, through the Batch API.
+
+The OpenAI Batch API answers a file of requests within 24 hours at half the price of the
+online API. :meth:`OpenAIBatchBackend.generate` writes the requests as JSONL
+(:mod:`cseaug.llm.batch_jsonl`; each ``custom_id`` is the request's response-cache key),
+uploads it (``client.files.create(purpose="batch")``), creates a batch
+(``client.batches.create``, endpoint ``/v1/chat/completions``), polls it
+(``client.batches.retrieve``) with a growing interval (``llm.batch``) while it reports
+progress, downloads its output and error files (``client.files.content``) and hands every
+answer on as it is read, so the response cache stores it like any other backend's.
+
+Answers are shared with ``openai``: the request bodies are the ``openai`` backend's and so
+is the cache identity (backend ``openai``, model, sampling), so a build may switch between
+the two without asking anything twice.
+
+Nothing is paid twice. Each batch is recorded in the
+:class:`~cseaug.llm.batch_ledger.BatchLedger` (a table of the response cache's database) the
+moment it is created; a resumed build that still needs some of a recorded batch's requests
+polls that batch for them instead of submitting them again. A batch that ends ``expired`` or ``failed`` is reported (a warning with its reason); its
+answered requests are kept and the others are submitted again, once per :meth:`generate`
+call; what is still unanswered then (or was in a ``cancelled`` batch: someone stopped it on
+purpose) comes back as a failed response with the reason, like a failed request of the
+other backends (the build's rejects; a rerun tries it again). Waiting longer than
+``max_wait_s`` stops the build with a :class:`~cseaug.errors.BackendError`: the batch runs
+on, and the next run re-attaches.
+
+Example:
+    >>> from cseaug.llm.base import ChatRequest
+    >>> backend = OpenAIBatchBackend("gpt-4o-mini", {"max_tokens": 64}, ledger_path=None)  # doctest: +SKIP
+    >>> backend.generate([ChatRequest("s1", ({"role": "user", "content": "Hi"},))])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import openai
+
+from cseaug.config import BatchAPIConfig
+from cseaug.errors import BackendError
+from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
+from cseaug.llm.batch_jsonl import BATCH_ENDPOINT, read_results, request_line, split_into_files
+from cseaug.llm.batch_ledger import BatchLedger, LedgerEntry
+from cseaug.llm.cache import request_hash
+from cseaug.llm.openai_backend import OpenAIBackend, describe_error
+from cseaug.llm.streaming import ResponseSink, StreamingBackend
+from cseaug.secrets import Scrubber
+
+logger = logging.getLogger(__name__)
+
+RUNNING = frozenset({"validating", "in_progress", "finalizing", "cancelling"})
+"""Batch statuses that will still change."""
+RESUBMIT_AFTER = frozenset({"expired", "failed"})
+"""Terminal statuses whose unanswered requests are submitted again (not ``cancelled``: someone
+stopped it on purpose; its unanswered requests fail, and a rerun asks again)."""
+MAX_SUBMISSIONS = 2
+"""Batches one request may be in during one ``generate`` call (attaching counts as one)."""
+POLL_GROWTH = 1.5
+"""Each wait between status checks is this times the last, up to ``max_poll_interval_s``."""
+
+Sleep = Callable[[float], None]
+
+
+@dataclass
+class _Job:
+    """A batch this call waits on: its id, the request keys it answers, progress reported."""
+
+    batch_id: str
+    keys: tuple[str, ...]
+    done: int = 0
+    status: str = "validating"
+
+
+@dataclass
+class _Call:
+    """The state of one ``generate`` call: which indices each key answers, what is done."""
+
+    requests: list[ChatRequest]
+    indices: dict[str, list[int]]
+    progress: ProgressCallback | None
+    on_response: ResponseSink | None
+    scrub: Scrubber
+    results: dict[int, ChatResponse] = field(default_factory=dict)
+    submissions: dict[str, int] = field(default_factory=dict)
+    reported: int = 0
+
+    def advance(self, finished: int) -> None:
+        """Move the progress bar by ``finished`` requests, never past the call's total."""
+        step = min(finished, len(self.requests) - self.reported)
+        if step > 0 and self.progress is not None:
+            self.progress(step)
+        self.reported += max(step, 0)
+
+    def deliver(self, key: str, response: ChatResponse) -> None:
+        """Hand ``response`` to every request of ``key`` (the cache stores it now)."""
+        for index in self.indices[key]:
+            answer = ChatResponse(
+                key=self.requests[index].key,
+                text=None if response.text is None else self.scrub(response.text),
+                error=None if response.error is None else self.scrub(response.error),
+                prompt_tokens=response.prompt_tokens,
+                completion_tokens=response.completion_tokens,
+            )
+            self.results[index] = answer
+            if self.on_response is not None:
+                self.on_response(index, answer)
+
+
+class OpenAIBatchBackend(StreamingBackend):
+    """Chat completions through the OpenAI Batch API (see the module docstring).
+
+    Args:
+        model: model name.
+        sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (None: API default).
+        ledger_path: SQLite file that records submitted batches (the response cache's);
+            None: in memory (a later process cannot re-attach).
+        base_url: the endpoint; default api.openai.com.
+        api_key_env: environment variable holding the key.
+        batch: polling and waiting settings (``llm.batch``).
+        max_retries: retries of one files/batches API call (the client's own retries).
+        request_timeout_s: timeout of one API call (an upload or download included).
+        sleep: how to wait between status checks (tests pass a fast one).
+    """
+
+    name = "openai-batch"
+
+    def __init__(
+        self,
+        model: str,
+        sampling: dict[str, Any],
+        *,
+        ledger_path: str | Path | None,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        batch: BatchAPIConfig | None = None,
+        max_retries: int = 6,
+        request_timeout_s: float = 600.0,
+        sleep: Sleep = time.sleep,
+    ) -> None:
+        # the online backend it stands in for: same bodies, same key check, same cache identity
+        self.online = OpenAIBackend(
+            model, sampling, name="openai", base_url=base_url, api_key_env=api_key_env
+        )
+        super().__init__(model, sampling)
+        self.base_url = self.online.base_url
+        self.settings = batch or BatchAPIConfig()
+        self.max_retries = max_retries
+        self.request_timeout_s = request_timeout_s
+        self.ledger = BatchLedger(ledger_path)
+        self._sleep = sleep
+
+    def identity(self) -> dict[str, Any]:
+        """The ``openai`` backend's identity: both share every cached answer."""
+        return self.online.identity()
+
+    def check(self) -> None:
+        """Fail before any work when the API key is missing."""
+        self.online.check()
+
+    def close(self) -> None:
+        self.ledger.close()
+
+    def _stream(
+        self,
+        requests: list[ChatRequest],
+        progress: ProgressCallback | None,
+        on_response: ResponseSink | None,
+    ) -> list[ChatResponse]:
+        # the online backend's own key lookup and request bodies: one definition of each
+        api_key = self.online._api_key()
+        if not requests:
+            return []
+        identity = self.identity()
+        indices: dict[str, list[int]] = {}
+        bodies: dict[str, dict[str, Any]] = {}
+        for index, request in enumerate(requests):
+            key = request_hash(identity, request)
+            if key not in indices:
+                bodies[key] = self.online._body(request)
+            indices.setdefault(key, []).append(index)
+        call = _Call(requests, indices, progress, on_response, Scrubber([api_key]))
+        client = openai.OpenAI(
+            api_key=api_key,
+            base_url=self.base_url,
+            max_retries=self.max_retries,
+            timeout=self.request_timeout_s,
+        )
+        try:
+            jobs = self._attach(set(indices), call)
+            attached = {key for job in jobs for key in job.keys}
+            jobs += self._submit(client, [k for k in indices if k not in attached], bodies, call)
+            self._wait(client, jobs, bodies, call)
+            call.advance(len(requests))  # the rest: repeats of one request, failures
+        except (openai.OpenAIError, httpx2.HTTPError) as exc:
+            raise BackendError(
+                f"OpenAI Batch API at {self.base_url}: {call.scrub(describe_error(exc))}; "
+                "submitted batches keep running, and a rerun re-attaches to them"
+            ) from exc
+        finally:
+            client.close()
+        return [call.results[index] for index in range(len(requests))]
+
+    def _attach(self, wanted: set[str], call: _Call) -> list[_Job]:
+        """The recorded batches that answer requests of this call (an earlier run's).
+
+        A batch is polled for the requests of this call it holds; its others were answered
+        already (a run killed while storing its answers) or belong to another call.
+        """
+        jobs: list[_Job] = []
+        for entry in self.ledger.open_batches(self.base_url):
+            mine = tuple(key for key in entry.request_keys if key in wanted)
+            if not mine:
+                continue
+            wanted.difference_update(mine)
+            logger.warning(
+                "re-attaching to batch %s (%d of its %d requests still needed), submitted by an "
+                "earlier run",
+                entry.batch_id,
+                len(mine),
+                len(entry.request_keys),
+            )
+            jobs.append(self._job(LedgerEntry(entry.batch_id, mine), call))
+        return jobs
+
+    @staticmethod
+    def _job(entry: LedgerEntry, call: _Call) -> _Job:
+        for key in entry.request_keys:
+            call.submissions[key] = call.submissions.get(key, 0) + 1
+        return _Job(entry.batch_id, entry.request_keys)
+
+    def _submit(
+        self,
+        client: openai.OpenAI,
+        keys: Sequence[str],
+        bodies: dict[str, dict[str, Any]],
+        call: _Call,
+    ) -> list[_Job]:
+        """Upload and create one batch per input file of ``keys``; record each at once."""
+        jobs = []
+        lines = ((key, request_line(key, bodies[key])) for key in keys)
+        for file_keys, content in split_into_files(lines):
+            uploaded = client.files.create(
+                file=("cseaug-batch.jsonl", content, "application/jsonl"), purpose="batch"
+            )
+            batch = client.batches.create(
+                input_file_id=uploaded.id,
+                endpoint=BATCH_ENDPOINT,
+                completion_window=self.settings.completion_window,
+                metadata={"created_by": "cseaug", "requests": str(len(file_keys))},
+            )
+            self.ledger.record(batch.id, self.base_url, file_keys)
+            logger.info("submitted batch %s: %d requests", batch.id, len(file_keys))
+            jobs.append(self._job(LedgerEntry(batch.id, tuple(file_keys)), call))
+        return jobs
+
+    def _wait(
+        self,
+        client: openai.OpenAI,
+        jobs: list[_Job],
+        bodies: dict[str, dict[str, Any]],
+        call: _Call,
+    ) -> None:
+        """Poll ``jobs`` until each has ended and its answers are handed on."""
+        started = time.monotonic()
+        interval = self.settings.poll_interval_s
+        first = True
+        while jobs:
+            if not first:
+                waited = time.monotonic() - started
+                if waited >= self.settings.max_wait_s:
+                    raise BackendError(self._still_running(jobs, waited))
+                self._sleep(min(interval, self.settings.max_wait_s - waited))
+                interval = min(interval * POLL_GROWTH, self.settings.max_poll_interval_s)
+            first = False
+            still: list[_Job] = []
+            for job in jobs:
+                try:
+                    batch = client.batches.retrieve(job.batch_id)
+                except openai.NotFoundError:
+                    still += self._forget(client, job, bodies, call)
+                    continue
+                job.status = batch.status
+                self._report_progress(job, batch, call)
+                if batch.status in RUNNING:
+                    still.append(job)
+                else:
+                    still += self._finish(client, job, batch, bodies, call)
+            jobs = still
+
+    @staticmethod
+    def _report_progress(job: _Job, batch: Any, call: _Call) -> None:
+        counts = batch.request_counts
+        done = min(counts.completed, len(job.keys)) if counts is not None else 0
+        if done > job.done:
+            call.advance(done - job.done)
+            job.done = done
+        logger.info(
+            "batch %s: %s, %d/%d requests done", job.batch_id, batch.status, done, len(job.keys)
+        )
+
+    def _finish(
+        self,
+        client: openai.OpenAI,
+        job: _Job,
+        batch: Any,
+        bodies: dict[str, dict[str, Any]],
+        call: _Call,
+    ) -> list[_Job]:
+        """Read an ended batch's results, hand them on, and resubmit what it never ran."""
+        results: dict[str, ChatResponse] = {}
+        for file_id in (batch.output_file_id, batch.error_file_id):
+            if file_id:
+                results.update(read_results(client.files.content(file_id).content))
+        for key in job.keys:
+            if key in results:
+                call.deliver(key, results[key])
+        unanswered = [key for key in job.keys if key not in results]
+        resubmit: list[str] = []
+        if unanswered:
+            reason = self._why_unanswered(batch)
+            if batch.status != "completed":
+                logger.warning(
+                    "%s: %d of %d requests unanswered", reason, len(unanswered), len(job.keys)
+                )
+            for key in unanswered:
+                if batch.status in RESUBMIT_AFTER and call.submissions[key] < MAX_SUBMISSIONS:
+                    resubmit.append(key)
+                else:
+                    call.deliver(key, ChatResponse(key=key, error=reason))
+        call.advance(len(job.keys) - len(resubmit) - job.done)
+        # the answers are in the cache and the rest is handed on: nothing left to re-attach to
+        self.ledger.remove(job.batch_id)
+        return self._submit(client, resubmit, bodies, call) if resubmit else []
+
+    def _forget(
+        self, client: openai.OpenAI, job: _Job, bodies: dict[str, dict[str, Any]], call: _Call
+    ) -> list[_Job]:
+        """A recorded batch the API does not know (deleted, another account): submit again."""
+        logger.warning(
+            "batch %s is unknown to %s (HTTP 404): submitting its %d requests again",
+            job.batch_id,
+            self.base_url,
+            len(job.keys),
+        )
+        self.ledger.remove(job.batch_id)
+        return self._submit(client, job.keys, bodies, call)
+
+    @staticmethod
+    def _why_unanswered(batch: Any) -> str:
+        errors = getattr(batch.errors, "data", None) or []
+        detail = "; ".join(f"{e.code}: {e.message}" for e in errors)
+        if batch.status == "completed":
+            return f"batch {batch.id} completed without an answer to this request"
+        return f"batch {batch.id} {batch.status}" + (f" ({detail})" if detail else "")
+
+    def _still_running(self, jobs: list[_Job], waited: float) -> str:
+        names = ", ".join(f"{job.batch_id} ({job.status})" for job in jobs)
+        return (
+            f"OpenAI batches still running after {waited:,.0f} s (llm.batch.max_wait_s): {names}; "
+            "they keep running, and rerunning the build re-attaches to them without paying again"
+        )

@@ -1,0 +1,47 @@
+"""`cseaug.dataset.verify` on what the tamper tests of tests/reliability do not cover."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from cseaug.dataset.reader import read_rows
+from cseaug.dataset.staging import publish_version
+from cseaug.dataset.verify import FILES_COMPLETE, verify_version
+from cseaug.errors import InputError
+
+
+def test_a_manifest_from_before_every_file_was_listed_still_verifies(
+    tmp_path: Path, manifest, rows_factory
+) -> None:
+    """Versions published before `files_complete` listed only the data files and rejects:
+    their card is not counted against them, while their data are still checked."""
+    published = publish_version(
+        [rows_factory(3, 3)], [], root=tmp_path, name="demo", manifest=manifest
+    )
+    old = {k: v for k, v in published.manifest.items() if k != FILES_COMPLETE}
+    old["files"] = [f for f in old["files"] if f["path"] != "README.md"]
+    path = published.path / "manifest.json"
+    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+    path.write_text(json.dumps(old), encoding="utf-8")
+    report = verify_version(published.path)
+    assert report.ok and report.unlisted == ["README.md"] and not report.problems()
+    assert read_rows(published.path).num_rows == 6
+
+
+def test_a_directory_without_a_file_list_is_read_but_cannot_be_verified(
+    tmp_path: Path, manifest, rows_factory
+) -> None:
+    published = publish_version(
+        [rows_factory(2, 2)], [], root=tmp_path, name="demo", manifest=manifest
+    )
+    path = published.path / "manifest.json"
+    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+    path.write_text(json.dumps({"config": {}}), encoding="utf-8")
+    assert read_rows(published.path, ["id"]).num_rows == 4
+    with pytest.raises(InputError, match="nothing to verify against"):
+        verify_version(published.path)
