@@ -156,3 +156,16 @@ def test_a_sample_larger_than_the_corpus_warns_in_the_build_and_the_dry_run(
     expected = f"sample.size 10,000 is larger than corpus demo: it holds {taken} sentences"
     assert len(warnings) == 2 and all(w.startswith(expected) for w in warnings), warnings
     assert warnings[0].endswith(f"and all {taken} were taken")
+
+
+@pytest.mark.parametrize("backend", ["openai", "openai-batch"])
+def test_an_api_model_is_not_looked_for_in_the_hub_cache(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only backends that load the model here (transformers, vLLM) need it in the cache."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-preflight")
+    cfg = load_config(
+        DEMO,
+        [f"llm.backend={backend}", "llm.model=gpt-4o-mini", f"output.root={tmp_path / 's'}"],
+    )
+    assert preflight_problems(cfg) == []

@@ -31,7 +31,8 @@ from cseaug.hub import go_offline_unless_reachable, is_local_name, model_problem
 Check = Callable[[RunConfig], list[str]]
 """A check: the problems it found (a check may also raise a CseaugError or an OSError)."""
 
-HTTP_BACKENDS = frozenset({"openai", "openai-compatible"})
+LOCAL_BACKENDS = frozenset({"transformers", "vllm"})
+"""Backends that load the model in this process (every other one sends requests to an API)."""
 
 
 def storage_root_problems(cfg: RunConfig) -> list[str]:
@@ -69,12 +70,13 @@ def prompt_problems(cfg: RunConfig) -> list[str]:
 
 
 def llm_problems(cfg: RunConfig) -> list[str]:
-    """An HTTP backend's own check (API key, endpoint); a local backend's model can be had."""
+    """An API backend's own check (API key, endpoint); a local backend's model is among
+    :func:`hub_models`."""
     from cseaug.llm.factory import make_backend, resolve_backend
 
     assert cfg.llm is not None  # RunConfig guarantees it for LLM methods
-    if resolve_backend(cfg.llm.backend) not in HTTP_BACKENDS:
-        return []  # the model is among hub_models(cfg)
+    if resolve_backend(cfg.llm.backend) in LOCAL_BACKENDS:
+        return []
     backend = make_backend(cfg.llm, None)  # no cache: nothing is written before the build
     try:
         backend.check()
@@ -107,7 +109,7 @@ def hub_models(cfg: RunConfig) -> list[tuple[str, str]]:
     if cfg.method in LLM_METHODS and cfg.llm is not None:
         from cseaug.llm.factory import resolve_backend
 
-        if resolve_backend(cfg.llm.backend) not in HTTP_BACKENDS:
+        if resolve_backend(cfg.llm.backend) in LOCAL_BACKENDS:
             models.append((cfg.llm.model, "llm.model"))
     if cfg.method == "osscse":
         for pivot, pair in cfg.backtranslation.pivots.items():
