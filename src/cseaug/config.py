@@ -778,8 +778,8 @@ class PublishConfig(StrictModel):
         0.5,
         ge=0,
         le=1,
-        description="Publish only when at least this share of the sampled anchors got generated "
-        "views; an LLM method with 0 generated rows never publishes (unless 0: no gate).",
+        description="LLM methods (sts, nli, ski) publish only when at least this share of the "
+        "sampled anchors got generated views; every method needs at least one (0: no gate).",
     )
 
 

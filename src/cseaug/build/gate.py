@@ -8,8 +8,10 @@ stage itself (``llm_error``, ``circuit_open``, ``refusal``, ``no_verbal_root``, 
 are not among the generated rows. Rows the filters dropped afterwards
 (``diagnostics``: contamination, pattern order) were generated: they count as filled.
 
-The gate fails when the filled share is below ``publish.min_generated_share`` (default
-0.5), and always when an LLM method filled none; ``0`` switches it off.
+For the LLM methods (NGCSE, SKICSE) the gate fails when the filled share is below
+``publish.min_generated_share`` (default 0.5) or none was filled; for OssCSE and
+Generate-CSE, whose own filters may legitimately drop many anchors (OssCSE's MER range),
+only when none was filled. ``0`` switches the gate off.
 
 Example:
     >>> GateCount(attempted=40, failed=40, reasons={"llm_error": 40}).share
@@ -76,12 +78,14 @@ def gate_problem(count: GateCount, minimum: float, llm_method: bool) -> str | No
     Example:
         >>> gate_problem(GateCount(10, 2), 0.5, llm_method=True) is None
         True
+        >>> gate_problem(GateCount(10, 8), 0.5, llm_method=False) is None  # OssCSE's filters
+        True
         >>> gate_problem(GateCount(10, 6, {"llm_error": 6}), 0.5, llm_method=True)
         'generated views for 4 of 10 sampled anchors (40%), below publish.min_generated_share 50%; their rejects: llm_error 6'
     """
     if minimum == 0 or count.attempted == 0:
         return None
-    if count.share >= minimum and not (llm_method and count.generated == 0):
+    if count.generated > 0 and (not llm_method or count.share >= minimum):
         return None
     reasons = ", ".join(f"{reason} {n:,}" for reason, n in sorted(count.reasons.items()))
     return (
