@@ -63,6 +63,7 @@ def test_diagnose_refuses_unknown_settings_and_versions(make_version, tmp_path):
     version = make_version(ROWS)
     result = runner.invoke(app, ["diagnose", str(version), "--set", "cs_smaple=5"])
     assert isinstance(result.exception, ConfigError) and "cs_smaple" in str(result.exception)
+    assert "did you mean 'cs_sample'?" in str(result.exception)
     result = runner.invoke(app, ["diagnose", "nothing", "--root", str(tmp_path)])
     assert isinstance(result.exception, InputError)
 

@@ -84,7 +84,9 @@ def diagnostics_config(
     try:
         return DiagnosticsConfig.model_validate(data), source
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, f"diagnostics settings ({source})")) from exc
+        raise ConfigError(
+            format_validation_error(exc, f"diagnostics settings ({source})", DiagnosticsConfig)
+        ) from exc
 
 
 def diagnose_command(
