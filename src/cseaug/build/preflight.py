@@ -118,9 +118,11 @@ def hub_models(cfg: RunConfig) -> list[tuple[str, str]]:
 
 
 def model_problems(cfg: RunConfig, say: Callable[[str], None]) -> list[str]:
-    """Each model of :func:`hub_models` can be had; the hub is probed once, when one is needed."""
+    """Each model of :func:`hub_models` can be had; the hub is probed once, when a model or
+    the corpus (``corpus.hf_dataset``) is to come from it."""
     models = hub_models(cfg)
-    if any(not is_local_name(name) for name, _ in models):
+    hub_names = [name for name, _ in models] + [cfg.corpus.hf_dataset or "."]
+    if any(not is_local_name(name) for name in hub_names):
         notice = go_offline_unless_reachable()
         if notice:
             say(notice)
