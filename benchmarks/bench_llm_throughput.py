@@ -94,7 +94,7 @@ async def minimal_loop(
 
 
 def through_backend(
-    base_url: str, requests: list[ChatRequest], concurrency: int, cache: bool
+    base_url: str | list[str], requests: list[ChatRequest], concurrency: int, cache: bool
 ) -> None:
     cfg = LLMConfig(
         backend="openai-compatible",

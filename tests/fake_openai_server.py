@@ -9,7 +9,8 @@ request gets is scriptable per message content (the content of the last message)
 ``malformed`` (a 200 whose body is not JSON), ``no_choices`` (valid JSON without choices).
 A request with no script left gets what the server's ``policy`` (a function of the request
 body) says, ``ok`` by default: :func:`obey_injected_instructions` is the policy of a model
-that does what a hostile input line tells it. Every request is counted per content, and the
+that does what a hostile input line tells it. Every request is counted per content, as is
+every answer sent (``answered``), and the
 highest number of requests in flight at once is recorded, as are the last body and
 ``Authorization`` header received per content.
 
@@ -25,7 +26,9 @@ Batch creations, file uploads and downloads are counted (``batch_creations``,
 
 The server runs in a background thread (``FakeOpenAIServer``) or, where the client
 itself is measured and must not share a CPU with the server, in a separate process
-(:func:`start_server_process`), whose counters are read from ``GET /stats``.
+(:func:`start_server_process`), whose counters are read from ``GET /stats``. Several
+servers stand for several endpoints; a stopped ``FakeOpenAIServer`` refuses connections
+and starts again on the same port (an endpoint that dies and comes back).
 
 Example:
     >>> with FakeOpenAIServer(latency_s=0.01) as server:  # doctest: +SKIP
@@ -154,6 +157,7 @@ class ServerState:
     fixed_answer: bytes | None = None
     policy: Policy | None = None
     counts: Counter[str] = field(default_factory=Counter)
+    answered: Counter[str] = field(default_factory=Counter)
     arrivals: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     scripts: dict[str, deque[Action]] = field(default_factory=dict)
     last_body: dict[str, dict] = field(default_factory=dict)
@@ -279,6 +283,7 @@ def make_app(state: ServerState) -> web.Application:
             if state.latency_s:
                 await asyncio.sleep(state.latency_s)
             if action.kind in ("ok", "text"):
+                state.answered[content] += 1
                 return web.Response(
                     body=completion_body(content, body.get("model", "m"), action.text),
                     content_type=_JSON,
@@ -415,7 +420,19 @@ class FakeOpenAIServer:
         """Requests whose last message is ``content`` get these actions in turn, then ``ok``."""
         self.state.scripts[content] = deque(actions)
 
+    def stop_at_request(self, n: int) -> None:
+        """Stop when the ``n``-th chat request arrives (an endpoint that dies mid-build): the
+        requests in flight are still answered, later ones find the port closed."""
+
+        def policy(_body: dict) -> Action:
+            if self.state.total == n:
+                threading.Thread(target=self.stop).start()
+            return Action.ok()
+
+        self.state.policy = policy
+
     def start(self) -> FakeOpenAIServer:
+        """Serve in a background thread: on a free port, or again on the port it had."""
         started = threading.Event()
 
         def serve() -> None:
@@ -427,7 +444,7 @@ class FakeOpenAIServer:
                 make_app(self.state), access_log=None, shutdown_timeout=0.5
             )
             loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
+            site = web.TCPSite(self._runner, "127.0.0.1", self.port, backlog=1024)
             loop.run_until_complete(site.start())
             self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
             started.set()
@@ -445,6 +462,7 @@ class FakeOpenAIServer:
         if self._loop is not None and self._thread is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
+            self._loop = None  # stopped: a second stop does nothing, start serves again
 
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()

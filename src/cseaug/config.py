@@ -300,6 +300,46 @@ class PriceConfig(StrictModel):
     )
 
 
+def base_url_problem(urls: list[str], setting: str = "llm.base_url") -> str | None:
+    """Why a list of endpoint URLs cannot be used, or None: each URL is checked like a single
+    ``base_url`` (no credentials), the list is not empty and names no endpoint twice.
+
+    Example:
+        >>> base_url_problem(["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"]) is None
+        True
+        >>> print(base_url_problem(["http://10.0.0.1:8000/v1", "http://10.0.0.1:8000/v1/"]))
+        llm.base_url names http://10.0.0.1:8000/v1/ twice: list each endpoint once
+    """
+    if not urls:
+        return f"{setting} is an empty list: give one URL or a list of several"
+    seen: set[str] = set()
+    for url in urls:
+        problem = url_credentials_problem(url, setting)
+        if problem:
+            return problem
+        if url.rstrip("/") in seen:
+            return f"{setting} names {url} twice: list each endpoint once"
+        seen.add(url.rstrip("/"))
+    return None
+
+
+class FailoverConfig(StrictModel):
+    """When a listed endpoint is taken out of service and tried again (docs/llm-backends.md)."""
+
+    failures: int = Field(
+        3,
+        ge=1,
+        description="Connection errors, timeouts or 5xx in a row that take an endpoint out.",
+    )
+    cooldown_s: float = Field(
+        5.0,
+        gt=0,
+        description="First time out of service; it doubles each time the endpoint fails "
+        "again when tried, and is reset by an answer.",
+    )
+    max_cooldown_s: float = Field(300.0, gt=0, description="Longest time out of service.")
+
+
 class LLMConfig(StrictModel):
     """Which LLM writes the views, and how requests are sent."""
 
@@ -313,8 +353,11 @@ class LLMConfig(StrictModel):
         "'transformers' (an explicit name is always used as given)."
     )
     model: str = Field(description="Model name (API) or Hugging Face id / local path.")
-    base_url: str | None = Field(
-        None, description="Endpoint for 'openai-compatible', e.g. http://127.0.0.1:8000/v1."
+    base_url: str | list[str] | None = Field(
+        None,
+        description="Endpoint for 'openai-compatible', e.g. http://127.0.0.1:8000/v1, or a list "
+        "of endpoints serving the same model (one `vllm serve` per GPU or machine): requests are "
+        "balanced over them, `concurrency` in flight on each.",
     )
     api_key_env: str = Field(
         "OPENAI_API_KEY",
@@ -322,7 +365,15 @@ class LLMConfig(StrictModel):
         "never part of a config).",
     )
     concurrency: int = Field(
-        64, ge=1, le=4096, description="Requests in flight at once (HTTP backends)."
+        64,
+        ge=1,
+        le=4096,
+        description="Requests in flight at once (HTTP backends), on each endpoint of base_url.",
+    )
+    failover: FailoverConfig = Field(
+        default_factory=FailoverConfig,
+        description="Several endpoints: when one is taken out of service and tried again "
+        "(timing only, not part of any key).",
     )
     max_retries: int = Field(
         6, ge=0, description="Retries of a failed request (429, 5xx, timeouts, connection errors)."
@@ -367,11 +418,23 @@ class LLMConfig(StrictModel):
 
     @field_validator("base_url")
     @classmethod
-    def _no_credentials_in_url(cls, url: str | None) -> str | None:
-        problem = url_credentials_problem(url, "llm.base_url") if url else None
+    def _endpoints(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if value is None or value == "":
+            return value
+        urls = [value] if isinstance(value, str) else value
+        problem = base_url_problem(urls)
         if problem:
             raise ValueError(problem)
-        return url
+        return urls[0] if len(urls) == 1 else urls  # a list of one is that URL, in every way
+
+    @model_validator(mode="after")
+    def _one_endpoint_for_batches(self) -> LLMConfig:
+        if self.backend == "openai-batch" and isinstance(self.base_url, list):
+            raise ValueError(
+                f"backend 'openai-batch' submits to one endpoint: llm.base_url lists "
+                f"{len(self.base_url)}; give one URL (or use 'openai-compatible' for several)"
+            )
+        return self
 
     @field_validator("api_key_env")
     @classmethod
@@ -899,12 +962,14 @@ def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
 def config_fingerprint(cfg: RunConfig) -> str:
     """sha256 of everything in the config that changes the data (not ``execution``, ``publish``,
     ``output.root`` nor the vLLM engine's scheduling settings ``llm.vllm``, the Batch API's
-    polling ``llm.batch`` or the prices ``llm.price``)."""
+    polling ``llm.batch``, the prices ``llm.price`` or the endpoints' failover timing
+    ``llm.failover``)."""
     data = cfg.model_dump(mode="json", exclude={"execution", "publish"})
     if data["llm"] is not None:
         data["llm"].pop("vllm")  # engine scheduling: how fast, not what is asked
         data["llm"].pop("batch")  # Batch API polling: when answers come, not what is asked
         data["llm"].pop("price")  # the dry run's cost estimate
+        data["llm"].pop("failover")  # when an endpoint is tried again, not what is asked
     data["output"].pop("root", None)
     data["output"].pop("exports", None)
     data["output"].pop("force_new_version", None)

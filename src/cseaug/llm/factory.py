@@ -83,6 +83,7 @@ def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
             concurrency=cfg.concurrency,
             max_retries=cfg.max_retries,
             request_timeout_s=cfg.request_timeout_s,
+            failover=cfg.failover,
         )
     elif name == "openai-batch":
         backend = OpenAIBatchBackend(

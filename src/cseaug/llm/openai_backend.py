@@ -22,9 +22,13 @@ the backend: a server that echoes the key (``Incorrect API key provided: Bearer 
 cannot put it into the response cache, a reject or a log. A ``base_url`` with credentials
 in it is refused: the key belongs in the environment variable ``api_key_env``.
 
-Requests run on a pool of ``concurrency`` workers on one event loop. ``generate`` is
-synchronous: it runs the loop itself, or in a worker thread when called from inside a
-running loop (e.g. a Prefect task running in async code).
+``base_url`` may list several endpoints of the same model: each gets its own client and
+``concurrency`` requests in flight; :mod:`cseaug.llm.endpoints` places each attempt of a
+request and takes a failing endpoint out of service for a while.
+
+Requests run on a pool of ``concurrency`` workers per endpoint on one event loop.
+``generate`` is synchronous: it runs the loop itself, or in a worker thread when called
+from inside a running loop (e.g. a Prefect task running in async code).
 
 Example:
     >>> from cseaug.llm.base import ChatRequest
@@ -42,7 +46,7 @@ import json
 import os
 import random
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -50,11 +54,13 @@ import httpx2
 import openai
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
-from cseaug.errors import BackendError, ConfigError
+from cseaug.config import FailoverConfig
+from cseaug.errors import BackendError
 from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
+from cseaug.llm.endpoints import EndpointPool, PooledClient, endpoint_urls
 from cseaug.llm.sampling import request_seed
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
-from cseaug.secrets import Scrubber, treat_as_secret, url_credentials_problem
+from cseaug.secrets import Scrubber, treat_as_secret
 
 MAX_RETRY_AFTER_S = 120.0
 """Longest ``Retry-After`` honoured; a server asking for more is retried after this long."""
@@ -208,14 +214,16 @@ class OpenAIBackend(StreamingBackend):
         model: model name as the server knows it.
         sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (None: server default).
         name: ``"openai"`` or ``"openai-compatible"`` (part of the cache key).
-        base_url: the endpoint, e.g. ``http://127.0.0.1:8000/v1``; default api.openai.com.
+        base_url: the endpoint, e.g. ``http://127.0.0.1:8000/v1``, or a list of endpoints
+            of the same model; default api.openai.com.
         api_key_env: environment variable holding the key, read when requests are sent.
-        concurrency: requests in flight at once, per :meth:`generate` call.
+        concurrency: requests in flight at once on each endpoint, per :meth:`generate` call.
         max_retries: retries of one request after a retryable failure.
         request_timeout_s: timeout of one HTTP request.
         retry_initial_s: first backoff; later ones double, up to ``retry_max_s``, each
             drawn uniformly below that bound (full jitter).
         retry_max_s: longest backoff without a ``Retry-After``.
+        failover: several endpoints: when one is taken out of service and tried again.
     """
 
     def __init__(
@@ -224,13 +232,14 @@ class OpenAIBackend(StreamingBackend):
         sampling: dict[str, Any],
         *,
         name: str = "openai",
-        base_url: str | None = None,
+        base_url: str | Sequence[str] | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         concurrency: int = 64,
         max_retries: int = 6,
         request_timeout_s: float = 120.0,
         retry_initial_s: float = 0.5,
         retry_max_s: float = 30.0,
+        failover: FailoverConfig | None = None,
     ) -> None:
         if name not in ("openai", "openai-compatible"):
             raise ValueError(
@@ -240,13 +249,13 @@ class OpenAIBackend(StreamingBackend):
             raise BackendError(
                 "backend 'openai-compatible' needs llm.base_url, e.g. http://127.0.0.1:8000/v1"
             )
-        problem = url_credentials_problem(base_url, "llm.base_url") if base_url else None
-        if problem:
-            raise ConfigError(problem)
+        base_urls = endpoint_urls(base_url, OPENAI_BASE_URL)
         treat_as_secret(api_key_env)
         super().__init__(model, sampling)
         self.name = name
-        self.base_url = base_url or OPENAI_BASE_URL
+        self.base_urls = base_urls
+        self.base_url = base_urls[0]
+        self.endpoints = EndpointPool(base_urls, failover)
         self.api_key_env = api_key_env
         self.concurrency = concurrency
         self.max_retries = max_retries
@@ -293,11 +302,11 @@ class OpenAIBackend(StreamingBackend):
         headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else None
         return retry_delay(headers, attempt, self.retry_initial_s, self.retry_max_s)
 
-    async def _post(self, client: openai.AsyncOpenAI, body: dict[str, Any]) -> httpx2.Response:
-        return await client.post("/chat/completions", body=body, cast_to=httpx2.Response)
+    async def _post(self, client: PooledClient, body: dict[str, Any]) -> httpx2.Response:
+        return await client.post("/chat/completions", body)
 
     async def _retry(
-        self, client: openai.AsyncOpenAI, body: dict[str, Any], first: BaseException
+        self, client: PooledClient, body: dict[str, Any], first: BaseException
     ) -> httpx2.Response:
         """Attempts 2 .. max_retries + 1 of a request whose first attempt failed with ``first``."""
         await asyncio.sleep(self._delay(first, 1))
@@ -315,7 +324,7 @@ class OpenAIBackend(StreamingBackend):
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
     async def _answer(
-        self, client: openai.AsyncOpenAI, request: ChatRequest, scrub: Scrubber
+        self, client: PooledClient, request: ChatRequest, scrub: Scrubber
     ) -> ChatResponse:
         response = await self._ask(client, request)
         # The server's words, answer or error, may hold the key it was sent.
@@ -325,7 +334,7 @@ class OpenAIBackend(StreamingBackend):
             response.error = scrub(response.error)
         return response
 
-    async def _ask(self, client: openai.AsyncOpenAI, request: ChatRequest) -> ChatResponse:
+    async def _ask(self, client: PooledClient, request: ChatRequest) -> ChatResponse:
         body = self._body(request)
         try:
             # the first attempt runs outside tenacity: its bookkeeping costs ~30 us a
@@ -360,15 +369,21 @@ class OpenAIBackend(StreamingBackend):
             max_keepalive_connections=self.concurrency,
             keepalive_expiry=30.0,
         )
-        client = openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=self.base_url,
-            max_retries=0,
-            timeout=self.request_timeout_s,
-            http_client=openai.DefaultAioHttpClient(limits=limits, timeout=self.request_timeout_s),
-        )
+        clients = [
+            openai.AsyncOpenAI(
+                api_key=api_key,
+                base_url=url,
+                max_retries=0,
+                timeout=self.request_timeout_s,
+                http_client=openai.DefaultAioHttpClient(
+                    limits=limits, timeout=self.request_timeout_s
+                ),
+            )
+            for url in self.base_urls
+        ]
+        client = PooledClient(self.endpoints, clients, self.concurrency)
         scrub = Scrubber([api_key])
-        # one shared iterator, many workers: `concurrency` coroutines instead of one per request
+        # one shared iterator, many workers: `capacity` coroutines instead of one per request
         todo = iter(range(len(requests)))
 
         async def worker() -> None:
@@ -381,7 +396,7 @@ class OpenAIBackend(StreamingBackend):
                     progress(1)
 
         try:
-            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(requests)))))
+            await asyncio.gather(*(worker() for _ in range(min(client.capacity, len(requests)))))
         finally:
             await client.close()
         return [r for r in results if r is not None]

@@ -1,0 +1,272 @@
+"""Several OpenAI-compatible endpoints behind one backend: balance, take out, try again.
+
+``llm.base_url`` may list several servers of the same model (one ``vllm serve`` per GPU
+or per machine). Each endpoint gets its own ``AsyncOpenAI`` client (its own connection
+pool of ``llm.concurrency`` connections); a request goes to the endpoint in service with
+the fewest requests in flight, and waits while every endpoint in service already has
+``concurrency`` in flight. Retries stay where they are (the backend's tenacity loop around
+each request): a retried attempt is placed again, so it lands on a healthy endpoint.
+
+Health (:class:`EndpointPool`) lives as long as the backend, across ``generate()`` calls
+and threads: an endpoint whose requests fail ``llm.failover.failures`` times in a row with
+a connection error, a timeout or a 5xx is taken out of service for ``cooldown_s``. When
+that has passed, one request at a time tries it: an answer puts it back into service, a
+failure takes it out again for twice as long (at most ``max_cooldown_s``). A 4xx or 429 is
+the server answering, and counts as healthy. When no endpoint is in service, a request is
+sent to the one due back first: it fails with the usual transient reason (``connection
+error (... Connection refused)``) and the backend's retries and backoff apply, exactly as
+with one endpoint today. A single endpoint therefore behaves as before: every request goes
+to it.
+
+Which endpoint answered is not part of the cache key (:meth:`~cseaug.llm.base.LLMBackend.identity`):
+listed endpoints must serve the same model, so answers stored from one are reused when
+another is configured.
+
+Example:
+    >>> pool = EndpointPool(["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"])
+    >>> ticket = pool.place([0, 0], concurrency=64)
+    >>> ticket.index
+    0
+    >>> pool.place([1, 0], concurrency=64).index
+    1
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+import openai
+
+from cseaug.config import FailoverConfig, base_url_problem
+from cseaug.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+
+def endpoint_urls(base_url: str | Sequence[str] | None, default: str) -> tuple[str, ...]:
+    """The endpoints a ``base_url`` setting names (``default`` when unset), validated.
+
+    Raises:
+        ConfigError: a URL with credentials, an empty list, an endpoint named twice.
+
+    Example:
+        >>> endpoint_urls(None, "https://api.openai.com/v1")
+        ('https://api.openai.com/v1',)
+        >>> endpoint_urls(["http://a:8000/v1", "http://b:8000/v1"], "unused")
+        ('http://a:8000/v1', 'http://b:8000/v1')
+    """
+    urls = (
+        [default]
+        if base_url is None
+        else [base_url]
+        if isinstance(base_url, str)
+        else list(base_url)
+    )
+    problem = base_url_problem(urls)
+    if problem:
+        raise ConfigError(problem)
+    return tuple(urls)
+
+
+def hurts_endpoint(exc: BaseException) -> bool:
+    """Whether a failed request says the endpoint itself is unwell: no connection, a
+    timeout, a 5xx. (429 and other 4xx are the server answering.)"""
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong, for the log: the status, or the transport's own error."""
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}"
+    cause = exc.__cause__ or exc
+    return f"{type(cause).__name__}: {cause}"
+
+
+@dataclass
+class _Health:
+    """What the pool knows about one endpoint."""
+
+    url: str
+    cooldown_s: float
+    failures: int = 0  # in a row, while in service
+    out_until: float | None = None  # None: in service
+    epoch: int = 0  # taken out this many times: results of older requests are stale
+    trying: bool = False  # a request is trying the endpoint after its cool-down
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """One request's place: the endpoint, and the state it was placed in."""
+
+    index: int
+    epoch: int
+    trial: bool = False
+
+
+class EndpointPool:
+    """The health of several endpoints, and the choice of one per request (thread-safe).
+
+    Args:
+        urls: the endpoints.
+        failover: when an endpoint is taken out and tried again.
+        clock: monotonic seconds (tests pass their own).
+    """
+
+    def __init__(
+        self,
+        urls: Sequence[str],
+        failover: FailoverConfig | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.failover = failover or FailoverConfig()
+        self.urls = tuple(urls)
+        self._health = [_Health(url, self.failover.cooldown_s) for url in self.urls]
+        self._clock = clock
+        self._lock = threading.Lock()
+
+    def in_service(self) -> list[str]:
+        """The endpoints in service now (not out, not on trial)."""
+        with self._lock:
+            return [h.url for h in self._health if h.out_until is None]
+
+    def place(self, in_flight: Sequence[int], concurrency: int) -> Ticket | float | None:
+        """Where the next request goes, given each endpoint's requests in flight.
+
+        Returns a :class:`Ticket`; or, when it must wait for a free slot, the seconds until
+        an endpoint's cool-down ends (None: until a request finishes).
+        """
+        with self._lock:
+            now = self._clock()
+            free = [i for i, n in enumerate(in_flight) if n < concurrency]
+            serving = [i for i in free if self._health[i].out_until is None]
+            for i in free:
+                health = self._health[i]
+                out_until = health.out_until
+                if out_until is not None and out_until <= now and not health.trying:
+                    health.trying = True
+                    return Ticket(i, health.epoch, trial=True)
+            if serving:
+                best = min(serving, key=in_flight.__getitem__)
+                return Ticket(best, self._health[best].epoch)
+            out = [h.out_until for h in self._health if h.out_until is not None]
+            if len(out) < len(self._health):  # some in service, all busy: wait for a slot
+                due = [t - now for t in out if t > now]
+                return min(due) if due else None
+            if not free:
+                return None
+            # nothing in service: the endpoint due back first answers with the real failure
+            first = min(free, key=lambda i: self._health[i].out_until or 0.0)
+            return Ticket(first, self._health[first].epoch)
+
+    def finished(self, ticket: Ticket, failure: BaseException | None) -> None:
+        """Record how a placed request ended (``failure``: None for an HTTP answer)."""
+        with self._lock:
+            health = self._health[ticket.index]
+            if ticket.trial:
+                health.trying = False
+            if ticket.epoch != health.epoch:
+                return  # sent before the endpoint was taken out: says nothing new
+            if failure is None or (
+                isinstance(failure, openai.APIStatusError) and not hurts_endpoint(failure)
+            ):
+                if health.out_until is not None:
+                    logger.warning("LLM endpoint %s answers again: back in service", health.url)
+                health.failures = 0
+                health.out_until = None
+                health.cooldown_s = self.failover.cooldown_s
+                return
+            if not hurts_endpoint(failure):
+                return  # cancelled, or not the endpoint's doing
+            if health.out_until is not None:
+                if ticket.trial:
+                    self._take_out(health, failure)
+                return
+            health.failures += 1
+            if health.failures >= self.failover.failures:
+                self._take_out(health, failure)
+
+    def _take_out(self, health: _Health, failure: BaseException) -> None:
+        health.epoch += 1
+        health.failures = 0
+        health.out_until = self._clock() + health.cooldown_s
+        serving = sum(1 for h in self._health if h.out_until is None)
+        logger.warning(
+            "LLM endpoint %s out of service for %.0f s (%s); %d of %d endpoints in service",
+            health.url,
+            health.cooldown_s,
+            _reason(failure),
+            serving,
+            len(self._health),
+        )
+        health.cooldown_s = min(2 * health.cooldown_s, self.failover.max_cooldown_s)
+
+
+class PooledClient:
+    """One ``generate()`` call's clients, one per endpoint, placed by an :class:`EndpointPool`.
+
+    Args:
+        pool: the endpoints' health (shared by every call of a backend).
+        clients: one ``AsyncOpenAI`` client per endpoint of ``pool``, in its order.
+        concurrency: requests in flight at most on each endpoint.
+    """
+
+    def __init__(
+        self, pool: EndpointPool, clients: Sequence[openai.AsyncOpenAI], concurrency: int
+    ) -> None:
+        self.pool = pool
+        self.clients = list(clients)
+        self.concurrency = concurrency
+        self.in_flight = [0] * len(self.clients)
+        self._waiting: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def capacity(self) -> int:
+        """Requests in flight at most, over every endpoint."""
+        return self.concurrency * len(self.clients)
+
+    async def post(self, path: str, body: dict[str, Any]) -> httpx2.Response:
+        """``POST path`` on the endpoint the pool chooses; the client's errors propagate."""
+        ticket = await self._place()
+        self.in_flight[ticket.index] += 1
+        failure: BaseException | None = None
+        try:
+            return await self.clients[ticket.index].post(path, body=body, cast_to=httpx2.Response)
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            self.in_flight[ticket.index] -= 1
+            self.pool.finished(ticket, failure)
+            self._wake_one()
+
+    async def _place(self) -> Ticket:
+        while True:
+            placed = self.pool.place(self.in_flight, self.concurrency)
+            if isinstance(placed, Ticket):
+                return placed
+            # wait for a freed slot (one waiter woken per slot, not all of them) or a cool-down's end
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiting.append(waiter)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(waiter, placed)
+
+    def _wake_one(self) -> None:
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():  # a waiter whose wait timed out is cancelled: skip it
+                waiter.set_result(None)
+                return
+
+    async def close(self) -> None:
+        await asyncio.gather(*(client.close() for client in self.clients))
