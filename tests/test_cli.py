@@ -103,7 +103,7 @@ def test_expected_os_errors_are_one_line_and_debug_shows_the_traceback(
         raise error
 
     monkeypatch.setattr(cli, "app", failing)
-    monkeypatch.delenv("CSEAUG_DEBUG", raising=False)
+    monkeypatch.setenv("CSEAUG_DEBUG", "")  # restored (unset) after the test: main sets it
     monkeypatch.setattr(sys, "argv", ["cseaug", "build"])
     with pytest.raises(SystemExit) as exit_info:
         cli.main()
