@@ -170,3 +170,25 @@ def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
     )
     CliRunner().invoke(app, args)
     assert "output.force_new_version=true" not in calls[-1]
+
+
+def test_the_console_leaves_out_only_the_traceback_of_an_expected_failure() -> None:
+    """Prefect's console formatter, wrapped: an expected failure keeps its message and loses
+    its traceback; any other exception keeps both; the record itself is left as it was (other
+    handlers, such as Prefect's log store, still see the traceback)."""
+    import logging
+
+    from cseaug.commands.quiet_logs import WithoutExpectedTraceback
+
+    formatter = WithoutExpectedTraceback(logging.Formatter("%(message)s"))
+
+    def record_of(exc: Exception) -> logging.LogRecord:
+        try:
+            raise exc
+        except Exception:
+            return logging.LogRecord("t", logging.ERROR, __file__, 1, "failed", (), sys.exc_info())
+
+    expected = record_of(ConfigError("bad value"))
+    assert formatter.format(expected) == "failed" and expected.exc_info is not None
+    assert formatter.format(record_of(OSError(28, "No space left on device"))) == "failed"
+    assert "Traceback" in formatter.format(record_of(RuntimeError("a bug")))

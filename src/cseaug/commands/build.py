@@ -9,8 +9,6 @@ tokens the build would spend, and publishes nothing.
 
 from __future__ import annotations
 
-import logging
-import os
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +16,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from cseaug.commands.quiet_logs import quiet_expected_tracebacks
 from cseaug.config import load_config, parse_override
-from cseaug.errors import ConfigError, CseaugError, expected_os_error
+from cseaug.errors import ConfigError
 from cseaug.secrets import holds_secret
 
 console = Console(stderr=True)
@@ -76,42 +75,6 @@ def refuse_secrets_in_overrides(overrides: list[str]) -> None:
                 "and overrides are stored with the run; keep secrets in environment variables "
                 "(the API key's variable is named by llm.api_key_env)"
             )
-
-
-def expected_failure(record: logging.LogRecord) -> bool:
-    """Whether ``record`` carries an expected failure: one the CLI prints in one line."""
-    exc = record.exc_info[1] if record.exc_info else None
-    return exc is not None and (isinstance(exc, CseaugError) or expected_os_error(exc))
-
-
-class WithoutExpectedTraceback(logging.Formatter):
-    """A console formatter that leaves out the traceback of an expected failure (the CLI's
-    last line says what failed and what to do); every other record is formatted as before."""
-
-    def __init__(self, inner: logging.Formatter | None) -> None:
-        super().__init__()
-        self.inner = inner or logging.Formatter()
-
-    def format(self, record: logging.LogRecord) -> str:
-        if not expected_failure(record):
-            return self.inner.format(record)
-        saved = record.exc_info, record.exc_text
-        record.exc_info, record.exc_text = None, None
-        try:
-            return self.inner.format(record)
-        finally:
-            record.exc_info, record.exc_text = saved
-
-
-def quiet_expected_tracebacks() -> None:
-    """Prefect logs the traceback of every failed task and flow on the console; for an
-    expected failure, leave it out there (Prefect's own log store keeps it), unless
-    ``--debug`` (``CSEAUG_DEBUG``) asks for tracebacks."""
-    if os.environ.get("CSEAUG_DEBUG"):
-        return
-    for handler in logging.getLogger().handlers:
-        if not isinstance(handler.formatter, WithoutExpectedTraceback):
-            handler.setFormatter(WithoutExpectedTraceback(handler.formatter))
 
 
 def build(
