@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[hf,spacy,dev]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[hf,spacy,dev,dask,ray]'
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -3,15 +3,26 @@
 Composition only: every step is a task in :mod:`cseaug_prefect.tasks.build`, every computation is in
 :mod:`cseaug.build`. Tasks pass the path of the run plan and counts, never tables; the
 models the plan task loaded are closed in a ``finally``, whether the build succeeds or not.
+
+With ``execution.runner`` local the shards run one after another in the flow's process, on
+the models the plan task loaded. With dask or ray they run in the sub-flow
+``generate-shards``, whose task runner is Prefect's Dask or Ray task runner
+(:mod:`cseaug_prefect.tasks.runners`, docs/scaling.md): one ``generate-shard`` task per
+shard on the cluster's workers, each loading the steps it needs for its shard, reporting to
+the flow's Prefect server.
 """
 
 from __future__ import annotations
 
-from prefect import flow
+from prefect import flow, unmapped
+from prefect.settings import PREFECT_API_URL, temporary_settings
 
+from cseaug.build.shard import ShardOutcome
+from cseaug.config import load_config
 from cseaug.secrets import install_log_scrubbing
 from cseaug_prefect.tasks.build import close_build, generate_shard, plan_build, publish_build
 from cseaug_prefect.tasks.diagnostics import artifact_key, diagnostics_artifact_task
+from cseaug_prefect.tasks.runners import shard_task_runner, workers_server
 
 
 @flow(name="build-hybrid-dataset", log_prints=True)
@@ -26,9 +37,17 @@ def build_hybrid_dataset(config: str, overrides: list[str] | None = None) -> dic
         The build summary: version directory, row and reject counts, token usage, exports.
     """
     install_log_scrubbing()  # a worker or `flow.serve` process starts here, not in the CLI
-    plan = plan_build(config, list(overrides or []))
+    overrides = list(overrides or [])
+    # Before any work: a missing extra, or a remote cluster with no server to report to.
+    runner = load_config(config, overrides).execution.runner
+    cluster, server = shard_task_runner(runner), workers_server(runner)
+    plan = plan_build(config, overrides)
     try:
-        outcomes = [generate_shard(plan.path, index) for index in range(plan.shards)]
+        if cluster is None:
+            outcomes = [generate_shard(plan.path, index) for index in range(plan.shards)]
+        else:
+            with temporary_settings(updates={PREFECT_API_URL: server} if server else None):
+                outcomes = generate_shards.with_options(task_runner=cluster)(plan.path, plan.shards)
         summary = publish_build(plan.path, outcomes)
     finally:
         close_build(plan.path)
@@ -39,3 +58,15 @@ def build_hybrid_dataset(config: str, overrides: list[str] | None = None) -> dic
             title=f"{summary['dataset']}/{summary['version']}",
         )
     return summary
+
+
+@flow(name="generate-shards")
+def generate_shards(plan_path: str, shards: int) -> list[ShardOutcome]:
+    """One ``generate-shard`` task per shard on this flow's task runner (a Dask or Ray cluster).
+
+    Every shard runs to its end before a failure is raised, so each finished shard is in the
+    run store and a rerun of the build reuses it.
+    """
+    futures = generate_shard.map(unmapped(plan_path), range(shards))
+    futures.wait()
+    return futures.result()

@@ -19,6 +19,7 @@ from cseaug.build.run import OpenRuns
 from cseaug.build.shard import ShardOutcome
 from cseaug.build.shard import generate_shard as generate_run_shard
 from cseaug.config import load_config
+from cseaug.secrets import install_log_scrubbing
 
 OPEN_RUNS = OpenRuns()
 """The build runs the plan tasks of this process opened, until their flows close them."""
@@ -40,6 +41,7 @@ def plan_build(config: str, overrides: list[str]) -> PlanRef:
 @task(name="generate-shard", retries=1, retry_delay_seconds=5)
 def generate_shard(plan_path: str, index: int) -> ShardOutcome:
     """Write the views of one shard of the sample (one task per shard, never per sentence)."""
+    install_log_scrubbing()  # a Dask or Ray worker process starts here, not in the flow
     with OPEN_RUNS.use(plan_path) as run:
         outcome = generate_run_shard(run, index)
     get_run_logger().info("shard %d: %d rows, %d rejects", index, outcome.rows, outcome.rejects)

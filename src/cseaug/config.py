@@ -846,6 +846,37 @@ class PublishConfig(StrictModel):
     )
 
 
+class RunnerConfig(StrictModel):
+    """Where the shards of a build run: this process, or Prefect's Dask or Ray task runner
+    (docs/scaling.md, "Running on Dask or Ray"). ``runner: dask`` alone is short for
+    ``runner: {kind: dask}``: a local cluster of ``workers`` processes."""
+
+    kind: Literal["local", "dask", "ray"] = Field(
+        "local",
+        description="local: every shard in the flow's process, one after another; dask / ray: "
+        "each shard a Prefect task on a Dask or Ray cluster (extras 'dask', 'ray').",
+    )
+    address: str | None = Field(
+        None,
+        description="Address of an existing cluster (Dask scheduler tcp://host:8786, Ray "
+        "ray://host:10001); None: a local cluster started for the build.",
+    )
+    workers: int = Field(
+        2, ge=1, description="Worker processes of the local cluster (not used with an address)."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_alone(cls, value: Any) -> Any:
+        return {"kind": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _address_needs_a_cluster(self) -> RunnerConfig:
+        if self.address and self.kind == "local":
+            raise ValueError("execution.runner.address needs kind dask or ray")
+        return self
+
+
 class ExecutionConfig(StrictModel):
     """How the work is cut and run; does not change the data, so not part of the fingerprint."""
 
@@ -855,6 +886,11 @@ class ExecutionConfig(StrictModel):
     dry_run: bool = Field(False, description="Count requests and tokens, publish nothing.")
     cache_path: str | None = Field(
         None, description="LLM response cache; default <output.root>/cache/llm.sqlite."
+    )
+    runner: RunnerConfig = Field(
+        default_factory=RunnerConfig,
+        description="Where the shards run: local, dask or ray (a local cluster, or the one at "
+        "runner.address).",
     )
 
 
@@ -906,6 +942,24 @@ class RunConfig(StrictModel):
                     f"patterns.source '{self.patterns.source}' gives {'NLI' if self.method == 'sts' else 'STS'} "
                     f"examples but method is '{self.method}'"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _runner_fits_the_build(self) -> RunConfig:
+        runner = self.execution.runner
+        uses_llm = self.method in LLM_METHODS and self.llm is not None
+        if runner.kind != "local" and uses_llm and self.llm.backend == "vllm":
+            raise ValueError(
+                f"execution.runner {runner.kind} would start one vLLM engine per worker and shard; "
+                "serve the model with `vllm serve` and use llm.backend openai-compatible, or "
+                "runner local"
+            )
+        if runner.address and uses_llm and self.execution.cache_path is None:
+            raise ValueError(
+                "execution.runner.address: the workers of a remote cluster share output.root, "
+                "and the LLM cache (SQLite) must not sit on a network file system; set "
+                "execution.cache_path to a path on each machine's local disk"
+            )
         return self
 
     @property

@@ -212,3 +212,9 @@ class OpenRuns:
     def __contains__(self, plan_path: str) -> bool:
         with self._lock:
             return plan_path in self._runs
+
+    def __reduce__(self) -> tuple[type[OpenRuns], tuple[()]]:
+        """A copy in another process is empty: runs, their models and connections stay in the
+        process that opened them (a Dask or Ray worker gets Prefect tasks pickled by value,
+        with the globals they use)."""
+        return OpenRuns, ()
