@@ -29,7 +29,7 @@ class PreflightError(CseaugError):
     """A build cannot start; ``problems`` lists every reason, one line each."""
 
     def __init__(self, problems: list[str]) -> None:
-        self.problems = list(problems)
+        self.problems = [" ".join(p.split()) for p in problems]  # one line each
         if len(self.problems) == 1:
             message = f"the build cannot start: {self.problems[0]}"
         else:
