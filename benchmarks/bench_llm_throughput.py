@@ -75,13 +75,13 @@ async def minimal_loop(
             messages = list(request.messages)
             if call == "create":
                 completion = await client.chat.completions.create(
-                    model="m", messages=messages, max_tokens=MAX_TOKENS
+                    model="fake", messages=messages, max_tokens=MAX_TOKENS
                 )
                 answers.append(completion.choices[0].message.content)
             else:
                 raw = await client.post(
                     "/chat/completions",
-                    body={"model": "m", "messages": messages, "max_tokens": MAX_TOKENS},
+                    body={"model": "fake", "messages": messages, "max_tokens": MAX_TOKENS},
                     cast_to=httpx2.Response,
                 )
                 answers.append(json.loads(raw.content)["choices"][0]["message"]["content"])
@@ -98,7 +98,7 @@ def through_backend(
 ) -> None:
     cfg = LLMConfig(
         backend="openai-compatible",
-        model="m",
+        model="fake",
         base_url=base_url,
         concurrency=concurrency,
         max_tokens=MAX_TOKENS,

@@ -6,7 +6,11 @@ request gets is scriptable per message content (the content of the last message)
 ``ok`` (an echo answer with ``usage``), ``text`` (a given answer), ``429`` (with
 ``Retry-After``), ``500``, ``400``, ``unauthorized_echo`` (a 401 whose message repeats the
 ``Authorization`` header, as some servers do), ``hang`` (never answers: a client timeout),
-``malformed`` (a 200 whose body is not JSON), ``no_choices`` (valid JSON without choices).
+``malformed`` (a 200 whose body is not JSON), ``no_choices`` (valid JSON without choices),
+``drop`` (the connection is closed without an answer), ``truncated`` (a 200 whose body stops
+before its ``Content-Length``), ``length`` (an answer cut at ``max_tokens``:
+``finish_reason=length``). ``GET /v1/models`` lists the served models (``models``; None: the
+server has no list, 404); a chat request for a model outside ``serves`` gets a 404.
 A request with no script left gets what the server's ``policy`` (a function of the request
 body) says, ``ok`` by default: :func:`obey_injected_instructions` is the policy of a model
 that does what a hostile input line tells it. Every request is counted per content, as is
@@ -94,12 +98,33 @@ class Action:
     def no_choices(cls) -> Action:
         return cls("no_choices")
 
+    @classmethod
+    def drop(cls) -> Action:
+        return cls("drop")
+
+    @classmethod
+    def truncated(cls) -> Action:
+        return cls("truncated")
+
+    @classmethod
+    def length(cls) -> Action:
+        return cls("length")
+
 
 def _answer_text(content: str) -> str:
     return f"echo: {content}"
 
 
-def completion_body(content: str, model: str, text: str | None = None) -> bytes:
+DEFAULT_MODELS: tuple[dict, ...] = tuple(
+    {"id": name, "object": "model", "created": 0, "owned_by": "cseaug-tests", "root": name}
+    for name in ("fake", "fake-model", "golden")
+)
+"""What ``GET /v1/models`` lists unless a test says otherwise (the model names tests use)."""
+
+
+def completion_body(
+    content: str, model: str, text: str | None = None, finish_reason: str = "stop"
+) -> bytes:
     """The JSON body of a successful answer (default: an echo of ``content``, the last message)."""
     text = _answer_text(content) if text is None else text
     prompt_tokens = len(content.split()) + 3
@@ -114,7 +139,7 @@ def completion_body(content: str, model: str, text: str | None = None) -> bytes:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
+                    "finish_reason": finish_reason,
                     "logprobs": None,
                 }
             ],
@@ -165,6 +190,9 @@ class ServerState:
     total: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+    models: list[dict] | None = field(default_factory=lambda: [dict(m) for m in DEFAULT_MODELS])
+    serves: set[str] | None = None
+    model_requests: int = 0
     files: dict[str, bytes] = field(default_factory=dict)
     batches: dict[str, dict] = field(default_factory=dict)
     hold_batches: bool = False
@@ -279,6 +307,9 @@ def make_app(state: ServerState) -> web.Application:
             state.arrivals[content].append(time.monotonic())
             state.last_body[content] = body
             state.last_authorization[content] = request.headers.get("Authorization", "")
+            if state.serves is not None and body.get("model") not in state.serves:
+                error = {"error": {"message": f"The model `{body.get('model')}` does not exist."}}
+                return web.json_response(error, status=404)
             action = state.next_action(content, body)
             if state.latency_s:
                 await asyncio.sleep(state.latency_s)
@@ -312,6 +343,22 @@ def make_app(state: ServerState) -> web.Application:
                 return web.Response(body=_MALFORMED, content_type=_JSON)
             if action.kind == "no_choices":
                 return web.Response(body=_NO_CHOICES, content_type=_JSON)
+            if action.kind == "length":
+                answer = completion_body(content, body.get("model", "m"), "echo: cut", "length")
+                return web.Response(body=answer, content_type=_JSON)
+            if action.kind == "drop":
+                assert request.transport is not None
+                request.transport.close()
+                return web.Response(status=500)
+            if action.kind == "truncated":
+                full = completion_body(content, body.get("model", "m"))
+                reply = web.StreamResponse(headers={"Content-Length": str(len(full))})
+                reply.content_type = _JSON
+                await reply.prepare(request)
+                await reply.write(full[: len(full) // 2])
+                assert request.transport is not None
+                request.transport.close()
+                return reply
             raise ValueError(f"unknown action {action}")
         finally:
             state.in_flight -= 1
@@ -324,6 +371,12 @@ def make_app(state: ServerState) -> web.Application:
                 "counts": dict(state.counts),
             }
         )
+
+    async def models(_request: web.Request) -> web.Response:
+        state.model_requests += 1
+        if state.models is None:
+            return web.json_response({"error": {"message": "Not Found"}}, status=404)
+        return web.json_response({"object": "list", "data": state.models})
 
     async def upload_file(request: web.Request) -> web.Response:
         form = await request.post()
@@ -378,6 +431,7 @@ def make_app(state: ServerState) -> web.Application:
 
     app = web.Application()
     app.router.add_post("/v1/chat/completions", chat_completions)
+    app.router.add_get("/v1/models", models)
     app.router.add_get("/stats", stats)
     app.router.add_post("/v1/files", upload_file)
     app.router.add_get("/v1/files/{file_id}/content", file_content)
@@ -394,6 +448,9 @@ class FakeOpenAIServer:
         fixed_answer: answer every request with this pre-encoded body, without parsing
             it or counting per content (benchmark mode).
         policy: what a request without a script gets (default: ``ok``).
+        models: the entries ``GET /v1/models`` lists (default :data:`DEFAULT_MODELS`;
+            None: no model list, 404).
+        serves: model names chat requests may ask for (None: any).
     """
 
     def __init__(
@@ -401,8 +458,13 @@ class FakeOpenAIServer:
         latency_s: float = 0.0,
         fixed_answer: bytes | None = None,
         policy: Policy | None = None,
+        models: list[dict] | str | None = "default",
+        serves: set[str] | None = None,
     ) -> None:
         self.state = ServerState(latency_s=latency_s, fixed_answer=fixed_answer, policy=policy)
+        if models != "default":
+            self.state.models = models  # type: ignore[assignment]
+        self.state.serves = serves
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None

@@ -256,6 +256,27 @@ class VLLMEngineConfig(StrictModel):
     )
 
 
+class CircuitBreakerConfig(StrictModel):
+    """When to stop sending requests to an endpoint that fails most of them (docs/llm-backends.md)."""
+
+    window: int = Field(
+        32,
+        ge=1,
+        description="Finished requests (after their retries) the failure rate is taken over.",
+    )
+    failure_rate: float = Field(
+        0.8,
+        gt=0,
+        le=1,
+        description="Share of failed requests in the window that stops generation; the prompts "
+        "not yet sent are recorded as 'circuit_open' rejects and a rerun sends them.",
+    )
+
+
+OPENAI_MAX_TEMPERATURE = 2.0
+"""The highest temperature the OpenAI chat API (and servers that follow it) accepts."""
+
+
 class BatchAPIConfig(StrictModel):
     """How backend ``openai-batch`` waits for the OpenAI Batch API (docs/llm-backends.md).
 
@@ -353,6 +374,12 @@ class LLMConfig(StrictModel):
         "'transformers' (an explicit name is always used as given)."
     )
     model: str = Field(description="Model name (API) or Hugging Face id / local path.")
+    model_revision: str | None = Field(
+        None,
+        description="Your name for the weights behind 'model' (e.g. a commit or checkpoint tag); "
+        "part of the response cache key, so answers of other weights served under the same "
+        "name are never reused.",
+    )
     base_url: str | list[str] | None = Field(
         None,
         description="Endpoint for 'openai-compatible', e.g. http://127.0.0.1:8000/v1, or a list "
@@ -407,6 +434,11 @@ class LLMConfig(StrictModel):
         default_factory=VLLMEngineConfig,
         description="'vllm': engine scheduling and memory (speed only, not part of any key).",
     )
+    circuit_breaker: CircuitBreakerConfig | None = Field(
+        default_factory=CircuitBreakerConfig,
+        description="HTTP backends: stop generation when the endpoints fail most requests; "
+        "null: never stop.",
+    )
     batch: BatchAPIConfig = Field(
         default_factory=BatchAPIConfig,
         description="'openai-batch': polling and waiting (timing only, not part of any key).",
@@ -450,6 +482,12 @@ class LLMConfig(StrictModel):
     def _endpoint(self) -> LLMConfig:
         if self.backend == "openai-compatible" and not self.base_url:
             raise ValueError("llm.base_url is required for backend 'openai-compatible'")
+        http = self.backend in ("openai", "openai-compatible", "openai-batch")
+        if http and self.temperature is not None and self.temperature > OPENAI_MAX_TEMPERATURE:
+            raise ValueError(
+                f"llm.temperature {self.temperature} is above {OPENAI_MAX_TEMPERATURE:g}, which the "
+                "OpenAI chat API rejects (0 to 2)"
+            )
         return self
 
     def api_key(self) -> SecretStr | None:
@@ -1021,6 +1059,7 @@ def config_fingerprint(cfg: RunConfig) -> str:
     data = cfg.model_dump(mode="json", exclude={"execution", "publish"})
     if data["llm"] is not None:
         data["llm"].pop("vllm")  # engine scheduling: how fast, not what is asked
+        data["llm"].pop("circuit_breaker")  # when to stop sending, not what is asked
         data["llm"].pop("batch")  # Batch API polling: when answers come, not what is asked
         data["llm"].pop("price")  # the dry run's cost estimate
         data["llm"].pop("failover")  # when an endpoint is tried again, not what is asked

@@ -80,7 +80,7 @@ def test_build_publishes_a_hybrid_version(shared_data: Path, tmp_path: Path, ser
         assert aigen.column(view).null_count == 0
     assert sum(server.counts.values()) == 3 * 130
     manifest = json.loads((summary.version_dir / "manifest.json").read_text())
-    assert manifest["token_usage"]["requests"] == 3 * 130
+    assert manifest["token_usage"]["this_run"]["requests"] == 3 * 130
     assert {p["name"] for p in manifest["prompts"]} == {
         "sts_positive",
         "sts_intermediate",
@@ -319,7 +319,7 @@ def test_a_failing_shard_still_closes_the_backend_and_every_step(
 ) -> None:
     backend = ScriptedBackend(crash)
     closed: list[str] = []
-    monkeypatch.setattr("cseaug.build.stages.make_stage", lambda cfg: failing_stage(backend))
+    monkeypatch.setattr("cseaug.build.stages.make_stage", lambda cfg, **_: failing_stage(backend))
     monkeypatch.setattr("cseaug.build.mer.MERStep.close", lambda self: closed.append(self.name))
     cfg = make_config(
         shared_data,

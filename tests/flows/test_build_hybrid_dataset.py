@@ -99,7 +99,7 @@ def test_a_failed_flow_closes_the_models_its_plan_task_loaded(
     from cseaug_prefect.tasks.build import OPEN_RUNS
 
     backend = ScriptedBackend(crash)
-    monkeypatch.setattr("cseaug.build.stages.make_stage", lambda cfg: failing_stage(backend))
+    monkeypatch.setattr("cseaug.build.stages.make_stage", lambda cfg, **_: failing_stage(backend))
     config = write_config(
         tmp_path / "nli-sts.yaml", shared_data, tmp_path / "out", "http://127.0.0.1:1/v1"
     )

@@ -56,7 +56,9 @@ def test_a_second_run_sends_nothing(server: FakeOpenAIServer, tmp_path: Path) ->
     assert again.usage.as_dict() == {
         "requests": 0,
         "failed": 0,
+        "retried": 0,
         "cached": 20,
+        "circuit_open": 0,
         "prompt_tokens": 0,
         "completion_tokens": 0,
     }
@@ -153,8 +155,8 @@ def test_non_streaming_backend_is_stored_chunk_by_chunk(tmp_path: Path) -> None:
     assert [len(call[0]) for call in engine.calls] == [2]
 
 
-def test_make_backend_wraps_in_the_cache(tmp_path: Path) -> None:
-    cfg = LLMConfig(backend="openai-compatible", model="m", base_url="http://127.0.0.1:9/v1")
+def test_make_backend_wraps_in_the_cache(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    cfg = LLMConfig(backend="openai-compatible", model="fake", base_url=server.base_url)
     cached = make_backend(cfg, tmp_path / "llm.sqlite")
     assert isinstance(cached, CachedBackend) and cached.name == "openai-compatible"
     assert cached.identity() == make_backend(cfg, None).identity()

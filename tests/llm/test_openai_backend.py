@@ -8,6 +8,7 @@ import time
 import pytest
 
 from cseaug.errors import BackendError, ConfigError
+from cseaug.llm.base import PERMANENT, TRANSIENT
 from cseaug.llm.openai_backend import (
     MAX_RETRY_AFTER_S,
     OpenAIBackend,
@@ -48,7 +49,9 @@ def test_answers_come_back_in_order_with_usage(server: FakeOpenAIServer) -> None
     assert backend.usage.as_dict() == {
         "requests": 30,
         "failed": 0,
+        "retried": 0,
         "cached": 0,
+        "circuit_open": 0,
         "prompt_tokens": 150,
         "completion_tokens": 90,
     }
@@ -185,6 +188,7 @@ def test_malformed_bodies_become_error_responses(server: FakeOpenAIServer) -> No
     assert [r.ok for r in responses] == [False, True, False]
     assert "not JSON" in responses[0].error
     assert "no choices" in responses[2].error
+    assert responses[0].failure == responses[2].failure == TRANSIENT  # a rerun asks again
     assert server.counts["garbled"] == server.counts["empty"] == 1
 
 
@@ -194,6 +198,7 @@ def test_client_errors_are_not_retried(server: FakeOpenAIServer, status: int) ->
     response = backend_for(server).generate([ask("bad")])[0]
     assert response.error == f"HTTP {status}: scripted {status}"
     assert server.counts["bad"] == 1
+    assert response.failure == PERMANENT and not response.retryable
 
 
 def test_unreachable_server_is_an_error_response() -> None:
@@ -204,6 +209,9 @@ def test_unreachable_server_is_an_error_response() -> None:
     )
     response = backend.generate([ask("x")])[0]
     assert not response.ok and "2 attempts" in response.error
+    # issue 11.6: a dead endpoint is named as such, not as a slow one
+    assert response.error == "connection refused (gave up after 2 attempts)"
+    assert response.failure == TRANSIENT and response.retryable
 
 
 def test_concurrency_is_bounded() -> None:

@@ -4,7 +4,9 @@ Shared by the NGCSE (:mod:`cseaug.augment.pattern_sim`) and SKICSE (:mod:`cseaug
 stages, which only decide which prompt writes which view from which input. A round sends
 the whole shard's requests in one :meth:`LLMBackend.generate` call (the backend batches,
 retries and caches below it), so a failed answer never sinks the others: it comes back
-as a reject with a reason code of :mod:`cseaug.llm.clean`. A reject's ``raw`` answer and
+as a reject with a reason code of :mod:`cseaug.llm.clean` (``llm_error`` for a failed request,
+its ``detail`` marked ``retryable`` when it was transient; ``circuit_open`` for a request the
+circuit breaker never sent). A reject's ``raw`` answer and
 its ``detail`` are scrubbed of secrets (:mod:`cseaug.secrets`), whichever backend wrote them.
 """
 
@@ -20,7 +22,7 @@ import pyarrow as pa
 
 from cseaug.config import CleaningConfig
 from cseaug.errors import InputError
-from cseaug.llm.base import ChatRequest, LLMBackend, Message
+from cseaug.llm.base import CIRCUIT_OPEN, ChatRequest, LLMBackend, Message
 from cseaug.llm.clean import LLM_ERROR, clean_answer
 from cseaug.progress import progress_bar
 from cseaug.secrets import Scrubber
@@ -95,8 +97,11 @@ def ask(
                 f"{backend.name} backend answered {response.key!r} in the place of {job.key!r}"
             )
         if not response.ok:
-            reason, raw, text = LLM_ERROR, response.text, None
-            detail = {"error": response.error}
+            reason = CIRCUIT_OPEN if response.failure == CIRCUIT_OPEN else LLM_ERROR
+            raw, text = response.text, None
+            detail: dict[str, Any] = {"error": response.error}
+            if response.retryable:
+                detail["retryable"] = True  # a rerun sends it again (build/shard.py)
         else:
             cleaned = clean_answer(
                 response.text,
@@ -122,7 +127,10 @@ def ask(
                 "view": job.view,
                 "reason": reason,
                 "raw": scrub(raw) if raw is not None else None,
-                "detail": json.dumps({k: scrub(v) for k, v in detail.items()}, ensure_ascii=False)
+                "detail": json.dumps(
+                    {k: scrub(v) if isinstance(v, str) else v for k, v in detail.items()},
+                    ensure_ascii=False,
+                )
                 if detail
                 else None,
             }

@@ -31,6 +31,7 @@ from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.dataset.shards import RunStore
 from cseaug.dataset.staging import publish_version
 from cseaug.errors import InputError
+from cseaug.llm.cache import build_spending
 from cseaug.step import summed_usage
 
 DIAGNOSTICS = "diagnostics"
@@ -111,16 +112,19 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     check_publish_gate(run, plan["shards"])
     stage_info = plan["stage"]
     usage = summed_usage([o.usage for o in outcomes])
+    spent = build_spending(cfg.cache_path, store.path.name) if cfg.llm is not None else {}
     manifest = build_manifest(
         cfg,
         inputs={"corpus": {"name": plan["corpus"]["name"], "files": plan["corpus"]["sha256"]}},
         prompts=stage_info.get("prompts", ()),
         example_set=stage_info.get("example_set"),
         model=stage_info.get("model"),
-        token_usage=usage,
+        # this run's requests; the whole build's, over every attempt, from the cache's records
+        token_usage={"this_run": usage, "build": spent},
         timings={
             "plan": plan["seconds"]["plan"],
             "generate": round(sum(o.seconds for o in outcomes), 3),
+            "generate_build": spent.get("generate_seconds", 0.0),
         },
         extra={
             "corpus_stats": plan["corpus"]["stats"],

@@ -149,7 +149,7 @@ class BuildRun:
         diag = self.cfg.diagnostics
         # Each step is owned as soon as it exists: a later one that fails to load leaves
         # the earlier ones to close().
-        stage = self._own(make_stage(self.cfg))
+        stage = self._own(make_stage(self.cfg, spent_by=self.store.path.name))
         if diag.remove_contaminated and diag.eval_data_dir:
             self._contamination = self._own(
                 ContaminationFilter.from_dir(diag.eval_data_dir, diag.contamination_fields)

@@ -1,7 +1,11 @@
 """Generate one shard: the sample's anchors through ``[stage, *filters, mer]``.
 
 A shard already finished by an earlier attempt of the same build is not run again, and
-the LLM response cache means a crashed shard re-sends only what was never answered.
+the LLM response cache means a crashed shard re-sends only what was never answered. A
+finished shard whose rejects hold transient LLM failures (connection, timeout, 429, 5xx,
+malformed body: ``detail.retryable``) or prompts the circuit breaker never sent
+(``circuit_open``) is run again: its answered prompts come from the cache, the failed ones
+are sent again.
 Anchors whose views failed are in the stage's rejects and, when ``sample.include_other``,
 are kept as ``other`` rows (they are still corpus sentences of the hybrid dataset), through
 the ``other`` rows' steps. Rows the filters drop are not kept at all.
@@ -22,9 +26,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from cseaug.augment.llm_views import REJECT_STAGE
 from cseaug.build.run import BuildRun
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.dataset.shards import RunStore, ShardKind
+from cseaug.llm.base import CIRCUIT_OPEN
+from cseaug.llm.clean import LLM_ERROR
 from cseaug.step import merged_results, run_steps
 
 VIEWS = "views"
@@ -37,7 +44,10 @@ DEMOTED = "demoted"
 class ShardOutcome:
     """Paths and counts of one finished shard (what a task returns instead of tables).
 
-    ``stats`` has each step's statistics by step name.
+    ``stats`` has each step's statistics by step name. ``llm`` counts what the LLM did for
+    the shard (:func:`llm_outcome`): ``generated`` rows, ``failed`` requests, requests
+    never sent because the circuit breaker was open (``circuit_open``), and how many of
+    those failures a rerun sends again (``retryable``); a publish gate reads it.
     """
 
     index: int
@@ -48,6 +58,30 @@ class ShardOutcome:
     stats: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     reused: bool = False
+    llm: dict[str, int] = field(default_factory=dict)
+
+
+def llm_outcome(generated: int, rejects: pa.Table) -> dict[str, int]:
+    """``{"generated", "failed", "circuit_open", "retryable"}`` of a shard from its rejects.
+
+    Example:
+        >>> from cseaug.dataset.schema import rejects_table
+        >>> llm_outcome(3, rejects_table([{"id": "a", "sentence": "s", "stage": "llm", "view": "positive",
+        ...     "reason": "circuit_open", "raw": None, "detail": '{"retryable": true}'}]))
+        {'generated': 3, 'failed': 0, 'circuit_open': 1, 'retryable': 1}
+    """
+    llm = rejects.filter(pc.equal(rejects.column("stage"), REJECT_STAGE))
+    reasons = llm.column("reason")
+    details = pc.fill_null(llm.column("detail"), "")
+    retryable = pc.or_(
+        pc.equal(reasons, CIRCUIT_OPEN), pc.match_substring(details, '"retryable": true')
+    )
+    return {
+        "generated": generated,
+        "failed": pc.sum(pc.equal(reasons, LLM_ERROR)).as_py() or 0,
+        "circuit_open": pc.sum(pc.equal(reasons, CIRCUIT_OPEN)).as_py() or 0,
+        "retryable": pc.sum(retryable).as_py() or 0,
+    }
 
 
 def demoted_rows(inputs: pa.Table, produced: pa.Table) -> pa.Table:
@@ -70,13 +104,17 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
     """
     store = run.store
     if store.exists("rows", index, VIEWS) and store.exists("rejects", index, VIEWS):
-        return ShardOutcome(
-            index=index,
-            rows=_rows_in(store, "rows", index, VIEWS),
-            rejects=_rows_in(store, "rejects", index, VIEWS),
-            demoted=_rows_in(store, "rows", index, DEMOTED),  # written before the views
-            reused=True,
-        )
+        rows = _rows_in(store, "rows", index, VIEWS)
+        llm = llm_outcome(rows, store.read("rejects", index, VIEWS))
+        if not llm["retryable"]:
+            return ShardOutcome(
+                index=index,
+                rows=rows,
+                rejects=_rows_in(store, "rejects", index, VIEWS),
+                demoted=_rows_in(store, "rows", index, DEMOTED),  # written before the views
+                reused=True,
+                llm=llm,
+            )
     started = time.perf_counter()
     before = run.usage()
     inputs = store.read("input", index)
@@ -95,6 +133,7 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
     store.write("rejects", index, [views.rejects, demoted.rejects], stage=VIEWS)
     store.write("rows", index, views.rows, stage=VIEWS)
     after = run.usage()
+    rejects = pa.concat_tables([views.rejects, demoted.rejects])
     return ShardOutcome(
         index=index,
         rows=views.rows.num_rows,
@@ -103,6 +142,7 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
         usage={key: after[key] - before.get(key, 0) for key in after},
         stats=views.stats,
         seconds=round(time.perf_counter() - started, 3),
+        llm=llm_outcome(views.rows.num_rows, rejects),
     )
 
 

@@ -28,8 +28,11 @@ if TYPE_CHECKING:
     from cseaug.llm.base import LLMBackend
 
 
-def make_stage(cfg: RunConfig) -> Step:
+def make_stage(cfg: RunConfig, spent_by: str | None = None) -> Step:
     """The stage of ``cfg.method``, with its backend or models ready.
+
+    ``spent_by`` (the build's run id) tags what the LLM backend pays for in the response
+    cache, so that the manifest can say what the whole build spent.
 
     Raises:
         ConfigError: an unknown method or a section it needs is missing.
@@ -40,7 +43,7 @@ def make_stage(cfg: RunConfig) -> Step:
 
         if cfg.llm is None:
             raise ConfigError(f"method '{cfg.method}' needs an 'llm' section")
-        backend = make_backend(cfg.llm, cfg.cache_path)
+        backend = make_backend(cfg.llm, cfg.cache_path, spent_by)
         try:
             backend.check()  # load the model / check the key now, before any work
             return make_llm_stage(cfg, backend)

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from cseaug.dataset import versions
 from cseaug.dataset.export import default_export_path, export_version, normalize_format
+from cseaug.dataset.manifest import describe_model, describe_usage
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.dataset.verify import verify_version
 from cseaug.errors import InputError
@@ -164,7 +165,7 @@ def show_command(
         ("description", manifest.get("description") or "-"),
         ("created", manifest.get("created_at")),
         ("method", manifest.get("method")),
-        ("model", f"{model.get('model', '-')} ({model.get('backend', '-')})" if model else "-"),
+        ("model", describe_model(model)),
         (
             "fingerprints",
             ", ".join(f"{k} {str(v)[:16]}" for k, v in manifest.get("fingerprints", {}).items()),
@@ -175,7 +176,7 @@ def show_command(
         ),
         (
             "token usage",
-            ", ".join(f"{k} {v}" for k, v in (manifest.get("token_usage") or {}).items()) or "-",
+            describe_usage(manifest.get("token_usage")),
         ),
     ):
         console.print(f"  {label:<13} {value}")

@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from cseaug.dataset.manifest import describe_model, describe_usage
+
 DATA_GLOB = "data/train-*"
 """Pattern of the data files, relative to the version directory."""
 
@@ -204,14 +206,12 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
     lines += ["", "## How it was made", "", f"- Method: `{method}`: {how}."]
     model = manifest.get("model")
     if model:
-        lines.append(
-            f"- Model: `{model.get('model', model)}` (backend `{model.get('backend', '?')}`)"
-        )
+        lines.append(f"- Model: {describe_model(model, quote='`')}")
     for prompt in manifest.get("prompts", []):
         lines.append(f"- Prompt `{prompt['name']}` sha256 `{prompt['sha256'][:16]}`")
     usage = manifest.get("token_usage") or {}
     if usage:
-        lines.append("- Token usage: " + ", ".join(f"{k} {v}" for k, v in sorted(usage.items())))
+        lines.append(f"- Token usage: {describe_usage(usage)}")
     fingerprints = manifest.get("fingerprints", {})
     if fingerprints:
         lines.append(

@@ -236,3 +236,53 @@ def _check_no_secrets(config: Any, where: str = "config") -> None:
     elif isinstance(config, list):
         for i, value in enumerate(config):
             _check_no_secrets(value, f"{where}[{i}]")
+
+
+def describe_model(model: Mapping[str, Any] | None, quote: str = "") -> str:
+    """One line naming what wrote the data: backend, model, revision, sampling (for the card
+    and ``cseaug show``); ``quote`` goes around the model's name (the card's Markdown).
+
+    ``model`` is the manifest's ``model``: ``{"llm": <backend identity>}`` for an LLM build
+    (:meth:`cseaug.llm.base.LLMBackend.identity`), other generator facts otherwise.
+
+    Example:
+        >>> describe_model({"llm": {"backend": "openai-compatible", "model": "m",
+        ...     "served": {"id": "m", "root": "/ckpt/a"}, "sampling": {"temperature": 0.7, "seed": None}}})
+        'm (backend openai-compatible; served root /ckpt/a; temperature=0.7)'
+    """
+    if not model:
+        return "-"
+    llm = model.get("llm", model)
+    if not isinstance(llm, Mapping) or "model" not in llm:
+        return ", ".join(sorted(model))
+    facts = [f"backend {llm.get('backend', '?')}"]
+    if llm.get("revision"):
+        facts.append(f"revision {llm['revision']}")
+    served = llm.get("served") or {}
+    facts += [f"served {k} {served[k]}" for k in ("revision", "root", "owned_by") if k in served]
+    if llm.get("checkpoint"):
+        facts.append(f"checkpoint {str(llm['checkpoint'])[:16]}")
+    sampling = llm.get("sampling") or {}
+    settings = [f"{k}={v}" for k, v in sampling.items() if v is not None]
+    if settings:
+        facts.append(", ".join(settings))
+    return f"{quote}{llm['model']}{quote} ({'; '.join(facts)})"
+
+
+def describe_usage(token_usage: Mapping[str, Any] | None) -> str:
+    """One line of the manifest's ``token_usage``: ``{"this_run": ..., "build": ...}`` (older
+    manifests: one flat dict).
+
+    Example:
+        >>> describe_usage({"this_run": {"requests": 0, "cached": 9}, "build": {"answers": 9}})
+        'this run: requests 0, cached 9; whole build: answers 9'
+    """
+    if not token_usage:
+        return "-"
+
+    def flat(part: Mapping[str, Any]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in part.items()) or "-"
+
+    if "this_run" not in token_usage:
+        return flat(token_usage)
+    return f"this run: {flat(token_usage['this_run'])}; whole build: {flat(token_usage.get('build') or {})}"

@@ -26,6 +26,14 @@ Message = dict[str, str]
 ProgressCallback = Callable[[int], None]
 """Called with the number of requests just finished (for progress bars)."""
 
+TRANSIENT = "transient"
+"""A failure worth trying again later: connection refused or dropped, timeout, 408, 429, 5xx,
+a malformed body. A rerun of the build sends the request again."""
+PERMANENT = "permanent"
+"""A failure the same request will meet again (400, 401, 404, an answer without text)."""
+CIRCUIT_OPEN = "circuit_open"
+"""Never sent: the circuit breaker had stopped generation (:mod:`cseaug.llm.breaker`)."""
+
 
 @dataclass(frozen=True)
 class ChatRequest:
@@ -45,7 +53,12 @@ class ChatRequest:
 
 @dataclass
 class ChatResponse:
-    """The answer to one :class:`ChatRequest` (``text`` or ``error``, never neither)."""
+    """The answer to one :class:`ChatRequest` (``text`` or ``error``, never neither).
+
+    ``failure`` says what kind of failure an error is: :data:`TRANSIENT`,
+    :data:`PERMANENT` (also when unset) or :data:`CIRCUIT_OPEN`. ``retried``: the
+    request had failed in an earlier run and was sent again in this one.
+    """
 
     key: str
     text: str | None = None
@@ -53,19 +66,34 @@ class ChatResponse:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False
+    failure: str | None = None
+    retried: bool = False
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.text is not None
 
+    @property
+    def retryable(self) -> bool:
+        """A failure that a later run should try again (transient, or never sent)."""
+        return not self.ok and self.failure in (TRANSIENT, CIRCUIT_OPEN)
+
 
 @dataclass
 class Usage:
-    """Running totals of one backend (what a build spent)."""
+    """Running totals of one backend (what a build spent).
+
+    ``requests``: sent to the model (answered or failed); ``failed``: of those, failed;
+    ``retried``: of those, requests that had failed in an earlier run; ``cached``:
+    answered from the response cache; ``circuit_open``: never sent because the circuit
+    breaker had stopped generation.
+    """
 
     requests: int = 0
     failed: int = 0
+    retried: int = 0
     cached: int = 0
+    circuit_open: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -74,8 +102,12 @@ class Usage:
         if response.cached:
             self.cached += 1
             return
+        if response.failure == CIRCUIT_OPEN:
+            self.circuit_open += 1
+            return
         self.requests += 1
         self.failed += 0 if response.ok else 1
+        self.retried += 1 if response.retried else 0
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens
 
@@ -83,7 +115,9 @@ class Usage:
         return {
             "requests": self.requests,
             "failed": self.failed,
+            "retried": self.retried,
             "cached": self.cached,
+            "circuit_open": self.circuit_open,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
         }
@@ -98,14 +132,26 @@ class LLMBackend(abc.ABC):
     #: backend name as in the config (``openai``, ``vllm``, ...), part of the cache key.
     name: str = "abstract"
 
-    def __init__(self, model: str, sampling: dict[str, Any]) -> None:
+    def __init__(
+        self, model: str, sampling: dict[str, Any], model_revision: str | None = None
+    ) -> None:
         self.model = model
         self.sampling = dict(sampling)
+        self.model_revision = model_revision
         self.usage = Usage()
 
     def identity(self) -> dict[str, Any]:
-        """What determines an answer besides the messages: backend, model, sampling parameters."""
-        return {"backend": self.name, "model": self.model, "sampling": self.sampling}
+        """What determines an answer besides the messages: backend, model, sampling parameters,
+        ``llm.model_revision`` when set, and what :meth:`model_identity` adds
+        (:mod:`cseaug.llm.identity`)."""
+        out: dict[str, Any] = {"backend": self.name, "model": self.model, "sampling": self.sampling}
+        if self.model_revision is not None:
+            out["revision"] = self.model_revision
+        return {**out, **self.model_identity()}
+
+    def model_identity(self) -> dict[str, Any]:
+        """What else identifies this backend's model (weights, dtype, engine); none here."""
+        return {}
 
     def generate(
         self, requests: Sequence[ChatRequest], progress: ProgressCallback | None = None

@@ -6,7 +6,20 @@ Every successful answer is stored in SQLite under the sha256 of the canonical JS
 up, sends only the misses (each distinct one once, even when a batch repeats it) and
 stores each answer the moment it arrives, so a crash, even ``kill -9``, loses at most
 the requests that were in flight. A rerun of the same requests sends none of the
-answered ones again. Failed answers are not stored: a rerun tries them again.
+answered ones again. Failed answers are not stored: a rerun tries them again, and the
+``failures`` table remembers them, so that a request sent again counts as ``retried``.
+
+**In-flight claims** (several processes building the same dataset at once): before a miss
+is sent, its hash is claimed in the ``claims`` table with an owner (host, process, backend)
+and a lease (:data:`LEASE_S`, renewed while the owner works). A process sends only what it
+claimed; a prompt another live owner holds is waited for and read from the cache when its
+answer lands. A claim whose lease ran out, or whose owner is a dead process on this host,
+is taken over; a failed request's claim is released at once, so the waiter sends it itself.
+
+**What a build spent**: each stored answer records who paid for it (``spent_by``, the
+build's run id) and each call that sent requests is a row of ``calls`` (seconds, sent,
+failed), so :meth:`ResponseCache.spending` sums a build's tokens and generate time over
+all its attempts, also after a crash or a resume.
 
 Streaming backends (:class:`~cseaug.llm.streaming.StreamingBackend`: ``openai``,
 ``openai-compatible``, ``transformers``) hand each answer to the cache as it arrives;
@@ -27,10 +40,16 @@ Example:
 
 from __future__ import annotations
 
+import logging
+import os
+import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,17 +58,70 @@ from cseaug.hashing import json_sha256
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
 
+logger = logging.getLogger(__name__)
+
 _LOOKUP_CHUNK = 900  # below SQLite's smallest limit on bound parameters (999)
 
-_SCHEMA = """
+LEASE_S = 60.0
+"""How long a claim holds without renewal; the owner renews it every third of that."""
+POLL_S = 0.25
+"""How often a process waiting for another one's claimed prompts looks for their answers."""
+
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS responses (
     hash TEXT PRIMARY KEY,
     text TEXT NOT NULL,
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    spent_by TEXT
 ) WITHOUT ROWID
-"""
+""",
+    "CREATE INDEX IF NOT EXISTS responses_spent_by ON responses (spent_by)",
+    """
+CREATE TABLE IF NOT EXISTS failures (
+    hash TEXT PRIMARY KEY, error TEXT NOT NULL, attempts INTEGER NOT NULL, failed_at REAL NOT NULL
+) WITHOUT ROWID
+""",
+    """
+CREATE TABLE IF NOT EXISTS claims (
+    hash TEXT PRIMARY KEY, owner TEXT NOT NULL, lease_until REAL NOT NULL
+) WITHOUT ROWID
+""",
+    """
+CREATE TABLE IF NOT EXISTS calls (
+    spent_by TEXT, started_at REAL NOT NULL, seconds REAL NOT NULL,
+    sent INTEGER NOT NULL, failed INTEGER NOT NULL
+)
+""",
+)
+
+
+def new_owner() -> str:
+    """A claim owner: ``host:pid:random`` (the pid lets a process on the same host see that
+    the owner died)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _owner_is_dead(owner: str) -> bool:
+    """Whether ``owner`` is a process of this host that no longer runs."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _chunks(items: Sequence[str]) -> Iterator[list[str]]:
+    for start in range(0, len(items), _LOOKUP_CHUNK):
+        yield list(items[start : start + _LOOKUP_CHUNK])
 
 
 def request_hash(identity: dict[str, Any], request: ChatRequest) -> str:
@@ -95,15 +167,17 @@ class ResponseCache:
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(_SCHEMA)
+            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
+            if columns and "spent_by" not in columns:  # a cache file of an earlier version
+                self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
+            for statement in _SCHEMA:
+                self._conn.execute(statement)
 
     def get_many(self, hashes: Sequence[str]) -> dict[str, CachedAnswer]:
         """The stored answers among ``hashes`` (absent hashes are simply missing)."""
         found: dict[str, CachedAnswer] = {}
-        unique = list(dict.fromkeys(hashes))
         with self._lock:
-            for start in range(0, len(unique), _LOOKUP_CHUNK):
-                chunk = unique[start : start + _LOOKUP_CHUNK]
+            for chunk in _chunks(list(dict.fromkeys(hashes))):
                 marks = ",".join("?" * len(chunk))
                 rows = self._conn.execute(
                     f"SELECT hash, text, prompt_tokens, completion_tokens FROM responses WHERE hash IN ({marks})",
@@ -117,23 +191,183 @@ class ResponseCache:
         """How many distinct ``hashes`` have a stored answer."""
         return len(self.get_many(list(hashes)))
 
-    def put(self, digest: str, response: ChatResponse) -> None:
-        """Store a successful answer (committed before this returns)."""
+    def put(
+        self,
+        digest: str,
+        response: ChatResponse,
+        spent_by: str | None = None,
+        failed_before: bool = False,
+    ) -> None:
+        """Store a successful answer (committed before this returns), paid for by ``spent_by``.
+
+        ``failed_before``: the request has a failure record, dropped in the same commit.
+        The answer's claim stays until its owner's work ends (:meth:`leased`): a waiting
+        run looks for the answer, not for the claim.
+        """
         if not response.ok:
             raise ValueError(
                 f"refusing to cache the failed answer of {response.key!r}: {response.error}"
             )
+        row = (
+            digest,
+            response.text,
+            response.prompt_tokens,
+            response.completion_tokens,
+            time.time(),
+            spent_by,
+        )
+        insert = "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)"
+        with self._lock:
+            if not failed_before:  # one statement, one commit: the common case stays cheap
+                self._conn.execute(insert, row)
+                return
+            with self._transaction():
+                self._conn.execute(insert, row)
+                self._conn.execute("DELETE FROM failures WHERE hash = ?", (digest,))
+
+    @contextmanager
+    def _transaction(self, mode: str = "") -> Iterator[None]:
+        """One committed transaction (``mode``: ``IMMEDIATE`` to take the write lock first);
+        call with ``self._lock`` held."""
+        self._conn.execute(f"BEGIN {mode}")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    def fail(self, digest: str, error: str) -> None:
+        """Remember that the request ``digest`` failed (and release its claim)."""
+        with self._lock, self._transaction():
+            self._conn.execute(
+                "INSERT INTO failures VALUES (?, ?, 1, ?) ON CONFLICT(hash) DO UPDATE SET "
+                "error = excluded.error, attempts = attempts + 1, failed_at = excluded.failed_at",
+                (digest, error, time.time()),
+            )
+            self._conn.execute("DELETE FROM claims WHERE hash = ?", (digest,))
+
+    def failed_before(self, hashes: Sequence[str]) -> set[str]:
+        """Those of ``hashes`` whose last attempt failed."""
+        found: set[str] = set()
+        with self._lock:
+            for chunk in _chunks(hashes):
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT hash FROM failures WHERE hash IN ({marks})", chunk
+                )
+                found.update(digest for (digest,) in rows)
+        return found
+
+    def claim(self, hashes: Sequence[str], owner: str, lease_s: float = LEASE_S) -> set[str]:
+        """Claim what nobody else holds among ``hashes``; return every hash ``owner`` now holds.
+
+        Claims of other owners are taken over when their lease ran out or their owner is a
+        dead process of this host.
+        """
+        now = time.time()
+        mine: set[str] = set()
+        with self._lock, self._transaction("IMMEDIATE"):
+            for chunk in _chunks(hashes):
+                marks = ",".join("?" * len(chunk))
+                self._conn.executemany(
+                    "INSERT OR IGNORE INTO claims VALUES (?, ?, ?)",
+                    [(digest, owner, now + lease_s) for digest in chunk],
+                )
+                held = self._conn.execute(
+                    f"SELECT hash, owner, lease_until FROM claims WHERE hash IN ({marks})",
+                    chunk,
+                ).fetchall()
+                dead = {o for _, o, _ in held if o != owner and _owner_is_dead(o)}
+                take = [d for d, o, until in held if o != owner and (until < now or o in dead)]
+                self._conn.executemany(
+                    "UPDATE claims SET owner = ?, lease_until = ? WHERE hash = ?",
+                    [(owner, now + lease_s, digest) for digest in take],
+                )
+                mine.update(d for d, o, _ in held if o == owner)
+                mine.update(take)
+        return mine
+
+    def claimed_by_others(self, hashes: Sequence[str], owner: str) -> set[str]:
+        """Those of ``hashes`` that another owner holds now (lease still running)."""
+        now = time.time()
+        found: set[str] = set()
+        with self._lock:
+            for chunk in _chunks(hashes):
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT hash FROM claims WHERE hash IN ({marks}) AND owner != ? "
+                    "AND lease_until >= ?",
+                    [*chunk, owner, now],
+                )
+                found.update(digest for (digest,) in rows)
+        return found
+
+    def release(self, owner: str) -> None:
+        """Drop every claim of ``owner`` (its work is over)."""
+        with self._lock:
+            self._conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
+
+    @contextmanager
+    def leased(self, owner: str, lease_s: float = LEASE_S) -> Iterator[None]:
+        """Renew ``owner``'s claims every third of ``lease_s`` while the block runs; release
+        them after it."""
+        stop = threading.Event()
+
+        def renew() -> None:
+            while not stop.wait(lease_s / 3):
+                with self._lock:
+                    self._conn.execute(
+                        "UPDATE claims SET lease_until = ? WHERE owner = ?",
+                        (time.time() + lease_s, owner),
+                    )
+
+        renewer = threading.Thread(target=renew, name="cseaug-cache-lease", daemon=True)
+        renewer.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            renewer.join()
+            self.release(owner)
+
+    def record_call(
+        self, spent_by: str | None, started_at: float, seconds: float, sent: int, failed: int
+    ) -> None:
+        """Record one call that sent requests (its time counts as generate time)."""
         with self._lock:
             self._conn.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)",
-                (
-                    digest,
-                    response.text,
-                    response.prompt_tokens,
-                    response.completion_tokens,
-                    time.time(),
-                ),
+                "INSERT INTO calls VALUES (?, ?, ?, ?, ?)",
+                (spent_by, started_at, seconds, sent, failed),
             )
+
+    def spending(self, spent_by: str) -> dict[str, Any]:
+        """What ``spent_by`` paid for over all its attempts, from the cache's own records.
+
+        Returns:
+            ``answers`` (stored answers it paid for), ``prompt_tokens``,
+            ``completion_tokens``, ``requests`` and ``failed`` (sent, over every call),
+            ``generate_seconds`` (time of the calls that sent requests).
+        """
+        with self._lock:
+            answers, prompt, completion = self._conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), "
+                "COALESCE(SUM(completion_tokens), 0) FROM responses WHERE spent_by = ?",
+                (spent_by,),
+            ).fetchone()
+            sent, failed, seconds = self._conn.execute(
+                "SELECT COALESCE(SUM(sent), 0), COALESCE(SUM(failed), 0), "
+                "COALESCE(SUM(seconds), 0) FROM calls WHERE spent_by = ?",
+                (spent_by,),
+            ).fetchone()
+        return {
+            "answers": int(answers),
+            "prompt_tokens": int(prompt),
+            "completion_tokens": int(completion),
+            "requests": int(sent),
+            "failed": int(failed),
+            "generate_seconds": round(float(seconds), 3),
+        }
 
     def __len__(self) -> int:
         with self._lock:
@@ -144,6 +378,18 @@ class ResponseCache:
             self._conn.close()
 
 
+def build_spending(cache_path: Path | None, spent_by: str) -> dict[str, Any]:
+    """:meth:`ResponseCache.spending` of ``spent_by`` in the cache at ``cache_path`` ({} when
+    there is no cache file)."""
+    if cache_path is None or not Path(cache_path).is_file():
+        return {}
+    cache = ResponseCache(cache_path)
+    try:
+        return cache.spending(spent_by)
+    finally:
+        cache.close()
+
+
 class CachedBackend(LLMBackend):
     """Any backend behind the response cache (same name, model and identity as the inner one).
 
@@ -152,6 +398,9 @@ class CachedBackend(LLMBackend):
         cache: a :class:`ResponseCache` or the path of its database file.
         chunk_size: misses per call of a non-streaming inner backend; each chunk is
             stored when it returns.
+        spent_by: who pays for what is sent (a build's run id), for
+            :meth:`ResponseCache.spending`.
+        lease_s: lease of this backend's in-flight claims.
 
     Example:
         >>> from cseaug.config import LLMConfig
@@ -163,22 +412,28 @@ class CachedBackend(LLMBackend):
     """
 
     def __init__(
-        self, inner: LLMBackend, cache: ResponseCache | str | Path, chunk_size: int = 1024
+        self,
+        inner: LLMBackend,
+        cache: ResponseCache | str | Path,
+        chunk_size: int = 1024,
+        spent_by: str | None = None,
+        lease_s: float = LEASE_S,
     ) -> None:
-        super().__init__(inner.model, inner.sampling)
+        super().__init__(inner.model, inner.sampling, inner.model_revision)
         self.inner = inner
         self.name = inner.name
         self.cache = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
         self.chunk_size = chunk_size
+        self.spent_by = spent_by
+        self.lease_s = lease_s
+        self.owner = new_owner()
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
 
     def check(self) -> None:
-        """The inner backend's up-front check (API key, model loading), when it has one."""
-        check = getattr(self.inner, "check", None)
-        if check is not None:
-            check()
+        """The inner backend's up-front check (API key, endpoint probe, model loading)."""
+        self.inner.check()
 
     def hashes(self, requests: Sequence[ChatRequest]) -> list[str]:
         """The cache key of each request."""
@@ -195,47 +450,105 @@ class CachedBackend(LLMBackend):
         self, requests: list[ChatRequest], progress: ProgressCallback | None
     ) -> list[ChatResponse]:
         hashes = self.hashes(requests)
-        stored = self.cache.get_many(hashes)
-        responses: list[ChatResponse | None] = [None] * len(requests)
-        first_of: dict[str, int] = {}  # hash -> index of the request that will be sent
-        for index, (request, digest) in enumerate(zip(requests, hashes, strict=True)):
-            hit = stored.get(digest)
-            if hit is not None:
-                responses[index] = ChatResponse(
-                    key=request.key,
-                    text=hit.text,
-                    prompt_tokens=hit.prompt_tokens,
-                    completion_tokens=hit.completion_tokens,
-                    cached=True,
-                )
-            else:
-                first_of.setdefault(digest, index)
-        to_send = list(first_of.values())
-        if progress is not None and len(requests) > len(to_send):
-            progress(len(requests) - len(to_send))
-
-        def store(position: int, response: ChatResponse) -> None:
-            if response.ok:
-                self.cache.put(hashes[to_send[position]], response)
-
-        for index, response in zip(
-            to_send, self._send([requests[i] for i in to_send], progress, store), strict=True
-        ):
-            responses[index] = response
-        # repeats of a request in the same batch share the one answer that was paid for
+        answers: dict[str, ChatResponse] = {}  # hash -> the answer of its first request
+        first_of: dict[str, int] = {}  # hash -> index of its first request
         for index, digest in enumerate(hashes):
-            if responses[index] is None:
-                answer = responses[first_of[digest]]
-                assert answer is not None
-                responses[index] = ChatResponse(
-                    key=requests[index].key,
+            first_of.setdefault(digest, index)
+        copies = Counter(hashes)
+        pending = list(first_of)
+        with self.cache.leased(self.owner, self.lease_s):
+            while pending:
+                pending = self._take_stored(pending, requests, first_of, answers, progress, copies)
+                mine = self.cache.claim(pending, self.owner, self.lease_s)
+                to_send = [digest for digest in pending if digest in mine]
+                answers.update(self._send_claimed(to_send, requests, first_of, progress))
+                if progress is not None and to_send:
+                    progress(sum(copies[digest] - 1 for digest in to_send))  # the repeats
+                pending = [digest for digest in pending if digest not in answers]
+                if pending:
+                    self._wait_for_others(pending)
+        responses = []
+        for index, (request, digest) in enumerate(zip(requests, hashes, strict=True)):
+            answer = answers[digest]
+            # repeats of a request share the one answer that was paid for
+            repeat = index != first_of[digest]
+            responses.append(
+                ChatResponse(
+                    key=request.key,
                     text=answer.text,
                     error=answer.error,
                     prompt_tokens=answer.prompt_tokens,
                     completion_tokens=answer.completion_tokens,
-                    cached=answer.ok,
+                    cached=answer.cached or (repeat and answer.ok),
+                    failure=answer.failure,
+                    retried=answer.retried and not repeat,
                 )
-        return [r for r in responses if r is not None]
+            )
+        return responses
+
+    def _take_stored(
+        self,
+        pending: list[str],
+        requests: list[ChatRequest],
+        first_of: dict[str, int],
+        answers: dict[str, ChatResponse],
+        progress: ProgressCallback | None,
+        copies: Counter[str],
+    ) -> list[str]:
+        """Fill ``answers`` with what the cache holds among ``pending``; return the rest."""
+        stored = self.cache.get_many(pending)
+        for digest, hit in stored.items():
+            answers[digest] = ChatResponse(
+                key=requests[first_of[digest]].key,
+                text=hit.text,
+                prompt_tokens=hit.prompt_tokens,
+                completion_tokens=hit.completion_tokens,
+                cached=True,
+            )
+        if progress is not None and stored:
+            progress(sum(copies[digest] for digest in stored))
+        return [digest for digest in pending if digest not in stored]
+
+    def _send_claimed(
+        self,
+        to_send: list[str],
+        requests: list[ChatRequest],
+        first_of: dict[str, int],
+        progress: ProgressCallback | None,
+    ) -> dict[str, ChatResponse]:
+        """Send the requests of ``to_send`` (claimed by this backend), storing each answer."""
+        if not to_send:
+            return {}
+        retried = self.cache.failed_before(to_send)
+        started, clock = time.time(), time.perf_counter()
+
+        def store(position: int, response: ChatResponse) -> None:
+            digest = to_send[position]
+            response.retried = digest in retried
+            if response.ok:
+                self.cache.put(digest, response, self.spent_by, response.retried)
+            else:
+                self.cache.fail(digest, response.error or "failed")
+
+        sent = self._send([requests[first_of[d]] for d in to_send], progress, store)
+        failed = sum(1 for r in sent if not r.ok)
+        self.cache.record_call(
+            self.spent_by, started, time.perf_counter() - clock, len(sent), failed
+        )
+        return dict(zip(to_send, sent, strict=True))
+
+    def _wait_for_others(self, pending: list[str]) -> None:
+        """Wait while other owners hold every one of ``pending`` and none has an answer yet."""
+        logger.info(
+            "waiting for %d prompt(s) another run is asking right now (cache %s); their "
+            "answers are read from the cache, not paid again",
+            len(pending),
+            self.cache.path,
+        )
+        while self.cache.claimed_by_others(pending, self.owner) == set(pending):
+            if self.cache.count(pending):
+                return
+            time.sleep(POLL_S)
 
     def _send(
         self, misses: list[ChatRequest], progress: ProgressCallback | None, store: ResponseSink

@@ -26,8 +26,9 @@ import importlib.util
 import logging
 from pathlib import Path
 
-from cseaug.config import AUTO, LLMConfig
+from cseaug.config import AUTO, CircuitBreakerConfig, LLMConfig
 from cseaug.llm.base import LLMBackend
+from cseaug.llm.breaker import CircuitBreaker
 from cseaug.llm.cache import CachedBackend
 from cseaug.llm.openai_backend import OpenAIBackend
 from cseaug.llm.openai_batch_backend import OpenAIBatchBackend
@@ -61,12 +62,20 @@ def resolve_backend(name: str) -> str:
     return "transformers"
 
 
-def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
+def breaker_from_config(cfg: CircuitBreakerConfig | None) -> CircuitBreaker | None:
+    """The circuit breaker of ``llm.circuit_breaker`` (None: never stop)."""
+    return None if cfg is None else CircuitBreaker(cfg.window, cfg.failure_rate)
+
+
+def make_backend(
+    cfg: LLMConfig, cache_path: Path | None, spent_by: str | None = None
+) -> LLMBackend:
     """The backend of ``cfg``, behind the response cache at ``cache_path`` when one is given.
 
     Args:
         cfg: the ``llm`` section of a run config.
         cache_path: SQLite file of the response cache; None: no cache.
+        spent_by: who pays for the requests (a build's run id; the cache records it).
     """
     sampling = sampling_from_config(cfg)
     name = resolve_backend(cfg.backend)
@@ -84,6 +93,8 @@ def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
             max_retries=cfg.max_retries,
             request_timeout_s=cfg.request_timeout_s,
             failover=cfg.failover,
+            breaker=breaker_from_config(cfg.circuit_breaker),
+            model_revision=cfg.model_revision,
         )
     elif name == "openai-batch":
         backend = OpenAIBatchBackend(
@@ -95,6 +106,7 @@ def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
             batch=cfg.batch,
             max_retries=cfg.max_retries,
             request_timeout_s=cfg.request_timeout_s,
+            model_revision=cfg.model_revision,
         )
     elif name == "vllm":
         backend = VLLMBackend(
@@ -103,14 +115,24 @@ def make_backend(cfg: LLMConfig, cache_path: Path | None) -> LLMBackend:
             dtype=cfg.dtype,
             engine=cfg.vllm,
             engine_kwargs=cfg.engine_kwargs,
+            model_revision=cfg.model_revision,
         )
         if cache_path is not None:
             # LLM.chat answers a call only as a whole: the cache stores each call's answers
-            return CachedBackend(backend, cache_path, chunk_size=cfg.vllm.requests_per_call)
+            return CachedBackend(
+                backend, cache_path, chunk_size=cfg.vllm.requests_per_call, spent_by=spent_by
+            )
     elif name == "transformers":
         backend = TransformersBackend(
-            cfg.model, sampling, device=cfg.device, dtype=cfg.dtype, batch_size=cfg.batch_size
+            cfg.model,
+            sampling,
+            device=cfg.device,
+            dtype=cfg.dtype,
+            batch_size=cfg.batch_size,
+            model_revision=cfg.model_revision,
         )
     else:  # pragma: no cover - LLMConfig validates the name
         raise ValueError(f"unknown llm.backend {cfg.backend!r}")
-    return CachedBackend(backend, cache_path) if cache_path is not None else backend
+    if cache_path is None:
+        return backend
+    return CachedBackend(backend, cache_path, spent_by=spent_by)

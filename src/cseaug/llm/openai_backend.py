@@ -26,6 +26,12 @@ in it is refused: the key belongs in the environment variable ``api_key_env``.
 ``concurrency`` requests in flight; :mod:`cseaug.llm.endpoints` places each attempt of a
 request and takes a failing endpoint out of service for a while.
 
+``check()`` probes the endpoints before any work (:mod:`cseaug.llm.probe`); what they report
+about the model is part of its cache identity (:mod:`cseaug.llm.identity`). Each failure is
+classified (:mod:`cseaug.llm.http_errors`: transient or permanent, "connection refused" named
+as such) and counted by the circuit breaker (:mod:`cseaug.llm.breaker`), which stops sending
+once most requests fail: requests not yet sent come back as ``circuit_open``.
+
 Requests run on a pool of ``concurrency`` workers per endpoint on one event loop.
 ``generate`` is synchronous: it runs the loop itself, or in a worker thread when called
 from inside a running loop (e.g. a Prefect task running in async code).
@@ -56,8 +62,19 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from cseaug.config import FailoverConfig
 from cseaug.errors import BackendError
-from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
+from cseaug.llm.base import (
+    CIRCUIT_OPEN,
+    PERMANENT,
+    TRANSIENT,
+    ChatRequest,
+    ChatResponse,
+    ProgressCallback,
+)
+from cseaug.llm.breaker import CircuitBreaker
 from cseaug.llm.endpoints import EndpointPool, PooledClient, endpoint_urls
+from cseaug.llm.http_errors import describe_error, failure_kind, is_retryable
+from cseaug.llm.identity import served_identity
+from cseaug.llm.probe import probe_endpoints
 from cseaug.llm.sampling import request_seed
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
 from cseaug.secrets import Scrubber, treat_as_secret
@@ -138,41 +155,27 @@ def retry_delay(
     return random.uniform(0, min(max_s, initial_s * 2 ** (attempt - 1)))
 
 
-def is_retryable(exc: BaseException) -> bool:
-    """Timeouts, connection errors and HTTP 408, 429 and 5xx are worth retrying."""
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (408, 429) or exc.status_code >= 500
-    return False
-
-
-def describe_error(exc: BaseException) -> str:
-    """A one-line reason for a failed request (goes to rejects)."""
-    if isinstance(exc, openai.APIStatusError):
-        detail = exc.body.get("message") if isinstance(exc.body, dict) else None
-        return f"HTTP {exc.status_code}: {detail or exc.message}"
-    if isinstance(exc, openai.APITimeoutError):
-        return "request timed out"
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__
-        return f"connection error ({cause})" if cause else "connection error"
-    return f"{type(exc).__name__}: {exc}"
-
-
 def parse_completion(key: str, body: bytes) -> ChatResponse:
     """Turn the body of a chat completion into a response; anything else becomes an error.
 
+    A body that is not a chat completion (not JSON, cut short, no choices) is a transient
+    failure: a rerun asks again. An answer without text, or one cut at ``max_tokens``
+    (``finish_reason=length``: half a sentence), is a permanent one.
+
     Example:
-        >>> parse_completion("k", b'{"choices": [{"message": {"content": "Hi"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}')
-        ChatResponse(key='k', text='Hi', error=None, prompt_tokens=3, completion_tokens=1, cached=False)
+        >>> parse_completion("k", b'{"choices": [{"message": {"content": "Hi"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}').text
+        'Hi'
         >>> parse_completion("k", b'oops').error
         "malformed response body (not JSON): b'oops'"
     """
     try:
         data = json.loads(body)
     except ValueError:
-        return ChatResponse(key=key, error=f"malformed response body (not JSON): {body[:200]!r}")
+        return ChatResponse(
+            key=key,
+            error=f"malformed response body (not JSON): {body[:200]!r}",
+            failure=TRANSIENT,
+        )
     try:
         choice = data["choices"][0]
         text = choice["message"]["content"]
@@ -180,10 +183,19 @@ def parse_completion(key: str, body: bytes) -> ChatResponse:
         return ChatResponse(
             key=key,
             error=f"malformed response body (no choices[0].message.content): {body[:200]!r}",
+            failure=TRANSIENT,
         )
+    reason = choice.get("finish_reason") if isinstance(choice, dict) else None
     if not isinstance(text, str):
-        reason = choice.get("finish_reason") if isinstance(choice, dict) else None
-        return ChatResponse(key=key, error=f"answer has no text content (finish_reason={reason})")
+        return ChatResponse(
+            key=key, error=f"answer has no text content (finish_reason={reason})", failure=PERMANENT
+        )
+    if reason == "length":
+        return ChatResponse(
+            key=key,
+            error="answer cut at llm.max_tokens (finish_reason=length); raise llm.max_tokens",
+            failure=PERMANENT,
+        )
     usage = data.get("usage") or {}
     return ChatResponse(
         key=key,
@@ -240,6 +252,8 @@ class OpenAIBackend(StreamingBackend):
         retry_initial_s: float = 0.5,
         retry_max_s: float = 30.0,
         failover: FailoverConfig | None = None,
+        breaker: CircuitBreaker | None = None,
+        model_revision: str | None = None,
     ) -> None:
         if name not in ("openai", "openai-compatible"):
             raise ValueError(
@@ -251,7 +265,7 @@ class OpenAIBackend(StreamingBackend):
             )
         base_urls = endpoint_urls(base_url, OPENAI_BASE_URL)
         treat_as_secret(api_key_env)
-        super().__init__(model, sampling)
+        super().__init__(model, sampling, model_revision)
         self.name = name
         self.base_urls = base_urls
         self.base_url = base_urls[0]
@@ -262,14 +276,36 @@ class OpenAIBackend(StreamingBackend):
         self.request_timeout_s = request_timeout_s
         self.retry_initial_s = retry_initial_s
         self.retry_max_s = retry_max_s
+        self.breaker = breaker
+        self._served: dict[str, Any] | None = None
 
     def check(self) -> None:
-        """Fail before any work when the API key is missing (backend ``openai`` only).
+        """Fail before any work when the API key is missing (backend ``openai``) or no
+        endpoint can answer for the model (:func:`~cseaug.llm.probe.probe_endpoints`).
 
         Raises:
-            BackendError: ``openai`` backend and the key's environment variable is unset.
+            BackendError: one line naming the URL and the cause (key unset, connection
+                refused, HTTP 401, model not served, ...).
         """
-        self._api_key()
+        self.served()
+
+    def served(self) -> dict[str, Any]:
+        """What the endpoints report about the model (probed once, on first use;
+        :func:`~cseaug.llm.probe.probe_endpoints`)."""
+        if self._served is None:
+            self._served = probe_endpoints(
+                self.base_urls,
+                self._api_key(),
+                self.model,
+                timeout_s=min(self.request_timeout_s, 30.0),
+                key_variable=self.api_key_env,
+            )
+        return self._served
+
+    def model_identity(self) -> dict[str, Any]:
+        """What the server reports about the model (:func:`~cseaug.llm.identity.served_identity`)."""
+        served = served_identity(self.served())
+        return {"served": served} if served else {}
 
     def _api_key(self) -> str:
         key = os.environ.get(self.api_key_env)
@@ -342,10 +378,14 @@ class OpenAIBackend(StreamingBackend):
             raw = await self._post(client, body)
         except _CLIENT_ERRORS as exc:
             if not is_retryable(exc):
-                return ChatResponse(key=request.key, error=describe_error(exc))
+                return ChatResponse(
+                    key=request.key, error=describe_error(exc), failure=failure_kind(exc)
+                )
             if self.max_retries == 0:
                 return ChatResponse(
-                    key=request.key, error=f"{describe_error(exc)} (retries disabled)"
+                    key=request.key,
+                    error=f"{describe_error(exc)} (retries disabled)",
+                    failure=TRANSIENT,
                 )
             try:
                 raw = await self._retry(client, body, exc)
@@ -353,7 +393,7 @@ class OpenAIBackend(StreamingBackend):
                 reason = describe_error(final)
                 if is_retryable(final):
                     reason = f"{reason} (gave up after {self.max_retries + 1} attempts)"
-                return ChatResponse(key=request.key, error=reason)
+                return ChatResponse(key=request.key, error=reason, failure=failure_kind(final))
         return parse_completion(request.key, raw.content)
 
     async def _answer_all(
@@ -386,9 +426,18 @@ class OpenAIBackend(StreamingBackend):
         # one shared iterator, many workers: `capacity` coroutines instead of one per request
         todo = iter(range(len(requests)))
 
+        breaker = self.breaker
+
         async def worker() -> None:
             for index in todo:
-                response = await self._answer(client, requests[index], scrub)
+                if breaker is not None and breaker.is_open:
+                    response = ChatResponse(
+                        key=requests[index].key, error=breaker.reason, failure=CIRCUIT_OPEN
+                    )
+                else:
+                    response = await self._answer(client, requests[index], scrub)
+                    if breaker is not None:
+                        breaker.record(not response.ok, response.error)
                 results[index] = response
                 if on_response is not None:
                     on_response(index, response)

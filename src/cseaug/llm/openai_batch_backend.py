@@ -48,7 +48,8 @@ from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
 from cseaug.llm.batch_jsonl import BATCH_ENDPOINT, read_results, request_line, split_into_files
 from cseaug.llm.batch_ledger import BatchLedger, LedgerEntry
 from cseaug.llm.cache import request_hash
-from cseaug.llm.openai_backend import OpenAIBackend, describe_error
+from cseaug.llm.http_errors import describe_error
+from cseaug.llm.openai_backend import OpenAIBackend
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
 from cseaug.secrets import Scrubber
 
@@ -142,12 +143,18 @@ class OpenAIBatchBackend(StreamingBackend):
         max_retries: int = 6,
         request_timeout_s: float = 600.0,
         sleep: Sleep = time.sleep,
+        model_revision: str | None = None,
     ) -> None:
         # the online backend it stands in for: same bodies, same key check, same cache identity
         self.online = OpenAIBackend(
-            model, sampling, name="openai", base_url=base_url, api_key_env=api_key_env
+            model,
+            sampling,
+            name="openai",
+            base_url=base_url,
+            api_key_env=api_key_env,
+            model_revision=model_revision,
         )
-        super().__init__(model, sampling)
+        super().__init__(model, sampling, model_revision)
         self.base_url = self.online.base_url
         self.settings = batch or BatchAPIConfig()
         self.max_retries = max_retries

@@ -43,6 +43,7 @@ from cseaug.batching import (
 from cseaug.devices import resolve_device, resolve_dtype
 from cseaug.errors import BackendError, require
 from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
+from cseaug.llm.identity import local_model_identity
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
 
 ENDPOINT_HINT = (
@@ -98,8 +99,9 @@ class TransformersBackend(StreamingBackend):
         device: str = "auto",
         dtype: str = "auto",
         batch_size: int | str = "auto",
+        model_revision: str | None = None,
     ) -> None:
-        super().__init__(model, sampling)
+        super().__init__(model, sampling, model_revision)
         self.device = device
         self.dtype = dtype
         self.batch_size = batch_size
@@ -107,6 +109,10 @@ class TransformersBackend(StreamingBackend):
         self._model: Any | None = None
         self._device: str | None = None
         self._budget: TokenBudget | None = None
+
+    def model_identity(self) -> dict[str, Any]:
+        """The dtype and, for a local directory, the checkpoint's fingerprint."""
+        return local_model_identity(self.model, self.dtype)
 
     def check(self) -> None:
         """Load the tokenizer and model now.

@@ -44,6 +44,7 @@ from typing import Any
 from cseaug.config import AUTO, VLLMEngineConfig, redacted
 from cseaug.errors import BackendError, require
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
+from cseaug.llm.identity import answer_changing_engine_args, local_model_identity
 from cseaug.llm.sampling import request_seed
 
 logger = logging.getLogger(__name__)
@@ -132,13 +133,23 @@ class VLLMBackend(LLMBackend):
         engine: VLLMEngineConfig | None = None,
         engine_kwargs: dict[str, Any] | None = None,
         engine_factory: Callable[..., Any] | None = None,
+        model_revision: str | None = None,
     ) -> None:
-        super().__init__(model, sampling)
+        super().__init__(model, sampling, model_revision)
         self.dtype = dtype
         self.engine_settings = engine or VLLMEngineConfig()
         self.engine_kwargs = dict(engine_kwargs or {})
         self._engine_factory = engine_factory
         self._engine: Any | None = None
+
+    def model_identity(self) -> dict[str, Any]:
+        """The dtype, the answer-changing ``engine_kwargs`` and a local checkpoint's fingerprint
+        (``llm.vllm`` is speed only: not part of it)."""
+        engine_args = answer_changing_engine_args(self.engine_kwargs)
+        return {
+            **local_model_identity(self.model, self.dtype),
+            **({"engine_args": engine_args} if engine_args else {}),
+        }
 
     def check(self) -> None:
         """Create the engine now (loads the model onto the GPU); fails before any work."""

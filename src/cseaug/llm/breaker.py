@@ -1,0 +1,72 @@
+"""The circuit breaker: stop sending when the endpoint fails most requests.
+
+A request reaches the breaker only after its own retries (``llm.max_retries``) are spent,
+so each failure it counts is already a request that could not be answered. When at least
+``failure_rate`` of the last ``window`` finished requests failed, the breaker opens and
+stays open for the rest of the build: requests not yet sent come back at once with
+``failure=circuit_open`` and are never sent. Answers already received are in the response
+cache; the rejects record every unsent prompt with the reason ``circuit_open`` and a rerun
+sends them (docs/llm-backends.md, "When the endpoint fails").
+
+Example:
+    >>> breaker = CircuitBreaker(window=4, failure_rate=0.75)
+    >>> for failed in (True, False, True, True):
+    ...     breaker.record(failed, "connection refused")
+    >>> breaker.is_open
+    True
+    >>> breaker.reason
+    'circuit breaker open: 3 of the last 4 requests failed (last: connection refused)'
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+
+class CircuitBreaker:
+    """Failure rate over a sliding window of finished requests; opens once, stays open.
+
+    Args:
+        window: finished requests looked at (the breaker never opens before this many).
+        failure_rate: share of failures in the window that opens the breaker (0 to 1].
+    """
+
+    def __init__(self, window: int, failure_rate: float) -> None:
+        if window < 1 or not 0 < failure_rate <= 1:
+            raise ValueError(
+                f"circuit breaker needs window >= 1 and 0 < failure_rate <= 1, "
+                f"got {window} and {failure_rate}"
+            )
+        self.window = window
+        self.failure_rate = failure_rate
+        self._outcomes: deque[bool] = deque(maxlen=window)
+        self._failures = 0  # failures in the window
+        self._lock = threading.Lock()
+        self._reason: str | None = None
+
+    def record(self, failed: bool, error: str | None = None) -> None:
+        """Count one finished request (``failed``: it got no answer; ``error``: why)."""
+        with self._lock:
+            if self._reason is not None:
+                return
+            if len(self._outcomes) == self.window:
+                self._failures -= self._outcomes[0]  # leaves the window on append
+            self._outcomes.append(failed)
+            self._failures += failed
+            full = len(self._outcomes) == self.window
+            if full and self._failures >= self.failure_rate * self.window:
+                self._reason = (
+                    f"circuit breaker open: {self._failures} of the last {self.window} "
+                    f"requests failed (last: {error})"
+                )
+
+    @property
+    def is_open(self) -> bool:
+        """Whether generation has been stopped."""
+        return self._reason is not None
+
+    @property
+    def reason(self) -> str | None:
+        """Why the breaker opened (None while it is closed)."""
+        return self._reason

@@ -1,0 +1,105 @@
+"""What identifies the model that writes an answer: part of every response-cache key.
+
+Two endpoints that serve different weights under one model name must never share an
+answer, nor may a checkpoint replaced at the same path. Besides the backend name, the
+model name and the sampling parameters (:meth:`cseaug.llm.base.LLMBackend.identity`), a
+backend's identity holds:
+
+* ``revision``: ``llm.model_revision`` when it is set (the user's word for the weights);
+* ``served`` (``openai``, ``openai-compatible``): what the server reports about the model
+  in ``GET /models`` (:func:`served_identity`: ``id``, ``owned_by``, ``root``, ``parent``,
+  ``revision`` where present; ``vllm serve`` reports the checkpoint it loaded as ``root``);
+* ``dtype`` (``transformers``, ``vllm``): the configured weights dtype;
+* ``engine_args`` (``vllm``): the ``llm.engine_kwargs`` that may change an answer
+  (:func:`answer_changing_engine_args`); the speed-only ones and ``llm.vllm`` are left out;
+* ``checkpoint`` (``transformers``, ``vllm``, a local directory): :func:`checkpoint_fingerprint`.
+
+Example:
+    >>> served_identity({"id": "m", "object": "model", "created": 1732, "owned_by": "vllm", "root": "/ckpt/a"})
+    {'id': 'm', 'owned_by': 'vllm', 'root': '/ckpt/a'}
+    >>> answer_changing_engine_args({"quantization": "awq", "max_num_seqs": 64})
+    {'quantization': 'awq'}
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+SERVED_FIELDS = ("id", "owned_by", "root", "parent", "revision")
+"""Fields of a ``/models`` entry that name the weights. ``created`` is left out: ``vllm serve``
+reports the time of the listing request there, which would make every run a new model."""
+
+SPEED_ONLY_ENGINE_ARGS = frozenset(
+    {
+        "block_size",
+        "cpu_offload_gb",
+        "disable_custom_all_reduce",
+        "disable_log_stats",
+        "enable_chunked_prefill",
+        "enable_prefix_caching",
+        "enforce_eager",
+        "gpu_memory_utilization",
+        "max_num_batched_tokens",
+        "max_num_seqs",
+        "max_seq_len_to_capture",
+        "pipeline_parallel_size",
+        "swap_space",
+        "tensor_parallel_size",
+    }
+)
+"""``vllm.LLM`` arguments that change how fast answers come, never what they say. Any other
+``llm.engine_kwargs`` key (``quantization``, ``revision``, ``tokenizer``, ``kv_cache_dtype``,
+``max_model_len``, ...) is part of the identity."""
+
+_EDGE_BYTES = 1 << 20
+"""Bytes read at each end of a checkpoint file (its header and its last tensors)."""
+
+
+def served_identity(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a ``/models`` entry that identify the served weights (see the module)."""
+    return {name: entry[name] for name in SERVED_FIELDS if entry.get(name) is not None}
+
+
+def answer_changing_engine_args(engine_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``engine_kwargs`` without :data:`SPEED_ONLY_ENGINE_ARGS`."""
+    return {k: v for k, v in sorted(engine_kwargs.items()) if k not in SPEED_ONLY_ENGINE_ARGS}
+
+
+def checkpoint_fingerprint(model: str) -> str | None:
+    """A sha256 of a local checkpoint directory, or None when ``model`` is no directory (a hub id).
+
+    Every file counts with its relative path, its size and the sha256 of its first and last
+    MiB (the safetensors header with every tensor's name, dtype and offset, and the last
+    tensors' bytes): replacing the weights at the same path changes the fingerprint, and
+    a 15 GB checkpoint is read in milliseconds, not minutes. Copying or touching the files
+    does not.
+
+    Example:
+        >>> checkpoint_fingerprint("Qwen/Qwen2.5-0.5B-Instruct-not-a-local-dir") is None
+        True
+    """
+    root = Path(model).expanduser()
+    if not root.is_dir():
+        return None
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        size = path.stat().st_size
+        digest.update(f"{path.relative_to(root).as_posix()}\0{size}\0".encode())
+        with path.open("rb") as handle:
+            digest.update(handle.read(_EDGE_BYTES))
+            if size > 2 * _EDGE_BYTES:
+                handle.seek(size - _EDGE_BYTES)
+                digest.update(handle.read(_EDGE_BYTES))
+            else:
+                digest.update(handle.read())
+    return digest.hexdigest()
+
+
+def local_model_identity(model: str, dtype: str) -> dict[str, Any]:
+    """The identity of a model run in this process: its dtype and, for a local directory,
+    its :func:`checkpoint_fingerprint`."""
+    fingerprint = checkpoint_fingerprint(model)
+    return {"dtype": dtype, **({"checkpoint": fingerprint} if fingerprint else {})}

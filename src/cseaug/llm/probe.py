@@ -1,0 +1,155 @@
+"""Ask an OpenAI-wire endpoint, before any work, whether it serves the configured model.
+
+:func:`probe_endpoint` lists the models (``GET <base_url>/models``); where a server has
+no such list (404 / 405) it sends one chat request of one token instead. Any failure is
+a :class:`~cseaug.errors.BackendError` of one line that names the URL and the cause:
+``connection refused``, ``host not found``, ``request timed out``, ``HTTP 401`` (the key),
+``model 'x' not served (it serves: a, b)``. On success it returns what the server says
+about the model (its ``/models`` entry), which becomes part of the model's identity
+(:mod:`cseaug.llm.identity`). :func:`probe_endpoints` probes every endpoint of a list:
+one that answers is enough, but endpoints that report different weights under one name
+are refused.
+
+Example:
+    >>> probe_endpoint("http://127.0.0.1:8000/v1", "EMPTY", "m", timeout_s=5)  # doctest: +SKIP
+    {'id': 'm', 'object': 'model', 'owned_by': 'vllm', 'root': '/models/m', ...}
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import httpx2
+import openai
+
+from cseaug.errors import BackendError
+from cseaug.llm.http_errors import describe_error
+from cseaug.llm.identity import served_identity
+
+logger = logging.getLogger(__name__)
+
+_NO_LIST = (404, 405, 501)
+"""Statuses of a server that has no ``GET /models``: fall back to a one-token request."""
+_PROBE_RETRIES = 2
+"""The client's own retries of the probe (429, 5xx, connection): a server that is starting."""
+
+
+def probe_endpoint(
+    base_url: str, api_key: str, model: str, timeout_s: float, key_variable: str = ""
+) -> dict[str, Any]:
+    """What ``base_url`` reports about ``model``; raise if it cannot answer for it.
+
+    Args:
+        base_url: the endpoint, e.g. ``http://127.0.0.1:8000/v1``.
+        api_key: the key sent (``EMPTY`` where none is needed).
+        model: the configured model name.
+        timeout_s: timeout of each probe request.
+        key_variable: the environment variable of the key (named in a 401's message).
+
+    Returns:
+        The model's ``/models`` entry, or ``{}`` when the server has no model list.
+
+    Raises:
+        BackendError: the endpoint cannot be reached, refuses the key, or does not serve
+            ``model``.
+    """
+    client = openai.OpenAI(
+        api_key=api_key, base_url=base_url, max_retries=_PROBE_RETRIES, timeout=timeout_s
+    )
+    try:
+        return _ask(client, base_url, model)
+    except openai.OpenAIError as exc:
+        raise _failure(base_url, model, exc, key_variable) from None
+    finally:
+        client.close()
+
+
+def _ask(client: openai.OpenAI, base_url: str, model: str) -> dict[str, Any]:
+    """The model list's entry, or ``{}`` after a one-token request where there is no list."""
+    try:
+        listing = client.get("/models", cast_to=httpx2.Response)
+    except openai.APIStatusError as exc:
+        if exc.status_code not in _NO_LIST:
+            raise
+    else:
+        return _entry(base_url, model, listing.content)
+    body = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
+    client.post("/chat/completions", body=body, cast_to=httpx2.Response)
+    return {}
+
+
+def probe_endpoints(
+    base_urls: Sequence[str], api_key: str, model: str, timeout_s: float, key_variable: str = ""
+) -> dict[str, Any]:
+    """:func:`probe_endpoint` for each endpoint of ``llm.base_url``; what they report.
+
+    An endpoint that fails the probe is logged and left to the endpoint pool (it is taken out
+    of service when it fails requests) as long as another one answers for the model.
+
+    Raises:
+        BackendError: no endpoint answers (the one problem, or every problem, in one line),
+            or two endpoints report different weights under the model's name.
+    """
+    served: dict[str, dict[str, Any]] = {}
+    problems: list[str] = []
+    for url in base_urls:
+        try:
+            served[url] = probe_endpoint(url, api_key, model, timeout_s, key_variable)
+        except BackendError as exc:
+            problems.append(str(exc))
+    if not served:
+        if len(problems) == 1:
+            raise BackendError(problems[0])
+        raise BackendError("no endpoint of llm.base_url can answer: " + " | ".join(problems))
+    for problem in problems:
+        logger.warning("%s; going on with the other endpoints", problem)
+    weights = {url: served_identity(entry) for url, entry in served.items()}
+    if len({json.dumps(w, sort_keys=True) for w in weights.values()}) > 1:
+        listed = "; ".join(f"{url} reports {w}" for url, w in weights.items())
+        raise BackendError(
+            f"the endpoints of llm.base_url serve different weights as '{model}': {listed}; "
+            "list only endpoints of the same model"
+        )
+    return next(iter(served.values()))
+
+
+def _entry(base_url: str, model: str, body: bytes) -> dict[str, Any]:
+    """The entry of ``model`` in a ``/models`` body."""
+    try:
+        entries = json.loads(body)["data"]
+        served = {entry["id"]: entry for entry in entries}
+    except (ValueError, KeyError, TypeError):
+        raise BackendError(
+            f"LLM endpoint {base_url}: GET /models answered a body that is not a model list: "
+            f"{body[:120]!r}"
+        ) from None
+    if model not in served:
+        names = ", ".join(sorted(served)[:10]) or "none"
+        raise BackendError(
+            f"LLM endpoint {base_url}: model '{model}' not served (it serves: {names}); "
+            "set llm.model to one of them"
+        )
+    return dict(served[model])
+
+
+def _failure(base_url: str, model: str, exc: BaseException, key_variable: str) -> BackendError:
+    """The one-line error of a failed probe."""
+    reason = describe_error(exc)
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code in (401, 403):
+            where = f" in {key_variable}" if key_variable else ""
+            return BackendError(
+                f"LLM endpoint {base_url} refused the API key ({reason}); set a valid key{where}"
+            )
+        if exc.status_code == 404:
+            return BackendError(
+                f"LLM endpoint {base_url}: model '{model}' not served ({reason}); check llm.model "
+                "and llm.base_url"
+            )
+        return BackendError(f"LLM endpoint {base_url} cannot answer: {reason}")
+    return BackendError(
+        f"LLM endpoint {base_url} cannot be reached: {reason}; start the server or fix llm.base_url"
+    )
