@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,14 +14,22 @@ from typer.testing import CliRunner
 from cseaug.build.preflight import preflight_problems
 from cseaug.cli import app
 from cseaug.config import load_config
+from tests.fake_openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "configs" / "demo.yaml"
-HTTP_LLM = [
-    "llm.backend=openai-compatible",
-    "llm.base_url=http://127.0.0.1:9/v1",
-    "llm.model=m",
-]
+
+
+@pytest.fixture(scope="module")
+def http_llm() -> Iterator[list[str]]:
+    """Overrides for an OpenAI-compatible endpoint that answers (the loopback server): the
+    backend's own check() probes it."""
+    with FakeOpenAIServer() as server:
+        yield [
+            "llm.backend=openai-compatible",
+            f"llm.base_url={server.base_url}",
+            "llm.model=fake",
+        ]
 
 
 def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
@@ -44,18 +53,16 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
     assert not (tmp_path / "storage").exists()  # nothing written
 
 
-def test_a_wrong_column_is_named_before_any_work(tmp_path: Path) -> None:
+def test_a_wrong_column_is_named_before_any_work(tmp_path: Path, http_llm: list[str]) -> None:
     corpus = tmp_path / "c.csv"
     corpus.write_text("sentence,label\nA cat sat.,1\n")
-    cfg = load_config(
-        DEMO, [f"corpus.path={corpus}", "corpus.text_column=text", *[f"{o}" for o in HTTP_LLM]]
-    )
+    cfg = load_config(DEMO, [f"corpus.path={corpus}", "corpus.text_column=text", *http_llm])
     (problem,) = preflight_problems(cfg)
     assert "corpus.text_column 'text' is not a column" in problem and "sentence, label" in problem
 
 
 def test_an_unwritable_storage_root_is_named(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_llm: list[str]
 ) -> None:
     """Permission denied on the storage root (EACCES) is one line naming output.root. The
     suite may run as root, for whom every directory is writable: access is denied by
@@ -66,7 +73,7 @@ def test_an_unwritable_storage_root_is_named(
     monkeypatch.setattr(
         os, "access", lambda p, mode: False if Path(p) == locked else real_access(p, mode)
     )
-    cfg = load_config(DEMO, [*HTTP_LLM, f"output.root={locked / 'storage'}"])
+    cfg = load_config(DEMO, [*http_llm, f"output.root={locked / 'storage'}"])
     (problem,) = preflight_problems(cfg)
     assert problem.startswith("output.root") and "permission denied" in problem
 
@@ -127,13 +134,13 @@ def test_dry_run_of_generate_cse_names_a_missing_generator(tmp_path: Path) -> No
     assert "cseaug train-vaegpt" in str(result.exception)
 
 
-def test_a_ready_config_passes(tmp_path: Path) -> None:
-    cfg = load_config(DEMO, [*HTTP_LLM, f"output.root={tmp_path / 'storage'}"])
+def test_a_ready_config_passes(tmp_path: Path, http_llm: list[str]) -> None:
+    cfg = load_config(DEMO, [*http_llm, f"output.root={tmp_path / 'storage'}"])
     assert preflight_problems(cfg) == []
 
 
 def test_a_sample_larger_than_the_corpus_warns_in_the_build_and_the_dry_run(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, http_llm: list[str]
 ) -> None:
     """Proves 11.6: a build (its plan) and its dry run that ask for more sentences than the
     corpus holds take them all and say how many; the OssCSE tools, which take every sentence
@@ -142,16 +149,13 @@ def test_a_sample_larger_than_the_corpus_warns_in_the_build_and_the_dry_run(
     from cseaug.build.plan import plan_build
     from cseaug.build.run import BuildRun
     from cseaug.commands.osscse import read_sentences
-    from tests.fake_openai_server import FakeOpenAIServer
 
-    with FakeOpenAIServer() as server:
-        overrides = [*HTTP_LLM, f"llm.base_url={server.base_url}", "sample.size=10000"]
-        cfg = load_config(DEMO, [*overrides, f"output.root={tmp_path / 'storage'}"])
-        with caplog.at_level("WARNING", logger="cseaug.corpus.prepare"):
-            taken = estimate_build(cfg)["sample"]
-            with BuildRun(cfg) as run:
-                plan_build(run)
-            read_sentences(REPO / "examples" / "demo_corpus.txt", "text")
+    cfg = load_config(DEMO, [*http_llm, "sample.size=10000", f"output.root={tmp_path / 's'}"])
+    with caplog.at_level("WARNING", logger="cseaug.corpus.prepare"):
+        taken = estimate_build(cfg)["sample"]
+        with BuildRun(cfg) as run:
+            plan_build(run)
+        read_sentences(REPO / "examples" / "demo_corpus.txt", "text")
     warnings = [r.getMessage() for r in caplog.records]
     expected = f"sample.size 10,000 is larger than corpus demo: it holds {taken} sentences"
     assert len(warnings) == 2 and all(w.startswith(expected) for w in warnings), warnings
@@ -160,12 +164,11 @@ def test_a_sample_larger_than_the_corpus_warns_in_the_build_and_the_dry_run(
 
 @pytest.mark.parametrize("backend", ["openai", "openai-batch"])
 def test_an_api_model_is_not_looked_for_in_the_hub_cache(
-    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_llm: list[str]
 ) -> None:
-    """Only backends that load the model here (transformers, vLLM) need it in the cache."""
+    """Only backends that load the model here (transformers, vLLM) need it in the cache; an
+    API backend's model is the endpoint's business (its check() probes it)."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-preflight")
-    cfg = load_config(
-        DEMO,
-        [f"llm.backend={backend}", "llm.model=gpt-4o-mini", f"output.root={tmp_path / 's'}"],
-    )
+    endpoint = [o for o in http_llm if not o.startswith("llm.backend=")]
+    cfg = load_config(DEMO, [f"llm.backend={backend}", *endpoint, f"output.root={tmp_path / 's'}"])
     assert preflight_problems(cfg) == []

@@ -76,19 +76,21 @@ def test_a_full_disk_mid_build_is_one_line(tmp_path: Path) -> None:
     ``os.fsync`` of a file under the storage root fails as the operating system would). The
     user reads one line naming the file and what to do, exit status 2, and no traceback:
     Prefect's console log leaves out the traceback of an expected failure."""
+    from tests.fake_openai_server import FakeOpenAIServer
     from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment
 
     root = tmp_path / "storage"
-    args = ["build", "--config", str(REPO / "configs" / "demo.yaml")]
-    for override in (
-        f"corpus.path={REPO / 'examples' / 'demo_corpus.txt'}",
-        "llm.backend=openai-compatible",
-        "llm.base_url=http://127.0.0.1:9/v1",
-        "llm.model=m",
-        f"output.root={root}",
-    ):
-        args += ["--set", override]
-    with RecordingProxy() as proxy:
+    # the server answers the preflight's endpoint probe
+    with FakeOpenAIServer() as server, RecordingProxy() as proxy:
+        args = ["build", "--config", str(REPO / "configs" / "demo.yaml")]
+        for override in (
+            f"corpus.path={REPO / 'examples' / 'demo_corpus.txt'}",
+            "llm.backend=openai-compatible",
+            f"llm.base_url={server.base_url}",
+            "llm.model=fake",
+            f"output.root={root}",
+        ):
+            args += ["--set", override]
         done = subprocess.run(
             [sys.executable, "-c", FULL_DISK_AT_FSYNC, str(root), *args],
             env=build_environment(tmp_path / "prefect-home", proxy),
