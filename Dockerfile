@@ -31,12 +31,12 @@ RUN torch_version="$(sed -n 's/^torch==\([^+]*\).*/\1/p' constraints.txt)" \
         "torch==${torch_version}+${TORCH_VARIANT}"
 
 # The dependencies in their own layer (they change far less often than the code), read
-# from pyproject.toml: the package itself and its `hf` and `spacy` extras, under the
+# from pyproject.toml: the package itself and its `hf`, `spacy` and `s3` extras, under the
 # constraints the test suite ran with.
 COPY pyproject.toml ./
 RUN python -c "import tomllib; project = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
 extras = project['optional-dependencies']; \
-print('\n'.join(project['dependencies'] + extras['hf'] + extras['spacy']))" > build-requirements.txt \
+print('\n'.join(project['dependencies'] + extras['hf'] + extras['spacy'] + extras['s3']))" > build-requirements.txt \
  && pip install -c build-constraints.txt -r build-requirements.txt
 
 # The project itself, without dependencies (all installed above).

@@ -308,14 +308,6 @@ def test_a_bad_dataset_name_fails_with_the_config_and_speaks_of_the_dataset_name
     assert "run id" not in str(caught.value)
 
 
-@pytest.mark.parametrize("root", ["s3://my-bucket/cseaug", "gs://b/x", "file:///tmp/x"])
-def test_an_object_storage_root_is_a_one_line_config_error(root: str) -> None:
-    """Proves 8.9: a URL as output.root fails validation in one line instead of creating
-    ./s3:/my-bucket/... and failing in pyarrow."""
-    with pytest.raises(ConfigError, match="object storage is not supported yet; use a local path"):
-        load_config(REPO / "configs" / "demo.yaml", [f"output.root={root}"])
-
-
 def test_the_publish_gate_setting_is_validated_and_not_fingerprinted() -> None:
     base = load_config(REPO / "configs" / "demo.yaml")
     assert base.publish.min_generated_share == 0.5

@@ -41,6 +41,7 @@ from pydantic import (
 
 from cseaug.errors import ConfigError
 from cseaug.hashing import json_sha256
+from cseaug.roots import check_root, work_dir
 from cseaug.secrets import is_secret_name, url_credentials_problem
 
 Method = Literal["sts", "nli", "ski", "osscse", "generate_cse"]
@@ -52,8 +53,6 @@ LLM_METHODS: frozenset[str] = frozenset({"sts", "nli", "ski"})
 
 DATASET_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 """A dataset name: a plain directory name under ``<root>/datasets``."""
-
-_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def dataset_name_problem(name: str) -> str | None:
@@ -69,21 +68,6 @@ def dataset_name_problem(name: str) -> str | None:
         f"dataset name '{name}' is not allowed: use letters, digits, '.', '_' and '-', "
         "starting with a letter or digit"
     )
-
-
-def storage_root_problem(root: str) -> str | None:
-    """Why ``output.root`` cannot be used, or None: only local paths are supported yet.
-
-    Example:
-        >>> storage_root_problem("s3://bucket/cseaug")
-        'object storage is not supported yet; use a local path (s3://... given)'
-        >>> storage_root_problem("storage") is None
-        True
-    """
-    match = _URL_SCHEME.match(root)
-    if match is None:
-        return None
-    return f"object storage is not supported yet; use a local path ({match.group(0)}... given)"
 
 
 PATTERN_METHODS: frozenset[str] = frozenset({"sts", "nli"})
@@ -713,7 +697,7 @@ class DiagnosticsConfig(StrictModel):
     )
     embedding_cache: bool = Field(
         True,
-        description="Keep embeddings on disk under <output.root>/cache/embeddings (sqlite, one file per "
+        description="Keep embeddings on disk under <work_dir>/cache/embeddings (sqlite, one file per "
         "encoder), keyed by a hash of the text, so reruns and repeated anchors are embedded once.",
     )
     cs_sample: int | None = Field(
@@ -830,7 +814,10 @@ class OutputConfig(StrictModel):
     """Where and how the version is published."""
 
     root: str = Field(
-        "storage", description="Output root; datasets go to <root>/datasets/<name>/<version>."
+        "storage",
+        description="Output root; datasets go to <root>/datasets/<name>/<version>. A local "
+        "directory or an fsspec URI (s3://bucket/prefix with cseaug[s3], gs://..., memory://...); "
+        "endpoint and credentials of a URI come from the environment (docs/deployment.md).",
     )
     dataset_name: str | None = Field(
         None, description="Dataset name; defaults to the config's name."
@@ -856,11 +843,11 @@ class OutputConfig(StrictModel):
 
     @field_validator("root")
     @classmethod
-    def _local_root(cls, root: str) -> str:
-        problem = storage_root_problem(root)
-        if problem:
-            raise ValueError(problem)
-        return root
+    def _known_storage(cls, root: str) -> str:
+        try:
+            return check_root(root)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("dataset_name")
     @classmethod
@@ -923,7 +910,13 @@ class ExecutionConfig(StrictModel):
     )
     dry_run: bool = Field(False, description="Count requests and tokens, publish nothing.")
     cache_path: str | None = Field(
-        None, description="LLM response cache; default <output.root>/cache/llm.sqlite."
+        None, description="LLM response cache; default <work_dir>/cache/llm.sqlite."
+    )
+    work_dir: str | None = Field(
+        None,
+        description="Local directory for the run store, the LLM and embedding caches, staging "
+        "and local copies of versions; default output.root when it is local, else "
+        "$XDG_CACHE_HOME/cseaug/roots/<protocol>/<path> (an object store holds no SQLite).",
     )
     runner: RunnerConfig = Field(
         default_factory=RunnerConfig,
@@ -1012,8 +1005,13 @@ class RunConfig(StrictModel):
         return HELDOUT_FRACTIONS.get(self.method, 0.0)
 
     @property
+    def work_dir(self) -> Path:
+        """The local directory of the run store and caches (:func:`cseaug.roots.work_dir`)."""
+        return work_dir(self.output.root, self.execution.work_dir)
+
+    @property
     def cache_path(self) -> Path:
-        return Path(self.execution.cache_path or Path(self.output.root) / "cache" / "llm.sqlite")
+        return Path(self.execution.cache_path or self.work_dir / "cache" / "llm.sqlite")
 
 
 def redacted(data: Any) -> Any:

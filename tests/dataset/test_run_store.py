@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from cseaug.dataset import shards
+from cseaug.dataset import atomic
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cseaug.dataset.shards import RunStore
 from cseaug.errors import InputError
@@ -95,10 +95,10 @@ def test_fsync_path_flushes_the_file_or_directory_itself(tmp_path: Path, monkeyp
         synced.append(os.fstat(fd).st_ino)
         real_fsync(fd)
 
-    monkeypatch.setattr(shards.os, "fsync", recording_fsync)
+    monkeypatch.setattr(atomic.os, "fsync", recording_fsync)
     (tmp_path / "f").write_text("x")
-    shards.fsync_path(tmp_path / "f")
-    shards.fsync_path(tmp_path)
+    atomic.fsync_path(tmp_path / "f")
+    atomic.fsync_path(tmp_path)
     assert synced == [(tmp_path / "f").stat().st_ino, tmp_path.stat().st_ino]
     with pytest.raises(FileNotFoundError):
-        shards.fsync_path(tmp_path / "missing")
+        atomic.fsync_path(tmp_path / "missing")

@@ -162,5 +162,5 @@ def test_builder_steps_pin_torch_of_the_variant_and_read_the_requirements(
     )
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    expected = project["dependencies"] + extras["hf"] + extras["spacy"]
+    expected = project["dependencies"] + extras["hf"] + extras["spacy"] + extras["s3"]
     assert (tmp_path / "build-requirements.txt").read_text().splitlines() == expected

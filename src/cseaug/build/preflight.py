@@ -27,6 +27,7 @@ from pathlib import Path
 from cseaug.config import LLM_METHODS, PATTERN_METHODS, RunConfig
 from cseaug.errors import CseaugError, PreflightError, os_error_message
 from cseaug.hub import go_offline_unless_reachable, is_local_name, model_problem
+from cseaug.roots import is_uri
 
 Check = Callable[[RunConfig], list[str]]
 """A check: the problems it found (a check may also raise a CseaugError or an OSError)."""
@@ -36,15 +37,19 @@ LOCAL_BACKENDS = frozenset({"transformers", "vllm"})
 
 
 def storage_root_problems(cfg: RunConfig) -> list[str]:
-    """``output.root`` (or its nearest existing parent) must be a writable directory."""
-    root = Path(cfg.output.root)
+    """The local directory a build writes (``output.root``, or for an object-store root its
+    work directory: run store, caches, staging), or its nearest existing parent, must be a
+    writable directory."""
+    remote = is_uri(cfg.output.root)
+    root = cfg.work_dir if remote else Path(cfg.output.root)
+    setting = "execution.work_dir" if remote else "output.root"
     existing = next((p for p in (root, *root.parents) if p.exists()), Path("."))
     if not existing.is_dir():
-        return [f"output.root {root}: {existing} is not a directory"]
+        return [f"{setting} {root}: {existing} is not a directory"]
     if not os.access(existing, os.W_OK | os.X_OK):
         return [
-            f"output.root {root}: permission denied: {existing} is not writable by this user; "
-            "choose a writable directory (--set output.root=...)"
+            f"{setting} {root}: permission denied: {existing} is not writable by this user; "
+            f"choose a writable directory (--set {setting}=...)"
         ]
     return []
 

@@ -4,6 +4,8 @@ The generated rows, the demoted and ``other`` rows and every reject stream from 
 store into :func:`cseaug.dataset.staging.publish_version` (diagnostics are written into the
 staging directory before the atomic rename); the configured exports are written from
 the published version. The steps are not needed here, so publishing loads no model.
+On an object store (``output.root`` a URI) the exports are written beside the version's
+local copy in the work directory and uploaded to ``<root>/exports/<name>/<version>/``.
 
 Example:
     >>> from cseaug.build.run import BuildRun
@@ -26,12 +28,14 @@ from cseaug.build.gate import check_publish_gate
 from cseaug.build.plan import CORPUS
 from cseaug.build.run import BuildRun, read_plan
 from cseaug.build.shard import DEMOTED, VIEWS, ShardOutcome
+from cseaug.dataset.commit_remote import upload_exports
 from cseaug.dataset.manifest import build_manifest
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.dataset.shards import RunStore
 from cseaug.dataset.staging import publish_version
 from cseaug.errors import InputError
 from cseaug.llm.cache import build_spending
+from cseaug.roots import is_uri
 from cseaug.step import summed_usage
 
 DIAGNOSTICS = "diagnostics"
@@ -44,6 +48,7 @@ class BuildSummary:
     dataset: str
     version: str
     version_dir: Path
+    """The version's directory (on an object store: its local copy; see ``location``)."""
     rows: int
     aigen: int
     other: int
@@ -56,6 +61,8 @@ class BuildSummary:
     reused_version: str | None = None
     """``name/vNNNN`` when the build's data equal the latest version's and nothing new was
     published (``output.force_new_version`` publishes anyway)."""
+    location: str = ""
+    """Where the version is published: its directory, or its URI on an object store."""
 
     @property
     def message(self) -> str:
@@ -65,7 +72,7 @@ class BuildSummary:
                 f"unchanged: {self.reused_version} already holds this data; nothing new "
                 "published (--force-new-version publishes anyway)"
             )
-        return f"published {self.version_dir} ({self.rows} rows, {self.rejects} rejects)"
+        return f"published {self.location or self.version_dir} ({self.rows} rows, {self.rejects} rejects)"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able (what the Prefect task returns)."""
@@ -138,7 +145,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
                 staging,
                 staging / DIAGNOSTICS,
                 cfg.diagnostics,
-                cache_dir=Path(cfg.output.root) / "cache" / "embeddings",
+                cache_dir=cfg.work_dir / "cache" / "embeddings",
                 title=cfg.dataset_name,
             )
 
@@ -152,11 +159,15 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         rows_per_file=cfg.output.rows_per_file,
         before_publish=diagnostics,
         reuse_unchanged=not cfg.output.force_new_version,
+        local_dir=cfg.work_dir,
     )
+    local_root = cfg.work_dir if is_uri(cfg.output.root) else cfg.output.root
     exports = [
         str(r.path)
-        for r in write_configured_exports(published.path, cfg.output.exports, cfg.output.root)
+        for r in write_configured_exports(published.path, cfg.output.exports, local_root)
     ]
+    if is_uri(cfg.output.root) and exports:
+        exports = upload_exports(cfg.output.root, published.path)
     counts = published.manifest["counts"]
     return BuildSummary(
         dataset=published.name,
@@ -178,4 +189,5 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         exports=exports,
         diagnostics_dir=str(published.path / DIAGNOSTICS) if cfg.diagnostics.enabled else None,
         reused_version=f"{published.name}/{published.version}" if published.reused else None,
+        location=published.location,
     )

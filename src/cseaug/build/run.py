@@ -69,7 +69,8 @@ class BuildRun:
 
     Args:
         cfg: the run config.
-        store: the run store; default ``<output.root>/runs/<dataset>-<fingerprint>``.
+        store: the run store; default ``<work_dir>/runs/<dataset>-<fingerprint>`` (the work
+            directory is ``output.root`` when it is local, :attr:`RunConfig.work_dir`).
 
     Attributes:
         plan_path: where the plan is (or will be) written, in the run store.
@@ -78,7 +79,7 @@ class BuildRun:
     def __init__(self, cfg: RunConfig, store: RunStore | None = None) -> None:
         self.cfg = cfg
         refuse_dataset_path(cfg.output.root, None, "output.root")
-        self.store = store or RunStore(cfg.output.root, run_id(cfg))
+        self.store = store or RunStore(cfg.work_dir, run_id(cfg))
         self.plan_path = str(self.store.path / PLAN_FILE)
         self._owned: list[Step] = []
         self._stage: Step | None = None
@@ -96,7 +97,7 @@ class BuildRun:
         """
         plan = read_plan(plan_path)
         cfg = RunConfig.model_validate(plan["config"])
-        return cls(cfg, RunStore(cfg.output.root, plan["run_id"]))
+        return cls(cfg, RunStore(cfg.work_dir, plan["run_id"]))
 
     def __enter__(self) -> BuildRun:
         return self
@@ -155,7 +156,7 @@ class BuildRun:
                 ContaminationFilter.from_dir(diag.eval_data_dir, diag.contamination_fields)
             )
         if diag.pattern_filter != "off":
-            cache = Path(self.cfg.output.root) / "cache" / "embeddings"
+            cache = self.cfg.work_dir / "cache" / "embeddings"
             self._pattern_order = self._own(PatternOrderFilter.from_config(diag, cache))
         self._mer = self._own(MERStep())
         self._stage = stage

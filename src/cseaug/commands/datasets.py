@@ -5,6 +5,7 @@ Example:
     $ cseaug show wiki-sts                 # the latest version; wiki-sts/v0002 for another
     $ cseaug export wiki-sts --format ngcse --out wiki_sts.jsonl
     $ cseaug verify wiki-sts/v0002         # every file against the manifest's sha256
+    $ cseaug versions --root s3://bucket/prefix   # a root on an object store (fsspec URI)
 """
 
 from __future__ import annotations
@@ -19,14 +20,21 @@ from rich.console import Console
 from rich.table import Table
 
 from cseaug.dataset import versions
+from cseaug.dataset.commit_remote import upload_exports
 from cseaug.dataset.export import default_export_path, export_version, normalize_format
 from cseaug.dataset.manifest import describe_model, describe_usage
 from cseaug.dataset.protect import refuse_dataset_path
-from cseaug.dataset.verify import verify_version
+from cseaug.dataset.verify import verify_stored_version
 from cseaug.errors import InputError
+from cseaug.roots import default_work_dir, is_uri
 
 RootOption = Annotated[
-    Path, typer.Option("--root", help="Output root holding datasets/ (output.root of the config).")
+    str,
+    typer.Option(
+        "--root",
+        help="Output root holding datasets/ (output.root of the config): a directory or an "
+        "fsspec URI such as s3://bucket/prefix.",
+    ),
 ]
 RefArgument = Annotated[
     str, typer.Argument(help="NAME, NAME/latest, NAME/vNNNN, or a version directory.")
@@ -72,7 +80,7 @@ VERSION_COLUMNS = (
 """Columns of ``cseaug versions``."""
 
 
-def _version_rows(root: Path, names: list[str], warn: Console) -> list[tuple[str, ...]]:
+def _version_rows(root: str, names: list[str], warn: Console) -> list[tuple[str, ...]]:
     """One row per readable version; a stray or damaged entry is a warning line instead."""
     rows = []
     for dataset in names:
@@ -87,9 +95,7 @@ def _version_rows(root: Path, names: list[str], warn: Console) -> list[tuple[str
             )
         for version in versions.list_versions(root, dataset):
             try:
-                info = _summary(
-                    versions.read_manifest(versions.dataset_dir(root, dataset) / version)
-                )
+                info = _summary(versions.read_stored_manifest(root, dataset, version))
             except InputError as exc:
                 warn.print(
                     f"warning: {exc}: skipped", markup=False, highlight=False, soft_wrap=True
@@ -114,7 +120,7 @@ def versions_command(
     name: Annotated[
         str | None, typer.Argument(help="Only this dataset (default: every dataset).")
     ] = None,
-    root: RootOption = Path("storage"),
+    root: RootOption = "storage",
 ) -> None:
     """List published dataset versions: name, version, created, rows, rejects, method, fingerprint.
 
@@ -125,12 +131,12 @@ def versions_command(
     if name and not versions.list_versions(root, name) and not versions.stray_versions(root, name):
         known = versions.list_datasets(root)
         raise InputError(
-            f"no dataset '{name}' under {versions.datasets_dir(root)}; "
+            f"no dataset '{name}' under {versions.datasets_location(root)}; "
             + (f"datasets there: {', '.join(known)}" if known else "there are no datasets yet")
         )
     console = Console()
     if not names:
-        console.print(f"no datasets under {versions.datasets_dir(root)}")
+        console.print(f"no datasets under {versions.datasets_location(root)}")
         return
     rows = _version_rows(root, names, Console(stderr=True))
     if not console.is_terminal:
@@ -145,14 +151,13 @@ def versions_command(
 
 def show_command(
     ref: RefArgument,
-    root: RootOption = Path("storage"),
+    root: RootOption = "storage",
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the whole manifest.json instead.")
     ] = False,
 ) -> None:
     """Describe one version: manifest summary, counts, rejects by reason, files."""
-    version_dir = versions.resolve(root, ref)
-    manifest = versions.read_manifest(version_dir)
+    manifest = versions.read_manifest(versions.resolve(root, ref))
     console = Console()
     if as_json:
         console.print_json(json.dumps(manifest))
@@ -160,7 +165,10 @@ def show_command(
     counts = manifest.get("counts", {})
     model = manifest.get("model") or {}
     code = manifest.get("code", {})
-    console.print(f"[bold]{manifest.get('dataset')}/{manifest.get('version')}[/]  {version_dir}")
+    report = verify_stored_version(root, ref)
+    console.print(
+        f"[bold]{manifest.get('dataset')}/{manifest.get('version')}[/]  {report.version_dir}"
+    )
     for label, value in (
         ("description", manifest.get("description") or "-"),
         ("created", manifest.get("created_at")),
@@ -191,7 +199,6 @@ def show_command(
             rejects.add_row(stage, reason, str(n))
     if rejects.row_count:
         console.print(rejects)
-    report = verify_version(version_dir)
     state = {path: "changed" for path in report.changed} | {p: "missing" for p in report.missing}
     files = Table("file", "rows", "sha256", "check", title="files")
     for entry in manifest.get("files", []):
@@ -207,14 +214,14 @@ def show_command(
     report.raise_if_wrong()
 
 
-def verify_command(ref: RefArgument, root: RootOption = Path("storage")) -> None:
+def verify_command(ref: RefArgument, root: RootOption = "storage") -> None:
     """Check every file of a version against the sha256 its manifest records, and find files
-    the manifest does not list; exit 2 naming each wrong file."""
-    version_dir = versions.resolve(root, ref)
-    report = verify_version(version_dir)
+    the manifest does not list; exit 2 naming each wrong file. On an object store each
+    object is hashed as it streams."""
+    report = verify_stored_version(root, ref)
     report.raise_if_wrong()
     Console().print(
-        f"ok: {version_dir}: {report.checked} files match the sha256 of its manifest",
+        f"ok: {report.version_dir}: {report.checked} files match the sha256 of its manifest",
         markup=False,
         highlight=False,
     )
@@ -233,8 +240,9 @@ def export_command(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="File (hybrid: directory) to write (default: "
-            "<root>/exports/<name>/<version>/<format>[-<layout>]-<split>[-epoch<k>].<ext>)."
+            help="Local file (hybrid: directory) to write (default: "
+            "<root>/exports/<name>/<version>/<format>[-<layout>]-<split>[-epoch<k>].<ext>; "
+            "on an object store written in the work directory and uploaded there)."
         ),
     ] = None,
     split: Annotated[
@@ -254,25 +262,30 @@ def export_command(
             min=0, help="Generate-CSE: the positive is the view of this epoch (augmentations)."
         ),
     ] = None,
-    root: RootOption = Path("storage"),
+    root: RootOption = "storage",
 ) -> None:
     """Export a version for SimCSE (CSV), NGCSE (JSONL), sentence-transformers (Parquet) or as
     JSONL with every view."""
     fmt = normalize_format(fmt)  # either spelling, before any work
     version_dir = versions.resolve(root, ref)
+    upload = out is None and is_uri(root)
     if out is None:
         manifest = versions.read_manifest(version_dir)
         out = default_export_path(
-            root, manifest["dataset"], manifest["version"], fmt, split.value,
-            layout.value, epoch,
+            default_work_dir(root), manifest["dataset"], manifest["version"], fmt,
+            split.value, layout.value, epoch,
         )  # fmt: skip
     refuse_dataset_path(out, root, "--out")
     result = export_version(
         version_dir, fmt, out, split=split.value, layout=layout.value, epoch=epoch
     )
+    written = str(result.path)
+    if upload:
+        uploaded = upload_exports(root, version_dir)
+        written = next(u for u in uploaded if u.endswith("/" + result.path.name))
     console = Console()
     console.print(
-        f"wrote {result.rows} rows to {result.path} ({result.format}, {result.layout}"
+        f"wrote {result.rows} rows to {written} ({result.format}, {result.layout}"
         + ("" if epoch is None else f", epoch {epoch}")
         + f", columns {', '.join(result.columns)})"
     )

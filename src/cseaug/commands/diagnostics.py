@@ -25,12 +25,19 @@ from rich.table import Table
 
 from cseaug.config import DiagnosticsConfig, apply_overrides, format_validation_error, load_config
 from cseaug.dataset import versions
+from cseaug.dataset.commit_remote import upload_tree
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.dataset.verify import recorded_sha256, verify_version
 from cseaug.errors import ConfigError, InputError
+from cseaug.roots import default_work_dir, is_uri
 
 RootOption = Annotated[
-    Path, typer.Option("--root", help="Output root holding datasets/ (output.root of the config).")
+    str,
+    typer.Option(
+        "--root",
+        help="Output root holding datasets/ (output.root of the config): a directory or an "
+        "fsspec URI such as s3://bucket/prefix.",
+    ),
 ]
 SetOption = Annotated[
     list[str] | None,
@@ -62,7 +69,7 @@ def _labelled(value: str) -> tuple[str | None, str]:
     return None, value
 
 
-def _version_dir(root: Path, ref: str) -> Path:
+def _version_dir(root: str, ref: str) -> Path:
     """A version by reference, or any directory with ``data/*.parquet`` (e.g. a copy without manifest)."""
     as_path = Path(ref)
     if as_path.is_dir() and (as_path / "data").is_dir():
@@ -91,11 +98,13 @@ def diagnostics_config(
 
 def diagnose_command(
     ref: Annotated[str, typer.Argument(help="NAME, NAME/vNNNN, or a version directory.")],
-    root: RootOption = Path("storage"),
+    root: RootOption = "storage",
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", help="Output directory (default: <root>/diagnostics/<name>/<version>)."
+            "--out",
+            help="Output directory (default: <root>/diagnostics/<name>/<version>; on an object "
+            "store written in the work directory and uploaded there).",
         ),
     ] = None,
     config: Annotated[
@@ -136,12 +145,18 @@ def diagnose_command(
     overrides += ["embedding_cache=false"] if no_cache else []
     cfg, source = diagnostics_config(config, manifest, overrides)
     name, version = version_dir.parent.name, version_dir.name
-    target = refuse_dataset_path(out or root / "diagnostics" / name / version, root, "--out")
+    work = default_work_dir(root)
+    upload = out is None and is_uri(root)
+    target = Path(out or work / "diagnostics" / name / version)
+    refuse_dataset_path(target, root, "--out")
     console = Console(stderr=True)
     console.print(f"diagnostics of {version_dir} with settings from {source} -> {target}")
     summary = write_diagnostics(
-        version_dir, target, cfg, cache_dir=root / "cache" / "embeddings", title=f"{name}/{version}"
+        version_dir, target, cfg, cache_dir=work / "cache" / "embeddings", title=f"{name}/{version}"
     )
+    where = f"{root}/diagnostics/{name}/{version}" if upload else str(target)
+    if upload:
+        upload_tree(root, target, f"diagnostics/{name}/{version}")
     table = Table(
         "view", "MER pairs", "MER median", "CS pairs", "CS median", title=f"{name}/{version}"
     )
@@ -157,7 +172,7 @@ def diagnose_command(
     Console().print(table)
     for line in summary.check_lines():  # pattern order, contamination
         Console().print(line, highlight=False)
-    Console().print(f"wrote {', '.join(summary.plots.values())} and summary.json to {target}")
+    Console().print(f"wrote {', '.join(summary.plots.values())} and summary.json to {where}")
 
 
 def compare_command(
@@ -183,7 +198,7 @@ def compare_command(
             help="FILE or LABEL=FILE, one sentence per line: its dropout, token-shuffle and token-cutoff views (repeatable).",
         ),
     ] = None,
-    root: RootOption = Path("storage"),
+    root: RootOption = "storage",
     max_pairs: Annotated[
         int, typer.Option("--max-pairs", help="Pairs per polarity and setting (seeded sample).")
     ] = 1000,
@@ -230,7 +245,7 @@ def compare_command(
     cfg = DiagnosticsConfig(
         **({"encoder": encoder} if encoder else {}), embedding_cache=not no_cache
     )
-    model = encoder_from_config(cfg, cache_dir=root / "cache" / "embeddings")
+    model = encoder_from_config(cfg, cache_dir=default_work_dir(root) / "cache" / "embeddings")
     figure, summary = fig7.compare(
         settings, out, model, mer_bins=cfg.mer_bins, cs_bins=cfg.cs_bins, per_row=per_row
     )

@@ -42,9 +42,13 @@ def train_encoder_command(
         typer.Option("--set", "-s", help="Override a config value: key.path=value (repeatable)."),
     ] = None,
     root: Annotated[
-        Path,
-        typer.Option("--root", help="Output root holding datasets/ (output.root of the build)."),
-    ] = Path("storage"),
+        str,
+        typer.Option(
+            "--root",
+            help="Output root holding datasets/ (output.root of the build): a directory or an "
+            "fsspec URI such as s3://bucket/prefix.",
+        ),
+    ] = "storage",
     out: Annotated[
         Path | None,
         typer.Option(

@@ -64,10 +64,10 @@ import pyarrow.parquet as pq
 
 from cseaug.config import EXPORT_FORMATS, normalize_export_format
 from cseaug.dataset import versions
+from cseaug.dataset.atomic import atomic_path
 from cseaug.dataset.export_records import record_export
 from cseaug.dataset.reader import augmentation_view, augmentation_views, iter_batches
 from cseaug.dataset.schema import SPLIT_AIGEN, SPLIT_OTHER
-from cseaug.dataset.shards import atomic_path
 from cseaug.errors import InputError
 from cseaug.progress import progress_bar
 

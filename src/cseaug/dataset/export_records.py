@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cseaug.dataset import versions
-from cseaug.dataset.shards import atomic_path
+from cseaug.dataset.atomic import atomic_path
 from cseaug.hashing import file_sha256
 
 RECORD_FILE = "exports.json"

@@ -6,7 +6,9 @@ Every command that writes a path a user chose (``export --out``, ``diagnose``/``
 --output``, ``synonyms --output``, ``train-vaegpt --output-dir``, ``data fetch --dir``) and a
 build's ``output.root`` pass through :func:`refuse_dataset_path` before any work, so a
 typo cannot overwrite a data file or a manifest. File modes are no protection for root,
-which ignores them, hence this check (docs/security.md, "Immutability").
+which ignores them, hence this check (docs/security.md, "Immutability"). On an object
+store (a URI root) the same holds for URIs: nothing the project writes goes under
+``<root>/datasets/`` but the publisher's claimed, uncommitted prefixes.
 
 Example:
     >>> refuse_dataset_path("storage/exports/wiki.csv", "storage")
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from cseaug.dataset import versions
 from cseaug.errors import InputError
+from cseaug.roots import is_uri
 
 
 def published_version_of(path: str | Path) -> Path | None:
@@ -36,9 +39,36 @@ def published_version_of(path: str | Path) -> Path | None:
     return None
 
 
+def _uri_version(uri: str) -> str | None:
+    """The ``.../datasets/<name>/<vNNNN>`` prefix of a URI, or None (no listing needed: on an
+    object store a version's objects are never rewritten, committed or not)."""
+    parts = uri.rstrip("/").split("/")
+    for i in range(len(parts) - 2):
+        if parts[i] == "datasets" and versions.version_number(parts[i + 2]) is not None:
+            return "/".join(parts[: i + 3])
+    return None
+
+
+def _refuse_uri(uri: str, root: str | Path | None, what: str) -> str:
+    version = _uri_version(uri)
+    if version is not None:
+        raise InputError(
+            f"{what} {uri} is inside the published version {version}: published versions are "
+            "never changed; write somewhere else (e.g. under <root>/exports/)"
+        )
+    if root is not None and is_uri(root):
+        datasets = versions.datasets_location(root)
+        if uri.rstrip("/") == datasets or uri.startswith(datasets + "/"):
+            raise InputError(
+                f"{what} {uri} is inside {datasets}, which only the publisher writes; write "
+                "somewhere else (e.g. under <root>/exports/)"
+            )
+    return uri
+
+
 def refuse_dataset_path(
     path: str | Path, root: str | Path | None = None, what: str = "output"
-) -> Path:
+) -> Path | str:
     """Return ``path`` unless writing it could change a published dataset.
 
     Args:
@@ -49,15 +79,18 @@ def refuse_dataset_path(
 
     Raises:
         InputError: ``path`` is inside ``<root>/datasets/`` or inside (or is) a published
-            version directory, wherever it lies.
+            version directory, wherever it lies; for a URI, inside ``<root>/datasets/``
+            of a URI root or inside any ``datasets/<name>/<vNNNN>`` prefix.
     """
+    if is_uri(path):
+        return _refuse_uri(str(path), root, what)
     version = published_version_of(path)
     if version is not None:
         raise InputError(
             f"{what} {path} is inside the published version {version}: published versions are "
             "never changed; write somewhere else (e.g. under <root>/exports/)"
         )
-    if root is not None:
+    if root is not None and not is_uri(root):
         datasets = versions.datasets_dir(root).resolve()
         resolved = Path(path).resolve()
         if resolved == datasets or datasets in resolved.parents:

@@ -19,17 +19,15 @@ Example:
 
 from __future__ import annotations
 
-import os
 import shutil
-import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from cseaug.dataset.atomic import atomic_path
 from cseaug.dataset.conform import conform
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cseaug.errors import InputError
@@ -44,30 +42,6 @@ SHARD_SCHEMAS: dict[str, pa.Schema] = {
 """The contract schema of each kind of shard."""
 
 SHARD_SUFFIX = ".parquet"
-
-
-def fsync_path(path: Path) -> None:
-    """Flush a file or directory to disk (directories: so that a rename inside survives a crash)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-@contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """A hidden temporary sibling of ``path`` to write; renamed onto ``path`` (fsynced) on success,
-    removed on failure, so a crash never leaves half a file at ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex}")
-    try:
-        yield tmp
-        fsync_path(tmp)
-        os.replace(tmp, path)
-        fsync_path(path.parent)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def write_parquet_atomic(

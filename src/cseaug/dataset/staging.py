@@ -13,6 +13,11 @@ exclusive ``flock`` on the dataset's ``.lock`` file, so concurrent builds get di
 versions and never see each other's half-written files. Published files and directories
 are made read-only and an existing version is never written into.
 
+On an object store (``root`` an fsspec URI) the version is staged the same way in the
+root's local work directory (:mod:`cseaug.roots`), then claimed, uploaded and committed
+by writing its manifest last (:mod:`cseaug.dataset.commit_remote`); the staging
+directory becomes the local copy of the committed version that exports and readers use.
+
 ``heldout`` (NGCSE appendix, "Training Details": 10% held out; the share is
 ``RunConfig.heldout_fraction``, 0 for the methods without a held-out split): a row is held
 out when the first 8 bytes of sha256(id), read as a big-endian integer, are below
@@ -53,17 +58,20 @@ import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from cseaug.dataset import versions
+from cseaug.dataset.atomic import atomic_path, fsync_path
 from cseaug.dataset.card import render_card
+from cseaug.dataset.commit_remote import claim_version, upload_version
 from cseaug.dataset.conform import conform
 from cseaug.dataset.counts import RowCounts
 from cseaug.dataset.manifest import validate_manifest
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
-from cseaug.dataset.shards import atomic_path, fsync_path
 from cseaug.dataset.sink import ROW_GROUP_ROWS, ParquetSink
+from cseaug.dataset.store import Store
 from cseaug.dataset.verify import FILES_COMPLETE
 from cseaug.errors import InputError
 from cseaug.hashing import file_sha256, json_sha256
 from cseaug.progress import progress_bar
+from cseaug.roots import is_uri, work_dir
 
 IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg")
 CARD_FILE = "README.md"
@@ -100,7 +108,8 @@ def with_heldout(table: pa.Table, fraction: float) -> pa.Table:
 
 @dataclass
 class PublishedVersion:
-    """A version after publishing: its name, directory and manifest."""
+    """A version after publishing: its name, directory (a local copy for an object store),
+    manifest and where it is published."""
 
     name: str
     version: str
@@ -108,6 +117,11 @@ class PublishedVersion:
     manifest: dict[str, Any]
     reused: bool = False
     """True when nothing was published because this existing version holds the same data."""
+    location: str = ""
+    """Where the version is published: its directory, or its URI on an object store."""
+
+    def __post_init__(self) -> None:
+        self.location = self.location or str(self.path)
 
 
 def _make_read_only(top: Path) -> None:
@@ -201,10 +215,12 @@ class StagedVersion:
     publisher of the dataset removes it.
 
     Args:
-        root: the output root (``output.root``).
+        root: the output root (``output.root``): a directory or an fsspec URI.
         name: the dataset name (``<root>/datasets/<name>``).
         heldout_fraction: share of rows flagged ``heldout`` (``output.heldout_fraction``).
         rows_per_file: rows per data file (``output.rows_per_file``).
+        local_dir: where a URI root's version is staged (``execution.work_dir``); default
+            :func:`cseaug.roots.default_work_dir`. Unused for a local root.
 
     Example:
         >>> with StagedVersion("storage", "demo") as staged:  # doctest: +SKIP
@@ -222,14 +238,17 @@ class StagedVersion:
         *,
         heldout_fraction: float = 0.1,
         rows_per_file: int = 200_000,
+        local_dir: str | Path | None = None,
     ) -> None:
         if not 0 <= heldout_fraction < 1:
             raise InputError(f"heldout_fraction must be in [0, 1), got {heldout_fraction}")
-        self.root = Path(root)
+        self.root: str | Path = str(root) if is_uri(root) else Path(root)
         self.name = versions.check_name(name)
         self.heldout_fraction = heldout_fraction
         self.rows_per_file = rows_per_file
-        self.dataset_dir = versions.dataset_dir(root, name)
+        self.store = Store.from_root(root) if is_uri(root) else None
+        staging_root = work_dir(root, local_dir) if self.store else self.root
+        self.dataset_dir = versions.dataset_dir(staging_root, name)
         self.dataset_dir.mkdir(parents=True, exist_ok=True)
         token = f"{versions.STAGING_PREFIX}{uuid.uuid4().hex}"
         # Lock first, directory second: a cleaner that sees the directory finds the lock held.
@@ -323,14 +342,22 @@ class StagedVersion:
         latest = versions.latest_version(self.root, self.name)
         if latest is None:
             return None
-        directory = self.dataset_dir / latest
         try:
-            manifest = versions.read_manifest(directory)
+            manifest = versions.read_stored_manifest(self.root, self.name, latest)
         except InputError:
             return None  # a damaged latest version is no reason to withhold a good one
         if manifest.get("fingerprints", {}).get("data") != data_fingerprint(self.data_files()):
             return None
-        return PublishedVersion(self.name, latest, directory, manifest, reused=True)
+        directory = versions.resolve(self.root, f"{self.name}/{latest}")
+        return PublishedVersion(
+            self.name, latest, directory, manifest, reused=True, location=self._where(latest)
+        )
+
+    def _where(self, version: str) -> str:
+        """The published location of ``version``: its directory or its URI."""
+        if self.store is not None:
+            return self.store.url(f"datasets/{self.name}/{version}")
+        return str(versions.dataset_dir(self.root, self.name) / version)
 
     def validate(self) -> None:
         """Check the staged files against the contract and the counts (raises InputError)."""
@@ -414,6 +441,8 @@ class StagedVersion:
         final[FILES_COMPLETE] = True
         final["dataset"] = self.name
         plots = list(dict.fromkeys([*images, *self.images()]))
+        if self.store is not None:
+            return self._commit_remote(self.store, final, files, plots, version)
         with versions.dataset_lock(self.root, self.name) as directory:
             remove_stale_staging(directory)
             if version is None:
@@ -423,13 +452,7 @@ class StagedVersion:
                 raise InputError(
                     f"version {self.name}/{version} exists already; published versions are never rewritten"
                 )
-            final["version"] = version
-            _write_text(self.path / CARD_FILE, render_card(final, plots))
-            files.append(self._file_entry(self.path / CARD_FILE))
-            validate_manifest(final)
-            _write_text(self.path / versions.MANIFEST_FILE, _dump_json(final))
-            _make_read_only(self.path)
-            _fsync_tree(self.path)
+            self._write_card_and_manifest(final, files, plots, version)
             os.rename(self.path, target)
             fsync_path(directory)
             _write_latest(directory, version)
@@ -437,6 +460,41 @@ class StagedVersion:
         self._committed = True
         self._release()
         return PublishedVersion(self.name, version, target, final)
+
+    def _write_card_and_manifest(
+        self, final: dict[str, Any], files: list[dict[str, Any]], plots: list[str], version: str
+    ) -> None:
+        """Name the version, write the card and the manifest, make the staged files read-only."""
+        final["version"] = version
+        _write_text(self.path / CARD_FILE, render_card(final, plots))
+        files.append(self._file_entry(self.path / CARD_FILE))
+        validate_manifest(final)
+        _write_text(self.path / versions.MANIFEST_FILE, _dump_json(final))
+        _make_read_only(self.path)
+        _fsync_tree(self.path)
+
+    def _commit_remote(
+        self,
+        store: Store,
+        final: dict[str, Any],
+        files: list[dict[str, Any]],
+        plots: list[str],
+        version: str | None,
+    ) -> PublishedVersion:
+        """Claim, upload and commit on the object store (:mod:`.commit_remote`); the staging
+        directory becomes the local copy of the committed version."""
+        remove_stale_staging(self.dataset_dir)
+        version = claim_version(store, self.name, version)
+        self._write_card_and_manifest(final, files, plots, version)
+        location = upload_version(store, self.path, self.name, version)
+        copy = self.dataset_dir / version
+        if copy.exists():  # a local copy left by a build whose upload never committed
+            _force_rmtree(copy)
+        os.rename(self.path, copy)
+        os.chmod(copy, READ_ONLY_DIR)
+        self._committed = True
+        self._release()
+        return PublishedVersion(self.name, version, copy, final, location=location)
 
     def _file_entry(self, path: Path) -> dict[str, Any]:
         """``{path, rows, sha256}`` of a staged file for the manifest (rows: Parquet files only)."""
@@ -501,6 +559,7 @@ def publish_version(
     version: str | None = None,
     expected_rows: int | None = None,
     reuse_unchanged: bool = False,
+    local_dir: str | Path | None = None,
 ) -> PublishedVersion:
     """Stream rows and rejects into a new version and publish it atomically.
 
@@ -508,7 +567,8 @@ def publish_version(
         rows: canonical tables/batches (e.g. the aigen shards chained with the `other`
             rows); never materialised as Python objects.
         rejects: reject tables/batches.
-        root: the output root; the version goes to ``<root>/datasets/<name>/vNNNN``.
+        root: the output root, a directory or an fsspec URI; the version goes to
+            ``<root>/datasets/<name>/vNNNN``.
         name: the dataset name.
         manifest: from :func:`cseaug.dataset.manifest.build_manifest`.
         heldout_fraction: share of rows flagged ``heldout``.
@@ -522,12 +582,17 @@ def publish_version(
             version, publish nothing and return that version (``reused=True``) before
             ``before_publish`` runs (a rebuild from a full cache; ``output.force_new_version``
             turns it off for builds).
+        local_dir: where a URI root's version is staged (see :class:`StagedVersion`).
 
     Example:
         >>> published = publish_version(tables, root="storage", name="wiki-sts", manifest=m)  # doctest: +SKIP
     """
     with StagedVersion(
-        root, name, heldout_fraction=heldout_fraction, rows_per_file=rows_per_file
+        root,
+        name,
+        heldout_fraction=heldout_fraction,
+        rows_per_file=rows_per_file,
+        local_dir=local_dir,
     ) as staged:
         staged.write_rows(rows, expected_rows)
         staged.write_rejects(rejects)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cseaug.dataset.shards import atomic_path
+from cseaug.dataset.atomic import atomic_path
 from cseaug.errors import InputError
 
 TABLE_SUFFIXES: tuple[str, ...] = (".parquet", ".jsonl")

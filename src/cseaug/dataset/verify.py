@@ -12,6 +12,8 @@ written before listed only the data files and ``rejects.parquet``). Two ways to 
   reports files that are present but not listed, and checks the exports written beside the
   version against their record (:mod:`.export_records`; their paths are reported relative
   to the output root, ``exports/<name>/<version>/...``).
+* :func:`verify_stored_version` does the same for a version on an object store, hashing
+  each stored object as it streams (no local copy is trusted or made).
 
 A mismatch is an :class:`~cseaug.errors.InputError` that names the file (docs/security.md,
 "Verification"). A directory without ``manifest.json`` (a staging directory, a bare copy),
@@ -33,9 +35,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from cseaug.dataset import versions
-from cseaug.dataset.export_records import check_exports
+from cseaug.dataset.export_records import RECORD_FILE, check_exports
+from cseaug.dataset.store import Store
 from cseaug.errors import InputError
 from cseaug.hashing import file_sha256
+from cseaug.roots import is_uri
 
 FILES_COMPLETE = "files_complete"
 """Manifest key: true when ``files`` lists every file of the version but the manifest."""
@@ -104,7 +108,8 @@ def check_listed(version_dir: Path, relative_paths: list[str], recorded: dict[st
 class VerifyReport:
     """The outcome of :func:`verify_version`: files checked, and what is wrong."""
 
-    version_dir: Path
+    version_dir: Path | str
+    """The version's directory, or its URI on an object store."""
     checked: int = 0
     changed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
@@ -167,3 +172,60 @@ def verify_version(version_dir: str | Path) -> VerifyReport:
     }
     report.unlisted = sorted(present - set(recorded) - {versions.MANIFEST_FILE})
     return report
+
+
+def verify_stored_version(root: str | Path, ref: str) -> VerifyReport:
+    """:func:`verify_version` of ``name[/version]`` under ``root``, a directory or an fsspec URI.
+
+    On an object store every listed object is hashed as it streams; objects under the
+    version's prefix that the manifest does not list are reported (the publisher's
+    ``.claim`` aside), and so are the recorded exports under ``<root>/exports/``.
+
+    Raises:
+        InputError: no such dataset or committed version.
+    """
+    if not is_uri(root):
+        return verify_version(versions.resolve(root, ref))
+    name, version = versions.parse_ref(ref)
+    known = versions.list_versions(root, name)
+    version = version or (known[-1] if known else None)
+    if version not in known:
+        versions.resolve(root, ref)  # raises the message that lists what exists
+    store = Store.from_root(root)
+    prefix = f"datasets/{name}/{version}"
+    manifest = versions.read_stored_manifest(root, name, str(version))
+    recorded = {entry["path"]: entry["sha256"] for entry in manifest.get("files", [])}
+    report = VerifyReport(store.url(prefix), complete=bool(manifest.get(FILES_COMPLETE)))
+    present = set(store.find(prefix))
+    for relative, sha256 in sorted(recorded.items()):
+        _check_object(store, f"{prefix}/{relative}", relative, sha256, relative in present, report)
+    report.unlisted = sorted(
+        present - set(recorded) - {versions.MANIFEST_FILE, versions.CLAIM_FILE}
+    )
+    exports = f"exports/{name}/{version}"
+    if store.exists(f"{exports}/{RECORD_FILE}"):
+        record = versions.parse_manifest(
+            store.read_bytes(f"{exports}/{RECORD_FILE}"), store.url(f"{exports}/{RECORD_FILE}")
+        )
+        exported = set(store.find(exports))
+        for relative, entry in sorted(record.get("files", {}).items()):
+            shown = f"{exports}/{relative}"
+            _check_object(store, shown, shown, entry["sha256"], relative in exported, report)
+    return report
+
+
+def _check_object(
+    store: Store,
+    path: str,
+    shown: str,
+    sha256: str,
+    exists: bool,
+    report: VerifyReport,
+) -> None:
+    """Count ``path`` (relative to the root; ``shown`` in the report): missing, changed or checked."""
+    if not exists:
+        report.missing.append(shown)
+        return
+    report.checked += 1
+    if store.sha256(path) != sha256:
+        report.changed.append(shown)

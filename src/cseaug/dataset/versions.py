@@ -7,6 +7,14 @@ renamed), staging directories ``.staging-<uuid>`` and their ``.staging-<uuid>.lo
 files, and the pointer file ``latest`` (the newest version's name). Anything hidden is
 never a version.
 
+On an object store (an fsspec URI root, :mod:`cseaug.dataset.store`) the layout is the
+same, but a version is *committed* only once its ``manifest.json`` exists: the publisher
+(:mod:`cseaug.dataset.commit_remote`) claims ``<version>/.claim`` with a conditional write,
+uploads the files and writes the manifest last. Readers list only committed versions;
+``latest`` is the highest committed version (no pointer object, so no pointer race); the
+readers open a local copy of a remote version (:func:`local_copy`) whose files they verify
+against the manifest as they read.
+
 Example:
     >>> parse_ref("wiki-sts/v0002"), parse_ref("wiki-sts"), parse_ref("wiki-sts/latest")
     (('wiki-sts', 'v0002'), ('wiki-sts', None), ('wiki-sts', None))
@@ -19,6 +27,8 @@ import fcntl
 import json
 import os
 import re
+import shutil
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,18 +36,36 @@ from typing import Any
 
 from cseaug.config import DATASET_NAME_RE as NAME_RE
 from cseaug.config import dataset_name_problem
+from cseaug.dataset.store import Store
 from cseaug.errors import InputError
+from cseaug.roots import default_work_dir, is_uri
 
 VERSION_RE = re.compile(r"^v(\d{4,})$")
 LATEST_FILE = "latest"
 LOCK_FILE = ".lock"
 STAGING_PREFIX = ".staging-"
 MANIFEST_FILE = "manifest.json"
+CLAIM_FILE = ".claim"
 
 
 def datasets_dir(root: str | Path) -> Path:
-    """``<root>/datasets``."""
+    """``<root>/datasets`` (of a local root)."""
     return Path(root) / "datasets"
+
+
+def datasets_location(root: str | Path) -> str:
+    """``<root>/datasets`` as users see it, for a local root or a URI (messages)."""
+    return f"{str(root).rstrip('/')}/datasets" if is_uri(root) else str(datasets_dir(root))
+
+
+def _committed(root: str | Path, pattern: str) -> list[tuple[str, str]]:
+    """(dataset, version) of every committed version of a remote root matching ``pattern``."""
+    found = []
+    for path in Store.from_root(root).glob(f"datasets/{pattern}/{MANIFEST_FILE}"):
+        _, dataset, version, _ = path.split("/")
+        if NAME_RE.match(dataset) and version_number(version) is not None:
+            found.append((dataset, version))
+    return sorted(found, key=lambda pair: (pair[0], version_number(pair[1]) or 0))
 
 
 def dataset_dir(root: str | Path, name: str) -> Path:
@@ -79,19 +107,28 @@ def _version_entries(root: str | Path, name: str) -> list[Path]:
 
 
 def list_versions(root: str | Path, name: str) -> list[str]:
-    """Published versions of a dataset, oldest first (staging, hidden and stray entries left out)."""
+    """Published versions of a dataset, oldest first (staging, hidden and stray entries left out;
+    on an object store: the committed versions)."""
+    if is_uri(root):
+        return [version for _, version in _committed(root, f"{check_name(name)}/v*")]
     return [entry.name for entry in _version_entries(root, name) if _is_published(entry)]
 
 
 def stray_versions(root: str | Path, name: str) -> list[Path]:
     """Entries named like a version that the publisher did not leave: no ``manifest.json``
-    inside, a file, or a symlink (``cseaug versions`` warns about them)."""
+    inside, a file, or a symlink (``cseaug versions`` warns about them). None on an object
+    store, where a version without a manifest is one being uploaded (or whose upload died):
+    invisible, not stray."""
+    if is_uri(root):
+        return []
     return [entry for entry in _version_entries(root, name) if not _is_published(entry)]
 
 
 def list_datasets(root: str | Path) -> list[str]:
     """Names of the datasets under ``<root>/datasets`` that have at least one version, or a
-    stray entry named like one."""
+    stray entry named like one (on an object store: at least one committed version)."""
+    if is_uri(root):
+        return sorted({dataset for dataset, _ in _committed(root, "*/v*")})
     directory = datasets_dir(root)
     if not directory.is_dir():
         return []
@@ -111,8 +148,11 @@ def parse_ref(ref: str) -> tuple[str, str | None]:
 
 
 def latest_version(root: str | Path, name: str) -> str | None:
-    """The newest version: the ``latest`` pointer if it names a published version, else the highest."""
+    """The newest version: the ``latest`` pointer if it names a published version, else the
+    highest (always the highest committed one on an object store)."""
     versions = list_versions(root, name)
+    if is_uri(root):
+        return versions[-1] if versions else None
     pointer = dataset_dir(root, name) / LATEST_FILE
     if pointer.is_file():
         named = pointer.read_text(encoding="utf-8").strip()
@@ -125,6 +165,7 @@ def resolve(root: str | Path, ref: str) -> Path:
     """The directory of ``name``, ``name/latest`` or ``name/vNNNN`` under ``root``.
 
     A path to an existing version directory (one holding ``manifest.json``) is accepted too.
+    On an object store it is the local copy of the committed version (:func:`local_copy`).
 
     Raises:
         InputError: no such dataset or version; the message lists what exists.
@@ -138,7 +179,7 @@ def resolve(root: str | Path, ref: str) -> Path:
     if not versions:
         known = list_datasets(root)
         raise InputError(
-            f"no dataset '{name}' under {datasets_dir(root)}; "
+            f"no dataset '{name}' under {datasets_location(root)}; "
             + (f"datasets there: {', '.join(known)}" if known else "there are no datasets yet")
         )
     if version is None:
@@ -147,7 +188,55 @@ def resolve(root: str | Path, ref: str) -> Path:
         raise InputError(
             f"dataset '{name}' has no version '{version}'; versions: {', '.join(versions)}"
         )
+    if is_uri(root):
+        return local_copy(root, name, str(version))
     return dataset_dir(root, name) / str(version)
+
+
+def local_copy(root: str | Path, name: str, version: str) -> Path:
+    """A local copy of a committed version of a remote root, under its work directory
+    (``<work dir>/datasets/<name>/<version>``, :mod:`cseaug.roots`).
+
+    A copy whose manifest equals the stored one is reused (a committed version never
+    changes); otherwise the listed files are downloaded into a hidden directory, the
+    manifest last, and renamed into place. The copy is not trusted: every reader checks
+    each file against the manifest's sha256 as it reads (:mod:`.verify`).
+
+    Raises:
+        InputError: the version is not committed, or a local copy with another manifest
+            is in the way.
+    """
+    store = Store.from_root(root)
+    prefix = f"datasets/{check_name(name)}/{version}"
+    stored = store.read_bytes(f"{prefix}/{MANIFEST_FILE}")
+    target = default_work_dir(root) / "datasets" / name / version
+    if (target / MANIFEST_FILE).is_file():
+        if (target / MANIFEST_FILE).read_bytes() == stored:
+            return target
+        raise InputError(
+            f"{target} is not a copy of {store.url(prefix)} (another manifest): remove it "
+            "and run the command again"
+        )
+    manifest = parse_manifest(stored, store.url(f"{prefix}/{MANIFEST_FILE}"))
+    partial = target.parent / f"{STAGING_PREFIX}{uuid.uuid4().hex}"
+    try:
+        for entry in manifest.get("files", []):
+            relative = Path(entry["path"])
+            if relative.is_absolute() or ".." in relative.parts:
+                raise InputError(
+                    f"{store.url(prefix)}: its manifest lists '{entry['path']}', which is not "
+                    "a path inside the version; do not use this version"
+                )
+            store.get_file(f"{prefix}/{relative.as_posix()}", partial / relative)
+        (partial / MANIFEST_FILE).write_bytes(stored)
+        try:
+            partial.rename(target)
+        except OSError:
+            if not (target / MANIFEST_FILE).is_file():  # not a concurrent copy: a real error
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return target
 
 
 def read_manifest(version_dir: str | Path) -> dict[str, Any]:
@@ -155,12 +244,26 @@ def read_manifest(version_dir: str | Path) -> dict[str, Any]:
     path = Path(version_dir) / MANIFEST_FILE
     if not path.is_file():
         raise InputError(f"{version_dir} is not a dataset version: no {MANIFEST_FILE} inside")
+    return parse_manifest(path.read_bytes(), str(path))
+
+
+def read_stored_manifest(root: str | Path, name: str, version: str) -> dict[str, Any]:
+    """The manifest of a version of a local root or an object store, without copying the version."""
+    if not is_uri(root):
+        return read_manifest(dataset_dir(root, name) / version)
+    relative = f"datasets/{check_name(name)}/{version}/{MANIFEST_FILE}"
+    store = Store.from_root(root)
+    return parse_manifest(store.read_bytes(relative), store.url(relative))
+
+
+def parse_manifest(data: bytes, where: str) -> dict[str, Any]:
+    """The manifest in ``data`` (read from ``where``, named in errors)."""
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path} is damaged: not a JSON manifest ({exc})") from exc
+        raise InputError(f"{where} is damaged: not a JSON manifest ({exc})") from exc
     if not isinstance(manifest, dict):
-        raise InputError(f"{path} is damaged: not a JSON object")
+        raise InputError(f"{where} is damaged: not a JSON object")
     return manifest
 
 

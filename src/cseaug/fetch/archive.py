@@ -24,7 +24,7 @@ import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from cseaug.dataset.shards import atomic_path, fsync_path
+from cseaug.dataset.atomic import atomic_path, fsync_path
 from cseaug.errors import DownloadError
 from cseaug.fetch.catalog import Member
 from cseaug.hashing import file_sha256

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cseaug.dataset.shards import atomic_path
+from cseaug.dataset.atomic import atomic_path
 from cseaug.errors import InputError
 
 RECORDS_FILE = ".fetched.json"

@@ -26,6 +26,7 @@ from cseaug.devices import resolve_device
 from cseaug.errors import ConfigError, require
 from cseaug.hashing import file_sha256
 from cseaug.progress import progress_enabled
+from cseaug.roots import default_work_dir
 from cseaug.trainer.card import write_training_record
 from cseaug.trainer.config import TrainConfig
 from cseaug.trainer.data import TrainingData, load_training_data
@@ -70,14 +71,19 @@ def resolve_precision(cfg: TrainConfig) -> tuple[str, str]:
 
 
 def default_model_dir(root: str | Path, version_dir: str | Path, objective: str) -> Path:
-    """``<root>/models/<dataset>-<version>-<objective>``, where a model goes unless told.
+    """``<root>/models/<dataset>-<version>-<objective>``, where a model goes unless told
+    (under the local work directory when ``root`` is an object-store URI, :mod:`cseaug.roots`).
 
     Example:
         >>> default_model_dir("storage", "storage/datasets/wiki-sts/v0002", "ngcse")
         PosixPath('storage/models/wiki-sts-v0002-ngcse')
     """
     version_dir = Path(version_dir)
-    return Path(root) / "models" / f"{version_dir.parent.name}-{version_dir.name}-{objective}"
+    return (
+        default_work_dir(root)
+        / "models"
+        / f"{version_dir.parent.name}-{version_dir.name}-{objective}"
+    )
 
 
 MINILM = "all-MiniLM-L6-v2"

@@ -1,0 +1,112 @@
+"""An output root on an object store: the few fsspec calls the publisher and the readers need.
+
+A :class:`Store` is an fsspec filesystem and the root's path on it; every path it takes is
+relative to the root (``datasets/wiki-sts/v0001/manifest.json``). Credentials and the
+endpoint come from the environment, never from a config: fsspec's own
+``FSSPEC_<PROTOCOL>_<OPTION>`` variables (``FSSPEC_S3_ENDPOINT_URL``) or the SDK's
+(``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``; docs/deployment.md).
+
+:meth:`Store.create` is the conditional write that claims a version name: fsspec's
+``pipe_file(..., mode="create")``, which s3fs sends as ``PutObject`` with
+``If-None-Match: *`` and the memory and local filesystems check themselves; a second
+writer gets ``False``, never an overwrite.
+
+Example:
+    >>> store = Store.from_root("memory://demo-store")
+    >>> store.create("a/claim", b"1"), store.create("a/claim", b"2"), store.read_bytes("a/claim")
+    (True, False, b'1')
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cseaug.errors import InputError
+from cseaug.roots import check_root
+
+CHUNK = 8 * 2**20
+
+
+@dataclass(frozen=True)
+class Store:
+    """An fsspec filesystem and a root path on it (see the module docstring)."""
+
+    fs: Any
+    base: str
+    uri: str
+
+    @classmethod
+    def from_root(cls, root: str | Path) -> Store:
+        """The store of an output root URI (``s3://bucket/prefix``, ``memory://name``).
+
+        Raises:
+            ConfigError: unknown protocol, or its package is not installed.
+        """
+        import fsspec
+
+        uri = check_root(str(root)).rstrip("/")
+        fs, base = fsspec.core.url_to_fs(uri)
+        return cls(fs, base.rstrip("/"), uri)
+
+    def path(self, relative: str) -> str:
+        """The filesystem path of ``relative`` (no protocol)."""
+        return f"{self.base}/{relative.strip('/')}" if relative else self.base
+
+    def url(self, relative: str = "") -> str:
+        """The full URI of ``relative`` (what users and ``datasets.load_dataset`` see)."""
+        return f"{self.uri}/{relative.strip('/')}" if relative else self.uri
+
+    def exists(self, relative: str) -> bool:
+        return bool(self.fs.exists(self.path(relative)))
+
+    def glob(self, pattern: str) -> list[str]:
+        """Paths matching ``pattern``, relative to the root, sorted (listed afresh: another
+        process may have published since this one last listed)."""
+        self.fs.invalidate_cache()
+        prefix = self.base + "/"
+        return sorted(p[len(prefix) :] for p in self.fs.glob(self.path(pattern)))
+
+    def find(self, relative: str) -> list[str]:
+        """Every file under ``relative``, relative to it, sorted (listed afresh)."""
+        self.fs.invalidate_cache(self.path(relative))
+        prefix = self.path(relative) + "/"
+        return sorted(p[len(prefix) :] for p in self.fs.find(self.path(relative)))
+
+    def read_bytes(self, relative: str) -> bytes:
+        try:
+            return bytes(self.fs.cat_file(self.path(relative)))
+        except FileNotFoundError:
+            raise InputError(f"{self.url(relative)} not found") from None
+
+    def create(self, relative: str, data: bytes) -> bool:
+        """Write ``data`` only if nothing is at ``relative`` yet; False when something is."""
+        try:
+            self.fs.pipe_file(self.path(relative), data, mode="create")
+        except FileExistsError:
+            return False
+        return True
+
+    def put_file(self, local: Path, relative: str) -> None:
+        """Upload one local file to ``relative`` (only into a prefix this writer claimed)."""
+        self.fs.put_file(str(local), self.path(relative))
+
+    def get_file(self, relative: str, local: Path) -> None:
+        """Download one file to ``local``."""
+        local.parent.mkdir(parents=True, exist_ok=True)
+        self.fs.get_file(self.path(relative), str(local))
+
+    def sha256(self, relative: str) -> str:
+        """sha256 of a stored file, streamed in chunks (never whole in memory)."""
+        digest = hashlib.sha256()
+        for chunk in self._chunks(relative):
+            digest.update(chunk)
+        return digest.hexdigest()
+
+    def _chunks(self, relative: str) -> Iterator[bytes]:
+        with self.fs.open(self.path(relative), "rb", block_size=CHUNK) as handle:
+            while chunk := handle.read(CHUNK):
+                yield chunk

@@ -1,0 +1,177 @@
+"""Versions on a real S3-compatible server on 127.0.0.1 (moto's server mode, ``moto[server]``).
+
+A build publishes to ``s3://bucket/prefix``; ``cseaug versions``, ``show``, ``verify`` and
+``export`` and ``datasets.load_dataset`` read it there; a publish that dies before its
+manifest leaves no visible version; two publishes that race for one name get two names,
+because the server refuses the second conditional write (``If-None-Match: *``).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from moto.server import ThreadedMotoServer
+from typer.testing import CliRunner
+
+from cseaug.build.local import run_build
+from cseaug.cli import app
+from cseaug.dataset import commit_remote, versions
+from cseaug.dataset.staging import publish_version
+from cseaug.dataset.store import Store
+from cseaug.errors import InputError
+from tests.build.test_build_run import make_config
+from tests.fake_openai_server import FakeOpenAIServer
+
+runner = CliRunner(env={"COLUMNS": "400"})
+BUCKET = "cseaug-test"
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    """A moto S3 server on 127.0.0.1 (a free port) with one bucket."""
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3_root(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """``s3://cseaug-test/<random prefix>``: endpoint and credentials from the environment only."""
+    for key, value in {
+        "AWS_ENDPOINT_URL": s3_endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }.items():
+        monkeypatch.setenv(key, value)
+    store = Store.from_root(f"s3://{BUCKET}")
+    if not store.fs.exists(BUCKET):
+        store.fs.mkdir(BUCKET)
+    store.fs.invalidate_cache()
+    yield f"s3://{BUCKET}/{uuid.uuid4().hex[:8]}"
+
+
+def test_a_build_publishes_to_s3_and_every_reader_works_there(
+    shared_data: Path,
+    tmp_path: Path,
+    s3_root: str,
+    s3_endpoint: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with FakeOpenAIServer() as server:
+        cfg = make_config(shared_data, s3_root, server.base_url)
+        summary = run_build(cfg)
+    uri = f"{s3_root}/datasets/wiki-sts-test/v0001"
+    assert summary.location == uri and summary.message.startswith(f"published {uri} ")
+    store = Store.from_root(s3_root)
+    stored = store.find("datasets/wiki-sts-test/v0001")
+    assert "manifest.json" in stored and "data/train-00000-of-00001.parquet" in stored
+    assert summary.exports and all(e.startswith(f"{s3_root}/exports/") for e in summary.exports)
+    assert summary.version_dir == cfg.work_dir / "datasets" / "wiki-sts-test" / "v0001"
+    # the run store and the LLM cache are local, in the work directory
+    assert (cfg.work_dir / "runs").is_dir() and cfg.cache_path.is_file()
+    assert not store.exists("runs") and not store.exists("cache")
+
+    listed = runner.invoke(app, ["versions", "--root", s3_root])
+    assert listed.exit_code == 0, listed.output
+    assert "wiki-sts-test\tv0001 (latest)" in listed.output
+    shown = runner.invoke(app, ["show", "wiki-sts-test", "--root", s3_root])
+    assert shown.exit_code == 0, shown.output
+    assert uri in shown.output and "changed" not in shown.output
+    checked = runner.invoke(app, ["verify", "wiki-sts-test/v0001", "--root", s3_root])
+    assert checked.exit_code == 0, checked.output
+    assert f"ok: {uri}:" in checked.output
+    exported = runner.invoke(
+        app, ["export", "wiki-sts-test", "--format", "jsonl", "--split", "all", "--root", s3_root]
+    )
+    assert exported.exit_code == 0, exported.output
+    jsonl = f"{s3_root}/exports/wiki-sts-test/v0001/jsonl-all.jsonl"
+    assert f"wrote {summary.rows} rows to {jsonl}" in exported.output
+    assert store.exists("exports/wiki-sts-test/v0001/jsonl-all.jsonl")
+
+    datasets = pytest.importorskip("datasets")
+    # the tests keep the hub offline; this read goes to the loopback S3 server only
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    files = [
+        store.url(f"datasets/wiki-sts-test/v0001/{p}") for p in stored if p.startswith("data/")
+    ]
+    loaded = datasets.load_dataset(
+        "parquet",
+        data_files=files,
+        split="train",
+        storage_options={"client_kwargs": {"endpoint_url": s3_endpoint}},
+        cache_dir=str(tmp_path / "hf"),
+    )
+    assert loaded.num_rows == summary.rows
+
+    # an object changed on the store after publishing is caught by verify
+    store.fs.pipe_file(store.path("datasets/wiki-sts-test/v0001/rejects.parquet"), b"changed")
+    broken = runner.invoke(app, ["verify", "wiki-sts-test", "--root", s3_root])
+    assert isinstance(broken.exception, InputError)
+    assert "changed: rejects.parquet" in str(broken.exception)
+
+
+def test_a_publish_that_dies_before_its_manifest_leaves_no_version(
+    s3_root: str, manifest, rows_factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_create = Store.create
+
+    def crash_at_the_manifest(self: Store, relative: str, data: bytes) -> bool:
+        if relative.endswith(versions.MANIFEST_FILE):
+            raise ConnectionError("the build died here")
+        return real_create(self, relative, data)
+
+    monkeypatch.setattr(Store, "create", crash_at_the_manifest)
+    with pytest.raises(ConnectionError):
+        publish_version([rows_factory(3, 3)], root=s3_root, name="demo", manifest=manifest)
+    store = Store.from_root(s3_root)
+    assert store.exists("datasets/demo/v0001/data/train-00000-of-00001.parquet")  # uploaded
+    assert versions.list_versions(s3_root, "demo") == [] and versions.list_datasets(s3_root) == []
+    listed = runner.invoke(app, ["versions", "--root", s3_root])
+    assert listed.exit_code == 0 and "no datasets under" in listed.output
+    monkeypatch.setattr(Store, "create", real_create)
+    published = publish_version([rows_factory(3, 3)], root=s3_root, name="demo", manifest=manifest)
+    assert published.version == "v0002" and versions.list_versions(s3_root, "demo") == ["v0002"]
+
+
+def test_two_concurrent_publishes_claim_different_names(
+    s3_root: str, manifest, rows_factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # both publishers list the claims before either writes one: both try v0001, and the
+    # server's conditional write lets only one of them have it
+    both_listed = threading.Barrier(2, timeout=60)
+    real_listing = commit_remote._claimed_numbers
+
+    def list_then_wait(store: Store, name: str) -> list[int]:
+        numbers = real_listing(store, name)
+        both_listed.wait()
+        return numbers
+
+    monkeypatch.setattr(commit_remote, "_claimed_numbers", list_then_wait)
+    results: dict[int, str] = {}
+    errors: list[BaseException] = []
+
+    def publish(n: int) -> None:
+        try:
+            published = publish_version(
+                [rows_factory(2 + n, 2)], root=s3_root, name="demo", manifest=manifest
+            )
+            results[n] = published.version
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=publish, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    assert sorted(results.values()) == ["v0001", "v0002"]
+    assert versions.list_versions(s3_root, "demo") == ["v0001", "v0002"]
