@@ -55,6 +55,7 @@ from gpu_bench import (  # noqa: E402
     skipped,
     verdict,
 )
+from ratio import print_ratio  # noqa: E402
 from tiny_fsmt import build_tiny_fsmt  # noqa: E402
 
 from cseaug.augment.translation import Translator, new_tokens_cap  # noqa: E402
@@ -263,6 +264,9 @@ def run_gpu_part(size: str, args: argparse.Namespace, device: str, workdir: Path
         in_process(project_round_trip, [forward, backward], texts, args.beams, device, dtype),
     )
     print(f"  one direction: project vs {best}: {verdict(rates['project'], plain[best])}")
+    print_ratio(
+        f"backtranslation_{size}_project_vs_plain", rates["project"] / plain[best], "target >= 0.90"
+    )
     if f"round trip plain@{best_batch}" in rates and "round trip project" in rates:
         print(
             "  round trip: project vs plain: "

@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gpu_bench import cuda_available, device_name, sentences, skipped  # noqa: E402
+from ratio import print_ratio  # noqa: E402
 
 MODELS = {
     "de": ("facebook/wmt19-en-de", "facebook/wmt19-de-en"),
@@ -124,6 +125,12 @@ def main() -> int:
             f"{beams:>5} {seconds:>8.1f} {seconds / reference[1]:>7.2f} {kept:>6.3f} "
             f"{kept - reference[2]:>+9.3f}  {per_pivot}"
         )
+    fewest = min(rows, key=lambda row: row[0])
+    print_ratio(
+        f"beams_{fewest[0]}_vs_{reference[0]}_time",
+        fewest[1] / reference[1],
+        "back-translation seconds",
+    )
     print(
         f"reference: {reference[0]} beams (the largest of the run); 'kept': share of sentences with some pivot in the band"
     )

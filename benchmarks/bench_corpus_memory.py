@@ -34,6 +34,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from ratio import print_ratio
+
 SAMPLE = 20_000
 SEED = 42
 APPROACHES = ("cseaug", "cseaug-lenient", "naive")
@@ -245,6 +247,11 @@ def main() -> None:
                 f"RSS over imports {(naive['rss_peak_mb'] - naive['rss_start_mb']) / (ours['rss_peak_mb'] - ours['rss_start_mb']):.2f}x, "
                 f"Python allocations {naive['traced_peak_mb'] / ours['traced_peak_mb']:.1f}x"
             )
+        print_ratio(
+            "corpus_naive_vs_cseaug_time",
+            naive["time_s"] / ours["time_s"],
+            f"{args.lines:,} lines; higher: cseaug faster",
+        )
         extra = args.lines - args.small
         print(f"growth of the tracemalloc peak from {args.small:,} to {args.lines:,} lines:")
         for approach in APPROACHES:

@@ -31,6 +31,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import jiwer
 import numpy as np
 import pyarrow.parquet as pq
+from ratio import print_ratio
 
 from cseaug.config import DiagnosticsConfig
 from cseaug.dataset.schema import rows_table
@@ -225,11 +226,16 @@ def main() -> None:
     print(
         f"ESTIMATE 1M rows x 3 views: reading, MER, checks, plots {rest_1m / 60:,.1f} min "
         f"(pure MER at {mer_rate:,.0f} pairs/s: {3_000_000 / mer_rate / 60:,.1f} min); "
-        f"+ CS on 5,000 rows (default cs_sample) {5_000 * sentences_per_row / embed_rate / 60:,.1f} min; "
+        f"+ CS on 3,000 rows (default cs_sample) {3_000 * sentences_per_row / embed_rate / 60:,.1f} min; "
         f"+ CS on all 1M rows {1_000_000 * sentences_per_row / embed_rate / 3600:,.1f} h "
         f"(at the {embed_rate:,.0f} sentences/s of the version run)"
     )
     print(f"(machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f})")
+    print_ratio(
+        "diagnostics_rest_vs_embedding",
+        version["rest"] / (version["seconds"] - version["rest"]),
+        "reading, MER, checks, plots / embedding time of the version run",
+    )
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from bench_llm_throughput import make_requests, through_backend, timed
 from fake_openai_server import start_server_process
+from ratio import print_ratio
 
 
 def main() -> None:
@@ -77,9 +78,8 @@ def main() -> None:
             f"{mode:<14} {rate[mode]:8.0f} {ideal[mode]:7.0f} {rate[mode] / ideal[mode]:9.2f} "
             f"{cpu[mode]:11.0f}"
         )
-    print(
-        f"two endpoints / one endpoint: {rate['two endpoints'] / rate['one endpoint']:.2f}x req/s "
-        "(ideal 2.00x)"
+    print_ratio(
+        "endpoints_two_vs_one", rate["two endpoints"] / rate["one endpoint"], "req/s; ideal 2.00"
     )
 
 

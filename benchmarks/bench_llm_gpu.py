@@ -42,6 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gpu_bench import cuda_available, device_name, in_process, sentences, skipped, verdict
+from ratio import print_ratio
 
 ANSWER_TOKENS = 32
 USABLE_FLOPS = 600e12  # issue 13: ~200 requests/s of ~3 TFLOP each on one H100
@@ -287,6 +288,7 @@ def report(results: dict[str, dict[str, Any]], shape: str, prompt_tokens: float)
             best = max(plain, key=plain.get)
             rate = project["requests"] / project["seconds"]
             print(f"{engine}/project vs {best}: {verdict(rate, plain[best])}")
+            print_ratio(f"llm_gpu_{engine}_project_vs_plain", rate / plain[best], "target >= 0.90")
             if shape in ISSUE_13_AT_128:
                 measured = ISSUE_13_AT_128[shape]
                 print(

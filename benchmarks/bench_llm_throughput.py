@@ -44,6 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from fake_openai_server import start_server_process  # noqa: E402
+from ratio import print_ratio  # noqa: E402
 
 from cseaug.config import LLMConfig  # noqa: E402
 from cseaug.llm.base import ChatRequest  # noqa: E402
@@ -182,6 +183,12 @@ def main() -> None:
         ("post/aiohttp", "create/aiohttp", "raw post vs chat.completions.create"),
         ("create/aiohttp", "create/httpx", "aiohttp vs httpx transport"),
     ]
+    if "backend+cache" in rate and "post/aiohttp" in rate:
+        print_ratio(
+            "llm_backend_vs_bare_loop",
+            rate["backend+cache"] / rate["post/aiohttp"],
+            "req/s of the backend with its cache / a minimal client loop; target >= 0.90",
+        )
     for mode, base, note in pairs:
         if mode in rate and base in rate:
             print(

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import jiwer
 import numpy as np
+from ratio import print_ratio
 
 from cseaug.metrics.mer import mer_pairs, mer_words, normalize_words
 
@@ -119,6 +120,11 @@ def main() -> int:
         f" mean MER {np.nanmean(full):.3f}"
     )
 
+    print_ratio(
+        "mer_pairs_vs_jiwer",
+        t_jiwer_e2e / t_e2e,
+        "speed of mer_pairs / normalise+jiwer; higher is better",
+    )
     mismatches = int(np.sum(core != expected) + np.sum(batched != expected))
     print(
         f"values identical to jiwer.mer on {n_base:,} pairs: {'yes' if mismatches == 0 else f'NO ({mismatches} differ)'}"

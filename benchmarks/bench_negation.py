@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from ratio import print_ratio
+
 from cseaug.augment.negation import Negator, negate_doc, negation_stats
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -68,7 +70,9 @@ def main() -> int:
     stats = negation_stats(results)
     print(f"nlp.pipe        {len(texts) / pipe:>8,.0f} sentences/s (best of {args.rounds})")
     print(f"Negator.negate  {len(texts) / negate:>8,.0f} sentences/s (best of {args.rounds})")
-    print(f"throughput ratio negate / pipe: {pipe / negate:.3f} (target >= 0.85)")
+    print_ratio(
+        "negation_vs_spacy_pipe", pipe / negate, "throughput of negate / nlp.pipe; target >= 0.85"
+    )
     print(
         f"rules alone on parsed docs: {rules_only / len(texts) * 1e6:.1f} us/sentence "
         f"({rules_only / pipe:.1%} of the parse)"

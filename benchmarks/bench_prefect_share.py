@@ -28,6 +28,7 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 os.environ.setdefault("CSEAUG_PROGRESS", "0")
 
 import yaml  # noqa: E402
+from ratio import print_ratio  # noqa: E402
 
 from tests.fake_openai_server import start_server_process  # noqa: E402
 
@@ -145,7 +146,11 @@ def main() -> None:
         f"  Prefect flow:            {flow:8.2f} s   (temporary server start, not counted: {startup:.1f} s)"
     )
     print(f"  Prefect share of the run: {(flow - library) / flow:8.1%}")
-    print(f"  ratio flow / library:    {flow / library:8.3f}")
+    print_ratio(
+        "prefect_flow_vs_library",
+        flow / library,
+        "wall time of the flow / the same calls without Prefect",
+    )
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from ratio import print_ratio
+
 BATCH = 10_000
 
 
@@ -92,6 +94,11 @@ def main() -> None:
             f"(after imports {start_mib:4.0f} MiB)  data {size_mib:.0f} MiB"
         )
     base, stream = results["baseline"], results["streamed"]
+    print_ratio(
+        "publish_streamed_vs_baseline_rss",
+        (stream[3] - stream[2]) / (base[3] - base[2]),
+        "peak RSS above imports; lower is better",
+    )
     print(
         f"streamed / baseline: peak RSS above imports {(stream[3] - stream[2]) / (base[3] - base[2]):.2f}x, "
         f"time {stream[1] / base[1]:.2f}x"

@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from ratio import print_ratio
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DO_NOT_TRACK", "1")
@@ -110,7 +112,7 @@ def main() -> int:
     print(
         f"  dask, {args.workers} workers:       {dask:8.2f} s   (cluster start and per-shard model loading included)"
     )
-    print(f"  ratio local / dask:    {local / dask:8.3f}")
+    print_ratio("runner_local_vs_dask", local / dask, "wall time; above 1: the cluster is faster")
     print(f"  same data fingerprint: {local_data == dask_data}")
     return 0 if local_data == dask_data else 1
 

@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ratio import print_ratio
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
 
@@ -190,6 +192,9 @@ def main() -> None:
     for name, value in medians.items():
         runs = ", ".join(f"{v:.1f}" for v in speeds[name])
         print(f"{name:<28}{value:>18.1f}{runs:>24}{value / baseline:>7.2f}x")
+    for name, value in medians.items():
+        if name != "baseline (plain MNRL fit)":
+            print_ratio(f"trainer_{name.split()[0]}_vs_plain_fit", value / baseline, "pairs/s")
     before, after = quality["scores"]["before"]["STS-B"], quality["scores"]["after"]["STS-B"]
     print(
         f"\nSTS-B test Spearman x100, all-MiniLM-L6-v2, {quality['steps']} steps of generate-cse "

@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ratio import print_ratio
+
 REPO = Path(__file__).resolve().parents[1]
 
 SIZES: dict[str, dict[str, int]] = {
@@ -281,6 +283,11 @@ def main() -> None:
     print(
         f"baseline: gpt2+ce; memory: {base['memory_kind']}; 'time x' = baseline steps/s / variant steps/s; "
         "'cpu x' = CPU seconds per step / baseline's (steadier than wall time on a shared machine)"
+    )
+    print_ratio(
+        f"vaegpt_{results[-1]['variant']}_vs_baseline_time",
+        results[-1]["time_ratio_vs_baseline"],
+        "baseline steps/s / variant steps/s",
     )
     compare_with_issue_13(args, results[-1], base["precision"])
     if args.json:

@@ -117,3 +117,13 @@ def test_expected_os_errors_are_one_line_and_debug_shows_the_traceback(
         cli.main()
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "Traceback" in err and said in err
+
+
+def test_main_marks_when_the_command_line_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The start of `cseaug` is the origin of the build's `startup` timing (issue 14)."""
+    from cseaug import wallclock
+
+    wallclock.take()
+    monkeypatch.setattr(cli, "app", lambda: None)
+    cli.main()
+    assert wallclock.CLI_STARTED in wallclock.take()

@@ -324,3 +324,13 @@ def test_a_config_takes_either_spelling_of_sentence_transformers(spelling: str) 
     assert cfg.output.exports[0].format == "sentence-transformers"
     with pytest.raises(ConfigError, match="unknown export format 'infersent'"):
         load_config(REPO / "configs" / "demo.yaml", ["output.exports=[infersent]"])
+
+
+def test_the_cosine_similarity_sample_default_is_the_measured_one() -> None:
+    """3,000 rows keep each view's quartiles within half a histogram bin (p95 0.0116 on SNLI
+    triples; 2,000 rows: 0.0136), benchmarks/bench_cs_sample.py, docs/performance.md."""
+    from cseaug.config import DiagnosticsConfig
+
+    cfg = DiagnosticsConfig()
+    assert cfg.cs_sample == 3_000
+    assert (2.0 / cfg.cs_bins) > 2 * 0.0116  # half a bin of the default histogram

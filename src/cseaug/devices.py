@@ -15,12 +15,30 @@ Example:
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any, Literal
 
 from cseaug.errors import ConfigError, require
 
 DTYPES = ("float32", "float16", "bfloat16")
 """Dtype names a config may give besides ``auto``."""
+
+
+GPU_DRIVER_PATHS = ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/dxg", "/dev/kfd")
+"""What a GPU driver torch could use leaves on Linux (NVIDIA; WSL; ROCm, which torch also
+calls ``cuda``)."""
+
+
+def gpu_driver_present() -> bool:
+    """False only on Linux with no GPU driver at all: then no CUDA device can exist, which
+    this tells without importing torch (1-2 s of a command's start-up otherwise, issue 14).
+
+    Example:
+        >>> isinstance(gpu_driver_present(), bool)
+        True
+    """
+    return sys.platform != "linux" or any(Path(p).exists() for p in GPU_DRIVER_PATHS)
 
 
 def resolve_device(spec: str, setting: str = "device") -> str:

@@ -91,6 +91,11 @@ def test_build_publishes_a_hybrid_version(shared_data: Path, tmp_path: Path, ser
     assert manifest["heldout_fraction"] == 0.1  # NGCSE's share: the config leaves it unset
     assert 0 < manifest["counts"]["heldout"] < 0.15 * rows.num_rows
     assert {Path(p).suffix for p in summary.exports} == {".csv", ".jsonl"}
+    # where the time went (issue 14); diagnostics are off in this config
+    timings = manifest["timings"]
+    assert {"plan", "generate", "publish", "orchestration"} <= set(timings)
+    assert "diagnostics" not in timings and summary.timings == timings
+    assert all(seconds >= 0 for seconds in timings.values())
 
 
 def test_rerun_sends_nothing_and_publishes_the_same_data(

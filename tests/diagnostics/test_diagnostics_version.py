@@ -163,6 +163,6 @@ def test_real_minilm_ranks_positive_views_above_negative_ones(make_version, tmp_
     )
     views = summary.summary["views"]
     assert views["positive"]["cs"]["min"] > 0.7 > 0.3 > views["negative"]["cs"]["max"]
-    assert summary.summary["cs"]["encoder"] == "all-MiniLM-L6-v2"
+    assert summary.summary["cs"]["encoder"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert summary.summary["pattern_order"]["cs"]["share"] == 1.0
     assert np.isfinite(views["negative"]["cs"]["mean"])

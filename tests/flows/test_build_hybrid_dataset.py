@@ -64,6 +64,11 @@ def test_cli_build_runs_the_flow_and_publishes(
     version = tmp_path / "out" / "datasets" / "nli-sts" / "v0001"
     manifest = json.loads((version / "manifest.json").read_text())
     assert manifest["counts"]["by_split"]["aigen"] == 40
+    # the build's own breakdown (issue 14): Prefect's start is the time from the command
+    # handing over the build to the first task
+    assert {"prefect_start", "plan", "generate", "publish", "diagnostics", "orchestration"} <= set(
+        manifest["timings"]
+    )
     assert (version / "diagnostics").is_dir() and any((version / "diagnostics").glob("*.png"))
     assert (tmp_path / "out" / "exports" / "nli-sts" / "v0001").is_dir()
 

@@ -86,8 +86,11 @@ def estimate_build(cfg: RunConfig) -> dict[str, Any]:
     if engine in PRICED_BACKENDS:
         out.update(api_costs(found, cfg.llm.price))
     device = cfg.llm.device
-    on_gpu = device.startswith("cuda") or (device == "auto" and cuda_visible())
-    if engine == "vllm" or (engine == "transformers" and on_gpu):
+    # torch is imported (cuda_visible) only for a local transformers model on "auto"
+    on_gpu = engine == "transformers" and (
+        device.startswith("cuda") or (device == "auto" and cuda_visible())
+    )
+    if engine == "vllm" or on_gpu:
         out.update(
             gpu_plan(
                 engine,

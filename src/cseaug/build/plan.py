@@ -24,7 +24,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from cseaug import wallclock
 from cseaug.build.run import BuildRun
+from cseaug.build.shard import VIEWS
 from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.secrets import scrub_data
@@ -43,6 +45,20 @@ class PlanRef:
     shards: int
 
 
+def anchors_to_embed(sample: pa.Table, cs_sample: int | None) -> list[str]:
+    """The sample's anchors when every one of them will be in the cosine-similarity pass
+    (the sample is no larger than ``cs_sample``), else none: which rows the pass draws is
+    decided on the published version.
+
+    Example:
+        >>> anchors_to_embed(pa.table({"sentence": ["a", "b"]}), 5), anchors_to_embed(pa.table({"sentence": ["a", "b"]}), 1)
+        (['a', 'b'], [])
+    """
+    if cs_sample is not None and sample.num_rows > cs_sample:
+        return []
+    return [str(text) for text in sample.column("sentence").to_pylist()]
+
+
 def plan_build(run: BuildRun) -> PlanRef:
     """Load the steps of ``run``, clean and sample the corpus, and write the shards of the sample.
 
@@ -52,6 +68,7 @@ def plan_build(run: BuildRun) -> PlanRef:
     Raises:
         ConfigError, InputError, BackendError: before any generation, naming what is wrong.
     """
+    wallclock.mark(wallclock.PLAN_STARTED)
     started = time.perf_counter()
     cfg, store = run.cfg, run.store
     stage_manifest = run.stage.manifest()
@@ -62,6 +79,9 @@ def plan_build(run: BuildRun) -> PlanRef:
     shards = max(1, -(-prepared.sample.num_rows // size))
     for index in range(shards):
         store.write("input", index, prepared.sample.slice(index * size, size))
+    if any(not store.exists("rows", index, VIEWS) for index in range(shards)):
+        # generation is ahead: the diagnostics encoder loads (and embeds the anchors) meanwhile
+        run.preload_encoder(anchors_to_embed(prepared.sample, cfg.diagnostics.cs_sample))
     other_steps = run.other_steps()
     filtered_rejects: list[pa.Table] = []
 

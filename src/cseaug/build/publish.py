@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from cseaug import wallclock
 from cseaug.build.gate import check_publish_gate
 from cseaug.build.plan import CORPUS
 from cseaug.build.run import BuildRun, read_plan
@@ -63,6 +64,7 @@ class BuildSummary:
     published (``output.force_new_version`` publishes anyway)."""
     location: str = ""
     """Where the version is published: its directory, or its URI on an object store."""
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def message(self) -> str:
@@ -128,26 +130,37 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         model=stage_info.get("model"),
         # this run's requests; the whole build's, over every attempt, from the cache's records
         token_usage={"this_run": usage, "build": spent},
-        timings={
-            "plan": plan["seconds"]["plan"],
-            "generate": round(sum(o.seconds for o in outcomes), 3),
-            "generate_build": spent.get("generate_seconds", 0.0),
-        },
+        timings={},  # filled in once the data files are sealed (diagnostics are timed too)
         extra={
             "corpus_stats": plan["corpus"]["stats"],
             "demoted_to_other": sum(o.demoted for o in outcomes),
         },
     )
 
+    phases = {
+        "plan": plan["seconds"]["plan"],
+        "generate": round(sum(o.seconds for o in outcomes), 3),
+    }
+
     def diagnostics(staging: Path) -> None:
+        sealed = time.perf_counter()
+        phases["publish"] = round(sealed - started, 3)
         if cfg.diagnostics.enabled:
             write_diagnostics(
                 staging,
                 staging / DIAGNOSTICS,
                 cfg.diagnostics,
+                encoder=run.diagnostics_encoder(),
                 cache_dir=cfg.work_dir / "cache" / "embeddings",
                 title=cfg.dataset_name,
             )
+            phases["diagnostics"] = round(time.perf_counter() - sealed, 3)
+        # the manifest is committed after this call: its timings say where the build's time went
+        manifest["timings"] = {
+            **wallclock.build_timings(wallclock.take(), phases, time.time()),
+            # generation over every attempt of the build (a rerun's generate is this run's)
+            "generate_build": spent.get("generate_seconds", 0.0),
+        }
 
     published = publish_version(
         _rows(store),
@@ -190,4 +203,5 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         diagnostics_dir=str(published.path / DIAGNOSTICS) if cfg.diagnostics.enabled else None,
         reused_version=f"{published.name}/{published.version}" if published.reused else None,
         location=published.location,
+        timings=dict(published.manifest.get("timings", {})),
     )

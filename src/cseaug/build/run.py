@@ -28,9 +28,9 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cseaug.config import RunConfig, config_fingerprint
 from cseaug.dataset.protect import refuse_dataset_path
@@ -38,6 +38,10 @@ from cseaug.dataset.shards import RunStore
 from cseaug.errors import InputError
 from cseaug.hashing import json_sha256
 from cseaug.step import Step, close_all, summed_usage
+
+if TYPE_CHECKING:
+    from cseaug.build.preload import EncoderPreload
+    from cseaug.encoders.store import CachedEncoder
 
 PLAN_FILE = "plan.json"
 
@@ -86,6 +90,7 @@ class BuildRun:
         self._contamination: Step | None = None
         self._pattern_order: Step | None = None
         self._mer: Step | None = None
+        self._preload: EncoderPreload | None = None
         self._closed = False
 
     @classmethod
@@ -123,6 +128,26 @@ class BuildRun:
         self._make_steps()
         return [step for step in (self._contamination, self._mer) if step is not None]
 
+    def preload_encoder(self, anchors: Sequence[str]) -> None:
+        """Start loading the diagnostics encoder in the background and embedding ``anchors``
+        (:mod:`cseaug.build.preload`), when diagnostics are on; the run closes it."""
+        if self._closed:
+            raise InputError(f"build run {self.store.path.name} is closed")
+        if self.cfg.diagnostics.enabled and self._preload is None:
+            from cseaug.build.preload import EncoderPreload
+
+            cache = Path(self.cfg.output.root) / "cache" / "embeddings"
+            self._preload = EncoderPreload(
+                self.cfg.diagnostics,
+                cache if self.cfg.diagnostics.embedding_cache else None,
+                anchors,
+            )
+
+    def diagnostics_encoder(self) -> CachedEncoder | None:
+        """The encoder :meth:`preload_encoder` loaded (waits for it), or None when none was
+        started in this process (diagnostics then load their own)."""
+        return self._preload.get() if self._preload is not None else None
+
     def usage(self) -> dict[str, int]:
         """LLM token usage of every step made so far."""
         return summed_usage([step.usage() for step in self._owned])
@@ -132,7 +157,12 @@ class BuildRun:
         self._closed = True
         owned, self._owned = self._owned, []
         self._stage = self._contamination = self._pattern_order = self._mer = None
-        close_all(owned)
+        preload, self._preload = self._preload, None
+        try:
+            close_all(owned)
+        finally:
+            if preload is not None:
+                preload.close()
 
     def _own(self, step: Step) -> Step:
         self._owned.append(step)

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from cseaug import wallclock
 from cseaug.commands.quiet_logs import quiet_expected_tracebacks
 from cseaug.config import load_config, parse_override
 from cseaug.errors import ConfigError
@@ -45,6 +46,11 @@ def print_summary(summary: dict[str, Any]) -> None:
             f"{usage.get('prompt_tokens', 0):,} prompt + {usage.get('completion_tokens', 0):,} completion tokens",
         )
     table.add_row("time", f"{summary['seconds']:.1f} s")
+    timings = summary.get("timings") or {}
+    if timings:
+        table.add_row(
+            "", ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in timings.items())
+        )
     for path in summary.get("exports", []):
         table.add_row("export", path)
     console.print(table)
@@ -117,6 +123,7 @@ def build(
     from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
     quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
+    wallclock.mark(wallclock.FLOW_CALLED)
     print_summary(build_hybrid_dataset(config=str(config), overrides=list(set_)))
 
 

@@ -10,7 +10,7 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -21,8 +21,9 @@ from rich.text import Text
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import DownloadError
 from cseaug.fetch.catalog import MIRROR_ENV, Entry, select
-from cseaug.fetch.fetcher import Outcome, fetch, presence
-from cseaug.fetch.records import RECORDS_FILE
+
+if TYPE_CHECKING:
+    from cseaug.fetch.fetcher import Outcome
 
 data_app = typer.Typer(
     name="data",
@@ -66,6 +67,8 @@ def fetch_command(
     a published sha256 (SimCSE's) get the sha256 of their first download recorded in
     <dir>/.fetched.json and are checked against it afterwards.
     """
+    from cseaug.fetch.fetcher import fetch
+
     entries = select(names or [])
     refuse_dataset_path(data_dir, None, "--dir")
     console = Console(highlight=False)
@@ -91,6 +94,8 @@ def _print(console: Console, outcome: Outcome) -> None:
 
 def _print_catalogue(console: Console, entries: list[Entry], data_dir: Path) -> None:
     """One block per entry: name, status and files, then what it is, licence, checksum, users."""
+    from cseaug.fetch.fetcher import presence
+
     console.print(f"catalogue of cseaug data fetch, target {data_dir} (details: docs/data.md)")
     for entry in entries:
         status = presence(entry, data_dir)
@@ -119,6 +124,8 @@ def _print_catalogue(console: Console, entries: list[Entry], data_dir: Path) -> 
 
 
 def _checksum_note(entry: Entry) -> str:
+    from cseaug.fetch.records import RECORDS_FILE
+
     if entry.sha256 is None:
         return f"none published: the first download's is recorded in {RECORDS_FILE} and enforced"
     if entry.is_archive:

@@ -20,11 +20,6 @@ from rich.console import Console
 from rich.table import Table
 
 from cseaug.dataset import versions
-from cseaug.dataset.commit_remote import upload_exports
-from cseaug.dataset.export import default_export_path, export_version, normalize_format
-from cseaug.dataset.manifest import describe_model, describe_usage
-from cseaug.dataset.protect import refuse_dataset_path
-from cseaug.dataset.verify import verify_stored_version
 from cseaug.errors import InputError
 from cseaug.roots import default_work_dir, is_uri
 
@@ -157,6 +152,9 @@ def show_command(
     ] = False,
 ) -> None:
     """Describe one version: manifest summary, counts, rejects by reason, files."""
+    from cseaug.dataset.manifest import describe_model, describe_usage
+    from cseaug.dataset.verify import verify_stored_version
+
     manifest = versions.read_manifest(versions.resolve(root, ref))
     console = Console()
     if as_json:
@@ -218,6 +216,8 @@ def verify_command(ref: RefArgument, root: RootOption = "storage") -> None:
     """Check every file of a version against the sha256 its manifest records, and find files
     the manifest does not list; exit 2 naming each wrong file. On an object store each
     object is hashed as it streams."""
+    from cseaug.dataset.verify import verify_stored_version
+
     report = verify_stored_version(root, ref)
     report.raise_if_wrong()
     Console().print(
@@ -266,6 +266,10 @@ def export_command(
 ) -> None:
     """Export a version for SimCSE (CSV), NGCSE (JSONL), sentence-transformers (Parquet) or as
     JSONL with every view."""
+    from cseaug.dataset.commit_remote import upload_exports
+    from cseaug.dataset.export import default_export_path, export_version, normalize_format
+    from cseaug.dataset.protect import refuse_dataset_path
+
     fmt = normalize_format(fmt)  # either spelling, before any work
     version_dir = versions.resolve(root, ref)
     upload = out is None and is_uri(root)

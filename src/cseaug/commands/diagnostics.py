@@ -25,9 +25,7 @@ from rich.table import Table
 
 from cseaug.config import DiagnosticsConfig, apply_overrides, format_validation_error, load_config
 from cseaug.dataset import versions
-from cseaug.dataset.commit_remote import upload_tree
 from cseaug.dataset.protect import refuse_dataset_path
-from cseaug.dataset.verify import recorded_sha256, verify_version
 from cseaug.errors import ConfigError, InputError
 from cseaug.roots import default_work_dir, is_uri
 
@@ -130,6 +128,8 @@ def diagnose_command(
     Settings come from --config, else the version's manifest, else the defaults; --set,
     --encoder, --cs-sample and --eval-data-dir override them.
     """
+    from cseaug.dataset.commit_remote import upload_tree
+    from cseaug.dataset.verify import recorded_sha256, verify_version
     from cseaug.diagnostics.version import write_diagnostics
 
     version_dir = _version_dir(root, ref)

@@ -17,10 +17,8 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
-import pyarrow as pa
 import typer
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
@@ -34,8 +32,10 @@ from cseaug.config import (
     load_config,
 )
 from cseaug.dataset.protect import refuse_dataset_path
-from cseaug.dataset.tables import check_table_path, write_table
 from cseaug.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 InputArgument = Annotated[
     Path,
@@ -113,6 +113,8 @@ def rejects_path(output: Path, rejects: Path | None) -> Path:
 
 def check_outputs(output: Path, rejects: Path | None) -> None:
     """Refuse result and rejects paths with a suffix no writer knows, or inside a published version."""
+    from cseaug.dataset.tables import check_table_path
+
     check_table_path(output)
     refuse_dataset_path(output, None, "--output")
     refuse_dataset_path(rejects_path(output, rejects), None, "--rejects")
@@ -143,9 +145,13 @@ def negate_command(
     settings: SetOption = None,
 ) -> None:
     """Negate sentences at their dependency root (OssCSE Step 1); refused ones go to rejects with a reason."""
-    check_outputs(output, rejects)
+    import pyarrow as pa
+
     from cseaug.augment.negation import NegationStage, Negator
     from cseaug.build.mer import MERStep
+    from cseaug.dataset.tables import write_table
+
+    check_outputs(output, rejects)
 
     cfg = section(
         NegationConfig,
@@ -227,9 +233,13 @@ def backtranslate_command(
     settings: SetOption = None,
 ) -> None:
     """Back-translate sentences through pivot languages and keep a candidate by MER (OssCSE Step 2)."""
-    check_outputs(output, rejects)
+    import pyarrow as pa
+
     from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
     from cseaug.build.mer import MERStep
+    from cseaug.dataset.tables import write_table
+
+    check_outputs(output, rejects)
 
     flags = {
         "mer_range": list(mer_range) if mer_range else None,
@@ -314,7 +324,11 @@ def mer_command(
     ] = (0.15, 0.6),
 ) -> None:
     """Match Error Rate (OssCSE eq. 1) of sentence pairs, lower-cased with edge punctuation stripped."""
+    import numpy as np
+    import pyarrow as pa
+
     from cseaug.config import CorpusConfig
+    from cseaug.dataset.tables import check_table_path, write_table
     from cseaug.metrics.mer import mer, mer_pairs
     from cseaug.readers.corpus import detect_format, open_corpus
 

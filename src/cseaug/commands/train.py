@@ -20,9 +20,6 @@ from rich.console import Console
 from cseaug.commands.build import refuse_secrets_in_overrides
 from cseaug.commands.quiet_logs import quiet_expected_tracebacks
 from cseaug.dataset import versions
-from cseaug.dataset.protect import refuse_dataset_path
-from cseaug.trainer.config import load_train_config
-from cseaug.trainer.evaluation import scores_table
 
 
 def train_encoder_command(
@@ -57,6 +54,10 @@ def train_encoder_command(
     ] = None,
 ) -> None:
     """Train a sentence encoder on a published version (runs the Prefect flow train-sentence-encoder)."""
+    from cseaug.dataset.protect import refuse_dataset_path
+    from cseaug.trainer.config import load_train_config
+    from cseaug.trainer.evaluation import scores_table
+
     overrides = list(set_ or [])
     load_train_config(config, overrides)  # a bad value fails before Prefect starts
     refuse_secrets_in_overrides(overrides)

