@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import urllib.error
 import urllib.request
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 
 OFFLINE_VARIABLES: tuple[str, ...] = (
@@ -31,15 +31,16 @@ OFFLINE_VARIABLES: tuple[str, ...] = (
 """What the Hugging Face libraries read to make no request at all."""
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
+"""The hub's address when ``HF_ENDPOINT`` names no mirror."""
 PROBE_TIMEOUT_S = 2.0
 
 
-def hub_offline(environ: MutableMapping[str, str] = os.environ) -> bool:
+def hub_offline(environ: Mapping[str, str] = os.environ) -> bool:
     """Whether ``HF_HUB_OFFLINE`` asks for no hub requests."""
     return environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def hub_endpoint(environ: MutableMapping[str, str] = os.environ) -> str:
+def hub_endpoint(environ: Mapping[str, str] = os.environ) -> str:
     """The hub's base URL: ``HF_ENDPOINT`` (a mirror) or huggingface.co."""
     return (environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
 
