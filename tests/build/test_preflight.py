@@ -150,13 +150,14 @@ def test_a_sample_larger_than_the_corpus_warns_in_the_build_and_the_dry_run(
     from cseaug.build.run import BuildRun
     from cseaug.commands.osscse import read_sentences
 
-    cfg = load_config(DEMO, [*http_llm, "sample.size=10000", f"output.root={tmp_path / 's'}"])
+    overrides = [*http_llm, "sample.size=10000", "diagnostics.enabled=false"]
+    cfg = load_config(DEMO, [*overrides, f"output.root={tmp_path / 's'}"])
     with caplog.at_level("WARNING", logger="cseaug.corpus.prepare"):
         taken = estimate_build(cfg)["sample"]
         with BuildRun(cfg) as run:
             plan_build(run)
         read_sentences(REPO / "examples" / "demo_corpus.txt", "text")
-    warnings = [r.getMessage() for r in caplog.records]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "cseaug.corpus.prepare"]
     expected = f"sample.size 10,000 is larger than corpus demo: it holds {taken} sentences"
     assert len(warnings) == 2 and all(w.startswith(expected) for w in warnings), warnings
     assert warnings[0].endswith(f"and all {taken} were taken")
