@@ -128,16 +128,21 @@ def test_the_wheel_installs_its_own_names_and_prompts(wheel_env: Path, tmp_path:
 def test_cseaug_build_dry_run_from_the_wheel_renders_the_prompts(
     wheel_env: Path, tmp_path: Path
 ) -> None:
+    from tests.fake_openai_server import FakeOpenAIServer
+
     shutil.copy(REPO / "examples" / "demo_corpus.txt", tmp_path / "corpus.txt")
-    (tmp_path / "demo.yaml").write_text(
-        "name: demo\nmethod: sts\ncorpus: {path: corpus.txt}\nsample: {size: 8}\n"
-        "patterns: {source: paper}\n"
-        "llm: {backend: openai-compatible, model: m, base_url: 'http://127.0.0.1:1/v1'}\n"
-    )
-    table = run(
-        [str(wheel_env / "bin" / "cseaug"), "build", "--config", "demo.yaml", "--dry-run"],
-        tmp_path,
-    ).stderr
+    # the dry run checks what the build needs first, the endpoint included: one that answers
+    with FakeOpenAIServer() as server:
+        (tmp_path / "demo.yaml").write_text(
+            "name: demo\nmethod: sts\ncorpus: {path: corpus.txt}\nsample: {size: 8}\n"
+            "patterns: {source: paper}\n"
+            f"llm: {{backend: openai-compatible, model: fake, base_url: '{server.base_url}'}}\n"
+        )
+        table = run(
+            [str(wheel_env / "bin" / "cseaug"), "build", "--config", "demo.yaml", "--dry-run"],
+            tmp_path,
+        ).stderr
+        assert sum(server.counts.values()) == 0  # the probe lists models; no prompt is sent
     cells = [[c.strip() for c in line.split("│") if c.strip()] for line in table.splitlines()]
     found = {row[0]: row[1].replace(",", "") for row in cells if len(row) == 2}
     assert int(found["requests"]) == 3 * 8
