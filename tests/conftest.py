@@ -149,6 +149,25 @@ def hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return cache
 
 
+@pytest.fixture
+def cached_hub_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Path]:
+    """Make hub models look downloaded: ``add(name, revision)`` writes a snapshot holding a
+    ``config.json`` into a temporary ``HF_HUB_CACHE`` (the layout huggingface_hub reads)."""
+    cache = tmp_path / "hub-cache"
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+
+    def add(name: str, revision: str = "0" * 40) -> Path:
+        folder = cache / f"models--{name.replace('/', '--')}"
+        (folder / "refs").mkdir(parents=True, exist_ok=True)
+        (folder / "refs" / "main").write_text(revision)
+        snapshot = folder / "snapshots" / revision
+        snapshot.mkdir(parents=True, exist_ok=True)
+        (snapshot / "config.json").write_text("{}")
+        return snapshot
+
+    return add
+
+
 @pytest.fixture(scope="session")
 def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny randomly initialised BERT (:func:`tests.tiny_models.build_tiny_bert`)."""

@@ -82,6 +82,43 @@ def test_prefect_is_not_imported_before_main_sets_its_environment() -> None:
     assert done.stdout.strip() == "False"
 
 
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (PermissionError(13, "Permission denied", "/srv/storage/datasets"), "permission denied"),
+        (OSError(28, "No space left on device", "/srv/storage/x.parquet"), "no space left"),
+    ],
+)
+def test_expected_os_errors_are_one_line_and_debug_shows_the_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    error: OSError,
+    said: str,
+) -> None:
+    """Permission denied on the storage root (EACCES) or a full disk (ENOSPC) is one line
+    naming the file and what to do, exit status 2; ``--debug`` (anywhere on the command
+    line) adds the traceback."""
+
+    def failing() -> None:
+        raise error
+
+    monkeypatch.setattr(cli, "app", failing)
+    monkeypatch.setenv("CSEAUG_DEBUG", "")  # restored (unset) after the test: main sets it
+    monkeypatch.setattr(sys, "argv", ["cseaug", "build"])
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main()
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"error: {error.filename}: {said}")
+
+    monkeypatch.setattr(sys, "argv", ["cseaug", "build", "--debug"])
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main()
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "Traceback" in err and said in err
+
+
 def test_main_marks_when_the_command_line_started(monkeypatch: pytest.MonkeyPatch) -> None:
     """The start of `cseaug` is the origin of the build's `startup` timing (issue 14)."""
     from cseaug import wallclock

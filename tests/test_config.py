@@ -258,13 +258,72 @@ def test_exports_take_a_format_name_or_a_format_and_layout() -> None:
     )  # fmt: skip
     assert [(e.format, e.layout) for e in cfg.output.exports] == [
         ("ngcse", "auto"),
-        ("sentence_transformers", "hybrid"),
+        ("sentence-transformers", "hybrid"),
     ]
     with pytest.raises(ValueError, match="layout"):
         RunConfig.model_validate(
             {"name": "x", "method": "osscse", "corpus": {"path": "c.txt"},
              "output": {"exports": [{"format": "simcse", "layout": "sideways"}]}}
         )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("override", "suggestion"),
+    [
+        ("sampel.size=3", "sampel: unknown key; did you mean 'sample'"),
+        ("sample.sise=3", "sample.sise: unknown key; did you mean 'size'"),
+        (
+            "llm.vllm.max_num_seq=3",
+            r"llm\.vllm\.max_num_seq: unknown key; did you mean 'max_num_seqs'",
+        ),
+        (
+            "output.exports=[{format: jsonl, layot: pair}]",
+            "layot: unknown key; did you mean 'layout'",
+        ),
+    ],
+)
+def test_an_unknown_key_gets_the_closest_known_key_at_any_depth(
+    override: str, suggestion: str
+) -> None:
+    """Proves 11.1: a typo'd key, at the top, in a section, two sections down or inside a
+    list item, is answered with the known key it was probably meant to be."""
+    with pytest.raises(ConfigError, match=suggestion):
+        load_config(REPO / "configs" / "wiki-sts.yaml", [override])
+
+
+def test_an_unknown_key_far_from_every_known_key_gets_no_guess() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(REPO / "configs" / "wiki-sts.yaml", ["sample.zzzzqqq=1"])
+    assert "did you mean" not in str(caught.value)
+
+
+@pytest.mark.parametrize("override", ["name=evil name", "output.dataset_name=../escape"])
+def test_a_bad_dataset_name_fails_with_the_config_and_speaks_of_the_dataset_name(
+    override: str,
+) -> None:
+    """Proves 9.8: the name is checked when the config is validated (before any request is
+    paid), and the message speaks of the dataset name, not of a run id."""
+    with pytest.raises(ConfigError, match=r"dataset name .* is not allowed") as caught:
+        load_config(REPO / "configs" / "demo.yaml", [override])
+    assert "run id" not in str(caught.value)
+
+
+def test_the_publish_gate_setting_is_validated_and_not_fingerprinted() -> None:
+    base = load_config(REPO / "configs" / "demo.yaml")
+    assert base.publish.min_generated_share == 0.5
+    gated = load_config(REPO / "configs" / "demo.yaml", ["publish.min_generated_share=0"])
+    assert config_fingerprint(gated) == config_fingerprint(base)
+    with pytest.raises(ConfigError, match=r"publish\.min_generated_share"):
+        load_config(REPO / "configs" / "demo.yaml", ["publish.min_generated_share=1.5"])
+
+
+@pytest.mark.parametrize("spelling", ["sentence_transformers", "sentence-transformers"])
+def test_a_config_takes_either_spelling_of_sentence_transformers(spelling: str) -> None:
+    """Proves 11.6: the command line's ``sentence-transformers`` is accepted in a config too."""
+    cfg = load_config(REPO / "configs" / "demo.yaml", [f"output.exports=[{spelling}]"])
+    assert cfg.output.exports[0].format == "sentence-transformers"
+    with pytest.raises(ConfigError, match="unknown export format 'infersent'"):
+        load_config(REPO / "configs" / "demo.yaml", ["output.exports=[infersent]"])
 
 
 def test_the_cosine_similarity_sample_default_is_the_measured_one() -> None:

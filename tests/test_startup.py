@@ -100,25 +100,30 @@ def test_help_of_every_command_imports_no_heavy_module() -> None:
 
 
 def test_a_dry_run_loads_no_model_and_starts_no_flow(tmp_path: Path) -> None:
+    from tests.fake_openai_server import FakeOpenAIServer
+
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("".join(f"A sentence number {i} about a river.\n" for i in range(40)))
     config = tmp_path / "config.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "name": "startup",
-                "method": "sts",
-                "corpus": {"path": str(corpus)},
-                "sample": {"size": 8},
-                "patterns": {"source": "paper"},
-                "llm": {
-                    "backend": "openai-compatible",
-                    "model": "not-a-cached-model",
-                    "base_url": "http://127.0.0.1:9/v1",
-                },
-                "output": {"root": str(tmp_path / "storage")},
-            }
+    # the dry run checks the endpoint like the build does (issue 11): one that answers
+    with FakeOpenAIServer() as server:
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "name": "startup",
+                    "method": "sts",
+                    "corpus": {"path": str(corpus)},
+                    "sample": {"size": 8},
+                    "patterns": {"source": "paper"},
+                    "llm": {
+                        "backend": "openai-compatible",
+                        "model": "fake",
+                        "base_url": server.base_url,
+                    },
+                    "output": {"root": str(tmp_path / "storage")},
+                }
+            )
         )
-    )
-    imported = imported_after(run_cli("build", "--config", str(config), "--dry-run"))
+        imported = imported_after(run_cli("build", "--config", str(config), "--dry-run"))
+        assert sum(server.counts.values()) == 0  # the probe lists models; no prompt is sent
     assert imported.isdisjoint(NOT_IN_A_DRY_RUN), imported

@@ -2,8 +2,9 @@
 
 This is the top floor of the library: ``cseaug build`` and ``cseaug train-encoder`` start
 their Prefect flows so that every run shows in Prefect. Errors of the
-:class:`~cseaug.errors.CseaugError` family are printed as one clear message with exit
-status 2, without a traceback.
+:class:`~cseaug.errors.CseaugError` family, and the operating-system errors a user can
+meet (a full disk, permission denied), are printed as one clear message with exit status
+2, without a traceback; ``--debug`` anywhere on the command line shows the traceback.
 
 Nothing leaves the machine unless the user asks: before any command runs (and so before
 Prefect is imported), :func:`apply_prefect_defaults` switches Prefect's telemetry off and
@@ -23,7 +24,7 @@ import typer
 from rich.console import Console
 
 from cseaug import wallclock
-from cseaug.errors import CseaugError
+from cseaug.errors import CseaugError, expected_os_error, os_error_message
 from cseaug.secrets import install_log_scrubbing, scrub
 
 COMMAND_MODULES: tuple[str, ...] = (
@@ -39,7 +40,8 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 app = typer.Typer(
     name="cseaug",
-    help="Build contrastive sentence-embedding training data (NGCSE, SKICSE, OssCSE, VAEGPT-Sim).",
+    help="Build contrastive sentence-embedding training data (NGCSE, SKICSE, OssCSE, VAEGPT-Sim). "
+    "Add --debug to any command to see the traceback of an error.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -77,18 +79,49 @@ def apply_prefect_defaults(environ: MutableMapping[str, str] = os.environ) -> No
             environ[name] = value
 
 
+DEBUG_FLAG = "--debug"
+"""Anywhere on the command line: show the traceback of every error (also of expected ones)."""
+
+
+def take_debug_flag(argv: list[str]) -> bool:
+    """Remove every :data:`DEBUG_FLAG` from ``argv`` (so that any command accepts it); True when
+    there was one, or when ``CSEAUG_DEBUG`` is set.
+
+    Example:
+        >>> argv = ["cseaug", "build", "--debug", "-c", "x.yaml"]
+        >>> take_debug_flag(argv), argv
+        (True, ['cseaug', 'build', '-c', 'x.yaml'])
+    """
+    found = DEBUG_FLAG in argv[1:]
+    argv[1:] = [arg for arg in argv[1:] if arg != DEBUG_FLAG]
+    return found or os.environ.get("CSEAUG_DEBUG", "").lower() in ("1", "true", "yes")
+
+
 def main() -> None:
-    """Entry point of the ``cseaug`` script."""
+    """Entry point of the ``cseaug`` script.
+
+    An expected failure (a :class:`~cseaug.errors.CseaugError`, a full disk, a permission
+    denied) is one scrubbed line and exit status 2; anything else prints its traceback and
+    exits 1. ``--debug`` prints the traceback of every failure.
+    """
+    debug = take_debug_flag(sys.argv)
+    if debug:
+        os.environ["CSEAUG_DEBUG"] = "1"  # what a flow's quiet logging reads (commands/build.py)
     wallclock.mark(wallclock.CLI_STARTED)
     apply_prefect_defaults()
     install_log_scrubbing()
     console = Console(stderr=True)
     try:
         app()
-    except CseaugError as exc:
-        console.print(f"[bold red]error:[/] {scrub(str(exc))}", highlight=False, soft_wrap=True)
+    except Exception as exc:
+        expected = isinstance(exc, CseaugError) or expected_os_error(exc)
+        if debug or not expected:
+            # the traceback helps, and is scrubbed like everything printed
+            console.print(
+                scrub(traceback.format_exc()), highlight=False, soft_wrap=True, markup=False
+            )
+        if not expected:
+            sys.exit(1)
+        message = str(exc) if isinstance(exc, CseaugError) else os_error_message(exc)  # type: ignore[arg-type]
+        console.print(f"[bold red]error:[/] {scrub(message)}", highlight=False, soft_wrap=True)
         sys.exit(2)
-    except Exception:
-        # Not one of ours: the traceback helps, and is scrubbed like everything printed.
-        console.print(scrub(traceback.format_exc()), highlight=False, soft_wrap=True, markup=False)
-        sys.exit(1)

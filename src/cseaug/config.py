@@ -20,8 +20,11 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+import types
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -47,6 +50,26 @@ Method = Literal["sts", "nli", "ski", "osscse", "generate_cse"]
 ViewName = Literal["positive", "intermediate", "negative", "knowledge"]
 
 LLM_METHODS: frozenset[str] = frozenset({"sts", "nli", "ski"})
+
+DATASET_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+"""A dataset name: a plain directory name under ``<root>/datasets``."""
+
+
+def dataset_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a dataset name, or None when it can.
+
+    Example:
+        >>> dataset_name_problem("wiki-sts") is None, dataset_name_problem("../x")[:22]
+        (True, "dataset name '../x' is")
+    """
+    if DATASET_NAME_RE.match(name):
+        return None
+    return (
+        f"dataset name '{name}' is not allowed: use letters, digits, '.', '_' and '-', "
+        "starting with a letter or digit"
+    )
+
+
 PATTERN_METHODS: frozenset[str] = frozenset({"sts", "nli"})
 
 
@@ -758,12 +781,36 @@ for its RFD analysis (appendix, "Training Details"); OssCSE, SKICSE and VAEGPT-S
 every row (0 for every method not listed)."""
 
 
+EXPORT_FORMATS: tuple[str, ...] = ("simcse", "ngcse", "sentence-transformers", "jsonl")
+"""The export formats, in the one spelling :func:`normalize_export_format` returns."""
+
+
+def normalize_export_format(fmt: str) -> str:
+    """The one spelling of an export format: the config's ``sentence_transformers`` and the
+    command line's ``sentence-transformers`` are one format, in any case.
+
+    Raises:
+        ValueError: an unknown format, with the known ones.
+
+    Example:
+        >>> normalize_export_format("sentence_transformers"), normalize_export_format("SimCSE")
+        ('sentence-transformers', 'simcse')
+    """
+    value = fmt.strip().lower().replace("_", "-")
+    if value not in EXPORT_FORMATS:
+        raise ValueError(
+            f"unknown export format '{fmt}'; formats: {', '.join(EXPORT_FORMATS)} "
+            "(sentence_transformers is accepted too)"
+        )
+    return value
+
+
 class ExportConfig(StrictModel):
     """One export written after publishing (docs/dataset-contract.md, "Exports")."""
 
-    format: Literal["simcse", "ngcse", "sentence_transformers", "jsonl"] = Field(
-        description="simcse (CSV), ngcse (JSONL), sentence_transformers (Parquet) or jsonl "
-        "(every view of every row)."
+    format: str = Field(
+        description="simcse (CSV), ngcse (JSONL), sentence-transformers (Parquet; "
+        "sentence_transformers is the same) or jsonl (every view of every row)."
     )
     layout: Literal["auto", "pair", "triplet", "quadruplet", "hybrid"] = Field(
         "auto",
@@ -775,6 +822,11 @@ class ExportConfig(StrictModel):
     @classmethod
     def _format_name_alone(cls, value: Any) -> Any:
         return {"format": value} if isinstance(value, str) else value
+
+    @field_validator("format")
+    @classmethod
+    def _known_format(cls, fmt: str) -> str:
+        return normalize_export_format(fmt)
 
 
 class OutputConfig(StrictModel):
@@ -815,6 +867,27 @@ class OutputConfig(StrictModel):
             return check_root(root)
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
+
+    @field_validator("dataset_name")
+    @classmethod
+    def _plain_dataset_name(cls, name: str | None) -> str | None:
+        problem = dataset_name_problem(name) if name is not None else None
+        if problem:
+            raise ValueError(problem)
+        return name
+
+
+class PublishConfig(StrictModel):
+    """When a finished build may publish (docs/prefect.md, "The publish gate"); not part of
+    the fingerprint: it decides whether data is published, not what the data is."""
+
+    min_generated_share: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="LLM methods (sts, nli, ski) publish only when at least this share of the "
+        "sampled anchors got generated views; every method needs at least one (0: no gate).",
+    )
 
 
 class RunnerConfig(StrictModel):
@@ -890,7 +963,17 @@ class RunConfig(StrictModel):
     generate_cse: GenerateCSEConfig = Field(default_factory=GenerateCSEConfig)
     diagnostics: DiagnosticsConfig = Field(default_factory=DiagnosticsConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
+    publish: PublishConfig = Field(default_factory=PublishConfig)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, name: str) -> str:
+        # the default dataset name: checked here, before any work, not at publish time
+        problem = dataset_name_problem(name)
+        if problem:
+            raise ValueError(problem)
+        return name
 
     @model_validator(mode="after")
     def _sections_for_method(self) -> RunConfig:
@@ -989,10 +1072,11 @@ def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
 
 
 def config_fingerprint(cfg: RunConfig) -> str:
-    """sha256 of everything in the config that changes the data (not ``execution``, ``output.root``
-    nor the vLLM engine's scheduling settings ``llm.vllm``, the Batch API's polling
-    ``llm.batch``, the prices ``llm.price`` or the endpoints' failover timing ``llm.failover``)."""
-    data = cfg.model_dump(mode="json", exclude={"execution"})
+    """sha256 of everything in the config that changes the data (not ``execution``, ``publish``,
+    ``output.root`` nor the vLLM engine's scheduling settings ``llm.vllm``, the Batch API's
+    polling ``llm.batch``, the prices ``llm.price`` or the endpoints' failover timing
+    ``llm.failover``)."""
+    data = cfg.model_dump(mode="json", exclude={"execution", "publish"})
     if data["llm"] is not None:
         data["llm"].pop("vllm")  # engine scheduling: how fast, not what is asked
         data["llm"].pop("circuit_breaker")  # when to stop sending, not what is asked
@@ -1046,13 +1130,60 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     return data
 
 
-def format_validation_error(exc: ValidationError, source: str) -> str:
+def _section_models(annotation: Any) -> list[type[BaseModel]]:
+    """The config models an annotation holds (through ``X | None``, lists and dict values)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    origin = typing.get_origin(annotation)
+    if origin is None:
+        return []
+    args = typing.get_args(annotation)
+    if origin is dict:
+        args = args[1:]
+    elif origin is typing.Annotated:
+        args = args[:1]
+    elif origin not in (list, tuple, typing.Union, types.UnionType):
+        return []
+    return [model for arg in args for model in _section_models(arg)]
+
+
+def known_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The keys the section at ``loc`` (a path of keys and list indices) of ``model`` accepts.
+
+    Example:
+        >>> known_keys(RunConfig, ("sample",))
+        ['size', 'seed', 'include_other']
+    """
+    models = [model]
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        fields = [m.model_fields[part] for m in models if part in m.model_fields]
+        models = [sub for f in fields for sub in _section_models(f.annotation)]
+    return [name for m in models for name in m.model_fields]
+
+
+def _did_you_mean(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str:
+    """``; did you mean 'x'?`` for an unknown key close to a known one, else the empty string."""
+    if model is None or not loc or not isinstance(loc[-1], str):
+        return ""
+    close = difflib.get_close_matches(loc[-1], known_keys(model, loc[:-1]), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def format_validation_error(
+    exc: ValidationError, source: str, model: type[BaseModel] | None = None
+) -> str:
     """One line per problem, each naming the dotted key, for humans (one line in all for one
-    problem). The rejected values are never repeated: they may be secrets."""
+    problem). The rejected values are never repeated: they may be secrets. With ``model``,
+    an unknown key gets the closest known key of its section as a "did you mean"."""
     problems = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        problems.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown key" + _did_you_mean(model, tuple(err["loc"]))
+        problems.append(f"{where}: {message}")
     if len(problems) == 1:
         return f"invalid config {source}: {problems[0]}"
     return "\n".join([f"invalid config {source}:", *(f"  - {p}" for p in problems)])
@@ -1096,7 +1227,7 @@ def load_yaml_model(
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, source)) from exc
+        raise ConfigError(format_validation_error(exc, source, model)) from exc
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:

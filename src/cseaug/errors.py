@@ -6,6 +6,8 @@ traceback.
 
 from __future__ import annotations
 
+import errno
+
 
 class CseaugError(Exception):
     """Base class of every error cseaug raises on purpose."""
@@ -21,6 +23,23 @@ class InputError(CseaugError):
 
 class BackendError(CseaugError):
     """An LLM or model backend cannot be reached or answered unusably."""
+
+
+class PreflightError(CseaugError):
+    """A build cannot start; ``problems`` lists every reason, one line each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = [" ".join(p.split()) for p in problems]  # one line each
+        if len(self.problems) == 1:
+            message = f"the build cannot start: {self.problems[0]}"
+        else:
+            lines = [f"the build cannot start ({len(self.problems)} problems):"]
+            message = "\n".join([*lines, *(f"  - {p}" for p in self.problems)])
+        super().__init__(message)
+
+
+class PublishGateError(CseaugError):
+    """A finished build generated too little to publish (``publish.min_generated_share``)."""
 
 
 class DownloadError(CseaugError):
@@ -56,3 +75,32 @@ def require(module: str, extra: str, purpose: str):
         return importlib.import_module(module)
     except ImportError as exc:
         raise MissingExtraError(module.split(".")[0], extra, purpose) from exc
+
+
+OS_ERROR_HINTS: dict[int, str] = {
+    errno.ENOSPC: "no space left on device: free some space or set output.root to another disk",
+    errno.EDQUOT: "disk quota exceeded: free some space or set output.root to another disk",
+    errno.EACCES: "permission denied: choose a directory this user can write (--set output.root=...)",
+    errno.EPERM: "operation not permitted: choose a directory this user can write",
+    errno.EROFS: "read-only file system: set output.root to a writable disk",
+    errno.ENOENT: "no such file or directory",
+}
+"""The operating-system errors a user can meet (full disk, no permission, ...) and what to do."""
+
+
+def expected_os_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is an operating-system error of :data:`OS_ERROR_HINTS` (printed in one
+    line, without a traceback)."""
+    return isinstance(exc, OSError) and exc.errno in OS_ERROR_HINTS
+
+
+def os_error_message(exc: OSError) -> str:
+    """One line for an operating-system error: what happened, to which file, what to do.
+
+    Example:
+        >>> os_error_message(OSError(errno.ENOSPC, "No space left on device", "storage/x.parquet"))
+        'storage/x.parquet: no space left on device: free some space or set output.root to another disk'
+    """
+    what = OS_ERROR_HINTS.get(exc.errno or 0) or (exc.strerror or str(exc))
+    where = exc.filename if exc.filename is not None else None
+    return f"{where}: {what}" if where is not None else what

@@ -26,8 +26,9 @@ def ski_config(shared_data: Path, tmp_path: Path, **llm: object) -> dict:
 
 
 def test_dry_run_of_a_vllm_config_prints_requests_tokens_and_the_bound(
-    shared_data: Path, tmp_path: Path
+    shared_data: Path, tmp_path: Path, cached_hub_model
 ) -> None:
+    cached_hub_model("meta-llama/Llama-2-7b-chat-hf")  # the dry run checks it can be had
     config = tmp_path / "ski-vllm.yaml"
     config.write_text(
         yaml.safe_dump(

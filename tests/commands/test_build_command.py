@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import pytest
 
 from cseaug.commands.build import refuse_secrets_in_overrides
@@ -19,11 +24,124 @@ def test_an_override_holding_a_secret_is_refused_by_key(monkeypatch: pytest.Monk
     assert key not in str(caught.value) and "environment variable" in str(caught.value)
 
 
+def test_a_build_reports_every_problem_in_seconds_before_prefect_starts(tmp_path: Path) -> None:
+    """Proves 11.1: a real build (not a dry run) with a missing corpus and a missing API key
+    names both, one line each, without a traceback, in seconds; no Prefect server started
+    (no Prefect home was made) and nothing was written."""
+    from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment, run_cseaug
+
+    args = ["build", "--config", str(REPO / "configs" / "demo.yaml")]
+    for override in (
+        f"corpus.path={tmp_path / 'missing.txt'}",
+        "llm.backend=openai",
+        "llm.model=gpt-4o-mini",
+        "llm.api_key_env=CSEAUG_TEST_UNSET_KEY",
+        f"output.root={tmp_path / 'storage'}",
+    ):
+        args += ["--set", override]
+    started = time.perf_counter()
+    with RecordingProxy() as proxy:
+        done = run_cseaug(args, build_environment(tmp_path / "prefect-home", proxy), tmp_path, 120)
+    elapsed = time.perf_counter() - started
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[0] == "error: the build cannot start (2 problems):", done.stderr
+    assert "corpus file not found" in lines[1] and "CSEAUG_TEST_UNSET_KEY" in lines[2]
+    assert len(lines) == 3 and elapsed < 20
+    assert not (tmp_path / "prefect-home").exists() and not (tmp_path / "storage").exists()
+
+
+FULL_DISK_AT_FSYNC = """
+import errno, os, sys
+real_fsync, root = os.fsync, sys.argv.pop(1)
+
+def fsync(fd):
+    path = os.readlink(f"/proc/self/fd/{fd}")
+    if path.startswith(root):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+    real_fsync(fd)
+
+os.fsync = fsync
+from cseaug.cli import main
+main()
+"""
+"""``cseaug`` whose lowest-level write (``os.fsync``) fails under the given root as on a full disk."""
+
+
+@pytest.mark.prefect
+@pytest.mark.slow
+def test_a_full_disk_mid_build_is_one_line(tmp_path: Path) -> None:
+    """Proves 8.9: the disk fills up (ENOSPC) while the flow writes its first shard (every
+    ``os.fsync`` of a file under the storage root fails as the operating system would). The
+    user reads one line naming the file and what to do, exit status 2, and no traceback:
+    Prefect's console log leaves out the traceback of an expected failure."""
+    from tests.fake_openai_server import FakeOpenAIServer
+    from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment
+
+    root = tmp_path / "storage"
+    # the server answers the preflight's endpoint probe
+    with FakeOpenAIServer() as server, RecordingProxy() as proxy:
+        args = ["build", "--config", str(REPO / "configs" / "demo.yaml")]
+        for override in (
+            f"corpus.path={REPO / 'examples' / 'demo_corpus.txt'}",
+            "llm.backend=openai-compatible",
+            f"llm.base_url={server.base_url}",
+            "llm.model=fake",
+            f"output.root={root}",
+        ):
+            args += ["--set", override]
+        done = subprocess.run(
+            [sys.executable, "-c", FULL_DISK_AT_FSYNC, str(root), *args],
+            env=build_environment(tmp_path / "prefect-home", proxy),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr[-3000:]
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert "no space left on device" in line and str(root) in line
+
+
+def test_offline_a_build_of_a_hub_model_fails_in_seconds_and_says_it_once(tmp_path: Path) -> None:
+    """Proves 11.3: with the hub unreachable (here: HF_ENDPOINT on a closed port) and the
+    model not cached, `cseaug build` of the demo config probes once, prints one note and one
+    error (no retries, no traceback) within seconds, before Prefect starts. Measured on the
+    demo with `make run` offline: 77-89 s and 258 lines before, 2.8 s and 3 lines after."""
+    from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment, run_cseaug
+
+    args = ["build", "--config", str(REPO / "configs" / "demo.yaml")]
+    args += ["--set", f"corpus.path={REPO / 'examples' / 'demo_corpus.txt'}"]
+    args += ["--set", f"output.root={tmp_path / 'storage'}"]
+    started = time.perf_counter()
+    with RecordingProxy() as proxy:
+        env = build_environment(
+            tmp_path / "prefect-home",
+            proxy,
+            HF_ENDPOINT="http://127.0.0.1:9",
+            HF_HUB_CACHE=str(tmp_path / "empty-hub-cache"),
+        )
+        for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+            env.pop(name, None)
+        done = run_cseaug(args, env, tmp_path, 120)
+    elapsed = time.perf_counter() - started
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 2 and elapsed < 20, done.stderr
+    assert lines[0].startswith("note: the Hugging Face hub (http://127.0.0.1:9) is unreachable")
+    assert "'Qwen/Qwen2.5-0.5B-Instruct' is not in the local Hugging Face cache" in lines[1]
+    assert "Traceback" not in done.stdout + done.stderr
+    assert not (tmp_path / "prefect-home").exists()
+
+
 def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
-    monkeypatch: pytest.MonkeyPatch, tmp_path
+    monkeypatch: pytest.MonkeyPatch, tmp_path, cached_hub_model
 ) -> None:
     """`--force-new-version` becomes the override output.force_new_version=true of the flow
     run; a summary that reuses a version is printed as the one `unchanged:` line first."""
+    cached_hub_model("Qwen/Qwen2.5-0.5B-Instruct")  # the demo's model passes the preflight
     from typer.testing import CliRunner
 
     import cseaug_prefect.flows.build_hybrid_dataset as flow_module
@@ -54,3 +172,25 @@ def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
     )
     CliRunner().invoke(app, args)
     assert "output.force_new_version=true" not in calls[-1]
+
+
+def test_the_console_leaves_out_only_the_traceback_of_an_expected_failure() -> None:
+    """Prefect's console formatter, wrapped: an expected failure keeps its message and loses
+    its traceback; any other exception keeps both; the record itself is left as it was (other
+    handlers, such as Prefect's log store, still see the traceback)."""
+    import logging
+
+    from cseaug.commands.quiet_logs import WithoutExpectedTraceback
+
+    formatter = WithoutExpectedTraceback(logging.Formatter("%(message)s"))
+
+    def record_of(exc: Exception) -> logging.LogRecord:
+        try:
+            raise exc
+        except Exception:
+            return logging.LogRecord("t", logging.ERROR, __file__, 1, "failed", (), sys.exc_info())
+
+    expected = record_of(ConfigError("bad value"))
+    assert formatter.format(expected) == "failed" and expected.exc_info is not None
+    assert formatter.format(record_of(OSError(28, "No space left on device"))) == "failed"
+    assert "Traceback" in formatter.format(record_of(RuntimeError("a bug")))

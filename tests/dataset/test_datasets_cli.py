@@ -102,6 +102,22 @@ def test_export_writes_the_file_and_explains_what_it_left_out(root: Path, tmp_pa
     assert bad.exit_code != 0
 
 
+@pytest.mark.parametrize("spelling", ["sentence_transformers", "Sentence-Transformers"])
+def test_export_takes_the_config_spelling_of_sentence_transformers(
+    root: Path, spelling: str
+) -> None:
+    """Proves 11.6: the format a config calls ``sentence_transformers`` is accepted on the
+    command line too (one normalising function), and writes the same file."""
+    result = runner.invoke(
+        app,
+        ["export", "wiki-sts/v0001", "--format", spelling, "--layout", "pair", "--root", str(root)],
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        root / "exports" / "wiki-sts" / "v0001" / "sentence-transformers-pair-train.parquet"
+    ).is_file()
+
+
 def test_help_texts() -> None:
     for command in ("versions", "show", "export"):
         result = runner.invoke(app, [command, "--help"])

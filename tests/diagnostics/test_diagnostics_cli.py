@@ -45,6 +45,10 @@ def test_diagnose_writes_beside_the_version_with_manifest_settings(make_version,
     }
     assert summary["cs"]["rows"] == 1 and (out / "mer.png").is_file()
     assert "positive" in result.output
+    # the checks it computed are printed, not only stored in summary.json (issue 11, item 6)
+    assert "Pattern order (positive more similar than intermediate" in result.output
+    assert "MER 2 of 2 rows" in result.output
+    assert "Contamination check skipped" in result.output
     assert list((tmp_path / "cache" / "embeddings").glob("*.sqlite"))
 
     other = tmp_path / "elsewhere"
@@ -59,6 +63,7 @@ def test_diagnose_refuses_unknown_settings_and_versions(make_version, tmp_path):
     version = make_version(ROWS)
     result = runner.invoke(app, ["diagnose", str(version), "--set", "cs_smaple=5"])
     assert isinstance(result.exception, ConfigError) and "cs_smaple" in str(result.exception)
+    assert "did you mean 'cs_sample'?" in str(result.exception)
     result = runner.invoke(app, ["diagnose", "nothing", "--root", str(tmp_path)])
     assert isinstance(result.exception, InputError)
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from cseaug.metrics.histograms import (
+    BAND_GID,
     Histogram,
     MetricValues,
     Panel,
@@ -115,3 +116,27 @@ def test_panels_share_axes_per_metric(tmp_path):
 def test_an_empty_grid_is_an_error():
     with pytest.raises(ValueError, match="at least one panel"):
         draw_panels([])
+
+
+def test_panels_shade_their_bands_and_the_png_holds_every_label(tmp_path):
+    """Proves 11.6: the configured MER / CS bands are drawn (shaded, dashed ends), and the
+    saved PNG is wide and tall enough for the title and labels (nothing cut at the frame:
+    a one-panel figure's long title used to run off both sides)."""
+    from matplotlib.image import imread
+
+    h = Histogram.empty("mer", 20)
+    h.add([0.1, 0.2, 0.3, 0.5, 0.55, 0.9])
+    panel = Panel("positive", "mer", [Series("positive", h)], bands=[(0.15, 0.6)])
+    title = "wiki-osscse/v0001: MER of each view to its anchor, a title longer than one panel"
+    figure = draw_panels([[panel]], title=title)
+    (ax,) = figure.axes
+    (band,) = [p for p in ax.patches if p.get_gid() == BAND_GID]
+    xs = band.get_path().transformed(band.get_patch_transform()).vertices[:, 0]
+    assert (xs.min(), xs.max()) == pytest.approx((0.15, 0.6))
+    assert sorted(line.get_xdata()[0] for line in ax.lines) == pytest.approx([0.15, 0.6])
+
+    renderer = figure.canvas.get_renderer()
+    needed = figure._suptitle.get_window_extent(renderer)
+    png = imread(plot_panels([[panel]], tmp_path / "mer.png", title=title))
+    height, width = png.shape[:2]
+    assert width >= needed.width and height >= figure.get_tightbbox(renderer).height * figure.dpi

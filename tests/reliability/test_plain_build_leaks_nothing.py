@@ -65,6 +65,7 @@ def plain_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlainBuild
             "sample.size": 16,
             "output.root": str(work / "storage"),
             "diagnostics.cs_sample": 16,
+            "publish.min_generated_share": 0,  # half the anchors fail on purpose: publish them
         }
         args = ["build", "--config", str(REPO / "configs" / "demo.yaml")]
         for key, value in overrides.items():

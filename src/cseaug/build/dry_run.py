@@ -25,7 +25,7 @@ from typing import Any
 
 from cseaug.build.stages import make_llm_stage
 from cseaug.config import LLM_METHODS, RunConfig
-from cseaug.corpus.prepare import prepare_corpus
+from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
 from cseaug.llm.estimate import PRICED_BACKENDS, api_costs, estimate
 from cseaug.llm.factory import cuda_visible, resolve_backend
@@ -56,6 +56,7 @@ class RecordingBackend(LLMBackend):
 def estimate_build(cfg: RunConfig) -> dict[str, Any]:
     """Corpus counts and, for LLM methods, requests and tokens the build would spend."""
     prepared = prepare_corpus(cfg.corpus, cfg.sample, cfg.method)
+    warn_short_sample(prepared)
     shard = cfg.execution.shard_size
     out: dict[str, Any] = {
         "corpus_kept": prepared.stats.get("kept", prepared.sample.num_rows + prepared.num_other),

@@ -27,7 +27,7 @@ import pyarrow as pa
 from cseaug import wallclock
 from cseaug.build.run import BuildRun
 from cseaug.build.shard import VIEWS
-from cseaug.corpus.prepare import prepare_corpus
+from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.secrets import scrub_data
 from cseaug.step import merged_results, run_steps
@@ -73,6 +73,7 @@ def plan_build(run: BuildRun) -> PlanRef:
     cfg, store = run.cfg, run.store
     stage_manifest = run.stage.manifest()
     prepared = prepare_corpus(cfg.corpus, cfg.sample, cfg.method)
+    warn_short_sample(prepared)
 
     size = cfg.execution.shard_size
     shards = max(1, -(-prepared.sample.num_rows // size))

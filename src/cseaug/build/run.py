@@ -36,6 +36,7 @@ from cseaug.config import RunConfig, config_fingerprint
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.dataset.shards import RunStore
 from cseaug.errors import InputError
+from cseaug.hashing import json_sha256
 from cseaug.step import Step, close_all, summed_usage
 
 if TYPE_CHECKING:
@@ -46,8 +47,13 @@ PLAN_FILE = "plan.json"
 
 
 def run_id(cfg: RunConfig) -> str:
-    """The run-store name of a build: same config, same store, so a rerun resumes it."""
-    return f"{cfg.dataset_name}-{config_fingerprint(cfg)[:12]}"
+    """The run-store name of a build: same config over the same inputs (corpus, patterns,
+    prompts, models: :func:`~cseaug.build.inputs.input_fingerprints`), same store, so a rerun
+    resumes it; a changed input gets a new store, so no stale shard is reused."""
+    from cseaug.build.inputs import input_fingerprints
+
+    identity = {"config": config_fingerprint(cfg), "inputs": input_fingerprints(cfg)}
+    return f"{cfg.dataset_name}-{json_sha256(identity)[:12]}"
 
 
 def read_plan(plan_path: str | Path) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """``cseaug build``: build and publish a dataset version from a YAML config.
 
 The build runs as the Prefect flow ``build-hybrid-dataset`` so that every run shows in
-Prefect (an ephemeral local server when no ``PREFECT_API_URL`` is set). ``--dry-run`` only
-counts the requests and tokens the build would spend, and publishes nothing.
+Prefect (an ephemeral local server when no ``PREFECT_API_URL`` is set). Before either, the
+preflight (:mod:`cseaug.build.preflight`) checks everything the build needs and reports
+every problem at once. ``--dry-run`` runs the same checks, then counts the requests and
+tokens the build would spend, and publishes nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cseaug import wallclock
+from cseaug.commands.quiet_logs import quiet_expected_tracebacks
 from cseaug.config import load_config, parse_override
 from cseaug.errors import ConfigError
 from cseaug.secrets import holds_secret
@@ -106,6 +109,12 @@ def build(
     set_ = [*set_, "output.force_new_version=true"] if force_new_version else set_
     cfg = load_config(config, set_)
     refuse_secrets_in_overrides(set_)
+    from cseaug.build.preflight import check_before_build
+
+    # every problem at once, in seconds, before any server or flow starts
+    check_before_build(
+        cfg, say=lambda note: console.print(f"note: {note}", highlight=False, soft_wrap=True)
+    )
     if dry_run or cfg.execution.dry_run:
         from cseaug.build.dry_run import estimate_build
 
@@ -113,6 +122,7 @@ def build(
         return
     from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
+    quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
     wallclock.mark(wallclock.FLOW_CALLED)
     print_summary(build_hybrid_dataset(config=str(config), overrides=list(set_)))
 

@@ -36,13 +36,6 @@ RefArgument = Annotated[
 ]
 
 
-class ExportFormatChoice(str, Enum):
-    simcse = "simcse"
-    ngcse = "ngcse"
-    sentence_transformers = "sentence-transformers"
-    jsonl = "jsonl"
-
-
 class SplitChoice(str, Enum):
     train = "train"
     heldout = "heldout"
@@ -236,7 +229,14 @@ def verify_command(ref: RefArgument, root: RootOption = "storage") -> None:
 
 def export_command(
     ref: RefArgument,
-    fmt: Annotated[ExportFormatChoice, typer.Option("--format", help="Trainer the file is for.")],
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="Trainer the file is for: simcse, ngcse, sentence-transformers (also spelled "
+            "sentence_transformers, as in configs) or jsonl.",
+        ),
+    ],
     out: Annotated[
         Path | None,
         typer.Option(
@@ -267,20 +267,21 @@ def export_command(
     """Export a version for SimCSE (CSV), NGCSE (JSONL), sentence-transformers (Parquet) or as
     JSONL with every view."""
     from cseaug.dataset.commit_remote import upload_exports
-    from cseaug.dataset.export import default_export_path, export_version
+    from cseaug.dataset.export import default_export_path, export_version, normalize_format
     from cseaug.dataset.protect import refuse_dataset_path
 
+    fmt = normalize_format(fmt)  # either spelling, before any work
     version_dir = versions.resolve(root, ref)
     upload = out is None and is_uri(root)
     if out is None:
         manifest = versions.read_manifest(version_dir)
         out = default_export_path(
-            default_work_dir(root), manifest["dataset"], manifest["version"], fmt.value,
+            default_work_dir(root), manifest["dataset"], manifest["version"], fmt,
             split.value, layout.value, epoch,
         )  # fmt: skip
     refuse_dataset_path(out, root, "--out")
     result = export_version(
-        version_dir, fmt.value, out, split=split.value, layout=layout.value, epoch=epoch
+        version_dir, fmt, out, split=split.value, layout=layout.value, epoch=epoch
     )
     written = str(result.path)
     if upload:

@@ -89,7 +89,9 @@ def diagnostics_config(
     try:
         return DiagnosticsConfig.model_validate(data), source
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, f"diagnostics settings ({source})")) from exc
+        raise ConfigError(
+            format_validation_error(exc, f"diagnostics settings ({source})", DiagnosticsConfig)
+        ) from exc
 
 
 def diagnose_command(
@@ -168,6 +170,8 @@ def diagnose_command(
             "–" if cs["median"] is None else f"{cs['median']:.3f}",
         )
     Console().print(table)
+    for line in summary.check_lines():  # pattern order, contamination
+        Console().print(line, highlight=False)
     Console().print(f"wrote {', '.join(summary.plots.values())} and summary.json to {where}")
 
 

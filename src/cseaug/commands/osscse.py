@@ -76,7 +76,7 @@ def section(
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, f"section '{name}'")) from exc
+        raise ConfigError(format_validation_error(exc, f"section '{name}'", model)) from exc
 
 
 def read_sentences(path: Path, column: str) -> tuple[pa.Table, pa.Table]:

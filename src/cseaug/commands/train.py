@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 
 from cseaug.commands.build import refuse_secrets_in_overrides
+from cseaug.commands.quiet_logs import quiet_expected_tracebacks
 from cseaug.dataset import versions
 
 
@@ -64,6 +65,8 @@ def train_encoder_command(
     if out is not None:
         refuse_dataset_path(out, root, "--out")
     from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
+
+    quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
 
     record = train_sentence_encoder(
         version=str(version_dir), config=str(config), out=str(out) if out else None,

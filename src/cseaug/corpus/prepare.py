@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +54,8 @@ from cseaug.readers.source import CorpusSource
 
 OTHER_BATCH_ROWS = 65_536
 """Largest batch :meth:`PreparedCorpus.other_batches` yields."""
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -204,6 +207,20 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
         _keys=keys,
         _other_mask=other_mask,
     )
+
+
+def warn_short_sample(prepared: PreparedCorpus) -> None:
+    """Log a warning when the build asked for more sentences than the corpus holds (all of
+    them were taken); a build's plan and its dry run call it, the OssCSE tools (which take
+    every sentence on purpose) do not."""
+    stats = prepared.stats
+    if stats["sample_requested"] > stats["sample_size"]:
+        logger.warning(
+            "sample.size %s is larger than corpus %s: it holds %s sentences after cleaning and "
+            "deduplication, and all %s were taken",
+            f"{stats['sample_requested']:,}", prepared.name, f"{stats['sentences']:,}",
+            f"{stats['sample_size']:,}",
+        )  # fmt: skip
 
 
 def _read_and_clean(

@@ -62,6 +62,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from cseaug.config import EXPORT_FORMATS, normalize_export_format
 from cseaug.dataset import versions
 from cseaug.dataset.atomic import atomic_path
 from cseaug.dataset.export_records import record_export
@@ -74,7 +75,7 @@ ExportFormat = Literal["simcse", "ngcse", "sentence-transformers", "jsonl"]
 Layout = Literal["auto", "pair", "triplet", "quadruplet", "hybrid"]
 SplitChoice = Literal["train", "heldout", "all"]
 
-FORMATS: tuple[str, ...] = ("simcse", "ngcse", "sentence-transformers", "jsonl")
+FORMATS: tuple[str, ...] = EXPORT_FORMATS
 LAYOUTS: tuple[str, ...] = ("auto", "pair", "triplet", "quadruplet", "hybrid")
 SUFFIXES = {
     "simcse": ".csv",
@@ -130,11 +131,12 @@ SCAN_COLUMNS = ["id", "sentence", "split", "method", *EXPORT_VIEWS, "augmentatio
 
 
 def normalize_format(fmt: str) -> str:
-    """``sentence_transformers`` (config spelling) and ``sentence-transformers`` are one format."""
-    value = fmt.replace("_", "-").lower()
-    if value not in FORMATS:
-        raise InputError(f"unknown export format '{fmt}'; formats: {', '.join(FORMATS)}")
-    return value
+    """``sentence_transformers`` and ``sentence-transformers`` are one format
+    (:func:`cseaug.config.normalize_export_format`); an unknown one is an InputError."""
+    try:
+        return normalize_export_format(fmt)
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
 
 
 @dataclass

@@ -34,12 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cseaug.config import DATASET_NAME_RE as NAME_RE
+from cseaug.config import dataset_name_problem
 from cseaug.dataset.store import Store
 from cseaug.errors import InputError
 from cseaug.roots import default_work_dir, is_uri
 
 VERSION_RE = re.compile(r"^v(\d{4,})$")
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 LATEST_FILE = "latest"
 LOCK_FILE = ".lock"
 STAGING_PREFIX = ".staging-"
@@ -75,11 +76,9 @@ def dataset_dir(root: str | Path, name: str) -> Path:
 
 def check_name(name: str) -> str:
     """Raise InputError unless ``name`` is a plain dataset name (letters, digits, ``._-``)."""
-    if not NAME_RE.match(name):
-        raise InputError(
-            f"dataset name '{name}' is not allowed: use letters, digits, '.', '_' and '-', "
-            "starting with a letter or digit"
-        )
+    problem = dataset_name_problem(name)
+    if problem:
+        raise InputError(problem)
     return name
 
 

@@ -125,6 +125,14 @@ class DiagnosticsSummary:
                 row += [_pct(b["share"]) for b in m["bands"]]
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
+        lines += [f"- {line}" for line in self.check_lines()]
+        return "\n".join(lines).rstrip() + "\n"
+
+    def check_lines(self) -> list[str]:
+        """The pattern-order and contamination results in words, one sentence each (the card
+        lists them; ``cseaug diagnose`` prints them)."""
+        s = self.summary
+        lines = []
         checks = [
             f"{metric.upper()} {o['ordered_rows']:,} of {o['eligible_rows']:,} rows ({_pct(o['share'])})"
             for metric, o in s["pattern_order"].items()
@@ -132,20 +140,20 @@ class DiagnosticsSummary:
         ]
         if checks:
             lines.append(
-                "- Pattern order (positive more similar than intermediate, intermediate more than "
+                "Pattern order (positive more similar than intermediate, intermediate more than "
                 f"negative, over the views each row has): {'; '.join(checks)}."
             )
         contamination = s.get("contamination")
         if contamination and "rows" in contamination:
             hits = ", ".join(f"{k}: {v:,}" for k, v in contamination["by_eval_set"].items() if v)
             lines.append(
-                f"- Contamination: {contamination['contaminated_rows']:,} rows "
+                f"Contamination: {contamination['contaminated_rows']:,} rows "
                 f"({_pct(contamination['share'])}) share a sentence with an evaluation set"
                 + (f" ({hits})." if hits else ".")
             )
         elif contamination:
-            lines.append(f"- Contamination check skipped: {contamination['skipped']}.")
-        return "\n".join(lines).rstrip() + "\n"
+            lines.append(f"Contamination check skipped: {contamination['skipped']}.")
+        return lines
 
     def card_markdown(self, prefix: str = "diagnostics") -> str:
         """Markdown for the dataset card; images are linked relative to the version directory."""
@@ -287,7 +295,12 @@ def write_diagnostics(
     plots: dict[str, str] = {}
     for metric in ("mer", "cs"):
         panels = [
-            Panel(view, metric, [Series(view, values[view][metric].histogram, VIEW_COLORS[view])])
+            Panel(
+                view,
+                metric,
+                [Series(view, values[view][metric].histogram, VIEW_COLORS[view])],
+                bands=cfg.bands.get(metric, ()),
+            )
             for view in views
             if values[view][metric].histogram.n
         ]

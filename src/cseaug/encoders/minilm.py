@@ -28,7 +28,8 @@ from urllib.parse import urlsplit
 
 from cseaug.config import MINILM_REVISION
 from cseaug.errors import ConfigError, require
-from cseaug.fetch.catalog import DEFAULT_HF_ENDPOINT, hub_offline
+from cseaug.hub import DEFAULT_ENDPOINT as DEFAULT_HF_ENDPOINT
+from cseaug.hub import hub_offline
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 """The model's Hugging Face id."""

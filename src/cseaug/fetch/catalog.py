@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from cseaug.errors import ConfigError
+from cseaug.hub import hub_endpoint, hub_offline
 
 HF_ENDPOINT_PLACEHOLDER = "{HF_ENDPOINT}"
-DEFAULT_HF_ENDPOINT = "https://huggingface.co"
 MIRROR_ENV = "CSEAUG_DATA_MIRROR"
 """Environment variable holding a base URL that replaces every catalogue URL (``--mirror``)."""
 
@@ -266,17 +266,12 @@ def source_urls(
     """
     if mirror:
         return [f"{mirror.rstrip('/')}/{entry.filename}"]
-    endpoint = (environ.get("HF_ENDPOINT") or DEFAULT_HF_ENDPOINT).rstrip("/")
+    endpoint = hub_endpoint(environ)
     return [
         url.replace(HF_ENDPOINT_PLACEHOLDER, endpoint)
         for url in entry.urls
         if not (hub_offline(environ) and url.startswith(HF_ENDPOINT_PLACEHOLDER))
     ]
-
-
-def hub_offline(environ: Mapping[str, str] = os.environ) -> bool:
-    """Whether ``HF_HUB_OFFLINE`` asks for no Hugging Face hub requests (its URLs are skipped)."""
-    return environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def provides(entry: Entry, path: str) -> bool:

@@ -173,11 +173,17 @@ class Series:
 
 @dataclass
 class Panel:
-    """One axes of a grid: a title and the series of one metric overlaid."""
+    """One axes of a grid: a title, the series of one metric overlaid, and the configured
+    bands of that metric (``diagnostics.bands``, e.g. OssCSE's MER range [0.15, 0.6]) shaded."""
 
     title: str
     metric: Metric
     series: list[Series]
+    bands: Sequence[tuple[float, float]] = ()
+
+
+BAND_GID = "band"
+"""``gid`` of the shaded band areas (how a reader of the figure finds them)."""
 
 
 def _cs_lower_limit(panels: Sequence[Panel]) -> float:
@@ -224,7 +230,8 @@ def draw_panels(
 
     Every MER panel spans [0, 1]; every CS panel spans the same occupied part of [-1, 1];
     the y axis of all panels of a metric has the same limit (:func:`shared_ylimit`), so
-    heights compare across panels as in NGCSE's Figure 7.
+    heights compare across panels as in NGCSE's Figure 7. A panel's bands are shaded, with
+    dashed lines at their ends.
 
     Args:
         grid: rows of panels; None leaves a cell empty.
@@ -284,6 +291,10 @@ def draw_panels(
                         fontsize=6,
                         color=s.color,
                     )
+            for low, high in panel.bands:
+                ax.axvspan(low, high, color="0.5", alpha=0.12, linewidth=0, gid=BAND_GID)
+                for edge in (low, high):
+                    ax.axvline(edge, color="0.35", linestyle="--", linewidth=0.6)
             ax.set_xlim(*xlim[panel.metric])
             ax.set_ylim(0, ymax[panel.metric])
             ax.set_title(panel.title, fontsize=9)
@@ -311,5 +322,6 @@ def plot_panels(
     """
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    draw_panels(grid, **options).savefig(out, format="png")
+    # "tight": the saved area grows to hold every label and title, none is cut at the frame
+    draw_panels(grid, **options).savefig(out, format="png", bbox_inches="tight", pad_inches=0.08)
     return out

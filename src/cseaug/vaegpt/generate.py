@@ -52,6 +52,16 @@ def _batch_seed(seed: int, sentences: Sequence[str]) -> int:
     return int.from_bytes(digest.digest()[:8], "big") & 0x7FFF_FFFF_FFFF_FFFF
 
 
+def generator_problem(path: str | Path) -> str | None:
+    """Why ``path`` is not a trained generator that :meth:`VAEGPTSimGenerator.load` can load, or None."""
+    if (Path(path) / SETTINGS_FILE).is_file():
+        return None
+    return (
+        f"{path} is not a trained VAEGPT-Sim generator (no {SETTINGS_FILE}); train one with "
+        "`cseaug train-vaegpt` and point generate_cse.generator at its best/ or final/ directory"
+    )
+
+
 class VAEGPTSimGenerator:
     """Batched synonym generation with a :class:`~.model.VAEGPTSim`.
 
@@ -83,11 +93,9 @@ class VAEGPTSimGenerator:
     ) -> VAEGPTSimGenerator:
         """Load a generator saved by training (``<output_dir>/best`` or ``final``)."""
         path = Path(path)
-        if not (path / SETTINGS_FILE).is_file():
-            raise ConfigError(
-                f"{path} is not a trained VAEGPT-Sim generator (no {SETTINGS_FILE}); train one with "
-                "`cseaug train-vaegpt` and point generate_cse.generator at its best/ or final/ directory"
-            )
+        problem = generator_problem(path)
+        if problem:
+            raise ConfigError(problem)
         return cls(VAEGPTSim.from_pretrained(path), load_tokenizer(path), config, path)
 
     def identity(self) -> dict[str, Any]:

@@ -1,0 +1,69 @@
+"""The fingerprints of every input a build reads besides its config (issue 8, item 3).
+
+The run store of a build (its finished shards, reused by a rerun) is named by the config's
+fingerprint *and* these: the corpus files' sha256, the pattern source's files, the prompt
+templates, the VAEGPT-Sim generator's files and each translation model's identity. A file
+replaced under the same name changes its fingerprint, so a rebuild never reuses shards made
+from the old one.
+
+A model's identity is the sha256 of its files when it is a local directory, or its hub name
+and the revision in the local Hugging Face cache (``"not cached"`` before its first
+download). The LLM's identity is the response cache's business (:mod:`cseaug.llm.cache`).
+
+Example:
+    >>> from cseaug.config import load_config
+    >>> sorted(input_fingerprints(load_config("configs/demo.yaml")))  # doctest: +SKIP
+    ['corpus', 'patterns', 'prompts']
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cseaug.config import LLM_METHODS, PATTERN_METHODS, RunConfig
+from cseaug.hashing import path_sha256
+from cseaug.hub import cached_file, is_local_name
+
+NOT_CACHED = "not cached"
+
+
+def hub_revision(name: str) -> str:
+    """The commit of hub model ``name`` in the local Hugging Face cache, or :data:`NOT_CACHED`."""
+    found = cached_file(name)
+    if found is None:
+        return NOT_CACHED
+    return Path(found).parent.name  # <cache>/models--org--name/snapshots/<commit>/config.json
+
+
+def model_identity(name: str) -> dict[str, str]:
+    """A local model directory's content sha256, or a hub model's name and cached revision."""
+    if is_local_name(name):
+        return {"path": name, "sha256": path_sha256(Path(name).expanduser())}
+    return {"hub": name, "revision": hub_revision(name)}
+
+
+def input_fingerprints(cfg: RunConfig) -> dict[str, Any]:
+    """Every input of ``cfg`` that is not in the config, by kind (see the module docstring).
+
+    Raises:
+        InputError: an input does not exist (the preflight has said so already).
+    """
+    from cseaug.readers.corpus import open_corpus
+
+    out: dict[str, Any] = {"corpus": open_corpus(cfg.corpus).input_sha256()}
+    if cfg.method in LLM_METHODS:
+        from cseaug.prompts import load_method_prompts
+
+        prompts = load_method_prompts(cfg.method, cfg.generation.prompts_dir)
+        out["prompts"] = {view: template.sha256 for view, template in sorted(prompts.items())}
+    if cfg.method in PATTERN_METHODS and cfg.patterns is not None and cfg.patterns.path:
+        out["patterns"] = path_sha256(cfg.patterns.path)
+    if cfg.method == "osscse":
+        out["translation_models"] = {
+            pivot: [model_identity(name) for name in pair]
+            for pivot, pair in sorted(cfg.backtranslation.pivots.items())
+        }
+    if cfg.method == "generate_cse" and cfg.generate_cse.generator is not None:
+        out["generator"] = path_sha256(cfg.generate_cse.generator)
+    return out

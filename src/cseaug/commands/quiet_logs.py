@@ -1,0 +1,52 @@
+"""Prefect's console without the tracebacks of expected failures.
+
+Prefect logs the traceback of every failed task and flow run on its console handler. For an
+expected failure (a :class:`~cseaug.errors.CseaugError`, a full disk, permission denied) the
+CLI's last line already says what failed and what to do (:func:`cseaug.cli.main`), so the
+commands that run a flow (``cseaug build``, ``cseaug train-encoder``) leave that traceback
+out of the console; Prefect's own log store keeps it, and ``--debug`` (``CSEAUG_DEBUG``)
+shows it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from cseaug.errors import CseaugError, expected_os_error
+
+
+def expected_failure(record: logging.LogRecord) -> bool:
+    """Whether ``record`` carries an expected failure: one the CLI prints in one line."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return exc is not None and (isinstance(exc, CseaugError) or expected_os_error(exc))
+
+
+class WithoutExpectedTraceback(logging.Formatter):
+    """A console formatter that leaves out the traceback of an expected failure (the CLI's
+    last line says what failed and what to do); every other record is formatted as before."""
+
+    def __init__(self, inner: logging.Formatter | None) -> None:
+        super().__init__()
+        self.inner = inner or logging.Formatter()
+
+    def format(self, record: logging.LogRecord) -> str:
+        if not expected_failure(record):
+            return self.inner.format(record)
+        saved = record.exc_info, record.exc_text
+        record.exc_info, record.exc_text = None, None
+        try:
+            return self.inner.format(record)
+        finally:
+            record.exc_info, record.exc_text = saved
+
+
+def quiet_expected_tracebacks() -> None:
+    """Prefect logs the traceback of every failed task and flow on the console; for an
+    expected failure, leave it out there (Prefect's own log store keeps it), unless
+    ``--debug`` (``CSEAUG_DEBUG``) asks for tracebacks."""
+    if os.environ.get("CSEAUG_DEBUG"):
+        return
+    for handler in logging.getLogger().handlers:
+        if not isinstance(handler.formatter, WithoutExpectedTraceback):
+            handler.setFormatter(WithoutExpectedTraceback(handler.formatter))

@@ -1,0 +1,136 @@
+"""The Hugging Face hub: reachable or not, decided once per process; a model without it.
+
+Offline, every library that loads a model from the hub retries on its own (``transformers``
+tries each file several times), so a build spent ~47 s and hundreds of lines of retries
+before failing (issue 11, item 3). :func:`go_offline_unless_reachable` decides once: when
+``HF_HUB_OFFLINE`` is set, or one short request to the hub (~2 s at most) gets no answer,
+it sets ``HF_HUB_OFFLINE`` (and its ``transformers`` / ``datasets`` twins) for the whole
+process, so that no library tries again, and returns the one message to print.
+:func:`model_problem` then says at once whether a model the build needs can be had: a
+local directory, a model in the local Hugging Face cache, or (online) a hub id.
+
+Example:
+    >>> env = {"HF_HUB_OFFLINE": "1"}
+    >>> go_offline_unless_reachable(env) is None, hub_offline(env)
+    (True, True)
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, MutableMapping
+from pathlib import Path
+
+OFFLINE_VARIABLES: tuple[str, ...] = (
+    "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "HF_DATASETS_OFFLINE",
+)
+"""What the Hugging Face libraries read to make no request at all."""
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+"""The hub's address when ``HF_ENDPOINT`` names no mirror."""
+PROBE_TIMEOUT_S = 2.0
+
+
+def hub_offline(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether ``HF_HUB_OFFLINE`` asks for no hub requests."""
+    return environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def hub_endpoint(environ: Mapping[str, str] = os.environ) -> str:
+    """The hub's base URL: ``HF_ENDPOINT`` (a mirror) or huggingface.co."""
+    return (environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+
+def unreachable_reason(endpoint: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+    """Why ``endpoint`` gave no answer within ``timeout_s``, or None when it answered (any HTTP
+    status is an answer). Proxies of the environment are honoured, as the libraries do."""
+    request = urllib.request.Request(endpoint + "/api/models?limit=1", method="HEAD")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s):
+            return None
+    except urllib.error.HTTPError:
+        return None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return str(reason) or type(exc).__name__
+
+
+def go_offline_unless_reachable(
+    environ: MutableMapping[str, str] = os.environ,
+    probe: Callable[[str], str | None] = unreachable_reason,
+) -> str | None:
+    """Decide once whether the hub can be used; offline, say so for the whole process.
+
+    Returns:
+        The message to print once when the probe found the hub unreachable (the offline
+        variables are then set in ``environ``); None when the hub answered or
+        ``HF_HUB_OFFLINE`` was already set (nothing is probed then).
+    """
+    if hub_offline(environ):
+        return None
+    endpoint = hub_endpoint(environ)
+    reason = probe(endpoint)
+    if reason is None:
+        return None
+    for name in OFFLINE_VARIABLES:
+        environ[name] = "1"
+    return (
+        f"the Hugging Face hub ({endpoint}) is unreachable ({reason}): working offline "
+        "(HF_HUB_OFFLINE=1); models must be local directories or in the Hugging Face cache"
+    )
+
+
+def is_local_name(name: str) -> bool:
+    """Whether ``name`` means a local path rather than a hub id (``org/model`` or ``model``).
+
+    Example:
+        >>> [is_local_name(n) for n in ("facebook/wmt19-en-de", "gpt2", "./m", "storage/models/x/best")]
+        [False, False, True, True]
+    """
+    return name.startswith(("/", ".", "~")) or name.count("/") > 1 or Path(name).exists()
+
+
+def cached_file(name: str, filename: str = "config.json") -> str | None:
+    """The path of ``filename`` of hub model ``name`` in the local Hugging Face cache, or None.
+
+    The cache is ``HF_HUB_CACHE`` as set now (huggingface_hub reads it once, on import).
+    """
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # without huggingface_hub nothing can have been cached
+        return None
+    found = try_to_load_from_cache(name, filename, cache_dir=os.environ.get("HF_HUB_CACHE"))
+    return found if isinstance(found, str) else None
+
+
+def in_hub_cache(name: str, filename: str = "config.json") -> bool:
+    """Whether the local Hugging Face cache holds ``filename`` of hub model ``name``."""
+    return cached_file(name, filename) is not None
+
+
+def model_problem(
+    name: str, setting: str, environ: MutableMapping[str, str] = os.environ
+) -> str | None:
+    """Why the model ``name`` (configured at ``setting``) cannot be had, or None.
+
+    A local path must exist; a hub id must be in the local cache when the hub is offline.
+
+    Example:
+        >>> model_problem("./no/such/model", "llm.model")
+        "llm.model: no model directory './no/such/model'"
+    """
+    if is_local_name(name):
+        return (
+            None if Path(name).expanduser().exists() else f"{setting}: no model directory {name!r}"
+        )
+    if not hub_offline(environ) or in_hub_cache(name):
+        return None
+    return (
+        f"{setting}: {name!r} is not in the local Hugging Face cache and the hub is offline; "
+        f"download it where the hub is reachable (`huggingface-cli download {name}`, then copy "
+        f"~/.cache/huggingface), or set {setting} to a local model directory"
+    )

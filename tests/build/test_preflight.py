@@ -1,0 +1,175 @@
+"""The preflight (issue 11, items 1 and 2): every problem of a build, at once, in seconds,
+before any server or flow starts; the dry run checks every stage's models."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cseaug.build.preflight import preflight_problems
+from cseaug.cli import app
+from cseaug.config import load_config
+from tests.fake_openai_server import FakeOpenAIServer
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "configs" / "demo.yaml"
+
+
+@pytest.fixture(scope="module")
+def http_llm() -> Iterator[list[str]]:
+    """Overrides for an OpenAI-compatible endpoint that answers (the loopback server): the
+    backend's own check() probes it."""
+    with FakeOpenAIServer() as server:
+        yield [
+            "llm.backend=openai-compatible",
+            f"llm.base_url={server.base_url}",
+            "llm.model=fake",
+        ]
+
+
+def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
+    """A missing corpus, a missing pattern source and a missing API key are three lines of
+    one report; today a missing key hides the rest."""
+    cfg = load_config(
+        REPO / "configs" / "wiki-sts.yaml",
+        [
+            f"corpus.path={tmp_path / 'no-corpus.txt'}",
+            f"patterns.path={tmp_path / 'no-sts12'}",
+            "llm.backend=openai",
+            "llm.api_key_env=CSEAUG_TEST_UNSET_KEY",
+            f"output.root={tmp_path / 'storage'}",
+        ],
+    )
+    problems = preflight_problems(cfg)
+    assert len(problems) == 3, problems
+    assert "corpus file not found" in problems[0]
+    assert "no-sts12" in problems[1]
+    assert "CSEAUG_TEST_UNSET_KEY" in problems[2]
+    assert not (tmp_path / "storage").exists()  # nothing written
+
+
+def test_a_wrong_column_is_named_before_any_work(tmp_path: Path, http_llm: list[str]) -> None:
+    corpus = tmp_path / "c.csv"
+    corpus.write_text("sentence,label\nA cat sat.,1\n")
+    cfg = load_config(DEMO, [f"corpus.path={corpus}", "corpus.text_column=text", *http_llm])
+    (problem,) = preflight_problems(cfg)
+    assert "corpus.text_column 'text' is not a column" in problem and "sentence, label" in problem
+
+
+def test_an_unwritable_storage_root_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_llm: list[str]
+) -> None:
+    """Permission denied on the storage root (EACCES) is one line naming output.root. The
+    suite may run as root, for whom every directory is writable: access is denied by
+    replacing os.access for the root's directory."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(
+        os, "access", lambda p, mode: False if Path(p) == locked else real_access(p, mode)
+    )
+    cfg = load_config(DEMO, [*http_llm, f"output.root={locked / 'storage'}"])
+    (problem,) = preflight_problems(cfg)
+    assert problem.startswith("output.root") and "permission denied" in problem
+
+
+def write_osscse_config(tmp_path: Path, *overrides: str) -> Path:
+    path = tmp_path / "osscse.yaml"
+    path.write_text(
+        "name: o\nmethod: osscse\n"
+        f"corpus: {{path: {REPO / 'examples' / 'demo_corpus.txt'}}}\n"
+        f"output: {{root: {tmp_path / 'storage'}}}\n"
+    )
+    return path
+
+
+def test_dry_run_of_osscse_resolves_every_model_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Proves 11.2: the dry run of an OssCSE config fails, in seconds and before any work, on
+    a spaCy pipeline that is not installed and on each translation model the offline
+    machine does not have, each with the hint that fixes it (today: exit 0, "0 requests")."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub-cache"))
+    config = write_osscse_config(tmp_path)
+    started = time.perf_counter()
+    result = CliRunner().invoke(
+        app,
+        [
+            "build",
+            "--config",
+            str(config),
+            "--dry-run",
+            "--set",
+            "negation.spacy_model=no_such_pipeline_sm",
+        ],
+    )
+    assert time.perf_counter() - started < 30
+    assert result.exit_code != 0
+    message = str(result.exception)
+    assert "5 problems" in message
+    assert "python -m spacy download no_such_pipeline_sm" in message
+    for name in ("facebook/wmt19-en-de", "facebook/wmt19-de-en", "facebook/wmt19-ru-en"):
+        assert f"'{name}' is not in the local Hugging Face cache" in message
+    assert "huggingface-cli download" in message
+    assert not (tmp_path / "storage").exists()
+
+
+def test_dry_run_of_generate_cse_names_a_missing_generator(tmp_path: Path) -> None:
+    config = tmp_path / "g.yaml"
+    config.write_text(
+        "name: g\nmethod: generate_cse\n"
+        f"corpus: {{path: {REPO / 'examples' / 'demo_corpus.txt'}}}\n"
+        f"generate_cse: {{generator: {tmp_path / 'no-generator'}}}\n"
+        f"output: {{root: {tmp_path / 'storage'}}}\n"
+    )
+    result = CliRunner().invoke(app, ["build", "--config", str(config), "--dry-run"])
+    assert result.exit_code != 0
+    assert "generate_cse.generator" in str(result.exception)
+    assert "cseaug train-vaegpt" in str(result.exception)
+
+
+def test_a_ready_config_passes(tmp_path: Path, http_llm: list[str]) -> None:
+    cfg = load_config(DEMO, [*http_llm, f"output.root={tmp_path / 'storage'}"])
+    assert preflight_problems(cfg) == []
+
+
+def test_a_sample_larger_than_the_corpus_warns_in_the_build_and_the_dry_run(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, http_llm: list[str]
+) -> None:
+    """Proves 11.6: a build (its plan) and its dry run that ask for more sentences than the
+    corpus holds take them all and say how many; the OssCSE tools, which take every sentence
+    on purpose, stay quiet."""
+    from cseaug.build.dry_run import estimate_build
+    from cseaug.build.plan import plan_build
+    from cseaug.build.run import BuildRun
+    from cseaug.commands.osscse import read_sentences
+
+    overrides = [*http_llm, "sample.size=10000", "diagnostics.enabled=false"]
+    cfg = load_config(DEMO, [*overrides, f"output.root={tmp_path / 's'}"])
+    with caplog.at_level("WARNING", logger="cseaug.corpus.prepare"):
+        taken = estimate_build(cfg)["sample"]
+        with BuildRun(cfg) as run:
+            plan_build(run)
+        read_sentences(REPO / "examples" / "demo_corpus.txt", "text")
+    warnings = [r.getMessage() for r in caplog.records if r.name == "cseaug.corpus.prepare"]
+    expected = f"sample.size 10,000 is larger than corpus demo: it holds {taken} sentences"
+    assert len(warnings) == 2 and all(w.startswith(expected) for w in warnings), warnings
+    assert warnings[0].endswith(f"and all {taken} were taken")
+
+
+@pytest.mark.parametrize("backend", ["openai", "openai-batch"])
+def test_an_api_model_is_not_looked_for_in_the_hub_cache(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_llm: list[str]
+) -> None:
+    """Only backends that load the model here (transformers, vLLM) need it in the cache; an
+    API backend's model is the endpoint's business (its check() probes it)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-preflight")
+    endpoint = [o for o in http_llm if not o.startswith("llm.backend=")]
+    cfg = load_config(DEMO, [f"llm.backend={backend}", *endpoint, f"output.root={tmp_path / 's'}"])
+    assert preflight_problems(cfg) == []
