@@ -63,32 +63,27 @@ def run_sampled(
     command: list[str], interval: float = 0.5, **popen: object
 ) -> tuple[subprocess.CompletedProcess, PeakMemory]:
     """Run ``command`` to its end (output captured as text) and measure its peak memory."""
-    process = subprocess.Popen(
+    peak, done, outputs = [0], threading.Event(), {"out": "", "err": ""}
+    with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen
-    )
-    peak = [0]
-    done = threading.Event()
+    ) as process:
 
-    def sample() -> None:
-        while not done.wait(interval):
-            peak[0] = max(peak[0], sum(rss_kib(p) for p in descendants(process.pid)))
+        def sample() -> None:
+            while not done.wait(interval):
+                peak[0] = max(peak[0], sum(rss_kib(p) for p in descendants(process.pid)))
 
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    outputs: dict[str, str] = {}
-    readers = [
-        threading.Thread(target=lambda n=n, s=s: outputs.__setitem__(n, s.read()))
-        for n, s in (("out", process.stdout), ("err", process.stderr))
-    ]
-    for reader in readers:
-        reader.start()
-    _, status, usage = os.wait4(process.pid, 0)
-    for reader in readers:
-        reader.join()
-    done.set()
-    sampler.join()
-    process.returncode = os.waitstatus_to_exitcode(status)
+        threads = [threading.Thread(target=sample, daemon=True)] + [
+            threading.Thread(target=lambda n=n, s=s: outputs.__setitem__(n, s.read()))
+            for n, s in (("out", process.stdout), ("err", process.stderr))
+        ]
+        for thread in threads:
+            thread.start()
+        _, status, usage = os.wait4(process.pid, 0)  # the child's own rusage, for ru_maxrss
+        process.returncode = os.waitstatus_to_exitcode(status)
+        done.set()
+        for thread in threads:
+            thread.join()
     completed = subprocess.CompletedProcess(
-        command, process.returncode, outputs.get("out", ""), outputs.get("err", "")
+        command, process.returncode, outputs["out"], outputs["err"]
     )
     return completed, PeakMemory(peak[0] / 1024, usage.ru_maxrss / 1024)
