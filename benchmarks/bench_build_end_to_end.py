@@ -13,8 +13,10 @@ Then the same command again on the same output root: a warm rebuild with nothing
 Prints wall times, the ratio build / bare loop (target <= 2), the build's breakdown from its
 manifest's ``timings`` (start-up, Prefect's start, sampling, generation, publishing,
 diagnostics, orchestration; the process start before the CLI runs and Prefect's stop after
-the version is committed are what the outside clock adds), the warm rebuild's seconds
-(target <= 10) and ``RATIO`` lines for ``make bench``.
+the version is committed are what the outside clock adds), the build's peak memory
+(``process_memory.py``), the warm rebuild's seconds (target <= 10) with what it said (an
+unchanged rebuild publishes nothing, so it has no manifest of its own) and ``RATIO`` lines
+for ``make bench``.
 
 Prefect: by default the command starts its temporary server as it does out of the box;
 ``--prefect-server`` first starts ``prefect server start`` (not timed) and points the builds
@@ -48,6 +50,7 @@ sys.path[:0] = [str(REPO / "benchmarks"), str(REPO / "tests"), str(REPO)]
 from bench_llm_throughput import minimal_loop  # noqa: E402
 from bench_prefect_share import write_corpus  # noqa: E402
 from fake_openai_server import start_server_process  # noqa: E402
+from process_memory import PeakMemory, run_sampled  # noqa: E402
 from ratio import print_ratio  # noqa: E402
 
 CLI = str(Path(sys.executable).with_name("cseaug"))
@@ -78,7 +81,7 @@ def overrides(args: argparse.Namespace, corpus: Path, root: Path, base_url: str)
         "sample.size": args.samples,
         "llm.backend": "openai-compatible",
         "llm.base_url": base_url,
-        "llm.model": "bench",
+        "llm.model": "fake",  # a name the loopback server lists (the build probes it)
         "llm.concurrency": args.concurrency,
         "output.root": str(root),
     }
@@ -112,16 +115,17 @@ def bare_loop(base_url: str, requests: list, concurrency: int) -> float:
     return time.perf_counter() - started
 
 
-def run_cli(settings: list[str], env: dict[str, str]) -> tuple[float, str]:
+def run_cli(settings: list[str], env: dict[str, str]) -> tuple[float, str, PeakMemory]:
+    """`cseaug build` of wiki-sts with ``settings``: wall seconds, its output, its peak memory."""
     command = [CLI, "build", "--config", str(REPO / "configs" / "wiki-sts.yaml")]
     for item in settings:
         command += ["--set", item]
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
+    done, memory = run_sampled(command, env=env, cwd=REPO)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"cseaug build failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return seconds, done.stderr + done.stdout
+    return seconds, done.stderr + done.stdout, memory
 
 
 def latest_manifest(root: Path) -> dict:
@@ -196,13 +200,14 @@ def main() -> None:
         requests = build_requests(settings)
         bare_loop(server.base_url, requests[: args.concurrency * 4], args.concurrency)  # warm-up
         before = bare_loop(server.base_url, requests, args.concurrency)
-        build, _ = run_cli(settings, env)
+        served = server.stats()["total"]
+        build, _, memory = run_cli(settings, env)
+        sent = server.stats()["total"] - served  # the build's requests, not the bare loops'
         after = bare_loop(server.base_url, requests, args.concurrency)
         timings = latest_manifest(root)["timings"]
-        sent = server.stats()["total"]
-        rebuild, _ = run_cli(settings, env)
-        rebuild_sent = server.stats()["total"] - sent
-        rebuild_timings = latest_manifest(root)["timings"]
+        served = server.stats()["total"]
+        rebuild, rebuild_output, _ = run_cli(settings, env)
+        rebuild_sent = server.stats()["total"] - served
     finally:
         server.stop()
         if prefect_server is not None:
@@ -224,11 +229,9 @@ def main() -> None:
             print(f"    {LABELS[phase]:<34} {timings[phase]:8.2f} s")
     accounted = sum(timings.get(p, 0.0) for p in PHASES)
     print(f"    {'outside them (process start, stop)':<34} {build - accounted:8.2f} s")
-    print(
-        f"  warm rebuild:      {rebuild:8.2f} s  ({rebuild_sent} requests; "
-        + ", ".join(f"{p} {rebuild_timings[p]:.1f}" for p in PHASES if p in rebuild_timings)
-        + ")"
-    )
+    print(f"  peak memory:       {memory}")
+    said = next((line.strip() for line in rebuild_output.splitlines() if "unchanged" in line), "")
+    print(f"  warm rebuild:      {rebuild:8.2f} s  ({rebuild_sent} requests; it said: {said!r})")
     print_ratio("build_end_to_end_vs_bare_loop", build / bare, "wall time; target <= 2")
     print_ratio("warm_rebuild_vs_bare_loop", rebuild / bare, "wall time; target: rebuild <= 10 s")
 

@@ -68,7 +68,7 @@ def write_config(
         "llm": {
             "backend": "openai-compatible",
             "base_url": base_url,
-            "model": "bench",
+            "model": "fake",
             "concurrency": 64,
         },
         "output": {"root": str(root)},
