@@ -120,6 +120,10 @@ def test_rerun_sends_nothing_and_publishes_the_same_data(
     assert second.reused_version == "wiki-sts-test/v0001" and first.reused_version is None
     assert second.message.startswith("unchanged: wiki-sts-test/v0001 already holds this data")
     assert second.as_dict()["reused_version"] == "wiki-sts-test/v0001"
+    # the summary times this run, not the build that made the reused version
+    first_timings = json.loads((first.version_dir / "manifest.json").read_text())["timings"]
+    assert second.timings != first_timings and "diagnostics" not in second.timings
+    assert set(second.timings) >= {"plan", "generate", "publish"}
     dataset = tmp_path / "datasets" / "wiki-sts-test"
     assert sorted(p.name for p in dataset.iterdir() if not p.name.startswith(".")) == [
         "latest",
