@@ -14,7 +14,7 @@ For each it prints the wall time against the ideal (requests x latency / request
 flight: ``concurrency`` x endpoints x shards at once), Prefect's share (the manifest's
 ``prefect_start`` + ``orchestration`` over the wall time), the manifest's breakdown and the
 peak memory (``process_memory.py``: the build's process tree sampled from /proc, and the
-largest single process from ``wait4``), then ``RATIO`` lines (wall / ideal per variant).
+largest single process, its ``VmHWM``), then ``RATIO`` lines (wall / ideal per variant).
 
 Corpus: the 11,914 Wikipedia sentences of ``../shared/data`` repeated until there are 20%
 more lines than samples, every copy after the first numbered (``" (copy 2)"``...) so the

@@ -5,13 +5,15 @@ Two figures, both Linux-only and both from the kernel (no extra package):
 - ``tree_peak_mib``: the largest sum of ``VmRSS`` over the process and every descendant
   (a Prefect temporary server, Dask workers), sampled from ``/proc`` every ``interval``
   seconds while it runs; a peak between two samples can be missed.
-- ``largest_mib``: the kernel's ``ru_maxrss`` from ``os.wait4``: the largest single
-  process among the child and the descendants it waited for, exact but not a sum.
+- ``largest_mib``: the largest ``VmHWM`` (the kernel's own peak resident memory of one
+  process since its ``exec``) among the same processes at the same samples: exact per
+  process, but a process that starts and ends between two samples is missed. (``ru_maxrss``
+  from ``wait4`` is not used: it keeps the parent's resident memory at ``fork``, so a child of
+  a large process, such as a test runner, reported the parent's size.)
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ class PeakMemory:
     def __str__(self) -> str:
         return (
             f"{self.tree_peak_mib:,.0f} MiB (process tree, sampled), "
-            f"{self.largest_mib:,.0f} MiB (largest single process, wait4)"
+            f"{self.largest_mib:,.0f} MiB (largest single process, VmHWM)"
         )
 
 
@@ -48,11 +50,12 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def rss_kib(pid: int) -> int:
-    """Resident memory of one process in KiB (0 once it is gone)."""
+def status_kib(pid: int, field: str) -> int:
+    """One memory ``field`` of ``/proc/<pid>/status`` (``VmRSS``, ``VmHWM``) in KiB; 0 once the
+    process is gone."""
     try:
         for line in (PROC / str(pid) / "status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1])
     except OSError:
         pass
@@ -63,14 +66,17 @@ def run_sampled(
     command: list[str], interval: float = 0.5, **popen: object
 ) -> tuple[subprocess.CompletedProcess, PeakMemory]:
     """Run ``command`` to its end (output captured as text) and measure its peak memory."""
-    peak, done, outputs = [0], threading.Event(), {"out": "", "err": ""}
+    peak, largest, done = [0], [0], threading.Event()
+    outputs = {"out": "", "err": ""}
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen
     ) as process:
 
         def sample() -> None:
             while not done.wait(interval):
-                peak[0] = max(peak[0], sum(rss_kib(p) for p in descendants(process.pid)))
+                tree = descendants(process.pid)
+                peak[0] = max(peak[0], sum(status_kib(p, "VmRSS") for p in tree))
+                largest[0] = max([largest[0]] + [status_kib(p, "VmHWM") for p in tree])
 
         threads = [threading.Thread(target=sample, daemon=True)] + [
             threading.Thread(target=lambda n=n, s=s: outputs.__setitem__(n, s.read()))
@@ -78,12 +84,11 @@ def run_sampled(
         ]
         for thread in threads:
             thread.start()
-        _, status, usage = os.wait4(process.pid, 0)  # the child's own rusage, for ru_maxrss
-        process.returncode = os.waitstatus_to_exitcode(status)
+        process.wait()
         done.set()
         for thread in threads:
             thread.join()
     completed = subprocess.CompletedProcess(
         command, process.returncode, outputs["out"], outputs["err"]
     )
-    return completed, PeakMemory(peak[0] / 1024, usage.ru_maxrss / 1024)
+    return completed, PeakMemory(peak[0] / 1024, largest[0] / 1024)
