@@ -34,37 +34,8 @@ import numpy as np
 from gpu_bench import sentences
 from ratio import print_ratio
 
-
-def export(location: str, target: Path) -> None:
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
-    model = AutoModel.from_pretrained(location).eval()
-    example = AutoTokenizer.from_pretrained(location)(
-        ["a short one", "and a longer second sentence"], return_tensors="pt", padding=True
-    )
-
-    class Hidden(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.model(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    torch.onnx.export(
-        Hidden(),
-        tuple(example[n] for n in names),
-        str(target),
-        input_names=names,
-        output_names=["last_hidden_state"],
-        dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]},
-        opset_version=17,
-        dynamo=False,
-    )
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # the ONNX export the tests use: tests/onnx_export.py
 
 
 def timed(encoder, texts: list[str]) -> float:
@@ -89,6 +60,7 @@ def main() -> int:
     from cseaug.encoders.loading import load_encoder
     from cseaug.encoders.minilm import minilm_location
     from cseaug.encoders.onnx import ONNX_FILE
+    from tests.onnx_export import export_onnx
 
     texts = sentences(args.sentences)
     with tempfile.TemporaryDirectory() as tmp:
@@ -96,7 +68,7 @@ def main() -> int:
         shutil.copytree(minilm_location(), models["torch"])
         (models["torch"] / ONNX_FILE).parent.mkdir(exist_ok=True)
         if not (models["torch"] / ONNX_FILE).is_file():
-            export(str(models["torch"]), models["torch"] / ONNX_FILE)
+            export_onnx(models["torch"], models["torch"] / ONNX_FILE)
         models["onnx int8"] = Path(tmp) / "int8"
         shutil.copytree(models["torch"], models["onnx int8"])
         quantize_dynamic(

@@ -20,6 +20,7 @@ import pytest
 from cseaug.encoders.loading import load_encoder, use_onnx
 from cseaug.encoders.onnx import ONNX_FILE, OnnxEncoder
 from cseaug.errors import ConfigError
+from tests.onnx_export import export_onnx
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
@@ -30,39 +31,13 @@ TEXTS = ["the river flows", "a city council met", "the museum . the bridge , the
 
 @pytest.fixture(scope="module")
 def st_with_onnx(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import torch
     from sentence_transformers import SentenceTransformer, models
-    from transformers import AutoModel, AutoTokenizer
 
     folder = tmp_path_factory.mktemp("st-onnx")
     transformer = models.Transformer(str(tiny_bert), max_seq_length=32)
     pooling = models.Pooling(transformer.get_embedding_dimension(), "mean")
     SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(folder))
-    model = AutoModel.from_pretrained(folder).eval()
-    example = AutoTokenizer.from_pretrained(folder)(["the river", "a city"], return_tensors="pt")
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-
-    class Hidden(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.model(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-
-    (folder / ONNX_FILE).parent.mkdir()
-    torch.onnx.export(
-        Hidden(),
-        tuple(example[n] for n in names),
-        str(folder / ONNX_FILE),
-        input_names=names,
-        output_names=["last_hidden_state"],
-        dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]},
-        opset_version=17,
-        dynamo=False,
-    )
+    export_onnx(folder, folder / ONNX_FILE)
     return folder
 
 
