@@ -24,6 +24,7 @@ from cseaug.errors import BackendError, InputError
 from cseaug.step import Step
 from tests.augment.scripted_backend import ScriptedBackend
 from tests.fake_openai_server import Action, FakeOpenAIServer
+from tests.wiki_sts_config import wiki_sts_config
 
 
 @pytest.fixture()
@@ -33,25 +34,17 @@ def server():
 
 
 def make_config(shared_data: Path, root: Path, base_url: str, **extra) -> RunConfig:
-    data = {
-        "name": "wiki-sts-test",
-        "method": "sts",
-        "corpus": {
-            "name": "wiki",
-            "path": str(shared_data / "wiki" / "wiki1m_for_simcse_first11914.txt"),
-        },
-        "sample": {"size": 130, "seed": 3},
-        "patterns": {"source": "sts12", "path": str(shared_data / "sts12_train")},
-        "llm": {
-            "backend": "openai-compatible",
-            "base_url": base_url,
-            "model": "fake",
-            "concurrency": 8,
-        },
-        "output": {"root": str(root), "exports": ["simcse", "ngcse"]},
-        "execution": {"shard_size": 100},
-        "diagnostics": {"enabled": False},
-    }
+    llm = {"backend": "openai-compatible", "base_url": base_url, "model": "fake", "concurrency": 8}
+    data = wiki_sts_config(
+        shared_data,
+        root,
+        "wiki-sts-test",
+        llm,
+        sample_size=130,
+        seed=3,
+        output={"root": str(root), "exports": ["simcse", "ngcse"]},
+        execution={"shard_size": 100},
+    )
     data.update(extra)
     return RunConfig.model_validate(data)
 

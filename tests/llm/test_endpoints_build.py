@@ -12,6 +12,7 @@ from cseaug.build.local import run_build
 from cseaug.config import RunConfig
 from cseaug.dataset.reader import read_rows
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.wiki_sts_config import wiki_sts_config
 
 
 def test_a_build_whose_endpoint_dies_finishes_on_the_other_and_pays_each_prompt_once(
@@ -20,24 +21,18 @@ def test_a_build_whose_endpoint_dies_finishes_on_the_other_and_pays_each_prompt_
     with FakeOpenAIServer(latency_s=0.02) as a, FakeOpenAIServer(latency_s=0.02) as b:
         a.stop_at_request(15)
         cfg = RunConfig.model_validate(
-            {
-                "name": "wiki-sts-two-endpoints",
-                "method": "sts",
-                "corpus": {
-                    "name": "wiki",
-                    "path": str(shared_data / "wiki" / "wiki1m_for_simcse_first11914.txt"),
-                },
-                "sample": {"size": 40, "seed": 5},
-                "patterns": {"source": "sts12", "path": str(shared_data / "sts12_train")},
-                "llm": {
+            wiki_sts_config(
+                shared_data,
+                tmp_path,
+                "wiki-sts-two-endpoints",
+                {
                     "backend": "openai-compatible",
                     "base_url": [a.base_url, b.base_url],
                     "model": "fake",
                     "concurrency": 8,
                 },
-                "output": {"root": str(tmp_path)},
-                "diagnostics": {"enabled": False},
-            }
+                sample_size=40,
+            )
         )
         summary = run_build(cfg)
 

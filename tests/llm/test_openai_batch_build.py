@@ -20,28 +20,23 @@ from cseaug.build.local import run_build
 from cseaug.config import RunConfig
 from cseaug.dataset.reader import read_rows
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.wiki_sts_config import wiki_sts_config
 
 
 def config(shared_data: Path, root: Path, server: FakeOpenAIServer, backend: str) -> dict:
-    return {
-        "name": "wiki-sts-batch",
-        "method": "sts",
-        "corpus": {
-            "name": "wiki",
-            "path": str(shared_data / "wiki" / "wiki1m_for_simcse_first11914.txt"),
-        },
-        "sample": {"size": 40, "seed": 5},
-        "patterns": {"source": "sts12", "path": str(shared_data / "sts12_train")},
-        "llm": {
+    return wiki_sts_config(
+        shared_data,
+        root,
+        "wiki-sts-batch",
+        {
             "backend": backend,
             "base_url": server.base_url,
             "model": "fake",
             "batch": {"poll_interval_s": 0.01, "max_poll_interval_s": 0.05},
         },
-        "output": {"root": str(root)},
-        "execution": {"shard_size": 100},
-        "diagnostics": {"enabled": False},
-    }
+        sample_size=40,
+        execution={"shard_size": 100},
+    )
 
 
 def build(shared_data: Path, root: Path, server: FakeOpenAIServer, backend: str) -> Path:
