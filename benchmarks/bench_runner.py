@@ -31,9 +31,9 @@ from ratio import print_ratio
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+from cseaug.cli import apply_prefect_defaults  # noqa: E402
+
+apply_prefect_defaults()  # what the CLI gives Prefect, for the flows run in this process
 os.environ.setdefault("CSEAUG_PROGRESS", "0")
 
 SHARED = REPO.parent / "shared"
