@@ -9,8 +9,9 @@ tokens the build would spend, and publishes nothing.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -21,6 +22,9 @@ from cseaug.commands.quiet_logs import quiet_expected_tracebacks
 from cseaug.config import load_config, parse_override
 from cseaug.errors import ConfigError
 from cseaug.secrets import holds_secret
+
+if TYPE_CHECKING:
+    from cseaug_prefect.flows.temporary_server import TemporaryServer
 
 console = Console(stderr=True)
 
@@ -109,13 +113,14 @@ def build(
     set_ = [*set_, "output.force_new_version=true"] if force_new_version else set_
     cfg = load_config(config, set_)
     refuse_secrets_in_overrides(set_)
+    dry_run = dry_run or cfg.execution.dry_run
+    # Prefect's temporary server starts on the other core while the checks run (issue 14)
+    server = None if dry_run or cfg.execution.runner.kind != "local" else temporary_server()
     from cseaug.build.preflight import check_before_build
 
-    # every problem at once, in seconds, before any server or flow starts
-    check_before_build(
-        cfg, say=lambda note: console.print(f"note: {note}", highlight=False, soft_wrap=True)
-    )
-    if dry_run or cfg.execution.dry_run:
+    # every problem at once, in seconds, before the flow starts
+    check_before_build(cfg, say=say)
+    if dry_run:
         from cseaug.build.dry_run import estimate_build
 
         print_estimate(estimate_build(cfg))
@@ -124,7 +129,31 @@ def build(
 
     quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
     wallclock.mark(wallclock.FLOW_CALLED)
+    if server is not None:
+        server.wait_until_ready()  # counted in prefect_start, as Prefect's own start was
     print_summary(build_hybrid_dataset(config=str(config), overrides=list(set_)))
+
+
+def say(note: str) -> None:
+    """One ``note:`` line on the console."""
+    console.print(f"note: {note}", highlight=False, soft_wrap=True)
+
+
+def temporary_server() -> TemporaryServer | None:
+    """Start Prefect's temporary server now when the flow would start one (no
+    ``PREFECT_API_URL``), so that it starts while the preflight runs; None otherwise.
+    A Dask or Ray runner's build leaves it to Prefect (its workers are told the server)."""
+    if os.environ.get("PREFECT_API_URL"):
+        return None  # the normal set-up for repeated builds: nothing to start, nothing to import
+    from cseaug_prefect.flows.temporary_server import start_temporary_server
+
+    server = start_temporary_server()
+    if server is not None:
+        say(
+            f"starting Prefect's temporary server on {server.api_url} for this build; "
+            "a running server saves its start on every build (docs/prefect.md)"
+        )
+    return server
 
 
 def register(app: typer.Typer) -> None:
