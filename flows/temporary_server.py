@@ -44,6 +44,9 @@ SERVER_ENVIRONMENT = {
 }
 """What makes Prefect's server a temporary one: no UI, only the services a temporary server runs."""
 
+DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+"""Requests to this machine's server, never through an HTTP proxy of the environment."""
+
 
 def wanted() -> bool:
     """Whether Prefect would start a temporary server for a flow of this process: no API
@@ -109,7 +112,7 @@ class TemporaryServer:
     def answers(self) -> bool:
         """Whether the server's health check answers 200 now."""
         try:
-            with urllib.request.urlopen(f"{self.api_url}/health", timeout=2) as answer:
+            with DIRECT.open(f"{self.api_url}/health", timeout=2) as answer:
                 return answer.status == 200
         except OSError:
             return False

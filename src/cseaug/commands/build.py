@@ -113,18 +113,17 @@ def build(
     set_ = [*set_, "output.force_new_version=true"] if force_new_version else set_
     cfg = load_config(config, set_)
     refuse_secrets_in_overrides(set_)
-    dry_run = dry_run or cfg.execution.dry_run
-    # Prefect's temporary server starts on the other core while the checks run (issue 14)
-    server = None if dry_run or cfg.execution.runner.kind != "local" else temporary_server()
     from cseaug.build.preflight import check_before_build
 
-    # every problem at once, in seconds, before the flow starts
+    # every problem at once, in seconds, before any server or flow starts
     check_before_build(cfg, say=say)
-    if dry_run:
+    if dry_run or cfg.execution.dry_run:
         from cseaug.build.dry_run import estimate_build
 
         print_estimate(estimate_build(cfg))
         return
+    # Prefect's temporary server starts on the other core while the flow is imported (issue 14)
+    server = temporary_server() if cfg.execution.runner.kind == "local" else None
     from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
     quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
