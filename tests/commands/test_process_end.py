@@ -20,10 +20,13 @@ atexit.register(lambda: sys.stdout.write("atexit ran\\n"))  # left in the buffer
 sys.stdout.write("unflushed output\\n")
 if sys.argv[1] == "thread":
     threading.Thread(target=lambda: (time.sleep(0.3), print("thread finished"))).start()
+if sys.argv[1] == "profiled":
+    import cProfile
+    cProfile.Profile().enable()
 end_process(3)
 """
 """A process that ends through :func:`end_process` with status 3; with ``thread``, while a
-thread that is not a daemon still works."""
+thread that is not a daemon still works; with ``profiled``, under a profiler."""
 
 
 def ending(mode: str) -> subprocess.CompletedProcess[str]:
@@ -62,3 +65,10 @@ def test_the_cseaug_script_ends_through_run_with_the_commands_status() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
     assert done.stdout == "working" and "error: the config is wrong" in done.stderr
+
+
+def test_a_profiled_process_gets_pythons_usual_exit() -> None:
+    """A profiler writes its report after the program ends (``pyinstrument cseaug build``)."""
+    done = ending("profiled")
+    assert done.returncode == 3, done.stderr
+    assert "teardown ran" in done.stderr and "atexit ran" in done.stdout

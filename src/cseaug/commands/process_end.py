@@ -6,8 +6,10 @@ pydantic, pyarrow, pandas, openai, ...): 0.5–0.7 s on the development machine,
 what a build spends outside its phases, for nothing the user sees. :func:`end_process` does
 what matters of Python's own shutdown and skips the rest:
 
-1. it waits as Python does when a thread that is not a daemon still runs: then it lets
-   Python end the process as usual (nothing is cut short);
+1. it lets Python end the process as usual when a thread that is not a daemon still runs
+   (Python waits for it: nothing is cut short), or when a profiler, debugger or coverage
+   tool watches the process (``pyinstrument``, ``cProfile``, ``coverage`` write their
+   report after the program ends);
 2. it runs the ``atexit`` handlers, in Python's order (Prefect's: its log and event workers
    deliver what they hold, its temporary server stops; ``logging``'s: handlers are flushed
    and closed; ``weakref.finalize`` and ``tempfile`` clean-ups);
@@ -35,11 +37,16 @@ def working_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t is not current and t.is_alive() and not t.daemon]
 
 
+def watched() -> bool:
+    """Whether a profiler, debugger or coverage tool watches this process."""
+    return sys.getprofile() is not None or sys.gettrace() is not None
+
+
 def end_process(status: int) -> NoReturn:
     """End this process with exit ``status`` once the ``atexit`` handlers have run, skipping
-    the interpreter's teardown (see the module docstring); a non-daemon thread still running
-    gets Python's usual exit, which waits for it."""
-    if working_threads():
+    the interpreter's teardown (see the module docstring); a non-daemon thread still running,
+    or a profiler watching, gets Python's usual exit."""
+    if working_threads() or watched():
         sys.exit(status)
     atexit._run_exitfuncs()  # what Python runs at exit, in its order; it forgets them after
     for stream in (sys.stdout, sys.stderr):
