@@ -42,15 +42,24 @@ def test_no_server_is_started_when_prefect_has_one_to_talk_to() -> None:
 
 
 FLOW_ON_THE_SERVER = """
-import json, os, sys
+import atexit, json, os, sys
+from prefect.events.worker import EventsWorker
+from prefect.logging.handlers import APILogWorker
 from cseaug_prefect.flows.temporary_server import start_temporary_server
 
+# runs at exit after the server's stop (registered later), before logging's shutdown
+atexit.register(lambda: print(json.dumps({"workers_left": len(APILogWorker._instances)
+                                           + len(EventsWorker._instances)})))
 server = start_temporary_server()
-from prefect import flow  # while the server starts, as the flow's import in `cseaug build`
+from prefect import flow, task  # while the server starts, as the flow's import in `cseaug build`
+
+@task(name="temporary-server-task")
+def forty_two() -> int:
+    return 42
 
 @flow(name="temporary-server-check")
 def answer() -> int:
-    return 42
+    return forty_two()
 
 server.wait_until_ready()
 print(json.dumps({
@@ -59,6 +68,9 @@ print(json.dumps({
     "api_url": os.environ["PREFECT_API_URL"],
     "server_app_imported": "prefect.server.api.server" in sys.modules,
 }))
+from cseaug.commands.process_end import end_process
+
+end_process(0)  # as the `cseaug` script ends
 """
 
 
@@ -67,7 +79,7 @@ print(json.dumps({
 def test_a_flow_runs_on_it_and_it_stops_with_the_process(tmp_path: Path) -> None:
     """A fresh process with no Prefect server (a user's first ``cseaug build``): the server
     starts, a flow runs on it, the process never imports Prefect's server application, and
-    the server is gone when the process has ended."""
+    the server stops at the exit once Prefect has delivered the run's logs and events."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env.update(PREFECT_HOME=str(tmp_path / "prefect-home"), DO_NOT_TRACK="1")
     done = subprocess.run(
@@ -78,9 +90,14 @@ def test_a_flow_runs_on_it_and_it_stops_with_the_process(tmp_path: Path) -> None
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    *_, line, at_exit = done.stdout.strip().splitlines()
+    report = json.loads(line)
     assert report["answer"] == 42
     assert report["api_url"].startswith("http://127.0.0.1:")
     assert report["server_app_imported"] is False
     assert not Path(f"/proc/{report['pid']}").exists()  # stopped (and reaped) at the exit
+    # Prefect's log and event workers delivered what they held before the server stopped
+    # (at the threads' end, which the fast end of the process keeps): nothing left for
+    # logging's shutdown to send to a stopped server (it waited 5 s, and events were lost)
+    assert json.loads(at_exit) == {"workers_left": 0}
     assert "View at" not in done.stderr + done.stdout  # no UI: no link, as Prefect's own
