@@ -101,3 +101,36 @@ def test_a_flow_runs_on_it_and_it_stops_with_the_process(tmp_path: Path) -> None
     # logging's shutdown to send to a stopped server (it waited 5 s, and events were lost)
     assert json.loads(at_exit) == {"workers_left": 0}
     assert "View at" not in done.stderr + done.stdout  # no UI: no link, as Prefect's own
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("raise SystemExit(1)", "ended with exit status 1 before it answered"),
+        ("import time; time.sleep(30)", "did not answer within 1 s"),
+    ],
+)
+def test_a_server_that_does_not_start_is_one_clear_error(
+    monkeypatch: pytest.MonkeyPatch, command: str, said: str
+) -> None:
+    """A server that ends, or does not answer within Prefect's start timeout, is one
+    ``CseaugError`` (the CLI prints it as one line) that says what to do; no server is left."""
+    from prefect.settings import (
+        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
+        temporary_settings,
+    )
+
+    from cseaug.errors import CseaugError
+
+    monkeypatch.setattr(
+        temporary_server, "server_command", lambda port: [sys.executable, "-c", command]
+    )
+    with temporary_settings(updates={PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: 1}):
+        server = temporary_server.TemporaryServer()
+        try:
+            with pytest.raises(CseaugError, match=said) as caught:
+                server.wait_until_ready()
+        finally:
+            server.stop()
+    assert "PREFECT_API_URL" in str(caught.value) and server.process.poll() is not None
+    assert os.environ.get("PREFECT_API_URL") != server.api_url
