@@ -1,12 +1,12 @@
-"""Prefect's temporary server, started by ``cseaug build`` while it checks the build (issue 14).
+"""Prefect's temporary server, started by ``cseaug build`` while it imports the flow (issue 14).
 
 Without ``PREFECT_API_URL``, Prefect starts a temporary local server when the flow makes its
 first client: the client imports Prefect's whole server application (2.7-3.1 s on the
 2-vCPU development machine) only to launch it, a child process imports it again and starts
 it (4.5-8 s), and only then does the flow begin. ``cseaug build`` starts the same server
-itself as soon as it knows that the build will run (:func:`start_temporary_server`): the
-child process starts on the other core while the command runs its preflight and imports the
-flow, and the command never imports the server application: once the server answers
+itself as soon as its preflight has passed (:func:`start_temporary_server`): the child
+process starts on the other core while the command imports the flow, and the command never
+imports the server application: once the server answers
 (:meth:`TemporaryServer.wait_until_ready`), Prefect's client in this process talks to it at
 ``PREFECT_API_URL`` as it would to any running server.
 
@@ -14,8 +14,9 @@ It is Prefect's own temporary server: the command, settings and environment of P
 ``SubprocessASGIServer`` (``prefect.server.api.server``; ``tests/flows/test_temporary_server.py``
 checks that they still agree), its database under ``PREFECT_HOME``, its start timeout
 (``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``), on a free port of 127.0.0.1. It stops
-when the process ends, after Prefect's log and event workers have delivered what they hold,
-as Prefect stops its own (``atexit``, registered before theirs, runs after them).
+when the process ends (``atexit``), as Prefect stops its own: after Prefect's log and event
+workers have delivered what they hold, which they do when the threads end, before the
+``atexit`` handlers (:mod:`cseaug.commands.process_end` keeps that order).
 """
 
 from __future__ import annotations

@@ -131,9 +131,10 @@ def main() -> None:
 
 def run() -> NoReturn:
     """The ``cseaug`` script: :func:`main`, then the end of the process without the
-    interpreter's teardown (:func:`cseaug.commands.process_end.end_process`: the ``atexit``
-    handlers run, standard streams are flushed; 0.5-0.7 s less after a build). A status
-    that is not a number (a message) gets Python's usual exit, which prints it."""
+    interpreter's teardown (:func:`cseaug.commands.process_end.end_process`: threads' exit
+    callbacks and ``atexit`` handlers run, standard streams are flushed; 0.5-0.7 s less
+    after a build). A status that is not a number (a message) gets Python's usual exit,
+    which prints it."""
     try:
         main()
         status = 0

@@ -140,7 +140,7 @@ def say(note: str) -> None:
 
 def temporary_server() -> TemporaryServer | None:
     """Start Prefect's temporary server now when the flow would start one (no
-    ``PREFECT_API_URL``), so that it starts while the preflight runs; None otherwise.
+    ``PREFECT_API_URL``), so that it starts while the flow is imported; None otherwise.
     A Dask or Ray runner's build leaves it to Prefect (its workers are told the server)."""
     if os.environ.get("PREFECT_API_URL"):
         return None  # the normal set-up for repeated builds: nothing to start, nothing to import
