@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import queue
 import subprocess
 import sys
 import textwrap
@@ -20,8 +21,10 @@ import pytest
 
 from cseaug.config import DiagnosticsConfig
 from cseaug.encoders.loading import encoder_from_config
-from cseaug.encoders.worker import EncoderWorker, _portable, _rebuilt
+from cseaug.encoders.store import CachedEncoder
+from cseaug.encoders.worker import EncoderWorker, _Child, _portable, _rebuilt
 from cseaug.errors import ConfigError, MissingExtraError
+from tests.encoders.counting_encoder import CountingEncoder
 
 TEXTS = ["A cat sits on the mat.", "A cat is sitting on a mat.", "Stocks fell sharply today."]
 
@@ -77,6 +80,52 @@ def test_the_worker_gives_this_process_vectors_and_serves_encode_before_its_back
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     local = encoder_from_config(cfg).encode([TEXTS[2], TEXTS[0], TEXTS[2]])
     np.testing.assert_allclose(vectors, local, atol=1e-5)
+
+
+def test_the_child_embeds_each_text_once_serves_requests_first_and_takes_more_threads() -> None:
+    """The child's loop in this process, step by step, with a model that records its input."""
+    torch = pytest.importorskip("torch")
+    model, sent = CountingEncoder(), []
+    child = _Child(_Sent(sent), CachedEncoder(model), DiagnosticsConfig(publish_threads=3))
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    backlog = [f"text {i}" for i in range(600)]
+
+    inbox.put(("prefetch", backlog))
+    inbox.put(("encode", ["text 599", "new"]))
+    child.step(inbox)  # the backlog is taken in
+    child.step(inbox)  # the request is served before it
+    assert model.seen == ["text 599", "new"] and sent[-1][0] == "vectors"
+    child.step(inbox)  # no request waits: one chunk of the backlog
+    assert model.seen[2:] == backlog[:256]
+
+    threads = torch.get_num_threads()
+    try:
+        inbox.put(("generation_done",))
+        child.step(inbox)
+        assert torch.get_num_threads() == 3  # diagnostics.publish_threads
+    finally:
+        torch.set_num_threads(threads)
+    inbox.put(("encode", backlog[:300]))
+    child.step(inbox)
+    assert sent[-1][1].shape == (300, 4)
+    while child.backlog:
+        child.step(inbox)
+    assert sorted(model.seen) == sorted({*backlog, "new"})  # each text once
+
+    inbox.put(("overlap",))
+    child.step(inbox)
+    # asked: text 599, new, text 0..299; ready before generation was done: the first 258
+    assert sent[-1] == (
+        "overlap",
+        {"texts": 302, "before_publish": 258, "after_publish": 44, "waiting": 0},
+    )
+
+
+class _Sent:
+    """The child's end of the pipe, keeping what it sends."""
+
+    def __init__(self, sent: list) -> None:
+        self.send = sent.append
 
 
 def unloadable(tmp_path: Path) -> DiagnosticsConfig:

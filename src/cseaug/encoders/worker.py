@@ -77,7 +77,8 @@ class EncoderWorker:
     """
 
     def __init__(self, cfg: DiagnosticsConfig, cache_dir: str | Path | None) -> None:
-        ours, theirs = socket.socketpair()
+        ours, theirs = socket.socketpair()  # not inherited by other children: EOF when we die
+        # the child runs the cseaug this process runs, also from a source tree
         package_root = str(Path(cseaug.__file__).resolve().parents[1])
         path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
         self._process = subprocess.Popen(
@@ -99,7 +100,7 @@ class EncoderWorker:
         self._lock = threading.Lock()
 
     @property
-    def pid(self) -> int | None:
+    def pid(self) -> int:
         """The child's process id."""
         return self._process.pid
 
@@ -143,7 +144,8 @@ class EncoderWorker:
 
         * ``texts``: distinct texts asked for;
         * ``before_publish``: of those, embedded (or read from the cache) before
-          :meth:`generation_done`, i.e. while the LLM generated;
+          :meth:`generation_done`, i.e. while the LLM generated (all of them when it was
+          never called);
         * ``after_publish``: the rest;
         * ``waiting``: prefetched texts not embedded yet (at the end of a build: texts the
           pass did not need, e.g. anchors whose views failed).
@@ -276,23 +278,27 @@ class _Child:
         self.backlog: collections.deque[str] = collections.deque()
         self.ready: dict[bytes, int] = {}  # text key -> order in which it became ready
         self.handover: int | None = None  # len(ready) when generation was done
-        self.asked: set[bytes] = set()
-        self.asked_before = 0
+        self.asked: set[bytes] = set()  # texts of encode requests
 
     def run(self, inbox: queue.SimpleQueue) -> None:
         while True:
-            if self.backlog:
-                try:
-                    message = inbox.get_nowait()
-                except queue.Empty:
-                    chunk = [self.backlog.popleft() for _ in range(min(CHUNK, len(self.backlog)))]
-                    todo = [t for t in chunk if text_key(t) not in self.ready]
-                    if todo:
-                        self.embed(todo)
-                    continue
-            else:
-                message = inbox.get()
-            self.handle(message)
+            self.step(inbox)
+
+    def step(self, inbox: queue.SimpleQueue) -> None:
+        """Handle the next request, or, when none waits, embed the next chunk of the backlog
+        (with neither: wait for a request)."""
+        if not self.backlog:
+            self.handle(inbox.get())
+            return
+        try:
+            message = inbox.get_nowait()
+        except queue.Empty:
+            chunk = [self.backlog.popleft() for _ in range(min(CHUNK, len(self.backlog)))]
+            todo = [t for t in chunk if text_key(t) not in self.ready]
+            if todo:
+                self.embed(todo)
+            return
+        self.handle(message)
 
     def handle(self, message: tuple) -> None:
         kind = message[0]
@@ -304,13 +310,11 @@ class _Child:
             _set_threads(self.cfg.publish_threads or len(os.sched_getaffinity(0)))
         elif kind == "encode":
             texts = message[1]
-            for key in {text_key(t) for t in texts} - self.asked:
-                self.asked.add(key)
-                if self.handover is not None and self.ready.get(key, self.handover) < self.handover:
-                    self.asked_before += 1
+            self.asked.update(text_key(t) for t in texts)
             self.conn.send(("vectors", self.embed(texts)))
         elif kind == "overlap":
-            before = self.asked_before
+            handover = len(self.ready) if self.handover is None else self.handover
+            before = sum(1 for key in self.asked if self.ready[key] < handover)
             counts = {
                 "texts": len(self.asked),
                 "before_publish": before,
