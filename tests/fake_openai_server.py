@@ -23,7 +23,8 @@ It also speaks the Batch API: ``POST /v1/files`` (upload, purpose ``batch``),
 ``GET /v1/batches/{id}`` and ``GET /v1/batches`` (newest first, ``after``/``limit`` pages of
 at most 100, like the API). While ``state.lose_batch_answers`` is above 0, a batch creation
 creates the batch, then closes the connection without answering (a lost answer) and
-counts it down. A batch
+counts it down; while ``state.refuse_batches`` holds a message, a creation is refused (400)
+and creates nothing. A batch
 moves one status per retrieval, ``validating`` → ``in_progress`` → ``completed``, and stays
 ``in_progress`` while ``state.hold_batches`` is set (a batch still running), and fails
 validation while ``state.fail_batches`` holds a message. On completion
@@ -204,6 +205,7 @@ class ServerState:
     fail_batches: str | None = None
     batch_creations: int = 0
     lose_batch_answers: int = 0
+    refuse_batches: str | None = None
     file_uploads: int = 0
     file_downloads: Counter[str] = field(default_factory=Counter)
     file_deletions: int = 0
@@ -416,6 +418,8 @@ def make_app(state: ServerState) -> web.Application:
         body = await request.json()
         if body.get("input_file_id") not in state.files:
             return web.json_response({"error": {"message": "no such input file"}}, status=400)
+        if state.refuse_batches is not None:
+            return web.json_response({"error": {"message": state.refuse_batches}}, status=400)
         state.batch_creations += 1
         batch = {
             "id": f"batch_{state.batch_creations}",

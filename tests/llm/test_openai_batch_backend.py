@@ -495,3 +495,20 @@ def test_the_lookup_pages_through_newer_batches_and_stops_at_older_ones(
     assert OpenAIBatchBackend._find(client, PendingUpload("file-gone", ("k",), float(now))) is None
     assert server.state.batch_list_pages == 2  # not the 300 older ones
     client.close()
+
+
+def test_a_refused_batch_creation_leaves_no_pending_upload_and_no_file(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    cache = tmp_path / "llm.sqlite"
+    server.state.refuse_batches = "enqueued token limit reached"
+    backend = batch_backend(server, cache)
+
+    with pytest.raises(BackendError, match=r"HTTP 400.*enqueued token limit reached") as raised:
+        backend.generate([ask("refused 1")])
+
+    assert "\n" not in str(raised.value)
+    assert server.state.batch_creations == 0
+    assert server.state.files == {} and server.state.file_deletions == 1
+    assert BatchLedger(cache).pending_uploads(server.base_url) == []
+    backend.close()

@@ -23,7 +23,9 @@ first, down to the file's upload time): the batch made from that file is re-atta
 and only when none exists are its requests submitted (once). ``batches.create`` is not
 retried by the client (it sends no idempotency key, so a retry after a lost answer could
 create a second batch): after a connection error, a timeout or a 5xx the same lookup runs
-before trying again. A batch that ends ``expired`` or ``failed`` is reported (a warning with its reason); its
+before trying again.
+
+A batch that ends ``expired`` or ``failed`` is reported (a warning with its reason); its
 answered requests are kept and the others are submitted again, once per :meth:`generate`
 call; what is still unanswered then (or was in a ``cancelled`` batch: someone stopped it on
 purpose) comes back as a failed response with the reason, like a failed request of the
