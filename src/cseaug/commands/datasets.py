@@ -246,8 +246,8 @@ def versions_command(
         _say(
             warn,
             f"warning: {prefix.url} is not committed (no manifest.json): {_describe(prefix)}; "
-            "its build is still uploading or died (--prune-uncommitted removes it once idle "
-            f"for {uncommitted.describe_age(uncommitted.DEFAULT_IDLE)})",
+            "its build is still uploading or died (--prune-uncommitted removes it once "
+            "unwritten for --older-than, 24h by default)",
         )
     console = Console()
     if not names:
