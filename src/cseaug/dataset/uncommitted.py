@@ -96,7 +96,7 @@ def find_uncommitted(root: str, name: str | None = None) -> list[UncommittedPref
     by dataset and number (one listing of the store)."""
     store = Store.from_root(root)
     grouped: dict[tuple[str, str], dict[str, StoredObject]] = {}
-    under = _prefix(versions.check_name(name), "").rstrip("/") if name else "datasets"
+    under = f"datasets/{versions.check_name(name)}" if name else "datasets"
     for path, entry in store.listing(under).items():
         parts = path.split("/", 3)
         if len(parts) == 4 and NAME_RE.match(parts[1]) and versions.version_number(parts[2]):
@@ -134,9 +134,10 @@ def prune(root: str, prefix: UncommittedPrefix, idle: timedelta, now: datetime) 
     if problem := idle_problem(current, idle, now):
         return problem
     marker = json.dumps({"pid": os.getpid(), "host": os.uname().nodename, "at": str(now)})
-    store.create(f"{relative}/{versions.PRUNED_FILE}", marker.encode())
+    marked = store.create(f"{relative}/{versions.PRUNED_FILE}", marker.encode())
     if store.exists(f"{relative}/{versions.MANIFEST_FILE}"):  # committed meanwhile: not ours
-        store.remove([f"{relative}/{versions.PRUNED_FILE}"])
+        if marked:
+            store.remove([f"{relative}/{versions.PRUNED_FILE}"])
         return "committed since it was listed"
     store.remove(f"{relative}/{path}" for path in current.files)
     return ""
