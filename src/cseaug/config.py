@@ -717,8 +717,16 @@ class DiagnosticsConfig(StrictModel):
         "auto",
         description="'auto': ONNX Runtime (no torch import: loads in under a second; the same vectors, "
         "embedded at ~0.9x torch's speed) for a "
-        "sentence-transformers model with onnx/model.onnx and mean pooling on the CPU, else torch; "
+        "sentence-transformers model with onnx/model.onnx and mean pooling on the CPU when the "
+        "precision is float32 (a CPU with native bfloat16 runs torch's faster bfloat16), else torch; "
         "or force 'torch' / 'onnx'.",
+    )
+    precision: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto",
+        description="Number format of the cosine-similarity encoder: 'auto' is bfloat16 on a CPU with "
+        "native bfloat16 (AMX-BF16 / AVX512-BF16: ~2x faster, cosine within ~0.002, "
+        "benchmarks/bench_encoder_precision.py) and float32 elsewhere; or force 'float32', "
+        "'bfloat16', 'float16' (GPU only). The pattern filter always uses float32.",
     )
     embedding_cache: bool = Field(
         True,

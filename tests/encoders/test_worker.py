@@ -68,6 +68,7 @@ def test_the_worker_gives_this_process_vectors_and_serves_encode_before_its_back
         "waiting": 0,
     }
     assert worker.dimension == 384 and worker.name == "all-MiniLM-L6-v2"
+    precision = worker.precision  # as the child resolved diagnostics.precision
 
     worker.prefetch([f"backlog sentence number {i}" for i in range(5_000)])
     worker.encode(["a sentence asked for now"])  # answered long before the backlog is done
@@ -78,8 +79,9 @@ def test_the_worker_gives_this_process_vectors_and_serves_encode_before_its_back
 
     assert vectors.dtype == np.float32 and vectors.shape == (3, 384)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-    local = encoder_from_config(cfg).encode([TEXTS[2], TEXTS[0], TEXTS[2]])
-    np.testing.assert_allclose(vectors, local, atol=1e-5)
+    local = encoder_from_config(cfg)
+    assert precision == local.precision
+    np.testing.assert_allclose(vectors, local.encode([TEXTS[2], TEXTS[0], TEXTS[2]]), atol=1e-5)
 
 
 def test_the_child_embeds_each_text_once_serves_requests_first_and_takes_more_threads() -> None:

@@ -104,7 +104,8 @@ class DiagnosticsSummary:
         lines += [
             "Similarity of each view to its anchor, as NGCSE's Figure 7: Match Error Rate over "
             "words (lower: more words shared) on every row, cosine similarity with "
-            f"`{cs['encoder']}` {cs_note}. Bins and axes are the same in every panel.",
+            f"`{cs['encoder']}`{_precision_note(cs)} {cs_note}. Bins and axes are the same in "
+            "every panel.",
             "",
         ]
         for metric, name in self.plots.items():
@@ -168,6 +169,12 @@ class DiagnosticsSummary:
             return f"data:image/png;base64,{data}"
 
         return self._markdown(inline)
+
+
+def _precision_note(cs: dict[str, Any]) -> str:
+    """`` (bfloat16)`` when the encoder computed in less than float32 (older summaries: none)."""
+    precision = cs.get("precision", "float32")
+    return "" if precision == "float32" else f" ({precision})"
 
 
 def _first_bands(summary: dict[str, Any], metric: str) -> list[dict[str, Any]]:
@@ -326,6 +333,7 @@ def write_diagnostics(
         "cs": {
             "encoder": cfg.encoder if encoder is None else getattr(encoder, "name", cfg.encoder),
             "pooling": cfg.pooling,
+            "precision": cfg.precision if encoder is None else encoder.precision,
             "rows": int(positions.size),
             "sampled": bool(positions.size < with_views),
             "cs_sample": cfg.cs_sample,

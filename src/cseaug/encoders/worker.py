@@ -93,7 +93,7 @@ class EncoderWorker:
         self._conn = Connection(ours.detach())
         self._conn.send(("start", cfg, None if cache_dir is None else str(cache_dir)))
         self.name = cfg.encoder
-        self._dimension: int | None = None
+        self._model: dict[str, Any] | None = None  # dimension and precision, once loaded
         self._error: BaseException | None = None
         self._error_raised = False
         self._closed = False
@@ -107,10 +107,13 @@ class EncoderWorker:
     @property
     def dimension(self) -> int:
         """The embedding size (waits until the child has loaded the model)."""
-        with self._lock:
-            while self._dimension is None:
-                self._receive()
-            return self._dimension
+        return int(self._loaded()["dimension"])
+
+    @property
+    def precision(self) -> str:
+        """The number format the model computes in, as the child resolved it (waits until
+        the model is loaded)."""
+        return str(self._loaded()["precision"])
 
     def prefetch(self, texts: Sequence[str]) -> None:
         """Have the child embed ``texts`` in the background (in order); returns at once.
@@ -180,6 +183,12 @@ class EncoderWorker:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _loaded(self) -> dict[str, Any]:
+        with self._lock:
+            while self._model is None:
+                self._receive()
+            return self._model
+
     def _send(self, message: tuple, quiet: bool = False) -> None:
         if self._closed:
             raise BackendError("the diagnostics encoder worker is closed")
@@ -220,7 +229,7 @@ class EncoderWorker:
 
     def _take(self, message: tuple) -> None:
         if message[0] == "ready":
-            self._dimension = int(message[1])
+            self._model = message[1]
         elif message[0] == "failed":
             self._error = _rebuilt(message[1])
 
@@ -342,7 +351,7 @@ def serve(conn: Connection) -> None:
     except BaseException as exc:
         conn.send(("failed", _portable(exc)))
         return
-    conn.send(("ready", encoder.dimension))
+    conn.send(("ready", {"dimension": encoder.dimension, "precision": encoder.precision}))
     try:
         _Child(conn, encoder, cfg).run(inbox)
     except BaseException as exc:
