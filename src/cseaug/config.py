@@ -706,12 +706,13 @@ class DiagnosticsConfig(StrictModel):
         description="torch.set_num_threads for encoding on CPU (1 was fastest on 2 vCPUs), also ONNX "
         "Runtime's threads; None keeps the runtime's default.",
     )
-    publish_threads: int | None = Field(
+    publish_threads: Annotated[int, Field(ge=1)] | Literal["all"] | None = Field(
         None,
-        ge=1,
         description="Threads of the torch encoder once generation is over and publishing waits for "
-        "it (the encoder runs in a worker process with torch_threads while the LLM generates); None: "
-        "every core this process may use. ONNX Runtime keeps torch_threads.",
+        "it (the encoder runs in a worker process with torch_threads while the LLM generates): a "
+        "number, 'all' (every core this process may use), or None (keep torch_threads: on a small "
+        "machine shared with other work more threads were slower, docs/performance.md). ONNX "
+        "Runtime keeps torch_threads.",
     )
     runtime: Literal["auto", "torch", "onnx"] = Field(
         "auto",

@@ -8,6 +8,7 @@ randomly initialised BERT ([CLS] pooling).
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 import queue
 import subprocess
@@ -84,11 +85,10 @@ def test_the_worker_gives_this_process_vectors_and_serves_encode_before_its_back
     np.testing.assert_allclose(vectors, local.encode([TEXTS[2], TEXTS[0], TEXTS[2]]), atol=1e-4)
 
 
-def test_the_child_embeds_each_text_once_serves_requests_first_and_takes_more_threads() -> None:
+def test_the_child_embeds_each_text_once_and_serves_requests_before_its_backlog() -> None:
     """The child's loop in this process, step by step, with a model that records its input."""
-    torch = pytest.importorskip("torch")
     model, sent = CountingEncoder(), []
-    child = _Child(_Sent(sent), CachedEncoder(model), DiagnosticsConfig(publish_threads=3))
+    child = _Child(_Sent(sent), CachedEncoder(model), DiagnosticsConfig())
     inbox: queue.SimpleQueue = queue.SimpleQueue()
     backlog = [f"text {i}" for i in range(600)]
 
@@ -100,13 +100,8 @@ def test_the_child_embeds_each_text_once_serves_requests_first_and_takes_more_th
     child.step(inbox)  # no request waits: one chunk of the backlog
     assert model.seen[2:] == backlog[:256]
 
-    threads = torch.get_num_threads()
-    try:
-        inbox.put(("generation_done",))
-        child.step(inbox)
-        assert torch.get_num_threads() == 3  # diagnostics.publish_threads
-    finally:
-        torch.set_num_threads(threads)
+    inbox.put(("generation_done",))
+    child.step(inbox)
     inbox.put(("encode", backlog[:300]))
     child.step(inbox)
     assert sent[-1][1].shape == (300, 4)
@@ -121,6 +116,25 @@ def test_the_child_embeds_each_text_once_serves_requests_first_and_takes_more_th
         "overlap",
         {"texts": 302, "before_publish": 258, "after_publish": 44, "waiting": 0},
     )
+
+
+@pytest.mark.parametrize(
+    ("publish_threads", "expected"),
+    [(None, 1), ("all", len(os.sched_getaffinity(0))), (2, 2)],
+)
+def test_generation_done_sets_the_threads_publish_threads_asks_for(
+    publish_threads: int | str | None, expected: int
+) -> None:
+    torch = pytest.importorskip("torch")
+    cfg = DiagnosticsConfig(publish_threads=publish_threads)
+    child = _Child(_Sent([]), CachedEncoder(CountingEncoder()), cfg)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)  # torch_threads while the LLM generates
+        child.handle(("generation_done",))
+        assert torch.get_num_threads() == expected
+    finally:
+        torch.set_num_threads(threads)
 
 
 class _Sent:

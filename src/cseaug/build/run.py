@@ -162,8 +162,8 @@ class BuildRun:
             self._encoder.prefetch(view_texts(rows))
 
     def generation_done(self) -> None:
-        """Tell the encoder worker, if one runs, that generation is over (it may use every
-        core: ``diagnostics.publish_threads``)."""
+        """Tell the encoder worker, if one runs, that generation is over (it may use more
+        threads: ``diagnostics.publish_threads``)."""
         if self._encoder is not None:
             self._encoder.generation_done()
 

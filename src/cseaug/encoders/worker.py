@@ -14,7 +14,8 @@ works), connected by a socket pair. The build's process never imports torch for 
   them in order, in chunks, with ``diagnostics.torch_threads`` (default 1: the other core
   is the LLM client's);
 * :meth:`~EncoderWorker.generation_done` says the LLM is done: the child then uses
-  ``diagnostics.publish_threads`` (default: every core this process may use);
+  ``diagnostics.publish_threads`` when set (a number, or ``all``: every core this process
+  may use);
 * :meth:`~EncoderWorker.encode` (the :class:`~cseaug.encoders.base.Encoder` protocol) is
   served before the prefetched backlog; a text already embedded comes from the cache, so no
   text is embedded twice;
@@ -316,7 +317,9 @@ class _Child:
         elif kind == "generation_done":
             if self.handover is None:
                 self.handover = len(self.ready)
-            _set_threads(self.cfg.publish_threads or len(os.sched_getaffinity(0)))
+            threads = self.cfg.publish_threads
+            if threads is not None:
+                _set_threads(len(os.sched_getaffinity(0)) if threads == "all" else threads)
         elif kind == "encode":
             texts = message[1]
             self.asked.update(text_key(t) for t in texts)
