@@ -706,6 +706,14 @@ class DiagnosticsConfig(StrictModel):
         description="torch.set_num_threads for encoding on CPU (1 was fastest on 2 vCPUs), also ONNX "
         "Runtime's threads; None keeps the runtime's default.",
     )
+    publish_threads: Annotated[int, Field(ge=1)] | Literal["all"] | None = Field(
+        None,
+        description="Threads of the torch encoder once generation is over and publishing waits for "
+        "it (the encoder runs in a worker process with torch_threads while the LLM generates): a "
+        "number, 'all' (every core this process may use), or None (keep torch_threads: on a small "
+        "machine shared with other work more threads were slower, docs/performance.md). ONNX "
+        "Runtime keeps torch_threads.",
+    )
     runtime: Literal["auto", "torch", "onnx"] = Field(
         "auto",
         description="'auto': ONNX Runtime (no torch import: loads in under a second; the same vectors, "

@@ -44,6 +44,7 @@ from cseaug.diagnostics.patterns import OrderCounts
 from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, present_views, view_cs, view_mer
 from cseaug.encoders.base import Encoder
 from cseaug.encoders.loading import encoder_from_config
+from cseaug.encoders.worker import EncoderWorker
 from cseaug.errors import InputError
 from cseaug.metrics.histograms import MetricValues, Panel, Series, plot_panels
 from cseaug.progress import progress_bar
@@ -337,6 +338,8 @@ def write_diagnostics(
             "sampled": bool(positions.size < with_views),
             "cs_sample": cfg.cs_sample,
             "seed": cfg.seed,
+            # a build's encoder worker: how many texts were embedded while the LLM generated
+            **({"embedding": encoder.overlap()} if isinstance(encoder, EncoderWorker) else {}),
         },
         "bins": {
             "mer": {"range": [0.0, 1.0], "bins": cfg.mer_bins},
