@@ -14,6 +14,10 @@ ARG PYTHON_VERSION=3.11
 
 FROM python:${PYTHON_VERSION}-slim AS builder
 ARG TORCH_VARIANT=cpu
+# The project's extras the image carries: hf (models), spacy (OssCSE negation), s3 (object
+# storage) and dask (execution.runner: dask). Add ray for execution.runner: ray
+# (--build-arg EXTRAS="hf spacy s3 dask ray"; ~200 MB more).
+ARG EXTRAS="hf spacy s3 dask"
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /opt/venv
@@ -31,12 +35,12 @@ RUN torch_version="$(sed -n 's/^torch==\([^+]*\).*/\1/p' constraints.txt)" \
         "torch==${torch_version}+${TORCH_VARIANT}"
 
 # The dependencies in their own layer (they change far less often than the code), read
-# from pyproject.toml: the package itself and its `hf`, `spacy` and `s3` extras, under the
+# from pyproject.toml: the package itself and the extras named by EXTRAS, under the
 # constraints the test suite ran with.
 COPY pyproject.toml ./
-RUN python -c "import tomllib; project = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+RUN python -c "import os, tomllib; project = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
 extras = project['optional-dependencies']; \
-print('\n'.join(project['dependencies'] + extras['hf'] + extras['spacy'] + extras['s3']))" > build-requirements.txt \
+print('\n'.join(project['dependencies'] + [r for name in os.environ['EXTRAS'].split() for r in extras[name]]))" > build-requirements.txt \
  && pip install -c build-constraints.txt -r build-requirements.txt
 
 # The project itself, without dependencies (all installed above).

@@ -13,7 +13,9 @@ Then the same command again on the same output root: a warm rebuild with nothing
 Prints wall times, the ratio build / bare loop (target <= 2), the build's breakdown from its
 manifest's ``timings`` (start-up, Prefect's start, sampling, generation, publishing,
 diagnostics, orchestration; the process start before the CLI runs and Prefect's stop after
-the version is committed are what the outside clock adds), the build's peak memory
+the version is committed are what the outside clock adds), how many of the cosine-similarity
+pass's texts the encoder worker embedded before publishing began (``summary.json`` →
+``cs.embedding``), the build's peak memory
 (``process_memory.py``), the warm rebuild's seconds (target <= 10) with what it said (an
 unchanged rebuild publishes nothing, so it has no manifest of its own) and ``RATIO`` lines
 for ``make bench``.
@@ -26,6 +28,7 @@ Inputs: ``../shared/data`` (the Wikipedia sentences and STS12 train patterns) wh
 else a generated corpus and the paper's pattern examples.
 
     python benchmarks/bench_build_end_to_end.py [--samples 2000] [--latency 0.05] [--prefect-server]
+        [--set KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -93,7 +96,7 @@ def overrides(args: argparse.Namespace, corpus: Path, root: Path, base_url: str)
         values["diagnostics.cs_sample"] = args.cs_sample
     if args.encoder is not None:
         values["diagnostics.encoder"] = args.encoder
-    return [f"{key}={value}" for key, value in values.items()]
+    return [f"{key}={value}" for key, value in values.items()] + args.set
 
 
 def build_requests(settings: list[str]) -> list:
@@ -131,6 +134,13 @@ def run_cli(settings: list[str], env: dict[str, str]) -> tuple[float, str, PeakM
 def latest_manifest(root: Path) -> dict:
     versions = sorted((root / "datasets" / "wiki-sts").glob("v[0-9]*"))
     return json.loads((versions[-1] / "manifest.json").read_text())
+
+
+def latest_cs(root: Path) -> dict:
+    """The ``cs`` part of the latest version's diagnostics summary (empty without diagnostics)."""
+    versions = sorted((root / "datasets" / "wiki-sts").glob("v[0-9]*"))
+    summary = versions[-1] / "diagnostics" / "summary.json"
+    return json.loads(summary.read_text())["cs"] if summary.is_file() else {}
 
 
 def start_prefect_server(home: Path, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
@@ -171,6 +181,13 @@ def main() -> None:
         help="diagnostics.encoder, e.g. a local copy of all-MiniLM-L6-v2 with its onnx/model.onnx",
     )
     parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="one more `cseaug build --set`, e.g. execution.shard_size=500 (repeatable)",
+    )
+    parser.add_argument(
         "--prefect-server",
         action="store_true",
         help="run the builds against a running `prefect server start` (PREFECT_API_URL)",
@@ -205,6 +222,7 @@ def main() -> None:
         sent = server.stats()["total"] - served  # the build's requests, not the bare loops'
         after = bare_loop(server.base_url, requests, args.concurrency)
         timings = latest_manifest(root)["timings"]
+        embedding = latest_cs(root).get("embedding", {})
         served = server.stats()["total"]
         rebuild, rebuild_output, _ = run_cli(settings, env)
         rebuild_sent = server.stats()["total"] - served
@@ -229,6 +247,11 @@ def main() -> None:
             print(f"    {LABELS[phase]:<34} {timings[phase]:8.2f} s")
     accounted = sum(timings.get(p, 0.0) for p in PHASES)
     print(f"    {'outside them (process start, stop)':<34} {build - accounted:8.2f} s")
+    if embedding:
+        print(
+            f"  CS texts embedded: {embedding['texts']:,}, {embedding['before_publish']:,} of them "
+            f"before publishing began (while the LLM generated), {embedding['after_publish']:,} after"
+        )
     print(f"  peak memory:       {memory}")
     said = next((line.strip() for line in rebuild_output.splitlines() if "unchanged" in line), "")
     print(f"  warm rebuild:      {rebuild:8.2f} s  ({rebuild_sent} requests; it said: {said!r})")

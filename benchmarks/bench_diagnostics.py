@@ -135,6 +135,7 @@ class TimedEncoder:
         self.encoder = encoder
         self.name = encoder.name
         self.dimension = encoder.dimension
+        self.precision = encoder.precision
         self.seconds = 0.0
 
     def encode(self, texts):

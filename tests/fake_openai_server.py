@@ -19,14 +19,20 @@ highest number of requests in flight at once is recorded, as are the last body a
 ``Authorization`` header received per content.
 
 It also speaks the Batch API: ``POST /v1/files`` (upload, purpose ``batch``),
-``GET /v1/files/{id}/content``, ``POST /v1/batches`` and ``GET /v1/batches/{id}``. A batch
+``GET /v1/files/{id}/content``, ``DELETE /v1/files/{id}``, ``POST /v1/batches``,
+``GET /v1/batches/{id}`` and ``GET /v1/batches`` (newest first, ``after``/``limit`` pages of
+at most 100, like the API). While ``state.lose_batch_answers`` is above 0, a batch creation
+creates the batch, then closes the connection without answering (a lost answer) and
+counts it down; while ``state.refuse_batches`` holds a message, a creation is refused (400)
+and creates nothing. A batch
 moves one status per retrieval, ``validating`` → ``in_progress`` → ``completed``, and stays
 ``in_progress`` while ``state.hold_batches`` is set (a batch still running), and fails
 validation while ``state.fail_batches`` holds a message. On completion
 each line is answered by the same scripts and policy as a chat request; a line whose action
 is ``hang`` is never run: the batch ends ``expired`` with ``batch_expired`` in its error file.
-Batch creations, file uploads and downloads are counted (``batch_creations``,
-``file_uploads``, ``file_downloads``).
+Batch creations, file uploads, downloads and deletions and batch list pages are counted
+(``batch_creations``, ``file_uploads``, ``file_downloads``, ``file_deletions``,
+``batch_list_pages``).
 
 The server runs in a background thread (``FakeOpenAIServer``) or, where the client
 itself is measured and must not share a CPU with the server, in a separate process
@@ -198,8 +204,12 @@ class ServerState:
     hold_batches: bool = False
     fail_batches: str | None = None
     batch_creations: int = 0
+    lose_batch_answers: int = 0
+    refuse_batches: str | None = None
     file_uploads: int = 0
     file_downloads: Counter[str] = field(default_factory=Counter)
+    file_deletions: int = 0
+    batch_list_pages: int = 0
 
     def next_action(self, content: str, body: dict) -> Action:
         queue = self.scripts.get(content)
@@ -408,6 +418,8 @@ def make_app(state: ServerState) -> web.Application:
         body = await request.json()
         if body.get("input_file_id") not in state.files:
             return web.json_response({"error": {"message": "no such input file"}}, status=400)
+        if state.refuse_batches is not None:
+            return web.json_response({"error": {"message": state.refuse_batches}}, status=400)
         state.batch_creations += 1
         batch = {
             "id": f"batch_{state.batch_creations}",
@@ -420,7 +432,36 @@ def make_app(state: ServerState) -> web.Application:
             "metadata": body.get("metadata"),
         }
         state.batches[batch["id"]] = batch
+        if state.lose_batch_answers > 0:
+            state.lose_batch_answers -= 1
+            assert request.transport is not None
+            request.transport.close()
         return web.json_response(batch)
+
+    async def list_batches(request: web.Request) -> web.Response:
+        state.batch_list_pages += 1
+        newest_first = list(reversed(state.batches.values()))  # in creation order
+        ids = [batch["id"] for batch in newest_first]
+        after = request.query.get("after")
+        start = ids.index(after) + 1 if after in ids else 0
+        limit = min(int(request.query.get("limit", "20")), 100)
+        page = newest_first[start : start + limit]
+        return web.json_response(
+            {
+                "object": "list",
+                "data": page,
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None,
+                "has_more": start + limit < len(ids),
+            }
+        )
+
+    async def delete_file(request: web.Request) -> web.Response:
+        file_id = request.match_info["file_id"]
+        if state.files.pop(file_id, None) is None:
+            return web.json_response({"error": {"message": f"no file {file_id}"}}, status=404)
+        state.file_deletions += 1
+        return web.json_response({"id": file_id, "object": "file", "deleted": True})
 
     async def retrieve_batch(request: web.Request) -> web.Response:
         batch = state.batches.get(request.match_info["batch_id"])
@@ -435,7 +476,9 @@ def make_app(state: ServerState) -> web.Application:
     app.router.add_get("/stats", stats)
     app.router.add_post("/v1/files", upload_file)
     app.router.add_get("/v1/files/{file_id}/content", file_content)
+    app.router.add_delete("/v1/files/{file_id}", delete_file)
     app.router.add_post("/v1/batches", create_batch)
+    app.router.add_get("/v1/batches", list_batches)
     app.router.add_get("/v1/batches/{batch_id}", retrieve_batch)
     return app
 

@@ -706,12 +706,28 @@ class DiagnosticsConfig(StrictModel):
         description="torch.set_num_threads for encoding on CPU (1 was fastest on 2 vCPUs), also ONNX "
         "Runtime's threads; None keeps the runtime's default.",
     )
+    publish_threads: Annotated[int, Field(ge=1)] | Literal["all"] | None = Field(
+        None,
+        description="Threads of the torch encoder once generation is over and publishing waits for "
+        "it (the encoder runs in a worker process with torch_threads while the LLM generates): a "
+        "number, 'all' (every core this process may use), or None (keep torch_threads: on a small "
+        "machine shared with other work more threads were slower, docs/performance.md). ONNX "
+        "Runtime keeps torch_threads.",
+    )
     runtime: Literal["auto", "torch", "onnx"] = Field(
         "auto",
         description="'auto': ONNX Runtime (no torch import: loads in under a second; the same vectors, "
         "embedded at ~0.9x torch's speed) for a "
-        "sentence-transformers model with onnx/model.onnx and mean pooling on the CPU, else torch; "
+        "sentence-transformers model with onnx/model.onnx and mean pooling on the CPU when the "
+        "precision is float32 (a CPU with native bfloat16 runs torch's faster bfloat16), else torch; "
         "or force 'torch' / 'onnx'.",
+    )
+    precision: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto",
+        description="Number format of the cosine-similarity encoder: 'auto' is bfloat16 on a CPU with "
+        "native bfloat16 (AMX-BF16 / AVX512-BF16: ~2x faster, cosine within ~0.002, "
+        "benchmarks/bench_encoder_precision.py) and float32 elsewhere; or force 'float32', "
+        "'bfloat16', 'float16' (GPU only). The pattern filter always uses float32.",
     )
     embedding_cache: bool = Field(
         True,

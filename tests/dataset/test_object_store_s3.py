@@ -2,7 +2,8 @@
 
 A build publishes to ``s3://bucket/prefix``; ``cseaug versions``, ``show``, ``verify`` and
 ``export`` and ``datasets.load_dataset`` read it there; a publish that dies before its
-manifest leaves no visible version; two publishes that race for one name get two names,
+manifest leaves no visible version, and ``cseaug versions`` warns about its prefix and
+``--prune-uncommitted`` empties it once it is old enough; two publishes that race for one name get two names,
 because the server refuses the second conditional write (``If-None-Match: *``).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,7 @@ from typer.testing import CliRunner
 
 from cseaug.build.local import run_build
 from cseaug.cli import app
-from cseaug.dataset import commit_remote, versions
+from cseaug.dataset import commit_remote, uncommitted, versions
 from cseaug.dataset.staging import publish_version
 from cseaug.dataset.store import Store
 from cseaug.errors import InputError
@@ -175,3 +177,53 @@ def test_two_concurrent_publishes_claim_different_names(
     assert not errors, errors
     assert sorted(results.values()) == ["v0001", "v0002"]
     assert versions.list_versions(s3_root, "demo") == ["v0001", "v0002"]
+
+
+def test_an_abandoned_prefix_is_listed_and_pruned_on_s3(
+    s3_root: str, manifest, rows_factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    published = publish_version([rows_factory(3, 3)], root=s3_root, name="demo", manifest=manifest)
+    store = Store.from_root(s3_root)
+    committed = {
+        p: store.sha256(f"datasets/demo/v0001/{p}") for p in store.find("datasets/demo/v0001")
+    }
+    real_create = Store.create
+
+    def crash_at_the_manifest(self: Store, relative: str, data: bytes) -> bool:
+        if relative.endswith(versions.MANIFEST_FILE):
+            raise ConnectionError("the build died here")
+        return real_create(self, relative, data)
+
+    monkeypatch.setattr(Store, "create", crash_at_the_manifest)
+    with pytest.raises(ConnectionError):
+        publish_version([rows_factory(4, 4)], root=s3_root, name="demo", manifest=manifest)
+    monkeypatch.setattr(Store, "create", real_create)
+    [dead] = uncommitted.find_uncommitted(s3_root)
+    assert (dead.dataset, dead.version) == ("demo", "v0002")
+    assert "data/train-00000-of-00001.parquet" in dead.files and dead.size > 0
+    listed = runner.invoke(app, ["versions", "--root", s3_root])
+    assert listed.exit_code == 0, listed.output
+    assert published.version == "v0001" and "demo\tv0001 (latest)" in listed.output
+    assert f"warning: {s3_root}/datasets/demo/v0002 is not committed" in listed.output
+    assert f"{len(dead.files)} files" in listed.output
+
+    # just died: a prune on the real clock keeps it, as it would keep a slow live upload
+    kept = runner.invoke(app, ["versions", "demo", "--root", s3_root, "--prune-uncommitted"])
+    assert f"kept {s3_root}/datasets/demo/v0002: last written" in kept.output, kept.output
+    assert set(store.find("datasets/demo/v0002")) == {".claim", *dead.files}
+
+    # two days later (S3 times cannot be backdated: the clock is moved on instead)
+    later = uncommitted.utc_now() + timedelta(days=2)
+    monkeypatch.setattr(uncommitted, "utc_now", lambda: later)
+    dry = runner.invoke(app, ["versions", "--root", s3_root, "--prune-uncommitted", "--dry-run"])
+    assert f"would remove {s3_root}/datasets/demo/v0002" in dry.output, dry.output
+    assert set(store.find("datasets/demo/v0002")) == {".claim", *dead.files}
+    pruned = runner.invoke(app, ["versions", "--root", s3_root, "--prune-uncommitted"])
+    assert pruned.exit_code == 0, pruned.output
+    assert f"removed {s3_root}/datasets/demo/v0002" in pruned.output
+    assert store.find("datasets/demo/v0002") == [".claim", ".pruned"]
+    assert {
+        p: store.sha256(f"datasets/demo/v0001/{p}") for p in store.find("datasets/demo/v0001")
+    } == committed
+    again = publish_version([rows_factory(2, 2)], root=s3_root, name="demo", manifest=manifest)
+    assert again.version == "v0003"  # the pruned number is not claimed again

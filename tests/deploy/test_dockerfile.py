@@ -34,6 +34,14 @@ def runs(stage: list[Instruction]) -> list[str]:
     return [instruction.arguments for instruction in stage if instruction.keyword == "RUN"]
 
 
+def build_arg(stage: list[Instruction], name: str) -> str:
+    """The default of the stage's ``ARG name="..."``."""
+    for instruction in stage:
+        if instruction.keyword == "ARG" and instruction.arguments.startswith(f"{name}="):
+            return shlex.split(instruction.arguments.partition("=")[2])[0]
+    raise AssertionError(f"no ARG {name} in the stage")
+
+
 def test_two_stages_and_the_runtime_takes_only_the_venv() -> None:
     assert BUILDER[0].arguments.endswith("AS builder")
     assert RUNTIME[0].arguments.endswith("AS runtime")
@@ -131,6 +139,7 @@ def run_builder_steps(workdir: Path, torch_variant: str) -> list[list[str]]:
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
         "PIP_LOG": str(workdir / "pip.log"),
         "TORCH_VARIANT": torch_variant,  # a build ARG is an environment variable of RUN
+        "EXTRAS": build_arg(BUILDER, "EXTRAS"),
     }
     for command in runs(BUILDER)[1:3]:
         subprocess.run(["sh", "-ec", command], cwd=workdir, env=env, check=True)
@@ -162,5 +171,7 @@ def test_builder_steps_pin_torch_of_the_variant_and_read_the_requirements(
     )
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    expected = project["dependencies"] + extras["hf"] + extras["spacy"] + extras["s3"]
+    expected = project["dependencies"] + [
+        requirement for name in ("hf", "spacy", "s3", "dask") for requirement in extras[name]
+    ]
     assert (tmp_path / "build-requirements.txt").read_text().splitlines() == expected

@@ -10,6 +10,7 @@ class CountingEncoder:
 
     name = "counting"
     dimension = 4
+    precision = "float32"
 
     def __init__(self) -> None:
         self.seen: list[str] = []

@@ -16,11 +16,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import openai
 import pytest
 
 from cseaug.config import BatchAPIConfig, LLMConfig, RunConfig, config_fingerprint
 from cseaug.errors import BackendError
-from cseaug.llm.batch_ledger import BatchLedger
+from cseaug.llm.batch_ledger import BatchLedger, PendingUpload
 from cseaug.llm.cache import CachedBackend, request_hash
 from cseaug.llm.factory import make_backend
 from cseaug.llm.openai_backend import OpenAIBackend
@@ -366,3 +367,148 @@ def test_a_batch_whose_answers_were_partly_stored_is_read_for_the_rest(
     assert [r.cached for r in responses] == [True, True, False, False]
     assert [r.text for r in responses] == [f"echo: part {i}" for i in range(4)]
     assert server.state.batch_creations == 1
+
+
+_KILL_AROUND_CREATE = """
+import os, signal, sys
+from openai.resources.batches import Batches
+from cseaug.config import LLMConfig
+from cseaug.llm.base import ChatRequest
+from cseaug.llm.factory import make_backend
+
+create = Batches.create
+def killed_around_create(self, *args, **kwargs):
+    if sys.argv[3] == "after":
+        create(self, *args, **kwargs)  # the batch exists at OpenAI, and is paid for
+    os.kill(os.getpid(), signal.SIGKILL)
+Batches.create = killed_around_create
+
+cfg = LLMConfig(backend="openai-batch", model="fake-model", base_url=sys.argv[1], max_tokens=32,
+                batch={"poll_interval_s": 0.01, "max_poll_interval_s": 0.05})
+backend = make_backend(cfg, cache_path=sys.argv[2])
+messages = lambda c: ({"role": "system", "content": "Be brief."}, {"role": "user", "content": c})
+backend.generate([ChatRequest(f"window {i}", messages(f"window {i}")) for i in range(6)])
+"""
+
+
+def _killed_around_create(server: FakeOpenAIServer, cache: Path, when: str) -> None:
+    """Run a build in a process that SIGKILLs itself ``when`` (before/after) batches.create."""
+    child = subprocess.run(
+        [sys.executable, "-c", _KILL_AROUND_CREATE, server.base_url, str(cache), when],
+        env={**os.environ, "OPENAI_API_KEY": KEY},
+        timeout=60,
+    )
+    assert child.returncode == -signal.SIGKILL
+
+
+def test_a_build_killed_right_after_batches_create_reattaches_and_pays_once(
+    server: FakeOpenAIServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = tmp_path / "llm.sqlite"
+    _killed_around_create(server, cache, "after")
+    assert server.state.batch_creations == 1  # created, never recorded as a batch
+
+    with caplog.at_level(logging.WARNING, logger="cseaug.llm.openai_batch_backend"):
+        resumed = batch_backend(server, cache)
+        responses = resumed.generate([ask(f"window {i}") for i in range(6)])
+
+    assert [r.text for r in responses] == [f"echo: window {i}" for i in range(6)]
+    assert server.state.batch_creations == 1  # found by its input file: nothing paid twice
+    assert server.state.file_uploads == 1
+    assert all(server.counts[f"window {i}"] == 1 for i in range(6))
+    assert "re-attaching to batch batch_1" in caplog.text
+    assert "stopped before recording it" in caplog.text
+    resumed.close()
+    ledger = BatchLedger(cache)
+    assert ledger.open_batches(server.base_url) == ledger.pending_uploads(server.base_url) == []
+    ledger.close()
+
+
+def test_an_upload_killed_before_batches_create_is_submitted_once_and_its_file_deleted(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    cache = tmp_path / "llm.sqlite"
+    _killed_around_create(server, cache, "before")
+    assert (server.state.batch_creations, server.state.file_uploads) == (0, 1)
+
+    resumed = batch_backend(server, cache)
+    responses = resumed.generate([ask(f"window {i}") for i in range(6)])
+
+    assert [r.text for r in responses] == [f"echo: window {i}" for i in range(6)]
+    assert server.state.batch_creations == 1
+    assert "file-1" not in server.state.files and server.state.file_deletions == 1
+    resumed.close()
+    assert BatchLedger(cache).pending_uploads(server.base_url) == []
+
+
+def test_a_lost_answer_to_batches_create_is_looked_up_not_created_again(
+    server: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.state.lose_batch_answers = 1  # created at the server, the answer never arrives
+    waits: list[float] = []
+    backend = OpenAIBatchBackend(
+        "fake-model",
+        {"max_tokens": 8},
+        ledger_path=None,
+        base_url=server.base_url,
+        batch=BatchAPIConfig(**FAST),
+        sleep=waits.append,
+    )
+
+    with caplog.at_level(logging.WARNING, logger="cseaug.llm.openai_batch_backend"):
+        responses = backend.generate([ask("lost answer 1"), ask("lost answer 2")])
+
+    assert [r.text for r in responses] == ["echo: lost answer 1", "echo: lost answer 2"]
+    assert server.state.batch_creations == 1  # the client's own retry would have made two
+    assert "looking for it before trying again" in caplog.text
+    assert waits[0] == 2.0
+    backend.close()
+
+
+def test_the_lookup_pages_through_newer_batches_and_stops_at_older_ones(
+    server: FakeOpenAIServer,
+) -> None:
+    now = int(time.time())
+
+    def batch(number: int, created_at: int, input_file_id: str) -> None:
+        server.state.batches[f"batch_{number}"] = {
+            "id": f"batch_{number}",
+            "object": "batch",
+            "endpoint": "/v1/chat/completions",
+            "input_file_id": input_file_id,
+            "completion_window": "24h",
+            "created_at": created_at,
+            "status": "completed",
+        }
+
+    for number in range(300):  # an account's history, oldest first
+        batch(number, now - 1000 + number, f"file-old-{number}")
+    batch(300, now, "file-mine")
+    for number in range(301, 451):  # other work submitted since
+        batch(number, now + number, f"file-new-{number}")
+    client = openai.OpenAI(api_key=KEY, base_url=server.base_url)
+
+    found = OpenAIBatchBackend._find(client, PendingUpload("file-mine", ("k",), float(now)))
+    assert found is not None and found.id == "batch_300"
+    assert server.state.batch_list_pages == 2  # 150 newer ones: two pages of 100
+    server.state.batch_list_pages = 0
+    assert OpenAIBatchBackend._find(client, PendingUpload("file-gone", ("k",), float(now))) is None
+    assert server.state.batch_list_pages == 2  # not the 300 older ones
+    client.close()
+
+
+def test_a_refused_batch_creation_leaves_no_pending_upload_and_no_file(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    cache = tmp_path / "llm.sqlite"
+    server.state.refuse_batches = "enqueued token limit reached"
+    backend = batch_backend(server, cache)
+
+    with pytest.raises(BackendError, match=r"HTTP 400.*enqueued token limit reached") as raised:
+        backend.generate([ask("refused 1")])
+
+    assert "\n" not in str(raised.value)
+    assert server.state.batch_creations == 0
+    assert server.state.files == {} and server.state.file_deletions == 1
+    assert BatchLedger(cache).pending_uploads(server.base_url) == []
+    backend.close()

@@ -85,7 +85,11 @@ class PatternOrderFilter(Step):
         if metric in ("cs", "both"):
             from cseaug.encoders.loading import encoder_from_config
 
-            encoder = encoder_from_config(diag, cache_dir)
+            # float32 whatever diagnostics.precision says: the filter decides which rows a
+            # version holds, and that must not depend on the machine's number formats
+            encoder = encoder_from_config(
+                diag.model_copy(update={"precision": "float32"}), cache_dir
+            )
         return cls(metric, encoder)
 
     def __repr__(self) -> str:

@@ -48,7 +48,8 @@ class PlanRef:
 def anchors_to_embed(sample: pa.Table, cs_sample: int | None) -> list[str]:
     """The sample's anchors when every one of them will be in the cosine-similarity pass
     (the sample is no larger than ``cs_sample``), else none: which rows the pass draws is
-    decided on the published version.
+    decided on the published version. The views of finished shards are streamed to the
+    encoder on the same condition (:meth:`BuildRun.prefetch_views`).
 
     Example:
         >>> anchors_to_embed(pa.table({"sentence": ["a", "b"]}), 5), anchors_to_embed(pa.table({"sentence": ["a", "b"]}), 1)
@@ -81,7 +82,8 @@ def plan_build(run: BuildRun) -> PlanRef:
         store.write("input", index, prepared.sample.slice(index * size, size))
     if any(not store.exists("rows", index, VIEWS) for index in range(shards)):
         # generation is ahead: the diagnostics encoder loads (and embeds the anchors) meanwhile
-        run.preload_encoder(anchors_to_embed(prepared.sample, cfg.diagnostics.cs_sample))
+        anchors = anchors_to_embed(prepared.sample, cfg.diagnostics.cs_sample)
+        run.start_encoder(anchors, stream_views=bool(anchors))
     other_steps = run.other_steps()
     filtered_rejects: list[pa.Table] = []
 

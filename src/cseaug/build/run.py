@@ -40,8 +40,9 @@ from cseaug.hashing import json_sha256
 from cseaug.step import Step, close_all, summed_usage
 
 if TYPE_CHECKING:
-    from cseaug.build.preload import EncoderPreload
-    from cseaug.encoders.store import CachedEncoder
+    import pyarrow as pa
+
+    from cseaug.encoders.worker import EncoderWorker
 
 PLAN_FILE = "plan.json"
 
@@ -90,7 +91,8 @@ class BuildRun:
         self._contamination: Step | None = None
         self._pattern_order: Step | None = None
         self._mer: Step | None = None
-        self._preload: EncoderPreload | None = None
+        self._encoder: EncoderWorker | None = None
+        self._stream_views = False
         self._closed = False
 
     @classmethod
@@ -128,25 +130,50 @@ class BuildRun:
         self._make_steps()
         return [step for step in (self._contamination, self._mer) if step is not None]
 
-    def preload_encoder(self, anchors: Sequence[str]) -> None:
-        """Start loading the diagnostics encoder in the background and embedding ``anchors``
-        (:mod:`cseaug.build.preload`), when diagnostics are on; the run closes it."""
+    def start_encoder(self, anchors: Sequence[str], *, stream_views: bool) -> None:
+        """Start the diagnostics encoder in its worker process (:mod:`cseaug.encoders.worker`)
+        and have it embed ``anchors`` while the LLM works, when diagnostics are on; the run
+        closes it.
+
+        Args:
+            anchors: texts the cosine-similarity pass will need (the sample's anchors).
+            stream_views: every generated row will be in the pass, so :meth:`prefetch_views`
+                hands the worker each finished shard's views.
+        """
         if self._closed:
             raise InputError(f"build run {self.store.path.name} is closed")
-        if self.cfg.diagnostics.enabled and self._preload is None:
-            from cseaug.build.preload import EncoderPreload
+        if self.cfg.diagnostics.enabled and self._encoder is None:
+            from cseaug.encoders.worker import EncoderWorker
 
             cache = Path(self.cfg.output.root) / "cache" / "embeddings"
-            self._preload = EncoderPreload(
-                self.cfg.diagnostics,
-                cache if self.cfg.diagnostics.embedding_cache else None,
-                anchors,
+            diagnostics = self.cfg.diagnostics
+            self._encoder = EncoderWorker(
+                diagnostics, cache if diagnostics.embedding_cache else None
             )
+            self._encoder.prefetch(anchors)
+            self._stream_views = stream_views
 
-    def diagnostics_encoder(self) -> CachedEncoder | None:
-        """The encoder :meth:`preload_encoder` loaded (waits for it), or None when none was
-        started in this process (diagnostics then load their own)."""
-        return self._preload.get() if self._preload is not None else None
+    def prefetch_views(self, rows: pa.Table) -> None:
+        """Have the encoder worker embed the views of ``rows`` (a shard just generated) while
+        the LLM works on the next shards, when :meth:`start_encoder` asked for it."""
+        if self._encoder is not None and self._stream_views:
+            from cseaug.diagnostics.views import view_texts
+
+            self._encoder.prefetch(view_texts(rows))
+
+    def generation_done(self) -> None:
+        """Tell the encoder worker, if one runs, that generation is over (it may use more
+        threads: ``diagnostics.publish_threads``)."""
+        if self._encoder is not None:
+            self._encoder.generation_done()
+
+    def diagnostics_encoder(self) -> EncoderWorker | None:
+        """The encoder worker for the diagnostics (started now when the plan did not start one:
+        every shard was already finished), or None when diagnostics are off."""
+        if self._encoder is None:
+            self.start_encoder([], stream_views=False)
+        self.generation_done()
+        return self._encoder
 
     def usage(self) -> dict[str, int]:
         """LLM token usage of every step made so far."""
@@ -157,12 +184,12 @@ class BuildRun:
         self._closed = True
         owned, self._owned = self._owned, []
         self._stage = self._contamination = self._pattern_order = self._mer = None
-        preload, self._preload = self._preload, None
+        encoder, self._encoder = self._encoder, None
         try:
             close_all(owned)
         finally:
-            if preload is not None:
-                preload.close()
+            if encoder is not None:
+                encoder.close()
 
     def _own(self, step: Step) -> Step:
         self._owned.append(step)

@@ -132,6 +132,7 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
     store.write("rows", index, demoted.rows, stage=DEMOTED)
     store.write("rejects", index, [views.rejects, demoted.rejects], stage=VIEWS)
     store.write("rows", index, views.rows, stage=VIEWS)
+    run.prefetch_views(views.rows)  # embedded for the diagnostics while later shards generate
     after = run.usage()
     rejects = pa.concat_tables([views.rejects, demoted.rejects])
     return ShardOutcome(

@@ -6,20 +6,24 @@ Example:
     $ cseaug export wiki-sts --format ngcse --out wiki_sts.jsonl
     $ cseaug verify wiki-sts/v0002         # every file against the manifest's sha256
     $ cseaug versions --root s3://bucket/prefix   # a root on an object store (fsspec URI)
+    $ cseaug versions wiki-sts --root s3://bucket/prefix --prune-uncommitted --dry-run
 """
 
 from __future__ import annotations
 
 import json
+import re
+from datetime import timedelta
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.filesize import decimal
 from rich.table import Table
 
-from cseaug.dataset import versions
+from cseaug.dataset import uncommitted, versions
 from cseaug.errors import InputError
 from cseaug.roots import default_work_dir, is_uri
 
@@ -111,29 +115,145 @@ def _version_rows(root: str, names: list[str], warn: Console) -> list[tuple[str,
     return rows
 
 
+AGE_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|min|h|d)$")
+AGE_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+
+
+def parse_age(text: str) -> timedelta:
+    """``30m``, ``24h``, ``7d`` (also ``s``, ``min``) as a positive duration.
+
+    Raises:
+        InputError: anything else (one line naming the option).
+    """
+    match = AGE_RE.match(text.strip())
+    seconds = float(match.group(1)) * AGE_UNITS[match.group(2)] if match else 0
+    if seconds <= 0:
+        raise InputError(f"--older-than '{text}' is not a positive duration such as 30m, 24h or 7d")
+    return timedelta(seconds=seconds)
+
+
+def _describe(prefix: uncommitted.UncommittedPrefix) -> str:
+    now = uncommitted.utc_now()
+    return (
+        f"{len(prefix.files)} files, {decimal(prefix.size)}; claimed "
+        f"{uncommitted.describe_age(now - prefix.claimed_at)} ago, last written "
+        f"{uncommitted.describe_age(now - prefix.last_write)} ago"
+    )
+
+
+def _say(console: Console, text: str) -> None:
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _require_dataset(root: str, name: str, found: list[uncommitted.UncommittedPrefix]) -> None:
+    """InputError listing the datasets there unless ``name`` has a version, a stray or an
+    uncommitted prefix under ``root``."""
+    if versions.list_versions(root, name) or versions.stray_versions(root, name) or found:
+        return
+    known = versions.list_datasets(root)
+    raise InputError(
+        f"no dataset '{name}' under {versions.datasets_location(root)}; "
+        + (f"datasets there: {', '.join(known)}" if known else "there are no datasets yet")
+    )
+
+
+def _prune_uncommitted(root: str, name: str | None, idle: timedelta, dry_run: bool) -> None:
+    """Empty the uncommitted prefixes idle for ``idle`` (:mod:`cseaug.dataset.uncommitted`),
+    printing each one removed or kept."""
+    if not is_uri(root):
+        raise InputError(
+            f"--prune-uncommitted is for object-store roots (s3://...); {root} is a local "
+            "directory, where the next build removes stale .staging-* directories itself"
+        )
+    found = uncommitted.find_uncommitted(root, name)
+    if name:
+        _require_dataset(root, name, found)
+    console = Console()
+    if not found:
+        _say(console, f"no uncommitted version prefixes under {versions.datasets_location(root)}")
+        return
+    removed = kept = files = size = 0
+    for prefix in found:
+        problem = uncommitted.idle_problem(prefix, idle, uncommitted.utc_now())
+        if not problem and not dry_run:
+            problem = uncommitted.prune(root, prefix, idle, uncommitted.utc_now())
+        if problem:
+            kept += 1
+            _say(console, f"kept {prefix.url}: {problem}")
+            continue
+        removed, files, size = removed + 1, files + len(prefix.files), size + prefix.size
+        _say(
+            console, f"{'would remove' if dry_run else 'removed'} {prefix.url}: {_describe(prefix)}"
+        )
+    _say(
+        console,
+        f"{'would remove' if dry_run else 'removed'} {removed} uncommitted prefixes "
+        f"({files} files, {decimal(size)}), kept {kept}"
+        + ("; nothing deleted (--dry-run)" if dry_run else "; their numbers stay taken"),
+    )
+
+
 def versions_command(
     name: Annotated[
         str | None, typer.Argument(help="Only this dataset (default: every dataset).")
     ] = None,
     root: RootOption = "storage",
+    prune_uncommitted: Annotated[
+        bool,
+        typer.Option(
+            "--prune-uncommitted",
+            help="Object stores: delete the uploaded files of uncommitted version prefixes (a "
+            "build died after claiming its name) unwritten for --older-than, printing each. "
+            "A committed version is never touched; the number is never reused.",
+        ),
+    ] = False,
+    older_than: Annotated[
+        str | None,
+        typer.Option(
+            "--older-than",
+            help="With --prune-uncommitted: only prefixes whose newest object is older than "
+            "this (30m, 24h, 7d; default 24h, so an upload in progress is left alone).",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="With --prune-uncommitted: list what it would remove, delete nothing."
+        ),
+    ] = False,
 ) -> None:
     """List published dataset versions: name, version, created, rows, rejects, method, fingerprint.
 
     On a terminal it prints a table; piped or redirected, tab-separated lines with a header
-    (nothing cut). Entries that are not versions are warnings on stderr.
+    (nothing cut). Entries that are not versions, and on an object store version prefixes
+    that were claimed but never committed, are warnings on stderr; --prune-uncommitted
+    removes the abandoned ones instead of listing.
     """
-    names = [versions.check_name(name)] if name else versions.list_datasets(root)
-    if name and not versions.list_versions(root, name) and not versions.stray_versions(root, name):
-        known = versions.list_datasets(root)
-        raise InputError(
-            f"no dataset '{name}' under {versions.datasets_location(root)}; "
-            + (f"datasets there: {', '.join(known)}" if known else "there are no datasets yet")
+    if name:
+        versions.check_name(name)
+    if prune_uncommitted:
+        idle = uncommitted.DEFAULT_IDLE if older_than is None else parse_age(older_than)
+        _prune_uncommitted(root, name, idle, dry_run)
+        return
+    if older_than is not None or dry_run:
+        raise InputError("--older-than and --dry-run only go with --prune-uncommitted")
+    found = uncommitted.find_uncommitted(root, name) if is_uri(root) else []
+    if name:
+        _require_dataset(root, name, found)
+    names = [name] if name else versions.list_datasets(root)
+    warn = Console(stderr=True)
+    for prefix in found:
+        _say(
+            warn,
+            f"warning: {prefix.url} is not committed (no manifest.json): {_describe(prefix)}; "
+            "its build is still uploading or died (--prune-uncommitted removes it once "
+            "unwritten for --older-than, 24h by default)",
         )
     console = Console()
     if not names:
         console.print(f"no datasets under {versions.datasets_location(root)}")
         return
-    rows = _version_rows(root, names, Console(stderr=True))
+    rows = _version_rows(root, names, warn)
     if not console.is_terminal:
         for row in [VERSION_COLUMNS, *rows]:
             typer.echo("\t".join(row))

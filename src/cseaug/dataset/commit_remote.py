@@ -12,7 +12,8 @@ in the root's work directory, :mod:`cseaug.roots`); then:
 3. **commit**: write ``manifest.json`` last, again with a conditional write. Readers list
    only versions whose manifest exists (:mod:`cseaug.dataset.versions`), so a crash
    before this step leaves nothing visible, and a committed version's objects are never
-   written again.
+   written again. A prefix found pruned (``.pruned``, :mod:`cseaug.dataset.uncommitted`:
+   this build was idle so long it was presumed dead) is not committed.
 
 Exports are written locally beside the local copy and uploaded to
 ``<root>/exports/<name>/<version>/`` with their record (:func:`upload_exports`);
@@ -89,6 +90,11 @@ def upload_version(store: Store, staging: Path, name: str, version: str) -> str:
         for path in files:
             store.put_file(path, f"{prefix}/{path.relative_to(staging).as_posix()}")
             bar.advance(1)
+    if store.exists(f"{prefix}/{versions.PRUNED_FILE}"):
+        raise InputError(
+            f"{store.url(prefix)} was pruned as abandoned (cseaug versions --prune-uncommitted) "
+            "while this build uploaded it; this build published nothing: run it again"
+        )
     if not store.create(f"{prefix}/{versions.MANIFEST_FILE}", manifest.read_bytes()):
         raise InputError(
             f"{store.url(prefix)} was committed by another writer; this build published nothing"

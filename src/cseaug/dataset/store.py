@@ -20,8 +20,9 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,14 @@ from cseaug.errors import InputError
 from cseaug.roots import check_root
 
 CHUNK = 8 * 2**20
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    """Size and last-modified time (UTC) of one object, as the store lists them."""
+
+    size: int
+    modified: datetime
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,35 @@ class Store:
         self.fs.invalidate_cache(self.path(relative))
         prefix = self.path(relative) + "/"
         return sorted(p[len(prefix) :] for p in self.fs.find(self.path(relative)))
+
+    def listing(self, relative: str) -> dict[str, StoredObject]:
+        """Every object under ``relative`` with its size and time, keyed by its path relative to
+        the root (one listing, not one request per object; listed afresh)."""
+        self.fs.invalidate_cache(self.path(relative))
+        prefix = self.base + "/"
+        found = self.fs.find(self.path(relative), detail=True)
+        return {
+            path[len(prefix) :]: StoredObject(
+                int(info.get("size") or 0), self._modified(path, info)
+            )
+            for path, info in found.items()
+        }
+
+    def _modified(self, path: str, info: dict[str, Any]) -> datetime:
+        """The time in a listing entry (s3fs ``LastModified``, local ``mtime``, memory
+        ``created``), else asked for (one request)."""
+        value = next((info[k] for k in ("LastModified", "mtime", "created") if k in info), None)
+        if isinstance(value, int | float):
+            return datetime.fromtimestamp(value, UTC)
+        stamp = value if isinstance(value, datetime) else self.fs.modified(path)
+        return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+    def remove(self, relatives: Iterable[str]) -> None:
+        """Delete these objects (batched by the filesystem: S3 ``DeleteObjects``)."""
+        paths = [self.path(relative) for relative in relatives]
+        if paths:
+            self.fs.rm(paths)
+            self.fs.invalidate_cache()
 
     def read_bytes(self, relative: str) -> bytes:
         try:

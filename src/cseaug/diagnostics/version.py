@@ -44,6 +44,7 @@ from cseaug.diagnostics.patterns import OrderCounts
 from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, present_views, view_cs, view_mer
 from cseaug.encoders.base import Encoder
 from cseaug.encoders.loading import encoder_from_config
+from cseaug.encoders.worker import EncoderWorker
 from cseaug.errors import InputError
 from cseaug.metrics.histograms import MetricValues, Panel, Series, plot_panels
 from cseaug.progress import progress_bar
@@ -103,7 +104,8 @@ class DiagnosticsSummary:
         lines += [
             "Similarity of each view to its anchor, as NGCSE's Figure 7: Match Error Rate over "
             "words (lower: more words shared) on every row, cosine similarity with "
-            f"`{cs['encoder']}` {cs_note}. Bins and axes are the same in every panel.",
+            f"`{cs['encoder']}`{_precision_note(cs)} {cs_note}. Bins and axes are the same in "
+            "every panel.",
             "",
         ]
         for metric, name in self.plots.items():
@@ -167,6 +169,12 @@ class DiagnosticsSummary:
             return f"data:image/png;base64,{data}"
 
         return self._markdown(inline)
+
+
+def _precision_note(cs: dict[str, Any]) -> str:
+    """`` (bfloat16)`` when the encoder computed in less than float32 (older summaries: none)."""
+    precision = cs.get("precision", "float32")
+    return "" if precision == "float32" else f" ({precision})"
 
 
 def _first_bands(summary: dict[str, Any], metric: str) -> list[dict[str, Any]]:
@@ -325,10 +333,13 @@ def write_diagnostics(
         "cs": {
             "encoder": cfg.encoder if encoder is None else getattr(encoder, "name", cfg.encoder),
             "pooling": cfg.pooling,
+            "precision": cfg.precision if encoder is None else encoder.precision,
             "rows": int(positions.size),
             "sampled": bool(positions.size < with_views),
             "cs_sample": cfg.cs_sample,
             "seed": cfg.seed,
+            # a build's encoder worker: how many texts were embedded while the LLM generated
+            **({"embedding": encoder.overlap()} if isinstance(encoder, EncoderWorker) else {}),
         },
         "bins": {
             "mer": {"range": [0.0, 1.0], "bins": cfg.mer_bins},

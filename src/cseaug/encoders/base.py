@@ -13,6 +13,8 @@ class Encoder(Protocol):
 
     name: str
     dimension: int
+    precision: str
+    """The number format it computes in (``float32``, ``bfloat16``, ``float16``)."""
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` as a (len(texts), dimension) float32 array of unit rows."""

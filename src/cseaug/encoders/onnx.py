@@ -99,6 +99,7 @@ class OnnxEncoder:
         self.dimension = int(_json(root / "config.json")["hidden_size"])
         self.batch_size = batch_size
         self.device = "cpu"
+        self.precision = "float32"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)

@@ -4,10 +4,16 @@ A batch submitted to the OpenAI Batch API keeps running (and is paid for) whethe
 the process that submitted it is still alive. :class:`BatchLedger` records each submitted
 batch (its id, the endpoint, and the set of request keys it answers: the response cache's
 keys, which are also the batches' ``custom_id``) in a table of the response cache's own
-SQLite file, the moment the batch is created. A later run that needs the same requests
-finds the batch here and polls it for them instead of paying again; an entry is removed once the
-batch's answers are in the cache (or the batch ended and its unanswered requests were
-handed on).
+SQLite file. A later run that needs the same requests finds the batch here and polls it
+for them instead of paying again; an entry is removed once the batch's answers are in the
+cache (or the batch ended and its unanswered requests were handed on).
+
+A batch is recorded in two steps, so that no moment exists when OpenAI has a batch the
+ledger knows nothing of: its uploaded input file is recorded as a *pending upload*
+(:meth:`BatchLedger.pend`, committed before ``batches.create`` is called), and the batch
+replaces that entry once created (:meth:`BatchLedger.record`, one transaction). A pending
+upload found by a later run is a batch that may or may not exist: the backend looks for a
+batch made from that file before creating one.
 
 Example:
     >>> ledger = BatchLedger(None)  # in memory: nothing survives the process
@@ -15,6 +21,12 @@ Example:
     >>> [(e.batch_id, e.request_keys) for e in ledger.open_batches("https://api.openai.com/v1")]
     [('batch_1', ('k1', 'k2'))]
     >>> ledger.remove("batch_1"); ledger.open_batches("https://api.openai.com/v1")
+    []
+    >>> ledger.pend("file-1", "https://api.openai.com/v1", ["k3"], uploaded_at=1700000000)
+    >>> ledger.pending_uploads("https://api.openai.com/v1")
+    [PendingUpload(input_file_id='file-1', request_keys=('k3',), uploaded_at=1700000000.0)]
+    >>> ledger.record("batch_2", "https://api.openai.com/v1", ["k3"], upload="file-1")
+    >>> ledger.pending_uploads("https://api.openai.com/v1")
     []
 """
 
@@ -34,7 +46,14 @@ CREATE TABLE IF NOT EXISTS openai_batches (
     base_url TEXT NOT NULL,
     request_keys TEXT NOT NULL,
     created_at REAL NOT NULL
-)
+);
+CREATE TABLE IF NOT EXISTS openai_batch_uploads (
+    input_file_id TEXT PRIMARY KEY,
+    base_url TEXT NOT NULL,
+    request_keys TEXT NOT NULL,
+    uploaded_at REAL NOT NULL,
+    created_at REAL NOT NULL
+);
 """
 
 
@@ -44,6 +63,19 @@ class LedgerEntry:
 
     batch_id: str
     request_keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PendingUpload:
+    """An uploaded input file whose batch may not exist yet.
+
+    ``uploaded_at`` is the file's ``created_at`` as the API reported it (its clock, in
+    seconds): a batch made from the file cannot be older.
+    """
+
+    input_file_id: str
+    request_keys: tuple[str, ...]
+    uploaded_at: float
 
 
 class BatchLedger:
@@ -68,14 +100,59 @@ class BatchLedger:
             if path is not None:
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(_SCHEMA)
+            self._conn.executescript(_SCHEMA)
 
-    def record(self, batch_id: str, base_url: str, request_keys: Sequence[str]) -> None:
-        """Remember a batch just created at ``base_url`` (committed before this returns)."""
+    def pend(
+        self, input_file_id: str, base_url: str, request_keys: Sequence[str], uploaded_at: float
+    ) -> None:
+        """Remember an uploaded input file before its batch is created (committed on return)."""
         with self._lock:
             self._conn.execute(
-                "INSERT OR REPLACE INTO openai_batches VALUES (?, ?, ?, ?)",
-                (batch_id, base_url, json.dumps(list(request_keys)), time.time()),
+                "INSERT OR REPLACE INTO openai_batch_uploads VALUES (?, ?, ?, ?, ?)",
+                (input_file_id, base_url, json.dumps(list(request_keys)), uploaded_at, time.time()),
+            )
+
+    def pending_uploads(self, base_url: str) -> list[PendingUpload]:
+        """The uploads at ``base_url`` not known to have become a batch, oldest first."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT input_file_id, request_keys, uploaded_at FROM openai_batch_uploads "
+                "WHERE base_url = ? ORDER BY created_at",
+                (base_url,),
+            ).fetchall()
+        return [PendingUpload(file_id, tuple(json.loads(keys)), at) for file_id, keys, at in rows]
+
+    def record(
+        self,
+        batch_id: str,
+        base_url: str,
+        request_keys: Sequence[str],
+        upload: str | None = None,
+    ) -> None:
+        """Remember a batch just created at ``base_url``, replacing its pending ``upload``.
+
+        Both happen in one transaction, committed before this returns.
+        """
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO openai_batches VALUES (?, ?, ?, ?)",
+                    (batch_id, base_url, json.dumps(list(request_keys)), time.time()),
+                )
+                self._conn.execute(
+                    "DELETE FROM openai_batch_uploads WHERE input_file_id = ?", (upload,)
+                )
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def drop_upload(self, input_file_id: str) -> None:
+        """Forget a pending upload that will never become a batch."""
+        with self._lock:
+            self._conn.execute(
+                "DELETE FROM openai_batch_uploads WHERE input_file_id = ?", (input_file_id,)
             )
 
     def open_batches(self, base_url: str) -> list[LedgerEntry]:

@@ -13,10 +13,19 @@ Answers are shared with ``openai``: the request bodies are the ``openai`` backen
 is the cache identity (backend ``openai``, model, sampling), so a build may switch between
 the two without asking anything twice.
 
-Nothing is paid twice. Each batch is recorded in the
-:class:`~cseaug.llm.batch_ledger.BatchLedger` (a table of the response cache's database) the
-moment it is created; a resumed build that still needs some of a recorded batch's requests
-polls that batch for them instead of submitting them again. A batch that ends ``expired`` or ``failed`` is reported (a warning with its reason); its
+Nothing is paid twice. Each uploaded input file is recorded in the
+:class:`~cseaug.llm.batch_ledger.BatchLedger` (tables of the response cache's database) as a
+pending upload before its batch is created, and the batch replaces that entry once created;
+a resumed build that still needs some of a recorded batch's requests polls that batch for
+them instead of submitting them again. A pending upload left by a run killed around
+``batches.create`` is looked up in the account's batches (``client.batches.list``, newest
+first, down to the file's upload time): the batch made from that file is re-attached to,
+and only when none exists are its requests submitted (once). ``batches.create`` is not
+retried by the client (it sends no idempotency key, so a retry after a lost answer could
+create a second batch): after a connection error, a timeout or a 5xx the same lookup runs
+before trying again.
+
+A batch that ends ``expired`` or ``failed`` is reported (a warning with its reason); its
 answered requests are kept and the others are submitted again, once per :meth:`generate`
 call; what is still unanswered then (or was in a ``cancelled`` batch: someone stopped it on
 purpose) comes back as a failed response with the reason, like a failed request of the
@@ -46,7 +55,7 @@ from cseaug.config import BatchAPIConfig
 from cseaug.errors import BackendError
 from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
 from cseaug.llm.batch_jsonl import BATCH_ENDPOINT, read_results, request_line, split_into_files
-from cseaug.llm.batch_ledger import BatchLedger, LedgerEntry
+from cseaug.llm.batch_ledger import BatchLedger, LedgerEntry, PendingUpload
 from cseaug.llm.cache import request_hash
 from cseaug.llm.http_errors import describe_error
 from cseaug.llm.openai_backend import OpenAIBackend
@@ -64,6 +73,11 @@ MAX_SUBMISSIONS = 2
 """Batches one request may be in during one ``generate`` call (attaching counts as one)."""
 POLL_GROWTH = 1.5
 """Each wait between status checks is this times the last, up to ``max_poll_interval_s``."""
+MAYBE_CREATED = (openai.APIConnectionError, openai.InternalServerError, openai.RateLimitError)
+"""``batches.create`` failures after which a batch may exist (its answer was lost) or the
+call may simply be tried again: the batch is looked for before each new try."""
+LIST_PAGE = 100
+"""Batches per ``batches.list`` page (the API's maximum)."""
 
 Sleep = Callable[[float], None]
 
@@ -161,6 +175,8 @@ class OpenAIBatchBackend(StreamingBackend):
         self.request_timeout_s = request_timeout_s
         self.ledger = BatchLedger(ledger_path)
         self._sleep = sleep
+        # uploads this process is turning into batches right now: not an earlier run's leftovers
+        self._uploading: set[str] = set()
 
     def identity(self) -> dict[str, Any]:
         """The ``openai`` backend's identity: both share every cached answer."""
@@ -199,9 +215,10 @@ class OpenAIBatchBackend(StreamingBackend):
             timeout=self.request_timeout_s,
         )
         try:
-            jobs = self._attach(set(indices), call)
-            attached = {key for job in jobs for key in job.keys}
-            jobs += self._submit(client, [k for k in indices if k not in attached], bodies, call)
+            wanted = set(indices)
+            jobs = self._attach(wanted, call)
+            jobs += self._reclaim(client, wanted, call)
+            jobs += self._submit(client, [k for k in indices if k in wanted], bodies, call)
             self._wait(client, jobs, bodies, call)
             call.advance(len(requests))  # the rest: repeats of one request, failures
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
@@ -235,6 +252,43 @@ class OpenAIBatchBackend(StreamingBackend):
             jobs.append(self._job(LedgerEntry(entry.batch_id, mine), call))
         return jobs
 
+    def _reclaim(self, client: openai.OpenAI, wanted: set[str], call: _Call) -> list[_Job]:
+        """The batches of pending uploads that hold requests of this call (an earlier run's).
+
+        A run killed between recording an upload and recording its batch left a pending
+        upload whose batch may exist (killed after ``batches.create`` returned) or not. The
+        batch made from the file is recorded and polled for this call's requests; with none,
+        the upload is dropped and its requests stay in ``wanted``, submitted by this call.
+        """
+        jobs: list[_Job] = []
+        for upload in self.ledger.pending_uploads(self.base_url):
+            mine = tuple(key for key in upload.request_keys if key in wanted)
+            if not mine or upload.input_file_id in self._uploading:
+                continue
+            batch = self._find(client, upload)
+            if batch is None:
+                logger.info(
+                    "uploaded file %s never became a batch (a run stopped before creating it): "
+                    "its %d requests are submitted now",
+                    upload.input_file_id,
+                    len(mine),
+                )
+                self._discard(client, upload)
+                continue
+            self.ledger.record(
+                batch.id, self.base_url, upload.request_keys, upload=upload.input_file_id
+            )
+            wanted.difference_update(mine)
+            logger.warning(
+                "re-attaching to batch %s (%d of its %d requests still needed), created by an "
+                "earlier run that stopped before recording it",
+                batch.id,
+                len(mine),
+                len(upload.request_keys),
+            )
+            jobs.append(self._job(LedgerEntry(batch.id, mine), call))
+        return jobs
+
     @staticmethod
     def _job(entry: LedgerEntry, call: _Call) -> _Job:
         for key in entry.request_keys:
@@ -248,23 +302,93 @@ class OpenAIBatchBackend(StreamingBackend):
         bodies: dict[str, dict[str, Any]],
         call: _Call,
     ) -> list[_Job]:
-        """Upload and create one batch per input file of ``keys``; record each at once."""
+        """Upload and create one batch per input file of ``keys``, recording each first.
+
+        The upload is recorded (pending) before ``batches.create``, and the batch replaces
+        it once created: a run killed at any point leaves a record a rerun resolves.
+        """
         jobs = []
         lines = ((key, request_line(key, bodies[key])) for key in keys)
         for file_keys, content in split_into_files(lines):
             uploaded = client.files.create(
                 file=("cseaug-batch.jsonl", content, "application/jsonl"), purpose="batch"
             )
-            batch = client.batches.create(
-                input_file_id=uploaded.id,
-                endpoint=BATCH_ENDPOINT,
-                completion_window=self.settings.completion_window,
-                metadata={"created_by": "cseaug", "requests": str(len(file_keys))},
-            )
-            self.ledger.record(batch.id, self.base_url, file_keys)
-            logger.info("submitted batch %s: %d requests", batch.id, len(file_keys))
-            jobs.append(self._job(LedgerEntry(batch.id, tuple(file_keys)), call))
+            upload = PendingUpload(uploaded.id, tuple(file_keys), float(uploaded.created_at))
+            self._uploading.add(upload.input_file_id)
+            try:
+                self.ledger.pend(
+                    upload.input_file_id, self.base_url, upload.request_keys, upload.uploaded_at
+                )
+                batch_id = self._create(client, upload)
+            finally:
+                self._uploading.discard(upload.input_file_id)
+            logger.info("submitted batch %s: %d requests", batch_id, len(file_keys))
+            jobs.append(self._job(LedgerEntry(batch_id, upload.request_keys), call))
         return jobs
+
+    def _create(self, client: openai.OpenAI, upload: PendingUpload) -> str:
+        """Create the batch of a recorded upload, at most once, record it and return its id.
+
+        The client's own retries are off for this call: after a failure that may hide a
+        created batch (:data:`MAYBE_CREATED`) the batch is looked for before trying again,
+        up to ``max_retries`` times. A refusal (another 4xx) creates nothing: the upload is
+        dropped and the error raised.
+        """
+        once = client.with_options(max_retries=0)
+        attempt = 0
+        while True:
+            try:
+                batch = once.batches.create(
+                    input_file_id=upload.input_file_id,
+                    endpoint=BATCH_ENDPOINT,
+                    completion_window=self.settings.completion_window,
+                    metadata={"created_by": "cseaug", "requests": str(len(upload.request_keys))},
+                )
+                break
+            except MAYBE_CREATED as exc:
+                if attempt >= self.max_retries:
+                    raise
+                attempt += 1
+                logger.warning(
+                    "creating the batch of file %s: %s; looking for it before trying again",
+                    upload.input_file_id,
+                    describe_error(exc),
+                )
+                self._sleep(min(2.0**attempt, 60.0))
+                found = self._find(client, upload)
+                if found is not None:
+                    batch = found
+                    break
+            except openai.APIStatusError:
+                self._discard(client, upload)
+                raise
+        self.ledger.record(
+            batch.id, self.base_url, upload.request_keys, upload=upload.input_file_id
+        )
+        return batch.id
+
+    @staticmethod
+    def _find(client: openai.OpenAI, upload: PendingUpload) -> Any | None:
+        """The batch made from ``upload``'s file, or None.
+
+        The account's batches come newest first; the walk stops at the first one older than
+        the file (no batch made from it can be), so it reads about one page.
+        """
+        for batch in client.batches.list(limit=LIST_PAGE):
+            if batch.input_file_id == upload.input_file_id:
+                return batch
+            if batch.created_at < upload.uploaded_at:
+                return None
+        return None
+
+    def _discard(self, client: openai.OpenAI, upload: PendingUpload) -> None:
+        """Forget an upload that never became a batch and delete its file (free to keep:
+        files with purpose ``batch`` expire after 30 days, so a failed delete only logs)."""
+        self.ledger.drop_upload(upload.input_file_id)
+        try:
+            client.files.delete(upload.input_file_id)
+        except (openai.OpenAIError, httpx2.HTTPError) as exc:
+            logger.info("could not delete file %s: %s", upload.input_file_id, describe_error(exc))
 
     def _wait(
         self,

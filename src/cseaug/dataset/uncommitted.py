@@ -1,0 +1,153 @@
+"""Uncommitted version prefixes on an object store: find them, and prune the abandoned ones.
+
+A build claims ``datasets/<name>/vNNNN/.claim``, uploads its files and writes
+``manifest.json`` last (:mod:`cseaug.dataset.commit_remote`). A build that dies in between
+leaves an *uncommitted* prefix: invisible to readers, its number skipped, its uploaded files
+kept (and paid for). ``cseaug versions`` warns about each one (:func:`find_uncommitted`);
+``cseaug versions NAME --prune-uncommitted`` empties those idle for longer than a threshold
+(:func:`prune`).
+
+Safety rules:
+
+- only a prefix whose *newest* object (``.claim`` included) is older than the threshold
+  (24 h by default) is pruned: an upload in progress keeps writing objects;
+- the prefix is listed again right before it is emptied and left alone if ``manifest.json``
+  appeared (committed) or anything was written since; ``manifest.json`` is never deleted;
+- its number is never freed: ``.claim`` stays, with a ``.pruned`` marker beside it (two tiny
+  objects), so no later build claims the same name. Freeing the number would let a new build
+  claim it while a build wrongly presumed dead still uploads into the same prefix: two writers
+  mixing files under one name. A build that comes back after its prefix was pruned finds the
+  marker and commits nothing (:func:`cseaug.dataset.commit_remote.upload_version`); files it
+  uploaded in the meantime make the prefix uncommitted again, to be pruned later.
+
+Example:
+    >>> from cseaug.dataset.store import Store
+    >>> store = Store.from_root("memory://uncommitted-demo")
+    >>> store.create("datasets/demo/v0001/.claim", b"{}")
+    True
+    >>> [(p.version, p.files) for p in find_uncommitted("memory://uncommitted-demo")]
+    [('v0001', ())]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from cseaug.config import DATASET_NAME_RE as NAME_RE
+from cseaug.dataset import versions
+from cseaug.dataset.store import Store, StoredObject
+
+DEFAULT_IDLE = timedelta(hours=24)
+"""How long a prefix must have gone unwritten before it is pruned (``--older-than``)."""
+
+MARKERS = frozenset({versions.CLAIM_FILE, versions.PRUNED_FILE})
+
+
+def utc_now() -> datetime:
+    """The clock the ages are measured with."""
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class UncommittedPrefix:
+    """``datasets/<dataset>/<version>/`` holding a ``.claim`` and no ``manifest.json``."""
+
+    dataset: str
+    version: str
+    url: str
+    claimed_at: datetime
+    last_write: datetime
+    files: tuple[str, ...]
+    """Uploaded objects (markers aside), relative to the prefix: what pruning deletes."""
+    size: int
+    """Bytes of :attr:`files`."""
+
+
+def _prefix(dataset: str, version: str) -> str:
+    return f"datasets/{dataset}/{version}"
+
+
+def _uncommitted(
+    store: Store, dataset: str, version: str, objects: dict[str, StoredObject]
+) -> UncommittedPrefix | None:
+    """The prefix's state from its ``objects`` (relative to it); None when it is committed,
+    unclaimed, or pruned with nothing uploaded since."""
+    if versions.MANIFEST_FILE in objects or versions.CLAIM_FILE not in objects:
+        return None
+    files = tuple(sorted(path for path in objects if path not in MARKERS))
+    if versions.PRUNED_FILE in objects and not files:
+        return None
+    return UncommittedPrefix(
+        dataset=dataset,
+        version=version,
+        url=store.url(_prefix(dataset, version)),
+        claimed_at=objects[versions.CLAIM_FILE].modified,
+        last_write=max(entry.modified for entry in objects.values()),
+        files=files,
+        size=sum(objects[path].size for path in files),
+    )
+
+
+def find_uncommitted(root: str, name: str | None = None) -> list[UncommittedPrefix]:
+    """Uncommitted prefixes of dataset ``name`` (default: every dataset) of a remote root,
+    by dataset and number (one listing of the store)."""
+    store = Store.from_root(root)
+    grouped: dict[tuple[str, str], dict[str, StoredObject]] = {}
+    under = f"datasets/{versions.check_name(name)}" if name else "datasets"
+    for path, entry in store.listing(under).items():
+        parts = path.split("/", 3)
+        if len(parts) == 4 and NAME_RE.match(parts[1]) and versions.version_number(parts[2]):
+            grouped.setdefault((parts[1], parts[2]), {})[parts[3]] = entry
+    found = [_uncommitted(store, d, v, objects) for (d, v), objects in grouped.items()]
+    return sorted(
+        (p for p in found if p is not None),
+        key=lambda p: (p.dataset, versions.version_number(p.version) or 0),
+    )
+
+
+def idle_problem(prefix: UncommittedPrefix, idle: timedelta, now: datetime) -> str:
+    """Why ``prefix`` is too recent to prune ("" when it has been idle for ``idle``)."""
+    quiet = now - prefix.last_write
+    if quiet < idle:
+        return f"last written {describe_age(quiet)} ago, less than {describe_age(idle)}"
+    return ""
+
+
+def prune(root: str, prefix: UncommittedPrefix, idle: timedelta, now: datetime) -> str:
+    """Empty the abandoned ``prefix``; returns "" when done, else why it was left alone.
+
+    It is listed afresh first (a commit or an upload since it was found is seen), then the
+    ``.pruned`` marker is written, the manifest checked once more and the uploaded files
+    deleted. ``.claim`` stays, so its number is never claimed again (module docstring).
+    """
+    store = Store.from_root(root)
+    relative = _prefix(prefix.dataset, prefix.version)
+    objects = {path[len(relative) + 1 :]: e for path, e in store.listing(relative).items()}
+    if versions.MANIFEST_FILE in objects:
+        return "committed since it was listed"
+    current = _uncommitted(store, prefix.dataset, prefix.version, objects)
+    if current is None:
+        return "pruned since it was listed"
+    if problem := idle_problem(current, idle, now):
+        return problem
+    marker = json.dumps({"pid": os.getpid(), "host": os.uname().nodename, "at": str(now)})
+    marked = store.create(f"{relative}/{versions.PRUNED_FILE}", marker.encode())
+    if store.exists(f"{relative}/{versions.MANIFEST_FILE}"):  # committed meanwhile: not ours
+        if marked:
+            store.remove([f"{relative}/{versions.PRUNED_FILE}"])
+        return "committed since it was listed"
+    store.remove(f"{relative}/{path}" for path in current.files)
+    return ""
+
+
+def describe_age(age: timedelta) -> str:
+    """``3 d 4 h``, ``2 h 5 min``, ``40 s``: the two largest units."""
+    seconds, parts = max(int(age.total_seconds()), 0), []
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+        if seconds >= size or (size == 1 and not parts):
+            parts.append(f"{seconds // size} {unit}")
+            seconds %= size
+    return " ".join(parts[:2])

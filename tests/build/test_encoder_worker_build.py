@@ -1,0 +1,128 @@
+"""The diagnostics encoder runs in a worker process and embeds while the LLM works (issue 14).
+
+The encoder is a tiny randomly initialised BERT ([CLS] pooling), the LLM the loopback
+OpenAI-compatible server, the corpus and STS12 examples the real files in ../shared/data.
+The build itself runs in a fresh interpreter, so that what it imports can be checked.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pytest
+
+from cseaug.build.local import run_build
+from cseaug.build.plan import plan_build
+from cseaug.build.run import BuildRun
+from cseaug.config import RunConfig
+from cseaug.dataset.reader import read_rows
+from tests.build.test_build_run import make_config
+from tests.encoders.test_worker import exited
+from tests.fake_openai_server import FakeOpenAIServer
+
+pytest.importorskip("transformers")
+
+VIEWS = ("positive", "intermediate", "negative")
+HEAVY = ("torch", "transformers", "sentence_transformers", "onnxruntime")
+
+BUILD = textwrap.dedent(
+    """
+    import json, sys, time
+    from cseaug.build.plan import plan_build
+    from cseaug.build.publish import publish_build
+    from cseaug.build.run import BuildRun
+    from cseaug.build.shard import generate_shard
+    from cseaug.config import RunConfig
+
+    cfg = RunConfig.model_validate_json(open(sys.argv[1]).read())
+    with BuildRun(cfg) as run:
+        plan = plan_build(run)
+        outcomes = [generate_shard(run, index) for index in range(plan.shards)]
+        # what the LLM's time would hide: wait until the worker has embedded the prefetched texts
+        deadline = time.monotonic() + 120
+        while run._encoder.overlap()["waiting"]:
+            assert time.monotonic() < deadline, "the worker never caught up"
+            time.sleep(0.2)
+        summary = publish_build(run, outcomes)
+    heavy = [name for name in sys.argv[2:] if name in sys.modules]
+    print(json.dumps({"version_dir": str(summary.version_dir), "heavy": heavy}))
+    """
+)
+
+
+def diagnostics(tiny_bert: Path) -> dict:
+    return {
+        "enabled": True,
+        "encoder": str(tiny_bert),
+        "pooling": "cls",
+        "max_seq_length": 32,
+        "cs_sample": 1000,
+    }
+
+
+def build_in_a_fresh_interpreter(cfg: RunConfig, tmp_path: Path) -> dict:
+    config = tmp_path / "config.json"
+    config.write_text(cfg.model_dump_json(), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", BUILD, str(config), *HEAVY],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_build_embeds_views_while_generating_and_never_imports_torch_itself(
+    shared_data: Path, tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeOpenAIServer() as server:
+        cfg = make_config(
+            shared_data, tmp_path, server.base_url, diagnostics=diagnostics(tiny_bert)
+        )
+        built = build_in_a_fresh_interpreter(cfg, tmp_path)
+        assert built["heavy"] == []  # the encoder lived in the worker process
+
+        summary = json.loads(
+            (Path(built["version_dir"]) / "diagnostics" / "summary.json").read_text()
+        )
+        cs = summary["cs"]
+        # 2 shards of generated rows; every anchor and view of the pass was embedded
+        # before publishing began (the anchors from the plan, the views as each shard ended)
+        assert cs["rows"] == summary["rows_with_views"] > 100
+        rows = read_rows(built["version_dir"]).filter(pc.is_valid(pc.field("positive")))
+        texts = {t for view in ("sentence", *VIEWS) for t in rows.column(view).to_pylist()}
+        embedding = cs["embedding"]
+        assert embedding["texts"] == len(texts)
+        assert embedding["before_publish"] == embedding["texts"]
+        assert embedding["after_publish"] == 0
+        assert (Path(built["version_dir"]) / "diagnostics" / "cs.png").is_file()
+
+        # Every shard is finished now: nothing to overlap with, so the plan starts no worker,
+        # and an unchanged rebuild (it publishes nothing) never starts one at all.
+        def no_worker(*args: object, **kwargs: object) -> None:
+            raise AssertionError("an encoder worker was started")
+
+        monkeypatch.setattr("cseaug.encoders.worker.EncoderWorker.__init__", no_worker)
+        with BuildRun(cfg) as again:
+            plan_build(again)
+        assert run_build(cfg).reused_version is not None
+
+
+def test_closing_the_run_on_an_interrupt_ends_the_worker(
+    shared_data: Path, tiny_bert: Path, tmp_path: Path
+) -> None:
+    cfg = make_config(
+        shared_data, tmp_path, "http://127.0.0.1:9", diagnostics=diagnostics(tiny_bert)
+    )
+    with pytest.raises(KeyboardInterrupt), BuildRun(cfg) as run:
+        run.start_encoder(["A cat sat."] * 3, stream_views=True)
+        worker = run.diagnostics_encoder()
+        assert worker is not None and not exited(worker.pid)
+        raise KeyboardInterrupt
+    assert exited(worker.pid)
