@@ -1,10 +1,11 @@
 """``cseaug build``: build and publish a dataset version from a YAML config.
 
 The build runs as the Prefect flow ``build-hybrid-dataset`` so that every run shows in
-Prefect (an ephemeral local server when no ``PREFECT_API_URL`` is set). Before either, the
-preflight (:mod:`cseaug.build.preflight`) checks everything the build needs and reports
-every problem at once. ``--dry-run`` runs the same checks, then counts the requests and
-tokens the build would spend, and publishes nothing.
+Prefect (an ephemeral local server when no ``PREFECT_API_URL`` is set, which the command
+starts itself while it imports the flow: :mod:`cseaug_prefect.flows.temporary_server`).
+Before either, the preflight (:mod:`cseaug.build.preflight`) checks everything the build
+needs and reports every problem at once. ``--dry-run`` runs the same checks, then counts the
+requests and tokens the build would spend, and publishes nothing.
 """
 
 from __future__ import annotations
