@@ -19,11 +19,13 @@ import os
 import sys
 import traceback
 from collections.abc import MutableMapping
+from typing import NoReturn
 
 import typer
 from rich.console import Console
 
 from cseaug import wallclock
+from cseaug.commands.process_end import end_process
 from cseaug.errors import CseaugError, expected_os_error, os_error_message
 from cseaug.secrets import install_log_scrubbing, scrub
 
@@ -98,7 +100,7 @@ def take_debug_flag(argv: list[str]) -> bool:
 
 
 def main() -> None:
-    """Entry point of the ``cseaug`` script.
+    """The command line (:func:`run`, the ``cseaug`` script, ends the process after it).
 
     An expected failure (a :class:`~cseaug.errors.CseaugError`, a full disk, a permission
     denied) is one scrubbed line and exit status 2; anything else prints its traceback and
@@ -125,3 +127,19 @@ def main() -> None:
         message = str(exc) if isinstance(exc, CseaugError) else os_error_message(exc)  # type: ignore[arg-type]
         console.print(f"[bold red]error:[/] {scrub(message)}", highlight=False, soft_wrap=True)
         sys.exit(2)
+
+
+def run() -> NoReturn:
+    """The ``cseaug`` script: :func:`main`, then the end of the process without the
+    interpreter's teardown (:func:`cseaug.commands.process_end.end_process`: threads' exit
+    callbacks and ``atexit`` handlers run, standard streams are flushed; 0.5-0.7 s less
+    after a build). A status that is not a number (a message) gets Python's usual exit,
+    which prints it."""
+    try:
+        main()
+        status = 0
+    except SystemExit as exc:
+        if exc.code is not None and not isinstance(exc.code, int):
+            raise
+        status = exc.code or 0
+    end_process(status)

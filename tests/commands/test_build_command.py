@@ -144,6 +144,7 @@ def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
     cached_hub_model("Qwen/Qwen2.5-0.5B-Instruct")  # the demo's model passes the preflight
     from typer.testing import CliRunner
 
+    import cseaug.commands.build as build_command
     import cseaug_prefect.flows.build_hybrid_dataset as flow_module
     from cseaug.build.publish import BuildSummary
     from cseaug.cli import app
@@ -160,6 +161,7 @@ def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
         return summary.as_dict()
 
     monkeypatch.setattr(flow_module, "build_hybrid_dataset", fake_flow)
+    monkeypatch.setattr(build_command, "temporary_server", lambda: None)  # no flow: no server
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("A cat sat.\n", encoding="utf-8")
     args = ["build", "--config", "configs/demo.yaml", "--set", f"corpus.path={corpus}"]

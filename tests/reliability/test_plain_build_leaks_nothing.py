@@ -84,6 +84,8 @@ def plain_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlainBuild
 def test_the_build_ran_and_the_server_echoed_the_key(plain_build: PlainBuild) -> None:
     """The premise of the other tests: the key was sent, and came back in 401 bodies."""
     assert plain_build.returncode == 0, plain_build.output[-3000:]
+    # no PREFECT_API_URL: the command started Prefect's temporary server itself (issue 14)
+    assert "note: starting Prefect's temporary server on http://127.0.0.1:" in plain_build.output
     assert f"Bearer {KEY}" in plain_build.authorizations
     rejects = pq.read_table(plain_build.version / "rejects.parquet").to_pylist()
     echoed = [r for r in rejects if r["reason"] == "llm_error"]

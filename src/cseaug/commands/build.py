@@ -1,16 +1,18 @@
 """``cseaug build``: build and publish a dataset version from a YAML config.
 
 The build runs as the Prefect flow ``build-hybrid-dataset`` so that every run shows in
-Prefect (an ephemeral local server when no ``PREFECT_API_URL`` is set). Before either, the
-preflight (:mod:`cseaug.build.preflight`) checks everything the build needs and reports
-every problem at once. ``--dry-run`` runs the same checks, then counts the requests and
-tokens the build would spend, and publishes nothing.
+Prefect (an ephemeral local server when no ``PREFECT_API_URL`` is set, which the command
+starts itself while it imports the flow: :mod:`cseaug_prefect.flows.temporary_server`).
+Before either, the preflight (:mod:`cseaug.build.preflight`) checks everything the build
+needs and reports every problem at once. ``--dry-run`` runs the same checks, then counts the
+requests and tokens the build would spend, and publishes nothing.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -21,6 +23,9 @@ from cseaug.commands.quiet_logs import quiet_expected_tracebacks
 from cseaug.config import load_config, parse_override
 from cseaug.errors import ConfigError
 from cseaug.secrets import holds_secret
+
+if TYPE_CHECKING:
+    from cseaug_prefect.flows.temporary_server import TemporaryServer
 
 console = Console(stderr=True)
 
@@ -112,19 +117,43 @@ def build(
     from cseaug.build.preflight import check_before_build
 
     # every problem at once, in seconds, before any server or flow starts
-    check_before_build(
-        cfg, say=lambda note: console.print(f"note: {note}", highlight=False, soft_wrap=True)
-    )
+    check_before_build(cfg, say=say)
     if dry_run or cfg.execution.dry_run:
         from cseaug.build.dry_run import estimate_build
 
         print_estimate(estimate_build(cfg))
         return
+    # Prefect's temporary server starts on the other core while the flow is imported (issue 14)
+    server = temporary_server() if cfg.execution.runner.kind == "local" else None
     from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
     quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
     wallclock.mark(wallclock.FLOW_CALLED)
+    if server is not None:
+        server.wait_until_ready()  # counted in prefect_start, as Prefect's own start was
     print_summary(build_hybrid_dataset(config=str(config), overrides=list(set_)))
+
+
+def say(note: str) -> None:
+    """One ``note:`` line on the console."""
+    console.print(f"note: {note}", highlight=False, soft_wrap=True)
+
+
+def temporary_server() -> TemporaryServer | None:
+    """Start Prefect's temporary server now when the flow would start one (no
+    ``PREFECT_API_URL``), so that it starts while the flow is imported; None otherwise.
+    A Dask or Ray runner's build leaves it to Prefect (its workers are told the server)."""
+    if os.environ.get("PREFECT_API_URL"):
+        return None  # the normal set-up for repeated builds: nothing to start, nothing to import
+    from cseaug_prefect.flows.temporary_server import start_temporary_server
+
+    server = start_temporary_server()
+    if server is not None:
+        say(
+            f"starting Prefect's temporary server on {server.api_url} for this build; "
+            "a running server saves its start on every build (docs/prefect.md)"
+        )
+    return server
 
 
 def register(app: typer.Typer) -> None:
