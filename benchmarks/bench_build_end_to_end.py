@@ -169,6 +169,15 @@ def start_prefect_server(home: Path, env: dict[str, str]) -> tuple[subprocess.Po
     raise SystemExit("prefect server start did not answer within 180 s")
 
 
+def stop_all(server, prefect_server: subprocess.Popen | None, work: Path) -> None:
+    """Stop the loopback server and the Prefect server (when one was started); remove ``work``."""
+    server.stop()
+    if prefect_server is not None:
+        prefect_server.terminate()
+        prefect_server.wait(timeout=30)
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=2000, help="sampled sentences (x3 requests)")
@@ -227,11 +236,7 @@ def main() -> None:
         rebuild, rebuild_output, _ = run_cli(settings, env)
         rebuild_sent = server.stats()["total"] - served
     finally:
-        server.stop()
-        if prefect_server is not None:
-            prefect_server.terminate()
-            prefect_server.wait(timeout=30)
-        shutil.rmtree(work, ignore_errors=True)
+        stop_all(server, prefect_server, work)
 
     bare = (before + after) / 2
     prefect = "running server (PREFECT_API_URL)" if args.prefect_server else "temporary server"

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -38,7 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "benchmarks"), str(REPO / "tests"), str(REPO)]
 
-from bench_build_end_to_end import CLI, overrides, start_prefect_server  # noqa: E402
+from bench_build_end_to_end import CLI, overrides, start_prefect_server, stop_all  # noqa: E402
 from bench_prefect_share import write_corpus  # noqa: E402
 from fake_openai_server import start_server_process  # noqa: E402
 from ratio import print_ratio  # noqa: E402
@@ -108,11 +107,7 @@ def main() -> None:
                 walls[path].append(wall)
                 cpus[path].append(cpu)
     finally:
-        server.stop()
-        if prefect_server is not None:
-            prefect_server.terminate()
-            prefect_server.wait(timeout=30)
-        shutil.rmtree(work, ignore_errors=True)
+        stop_all(server, prefect_server, work)
 
     prefect = "running server (PREFECT_API_URL)" if args.prefect_server else "temporary server"
     print(

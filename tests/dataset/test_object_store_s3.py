@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -120,17 +120,24 @@ def test_a_build_publishes_to_s3_and_every_reader_works_there(
     assert "changed: rejects.parquet" in str(broken.exception)
 
 
-def test_a_publish_that_dies_before_its_manifest_leaves_no_version(
-    s3_root: str, manifest, rows_factory, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def crash_at_the_manifest(monkeypatch: pytest.MonkeyPatch) -> Callable[..., bool]:
+    """Make every write of a ``manifest.json`` fail as a build dying there; returns the real
+    :meth:`Store.create`."""
     real_create = Store.create
 
-    def crash_at_the_manifest(self: Store, relative: str, data: bytes) -> bool:
+    def create(self: Store, relative: str, data: bytes) -> bool:
         if relative.endswith(versions.MANIFEST_FILE):
             raise ConnectionError("the build died here")
         return real_create(self, relative, data)
 
-    monkeypatch.setattr(Store, "create", crash_at_the_manifest)
+    monkeypatch.setattr(Store, "create", create)
+    return real_create
+
+
+def test_a_publish_that_dies_before_its_manifest_leaves_no_version(
+    s3_root: str, manifest, rows_factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_create = crash_at_the_manifest(monkeypatch)
     with pytest.raises(ConnectionError):
         publish_version([rows_factory(3, 3)], root=s3_root, name="demo", manifest=manifest)
     store = Store.from_root(s3_root)
@@ -187,14 +194,7 @@ def test_an_abandoned_prefix_is_listed_and_pruned_on_s3(
     committed = {
         p: store.sha256(f"datasets/demo/v0001/{p}") for p in store.find("datasets/demo/v0001")
     }
-    real_create = Store.create
-
-    def crash_at_the_manifest(self: Store, relative: str, data: bytes) -> bool:
-        if relative.endswith(versions.MANIFEST_FILE):
-            raise ConnectionError("the build died here")
-        return real_create(self, relative, data)
-
-    monkeypatch.setattr(Store, "create", crash_at_the_manifest)
+    real_create = crash_at_the_manifest(monkeypatch)
     with pytest.raises(ConnectionError):
         publish_version([rows_factory(4, 4)], root=s3_root, name="demo", manifest=manifest)
     monkeypatch.setattr(Store, "create", real_create)
