@@ -53,6 +53,6 @@ def test_the_numbered_corpus_gives_the_shipped_config_its_20k_samples(
 
 def test_the_build_benchmarks_ask_for_a_model_the_loopback_server_serves(tmp_path: Path) -> None:
     """The build probes ``llm.model`` against ``GET /v1/models`` and refuses an unknown one."""
-    args = argparse.Namespace(samples=10, concurrency=4, cs_sample=None, encoder=None)
+    args = argparse.Namespace(samples=10, concurrency=4, cs_sample=None, encoder=None, set=[])
     settings = dict(s.split("=", 1) for s in overrides(args, tmp_path, tmp_path, "http://x/v1"))
     assert settings["llm.model"] in {model["id"] for model in DEFAULT_MODELS}
