@@ -34,7 +34,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_build_end_to_end import PHASES, SHARED, latest_manifest, overrides, run_cli
+from bench_build_end_to_end import (
+    PHASES,
+    SHARED,
+    add_set_option,
+    latest_manifest,
+    overrides,
+    run_cli,
+)
 from bench_prefect_share import write_corpus
 from fake_openai_server import start_server_process
 from ratio import print_ratio
@@ -99,6 +106,7 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
     parser.add_argument("--cs-sample", type=int, default=None, help="diagnostics.cs_sample")
     parser.add_argument("--encoder", default=None, help="diagnostics.encoder")
+    add_set_option(parser)
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench-scale-"))

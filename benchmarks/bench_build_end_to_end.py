@@ -169,6 +169,17 @@ def start_prefect_server(home: Path, env: dict[str, str]) -> tuple[subprocess.Po
     raise SystemExit("prefect server start did not answer within 180 s")
 
 
+def add_set_option(parser: argparse.ArgumentParser) -> None:
+    """``--set KEY=VALUE`` (repeatable): more `cseaug build --set` values, read by :func:`overrides`."""
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="one more `cseaug build --set`, e.g. execution.shard_size=500 (repeatable)",
+    )
+
+
 def stop_all(server, prefect_server: subprocess.Popen | None, work: Path) -> None:
     """Stop the loopback server and the Prefect server (when one was started); remove ``work``."""
     server.stop()
@@ -189,13 +200,7 @@ def main() -> None:
         default=None,
         help="diagnostics.encoder, e.g. a local copy of all-MiniLM-L6-v2 with its onnx/model.onnx",
     )
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="one more `cseaug build --set`, e.g. execution.shard_size=500 (repeatable)",
-    )
+    add_set_option(parser)
     parser.add_argument(
         "--prefect-server",
         action="store_true",
