@@ -119,7 +119,6 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
             f"run {plan['run_id']}: shards {missing} are not finished; nothing published"
         )
     check_publish_gate(run, plan["shards"])
-    run.generation_done()  # the encoder worker may take more threads now
     stage_info = plan["stage"]
     usage = summed_usage([o.usage for o in outcomes])
     spent = build_spending(cfg.cache_path, store.path.name) if cfg.llm is not None else {}

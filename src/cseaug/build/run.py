@@ -161,18 +161,14 @@ class BuildRun:
 
             self._encoder.prefetch(view_texts(rows))
 
-    def generation_done(self) -> None:
-        """Tell the encoder worker, if one runs, that generation is over (it may use more
-        threads: ``diagnostics.publish_threads``)."""
-        if self._encoder is not None:
-            self._encoder.generation_done()
-
     def diagnostics_encoder(self) -> EncoderWorker | None:
         """The encoder worker for the diagnostics (started now when the plan did not start one:
-        every shard was already finished), or None when diagnostics are off."""
+        every shard was already finished), told that generation is over so it may take
+        ``diagnostics.publish_threads``; None when diagnostics are off."""
         if self._encoder is None:
             self.start_encoder([], stream_views=False)
-        self.generation_done()
+        if self._encoder is not None:
+            self._encoder.generation_done()
         return self._encoder
 
     def usage(self) -> dict[str, int]:

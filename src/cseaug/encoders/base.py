@@ -23,3 +23,13 @@ class Encoder(Protocol):
     def close(self) -> None:
         """Free the model and anything else held (files, GPU memory); no encoding after this."""
         ...
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` (float32 rows) scaled to unit length; an all-zero row stays zero.
+
+    Example:
+        >>> unit_rows(np.array([[3.0, 4.0]], dtype=np.float32)).tolist()
+        [[0.6000000238418579, 0.800000011920929]]
+    """
+    return vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)

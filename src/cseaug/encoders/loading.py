@@ -25,7 +25,7 @@ import numpy as np
 
 from cseaug.config import DiagnosticsConfig
 from cseaug.devices import free_device_memory, gpu_driver_present, resolve_device
-from cseaug.encoders.base import Encoder
+from cseaug.encoders.base import Encoder, unit_rows
 from cseaug.encoders.minilm import MINILM_ID, MINILM_NAMES, MINILM_REVISION, minilm_location
 from cseaug.encoders.onnx import ONNX_FILE, OnnxEncoder, onnx_applicable
 from cseaug.encoders.precision import EncoderPrecision, autocast, resolve_precision
@@ -126,9 +126,7 @@ class SentenceTransformerEncoder:
                 convert_to_tensor=True,
                 show_progress_bar=False,
             )
-        vectors = pooled.float().cpu().numpy().reshape(len(texts), self.dimension)
-        norms = np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
-        return vectors / norms
+        return unit_rows(pooled.float().cpu().numpy().reshape(len(texts), self.dimension))
 
     def close(self) -> None:
         """Free the model (and the GPU memory it held)."""

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cseaug.encoders.base import unit_rows
 from cseaug.errors import require
 
 ONNX_FILE = "onnx/model.onnx"
@@ -116,8 +117,7 @@ class OnnxEncoder:
             hidden = self.session.run(None, {k: v for k, v in feeds.items() if k in self.inputs})[0]
             mask = feeds["attention_mask"][..., None].astype(np.float32)
             pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
-            norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            out[index] = pooled / norms
+            out[index] = unit_rows(pooled)
         return out
 
     def close(self) -> None:
