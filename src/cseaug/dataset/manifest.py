@@ -25,10 +25,10 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from cseaug import __version__
 from cseaug.config import RunConfig, config_fingerprint, redacted
 from cseaug.dataset.schema import CANONICAL_SCHEMA
 from cseaug.errors import InputError
@@ -104,7 +104,7 @@ def code_version() -> dict[str, Any]:
     """Package version and, when the package runs from a git checkout, its commit and dirty flag."""
     info: dict[str, Any] = {
         "package": "cseaug",
-        "version": __version__,
+        "version": version("cseaug"),
         "git_commit": None,
         "git_dirty": None,
     }

@@ -53,7 +53,6 @@ from typing import Any
 
 import numpy as np
 
-import cseaug
 from cseaug.config import DiagnosticsConfig
 from cseaug.encoders.store import text_key
 from cseaug.errors import BackendError
@@ -80,7 +79,7 @@ class EncoderWorker:
     def __init__(self, cfg: DiagnosticsConfig, cache_dir: str | Path | None) -> None:
         ours, theirs = socket.socketpair()  # not inherited by other children: EOF when we die
         # the child runs the cseaug this process runs, also from a source tree
-        package_root = str(Path(cseaug.__file__).resolve().parents[1])
+        package_root = str(Path(__file__).resolve().parents[2])
         path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
         self._process = subprocess.Popen(
             [sys.executable, "-m", __name__, str(theirs.fileno())],

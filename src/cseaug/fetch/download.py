@@ -42,14 +42,14 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from email.message import Message
+from importlib.metadata import version
 from pathlib import Path
 
-from cseaug import __version__
 from cseaug.errors import DownloadError
 from cseaug.hashing import file_sha256
 from cseaug.progress import progress_bar
 
-USER_AGENT = f"cseaug/{__version__} (+cseaug data fetch)"
+USER_AGENT = f"cseaug/{version('cseaug')} (+cseaug data fetch)"
 CHUNK_BYTES = 1 << 20
 TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 """HTTP answers worth asking again after a pause."""
