@@ -32,7 +32,6 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 
@@ -85,22 +84,19 @@ def type_token_ratio(text: str) -> float:
     return len(set(tokens)) / len(tokens) if tokens else 0.0
 
 
-_ROUGE_SCORER: Any = None
-
-
-def avg_rouge(generation: str, target: str) -> float:
-    """Mean of the ROUGE-1, ROUGE-2 and ROUGE-L F1 of ``generation`` against ``target``.
+def avg_rouge(generations: Sequence[str], targets: Sequence[str]) -> list[float]:
+    """Mean of the ROUGE-1, ROUGE-2 and ROUGE-L F1 of each generation against its target.
 
     Example:
-        >>> round(avg_rouge("a man cooks", "a man cooks"), 3)
-        1.0
+        >>> [round(score, 3) for score in avg_rouge(["a man cooks", "dogs"], ["a man cooks", "cats"])]
+        [1.0, 0.0]
     """
-    global _ROUGE_SCORER
-    if _ROUGE_SCORER is None:
-        rouge_scorer = require("rouge_score.rouge_scorer", "hf", "Avg-ROUGE")
-        _ROUGE_SCORER = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False)
-    scores = _ROUGE_SCORER.score(target, generation)
-    return float(np.mean([scores[k].fmeasure for k in ("rouge1", "rouge2", "rougeL")]))
+    rouge_scorer = require("rouge_score.rouge_scorer", "hf", "Avg-ROUGE")
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False)
+    return [
+        float(np.mean([score.fmeasure for score in scorer.score(target, generation).values()]))
+        for generation, target in zip(generations, targets, strict=True)
+    ]
 
 
 @dataclass
@@ -196,7 +192,7 @@ def score_generations(
         )
     multiple = [d for d in (multiple_diversity(cs) for cs in candidates) if d is not None]
     return Scorecard(
-        avg_rouge=float(np.mean([avg_rouge(g, t) for _, t, g in flat])),
+        avg_rouge=float(np.mean(avg_rouge([g for _, _, g in flat], [t for _, t, _ in flat]))),
         cosine=cosine,
         word_diversity_source=float(np.mean([word_distance(s, g) for s, _, g in flat])),
         diversity_multiple=float(np.mean(multiple)) if multiple else None,

@@ -288,9 +288,8 @@ class _Run:
             )
             generator = VAEGPTSimGenerator(self.model, self.tokenizer, generation)
             candidates = generator.generate([s for s, _ in sample])
-            result["val_rouge"] = sum(
-                avg_rouge(c[0], t) for c, (_, t) in zip(candidates, sample, strict=True)
-            ) / len(sample)
+            scores = avg_rouge([c[0] for c in candidates], [t for _, t in sample])
+            result["val_rouge"] = sum(scores) / len(sample)
         self.model.train()
         return result
 
