@@ -321,11 +321,10 @@ def load_examples(cfg: PatternConfig, kind: PatternKind) -> ExampleSet:
             fewer than ``k`` candidates (the message names the level and the counts).
 
     Example:
-        >>> from cseaug.config import PatternConfig
-        >>> cfg = PatternConfig(source="sts12", path="../shared/data/sts12_train", seed=1)
-        >>> examples = load_examples(cfg, "sts")  # doctest: +SKIP
-        >>> [len(examples.levels[level]) for level in STS_LEVELS]  # doctest: +SKIP
-        [3, 3, 3]
+        from cseaug.config import PatternConfig
+        cfg = PatternConfig(source="sts12", path="data/sts12_train", seed=1)
+        examples = load_examples(cfg, "sts")
+        [len(examples.levels[level]) for level in STS_LEVELS]  # [3, 3, 3]
     """
     if kind not in LEVELS:
         raise ConfigError(f"pattern kind must be 'sts' or 'nli', got {kind!r}")

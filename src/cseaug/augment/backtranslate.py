@@ -26,9 +26,9 @@ encodes the sentences for every pivot's en→X model up front, so the GPU never 
 Python tokenizers. On the CPU the same work happens in line; the translations are the same.
 
 Example:
-    >>> bt = BackTranslator({"de": ("facebook/wmt19-en-de", "facebook/wmt19-de-en")})  # doctest: +SKIP
-    >>> result = bt.backtranslate(["Bryan Cranston will return as Walter White."])[0]  # doctest: +SKIP
-    >>> result.paraphrase, result.chosen.mer  # doctest: +SKIP
+    bt = BackTranslator({"de": ("facebook/wmt19-en-de", "facebook/wmt19-de-en")})
+    result = bt.backtranslate(["Bryan Cranston will return as Walter White."])[0]
+    result.paraphrase, result.chosen.mer
 """
 
 from __future__ import annotations
@@ -166,8 +166,8 @@ class BackTranslator:
             ``batch_size``, ``max_new_tokens``, ``max_length_ratio``, ``device``, ``dtype``).
 
     Example:
-        >>> bt = BackTranslator.from_config(BacktranslationConfig())  # doctest: +SKIP
-        >>> [r.paraphrase for r in bt.backtranslate(["The cat sat on the mat."])]  # doctest: +SKIP
+        bt = BackTranslator.from_config(BacktranslationConfig())
+        [r.paraphrase for r in bt.backtranslate(["The cat sat on the mat."])]
     """
 
     def __init__(

@@ -55,9 +55,9 @@ the tests tags "likes" in "My dog likes eating sausage." as a noun, and the sent
 refused as ``no_verbal_root``. ``en_core_web_sm`` parses it right.
 
 Example:
-    >>> negator = Negator("../shared/models/en_ud_ewt_sm")  # doctest: +SKIP
-    >>> [r.negated for r in negator.negate(["She is happy.", "He went home."])]  # doctest: +SKIP
-    ['She is not happy.', 'He did not go home.']
+    negator = Negator("en_core_web_sm")
+    [r.negated for r in negator.negate(["She is happy.", "He went home."])]
+    # ['She is not happy.', 'He did not go home.']
 """
 
 from __future__ import annotations
@@ -289,9 +289,9 @@ def negate_doc(doc: Any) -> NegationResult:
     lemmas=...)`` in tests).
 
     Example:
-        >>> import spacy  # doctest: +SKIP
-        >>> negate_doc(spacy.load("en_core_web_sm")("She has a car.")).negated  # doctest: +SKIP
-        'She does not have a car.'
+        import spacy
+        negate_doc(spacy.load("en_core_web_sm")("She has a car.")).negated
+        # 'She does not have a car.'
     """
     try:
         negated, rule, root = _negate_root(doc)
@@ -320,7 +320,7 @@ def load_pipeline(name_or_path: str, exclude: Iterable[str] = DEFAULT_EXCLUDE) -
             a tagger, parser or lemmatizer.
 
     Example:
-        >>> nlp = load_pipeline("../shared/models/en_ud_ewt_sm")  # doctest: +SKIP
+        nlp = load_pipeline("en_core_web_sm")
     """
     spacy = require("spacy", "spacy", "Negation insertion")
     try:
@@ -353,9 +353,9 @@ class Negator:
         exclude: components not loaded.
 
     Example:
-        >>> negator = Negator("../shared/models/en_ud_ewt_sm")  # doctest: +SKIP
-        >>> negator.negate(["The results have been published."])[0].negated  # doctest: +SKIP
-        'The results have not been published.'
+        negator = Negator("en_core_web_sm")
+        negator.negate(["The results have been published."])[0].negated
+        # 'The results have not been published.'
     """
 
     def __init__(
@@ -447,11 +447,10 @@ class NegationStage(Step):
         negator: the :class:`Negator` to use.
 
     Example:
-        >>> from cseaug.dataset.schema import rows_table
-        >>> stage = NegationStage(Negator("../shared/models/en_ud_ewt_sm"))  # doctest: +SKIP
-        >>> rows = rows_table([{"id": "a", "sentence": "She is happy.", "split": "aigen"}])
-        >>> stage(rows).rows.column("negative").to_pylist()  # doctest: +SKIP
-        ['She is not happy.']
+        from cseaug.dataset.schema import rows_table
+        stage = NegationStage(Negator("en_core_web_sm"))
+        rows = rows_table([{"id": "a", "sentence": "She is happy.", "split": "aigen"}])
+        stage(rows).rows.column("negative").to_pylist()  # ['She is not happy.']
     """
 
     name = STAGE

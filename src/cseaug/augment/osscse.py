@@ -14,11 +14,11 @@ backtranslation:de|ru``), ``negative`` (``negative_method = negation``); the bui
 step adds ``mer_positive`` and ``mer_negative``.
 
 Example:
-    >>> from cseaug.build.stages import make_stage
-    >>> from cseaug.config import load_config
-    >>> stage = make_stage(load_config("configs/wiki-osscse.yaml"))  # doctest: +SKIP
-    >>> result = stage(rows)  # doctest: +SKIP
-    >>> result.stats["negation"]["share_negated"], result.stats["backtranslation"]["share_kept"]  # doctest: +SKIP
+    from cseaug.build.stages import make_stage
+    from cseaug.config import load_config
+    stage = make_stage(load_config("configs/wiki-osscse.yaml"))
+    result = stage(rows)
+    result.stats["negation"]["share_negated"], result.stats["backtranslation"]["share_kept"]
 """
 
 from __future__ import annotations

@@ -12,9 +12,8 @@ process (the CPU, where nothing would overlap). Both give the same ids and texts
 the same :func:`encode` and :func:`decode`.
 
 Example:
-    >>> worker = InlineTokenizers({"en-de": en_de_tokenizer}, {"en-de": 1024})  # doctest: +SKIP
-    >>> worker.encode("en-de", ["A cat."]).result()  # doctest: +SKIP
-    [[21, 1034, 5, 2]]
+    worker = InlineTokenizers({"en-de": en_de_tokenizer}, {"en-de": 1024})
+    worker.encode("en-de", ["A cat."]).result()  # [[21, 1034, 5, 2]]
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ For tests, notebooks and benchmarks; ``cseaug build`` runs the same three calls 
 Prefect flow ``build-hybrid-dataset`` instead, so that every run shows in Prefect.
 
 Example:
-    >>> from cseaug.config import load_config
-    >>> run_build(load_config("configs/demo.yaml")).version_dir  # doctest: +SKIP
-    PosixPath('storage/datasets/demo/v0001')
+    from cseaug.config import load_config
+    run_build(load_config("configs/demo.yaml")).version_dir
+    # PosixPath('storage/datasets/demo/v0001')
 """
 
 from __future__ import annotations

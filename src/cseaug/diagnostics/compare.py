@@ -23,8 +23,8 @@ each setting is capped at ``max_pairs`` pairs per polarity, drawn with a seed.
 Every panel uses the same bins and axes (:mod:`cseaug.metrics.histograms`).
 
 Example:
-    >>> sets = [stsb_pairs("../shared/data/stsbenchmark/sts-dev.csv")]  # doctest: +SKIP
-    >>> compare(sets, "/tmp/fig7", load_encoder())  # doctest: +SKIP
+    sets = [stsb_pairs("data/stsbenchmark/sts-dev.csv")]
+    compare(sets, "/tmp/fig7", load_encoder())
 """
 
 from __future__ import annotations

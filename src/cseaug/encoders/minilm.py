@@ -14,8 +14,8 @@ returns a local directory of that model:
    how to get the model.
 
 Example:
-    >>> minilm_location()  # doctest: +SKIP
-    '~/.cache/huggingface/hub/models--sentence-transformers--all-MiniLM-L6-v2/snapshots/c9745ed...'
+    minilm_location()
+    # '~/.cache/huggingface/hub/models--sentence-transformers--all-MiniLM-L6-v2/snapshots/c9745ed...'
 """
 
 from __future__ import annotations

@@ -20,9 +20,8 @@ Conventions shared by all readers (docs/prompts-and-patterns.md, "Benchmark read
   line with a space); nothing else in the text is changed.
 
 Example:
-    >>> table = read_sts_dir("../shared/data/sts12_train")  # doctest: +SKIP
-    >>> table.num_rows, source_info(table)["skipped"]  # doctest: +SKIP
-    (2234, {'empty_score': 0})
+    table = read_sts_dir("data/sts12_train")
+    table.num_rows, source_info(table)["skipped"]  # (2234, {'empty_score': 0})
 """
 
 from __future__ import annotations
@@ -173,9 +172,8 @@ def read_sts_dir(path: str | Path, tasks: Iterable[str] | None = None) -> pa.Tab
         A table of :data:`STS_SCHEMA`.
 
     Example:
-        >>> t = read_sts_dir("../shared/data/sts12_train", tasks=["MSRvid"])  # doctest: +SKIP
-        >>> t.num_rows  # doctest: +SKIP
-        750
+        t = read_sts_dir("data/sts12_train", tasks=["MSRvid"])
+        t.num_rows  # 750
     """
     root = Path(path)
     if not root.is_dir():
@@ -260,9 +258,8 @@ def read_sts_table(path: str | Path, columns: Sequence[str] | None = None) -> pa
         A table of :data:`STS_SCHEMA`.
 
     Example:
-        >>> t = read_sts_table("../shared/data/stsbenchmark/sts-dev.csv")  # doctest: +SKIP
-        >>> t.num_rows  # doctest: +SKIP
-        1500
+        t = read_sts_table("data/stsbenchmark/sts-dev.csv")
+        t.num_rows  # 1500
     """
     file = _require_file(Path(path), "STS table")
     lines, replaced = _read_lines(file)
@@ -331,9 +328,8 @@ def read_sick(path: str | Path) -> pa.Table:
         A table of :data:`SICK_SCHEMA`.
 
     Example:
-        >>> t = read_sick("../shared/data/sick/SICK.txt")  # doctest: +SKIP
-        >>> t.num_rows  # doctest: +SKIP
-        9840
+        t = read_sick("data/sick/SICK.txt")
+        t.num_rows  # 9840
     """
     file = _require_file(Path(path), "SICK file")
     lines, replaced = _read_lines(file)
@@ -385,9 +381,8 @@ def read_mrpc(path: str | Path) -> pa.Table:
         A table of :data:`MRPC_SCHEMA` (label 1 = paraphrase).
 
     Example:
-        >>> t = read_mrpc("../shared/data/mrpc/msr_paraphrase_test.txt")  # doctest: +SKIP
-        >>> t.num_rows  # doctest: +SKIP
-        1725
+        t = read_mrpc("data/mrpc/msr_paraphrase_test.txt")
+        t.num_rows  # 1725
     """
     file = _require_file(Path(path), "MRPC file")
     lines, replaced = _read_lines(file)
@@ -418,9 +413,8 @@ def read_nli_csv(path: str | Path) -> pa.Table:
         A table of :data:`NLI_TRIPLE_SCHEMA`.
 
     Example:
-        >>> t = read_nli_csv("../shared/data/nli/nli_triples_snli_devtest.csv")  # doctest: +SKIP
-        >>> t.num_rows  # doctest: +SKIP
-        5883
+        t = read_nli_csv("data/nli_for_simcse.csv")  # SimCSE's file (cseaug data fetch nli)
+        t.column_names  # ['premise', 'entailment', 'contradiction']
     """
     file = _require_file(Path(path), "NLI csv")
     lines, replaced = _read_lines(file)
@@ -462,9 +456,8 @@ def read_snli_senteval(path: str | Path, split: str) -> pa.Table:
         A table of :data:`NLI_PAIR_SCHEMA`.
 
     Example:
-        >>> t = read_snli_senteval("../shared/data/nli/snli_senteval", "dev")  # doctest: +SKIP
-        >>> t.num_rows  # doctest: +SKIP
-        9842
+        t = read_snli_senteval("data/nli/snli_senteval", "dev")
+        t.num_rows  # 9842
     """
     root = Path(path)
     if not root.is_dir():

@@ -67,10 +67,10 @@ def open_corpus(cfg: CorpusConfig) -> CorpusSource:
             dataset that cannot be loaded.
 
     Example:
-        >>> from cseaug.config import CorpusConfig
-        >>> cfg = CorpusConfig(path="nli.csv", text_column="sent0",
-        ...                    view_columns={"positive": "sent1"})
-        >>> source = open_corpus(cfg)  # doctest: +SKIP
+        from cseaug.config import CorpusConfig
+        cfg = CorpusConfig(path="nli.csv", text_column="sent0",
+                           view_columns={"positive": "sent1"})
+        source = open_corpus(cfg)
     """
     if cfg.hf_dataset is not None:
         if cfg.format not in ("auto", "hf"):

@@ -10,10 +10,9 @@ SICK's TRIAL split is left out by default: the paper evaluates the generators on
 SICK-trial pairs (section 4.1.2), so training on them would leak the test set.
 
 Example:
-    >>> from cseaug.vaegpt.config import PairDataConfig
-    >>> splits = load_pairs(PairDataConfig(sick=["../shared/data/sick/SICK.txt"]), seed=0)  # doctest: +SKIP
-    >>> len(splits.train), len(splits.validation)  # doctest: +SKIP
-    (6352, 530)
+    from cseaug.vaegpt.config import PairDataConfig
+    splits = load_pairs(PairDataConfig(sick=["data/sick/SICK.txt"]), seed=0)
+    len(splits.train), len(splits.validation)  # (6352, 530)
 """
 
 from __future__ import annotations

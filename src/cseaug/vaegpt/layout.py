@@ -10,9 +10,8 @@ only (``cumsum(mask) - 1``), as ``generate`` does with left padding, so training
 generation see the same positions.
 
 Example:
-    >>> batch = pair_batch(tokenizer, [("a cat", "a kitten")], "<|endoftext|>", 32, 32)  # doctest: +SKIP
-    >>> batch.target_positions  # doctest: +SKIP
-    tensor([2, 3, 4])
+    batch = pair_batch(tokenizer, [("a cat", "a kitten")], "<|endoftext|>", 32, 32)
+    batch.target_positions  # tensor([2, 3, 4])
 """
 
 from __future__ import annotations

@@ -14,10 +14,9 @@ log, validation and checkpoint event). A run with ``schedule.resume`` continues 
 newest checkpoint: same data order, same step count.
 
 Example:
-    >>> from cseaug.vaegpt.config import load_train_config
-    >>> result = train_vaegpt(load_train_config("configs/vaegpt/train.yaml"))  # doctest: +SKIP
-    >>> result.best_dir  # doctest: +SKIP
-    PosixPath('storage/models/vaegpt-sim/best')
+    from cseaug.vaegpt.config import load_train_config
+    result = train_vaegpt(load_train_config("configs/vaegpt/train.yaml"))
+    result.best_dir  # PosixPath('storage/models/vaegpt-sim/best')
 """
 
 from __future__ import annotations
