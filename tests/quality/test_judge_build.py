@@ -153,3 +153,32 @@ def test_without_a_judge_no_row_is_judged_and_nothing_more_is_sent(tmp_path: Pat
         assert server.state.total == len(SENTENCES) * len(VIEWS)
         assert "judge" not in manifest(summary)["token_usage"]
         assert summary.judge_usage == {}
+
+
+def test_a_failed_judge_request_is_sent_again_by_a_rerun_and_nothing_else_is(
+    tmp_path: Path,
+) -> None:
+    busy = SENTENCES[5]
+
+    def flaky_judge(body: dict) -> Action:
+        content = body["messages"][-1]["content"]
+        if body["model"] == JUDGE_MODEL and content.startswith(f"Source sentence: {busy}\n"):
+            return Action.status_code(503)
+        return judge_policy(body)
+
+    with FakeOpenAIServer(policy=flaky_judge) as server:
+        judge = judge_on(server.base_url)
+        judge["llm"]["max_retries"] = 0
+        cfg = config(tmp_path / "out", server.base_url, tmp_path / "c.sqlite", judge)
+        rows, rejects = rows_and_rejects(run_build(cfg))
+        [failed] = [r for r in rejects if r["sentence"] == busy]
+        assert (failed["stage"], failed["view"], failed["reason"]) == ("llm", "judge", "llm_error")
+        assert json.loads(failed["detail"])["retryable"] is True
+        assert busy not in {r["sentence"] for r in rows}
+        sent = server.state.total
+
+        server.state.policy = judge_policy  # the judge's endpoint recovers
+        rows, rejects = rows_and_rejects(run_build(cfg))
+        assert server.state.total == sent + 1  # only the failed verdict is asked again
+        assert busy in {r["sentence"] for r in rows}
+        assert not [r for r in rejects if r["stage"] == "llm"]
