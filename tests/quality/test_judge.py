@@ -4,16 +4,19 @@ step makes of each answer, and the config that turns it on (docs/quality.md, "Th
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
-from cseaug.config import LLM_METHODS, RunConfig, config_fingerprint
+from cseaug.build.preflight import preflight_problems
+from cseaug.config import LLM_METHODS, RunConfig, config_fingerprint, load_config
 from cseaug.dataset.schema import rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import TRANSIENT, ChatRequest, ChatResponse, LLMBackend, ProgressCallback
-from cseaug.prompts import METHOD_PROMPTS, load_prompt
+from cseaug.prompts import METHOD_PROMPTS, default_prompts_dir, load_prompt
 from cseaug.quality.judge import (
     LLMJudge,
     VerdictError,
@@ -21,7 +24,9 @@ from cseaug.quality.judge import (
     parse_verdict,
     prompt_version,
 )
+from tests.fake_openai_server import FakeOpenAIServer
 
+DEMO = Path(__file__).resolve().parents[2] / "configs" / "demo.yaml"
 STS_VIEWS = ("positive", "intermediate", "negative")
 
 
@@ -62,7 +67,7 @@ def test_a_judge_prompt_missing_a_view_is_an_error_not_an_empty_line() -> None:
         load_prompt("judge_nli").render(sentence="s", views={"positive": "p"})
 
 
-def test_a_judge_prompt_without_a_version_is_refused(tmp_path) -> None:
+def test_a_judge_prompt_without_a_version_is_refused(tmp_path: Path) -> None:
     (tmp_path / "judge_ski.jinja2").write_text("{{ sentence }} {{ views.knowledge }}\n")
     with pytest.raises(ConfigError, match="declares no version"):
         prompt_version(load_prompt("judge_ski", tmp_path))
@@ -304,3 +309,25 @@ NO_JUDGE_FINGERPRINT = "eb21dbb9d1c55b076a48f35968ef57ca7067a1054aa02b0c867bb3cb
 
 def test_a_config_without_a_judge_keeps_the_fingerprint_it_had_before_the_judge_existed() -> None:
     assert config_fingerprint(run_config()) == NO_JUDGE_FINGERPRINT
+
+
+def test_the_preflight_names_the_judges_missing_key_and_missing_prompt(tmp_path: Path) -> None:
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    for template in default_prompts_dir().glob("sts_*.jinja2"):
+        shutil.copy(template, prompts)
+    with FakeOpenAIServer() as server:
+        build_llm = [
+            "llm.backend=openai-compatible",
+            f"llm.base_url={server.base_url}",
+            "llm.model=fake",
+            f"output.root={tmp_path / 'storage'}",
+        ]
+        unset_key = "quality.judge={llm: {backend: openai, model: m, api_key_env: CSEAUG_UNSET_K}}"
+        problems = preflight_problems(load_config(DEMO, [*build_llm, unset_key]))
+        assert len(problems) == 1 and problems[0].startswith("quality.judge.llm: ")
+        assert "CSEAUG_UNSET_K" in problems[0]
+
+        own_prompts = [*build_llm, "quality.judge={}", f"generation.prompts_dir={prompts}"]
+        [problem] = preflight_problems(load_config(DEMO, own_prompts))
+        assert "prompt template 'judge_sts' not found" in problem
