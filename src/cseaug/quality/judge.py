@@ -37,11 +37,12 @@ from typing import Annotated, Any
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cseaug.augment.llm_views import REJECT_STAGE as LLM_STAGE
 from cseaug.augment.llm_views import failure, reject_record, require_columns, send
 from cseaug.config import LLM_METHODS, RunConfig
 from cseaug.dataset.schema import rejects_table
 from cseaug.errors import ConfigError
-from cseaug.llm.base import ChatRequest, LLMBackend
+from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend
 from cseaug.prompts import METHOD_PROMPTS, PromptTemplate, load_prompt
 from cseaug.secrets import Scrubber
 from cseaug.step import Step, StepResult
@@ -54,6 +55,7 @@ JUDGE = "judge"
 UNPARSEABLE = "judge_unparseable"
 """Reject reason of a row whose judge answer is not the JSON object the prompt asks for."""
 KEPT = "kept"
+"""Outcome of a row every view of which scored at least ``min_score`` (in the step's stats)."""
 
 MIN_SCORE, MAX_SCORE = 1, 5
 _VERSION = re.compile(r"^\s*version:\s*(\d+)\s*$", re.MULTILINE)
@@ -164,7 +166,7 @@ class LLMJudge(Step):
     Args:
         method: ``sts``, ``nli`` or ``ski`` (which views, which definitions).
         backend: the judge's backend; :meth:`close` closes it.
-        prompt: the method's judge template (:func:`load_judge_prompt`).
+        prompt: the method's judge template (``prompts/judge_<method>.jinja2``).
         min_score: ``quality.judge.min_score``.
     """
 
@@ -209,30 +211,20 @@ class LLMJudge(Step):
         rejects: list[dict[str, Any]] = []
         outcomes: Counter[str] = Counter()
         for row, response in zip(records, responses, strict=True):
-            stage, view, raw, detail = REJECT_STAGE, None, response.text, {}
-            if not response.ok:
-                stage, view = "llm", JUDGE
-                outcome, detail = failure(response)
-            else:
-                assert response.text is not None  # ok
-                try:
-                    verdict = parse_verdict(response.text, self.views)
-                except VerdictError as exc:
-                    outcome, detail = UNPARSEABLE, {"error": str(exc)}
-                else:
-                    outcome = KEPT if min(verdict.scores.values()) >= self.min_score else JUDGE
-                    view = verdict.lowest()
-                    detail = {
-                        "scores": verdict.scores,
-                        "reason": verdict.reason,
-                        "min_score": self.min_score,
-                    }
+            outcome, stage, view, detail = self._decide(response)
             outcomes[outcome] += 1
             keep.append(outcome == KEPT)
             if outcome != KEPT:
                 rejects.append(
                     reject_record(
-                        row["id"], row["sentence"], stage, view, outcome, raw, detail, scrub
+                        row["id"],
+                        row["sentence"],
+                        stage,
+                        view,
+                        outcome,
+                        response.text,
+                        detail,
+                        scrub,
                     )
                 )
         stats = {
@@ -245,6 +237,20 @@ class LLMJudge(Step):
         }
         kept = rows.filter(pa.array(keep, pa.bool_()))
         return StepResult(rows=kept, rejects=rejects_table(rejects), stats=stats)
+
+    def _decide(self, response: ChatResponse) -> tuple[str, str, str | None, dict[str, Any]]:
+        """What one answer makes of its row: ``kept`` or a reject reason, with the reject's
+        stage, view and detail (see the module docstring)."""
+        if not response.ok or response.text is None:
+            reason, detail = failure(response)
+            return reason, LLM_STAGE, JUDGE, detail
+        try:
+            verdict = parse_verdict(response.text, self.views)
+        except VerdictError as exc:
+            return UNPARSEABLE, REJECT_STAGE, None, {"error": str(exc)}
+        passed = min(verdict.scores.values()) >= self.min_score
+        detail = {"scores": verdict.scores, "reason": verdict.reason, "min_score": self.min_score}
+        return KEPT if passed else JUDGE, REJECT_STAGE, verdict.lowest(), detail
 
     def manifest(self) -> dict[str, Any]:
         """The judge's prompt record (view ``judge``, name, path, sha256 and version) and its
