@@ -16,6 +16,7 @@ from cseaug.build.dry_run import estimate_build
 from cseaug.build.local import run_build
 from cseaug.build.publish import BuildSummary
 from cseaug.config import RunConfig
+from cseaug.errors import PublishGateError
 from tests.fake_openai_server import Action, FakeOpenAIServer
 
 pytestmark = pytest.mark.slow
@@ -182,3 +183,19 @@ def test_a_failed_judge_request_is_sent_again_by_a_rerun_and_nothing_else_is(
         assert server.state.total == sent + 1  # only the failed verdict is asked again
         assert busy in {r["sentence"] for r in rows}
         assert not [r for r in rejects if r["stage"] == "llm"]
+
+
+def test_a_judge_that_rejects_every_row_stops_the_build_from_publishing(tmp_path: Path) -> None:
+    def harsh_judge(body: dict) -> Action:
+        if body["model"] != JUDGE_MODEL:
+            return Action.ok()
+        scores = dict.fromkeys(VIEWS, 1)
+        return Action.answer(json.dumps({"scores": scores, "reason": "off-definition"}))
+
+    with FakeOpenAIServer(policy=harsh_judge) as server:
+        cfg = config(
+            tmp_path / "out", server.base_url, tmp_path / "c.sqlite", judge_on(server.base_url)
+        )
+        with pytest.raises(PublishGateError, match=f"their rejects: judge {len(SENTENCES)}"):
+            run_build(cfg)
+        assert not (tmp_path / "out" / "datasets" / "judged").exists()
