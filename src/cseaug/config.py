@@ -907,6 +907,34 @@ class PublishConfig(StrictModel):
     )
 
 
+class JudgeConfig(StrictModel):
+    """The optional LLM judge (docs/quality.md, "The LLM judge"): a model scores each generated
+    row's views against the method's definition, and rows scoring below ``min_score`` are
+    rejected. Part of the fingerprint: its answers decide which rows a version holds."""
+
+    llm: LLMConfig | None = Field(
+        None,
+        description="The judge model, any backend (same keys as the llm section); null: the "
+        "build's llm section (the generating model judges its own views).",
+    )
+    min_score: int = Field(
+        3,
+        ge=1,
+        le=5,
+        description="Reject a row when the judge scores any of its views below this (1 to 5).",
+    )
+
+
+class QualityConfig(StrictModel):
+    """Checks of what a build generated (docs/quality.md)."""
+
+    judge: JudgeConfig | None = Field(
+        None,
+        description="The LLM judge, for methods sts, nli and ski; null (default): no judge. "
+        "`{}` turns it on with the build's llm section.",
+    )
+
+
 class RunnerConfig(StrictModel):
     """Where the shards of a build run: this process, or Prefect's Dask or Ray task runner
     (docs/scaling.md, "Running on Dask or Ray"). ``runner: dask`` alone is short for
@@ -981,6 +1009,7 @@ class RunConfig(StrictModel):
     diagnostics: DiagnosticsConfig = Field(default_factory=DiagnosticsConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     publish: PublishConfig = Field(default_factory=PublishConfig)
+    quality: QualityConfig = Field(default_factory=QualityConfig)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
 
     @field_validator("name")
@@ -1028,6 +1057,37 @@ class RunConfig(StrictModel):
                 "execution.cache_path to a path on each machine's local disk"
             )
         return self
+
+    @model_validator(mode="after")
+    def _judge_fits_the_build(self) -> RunConfig:
+        judge = self.judge_llm
+        if self.quality.judge is not None and judge is None:
+            raise ValueError(
+                f"quality.judge scores views that an LLM wrote (methods sts, nli, ski); method "
+                f"'{self.method}' writes its views without one: remove quality.judge"
+            )
+        if judge is None or judge.backend != "vllm":
+            return self
+        if self.llm is not None and self.llm.backend == "vllm":
+            raise ValueError(
+                "quality.judge would start a second vLLM engine in this process beside llm's; "
+                "serve the model(s) with `vllm serve` and use backend openai-compatible"
+            )
+        if self.execution.runner.kind != "local":
+            raise ValueError(
+                f"execution.runner {self.execution.runner.kind} would start one vLLM judge engine "
+                "per worker and shard; serve the judge with `vllm serve` and use "
+                "quality.judge.llm.backend openai-compatible, or runner local"
+            )
+        return self
+
+    @property
+    def judge_llm(self) -> LLMConfig | None:
+        """The LLM judge's model (``quality.judge.llm``, else the build's ``llm``); None when
+        there is no judge or the method has no LLM."""
+        if self.quality.judge is None or self.method not in LLM_METHODS:
+            return None
+        return self.quality.judge.llm or self.llm
 
     @property
     def dataset_name(self) -> str:
@@ -1088,18 +1148,31 @@ def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
     return out
 
 
+def _drop_timing(llm: dict[str, Any] | None) -> None:
+    """Drop from an ``llm`` section's dump what decides how fast or when, not what is asked."""
+    if llm is not None:
+        llm.pop("vllm")  # engine scheduling: how fast, not what is asked
+        llm.pop("circuit_breaker")  # when to stop sending, not what is asked
+        llm.pop("batch")  # Batch API polling: when answers come, not what is asked
+        llm.pop("price")  # the dry run's cost estimate
+        llm.pop("failover")  # when an endpoint is tried again, not what is asked
+
+
 def config_fingerprint(cfg: RunConfig) -> str:
     """sha256 of everything in the config that changes the data (not ``execution``, ``publish``,
     ``output.root`` nor the vLLM engine's scheduling settings ``llm.vllm``, the Batch API's
     polling ``llm.batch``, the prices ``llm.price`` or the endpoints' failover timing
-    ``llm.failover``)."""
+    ``llm.failover``, nor these settings of ``quality.judge.llm``). ``quality.judge`` (its model
+    and ``min_score``) is part of it: the judge decides which rows are kept; a config without a
+    judge has the fingerprint it had before the judge existed."""
     data = cfg.model_dump(mode="json", exclude={"execution", "publish"})
-    if data["llm"] is not None:
-        data["llm"].pop("vllm")  # engine scheduling: how fast, not what is asked
-        data["llm"].pop("circuit_breaker")  # when to stop sending, not what is asked
-        data["llm"].pop("batch")  # Batch API polling: when answers come, not what is asked
-        data["llm"].pop("price")  # the dry run's cost estimate
-        data["llm"].pop("failover")  # when an endpoint is tried again, not what is asked
+    _drop_timing(data["llm"])
+    if data["quality"]["judge"] is None:  # no judge: the fingerprint of a build without one
+        del data["quality"]["judge"]
+    else:
+        _drop_timing(data["quality"]["judge"]["llm"])
+    if not data["quality"]:
+        del data["quality"]
     data["output"].pop("root", None)
     data["output"].pop("exports", None)
     data["output"].pop("force_new_version", None)

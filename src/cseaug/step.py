@@ -134,17 +134,22 @@ def merged_results(
 
 def merged_manifest(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The manifests of several steps as one: mappings under the same key are merged
-    (e.g. two steps' ``model`` entries), other values are taken from the last step that has them.
+    (e.g. two steps' ``model`` entries), lists are joined (e.g. the stage's and the judge's
+    ``prompts``), other values are taken from the last step that has them.
 
     Example:
         >>> merged_manifest([{"model": {"negation": 1}}, {"model": {"backtranslation": 2}}])
         {'model': {'negation': 1, 'backtranslation': 2}}
+        >>> merged_manifest([{"prompts": [{"name": "ski"}]}, {"prompts": [{"name": "judge_ski"}]}])
+        {'prompts': [{'name': 'ski'}, {'name': 'judge_ski'}]}
     """
     out: dict[str, Any] = {}
     for part in parts:
         for key, value in part.items():
             if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
                 out[key] = {**out[key], **value}
+            elif isinstance(value, list) and isinstance(out.get(key), list):
+                out[key] = [*out[key], *value]
             else:
                 out[key] = value
     return out

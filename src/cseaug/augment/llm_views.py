@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from cseaug.config import CleaningConfig
 from cseaug.errors import InputError
-from cseaug.llm.base import CIRCUIT_OPEN, ChatRequest, LLMBackend, Message
+from cseaug.llm.base import CIRCUIT_OPEN, ChatRequest, ChatResponse, LLMBackend, Message
 from cseaug.llm.clean import LLM_ERROR, clean_answer
 from cseaug.progress import progress_bar
 from cseaug.secrets import Scrubber
@@ -81,27 +81,13 @@ def ask(
     result = RoundResult()
     if not jobs:
         return result
-    keys = [job.key for job in jobs]
-    if len(set(keys)) != len(keys):
-        repeated = sorted(k for k, n in Counter(keys).items() if n > 1)[:5]
-        raise InputError(
-            f"rows repeat ids, so requests would share keys: {repeated}; deduplicate the anchors"
-        )
     requests = [ChatRequest(key=job.key, messages=job.messages) for job in jobs]
-    with progress_bar(description, total=len(requests), unit="requests") as bar:
-        responses = backend.generate(requests, bar.advance)
+    responses = send(backend, requests, description)
     scrub = Scrubber()
     for job, response in zip(jobs, responses, strict=True):
-        if response.key != job.key:
-            raise RuntimeError(
-                f"{backend.name} backend answered {response.key!r} in the place of {job.key!r}"
-            )
         if not response.ok:
-            reason = CIRCUIT_OPEN if response.failure == CIRCUIT_OPEN else LLM_ERROR
+            reason, detail = failure(response)
             raw, text = response.text, None
-            detail: dict[str, Any] = {"error": response.error}
-            if response.retryable:
-                detail["retryable"] = True  # a rerun sends it again (build/shard.py)
         else:
             cleaned = clean_answer(
                 response.text,
@@ -110,7 +96,7 @@ def ask(
                 cfg=cleaning,
                 prompt=job.messages,
             )
-            reason, raw, text = cleaned.reason, response.text, cleaned.text
+            reason, raw, text = str(cleaned.reason), response.text, cleaned.text
             detail = {}
         if text is not None:
             result.texts[(job.row_id, job.view)] = text
@@ -118,24 +104,76 @@ def ask(
             continue
         if job.source != job.sentence:
             detail["input"] = job.source
-        result.counts[(job.view, str(reason))] += 1
+        result.counts[(job.view, reason)] += 1
         result.rejects.append(
-            {
-                "id": job.row_id,
-                "sentence": job.sentence,
-                "stage": REJECT_STAGE,
-                "view": job.view,
-                "reason": reason,
-                "raw": scrub(raw) if raw is not None else None,
-                "detail": json.dumps(
-                    {k: scrub(v) if isinstance(v, str) else v for k, v in detail.items()},
-                    ensure_ascii=False,
-                )
-                if detail
-                else None,
-            }
+            reject_record(
+                job.row_id, job.sentence, REJECT_STAGE, job.view, reason, raw, detail, scrub
+            )
         )
     return result
+
+
+def send(
+    backend: LLMBackend, requests: Sequence[ChatRequest], description: str
+) -> list[ChatResponse]:
+    """Send ``requests`` in one ``backend.generate`` call behind a progress bar; the answers
+    come back in request order (also used by the LLM judge, :mod:`cseaug.quality.judge`).
+
+    Raises:
+        InputError: two requests share a key (rows repeat ids).
+    """
+    keys = [request.key for request in requests]
+    if len(set(keys)) != len(keys):
+        repeated = sorted(k for k, n in Counter(keys).items() if n > 1)[:5]
+        raise InputError(
+            f"rows repeat ids, so requests would share keys: {repeated}; deduplicate the anchors"
+        )
+    with progress_bar(description, total=len(requests), unit="requests") as bar:
+        responses = backend.generate(requests, bar.advance)
+    for request, response in zip(requests, responses, strict=True):
+        if response.key != request.key:
+            raise RuntimeError(
+                f"{backend.name} backend answered {response.key!r} in the place of {request.key!r}"
+            )
+    return responses
+
+
+def failure(response: ChatResponse) -> tuple[str, dict[str, Any]]:
+    """The reject reason of a failed request (``llm_error``, or ``circuit_open`` for one the
+    circuit breaker never sent) and its detail, marked ``retryable`` when it was transient."""
+    reason = CIRCUIT_OPEN if response.failure == CIRCUIT_OPEN else LLM_ERROR
+    detail: dict[str, Any] = {"error": response.error}
+    if response.retryable:
+        detail["retryable"] = True  # a rerun sends it again (build/shard.py)
+    return reason, detail
+
+
+def reject_record(
+    row_id: str,
+    sentence: str,
+    stage: str,
+    view: str | None,
+    reason: str,
+    raw: str | None,
+    detail: Mapping[str, Any],
+    scrub: Scrubber,
+) -> dict[str, Any]:
+    """One row of the rejects schema, its ``raw`` answer and the texts of its ``detail`` scrubbed
+    of secrets (``detail`` is stored as JSON, or null when empty)."""
+    return {
+        "id": row_id,
+        "sentence": sentence,
+        "stage": stage,
+        "view": view,
+        "reason": reason,
+        "raw": scrub(raw) if raw is not None else None,
+        "detail": json.dumps(
+            {k: scrub(v) if isinstance(v, str) else v for k, v in detail.items()},
+            ensure_ascii=False,
+        )
+        if detail
+        else None,
+    }
 
 
 def counts_by_view(counts: Counter[tuple[str, str]]) -> dict[str, dict[str, int]]:

@@ -1,12 +1,15 @@
 """The dry run: what a build would spend, found by running its stage against a recorder.
 
 The real stage is built with a :class:`RecordingBackend` in place of the LLM: it keeps
-every request and answers with a stand-in (the input sentence's words reversed plus one
-word, which passes the answer checks), so second-round requests (``generation.derive_from:
-positive``) are counted too, with the positive's length approximated by the input's.
-Nothing is sent, nothing is published, and the run store is not touched. On the paid APIs
-(``openai``, ``openai-batch``) the estimate is priced for the online and the Batch API
-(:func:`cseaug.llm.estimate.api_costs`).
+every request and answers with the answer the response cache already holds for it, else
+with a stand-in (the input sentence's words reversed plus one word, which passes the answer
+checks), so second-round requests (``generation.derive_from: positive``) are counted too,
+with a positive not yet written approximated by the input. Nothing is sent, nothing is
+published, and the run store is not touched. On the paid APIs (``openai``, ``openai-batch``)
+the estimate is priced for the online and the Batch API
+(:func:`cseaug.llm.estimate.api_costs`). With ``quality.judge`` the judge runs on a recorder
+of its own over the rows the stage filled (one request per row), and its requests, cache
+hits, tokens and price are the ``judge_*`` entries.
 
 When the LLM runs in this process on a GPU (``vllm``; ``transformers`` on ``cuda``, or on
 ``auto`` where a GPU is visible; ``auto`` resolved here), the estimate ends with a GPU plan:
@@ -21,36 +24,65 @@ Example:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from cseaug.build.stages import make_llm_stage
-from cseaug.config import LLM_METHODS, RunConfig
+from cseaug.config import LLM_METHODS, LLMConfig, RunConfig
 from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
-from cseaug.llm.estimate import PRICED_BACKENDS, api_costs, estimate
+from cseaug.llm.estimate import PRICED_BACKENDS, Estimate, api_costs, cached_answers, estimate
 from cseaug.llm.factory import cuda_visible, resolve_backend
 from cseaug.llm.throughput import gpu_plan
 
 
 class RecordingBackend(LLMBackend):
-    """Records requests and answers each with its last message's words reversed, plus one."""
+    """Records requests and answers each with its answer in the response cache (given ``llm``
+    and ``cache_path``), else with its last message's words reversed, plus one.
+
+    Args:
+        llm: the section of the backend whose answers the cache holds; None: stand-ins only.
+        cache_path: the response cache; None or an absent file: stand-ins only.
+    """
 
     name = "recording"
 
-    def __init__(self) -> None:
+    def __init__(self, llm: LLMConfig | None = None, cache_path: Path | None = None) -> None:
         super().__init__(model="recording", sampling={})
         self.requests: list[ChatRequest] = []
+        self._llm = llm
+        self._cache_path = cache_path
 
     def _generate(
         self, requests: list[ChatRequest], progress: ProgressCallback | None
     ) -> list[ChatResponse]:
         self.requests.extend(requests)
+        stored: list[str | None] = [None] * len(requests)
+        if self._llm is not None:
+            stored = cached_answers(requests, self._llm, self._cache_path)
         return [
-            ChatResponse(
-                key=r.key, text=" ".join([*reversed(r.messages[-1]["content"].split()), "standin"])
-            )
-            for r in requests
+            ChatResponse(key=r.key, text=answer if answer is not None else stand_in(r))
+            for r, answer in zip(requests, stored, strict=True)
         ]
+
+
+def stand_in(request: ChatRequest) -> str:
+    """An answer for a request never answered: its last message's words reversed, plus one."""
+    return " ".join([*reversed(request.messages[-1]["content"].split()), "standin"])
+
+
+def priced(found: Estimate, llm: LLMConfig) -> dict[str, Any]:
+    """Requests, cache hits and tokens of ``found``, and their price on the paid APIs."""
+    out: dict[str, Any] = {
+        "requests": found.requests,
+        "cached": found.cached,
+        "to_send": found.to_send,
+        "prompt_tokens": found.prompt_tokens,
+        "max_completion_tokens": found.max_completion_tokens,
+    }
+    if resolve_backend(llm.backend) in PRICED_BACKENDS:
+        out.update(api_costs(found, llm.price))
+    return out
 
 
 def estimate_build(cfg: RunConfig) -> dict[str, Any]:
@@ -68,23 +100,21 @@ def estimate_build(cfg: RunConfig) -> dict[str, Any]:
     if cfg.method not in LLM_METHODS or cfg.llm is None:
         out["llm_requests"] = 0
         return out
-    recorder = RecordingBackend()
+    recorder = RecordingBackend(cfg.llm, cfg.cache_path)
     stage = make_llm_stage(cfg, recorder)
-    stage(prepared.sample)
+    generated = stage(prepared.sample).rows
     found = estimate(recorder.requests, cfg.llm, cfg.cache_path)
-    out.update(
-        {
-            "requests": found.requests,
-            "cached": found.cached,
-            "to_send": found.requests - found.cached,
-            "prompt_tokens": found.prompt_tokens,
-            "max_completion_tokens": found.max_completion_tokens,
-            "token_count": found.method,
-        }
-    )
+    out.update(priced(found, cfg.llm))
+    out["token_count"] = found.method
+    judge_llm = cfg.judge_llm
+    if judge_llm is not None:  # one request per generated row, counted and priced apart
+        from cseaug.quality.judge import LLMJudge
+
+        judge_recorder = RecordingBackend(judge_llm, cfg.cache_path)
+        LLMJudge.from_config(cfg, judge_recorder)(generated)
+        judged = estimate(judge_recorder.requests, judge_llm, cfg.cache_path)
+        out.update({f"judge_{key}": value for key, value in priced(judged, judge_llm).items()})
     engine = resolve_backend(cfg.llm.backend)
-    if engine in PRICED_BACKENDS:
-        out.update(api_costs(found, cfg.llm.price))
     device = cfg.llm.device
     # torch is imported (cuda_visible) only for a local transformers model on "auto"
     on_gpu = engine == "transformers" and (

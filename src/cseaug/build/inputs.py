@@ -2,9 +2,9 @@
 
 The run store of a build (its finished shards, reused by a rerun) is named by the config's
 fingerprint *and* these: the corpus files' sha256, the pattern source's files, the prompt
-templates, the VAEGPT-Sim generator's files and each translation model's identity. A file
-replaced under the same name changes its fingerprint, so a rebuild never reuses shards made
-from the old one.
+templates (the LLM judge's too), the VAEGPT-Sim generator's files and each translation
+model's identity. A file replaced under the same name changes its fingerprint, so a rebuild
+never reuses shards made from the old one.
 
 A model's identity is the sha256 of its files when it is a local directory, or its hub name
 and the revision in the local Hugging Face cache (``"not cached"`` before its first
@@ -57,6 +57,12 @@ def input_fingerprints(cfg: RunConfig) -> dict[str, Any]:
 
         prompts = load_method_prompts(cfg.method, cfg.generation.prompts_dir)
         out["prompts"] = {view: template.sha256 for view, template in sorted(prompts.items())}
+    if cfg.judge_llm is not None:
+        from cseaug.prompts import load_prompt
+        from cseaug.quality.judge import judge_prompt_name
+
+        name = judge_prompt_name(cfg.method)
+        out["judge_prompt"] = load_prompt(name, cfg.generation.prompts_dir).sha256
     if cfg.method in PATTERN_METHODS and cfg.patterns is not None and cfg.patterns.path:
         out["patterns"] = path_sha256(cfg.patterns.path)
     if cfg.method == "osscse":

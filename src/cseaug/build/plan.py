@@ -30,7 +30,7 @@ from cseaug.build.shard import VIEWS
 from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.secrets import scrub_data
-from cseaug.step import merged_results, run_steps
+from cseaug.step import merged_manifest, merged_results, run_steps
 
 CORPUS = "corpus"
 """Run-store stage folder of the corpus rejects and the other rows' filter rejects."""
@@ -72,7 +72,7 @@ def plan_build(run: BuildRun) -> PlanRef:
     wallclock.mark(wallclock.PLAN_STARTED)
     started = time.perf_counter()
     cfg, store = run.cfg, run.store
-    stage_manifest = run.stage.manifest()
+    stage_manifest = merged_manifest([step.manifest() for step in run.view_steps()])
     prepared = prepare_corpus(cfg.corpus, cfg.sample, cfg.method)
     warn_short_sample(prepared)
 

@@ -3,7 +3,7 @@
 ``cseaug build`` and ``cseaug build --dry-run`` run the same checks (issue 11, items 1 and 2):
 the storage root can be written, the corpus opens with its columns, the prompts and the
 pattern source load, the LLM backend passes its own ``check()`` (API key, endpoint) or its
-model can be had, the spaCy pipeline loads, every translation model and the VAEGPT-Sim
+model can be had (so does the LLM judge's, with its versioned prompt), the spaCy pipeline loads, every translation model and the VAEGPT-Sim
 generator can be had (a local directory, or in the Hugging Face cache when the hub is
 offline). Every check runs even when an earlier one failed, so that one run reports every
 problem, one line each.
@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from cseaug.config import LLM_METHODS, PATTERN_METHODS, RunConfig
+from cseaug.config import LLM_METHODS, PATTERN_METHODS, LLMConfig, RunConfig
 from cseaug.errors import CseaugError, PreflightError, os_error_message
 from cseaug.hub import go_offline_unless_reachable, is_local_name, model_problem
 from cseaug.roots import is_uri
@@ -77,17 +77,39 @@ def prompt_problems(cfg: RunConfig) -> list[str]:
 def llm_problems(cfg: RunConfig) -> list[str]:
     """An API backend's own check (API key, endpoint); a local backend's model is among
     :func:`hub_models`."""
+    assert cfg.llm is not None  # RunConfig guarantees it for LLM methods
+    check_api_backend(cfg.llm)
+    return []
+
+
+def judge_problems(cfg: RunConfig) -> list[str]:
+    """The LLM judge's prompt loads and declares its version; its own ``llm`` section (when
+    it has one) passes :func:`check_api_backend`."""
+    from cseaug.prompts import load_prompt
+    from cseaug.quality.judge import judge_prompt_name, prompt_version
+
+    assert cfg.quality.judge is not None  # checks_for asks only then
+    prompt_version(load_prompt(judge_prompt_name(cfg.method), cfg.generation.prompts_dir))
+    if cfg.quality.judge.llm is None:
+        return []  # the build's llm section, checked by llm_problems
+    try:
+        check_api_backend(cfg.quality.judge.llm)
+    except CseaugError as exc:
+        return [f"quality.judge.llm: {exc}"]
+    return []
+
+
+def check_api_backend(llm: LLMConfig) -> None:
+    """An API backend's own check (API key, endpoint), nothing for a local backend."""
     from cseaug.llm.factory import make_backend, resolve_backend
 
-    assert cfg.llm is not None  # RunConfig guarantees it for LLM methods
-    if resolve_backend(cfg.llm.backend) in LOCAL_BACKENDS:
-        return []
-    backend = make_backend(cfg.llm, None)  # no cache: nothing is written before the build
+    if resolve_backend(llm.backend) in LOCAL_BACKENDS:
+        return
+    backend = make_backend(llm, None)  # no cache: nothing is written before the build
     try:
         backend.check()
     finally:
         backend.close()
-    return []
 
 
 def spacy_problems(cfg: RunConfig) -> list[str]:
@@ -116,6 +138,9 @@ def hub_models(cfg: RunConfig) -> list[tuple[str, str]]:
 
         if resolve_backend(cfg.llm.backend) in LOCAL_BACKENDS:
             models.append((cfg.llm.model, "llm.model"))
+        judge = cfg.quality.judge.llm if cfg.quality.judge is not None else None
+        if judge is not None and resolve_backend(judge.backend) in LOCAL_BACKENDS:
+            models.append((judge.model, "quality.judge.llm.model"))
     if cfg.method == "osscse":
         for pivot, pair in cfg.backtranslation.pivots.items():
             models += [(name, f"backtranslation.pivots.{pivot}") for name in pair]
@@ -148,6 +173,8 @@ def checks_for(cfg: RunConfig) -> list[Check]:
     checks: list[Check] = [storage_root_problems, corpus_problems]
     if cfg.method in LLM_METHODS:
         checks += [prompt_problems, llm_problems]
+        if cfg.quality.judge is not None:
+            checks.append(judge_problems)
     if cfg.method == "osscse":
         checks.append(spacy_problems)
     if cfg.method == "generate_cse":

@@ -36,6 +36,7 @@ from cseaug.dataset.shards import RunStore
 from cseaug.dataset.staging import publish_version
 from cseaug.errors import InputError
 from cseaug.llm.cache import build_spending
+from cseaug.quality.judge import judge_spent_by
 from cseaug.roots import is_uri
 from cseaug.step import summed_usage
 
@@ -65,6 +66,8 @@ class BuildSummary:
     location: str = ""
     """Where the version is published: its directory, or its URI on an object store."""
     timings: dict[str, float] = field(default_factory=dict)
+    judge_usage: dict[str, int] = field(default_factory=dict)
+    """The LLM judge's token usage in this run (empty without a judge)."""
 
     @property
     def message(self) -> str:
@@ -122,14 +125,20 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     stage_info = plan["stage"]
     usage = summed_usage([o.usage for o in outcomes])
     spent = build_spending(cfg.cache_path, store.path.name) if cfg.llm is not None else {}
+    # this run's requests; the whole build's, over every attempt, from the cache's records
+    token_usage: dict[str, Any] = {"this_run": usage, "build": spent}
+    if cfg.judge_llm is not None:  # the judge's apart from generation's
+        token_usage["judge"] = {
+            "this_run": summed_usage([o.judge_usage for o in outcomes]),
+            "build": build_spending(cfg.cache_path, judge_spent_by(store.path.name)),
+        }
     manifest = build_manifest(
         cfg,
         inputs={"corpus": {"name": plan["corpus"]["name"], "files": plan["corpus"]["sha256"]}},
         prompts=stage_info.get("prompts", ()),
         example_set=stage_info.get("example_set"),
         model=stage_info.get("model"),
-        # this run's requests; the whole build's, over every attempt, from the cache's records
-        token_usage={"this_run": usage, "build": spent},
+        token_usage=token_usage,
         timings={},  # filled in once the data files are sealed (diagnostics are timed too)
         extra={
             "corpus_stats": plan["corpus"]["stats"],
@@ -210,4 +219,5 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         reused_version=f"{published.name}/{published.version}" if published.reused else None,
         location=published.location,
         timings=timings,
+        judge_usage=token_usage.get("judge", {}).get("this_run", {}),
     )

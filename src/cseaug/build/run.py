@@ -9,7 +9,8 @@ other's models.
 
 The steps of a build:
 
-* generated rows: ``[stage, *filters, mer]`` (contamination, then pattern order);
+* generated rows: ``[stage, judge, *filters, mer]`` (the LLM judge when ``quality.judge`` is
+  set, then contamination, then pattern order);
 * ``other`` rows (the rest of the corpus, and sample anchors whose views failed):
   ``[contamination, mer]``.
 
@@ -88,6 +89,7 @@ class BuildRun:
         self.plan_path = str(self.store.path / PLAN_FILE)
         self._owned: list[Step] = []
         self._stage: Step | None = None
+        self._judge: Step | None = None
         self._contamination: Step | None = None
         self._pattern_order: Step | None = None
         self._mer: Step | None = None
@@ -120,9 +122,9 @@ class BuildRun:
         return self._stage
 
     def view_steps(self) -> list[Step]:
-        """The steps of the sample's shards: ``[stage, *filters, mer]``."""
+        """The steps of the sample's shards: ``[stage, judge, *filters, mer]``."""
         self._make_steps()
-        steps = [self._stage, self._contamination, self._pattern_order, self._mer]
+        steps = [self._stage, self._judge, self._contamination, self._pattern_order, self._mer]
         return [step for step in steps if step is not None]
 
     def other_steps(self) -> list[Step]:
@@ -172,14 +174,18 @@ class BuildRun:
         return self._encoder
 
     def usage(self) -> dict[str, int]:
-        """LLM token usage of every step made so far."""
-        return summed_usage([step.usage() for step in self._owned])
+        """LLM token usage of generation: every step made so far but the judge."""
+        return summed_usage([step.usage() for step in self._owned if step is not self._judge])
+
+    def judge_usage(self) -> dict[str, int]:
+        """LLM token usage of the judge so far (empty without one)."""
+        return self._judge.usage() if self._judge is not None else {}
 
     def close(self) -> None:
         """Close every step made (last made first); the run cannot make steps again."""
         self._closed = True
         owned, self._owned = self._owned, []
-        self._stage = self._contamination = self._pattern_order = self._mer = None
+        self._stage = self._judge = self._contamination = self._pattern_order = self._mer = None
         encoder, self._encoder = self._encoder, None
         try:
             close_all(owned)
@@ -198,12 +204,15 @@ class BuildRun:
             return
         from cseaug.build.filters import ContaminationFilter, PatternOrderFilter
         from cseaug.build.mer import MERStep
-        from cseaug.build.stages import make_stage
+        from cseaug.build.stages import make_judge, make_stage
 
         diag = self.cfg.diagnostics
         # Each step is owned as soon as it exists: a later one that fails to load leaves
         # the earlier ones to close().
         stage = self._own(make_stage(self.cfg, spent_by=self.store.path.name))
+        judge = make_judge(self.cfg, spent_by=self.store.path.name)
+        if judge is not None:
+            self._judge = self._own(judge)
         if diag.remove_contaminated and diag.eval_data_dir:
             self._contamination = self._own(
                 ContaminationFilter.from_dir(diag.eval_data_dir, diag.contamination_fields)

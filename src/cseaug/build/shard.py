@@ -1,4 +1,4 @@
-"""Generate one shard: the sample's anchors through ``[stage, *filters, mer]``.
+"""Generate one shard: the sample's anchors through ``[stage, judge, *filters, mer]``.
 
 A shard already finished by an earlier attempt of the same build is not run again, and
 the LLM response cache means a crashed shard re-sends only what was never answered. A
@@ -44,7 +44,8 @@ DEMOTED = "demoted"
 class ShardOutcome:
     """Paths and counts of one finished shard (what a task returns instead of tables).
 
-    ``stats`` has each step's statistics by step name. ``llm`` counts what the LLM did for
+    ``stats`` has each step's statistics by step name; ``usage`` is generation's token usage,
+    ``judge_usage`` the LLM judge's (empty without one). ``llm`` counts what the LLM did for
     the shard (:func:`llm_outcome`): ``generated`` rows, ``failed`` requests, requests
     never sent because the circuit breaker was open (``circuit_open``), and how many of
     those failures a rerun sends again (``retryable``); a publish gate reads it.
@@ -55,6 +56,7 @@ class ShardOutcome:
     rejects: int
     demoted: int
     usage: dict[str, int] = field(default_factory=dict)
+    judge_usage: dict[str, int] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     reused: bool = False
@@ -116,7 +118,7 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
                 llm=llm,
             )
     started = time.perf_counter()
-    before = run.usage()
+    before, judge_before = run.usage(), run.judge_usage()
     inputs = store.read("input", index)
     steps = run.view_steps()
     results = run_steps(steps, inputs)
@@ -133,7 +135,7 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
     store.write("rejects", index, [views.rejects, demoted.rejects], stage=VIEWS)
     store.write("rows", index, views.rows, stage=VIEWS)
     run.prefetch_views(views.rows)  # embedded for the diagnostics while later shards generate
-    after = run.usage()
+    after, judge_after = run.usage(), run.judge_usage()
     rejects = pa.concat_tables([views.rejects, demoted.rejects])
     return ShardOutcome(
         index=index,
@@ -141,6 +143,7 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
         rejects=views.rejects.num_rows + demoted.rejects.num_rows,
         demoted=demoted.rows.num_rows,
         usage={key: after[key] - before.get(key, 0) for key in after},
+        judge_usage={key: judge_after[key] - judge_before.get(key, 0) for key in judge_after},
         stats=views.stats,
         seconds=round(time.perf_counter() - started, 3),
         llm=llm_outcome(views.rows.num_rows, rejects),

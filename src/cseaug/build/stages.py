@@ -1,4 +1,5 @@
-"""Which stage writes the views of a run: one factory per ``method``, models loaded up front.
+"""Which stage writes the views of a run: one factory per ``method``, models loaded up front;
+and the LLM judge that scores them when ``quality.judge`` is set.
 
 The one place that ties a run config's sections to the stages of :mod:`cseaug.augment`, so
 that the build never knows which paper, model or backend is behind its stage. Factories
@@ -14,7 +15,8 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from cseaug.config import LLM_METHODS, PATTERN_METHODS, RunConfig
 from cseaug.errors import ConfigError
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
     from cseaug.augment.random_selection import GenerateCSEStage
     from cseaug.augment.ski import SKIStage
     from cseaug.llm.base import LLMBackend
+    from cseaug.quality.judge import LLMJudge
+
+StepT = TypeVar("StepT", bound=Step)
 
 
 def make_stage(cfg: RunConfig, spent_by: str | None = None) -> Step:
@@ -44,17 +49,45 @@ def make_stage(cfg: RunConfig, spent_by: str | None = None) -> Step:
         if cfg.llm is None:
             raise ConfigError(f"method '{cfg.method}' needs an 'llm' section")
         backend = make_backend(cfg.llm, cfg.cache_path, spent_by)
-        try:
-            backend.check()  # load the model / check the key now, before any work
-            return make_llm_stage(cfg, backend)
-        except BaseException:
-            backend.close()
-            raise
+        return on_checked_backend(backend, lambda checked: make_llm_stage(cfg, checked))
     if cfg.method == "osscse":
         return make_osscse_stage(cfg)
     if cfg.method == "generate_cse":
         return make_generate_cse_stage(cfg)
     raise ConfigError(f"unknown method '{cfg.method}'")
+
+
+def make_judge(cfg: RunConfig, spent_by: str | None = None) -> LLMJudge | None:
+    """The LLM judge of ``quality.judge`` on its own backend (``quality.judge.llm``, else the
+    build's ``llm``; checked now), or None when the config has no judge.
+
+    ``spent_by`` (the build's run id) tags the judge's requests in the response cache apart
+    from generation's (:func:`cseaug.quality.judge.judge_spent_by`).
+
+    Raises:
+        ConfigError: the judge's prompt is missing or declares no version.
+        BackendError: the judge's LLM cannot be reached or loaded.
+    """
+    llm = cfg.judge_llm
+    if llm is None:
+        return None
+    from cseaug.llm.factory import make_backend
+    from cseaug.quality.judge import LLMJudge, judge_spent_by
+
+    payer = judge_spent_by(spent_by) if spent_by is not None else None
+    backend = make_backend(llm, cfg.cache_path, payer)
+    return on_checked_backend(backend, lambda checked: LLMJudge.from_config(cfg, checked))
+
+
+def on_checked_backend(backend: LLMBackend, make: Callable[[LLMBackend], StepT]) -> StepT:
+    """``make(backend)`` once ``backend.check()`` passed (the model loaded, the key checked,
+    before any work); the backend is closed again when either fails."""
+    try:
+        backend.check()
+        return make(backend)
+    except BaseException:
+        backend.close()
+        raise
 
 
 def make_llm_stage(cfg: RunConfig, backend: LLMBackend) -> PatternSimulationStage | SKIStage:

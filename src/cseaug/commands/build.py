@@ -43,13 +43,14 @@ def print_summary(summary: dict[str, Any]) -> None:
     for stage, reasons in summary["rejects_by_stage"].items():
         for reason, count in reasons.items():
             table.add_row("", f"{stage}/{reason}: {count:,}")
-    usage = summary.get("token_usage") or {}
-    if usage:
-        table.add_row(
-            "LLM",
-            f"{usage.get('requests', 0):,} requests sent, {usage.get('cached', 0):,} from cache, "
-            f"{usage.get('prompt_tokens', 0):,} prompt + {usage.get('completion_tokens', 0):,} completion tokens",
-        )
+    for label, key in (("LLM", "token_usage"), ("judge", "judge_usage")):
+        usage = summary.get(key) or {}
+        if usage:
+            table.add_row(
+                label,
+                f"{usage.get('requests', 0):,} requests sent, {usage.get('cached', 0):,} from cache, "
+                f"{usage.get('prompt_tokens', 0):,} prompt + {usage.get('completion_tokens', 0):,} completion tokens",
+            )
     table.add_row("time", f"{summary['seconds']:.1f} s")
     timings = summary.get("timings") or {}
     if timings:

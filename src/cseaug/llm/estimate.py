@@ -120,12 +120,13 @@ def tokenizer_tokens(tokenizer: Any, requests: Sequence[ChatRequest]) -> int:
     return total
 
 
-def cached_mask(
+def cached_answers(
     requests: Sequence[ChatRequest], cfg: LLMConfig, cache_path: Path | None
-) -> list[bool]:
-    """For each request, whether the cache at ``cache_path`` answers it (no file: none does)."""
+) -> list[str | None]:
+    """For each request, the answer the cache at ``cache_path`` holds for the backend of
+    ``cfg``, or None (no file: none)."""
     if cache_path is None or not Path(cache_path).is_file():
-        return [False] * len(requests)
+        return [None] * len(requests)
     from cseaug.llm.factory import make_backend
 
     identity = make_backend(cfg, cache_path=None).identity()
@@ -135,7 +136,14 @@ def cached_mask(
         stored = cache.get_many(hashes)
     finally:
         cache.close()
-    return [digest in stored for digest in hashes]
+    return [stored[digest].text if digest in stored else None for digest in hashes]
+
+
+def cached_mask(
+    requests: Sequence[ChatRequest], cfg: LLMConfig, cache_path: Path | None
+) -> list[bool]:
+    """For each request, whether the cache at ``cache_path`` answers it (no file: none does)."""
+    return [answer is not None for answer in cached_answers(requests, cfg, cache_path)]
 
 
 def estimate(

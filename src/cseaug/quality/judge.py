@@ -1,0 +1,267 @@
+"""The optional LLM judge: a second model scores each generated row's views against the
+method's definition, and rows it scores low are rejected (docs/quality.md, "The LLM judge").
+
+One request per row, through any :class:`~cseaug.llm.base.LLMBackend` made like the stage's
+(:func:`cseaug.llm.factory.make_backend`): the same response cache, resume and in-flight
+claims, retries, circuit breaker and usage accounting. The prompt is fixed per method
+(``prompts/judge_<method>.jinja2``) and carries a version (:func:`prompt_version`) that the
+manifest records. The definitions are the papers': NGCSE's positive / intermediate / negative
+(sts) and entailment / contradiction (nli), appendix "Details of the Prompt"; SKICSE's
+knowable information (ski), section 3.1.
+
+The judge answers one JSON object, ``{"scores": {view: 1..5, ...}, "reason": "..."}``, parsed
+strictly (:func:`parse_verdict`). What becomes of a row:
+
+* every view scored at least ``quality.judge.min_score``: kept;
+* a view below it: rejected, stage ``quality``, reason ``judge``, ``view`` the lowest-scored
+  view, ``detail`` the scores, the judge's reason and the minimum;
+* an answer that is not such an object: rejected, reason ``judge_unparseable`` (its ``raw``
+  is the answer, ``detail`` says what is wrong);
+* a failed request: rejected like a failed generation request (stage ``llm``, reason
+  ``llm_error`` or ``circuit_open``, view ``judge``, ``retryable`` when transient), so that a
+  rerun of the build runs the shard again and sends only what failed.
+
+Example:
+    >>> parse_verdict('{"scores": {"knowledge": 4}, "reason": "Accurate."}', ("knowledge",))
+    Verdict(scores={'knowledge': 4}, reason='Accurate.')
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cseaug.augment.llm_views import REJECT_STAGE as LLM_STAGE
+from cseaug.augment.llm_views import failure, reject_record, require_columns, send
+from cseaug.config import LLM_METHODS, RunConfig
+from cseaug.dataset.schema import rejects_table
+from cseaug.errors import ConfigError
+from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend
+from cseaug.prompts import METHOD_PROMPTS, PromptTemplate, load_prompt
+from cseaug.secrets import Scrubber
+from cseaug.step import Step, StepResult
+
+REJECT_STAGE = "quality"
+"""Stage of the rejects the judge writes for answers it could read."""
+JUDGE = "judge"
+"""Reject reason of a row with a view scored below ``quality.judge.min_score``; also the
+``view`` of a failed judge request and the name of the step."""
+UNPARSEABLE = "judge_unparseable"
+"""Reject reason of a row whose judge answer is not the JSON object the prompt asks for."""
+KEPT = "kept"
+"""Outcome of a row every view of which scored at least ``min_score`` (in the step's stats)."""
+
+MIN_SCORE, MAX_SCORE = 1, 5
+_VERSION = re.compile(r"^\s*version:\s*(\d+)\s*$", re.MULTILINE)
+
+
+def judge_prompt_name(method: str) -> str:
+    """The template of ``method``'s judge, e.g. ``judge_sts``.
+
+    Raises:
+        ConfigError: the method writes its views without an LLM.
+    """
+    if method not in LLM_METHODS:
+        raise ConfigError(f"method {method!r} has no LLM judge; LLM methods: {sorted(LLM_METHODS)}")
+    return f"judge_{method}"
+
+
+def prompt_version(prompt: PromptTemplate) -> int:
+    """The version a judge template declares in its header comment (a line ``version: N``).
+
+    Raises:
+        ConfigError: the template declares none (a judge prompt changes which rows are kept,
+            so every text has its number).
+
+    Example:
+        >>> from cseaug.prompts import load_prompt
+        >>> prompt_version(load_prompt("judge_sts"))
+        1
+    """
+    found = _VERSION.search(prompt.path.read_text(encoding="utf-8"))
+    if found is None:
+        raise ConfigError(
+            f"judge prompt {prompt.path} declares no version: add a line 'version: 1' to its "
+            "header comment"
+        )
+    return int(found.group(1))
+
+
+def judge_spent_by(run_id: str) -> str:
+    """Who pays for a build's judge requests in the response cache (apart from generation's,
+    so that the manifest counts them apart).
+
+    Example:
+        >>> judge_spent_by("demo-0123456789ab")
+        'demo-0123456789ab/judge'
+    """
+    return f"{run_id}/{JUDGE}"
+
+
+Score = Annotated[int, Field(ge=MIN_SCORE, le=MAX_SCORE)]
+
+
+class _Answer(BaseModel):
+    """The judge's answer, as the prompt asks for it (strict: no coercion, no other keys)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    scores: dict[str, Score]
+    reason: str
+
+
+class VerdictError(ValueError):
+    """A judge answer that is not the JSON object its prompt asks for (one line: why)."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's scores of one row's views (1 to 5 each) and its short reason."""
+
+    scores: dict[str, int]
+    reason: str
+
+    def lowest(self) -> str:
+        """The view with the lowest score (the first of them in view order on a tie)."""
+        return min(self.scores, key=lambda view: self.scores[view])
+
+
+def parse_verdict(text: str, views: Sequence[str]) -> Verdict:
+    """Read a judge answer: exactly one JSON object with a 1–5 integer score for each of
+    ``views`` (no other view) and a string ``reason``; surrounding whitespace is allowed,
+    nothing else.
+
+    Raises:
+        VerdictError: anything else, with a one-line reason.
+
+    Example:
+        >>> parse_verdict('{"scores": {"positive": 6, "negative": 1}, "reason": ""}', ("positive", "negative"))
+        Traceback (most recent call last):
+        ...
+        cseaug.quality.judge.VerdictError: scores.positive: Input should be less than or equal to 5
+    """
+    try:
+        answer = _Answer.model_validate_json(text.strip())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise VerdictError(f"{where}: {first['msg']}" if where else first["msg"]) from None
+    if set(answer.scores) != set(views):
+        raise VerdictError(
+            f"scores name views {sorted(answer.scores)}, the method's are {sorted(views)}"
+        )
+    return Verdict(scores={view: answer.scores[view] for view in views}, reason=answer.reason)
+
+
+class LLMJudge(Step):
+    """Scores each row's views with a judge model; keeps the rows scored at least ``min_score``
+    on every view (see the module docstring for what becomes of the others).
+
+    Args:
+        method: ``sts``, ``nli`` or ``ski`` (which views, which definitions).
+        backend: the judge's backend; :meth:`close` closes it.
+        prompt: the method's judge template (``prompts/judge_<method>.jinja2``).
+        min_score: ``quality.judge.min_score``.
+    """
+
+    name = JUDGE
+
+    def __init__(
+        self, method: str, backend: LLMBackend, prompt: PromptTemplate, min_score: int
+    ) -> None:
+        judge_prompt_name(method)  # raises for a method without an LLM
+        self.method = method
+        self.views: tuple[str, ...] = tuple(METHOD_PROMPTS[method])
+        self.backend = backend
+        self.prompt = prompt
+        self.version = prompt_version(prompt)
+        self.min_score = min_score
+
+    @classmethod
+    def from_config(cls, cfg: RunConfig, backend: LLMBackend) -> LLMJudge:
+        """The judge of ``cfg.quality.judge`` on ``backend``, its prompt from
+        ``generation.prompts_dir`` (default: the shipped templates).
+
+        Raises:
+            ConfigError: the config has no judge, or the prompt is missing or has no version.
+        """
+        if cfg.quality.judge is None:
+            raise ConfigError("quality.judge is not set: there is no judge to make")
+        prompt = load_prompt(judge_prompt_name(cfg.method), cfg.generation.prompts_dir)
+        return cls(cfg.method, backend, prompt, cfg.quality.judge.min_score)
+
+    def _request(self, row: Mapping[str, Any]) -> ChatRequest:
+        views = {view: row[view] for view in self.views}
+        messages = self.prompt.render(sentence=row["sentence"], views=views)
+        return ChatRequest(key=f"{row['id']}:{JUDGE}", messages=messages)
+
+    def __call__(self, rows: pa.Table) -> StepResult:
+        require_columns(rows, ("id", "sentence", *self.views), self.name)
+        records = rows.to_pylist()
+        requests = [self._request(row) for row in records]
+        responses = send(self.backend, requests, f"judge {self.method}") if requests else []
+        scrub = Scrubber()
+        keep: list[bool] = []
+        rejects: list[dict[str, Any]] = []
+        outcomes: Counter[str] = Counter()
+        for row, response in zip(records, responses, strict=True):
+            outcome, stage, view, detail = self._decide(response)
+            outcomes[outcome] += 1
+            keep.append(outcome == KEPT)
+            if outcome != KEPT:
+                rejects.append(
+                    reject_record(
+                        row["id"],
+                        row["sentence"],
+                        stage,
+                        view,
+                        outcome,
+                        response.text,
+                        detail,
+                        scrub,
+                    )
+                )
+        stats = {
+            "method": self.method,
+            "prompt_version": self.version,
+            "min_score": self.min_score,
+            "rows_in": len(records),
+            "rows_out": sum(keep),
+            "outcomes": dict(sorted(outcomes.items())),
+        }
+        kept = rows.filter(pa.array(keep, pa.bool_()))
+        return StepResult(rows=kept, rejects=rejects_table(rejects), stats=stats)
+
+    def _decide(self, response: ChatResponse) -> tuple[str, str, str | None, dict[str, Any]]:
+        """What one answer makes of its row: ``kept`` or a reject reason, with the reject's
+        stage, view and detail (see the module docstring)."""
+        if not response.ok or response.text is None:
+            reason, detail = failure(response)
+            return reason, LLM_STAGE, JUDGE, detail
+        try:
+            verdict = parse_verdict(response.text, self.views)
+        except VerdictError as exc:
+            return UNPARSEABLE, REJECT_STAGE, None, {"error": str(exc)}
+        passed = min(verdict.scores.values()) >= self.min_score
+        detail = {"scores": verdict.scores, "reason": verdict.reason, "min_score": self.min_score}
+        return KEPT if passed else JUDGE, REJECT_STAGE, verdict.lowest(), detail
+
+    def manifest(self) -> dict[str, Any]:
+        """The judge's prompt record (view ``judge``, name, path, sha256 and version) and its
+        model (``model.judge``), beside the stage's in the version's manifest."""
+        record = {"view": JUDGE, **self.prompt.manifest(), "version": self.version}
+        return {"prompts": [record], "model": {JUDGE: self.backend.identity()}}
+
+    def usage(self) -> dict[str, int]:
+        """The judge backend's token usage so far (kept apart from generation's by the build)."""
+        return self.backend.usage.as_dict()
+
+    def close(self) -> None:
+        """Close the judge's backend."""
+        self.backend.close()
