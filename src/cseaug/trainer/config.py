@@ -80,6 +80,12 @@ class SKICSELossConfig(StrictModel):
         (0.1, 0.3),
         description="lambda_1, lambda_2 of eq. 7, supervised (appendix A: 0.1 and 0.3).",
     )
+    eq6_reading: Literal["bounded", "literal"] = Field(
+        "bounded",
+        description="Eq. 6's denominator: 'bounded' adds the numerator's term e^{sim(h_i, "
+        "h_i^ski)/tau} (as InfoNCE, loss >= 0); 'literal' is the printed sum over h_j^+, h_j^- "
+        "only, which is unbounded below (docs/trainer.md).",
+    )
 
     @model_validator(mode="after")
     def _weights_sum(self) -> SKICSELossConfig:
@@ -89,6 +95,17 @@ class SKICSELossConfig(StrictModel):
                 "(eq. 7 weighs SimCSE's loss by 1 - lambda_1 - lambda_2)"
             )
         return self
+
+
+class GenerateCSELossConfig(StrictModel):
+    """Generate-CSE (VAEGPT-Sim section 3.2): NT-Xent over the 2N sentences of a batch."""
+
+    nt_xent: Literal["symmetric", "anchor"] = Field(
+        "symmetric",
+        description="'symmetric': the NT-Xent term of every one of the 2N sentences (each source "
+        "against its view and each view against its source, averaged; SimCLR's and ConSERT's "
+        "form, which the paper adopts); 'anchor': the N source sentences' terms only.",
+    )
 
 
 class EvaluationConfig(StrictModel):
@@ -172,6 +189,10 @@ class TrainConfig(StrictModel):
     skicse: SKICSELossConfig = Field(
         default_factory=SKICSELossConfig,
         description="SKICSE's loss weights (objectives skicse-unsup, skicse-sup).",
+    )
+    generate_cse: GenerateCSELossConfig = Field(
+        default_factory=GenerateCSELossConfig,
+        description="Generate-CSE's loss settings (objective generate-cse).",
     )
     evaluation: EvaluationConfig = Field(
         default_factory=EvaluationConfig,

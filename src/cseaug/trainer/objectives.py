@@ -20,7 +20,8 @@ skicse-unsup    ski: (x, x, x_ski)                          SKICSE eq. 1-3
                 dropout: other rows (x, x)                  SKICSE eq. 1
 skicse-sup      ski: (x, x+, x-, x_ski)                     SKICSE eq. 4-7
                 nli: (x, x+, x-)                            SKICSE eq. 4
-generate-cse    views: (s, view of epoch k)                 NT-Xent over 2N (VAEGPT-Sim 3.2)
+generate-cse    views: (s, view of epoch k)                 NT-Xent over 2N (VAEGPT-Sim 3.2),
+                                                            both sides by default
 ==============  ==========================================  ===============================
 """
 
@@ -122,11 +123,12 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
             return MultipleNegativesRankingLoss(model, scale=1 / tau)
         if name == "nt-xent":
             # VAEGPT-Sim section 3.2: h_i against every other of the 2N sentences of the batch
+            from cseaug.trainer.losses.nt_xent import NT_XENT_DIRECTIONS, SymmetricNTXentLoss
+
+            if cfg.generate_cse.nt_xent == "symmetric":
+                return SymmetricNTXentLoss(model, scale=1 / tau)
             return MultipleNegativesRankingLoss(
-                model,
-                scale=1 / tau,
-                directions=("query_to_doc", "query_to_query"),
-                partition_mode="joint",
+                model, scale=1 / tau, directions=NT_XENT_DIRECTIONS, partition_mode="joint"
             )
         if name == "ngcse":
             from cseaug.trainer.losses.ngcse import NGCSEHierarchicalLoss
@@ -143,7 +145,7 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
             return SKICSEUnsupervisedLoss(model, tau, cfg.skicse.ski_weight)
         from cseaug.trainer.losses.skicse import SKICSESupervisedLoss
 
-        return SKICSESupervisedLoss(model, tau, cfg.skicse.ski_weights)
+        return SKICSESupervisedLoss(model, tau, cfg.skicse.ski_weights, cfg.skicse.eq6_reading)
 
     built: dict[str, Any] = {}
     for training_set in sets:
