@@ -30,6 +30,49 @@ EVAL_SETS: tuple[str, ...] = ("STS12", "STS13", "STS14", "STS15", "STS16", "STS-
 """The seven STS sets every paper reports (SentEval: STS12-16 all subsets, STS-B test, SICK-R test)."""
 
 
+PROMPTBERT_TEMPLATES = (
+    'This sentence : "{sentence}" means [MASK] .',
+    'This sentence of "{sentence}" means [MASK] .',
+)
+"""PromptBERT's two templates as NGCSE (appendix) and OssCSE (section 4) print them."""
+
+
+class HeadConfig(StrictModel):
+    """What sits on the pooled embedding in training, and what is evaluated and saved."""
+
+    mlp: Literal["none", "train-only", "kept"] = Field(
+        "none",
+        description="An MLP on the pooled embedding: 'train-only' trains it and drops it for "
+        "evaluation and from the saved encoder (SimCSE unsupervised, NGCSE, SKICSE, VAEGPT-Sim); "
+        "'kept' evaluates and saves it (supervised SimCSE); 'none'.",
+    )
+    mlp_activation: Literal["tanh", "identity"] = Field(
+        "tanh",
+        description="Activation of the MLP: tanh (SimCSE's MLPLayer) or identity (NGCSE's "
+        "nn.Linear); a kept MLP is always tanh.",
+    )
+    evaluation_pooling: Literal["cls", "mean"] | None = Field(
+        None,
+        description="Pool the tokens this way for evaluation and in the saved encoder (VAEGPT-Sim: "
+        "'mean', its last-pool); None: the training pooling.",
+    )
+    templates: tuple[str, str] = Field(
+        PROMPTBERT_TEMPLATES,
+        description="pooling 'prompt': the template of every sentence ({sentence} once, [MASK] "
+        "the representation), and the template of a sentence's second view (PromptBERT's "
+        "positive pair).",
+    )
+
+    @model_validator(mode="after")
+    def _templates_hold_a_sentence_and_a_mask(self) -> HeadConfig:
+        for template in self.templates:
+            if template.count("{sentence}") != 1 or "[MASK]" not in template:
+                raise ValueError(
+                    f"head.templates: {template!r} must hold {{sentence}} once and [MASK]"
+                )
+        return self
+
+
 class NGCSELossConfig(StrictModel):
     """NGCSE (AAAI 2024): contrastive loss (eq. 1) plus the hierarchical triplet loss (eq. 6, 7)."""
 
@@ -143,10 +186,15 @@ class TrainConfig(StrictModel):
         "pinned revision, cached), a local sentence-transformers or transformers model "
         "directory, or a Hugging Face id (offline only when cached).",
     )
-    pooling: Literal["cls", "mean"] = Field(
+    pooling: Literal["cls", "mean", "prompt"] = Field(
         "cls",
-        description="Pooling of a plain transformers model: the [CLS] token (SimCSE, NGCSE) or "
-        "the mean of the tokens; a sentence-transformers model keeps its own.",
+        description="Pooling of a plain transformers model: the [CLS] token (SimCSE, NGCSE), "
+        "the mean of the tokens, or 'prompt', PromptBERT's [MASK] of a template (OssCSE, "
+        "NGCSE's Final Performance); a sentence-transformers model keeps its own.",
+    )
+    head: HeadConfig = Field(
+        default_factory=HeadConfig,
+        description="MLP head and evaluation pooling of a plain transformers model (docs/trainer.md).",
     )
     max_seq_length: int | None = Field(
         32, ge=8, description="Truncate sentences to this many tokens (SimCSE: 32; None: model's)."
@@ -199,6 +247,15 @@ class TrainConfig(StrictModel):
         description="The STS sets scored before and after training.",
     )
 
+
+    @model_validator(mode="after")
+    def _prompt_pooling_evaluates_its_mask(self) -> TrainConfig:
+        if self.pooling == "prompt" and self.head.evaluation_pooling:
+            raise ValueError(
+                "head.evaluation_pooling must be unset with pooling 'prompt': the template's "
+                "[MASK] is what a prompt-pooled encoder is evaluated on"
+            )
+        return self
 
 def load_train_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
     """Read a YAML training config, apply ``key.path=value`` overrides and validate it.
