@@ -138,7 +138,9 @@ def test_prompt_pooling_takes_the_mask_state_of_the_template(tiny_bert: Path) ->
             torch.testing.assert_close(features["sentence_embedding"][row], hidden[0, mask_at])
 
 
-def test_prompt_encoder_saves_its_template_and_mask_pooling(tiny_bert: Path, tmp_path: Path) -> None:
+def test_prompt_encoder_saves_its_template_and_mask_pooling(
+    tiny_bert: Path, tmp_path: Path
+) -> None:
     from sentence_transformers import SentenceTransformer
 
     model = _encoder(tiny_bert, pooling="prompt", head={"mlp": "train-only"})
@@ -146,7 +148,10 @@ def test_prompt_encoder_saves_its_template_and_mask_pooling(tiny_bert: Path, tmp
     expected = model.encode(SENTENCES, convert_to_tensor=True)
     inference_encoder(model).save(str(tmp_path / "saved"))
     types = _saved_module_types(tmp_path / "saved")
-    assert types == ["cseaug.trainer.heads.PromptTransformer", "cseaug.trainer.heads.MaskTokenPooling"]
+    assert types == [
+        "cseaug.trainer.heads.PromptTransformer",
+        "cseaug.trainer.heads.MaskTokenPooling",
+    ]
     reloaded = SentenceTransformer(str(tmp_path / "saved"), device="cpu", trust_remote_code=True)
     assert reloaded[0].template == PROMPTBERT_TEMPLATES[0]
     torch.testing.assert_close(reloaded.encode(SENTENCES, convert_to_tensor=True), expected)

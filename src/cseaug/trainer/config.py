@@ -89,6 +89,19 @@ class NGCSELossConfig(StrictModel):
     beta: float = Field(
         1.0, ge=0, description="Weight of the hierarchical loss, eq. 7 (Table 6: 1)."
     )
+    batching: Literal["mixed", "per-set"] = Field(
+        "mixed",
+        description="'mixed': the authors' collator, generated rows cached until "
+        "generated_per_batch of them join a batch of other rows, one softmax over both; "
+        "'per-set': each batch from one training set, sets in proportion to their size.",
+    )
+    generated_per_batch: int = Field(
+        16,
+        ge=1,
+        description="batching 'mixed': the generated rows cached before they join a batch "
+        "(the authors' --aigen_batch_size: 16 in sts_ht.sh, the code's default 48 in the "
+        "Final Performance scripts).",
+    )
 
 
 class OssCSELossConfig(StrictModel):
@@ -247,7 +260,6 @@ class TrainConfig(StrictModel):
         description="The STS sets scored before and after training.",
     )
 
-
     @model_validator(mode="after")
     def _prompt_pooling_evaluates_its_mask(self) -> TrainConfig:
         if self.pooling == "prompt" and self.head.evaluation_pooling:
@@ -256,6 +268,7 @@ class TrainConfig(StrictModel):
                 "[MASK] is what a prompt-pooled encoder is evaluated on"
             )
         return self
+
 
 def load_train_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
     """Read a YAML training config, apply ``key.path=value`` overrides and validate it.

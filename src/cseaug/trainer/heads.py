@@ -26,8 +26,7 @@ Example:
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from typing import Any, ClassVar
 
 from cseaug.errors import require
 from cseaug.trainer.config import TrainConfig
@@ -55,7 +54,7 @@ class PromptTransformer(modules.Transformer):
         **kwargs: as sentence-transformers' ``Transformer``.
     """
 
-    config_keys = [*modules.Transformer.config_keys, "template"]
+    config_keys: ClassVar[list[str]] = [*modules.Transformer.config_keys, "template"]
 
     def __init__(self, model_name_or_path: str, *, template: str, **kwargs: Any) -> None:
         super().__init__(model_name_or_path, **kwargs)
@@ -104,7 +103,7 @@ class MaskTokenPooling(modules.Module):
         mask_token_id: the tokenizer's mask token id; each input holds it exactly once.
     """
 
-    config_keys = ["mask_token_id"]
+    config_keys: ClassVar[list[str]] = ["mask_token_id"]
 
     def __init__(self, mask_token_id: int) -> None:
         super().__init__()
@@ -140,7 +139,7 @@ class TrainingHead(modules.Module):
             sentence-transformers' ``Pooling`` for eval mode.
     """
 
-    config_keys = ["dimension", "mlp", "activation", "evaluation_pooling"]
+    config_keys: ClassVar[list[str]] = ["dimension", "mlp", "activation", "evaluation_pooling"]
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""The batch samplers of the papers whose batches are not sentence-transformers' default.
+"""The batches of the papers whose batches are not sentence-transformers' default.
 
 * :class:`EpochBlockBatchSampler`, Generate-CSE's view of epoch ``k``: the training set of
   the ``generate-cse`` objective holds one block of (anchor, view) rows per epoch, in epoch
@@ -8,7 +8,8 @@
 * :class:`GeneratedCacheBatchSampler`, NGCSE's batches: the authors' collator
   (``OurDataCollatorWithPadding`` in BDBC-KG-NLP/NGCSE ``ngcse/utils.py``, the branch their
   code runs, with ``combine_training``) caches the generated rows of each shuffled batch and
-  sends them, with that batch's other rows, once ``aigen_batch_size`` are cached.
+  sends them, with that batch's other rows, once ``aigen_batch_size`` are cached;
+  :class:`MixedBatchCollator` tokenizes each column of such a batch for the rows that have it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from cseaug.errors import require
 
 torch = require("torch", "hf", "Training a sentence encoder")
 sampler = require("sentence_transformers.base.sampler", "hf", "Training a sentence encoder")
+collator = require(
+    "sentence_transformers.sentence_transformer.data_collator", "hf", "Training a sentence encoder"
+)
 
 
 class EpochBlockBatchSampler(sampler.DefaultBatchSampler):
@@ -144,3 +148,34 @@ class GeneratedCacheBatchSampler(sampler.DefaultBatchSampler):
 def generated_cache_sampler(generated: int, per_batch: int) -> Any:
     """The ``batch_sampler`` argument of the training arguments for NGCSE's mixed batches."""
     return partial(GeneratedCacheBatchSampler, generated=generated, per_batch=per_batch)
+
+
+class MixedBatchCollator(collator.SentenceTransformerDataCollator):
+    """sentence-transformers' collator, with each of ``sparse_columns`` tokenized for the rows
+    whose label has it only, and left out of a batch where no row has it.
+
+    NGCSE's mixed set (:data:`cseaug.trainer.objectives.MIXED`) carries s^m and s^n for its
+    few hierarchy rows only: a dense column would encode a padding sentence for every other
+    row. The loss finds each column's rows from the batch's labels the same way
+    (:class:`cseaug.trainer.losses.ngcse.NGCSEMixedLoss`).
+
+    Args:
+        sparse_columns: each sparse column and the labels of the rows that have it.
+        **kwargs: as sentence-transformers' ``SentenceTransformerDataCollator``.
+    """
+
+    def __init__(self, sparse_columns: dict[str, tuple[int, ...]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.sparse_columns = sparse_columns
+
+    def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
+        dense = [{k: v for k, v in row.items() if k not in self.sparse_columns} for row in features]
+        batch = super().__call__(dense)
+        prompts = self._resolve_prompts(batch)
+        for column, labels in self.sparse_columns.items():
+            texts = [row[column] for row in features if row["label"] in labels]
+            if texts:
+                prompt = self._get_prompt_for_column(prompts, column)
+                for key, value in self.preprocess_fn(texts, prompt=prompt, task=None).items():
+                    batch[f"{column}_{key}"] = value
+        return batch

@@ -33,7 +33,7 @@ from cseaug.trainer.card import write_training_record
 from cseaug.trainer.config import HeadConfig, TrainConfig
 from cseaug.trainer.data import TrainingData, load_training_data
 from cseaug.trainer.evaluation import eval_sets, evaluate, with_average
-from cseaug.trainer.objectives import LOSS_NAMES, make_losses
+from cseaug.trainer.objectives import LOSS_NAMES, MIXED, make_losses, mixed_column_labels
 
 logger = logging.getLogger(__name__)
 
@@ -151,6 +151,12 @@ def _trainer(
         from cseaug.trainer.sampler import epoch_block_sampler
 
         extra["batch_sampler"] = epoch_block_sampler(data.epoch_blocks)
+    if MIXED.name in data.sets:
+        from cseaug.trainer.sampler import generated_cache_sampler
+
+        extra["batch_sampler"] = generated_cache_sampler(
+            data.generated, cfg.ngcse.generated_per_batch
+        )
     if cfg.pooling == "prompt":
         from cseaug.trainer.heads import template_prompts
 
@@ -178,11 +184,26 @@ def _trainer(
     if len(train_sets) == 1:
         [name] = train_sets
         return st.SentenceTransformerTrainer(
-            model=model, args=args, train_dataset=train_sets[name], loss=losses[name]
+            model=model,
+            args=args,
+            train_dataset=train_sets[name],
+            loss=losses[name],
+            data_collator=_collator(model, args, data),
         )
     datasets = require("datasets", "hf", "Training a sentence encoder")
     return st.SentenceTransformerTrainer(
         model=model, args=args, train_dataset=datasets.DatasetDict(train_sets), loss=losses
+    )
+
+
+def _collator(model: Any, args: Any, data: TrainingData) -> Any:
+    """NGCSE's mixed set needs its sparse columns collated (None: sentence-transformers' own)."""
+    if MIXED.name not in data.sets:
+        return None
+    from cseaug.trainer.sampler import MixedBatchCollator
+
+    return MixedBatchCollator(
+        sparse_columns=mixed_column_labels(), preprocess_fn=model.preprocess, prompts=args.prompts
     )
 
 
