@@ -22,7 +22,7 @@ from cseaug.trainer.objectives import (  # noqa: E402
     MIXED_KINDS,
     mixed_column_labels,
 )
-from cseaug.trainer.sampler import GeneratedCacheBatchSampler, MixedBatchCollator  # noqa: E402
+from cseaug.trainer.sampler import MixedBatchCollator, MixedBatchSampler  # noqa: E402
 from tests.trainer.test_losses import (  # noqa: E402
     ANCHOR,
     DROPOUT_VIEW,
@@ -67,7 +67,7 @@ def _stream(rows: int, batch_size: int, seed: int) -> list[list[int]]:
 def test_mixed_batches_follow_the_authors_collator(
     rows: int, generated: int, batch_size: int, per_batch: int
 ) -> None:
-    sampler = GeneratedCacheBatchSampler(
+    sampler = MixedBatchSampler(
         range(rows), batch_size, False, seed=7, generated=generated, per_batch=per_batch
     )
     sampler.set_epoch(2)
@@ -91,7 +91,7 @@ def test_at_wiki_scale_the_hierarchical_loss_trains_on_13x_more_steps_than_per_s
     from torch.utils.data import ConcatDataset
 
     rows, generated, batch_size = 900_000, 18_000, 256
-    mixed = GeneratedCacheBatchSampler(
+    mixed = MixedBatchSampler(
         range(rows), batch_size, False, seed=42, generated=generated, per_batch=16
     )
     mixed_steps = sum(1 for batch in mixed if min(batch) < generated)

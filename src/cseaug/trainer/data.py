@@ -13,7 +13,7 @@ draws the batches of epoch ``k`` from block ``k`` only.
 
 NGCSE's default batching (``ngcse.batching: mixed``) trains its sets as one, :data:`~cseaug.
 trainer.objectives.MIXED`: generated rows first, each row's kind in ``label``
-(:func:`mix_ngcse_sets`), batched by :class:`cseaug.trainer.sampler.GeneratedCacheBatchSampler`.
+(:func:`mix_ngcse_sets`), batched by :class:`cseaug.trainer.sampler.MixedBatchSampler`.
 
 Example:
     >>> data = load_training_data("storage/datasets/wiki-sts/v0001", cfg)  # doctest: +SKIP

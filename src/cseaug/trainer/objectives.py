@@ -6,7 +6,7 @@ A row of a version trains in the first training set of its objective whose views
 train together as a sentence-transformers multi-dataset run: each batch is drawn from one
 set, sets in proportion to their size, and each set has its loss. NGCSE's default batching
 is the authors' instead: its sets become one (:data:`MIXED`) whose batches mix generated and
-other rows (:class:`cseaug.trainer.sampler.GeneratedCacheBatchSampler`).
+other rows (:class:`cseaug.trainer.sampler.MixedBatchSampler`).
 
 ==============  ==========================================  ===============================
 objective       training sets (columns)                     loss

@@ -5,7 +5,7 @@
   order (:mod:`cseaug.trainer.data`). The trainer calls ``set_epoch`` on its batch sampler
   at the start of every epoch; this sampler then shuffles only that epoch's block (seeded
   by ``seed + epoch``), so every epoch sees each anchor once, paired with a different view.
-* :class:`GeneratedCacheBatchSampler`, NGCSE's batches: the authors' collator
+* :class:`MixedBatchSampler`, NGCSE's batches: the authors' collator
   (``OurDataCollatorWithPadding`` in BDBC-KG-NLP/NGCSE ``ngcse/utils.py``, the branch their
   code runs, with ``combine_training``) caches the generated rows of each shuffled batch and
   sends them, with that batch's other rows, once ``aigen_batch_size`` are cached;
@@ -75,7 +75,7 @@ def epoch_block_sampler(blocks: int) -> Any:
     return partial(EpochBlockBatchSampler, blocks=blocks)
 
 
-class GeneratedCacheBatchSampler(sampler.DefaultBatchSampler):
+class MixedBatchSampler(sampler.DefaultBatchSampler):
     """NGCSE's schedule over a dataset whose first ``generated`` rows are LLM-generated.
 
     Each epoch shuffles every row (seeded by ``seed + epoch``) and walks the order in chunks
@@ -145,9 +145,9 @@ class GeneratedCacheBatchSampler(sampler.DefaultBatchSampler):
         return len(self.batches())
 
 
-def generated_cache_sampler(generated: int, per_batch: int) -> Any:
+def mixed_batch_sampler(generated: int, per_batch: int) -> Any:
     """The ``batch_sampler`` argument of the training arguments for NGCSE's mixed batches."""
-    return partial(GeneratedCacheBatchSampler, generated=generated, per_batch=per_batch)
+    return partial(MixedBatchSampler, generated=generated, per_batch=per_batch)
 
 
 class MixedBatchCollator(collator.SentenceTransformerDataCollator):

@@ -152,11 +152,9 @@ def _trainer(
 
         extra["batch_sampler"] = epoch_block_sampler(data.epoch_blocks)
     if MIXED.name in data.sets:
-        from cseaug.trainer.sampler import generated_cache_sampler
+        from cseaug.trainer.sampler import mixed_batch_sampler
 
-        extra["batch_sampler"] = generated_cache_sampler(
-            data.generated, cfg.ngcse.generated_per_batch
-        )
+        extra["batch_sampler"] = mixed_batch_sampler(data.generated, cfg.ngcse.generated_per_batch)
     if cfg.pooling == "prompt":
         from cseaug.trainer.heads import template_prompts
 
