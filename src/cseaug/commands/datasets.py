@@ -272,6 +272,7 @@ def show_command(
     ] = False,
 ) -> None:
     """Describe one version: manifest summary, counts, rejects by reason, files."""
+    from cseaug.dataset.export import trainer_notes
     from cseaug.dataset.manifest import describe_model, describe_usage
     from cseaug.dataset.verify import verify_stored_version
 
@@ -329,6 +330,8 @@ def show_command(
     for path in report.unlisted:
         files.add_row(path, "-", "-", "not listed")
     console.print(files)
+    for note in trainer_notes(counts.get("views", {})):
+        console.print(f"  note: {note}", markup=False)
     report.raise_if_wrong()
 
 
