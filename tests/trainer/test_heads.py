@@ -169,11 +169,13 @@ def test_second_template_goes_to_the_columns_that_repeat_the_anchor() -> None:
     assert template_prompts(one, second) == {}
 
 
-def test_a_template_without_its_slots_is_a_config_error() -> None:
+def test_head_settings_that_cannot_work_are_config_errors() -> None:
     with pytest.raises(ValueError, match=r"must hold \{sentence\} once and \[MASK\]"):
         TrainConfig(objective="osscse", pooling="prompt", head={"templates": ["{sentence}", "x"]})
     with pytest.raises(ValueError, match="evaluation_pooling must be unset"):
         TrainConfig(objective="osscse", pooling="prompt", head={"evaluation_pooling": "mean"})
+    with pytest.raises(ValueError, match="a kept MLP is supervised SimCSE's, with tanh"):
+        TrainConfig(objective="simcse-sup", head={"mlp": "kept", "mlp_activation": "identity"})
 
 
 @pytest.mark.parametrize(
@@ -201,3 +203,39 @@ def test_each_config_defaults_to_its_papers_head(
     )
     if mlp == "train-only":
         assert cfg.head.mlp_activation == activation
+
+
+def test_a_checkpoint_of_the_training_model_keeps_its_head(tiny_bert: Path, tmp_path: Path) -> None:
+    """What the trainer's checkpoints save: the whole training model, the MLP included."""
+    from sentence_transformers import SentenceTransformer
+
+    model = _encoder(tiny_bert, pooling="cls", head={"mlp": "train-only"})
+    with torch.no_grad():
+        model[-1].dense.weight.add_(1.0)
+    model.save(str(tmp_path / "checkpoint"))
+    reloaded = SentenceTransformer(str(tmp_path / "checkpoint"), trust_remote_code=True)
+    assert isinstance(reloaded[-1], TrainingHead)
+    torch.testing.assert_close(reloaded[-1].dense.weight, model[-1].dense.weight)
+
+
+def test_head_settings_on_a_sentence_transformers_model_are_reported(
+    tiny_bert: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from cseaug.trainer.train import load_encoder
+
+    _encoder(tiny_bert).save(str(tmp_path / "st"))  # a sentence-transformers model directory
+    cfg = TrainConfig(objective="osscse", model=str(tmp_path / "st"), pooling="prompt")
+    with caplog.at_level("WARNING", logger="cseaug.trainer.train"):
+        model = load_encoder(cfg, "cpu")
+    assert [type(m).__name__ for m in model] == ["Transformer", "Pooling"]
+    assert "keeps its own pooling" in caplog.text and "pooling=prompt" in caplog.text
+
+
+def test_a_mask_token_in_the_sentence_leaves_the_templates_the_only_one(tiny_bert: Path) -> None:
+    model = _encoder(tiny_bert, pooling="prompt")
+    model.eval()
+    with torch.no_grad():
+        features = _embed(model, ["a [MASK] sat on the mat"])
+    mask = model[0].tokenizer.mask_token_id
+    assert features["input_ids"][0].tolist().count(mask) == 1
+    assert features["sentence_embedding"].shape == (1, 16)

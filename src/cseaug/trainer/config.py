@@ -49,7 +49,7 @@ class HeadConfig(StrictModel):
     mlp_activation: Literal["tanh", "identity"] = Field(
         "tanh",
         description="Activation of the MLP: tanh (SimCSE's MLPLayer) or identity (NGCSE's "
-        "nn.Linear); a kept MLP is always tanh.",
+        "nn.Linear, train-only); a kept MLP is SimCSE's, tanh.",
     )
     evaluation_pooling: Literal["cls", "mean"] | None = Field(
         None,
@@ -70,6 +70,11 @@ class HeadConfig(StrictModel):
                 raise ValueError(
                     f"head.templates: {template!r} must hold {{sentence}} once and [MASK]"
                 )
+        if self.mlp == "kept" and self.mlp_activation != "tanh":
+            raise ValueError(
+                "head.mlp_activation identity is for a train-only MLP (NGCSE's); a kept MLP is "
+                "supervised SimCSE's, with tanh"
+            )
         return self
 
 
@@ -84,7 +89,8 @@ class NGCSELossConfig(StrictModel):
     margins: tuple[float, float] = Field(
         (5e-3, 5e-2),
         description="m1 (s^p above s^m) and m2 (s^m above s^n) of eq. 6; appendix Table 6 "
-        "(WikiSTS-HT) and the authors' scripts use 5e-3 and 5e-2.",
+        "(WikiSTS-HT) and the authors' scripts use 5e-3 and 5e-2 (the section 'Pattern "
+        "Utilization' says m2 1e-2; NLISTS-HT 1e-1; docs/trainer.md).",
     )
     beta: float = Field(
         1.0, ge=0, description="Weight of the hierarchical loss, eq. 7 (Table 6: 1)."

@@ -46,7 +46,8 @@ class PromptTransformer(modules.Transformer):
 
     The sentence is cut to ``max_seq_length`` tokens first and the template's tokens added
     around it, as PromptBERT's ``prepare_features`` and NGCSE's ``add_prompt`` do, so a long
-    sentence never loses its [MASK]. ``[MASK]`` in a template is the tokenizer's mask token.
+    sentence never loses its [MASK]. ``[MASK]`` in a template is the tokenizer's mask token;
+    a mask token in the sentence itself is dropped, so the template's is the only one.
 
     Args:
         model_name_or_path: as sentence-transformers' ``Transformer``.
@@ -81,8 +82,12 @@ class PromptTransformer(modules.Transformer):
             truncation=True,
             max_length=self.max_seq_length,
         )["input_ids"]
-        first, last = [tokenizer.cls_token_id], [tokenizer.sep_token_id]
-        rows = [first + prefix + ids + suffix + last for ids in sentences]
+        first, last, mask = (
+            [tokenizer.cls_token_id],
+            [tokenizer.sep_token_id],
+            tokenizer.mask_token_id,
+        )
+        rows = [first + prefix + [i for i in ids if i != mask] + suffix + last for ids in sentences]
         features = dict(tokenizer.pad({"input_ids": rows}, return_tensors="pt"))
         if "token_type_ids" in tokenizer.model_input_names:
             features["token_type_ids"] = torch.zeros_like(features["input_ids"])
