@@ -239,3 +239,50 @@ def test_a_mask_token_in_the_sentence_leaves_the_templates_the_only_one(tiny_ber
     mask = model[0].tokenizer.mask_token_id
     assert features["input_ids"][0].tolist().count(mask) == 1
     assert features["sentence_embedding"].shape == (1, 16)
+
+
+@pytest.mark.parametrize(
+    ("objective", "views", "method"),
+    [
+        ("simcse-unsup", ("positive",), "sts"),  # one training set: flat prompts
+        ("osscse", ("positive", "negative"), "osscse"),  # two sets: prompts per set
+        ("ngcse", ("positive", "intermediate", "negative"), "sts"),  # the mixed set
+    ],
+)
+def test_prompt_pooling_trains_with_the_second_template_on_dropout_views(
+    objective: str,
+    views: tuple[str, ...],
+    method: str,
+    publish,
+    rows_factory,
+    tiny_bert: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cseaug.trainer.train import train_encoder
+
+    templates: list[str | None] = []
+    preprocess = PromptTransformer.preprocess
+
+    def recording(self, inputs, prompt=None, **kwargs):
+        templates.append(prompt)
+        return preprocess(self, inputs, prompt=prompt, **kwargs)
+
+    monkeypatch.setattr(PromptTransformer, "preprocess", recording)
+    version = publish([rows_factory(6, 10, views=views, method=method)])
+    cfg = TrainConfig.model_validate(
+        {
+            "objective": objective,
+            "model": str(tiny_bert),
+            "batch_size": 4,
+            "max_steps": 3,
+            "device": "cpu",
+            "pooling": "prompt",
+            "head": {"mlp": "train-only"},
+            "ngcse": {"generated_per_batch": 1},
+            "evaluation": {"sets": []},
+        }
+    )
+    result = train_encoder(version, cfg, tmp_path / "model")
+    assert result.record["steps"] == 3
+    assert set(templates) == {None, PROMPTBERT_TEMPLATES[1]}  # first template, second on views
