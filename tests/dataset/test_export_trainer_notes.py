@@ -59,3 +59,13 @@ def test_show_says_what_the_exports_need(tmp_path: Path, manifest, rows_factory)
     assert "note: ngcse export:" in shown.output
     assert "--margins '[[5e-3, 5e-3, 5e-2], []]'" in shown.output
     assert "NotImplementedError" not in shown.output  # no knowledge, no quadruplets
+
+
+def test_show_on_quadruplets_points_to_the_trainer(tmp_path: Path, manifest, rows_factory) -> None:
+    ski = rows_factory(5, 0, views=("positive", "negative", "knowledge"), method="ski")
+    _version(tmp_path, manifest, ski)
+    root = str(tmp_path / "storage")
+    shown = runner.invoke(app, ["show", "demo", "--root", root], env={"COLUMNS": "400"})
+    assert shown.exit_code == 0, shown.output
+    assert "note: simcse --layout quadruplet:" in shown.output
+    assert "configs/train/skicse-sup.yaml" in shown.output and "--margins" not in shown.output
