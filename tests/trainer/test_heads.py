@@ -64,6 +64,7 @@ def test_train_only_mlp_trains_and_is_absent_from_the_saved_encoder(
     inference_encoder(model).save(str(tmp_path / "saved"))
     types = _saved_module_types(tmp_path / "saved")
     assert not any("TrainingHead" in t for t in types) and len(types) == 2
+    assert "TrainingHead" not in (tmp_path / "saved" / "README.md").read_text()  # the card
     reloaded = SentenceTransformer(str(tmp_path / "saved"), device="cpu")
     assert [type(m).__name__ for m in reloaded] == ["Transformer", "Pooling"]
     got = reloaded.encode(SENTENCES, convert_to_tensor=True)

@@ -230,8 +230,8 @@ def inference_encoder(model: Any) -> Any:
     if head.eval_pooling is not None:
         stack[-1] = head.eval_pooling
     encoder = st.SentenceTransformer(modules=stack, device=str(model.device))
-    encoder.max_seq_length = model.max_seq_length
-    encoder.model_card_data = model.model_card_data
+    encoder.model_card_data = model.model_card_data  # what the trainer recorded for the card,
+    encoder.model_card_data.register_model(encoder)  # which describes this encoder's modules
     return encoder.eval()
 
 
