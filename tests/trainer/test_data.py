@@ -15,9 +15,12 @@ def _rows(version) -> list[dict]:
     return read_rows(version).to_pylist()
 
 
+PER_SET = {"batching": "per-set"}
+
+
 def test_ngcse_trains_the_hierarchy_and_the_rest_as_dropout_pairs(publish, rows_factory) -> None:
     version = publish([rows_factory(20, 30)], heldout_fraction=0.3)
-    data = load_training_data(version, TrainConfig(objective="ngcse"))
+    data = load_training_data(version, TrainConfig(objective="ngcse", ngcse=PER_SET))
     rows = [r for r in _rows(version) if not r["heldout"]]
     aigen = [r for r in rows if r["split"] == "aigen"]
     hierarchy = data.tables["hierarchy"].to_pylist()
@@ -37,10 +40,40 @@ def test_ngcse_trains_the_hierarchy_and_the_rest_as_dropout_pairs(publish, rows_
 
 def test_ngcse_without_the_hierarchy_makes_s_n_a_hard_negative(publish, rows_factory) -> None:
     version = publish([rows_factory(10, 5)])
-    cfg = TrainConfig.model_validate({"objective": "ngcse", "ngcse": {"hierarchical": False}})
+    cfg = TrainConfig.model_validate(
+        {"objective": "ngcse", "ngcse": {"hierarchical": False, **PER_SET}}
+    )
     data = load_training_data(version, cfg)
     assert set(data.tables) == {"pattern", "dropout"}
     assert data.tables["pattern"].column_names == ["anchor", "positive", "negative"]
+
+
+@pytest.mark.parametrize("hierarchical", [True, False])
+def test_ngcse_mixes_its_sets_into_one_generated_rows_first(
+    publish, rows_factory, hierarchical: bool
+) -> None:
+    """The authors' batching (the default): one set, each row's kind in ``label``, the views a
+    row's set lacks empty."""
+    version = publish([rows_factory(7, 11)])
+    ngcse = {"hierarchical": hierarchical}
+    data = load_training_data(version, TrainConfig(objective="ngcse", ngcse=ngcse))
+    per_set = load_training_data(
+        version, TrainConfig(objective="ngcse", ngcse={**ngcse, **PER_SET})
+    )
+    assert list(data.tables) == ["mixed"] and data.generated == 7
+    assert data.rows == per_set.rows
+    generated_set = "hierarchy" if hierarchical else "pattern"
+    expected = [
+        {"anchor": r["anchor"], "positive": r["positive"],  "dropout_view": "",
+         "intermediate": r.get("intermediate", ""), "negative": r.get("low", r.get("negative")),
+         "label": 3 if hierarchical else 2}
+        for r in per_set.tables[generated_set].to_pylist()
+    ] + [
+        {"anchor": r["anchor"], "positive": "", "dropout_view": r["anchor"],
+         "intermediate": "", "negative": "", "label": 0}
+        for r in per_set.tables["dropout"].to_pylist()
+    ]  # fmt: skip
+    assert data.tables["mixed"].to_pylist() == expected
 
 
 def test_include_heldout_trains_on_every_row(publish, rows_factory) -> None:

@@ -106,9 +106,12 @@ def test_skicse_unsupervised_is_eq_3() -> None:
     assert got == pytest.approx((1 - lam) * simcse + lam * skicse, rel=1e-9)
 
 
-def test_skicse_supervised_is_eq_7_as_printed() -> None:
+@pytest.mark.parametrize("reading", ["bounded", "literal"])
+def test_skicse_supervised_is_eq_7(reading: str) -> None:
     l1, l2 = 0.1, 0.3
-    loss = SKICSESupervisedLoss(model=None, temperature=TAU, ski_weights=(l1, l2))
+    loss = SKICSESupervisedLoss(
+        model=None, temperature=TAU, ski_weights=(l1, l2), eq6_reading=reading
+    )
     got = loss.loss(*tensors(ANCHOR, POSITIVE, NEGATIVE, KNOWLEDGE)).item()
 
     n = len(ANCHOR)
@@ -122,29 +125,70 @@ def test_skicse_supervised_is_eq_7_as_printed() -> None:
     eq5 = sum(
         neg_log_softmax(cos(KNOWLEDGE[i], NEGATIVE[i]), denominator(KNOWLEDGE[i])) for i in range(n)
     )
+    own = {"bounded": lambda i: [cos(ANCHOR[i], KNOWLEDGE[i])], "literal": lambda i: []}[reading]
     eq6 = sum(
-        neg_log_softmax(cos(ANCHOR[i], KNOWLEDGE[i]), denominator(ANCHOR[i])) for i in range(n)
+        neg_log_softmax(cos(ANCHOR[i], KNOWLEDGE[i]), own(i) + denominator(ANCHOR[i]))
+        for i in range(n)
     )
     expected = ((1 - l1 - l2) * eq4 + l1 * eq5 + l2 * eq6) / n
     assert got == pytest.approx(expected, rel=1e-9)
 
 
-def test_generate_cse_loss_is_nt_xent_over_the_2n_sentences() -> None:
-    """VAEGPT-Sim section 3.2: -log e^{sim(h_i, h'_i)/tau} / sum_{j != i} over the 2N sentences."""
-    cfg = TrainConfig(objective="generate-cse", temperature=TAU)
+def test_skicse_eq_6_read_literally_goes_below_zero_and_bounded_does_not() -> None:
+    """One row: h = h^ski (cos 1), h^+ orthogonal (cos 0), h^- opposite (cos -1); eq. 6 alone."""
+    row = tensors([[1.0, 0.0]], [[0.0, 1.0]], [[-1.0, 0.0]], [[1.0, 0.0]])
+
+    def eq6(reading: str) -> float:
+        loss = SKICSESupervisedLoss(None, TAU, ski_weights=(0.0, 1.0), eq6_reading=reading)
+        return loss.loss(*row).item()
+
+    # printed: -log e^{1/tau} / (e^{0/tau} + e^{-1/tau}) = log(1 + e^{-20}) - 20
+    assert eq6("literal") == pytest.approx(math.log(1 + math.exp(-20)) - 20, rel=1e-9)
+    # bounded: -log e^{1/tau} / (e^{1/tau} + e^{0/tau} + e^{-1/tau}) = log(1 + e^{-20} + e^{-40})
+    assert eq6("bounded") == pytest.approx(math.log1p(math.exp(-20) + math.exp(-40)), rel=1e-6)
+    assert eq6("literal") < -19 and eq6("bounded") >= 0
+
+
+def test_skicse_config_defaults_to_the_bounded_reading() -> None:
+    cfg = TrainConfig(objective="skicse-sup")
+    losses = make_losses(cfg, torch.nn.Linear(1, 1), training_sets(cfg))
+    assert losses["ski"].eq6_reading == "bounded"
+
+
+def nt_xent_reference(anchors, views) -> float:
+    """VAEGPT-Sim section 3.2 for the anchors: -log e^{sim(h_i, h'_i)/tau} / sum_{j != i} over 2N."""
+    everything = anchors + views
+    return sum(
+        neg_log_softmax(
+            cos(anchors[i], views[i]),
+            [cos(anchors[i], h) for j, h in enumerate(everything) if j != i],
+        )
+        for i in range(len(anchors))
+    ) / len(anchors)
+
+
+def _generate_cse_loss(nt_xent: str):
+    cfg = TrainConfig(objective="generate-cse", temperature=TAU, generate_cse={"nt_xent": nt_xent})
     model = torch.nn.Linear(1, 1)  # unused: the loss is applied to given embeddings
     [loss] = make_losses(cfg, model, training_sets(cfg)).values()
-    got = loss.compute_loss_from_embeddings(tensors(ANCHOR, POSITIVE), None).item()
+    return loss
 
-    everything = ANCHOR + POSITIVE
-    expected = sum(
-        neg_log_softmax(
-            cos(ANCHOR[i], POSITIVE[i]),
-            [cos(ANCHOR[i], h) for j, h in enumerate(everything) if j != i],
-        )
-        for i in range(len(ANCHOR))
-    ) / len(ANCHOR)
-    assert got == pytest.approx(expected, rel=1e-6)
+
+def test_generate_cse_anchor_loss_is_nt_xent_of_the_n_anchors() -> None:
+    got = _generate_cse_loss("anchor").compute_loss_from_embeddings(tensors(ANCHOR, POSITIVE), None)
+    assert got.item() == pytest.approx(nt_xent_reference(ANCHOR, POSITIVE), rel=1e-6)
+
+
+def test_symmetric_nt_xent_is_the_mean_of_both_directions() -> None:
+    """Every one of the 2N sentences contributes its term: sources against their views, views
+    against their sources (SimCLR's NT-Xent), which is the default."""
+    assert TrainConfig(objective="generate-cse").generate_cse.nt_xent == "symmetric"
+    loss = _generate_cse_loss("symmetric")
+    got = loss.compute_loss_from_embeddings(tensors(ANCHOR, POSITIVE), None).item()
+    from_anchors = nt_xent_reference(ANCHOR, POSITIVE)
+    from_views = nt_xent_reference(POSITIVE, ANCHOR)
+    assert from_anchors != pytest.approx(from_views)  # the example tells the two apart
+    assert got == pytest.approx((from_anchors + from_views) / 2, rel=1e-6)
 
 
 @pytest.mark.parametrize("objective", ["simcse-unsup", "simcse-sup", "ngcse"])

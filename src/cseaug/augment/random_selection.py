@@ -7,7 +7,8 @@ method and the method writes the view:
 * ``cutoff``: for sentences of more than three words, delete N words at N random
   positions, N drawn from [1, min(6, words/3)] (shorter sentences stay unchanged);
 * ``dropout``: delete each word with probability ``dropout_rate`` (0.1), keeping at
-  least one word;
+  least one word (appendix A.1 masks tokens; a mask token depends on the trainer's
+  tokenizer, unknown here: docs/trainer.md, "What differs from the papers' own code");
 * ``repetition``: copy N words in place, N drawn from [1, max(1, int((words - 1) * 0.3))];
 * ``generator``: a synonym generator (VAEGPT-Sim, :mod:`cseaug.vaegpt`).
 

@@ -271,7 +271,9 @@ def show_command(
         bool, typer.Option("--json", help="Print the whole manifest.json instead.")
     ] = False,
 ) -> None:
-    """Describe one version: manifest summary, counts, rejects by reason, files."""
+    """Describe one version: manifest summary, counts, rejects by reason, files, and what
+    other papers' trainers need to read its exports right."""
+    from cseaug.dataset.export import trainer_notes
     from cseaug.dataset.manifest import describe_model, describe_usage
     from cseaug.dataset.verify import verify_stored_version
 
@@ -329,6 +331,8 @@ def show_command(
     for path in report.unlisted:
         files.add_row(path, "-", "-", "not listed")
     console.print(files)
+    for note in trainer_notes(counts.get("views", {})):
+        console.print(f"  note: {note}", markup=False)
     report.raise_if_wrong()
 
 

@@ -101,6 +101,35 @@ index 2 above index 3 ... (margins ``margins[0][i]``, the last one repeated). On
 5-key layout makes s^p the positive and ranks s^p > s^m > s^n: index 1 is the anchor
 itself (a second dropout pass: identical, STS score 5), index 2 s^p, 3 s^m, 4 s^n."""
 
+NGCSE_MARGINS_NOTE = (
+    "NGCSE's train.py on this 5-key layout: pass --use_loss3 --margins '[[5e-3, 5e-3, 5e-2], []]' "
+    "(and --aigen_batch_size 16, as their sts_ht.sh): its hierarchical loss ranks the anchor's "
+    "dropout view > s^p > s^m > s^n with margins[0][i] for step i (the last repeated), so eq. 6's "
+    "m1, m2 are the 2nd and 3rd margins; their scripts' [[5e-3, 5e-2], []] would put 5e-2 "
+    "between s^p and s^m. `cseaug train-encoder --config configs/train/ngcse.yaml` trains eq. 6 "
+    "as printed"
+)
+"""What NGCSE's own trainer needs to keep eq. 6's margins on the 5-key layout (export notes,
+``cseaug show``)."""
+SIMCSE_QUADRUPLET_NOTE = (
+    "SimCSE's train.py reads 2 or 3 columns and raises NotImplementedError on this 4-column CSV "
+    "(x, x+, x-, x_ski): train it with `cseaug train-encoder --config configs/train/skicse-sup.yaml`, "
+    "or export --format jsonl for a trainer of your own"
+)
+"""Where SKICSE's quadruplets can be trained (export notes, ``cseaug show``)."""
+
+
+def trainer_notes(views: dict[str, int]) -> list[str]:
+    """The notes above that apply to a version's exports, from its rows' view counts
+    (``manifest["counts"]["views"]``)."""
+    notes = []
+    if views.get("intermediate"):
+        notes.append(f"ngcse export: {NGCSE_MARGINS_NOTE}")
+    if views.get("knowledge") and views.get("negative"):
+        notes.append(f"simcse --layout quadruplet: {SIMCSE_QUADRUPLET_NOTE}")
+    return notes
+
+
 EXPORT_VIEWS = ("positive", "intermediate", "negative", "knowledge")
 """Views an export can carry, in the contract's order."""
 LAYOUT_VIEWS = {
@@ -402,6 +431,8 @@ def _export_flat(
         finally:
             writer.close()
     result.skipped = counts
+    if fmt == "simcse" and layout == "quadruplet":
+        result.notes.append(SIMCSE_QUADRUPLET_NOTE)
     return result
 
 
@@ -505,6 +536,8 @@ def _export_ngcse(
     result.skipped = counts
     keys = ["sentence", *(f"'{k}' ({v})" for k, v in slots.items())]
     result.notes = [f"aigen rows carry keys {', '.join(keys)}; other rows carry 'sentence' only"]
+    if "intermediate" in slots.values():
+        result.notes.append(NGCSE_MARGINS_NOTE)
     return result
 
 

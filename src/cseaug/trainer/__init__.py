@@ -8,7 +8,9 @@ internals or caches, so it shows that the dataset contract is all a trainer need
 * :mod:`.objectives`: which rows each paper trains on, and with which loss;
 * :mod:`.data`: a version's rows -> the training sets of an objective;
 * :mod:`.losses`: the papers' losses sentence-transformers does not have;
-* :mod:`.sampler`: Generate-CSE's per-epoch views;
+* :mod:`.heads`: the papers' sentence representations (MLP heads, PromptBERT's template,
+  an evaluation pooling) as sentence-transformers modules, and the encoder they make;
+* :mod:`.sampler`: Generate-CSE's per-epoch views, NGCSE's mixed batches;
 * :mod:`.evaluation`: Spearman on STS12-16, STS-B, SICK-R before and after;
 * :mod:`.card`: ``evaluation.json``, ``evaluation.md`` and the model card section;
 * :mod:`.train`: :func:`~cseaug.trainer.train.train_encoder`, the whole run.

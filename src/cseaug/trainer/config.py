@@ -30,6 +30,54 @@ EVAL_SETS: tuple[str, ...] = ("STS12", "STS13", "STS14", "STS15", "STS16", "STS-
 """The seven STS sets every paper reports (SentEval: STS12-16 all subsets, STS-B test, SICK-R test)."""
 
 
+PROMPTBERT_TEMPLATES = (
+    'This sentence : "{sentence}" means [MASK] .',
+    'This sentence of "{sentence}" means [MASK] .',
+)
+"""PromptBERT's two templates as NGCSE (appendix) and OssCSE (section 4) print them."""
+
+
+class HeadConfig(StrictModel):
+    """What sits on the pooled embedding in training, and what is evaluated and saved."""
+
+    mlp: Literal["none", "train-only", "kept"] = Field(
+        "none",
+        description="An MLP on the pooled embedding: 'train-only' trains it and drops it for "
+        "evaluation and from the saved encoder (SimCSE unsupervised, NGCSE, SKICSE, VAEGPT-Sim); "
+        "'kept' evaluates and saves it (supervised SimCSE); 'none'.",
+    )
+    mlp_activation: Literal["tanh", "identity"] = Field(
+        "tanh",
+        description="Activation of the MLP: tanh (SimCSE's MLPLayer) or identity (NGCSE's "
+        "nn.Linear, train-only); a kept MLP is SimCSE's, tanh.",
+    )
+    evaluation_pooling: Literal["cls", "mean"] | None = Field(
+        None,
+        description="Pool the tokens this way for evaluation and in the saved encoder (VAEGPT-Sim: "
+        "'mean', its last-pool); None: the training pooling.",
+    )
+    templates: tuple[str, str] = Field(
+        PROMPTBERT_TEMPLATES,
+        description="pooling 'prompt': the template of every sentence ({sentence} once, [MASK] "
+        "the representation), and the template of a sentence's second view (PromptBERT's "
+        "positive pair).",
+    )
+
+    @model_validator(mode="after")
+    def _templates_hold_a_sentence_and_a_mask(self) -> HeadConfig:
+        for template in self.templates:
+            if template.count("{sentence}") != 1 or "[MASK]" not in template:
+                raise ValueError(
+                    f"head.templates: {template!r} must hold {{sentence}} once and [MASK]"
+                )
+        if self.mlp == "kept" and self.mlp_activation != "tanh":
+            raise ValueError(
+                "head.mlp_activation identity is for a train-only MLP (NGCSE's); a kept MLP is "
+                "supervised SimCSE's, with tanh"
+            )
+        return self
+
+
 class NGCSELossConfig(StrictModel):
     """NGCSE (AAAI 2024): contrastive loss (eq. 1) plus the hierarchical triplet loss (eq. 6, 7)."""
 
@@ -41,10 +89,24 @@ class NGCSELossConfig(StrictModel):
     margins: tuple[float, float] = Field(
         (5e-3, 5e-2),
         description="m1 (s^p above s^m) and m2 (s^m above s^n) of eq. 6; appendix Table 6 "
-        "(WikiSTS-HT) and the authors' scripts use 5e-3 and 5e-2.",
+        "(WikiSTS-HT) and the authors' scripts use 5e-3 and 5e-2 (the section 'Pattern "
+        "Utilization' says m2 1e-2; NLISTS-HT 1e-1; docs/trainer.md).",
     )
     beta: float = Field(
         1.0, ge=0, description="Weight of the hierarchical loss, eq. 7 (Table 6: 1)."
+    )
+    batching: Literal["mixed", "per-set"] = Field(
+        "mixed",
+        description="'mixed': the authors' collator, generated rows cached until "
+        "generated_per_batch of them join a batch of other rows, one softmax over both; "
+        "'per-set': each batch from one training set, sets in proportion to their size.",
+    )
+    generated_per_batch: int = Field(
+        16,
+        ge=1,
+        description="batching 'mixed': the generated rows cached before they join a batch "
+        "(the authors' --aigen_batch_size: 16 in sts_ht.sh, the code's default 48 in the "
+        "Final Performance scripts).",
     )
 
 
@@ -80,6 +142,12 @@ class SKICSELossConfig(StrictModel):
         (0.1, 0.3),
         description="lambda_1, lambda_2 of eq. 7, supervised (appendix A: 0.1 and 0.3).",
     )
+    eq6_reading: Literal["bounded", "literal"] = Field(
+        "bounded",
+        description="Eq. 6's denominator: 'bounded' adds the numerator's term e^{sim(h_i, "
+        "h_i^ski)/tau} (as InfoNCE, loss >= 0); 'literal' is the printed sum over h_j^+, h_j^- "
+        "only, which is unbounded below (docs/trainer.md).",
+    )
 
     @model_validator(mode="after")
     def _weights_sum(self) -> SKICSELossConfig:
@@ -89,6 +157,17 @@ class SKICSELossConfig(StrictModel):
                 "(eq. 7 weighs SimCSE's loss by 1 - lambda_1 - lambda_2)"
             )
         return self
+
+
+class GenerateCSELossConfig(StrictModel):
+    """Generate-CSE (VAEGPT-Sim section 3.2): NT-Xent over the 2N sentences of a batch."""
+
+    nt_xent: Literal["symmetric", "anchor"] = Field(
+        "symmetric",
+        description="'symmetric': the NT-Xent term of every one of the 2N sentences (each source "
+        "against its view and each view against its source, averaged; SimCLR's and ConSERT's "
+        "form, which the paper adopts); 'anchor': the N source sentences' terms only.",
+    )
 
 
 class EvaluationConfig(StrictModel):
@@ -126,10 +205,15 @@ class TrainConfig(StrictModel):
         "pinned revision, cached), a local sentence-transformers or transformers model "
         "directory, or a Hugging Face id (offline only when cached).",
     )
-    pooling: Literal["cls", "mean"] = Field(
+    pooling: Literal["cls", "mean", "prompt"] = Field(
         "cls",
-        description="Pooling of a plain transformers model: the [CLS] token (SimCSE, NGCSE) or "
-        "the mean of the tokens; a sentence-transformers model keeps its own.",
+        description="Pooling of a plain transformers model: the [CLS] token (SimCSE, NGCSE), "
+        "the mean of the tokens, or 'prompt', PromptBERT's [MASK] of a template (OssCSE, "
+        "NGCSE's Final Performance); a sentence-transformers model keeps its own.",
+    )
+    head: HeadConfig = Field(
+        default_factory=HeadConfig,
+        description="MLP head and evaluation pooling of a plain transformers model (docs/trainer.md).",
     )
     max_seq_length: int | None = Field(
         32, ge=8, description="Truncate sentences to this many tokens (SimCSE: 32; None: model's)."
@@ -173,10 +257,23 @@ class TrainConfig(StrictModel):
         default_factory=SKICSELossConfig,
         description="SKICSE's loss weights (objectives skicse-unsup, skicse-sup).",
     )
+    generate_cse: GenerateCSELossConfig = Field(
+        default_factory=GenerateCSELossConfig,
+        description="Generate-CSE's loss settings (objective generate-cse).",
+    )
     evaluation: EvaluationConfig = Field(
         default_factory=EvaluationConfig,
         description="The STS sets scored before and after training.",
     )
+
+    @model_validator(mode="after")
+    def _prompt_pooling_evaluates_its_mask(self) -> TrainConfig:
+        if self.pooling == "prompt" and self.head.evaluation_pooling:
+            raise ValueError(
+                "head.evaluation_pooling must be unset with pooling 'prompt': the template's "
+                "[MASK] is what a prompt-pooled encoder is evaluated on"
+            )
+        return self
 
 
 def load_train_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:

@@ -11,6 +11,10 @@ Generate-CSE trains epoch ``k`` on view ``k`` of each row's ``augmentations`` (v
 rows per epoch, in epoch order, and :class:`cseaug.trainer.sampler.EpochBlockBatchSampler`
 draws the batches of epoch ``k`` from block ``k`` only.
 
+NGCSE's default batching (``ngcse.batching: mixed``) trains its sets as one, :data:`~cseaug.
+trainer.objectives.MIXED`: generated rows first, each row's kind in ``label``
+(:func:`mix_ngcse_sets`), batched by :class:`cseaug.trainer.sampler.MixedBatchSampler`.
+
 Example:
     >>> data = load_training_data("storage/datasets/wiki-sts/v0001", cfg)  # doctest: +SKIP
     >>> data.rows  # doctest: +SKIP
@@ -30,7 +34,14 @@ import pyarrow.compute as pc
 from cseaug.dataset.reader import augmentation_view, augmentation_views, iter_batches
 from cseaug.errors import InputError
 from cseaug.trainer.config import TrainConfig
-from cseaug.trainer.objectives import EPOCH_VIEW, TrainingSet, training_sets
+from cseaug.trainer.objectives import (
+    EPOCH_VIEW,
+    MIXED,
+    MIXED_COLUMNS,
+    MIXED_KINDS,
+    TrainingSet,
+    training_sets,
+)
 
 READ_COLUMNS = ["sentence", "heldout", "positive", "intermediate", "negative", "knowledge"]
 
@@ -40,7 +51,8 @@ class TrainingData:
     """The training sets of a run (Arrow tables, one per non-empty set) and what was left out.
 
     ``epoch_blocks`` is the number of per-epoch blocks of a Generate-CSE set (0 otherwise);
-    ``rows`` counts the rows of each set (for Generate-CSE: per epoch).
+    ``rows`` counts the rows of each set (for Generate-CSE: per epoch; for NGCSE's mixed set:
+    of each set it mixes); ``generated`` the generated rows at the start of NGCSE's mixed set.
     """
 
     tables: dict[str, pa.Table]
@@ -48,6 +60,7 @@ class TrainingData:
     rows: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
     epoch_blocks: int = 0
+    generated: int = 0
 
     def datasets(self) -> dict[str, Any]:
         """The sets as ``datasets.Dataset`` (in-memory Arrow, no copy)."""
@@ -131,13 +144,50 @@ def load_training_data(version_dir: str | Path, cfg: TrainConfig) -> TrainingDat
             )
             + "; `cseaug show` lists the views of the version"
         )
-    return TrainingData(
+    data = TrainingData(
         tables=tables,
         sets={s.name: s for s in sets if s.name in tables},
         rows={name: table.num_rows // blocks for name, table in tables.items()},
         skipped={k: v for k, v in sorted(skipped.items()) if v},
         epoch_blocks=blocks if per_epoch else 0,
     )
+    if cfg.objective == "ngcse" and cfg.ngcse.batching == "mixed":
+        return mix_ngcse_sets(data)
+    return data
+
+
+def mix_ngcse_sets(data: TrainingData) -> TrainingData:
+    """NGCSE's training sets as the one set of the authors' mixed batches.
+
+    Columns: ``anchor``, the columns of ``MIXED_COLUMNS`` (empty where a row's set has no such
+    view: sentence-transformers' model card reads every column as text) and ``label``, the row's set as its index in ``MIXED_KINDS``. Generated rows
+    (every set but ``dropout``) come first: ``generated`` counts them.
+    """
+    parts, generated = [], 0
+    for kind in reversed(MIXED_KINDS):  # hierarchy, pattern, pairs, then dropout
+        table = data.tables.get(kind)
+        if table is None:
+            continue
+        views = {name: _view_of(table, kind, name) for name in MIXED_COLUMNS}
+        label = pa.array([MIXED_KINDS.index(kind)] * table.num_rows, pa.int64())
+        parts.append(pa.table({"anchor": table.column("anchor"), **views, "label": label}))
+        generated += table.num_rows if kind != "dropout" else 0
+    return TrainingData(
+        tables={MIXED.name: pa.concat_tables(parts)},
+        sets={MIXED.name: MIXED},
+        rows=data.rows,
+        skipped=data.skipped,
+        generated=generated,
+    )
+
+
+def _view_of(table: pa.Table, kind: str, column: str) -> pa.ChunkedArray | pa.Array:
+    """Column ``column`` of the mixed set for the rows of set ``kind``."""
+    if kind not in MIXED_COLUMNS[column]:
+        return pa.repeat(pa.scalar("", pa.string()), table.num_rows)
+    if column == "dropout_view":
+        return table.column("anchor")
+    return table.column("low" if column == "negative" and kind == "hierarchy" else column)
 
 
 def _struct_type(training_set: TrainingSet) -> pa.DataType:

@@ -4,7 +4,9 @@ A row of a version trains in the first training set of its objective whose views
 (``requires``); a row that has none of them is left out and counted. Each set becomes a
 ``datasets.Dataset`` whose columns, in order, are the loss inputs. Sets of one objective
 train together as a sentence-transformers multi-dataset run: each batch is drawn from one
-set, sets in proportion to their size, and each set has its loss.
+set, sets in proportion to their size, and each set has its loss. NGCSE's default batching
+is the authors' instead: its sets become one (:data:`MIXED`) whose batches mix generated and
+other rows (:class:`cseaug.trainer.sampler.MixedBatchSampler`).
 
 ==============  ==========================================  ===============================
 objective       training sets (columns)                     loss
@@ -14,13 +16,16 @@ simcse-sup      triplets: (x, x+, x-)                       InfoNCE, hard negati
 ngcse           hierarchy: (s, s^p, s^m, s^n)               NGCSE eq. 1 + 6 + 7
                 pattern: (s, s^p, s^n); pairs: (s, s^p)     NGCSE eq. 1 (s^n hard negative)
                 dropout: other rows (x, x)                  InfoNCE, dropout positive
+                (batching "mixed", the default: the four    eq. 1 over the whole batch +
+                as one set ``mixed``, :data:`MIXED`)        beta * eq. 6 on its hierarchy rows
 osscse          augmented: (s, s, s^p, s^n)                 OssCSE eq. 2 + 3 + 4
                 dropout: other rows (s, s)                  OssCSE eq. 2 + 4
 skicse-unsup    ski: (x, x, x_ski)                          SKICSE eq. 1-3
                 dropout: other rows (x, x)                  SKICSE eq. 1
 skicse-sup      ski: (x, x+, x-, x_ski)                     SKICSE eq. 4-7
                 nli: (x, x+, x-)                            SKICSE eq. 4
-generate-cse    views: (s, view of epoch k)                 NT-Xent over 2N (VAEGPT-Sim 3.2)
+generate-cse    views: (s, view of epoch k)                 NT-Xent over 2N (VAEGPT-Sim 3.2),
+                                                            both sides by default
 ==============  ==========================================  ===============================
 """
 
@@ -91,6 +96,37 @@ EPOCH_VIEWS = TrainingSet(
 )
 
 
+MIXED_KINDS = ("dropout", "pairs", "pattern", "hierarchy")
+"""NGCSE's mixed batches: the training set a row came from, by its ``label`` (the index)."""
+
+MIXED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "positive": ("pairs", "pattern", "hierarchy"),
+    "dropout_view": ("dropout",),
+    "intermediate": ("hierarchy",),
+    "negative": ("pattern", "hierarchy"),
+}
+"""The columns after ``anchor`` of NGCSE's mixed set, in order, and the kinds of row that have
+them (the others hold ""): a batch carries each column for those rows only."""
+
+
+def mixed_column_labels() -> dict[str, tuple[int, ...]]:
+    """Each column of :data:`MIXED_COLUMNS` and the labels of the rows that have it."""
+    return {
+        column: tuple(MIXED_KINDS.index(kind) for kind in kinds)
+        for column, kinds in MIXED_COLUMNS.items()
+    }
+
+
+MIXED = TrainingSet(
+    "mixed",
+    (),
+    (("anchor", "sentence"), ("positive", "positive"), ("dropout_view", "sentence"),
+     ("intermediate", "intermediate"), ("negative", "negative")),
+    "ngcse-mixed",
+)  # fmt: skip
+"""NGCSE's sets as one, generated rows first, for the authors' mixed batches (docs/trainer.md)."""
+
+
 def training_sets(cfg: TrainConfig) -> tuple[TrainingSet, ...]:
     """The training sets of ``cfg.objective``, in the order rows are assigned to them."""
     objective = cfg.objective
@@ -122,16 +158,21 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
             return MultipleNegativesRankingLoss(model, scale=1 / tau)
         if name == "nt-xent":
             # VAEGPT-Sim section 3.2: h_i against every other of the 2N sentences of the batch
+            from cseaug.trainer.losses.nt_xent import NT_XENT_DIRECTIONS, SymmetricNTXentLoss
+
+            if cfg.generate_cse.nt_xent == "symmetric":
+                return SymmetricNTXentLoss(model, scale=1 / tau)
             return MultipleNegativesRankingLoss(
-                model,
-                scale=1 / tau,
-                directions=("query_to_doc", "query_to_query"),
-                partition_mode="joint",
+                model, scale=1 / tau, directions=NT_XENT_DIRECTIONS, partition_mode="joint"
             )
         if name == "ngcse":
             from cseaug.trainer.losses.ngcse import NGCSEHierarchicalLoss
 
             return NGCSEHierarchicalLoss(model, tau, cfg.ngcse.margins, cfg.ngcse.beta)
+        if name == "ngcse-mixed":
+            from cseaug.trainer.losses.ngcse import NGCSEMixedLoss
+
+            return NGCSEMixedLoss(model, tau, cfg.ngcse.margins, cfg.ngcse.beta)
         if name == "osscse":
             from cseaug.trainer.losses.osscse import OssCSELoss
 
@@ -143,7 +184,7 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
             return SKICSEUnsupervisedLoss(model, tau, cfg.skicse.ski_weight)
         from cseaug.trainer.losses.skicse import SKICSESupervisedLoss
 
-        return SKICSESupervisedLoss(model, tau, cfg.skicse.ski_weights)
+        return SKICSESupervisedLoss(model, tau, cfg.skicse.ski_weights, cfg.skicse.eq6_reading)
 
     built: dict[str, Any] = {}
     for training_set in sets:

@@ -1,10 +1,15 @@
-"""Batches of epoch ``k`` from block ``k`` of a dataset: Generate-CSE's view of epoch ``k``.
+"""The batches of the papers whose batches are not sentence-transformers' default.
 
-The training set of the ``generate-cse`` objective holds one block of (anchor, view) rows
-per epoch, in epoch order (:mod:`cseaug.trainer.data`). The trainer calls ``set_epoch`` on
-its batch sampler at the start of every epoch; this sampler then shuffles only that
-epoch's block (seeded by ``seed + epoch``), so every epoch sees each anchor once, paired
-with a different view.
+* :class:`EpochBlockBatchSampler`, Generate-CSE's view of epoch ``k``: the training set of
+  the ``generate-cse`` objective holds one block of (anchor, view) rows per epoch, in epoch
+  order (:mod:`cseaug.trainer.data`). The trainer calls ``set_epoch`` on its batch sampler
+  at the start of every epoch; this sampler then shuffles only that epoch's block (seeded
+  by ``seed + epoch``), so every epoch sees each anchor once, paired with a different view.
+* :class:`MixedBatchSampler`, NGCSE's batches: the authors' collator
+  (``OurDataCollatorWithPadding`` in BDBC-KG-NLP/NGCSE ``ngcse/utils.py``, the branch their
+  code runs, with ``combine_training``) caches the generated rows of each shuffled batch and
+  sends them, with that batch's other rows, once ``aigen_batch_size`` are cached;
+  :class:`MixedBatchCollator` tokenizes each column of such a batch for the rows that have it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ from cseaug.errors import require
 
 torch = require("torch", "hf", "Training a sentence encoder")
 sampler = require("sentence_transformers.base.sampler", "hf", "Training a sentence encoder")
+collator = require(
+    "sentence_transformers.sentence_transformer.data_collator", "hf", "Training a sentence encoder"
+)
 
 
 class EpochBlockBatchSampler(sampler.DefaultBatchSampler):
@@ -65,3 +73,109 @@ class EpochBlockBatchSampler(sampler.DefaultBatchSampler):
 def epoch_block_sampler(blocks: int) -> Any:
     """The ``batch_sampler`` argument of the training arguments for ``blocks`` epoch blocks."""
     return partial(EpochBlockBatchSampler, blocks=blocks)
+
+
+class MixedBatchSampler(sampler.DefaultBatchSampler):
+    """NGCSE's schedule over a dataset whose first ``generated`` rows are LLM-generated.
+
+    Each epoch shuffles every row (seeded by ``seed + epoch``) and walks the order in chunks
+    of ``batch_size``. A chunk's generated rows join a cache; once the cache holds at least
+    ``per_batch`` rows, the step's batch is the whole cache plus the chunk's other rows,
+    otherwise the chunk's other rows alone (the authors' collator, which trains generated and
+    other rows in one softmax). A chunk of cached generated rows only is no step; generated
+    rows still cached when the epoch ends make its last batch, so every row trains once.
+
+    Args:
+        dataset, batch_size, drop_last, valid_label_columns, generator, seed: as
+            sentence-transformers' ``DefaultBatchSampler`` (``drop_last`` is not used: the
+            batches vary in size by construction).
+        generated: how many rows, at the start of ``dataset``, are generated.
+        per_batch: the generated rows cached before they join a batch (the authors'
+            ``aigen_batch_size``).
+    """
+
+    def __init__(
+        self,
+        dataset: Any,
+        batch_size: int,
+        drop_last: bool,
+        valid_label_columns: list[str] | None = None,
+        generator: Any = None,
+        seed: int = 0,
+        *,
+        generated: int,
+        per_batch: int,
+    ) -> None:
+        super().__init__(dataset, batch_size, drop_last, valid_label_columns, generator, seed)
+        if not 0 <= generated <= len(dataset) or per_batch < 1:
+            raise ValueError(f"{generated} generated rows of {len(dataset)}, {per_batch} per batch")
+        self.rows = len(dataset)
+        self.generated = generated
+        self.per_batch = per_batch
+        self._schedule: tuple[int, list[list[int]]] | None = None
+
+    def batches(self) -> list[list[int]]:
+        """The batches of the current epoch, in order (computed once per epoch)."""
+        if self._schedule is None or self._schedule[0] != self.epoch:
+            self._schedule = (self.epoch, self._plan())
+        return self._schedule[1]
+
+    def _plan(self) -> list[list[int]]:
+        generator = torch.Generator().manual_seed(self.seed + self.epoch)
+        order = torch.randperm(self.rows, generator=generator)
+        batches: list[list[int]] = []
+        cache: list[int] = []
+        for chunk in order.split(self.batch_size):
+            is_generated = chunk < self.generated
+            cache += chunk[is_generated].tolist()
+            others = chunk[~is_generated].tolist()
+            if len(cache) >= self.per_batch:
+                batches.append(cache + others)
+                cache = []
+            elif others:
+                batches.append(others)
+        if cache:
+            batches.append(cache)
+        return batches
+
+    def __iter__(self) -> Iterator[list[int]]:
+        yield from self.batches()
+
+    def __len__(self) -> int:
+        return len(self.batches())
+
+
+def mixed_batch_sampler(generated: int, per_batch: int) -> Any:
+    """The ``batch_sampler`` argument of the training arguments for NGCSE's mixed batches."""
+    return partial(MixedBatchSampler, generated=generated, per_batch=per_batch)
+
+
+class MixedBatchCollator(collator.SentenceTransformerDataCollator):
+    """sentence-transformers' collator, with each of ``sparse_columns`` tokenized for the rows
+    whose label has it only, and left out of a batch where no row has it.
+
+    NGCSE's mixed set (:data:`cseaug.trainer.objectives.MIXED`) carries s^m and s^n for its
+    few hierarchy rows only: a dense column would encode a padding sentence for every other
+    row. The loss finds each column's rows from the batch's labels the same way
+    (:class:`cseaug.trainer.losses.ngcse.NGCSEMixedLoss`).
+
+    Args:
+        sparse_columns: each sparse column and the labels of the rows that have it.
+        **kwargs: as sentence-transformers' ``SentenceTransformerDataCollator``.
+    """
+
+    def __init__(self, sparse_columns: dict[str, tuple[int, ...]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.sparse_columns = sparse_columns
+
+    def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
+        dense = [{k: v for k, v in row.items() if k not in self.sparse_columns} for row in features]
+        batch = super().__call__(dense)
+        prompts = self._resolve_prompts(batch)
+        for column, labels in self.sparse_columns.items():
+            texts = [row[column] for row in features if row["label"] in labels]
+            if texts:
+                prompt = self._get_prompt_for_column(prompts, column)
+                for key, value in self.preprocess_fn(texts, prompt=prompt, task=None).items():
+                    batch[f"{column}_{key}"] = value
+        return batch

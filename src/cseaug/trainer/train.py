@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,12 @@ from cseaug.hashing import file_sha256
 from cseaug.progress import progress_enabled
 from cseaug.roots import default_work_dir
 from cseaug.trainer.card import write_training_record
-from cseaug.trainer.config import TrainConfig
+from cseaug.trainer.config import HeadConfig, TrainConfig
 from cseaug.trainer.data import TrainingData, load_training_data
 from cseaug.trainer.evaluation import eval_sets, evaluate, with_average
-from cseaug.trainer.objectives import LOSS_NAMES, make_losses
+from cseaug.trainer.objectives import LOSS_NAMES, MIXED, make_losses, mixed_column_labels
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -109,21 +112,23 @@ def model_location(name: str) -> tuple[str, bool]:
 
 def load_encoder(cfg: TrainConfig, device: str) -> Any:
     """The encoder to train: a sentence-transformers model as saved, or a transformers model
-    with ``cfg.pooling`` on top."""
+    with ``cfg.pooling`` and ``cfg.head`` on top (:func:`cseaug.trainer.heads.build_encoder`)."""
     st = require("sentence_transformers", "hf", "Training a sentence encoder")
+    from cseaug.trainer.heads import build_encoder  # imports torch
+
     location, is_sentence_transformer = model_location(cfg.model)
     try:
         if is_sentence_transformer:
             model = st.SentenceTransformer(location, device=device)
+            if cfg.pooling != "cls" or cfg.head != HeadConfig():
+                logger.warning(
+                    "%s is a sentence-transformers model: it keeps its own pooling; pooling=%s "
+                    "and head settings apply to plain transformers models only",
+                    cfg.model,
+                    cfg.pooling,
+                )
         else:
-            modules = require(
-                "sentence_transformers.sentence_transformer.modules",
-                "hf",
-                "Training a sentence encoder",
-            )
-            transformer = modules.Transformer(location)
-            pooling = modules.Pooling(transformer.get_embedding_dimension(), cfg.pooling)
-            model = st.SentenceTransformer(modules=[transformer, pooling], device=device)
+            model = build_encoder(cfg, location, device)
     except OSError as exc:
         raise ConfigError(
             f"cannot load the encoder {cfg.model!r} ({exc}); offline, give a local model "
@@ -146,6 +151,15 @@ def _trainer(
         from cseaug.trainer.sampler import epoch_block_sampler
 
         extra["batch_sampler"] = epoch_block_sampler(data.epoch_blocks)
+    if MIXED.name in data.sets:
+        from cseaug.trainer.sampler import mixed_batch_sampler
+
+        extra["batch_sampler"] = mixed_batch_sampler(data.generated, cfg.ngcse.generated_per_batch)
+    if cfg.pooling == "prompt":
+        from cseaug.trainer.heads import template_prompts
+
+        columns = {name: list(s.columns) for name, s in data.sets.items()}
+        extra["prompts"] = template_prompts(columns, cfg.head.templates[1])
     args = st.SentenceTransformerTrainingArguments(
         output_dir=str(out_dir),
         num_train_epochs=cfg.epochs,
@@ -168,11 +182,26 @@ def _trainer(
     if len(train_sets) == 1:
         [name] = train_sets
         return st.SentenceTransformerTrainer(
-            model=model, args=args, train_dataset=train_sets[name], loss=losses[name]
+            model=model,
+            args=args,
+            train_dataset=train_sets[name],
+            loss=losses[name],
+            data_collator=_collator(model, args, data),
         )
     datasets = require("datasets", "hf", "Training a sentence encoder")
     return st.SentenceTransformerTrainer(
         model=model, args=args, train_dataset=datasets.DatasetDict(train_sets), loss=losses
+    )
+
+
+def _collator(model: Any, args: Any, data: TrainingData) -> Any:
+    """NGCSE's mixed set needs its sparse columns collated (None: sentence-transformers' own)."""
+    if MIXED.name not in data.sets:
+        return None
+    from cseaug.trainer.sampler import MixedBatchCollator
+
+    return MixedBatchCollator(
+        sparse_columns=mixed_column_labels(), preprocess_fn=model.preprocess, prompts=args.prompts
     )
 
 
@@ -203,7 +232,9 @@ def train_encoder(version_dir: str | Path, cfg: TrainConfig, out_dir: str | Path
     output = trainer.train()
     after = with_average(evaluate(model, sets, batch))
     out_dir.mkdir(parents=True, exist_ok=True)
-    model.save(str(out_dir))
+    from cseaug.trainer.heads import inference_encoder  # imports torch
+
+    inference_encoder(model).save(str(out_dir))  # without the heads the paper drops
     record = {
         "dataset": f"{manifest['dataset']}/{manifest['version']}",
         "fingerprints": {

@@ -12,6 +12,10 @@ NGCSE (AAAI 2024), "Pattern Utilization with Hierarchical Triplet Loss":
 
 Defaults (appendix, Table 6 and the authors' ``sts_ht.sh``): tau 0.05, m1 5e-3, m2 5e-2, beta 1.
 
+:class:`NGCSEHierarchicalLoss` trains a batch of generated rows with the STS hierarchy;
+:class:`NGCSEMixedLoss` a batch of the authors' mixed batches, generated and other rows in
+one softmax (their ``_ng_forward`` with ``--use_native_loss --use_loss3``).
+
 Example:
     >>> loss = NGCSEHierarchicalLoss(model, temperature=0.05, margins=(5e-3, 5e-2), beta=1.0)  # doctest: +SKIP
 """
@@ -23,6 +27,7 @@ from typing import Any
 
 from cseaug.dataset.card import CITATIONS
 from cseaug.trainer.losses.contrastive import embed, info_nce, pairwise_cosine, torch
+from cseaug.trainer.objectives import MIXED_KINDS, mixed_column_labels
 
 nn = torch.nn
 F = torch.nn.functional
@@ -79,3 +84,61 @@ class NGCSEHierarchicalLoss(nn.Module):
     @property
     def citation(self) -> str:
         return CITATIONS["ngcse"]
+
+
+class NGCSEMixedLoss(NGCSEHierarchicalLoss):
+    """NGCSE eq. 7 on a mixed batch: eq. 1 over every row, beta * eq. 6 on its hierarchy rows.
+
+    The batch is NGCSE's mixed set (:data:`cseaug.trainer.objectives.MIXED`): ``anchor``
+    for every row, then the columns of :data:`~cseaug.trainer.objectives.MIXED_COLUMNS`
+    holding only the rows that have them (a column no row has is absent), and ``labels``
+    the kind of each row (its index in ``MIXED_KINDS``). As the authors' ``_ng_forward``
+    with ``--use_native_loss --use_loss3``: each anchor's positive is s^p (generated rows)
+    or its dropout view (other rows), every positive of the batch and the s^n of the NLI
+    pattern's rows are candidates of one softmax, and s^n of a hierarchy row is placed by
+    eq. 6 only.
+
+    Args:
+        model, temperature, margins, beta: as :class:`NGCSEHierarchicalLoss`.
+    """
+
+    def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Any) -> Any:
+        anchor, *columns = embed(self.model, sentence_features)
+        return self.mixed_loss(anchor, columns, labels)
+
+    def mixed_loss(self, anchor: Any, columns: list[Any], kinds: Any) -> Any:
+        """The loss of a mixed batch of embeddings: ``columns`` as the batch carries them."""
+        rows = _column_rows(kinds)
+        present = iter(columns)
+        embedded = {name: next(present) for name, mask in rows.items() if mask.any()}
+        positive = anchor.new_zeros(anchor.shape)
+        for name in ("positive", "dropout_view"):
+            if name in embedded:
+                positive = positive.index_put((rows[name].nonzero()[:, 0],), embedded[name])
+        negative = embedded.get("negative")
+        negative_kinds = kinds[rows["negative"]]
+        extra = [] if negative is None else [negative[negative_kinds == _kind("pattern")]]
+        value = info_nce(anchor, torch.cat([positive, *extra]), self.temperature)
+        hierarchy = kinds == _kind("hierarchy")
+        if hierarchy.any():
+            low = negative[negative_kinds == _kind("hierarchy")]
+            value = value + self.beta * hierarchical_triplet(
+                anchor[hierarchy],
+                positive[hierarchy],
+                embedded["intermediate"],
+                low,
+                self.margins,
+            )
+        return value
+
+
+def _kind(name: str) -> int:
+    return MIXED_KINDS.index(name)
+
+
+def _column_rows(kinds: Any) -> dict[str, Any]:
+    """Which rows of the batch each column of ``MIXED_COLUMNS`` holds (a bool mask each)."""
+    return {
+        name: torch.isin(kinds, torch.tensor(labels, device=kinds.device))
+        for name, labels in mixed_column_labels().items()
+    }

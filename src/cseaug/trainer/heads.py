@@ -1,0 +1,254 @@
+"""The papers' sentence representations as sentence-transformers modules, and the encoder they make.
+
+* **MLP over [CLS], trained and dropped** (SimCSE section 6.3 "MLP (train)", NGCSE's
+  ``_get_embedding(with_mlp=True)`` in training and ``with_mlp=False`` for sentence
+  embeddings, SKICSE on SimCSE's code, VAEGPT-Sim section 4 "cls vector with an added mlp
+  layer during the training phase"): :class:`TrainingHead` applies the MLP while the model
+  trains and is the identity in eval mode, so every evaluation during and after training
+  scores the representation the paper evaluates; :func:`inference_encoder` leaves it out
+  of the saved encoder.
+* **MLP kept** (supervised SimCSE, section 6.3: "[CLS] with MLP"): sentence-transformers'
+  ``Dense`` with tanh, saved with the encoder.
+* **PromptBERT's template** (NGCSE appendix "Training Details" for the Final Performance
+  rows, OssCSE section 4): :class:`PromptTransformer` places the sentence in
+  ``This sentence : "s" means [MASK] .`` and :class:`MaskTokenPooling` takes the last
+  hidden state of [MASK]. A column given another template (the training arguments'
+  ``prompts``, :func:`template_prompts`) uses it: PromptBERT's two templates make the
+  positive pair of a sentence with itself.
+* **Evaluated with another pooling** (VAEGPT-Sim section 4 and Table A6: trained on [CLS] +
+  MLP, evaluated with the last layer's mean, "last-pool"): :class:`TrainingHead` pools
+  with ``evaluation_pooling`` in eval mode, and the saved encoder is that pooling.
+
+Example:
+    >>> model = build_encoder(cfg, "bert-base-uncased", device="cpu")  # doctest: +SKIP
+    >>> inference_encoder(model).save("storage/models/x")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from cseaug.errors import require
+from cseaug.trainer.config import TrainConfig
+
+torch = require("torch", "hf", "Training a sentence encoder")
+st = require("sentence_transformers", "hf", "Training a sentence encoder")
+modules = require(
+    "sentence_transformers.sentence_transformer.modules", "hf", "Training a sentence encoder"
+)
+
+SENTENCE_SLOT = "{sentence}"
+"""Where a template places the sentence."""
+
+
+class PromptTransformer(modules.Transformer):
+    """A transformer that encodes each sentence inside a PromptBERT template.
+
+    The sentence is cut to ``max_seq_length`` tokens first and the template's tokens added
+    around it, as PromptBERT's ``prepare_features`` and NGCSE's ``add_prompt`` do, so a long
+    sentence never loses its [MASK]. ``[MASK]`` in a template is the tokenizer's mask token;
+    a mask token in the sentence itself is dropped, so the template's is the only one.
+
+    Args:
+        model_name_or_path: as sentence-transformers' ``Transformer``.
+        template: the template of every sentence, with ``{sentence}`` once.
+        **kwargs: as sentence-transformers' ``Transformer``.
+    """
+
+    config_keys: ClassVar[list[str]] = [*modules.Transformer.config_keys, "template"]
+
+    def __init__(self, model_name_or_path: str, *, template: str, **kwargs: Any) -> None:
+        super().__init__(model_name_or_path, **kwargs)
+        self.template = template
+
+    def preprocess(self, inputs: Any, prompt: str | None = None, **kwargs: Any) -> dict[str, Any]:
+        """Token ids of ``[CLS] prefix sentence suffix [SEP]`` for every text of ``inputs``.
+
+        ``prompt``: this column's template instead of the module's (sentence-transformers
+        passes the training arguments' ``prompts`` here).
+        """
+        if not inputs:
+            return {}
+        tokenizer = self.tokenizer
+        prefix, suffix = (
+            tokenizer(part.replace("[MASK]", tokenizer.mask_token), add_special_tokens=False)[
+                "input_ids"
+            ]
+            for part in _template_parts(prompt or self.template)
+        )
+        sentences = tokenizer(
+            list(inputs),
+            add_special_tokens=False,
+            truncation=True,
+            max_length=self.max_seq_length,
+        )["input_ids"]
+        first, last, mask = (
+            [tokenizer.cls_token_id],
+            [tokenizer.sep_token_id],
+            tokenizer.mask_token_id,
+        )
+        rows = [first + prefix + [i for i in ids if i != mask] + suffix + last for ids in sentences]
+        features = dict(tokenizer.pad({"input_ids": rows}, return_tensors="pt"))
+        if "token_type_ids" in tokenizer.model_input_names:
+            features["token_type_ids"] = torch.zeros_like(features["input_ids"])
+        features["modality"] = "text"
+        return features
+
+
+def _template_parts(template: str) -> tuple[str, str]:
+    """(prefix, suffix) of a template (``HeadConfig`` checks it holds the slot once)."""
+    prefix, suffix = template.split(SENTENCE_SLOT)
+    return prefix.strip(), suffix.strip()
+
+
+class MaskTokenPooling(modules.Module):
+    """The last hidden state of the [MASK] token (PromptBERT's sentence representation).
+
+    Args:
+        mask_token_id: the tokenizer's mask token id; each input holds it exactly once.
+    """
+
+    config_keys: ClassVar[list[str]] = ["mask_token_id"]
+
+    def __init__(self, mask_token_id: int) -> None:
+        super().__init__()
+        self.mask_token_id = mask_token_id
+
+    def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        is_mask = features["input_ids"] == self.mask_token_id
+        if not bool((is_mask.sum(dim=1) == 1).all()):
+            raise ValueError("every input of MaskTokenPooling must hold exactly one [MASK] token")
+        features["sentence_embedding"] = features["token_embeddings"][is_mask]
+        return features
+
+    def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any):
+        self.save_config(output_path)
+
+
+class TrainingHead(modules.Module):
+    """What a paper trains on and drops at evaluation: an MLP on the pooled embedding in
+    training mode, and (optionally) another pooling of the tokens in eval mode.
+
+    In training mode the sentence embedding of the modules before it goes through
+    ``Linear(d, d)`` and ``activation`` (``"tanh"``: SimCSE's ``MLPLayer``; ``"identity"``:
+    NGCSE's ``nn.Linear``); in eval mode the MLP is skipped and, with
+    ``evaluation_pooling``, the embedding is pooled again from the token embeddings
+    (``"mean"``: VAEGPT-Sim's last-pool). It is saved in checkpoints (to resume), never in
+    the encoder :func:`inference_encoder` returns.
+
+    Args:
+        dimension: the embedding size.
+        mlp: whether to apply the MLP in training.
+        activation: ``"tanh"`` or ``"identity"``.
+        evaluation_pooling: ``None`` (the training pooling) or a pooling mode of
+            sentence-transformers' ``Pooling`` for eval mode.
+    """
+
+    config_keys: ClassVar[list[str]] = ["dimension", "mlp", "activation", "evaluation_pooling"]
+
+    def __init__(
+        self,
+        dimension: int,
+        mlp: bool = True,
+        activation: str = "tanh",
+        evaluation_pooling: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.dimension = dimension
+        self.mlp = mlp
+        self.activation = activation
+        self.evaluation_pooling = evaluation_pooling
+        self.dense = torch.nn.Linear(dimension, dimension) if mlp else None
+        self.act = torch.nn.Tanh() if activation == "tanh" else torch.nn.Identity()
+        self.eval_pooling = (
+            modules.Pooling(dimension, evaluation_pooling) if evaluation_pooling else None
+        )
+
+    def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        if self.training:
+            if self.dense is not None:
+                features["sentence_embedding"] = self.act(
+                    self.dense(features["sentence_embedding"])
+                )
+            return features
+        return self.eval_pooling(features) if self.eval_pooling is not None else features
+
+    def get_embedding_dimension(self) -> int:
+        return self.dimension
+
+    def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any):
+        self.save_config(output_path)
+        self.save_torch_weights(output_path, safe_serialization=safe_serialization)
+
+    @classmethod
+    def load(cls, model_name_or_path: str, subfolder: str = "", **kwargs: Any) -> TrainingHead:
+        head = super().load(model_name_or_path, subfolder=subfolder)
+        return cls.load_torch_weights(model_name_or_path, subfolder=subfolder, model=head)
+
+
+def build_encoder(cfg: TrainConfig, location: str, device: str) -> Any:
+    """A plain transformers model at ``location`` with ``cfg.pooling`` and ``cfg.head`` on top.
+
+    Modules, in order: the transformer (:class:`PromptTransformer` for ``prompt``), the
+    pooling (``Pooling`` for ``cls`` / ``mean``, :class:`MaskTokenPooling` for ``prompt``),
+    then ``Dense`` (tanh) for a kept MLP, or :class:`TrainingHead` for a train-only MLP or an
+    evaluation pooling of its own.
+    """
+    head = cfg.head
+    if cfg.pooling == "prompt":
+        transformer = PromptTransformer(location, template=head.templates[0])
+        pooling = MaskTokenPooling(transformer.tokenizer.mask_token_id)
+    else:
+        transformer = modules.Transformer(location)
+        pooling = modules.Pooling(transformer.get_embedding_dimension(), cfg.pooling)
+    dimension = transformer.get_embedding_dimension()
+    stack = [transformer, pooling]
+    if head.mlp == "kept":
+        stack.append(modules.Dense(dimension, dimension, activation_function=torch.nn.Tanh()))
+    if head.mlp == "train-only" or head.evaluation_pooling:
+        stack.append(
+            TrainingHead(
+                dimension,
+                mlp=head.mlp == "train-only",
+                activation=head.mlp_activation,
+                evaluation_pooling=head.evaluation_pooling,
+            )
+        )
+    return st.SentenceTransformer(modules=stack, device=device)
+
+
+def inference_encoder(model: Any) -> Any:
+    """The encoder the paper evaluates, sharing ``model``'s weights: without its
+    :class:`TrainingHead`, with the head's evaluation pooling in place of the training one.
+
+    A model without a training head is returned as it is.
+    """
+    stack = list(model)
+    if not stack or not isinstance(stack[-1], TrainingHead):
+        return model
+    head = stack.pop()
+    if head.eval_pooling is not None:
+        stack[-1] = head.eval_pooling
+    encoder = st.SentenceTransformer(modules=stack, device=str(model.device))
+    encoder.model_card_data = model.model_card_data  # what the trainer recorded for the card,
+    encoder.model_card_data.register_model(encoder)  # which describes this encoder's modules
+    return encoder.eval()
+
+
+def template_prompts(columns_by_set: dict[str, list[tuple[str, str]]], template: str) -> Any:
+    """The training arguments' ``prompts``: ``template`` for every column that repeats its
+    row's anchor sentence (a dropout view, PromptBERT's positive made by a second template).
+
+    Args:
+        columns_by_set: ``(column name, source)`` of each training set, by set name.
+        template: PromptBERT's second template.
+
+    Returns:
+        ``{set: {column: template}}`` for several sets, ``{column: template}`` for one
+        (sentence-transformers' per-dataset and flat forms).
+    """
+    per_set = {
+        name: {column: template for column, source in columns[1:] if source == "sentence"}
+        for name, columns in columns_by_set.items()
+    }
+    return next(iter(per_set.values())) if len(per_set) == 1 else per_set

@@ -1,0 +1,44 @@
+"""Generate-CSE's NT-Xent over the 2N sentences of a batch, both sides (VAEGPT-Sim section 3.2).
+
+VAEGPT-Sim's loss, ``-log e^{sim(h_i, h'_i)/tau} / sum_{j != i} e^{sim(h_i, h_j)/tau}`` over
+the set of 2N source and generated sentences, is "adopted from previous studies" (ConSERT,
+SimCSE) whose NT-Xent (SimCLR's) averages that term over all 2N sentences: each source
+sentence against its view, and each view against its source. sentence-transformers'
+``MultipleNegativesRankingLoss`` with ``directions=("query_to_doc", "query_to_query")`` is the
+term of the N source sentences; :class:`SymmetricNTXentLoss` averages it with the same term
+taken from the N views.
+
+Example:
+    >>> loss = SymmetricNTXentLoss(model, scale=1 / 0.05)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cseaug.errors import require
+
+losses = require(
+    "sentence_transformers.sentence_transformer.losses", "hf", "Training a sentence encoder"
+)
+
+NT_XENT_DIRECTIONS = ("query_to_doc", "query_to_query")
+"""h_i against every other of the 2N sentences: the views and the other anchors."""
+
+
+class SymmetricNTXentLoss(losses.MultipleNegativesRankingLoss):
+    """NT-Xent over 2N sentences on (anchor, view) columns, averaged over both sides.
+
+    Args:
+        model: the SentenceTransformer being trained.
+        scale: 1 / tau.
+    """
+
+    def __init__(self, model: Any, scale: float) -> None:
+        super().__init__(model, scale=scale, directions=NT_XENT_DIRECTIONS, partition_mode="joint")
+
+    def compute_loss_from_embeddings(self, embeddings: list[Any], labels: Any) -> Any:
+        anchors, views = embeddings
+        from_anchors = super().compute_loss_from_embeddings([anchors, views], labels)
+        from_views = super().compute_loss_from_embeddings([views, anchors], labels)
+        return (from_anchors + from_views) / 2
