@@ -119,7 +119,8 @@ def build_tiny_bert(directory: str | Path, hidden_size: int = 16, seed: int = 0)
         ":", "#",
     ]  # fmt: skip
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    transformers.BertTokenizerFast(vocab_file=str(folder / "vocab.txt")).save_pretrained(folder)
+    # vocab=: transformers 5 ignores vocab_file= and leaves only the special tokens (every word [UNK])
+    transformers.BertTokenizerFast(vocab=str(folder / "vocab.txt")).save_pretrained(folder)
     config = transformers.BertConfig(
         vocab_size=len(vocab), hidden_size=hidden_size, num_hidden_layers=1, num_attention_heads=2,
         intermediate_size=2 * hidden_size, max_position_embeddings=64,
