@@ -52,6 +52,38 @@ def test_a_build_reports_every_problem_in_seconds_before_prefect_starts(tmp_path
     assert not (tmp_path / "prefect-home").exists() and not (tmp_path / "storage").exists()
 
 
+def test_a_dry_run_of_a_shipped_config_works_offline_without_an_api_key(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """Proves 22.2: `cseaug build --dry-run` of configs/wiki-sts.yaml (the OpenAI API) with no
+    OPENAI_API_KEY and the hub offline prints requests, tokens and cost, lists what a real
+    build would still need (the key, an encoder not in the cache), connects nowhere and exits 0."""
+    from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment, run_cseaug
+
+    args = ["build", "--config", str(REPO / "configs" / "wiki-sts.yaml"), "--dry-run"]
+    for override in (
+        f"corpus.path={shared_data / 'wiki' / 'wiki1m_for_simcse_first11914.txt'}",
+        f"patterns.path={shared_data / 'sts12_train'}",
+        "sample.size=40",
+        "diagnostics.encoder=nobody/no-encoder",
+        f"output.root={tmp_path / 'storage'}",
+    ):
+        args += ["--set", override]
+    with RecordingProxy() as proxy:
+        env = build_environment(tmp_path / "prefect-home", proxy, HF_HUB_OFFLINE="1")
+        env.pop("OPENAI_API_KEY", None)
+        done = run_cseaug(args, env, tmp_path, 120)
+    assert done.returncode == 0, done.stderr
+    assert "requests" in done.stderr and "prompt tokens" in done.stderr
+    assert "cost openai api" in done.stderr
+    needs = done.stderr.split("a real build would still need:\n")[1].splitlines()
+    assert len(needs) == 2, done.stderr
+    assert "OPENAI_API_KEY, which is unset" in needs[0]
+    assert needs[1].startswith("  - diagnostics.encoder: 'nobody/no-encoder' is not in")
+    assert proxy.requests == []
+    assert not (tmp_path / "storage").exists() and not (tmp_path / "prefect-home").exists()
+
+
 FULL_DISK_AT_FSYNC = """
 import errno, os, sys
 real_fsync, root = os.fsync, sys.argv.pop(1)

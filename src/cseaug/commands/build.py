@@ -5,7 +5,8 @@ Prefect (an ephemeral local server when no ``PREFECT_API_URL`` is set, which the
 starts itself while it imports the flow: :mod:`cseaug_prefect.flows.temporary_server`).
 Before either, the preflight (:mod:`cseaug.build.preflight`) checks everything the build
 needs and reports every problem at once. ``--dry-run`` runs the same checks, then counts the
-requests and tokens the build would spend, and publishes nothing.
+requests and tokens the build would spend, and publishes nothing; it stops only on the
+config's inputs, and lists what a real build would still need (an API key, models, ...).
 """
 
 from __future__ import annotations
@@ -62,14 +63,23 @@ def print_summary(summary: dict[str, Any]) -> None:
     console.print(table)
 
 
-def print_estimate(estimate: dict[str, Any]) -> None:
-    """What a dry run found: requests and tokens the build would spend."""
+def print_estimate(estimate: dict[str, Any], build_needs: list[str]) -> None:
+    """What a dry run found: requests and tokens the build would spend, and what a real
+    build would still need (the preflight's problems a dry run does not stop on)."""
     table = Table(
         title="dry run: nothing sent, nothing published", show_header=False, title_justify="left"
     )
     for key, value in estimate.items():
         table.add_row(key.replace("_", " "), f"{value:,}" if isinstance(value, int) else str(value))
     console.print(table)
+    if build_needs:
+        lines = [" ".join(need.split()) for need in build_needs]  # one line each
+        console.print(
+            "a real build would still need:\n" + "\n".join(f"  - {line}" for line in lines),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def refuse_secrets_in_overrides(overrides: list[str]) -> None:
@@ -117,12 +127,13 @@ def build(
     refuse_secrets_in_overrides(set_)
     from cseaug.build.preflight import check_before_build
 
+    dry_run = dry_run or cfg.execution.dry_run
     # every problem at once, in seconds, before any server or flow starts
-    check_before_build(cfg, say=say)
-    if dry_run or cfg.execution.dry_run:
+    build_needs = check_before_build(cfg, say=say, dry_run=dry_run)
+    if dry_run:
         from cseaug.build.dry_run import estimate_build
 
-        print_estimate(estimate_build(cfg))
+        print_estimate(estimate_build(cfg), build_needs)
         return
     # Prefect's temporary server starts on the other core while the flow is imported (issue 14)
     server = temporary_server() if cfg.execution.runner.kind == "local" else None
