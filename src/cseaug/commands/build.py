@@ -12,6 +12,7 @@ config's inputs, and lists what a real build would still need (an API key, model
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,9 +31,37 @@ if TYPE_CHECKING:
 
 console = Console(stderr=True)
 
+TIME_PARTS = {
+    "startup": "start-up",
+    "prefect_start": "Prefect start",
+    "plan": "sampling",
+    "generate": "generation",
+    "publish": "publishing",
+    "diagnostics": "diagnostics",
+    "orchestration": "Prefect between tasks",
+}
+"""The summary's names of the parts of a build's wall time (``timings`` keys), in order."""
+
+
+def time_parts(summary: dict[str, Any], now: float) -> tuple[float, list[tuple[str, float]]]:
+    """The build's wall time up to ``now`` and its parts, which add up to it: the build's
+    ``timings``, the flow's end after publishing (Prefect's last tasks and states), and
+    whatever else is left, named."""
+    timings = summary.get("timings") or {}
+    parts = [(label, timings[key]) for key, label in TIME_PARTS.items() if key in timings]
+    seconds = summary["seconds"]
+    if summary.get("finished_at"):
+        parts.append(("flow end", max(0.0, now - summary["finished_at"])))
+        seconds += parts[-1][1]
+    rest = seconds - sum(part for _, part in parts)
+    if rest >= 0.05:
+        parts.append(("other", rest))
+    return seconds, parts
+
 
 def print_summary(summary: dict[str, Any]) -> None:
-    """The end-of-build summary: rows, rejects by reason, tokens, time, output path."""
+    """The end-of-build summary: rows, rejects by reason, tokens, the wall time from the
+    command's start and its parts, output path."""
     table = Table(title="build summary", show_header=False, title_justify="left")
     if summary.get("reused_version"):
         console.print(summary["message"], markup=False, highlight=False)
@@ -52,12 +81,10 @@ def print_summary(summary: dict[str, Any]) -> None:
                 f"{usage.get('requests', 0):,} requests sent, {usage.get('cached', 0):,} from cache, "
                 f"{usage.get('prompt_tokens', 0):,} prompt + {usage.get('completion_tokens', 0):,} completion tokens",
             )
-    table.add_row("time", f"{summary['seconds']:.1f} s")
-    timings = summary.get("timings") or {}
-    if timings:
-        table.add_row(
-            "", ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in timings.items())
-        )
+    seconds, parts = time_parts(summary, time.time())
+    table.add_row("time", f"{seconds:.1f} s (wall)")
+    if parts:
+        table.add_row("", ", ".join(f"{part} {spent:.1f} s" for part, spent in parts))
     for path in summary.get("exports", []):
         table.add_row("export", path)
     console.print(table)
