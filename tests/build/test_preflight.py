@@ -205,6 +205,28 @@ def test_the_default_encoder_offline_without_a_copy_is_named_by_the_preflight(
     assert preflight_problems(cfg) == []
 
 
+def test_a_cached_default_encoder_costs_no_probe_of_the_hub(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    http_llm: list[str],
+    cached_hub_model: Callable[..., Path],
+) -> None:
+    """The default encoder at its pinned revision in the cache loads without the hub, so
+    checking it must not probe the hub (2 s at most, a request) before a build that needs no
+    other hub model."""
+    from cseaug.config import MINILM_REVISION
+    from cseaug.encoders.minilm import MINILM_ID
+
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # a probe would find it closed
+    cached_hub_model(MINILM_ID, MINILM_REVISION)
+    notes: list[str] = []
+    cfg = load_config(DEMO, [*http_llm, f"output.root={tmp_path / 'storage'}"])
+    assert preflight_problems(cfg, say=notes.append) == [] and notes == []
+    assert "HF_HUB_OFFLINE" not in os.environ
+
+
 @pytest.mark.usefixtures("offline_empty_hub")
 def test_the_pattern_filters_encoder_is_checked_with_the_diagnostics_off(
     tmp_path: Path, http_llm: list[str]

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cseaug.config import LLM_METHODS, PATTERN_METHODS, LLMConfig, RunConfig
-from cseaug.encoders.minilm import MINILM_NAMES, minilm_problem
+from cseaug.encoders.minilm import MINILM_ID, MINILM_NAMES, minilm_problem
 from cseaug.errors import CseaugError, PreflightError, os_error_message
-from cseaug.hub import go_offline_unless_reachable, is_local_name, model_problem
+from cseaug.hub import cached_file, go_offline_unless_reachable, is_local_name, model_problem
 from cseaug.roots import is_uri
 
 Check = Callable[[RunConfig], list[str]]
@@ -166,9 +166,19 @@ def hub_models(cfg: RunConfig) -> list[tuple[str, str]]:
     if cfg.method == "osscse":
         for pivot, pair in cfg.backtranslation.pivots.items():
             models += [(name, f"backtranslation.pivots.{pivot}") for name in pair]
-    if loads_encoder(cfg):
+    if loads_encoder(cfg) and not minilm_cached(cfg):
         models.append((cfg.diagnostics.encoder, "diagnostics.encoder"))
     return models
+
+
+def minilm_cached(cfg: RunConfig) -> bool:
+    """Whether the encoder is the default all-MiniLM-L6-v2 and its pinned revision is in the
+    Hugging Face cache: it then loads without the hub (:mod:`cseaug.encoders.minilm`), and
+    needs neither a check nor the hub's probe."""
+    diag = cfg.diagnostics
+    return diag.encoder in MINILM_NAMES and bool(
+        cached_file(MINILM_ID, revision=diag.encoder_revision)
+    )
 
 
 def model_problems(cfg: RunConfig, say: Callable[[str], None]) -> list[str]:
