@@ -84,6 +84,40 @@ def test_a_dry_run_of_a_shipped_config_works_offline_without_an_api_key(
     assert not (tmp_path / "storage").exists() and not (tmp_path / "prefect-home").exists()
 
 
+def test_a_dry_run_without_a_key_counts_every_request_when_a_cache_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun's dry run (the response cache exists) without OPENAI_API_KEY: the cache's
+    answers are matched by the backend's identity, which the API is asked for, so they
+    cannot be read; the dry run says so and counts every request, rather than failing."""
+    from typer.testing import CliRunner
+
+    from cseaug.cli import app
+    from cseaug.llm.cache import ResponseCache
+    from tests.reliability.attack_tools import REPO
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    ResponseCache(tmp_path / "storage" / "cache" / "llm.sqlite").close()
+    args = ["build", "--config", str(REPO / "configs" / "demo.yaml"), "--dry-run"]
+    for override in (
+        f"corpus.path={REPO / 'examples' / 'demo_corpus.txt'}",
+        "llm.backend=openai",
+        "llm.model=gpt-4o-mini",
+        "sample.size=8",
+        f"output.root={tmp_path / 'storage'}",
+    ):
+        args += ["--set", override]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert "not read (the endpoint is needed to match its answers)" in result.output
+    assert "OPENAI_API_KEY, which is unset" in result.output.split("a real build would")[1]
+    cells = [
+        [c.strip() for c in line.split("│") if c.strip()] for line in result.output.splitlines()
+    ]
+    found = {row[0]: row[1] for row in cells if len(row) == 2}
+    assert found["requests"] == found["to send"] == str(3 * 8) and found["cached"] == "0"
+
+
 FULL_DISK_AT_FSYNC = """
 import errno, os, sys
 real_fsync, root = os.fsync, sys.argv.pop(1)
