@@ -243,6 +243,19 @@ def test_the_pattern_filters_encoder_is_checked_with_the_diagnostics_off(
     assert preflight_problems(load_config(DEMO, [*base, "diagnostics.pattern_filter=mer"])) == []
 
 
+def test_a_missing_evaluation_data_directory_is_named_before_any_work(
+    tmp_path: Path, http_llm: list[str]
+) -> None:
+    """The diagnostics' contamination check reads diagnostics.eval_data_dir at publish, after
+    every answer was bought: the preflight names a directory that is not there."""
+    missing = tmp_path / "no-eval-data"
+    cfg = load_config(
+        DEMO, [*http_llm, f"output.root={tmp_path / 's'}", f"diagnostics.eval_data_dir={missing}"]
+    )
+    (problem,) = preflight_problems(cfg)
+    assert problem == f"evaluation data directory not found: {missing} (diagnostics.eval_data_dir)"
+
+
 def test_a_ready_config_passes(tmp_path: Path, http_llm: list[str]) -> None:
     cfg = load_config(DEMO, [*http_llm, f"output.root={tmp_path / 'storage'}"])
     assert preflight_problems(cfg) == []

@@ -7,7 +7,8 @@ model can be had (so does the LLM judge's, with its versioned prompt), the spaCy
 loads, every model the build loads can be had (a local directory, or in the Hugging Face
 cache when the hub is offline): the translation models, the VAEGPT-Sim generator, and the
 sentence encoder of the diagnostics and of the pattern filter (issue 22: a ``make setup``
-install offline has no all-MiniLM-L6-v2 at all, and heard it only at publish). Every check
+install offline has no all-MiniLM-L6-v2 at all, and heard it only at publish); so does the
+contamination check's ``diagnostics.eval_data_dir``. Every check
 runs even when an earlier one failed, so that one run reports every problem, one line each.
 
 The problems fall in two groups (:class:`Preflight`): the config's *inputs* (the corpus, the
@@ -144,6 +145,17 @@ def generator_problems(cfg: RunConfig) -> list[str]:
     return [f"generate_cse.generator: {problem}"] if problem else []
 
 
+def eval_data_problems(cfg: RunConfig) -> list[str]:
+    """``diagnostics.eval_data_dir`` is a directory (the contamination check and filter
+    read it: the diagnostics at publish, the filter at the plan)."""
+    from cseaug.diagnostics.contamination import eval_set_readers
+
+    diag = cfg.diagnostics
+    if diag.eval_data_dir and (diag.enabled or diag.remove_contaminated):
+        eval_set_readers(diag.eval_data_dir)  # finds the sets' files; reads none
+    return []
+
+
 def loads_encoder(cfg: RunConfig) -> bool:
     """Whether the build loads ``diagnostics.encoder``: for the diagnostics' cosine
     similarity, or for the pattern filter's (``cs``, ``both``)."""
@@ -218,7 +230,7 @@ def input_checks(cfg: RunConfig) -> list[Check]:
 
 def build_checks(cfg: RunConfig, say: Callable[[str], None]) -> list[Check]:
     """The checks of what only a real build needs, cheapest first."""
-    checks: list[Check] = [storage_root_problems]
+    checks: list[Check] = [storage_root_problems, eval_data_problems]
     if cfg.method in LLM_METHODS:
         checks.append(llm_problems)
         if cfg.quality.judge is not None:
