@@ -109,7 +109,7 @@ def main() -> None:
     debug = take_debug_flag(sys.argv)
     if debug:
         os.environ["CSEAUG_DEBUG"] = "1"  # what a flow's quiet logging reads (commands/build.py)
-    wallclock.mark(wallclock.CLI_STARTED)
+    wallclock.mark(wallclock.CLI_STARTED, wallclock.process_started())
     apply_prefect_defaults()
     install_log_scrubbing()
     console = Console(stderr=True)

@@ -26,14 +26,15 @@ class BackendError(CseaugError):
 
 
 class PreflightError(CseaugError):
-    """A build cannot start; ``problems`` lists every reason, one line each."""
+    """A build (or ``what`` else: its dry run) cannot start; ``problems`` lists every reason,
+    one line each."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], what: str = "the build") -> None:
         self.problems = [" ".join(p.split()) for p in problems]  # one line each
         if len(self.problems) == 1:
-            message = f"the build cannot start: {self.problems[0]}"
+            message = f"{what} cannot start: {self.problems[0]}"
         else:
-            lines = [f"the build cannot start ({len(self.problems)} problems):"]
+            lines = [f"{what} cannot start ({len(self.problems)} problems):"]
             message = "\n".join([*lines, *(f"  - {p}" for p in self.problems)])
         super().__init__(message)
 

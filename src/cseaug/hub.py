@@ -94,8 +94,11 @@ def is_local_name(name: str) -> bool:
     return name.startswith(("/", ".", "~")) or name.count("/") > 1 or Path(name).exists()
 
 
-def cached_file(name: str, filename: str = "config.json") -> str | None:
-    """The path of ``filename`` of hub model ``name`` in the local Hugging Face cache, or None.
+def cached_file(
+    name: str, filename: str = "config.json", revision: str | None = None
+) -> str | None:
+    """The path of ``filename`` of hub model ``name`` (at ``revision``; None: its main branch)
+    in the local Hugging Face cache, or None.
 
     The cache is ``HF_HUB_CACHE`` as set now (huggingface_hub reads it once, on import).
     """
@@ -103,7 +106,9 @@ def cached_file(name: str, filename: str = "config.json") -> str | None:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:  # without huggingface_hub nothing can have been cached
         return None
-    found = try_to_load_from_cache(name, filename, cache_dir=os.environ.get("HF_HUB_CACHE"))
+    found = try_to_load_from_cache(
+        name, filename, cache_dir=os.environ.get("HF_HUB_CACHE"), revision=revision
+    )
     return found if isinstance(found, str) else None
 
 

@@ -1,10 +1,13 @@
-"""Wall-clock marks of one build in this process, for the ``timings`` of its manifest (issue 14).
+"""Wall-clock marks of one build in this process, for the ``timings`` of its manifest (issue 14)
+and the wall time of its summary (issue 22).
 
-The command line marks when it started (:data:`CLI_STARTED`) and when it handed the build to
-Prefect (:data:`FLOW_CALLED`); the plan step marks when the flow's first task began
-(:data:`PLAN_STARTED`). The publish step :func:`take` s them, so that a later build in the
-same process starts from none. A build that runs where the marks were not made (a Prefect
-worker, :func:`cseaug.build.local.run_build`) records only the phases it measured itself.
+The command line marks when its process started (:data:`CLI_STARTED`,
+:func:`process_started`: the interpreter's start and the imports before the command runs
+are the user's wait too) and when it handed the build to Prefect (:data:`FLOW_CALLED`);
+the plan step marks when the flow's first task began (:data:`PLAN_STARTED`). The publish
+step :func:`take` s them, so that a later build in the same process starts from none. A
+build that runs where the marks were not made (a Prefect worker,
+:func:`cseaug.build.local.run_build`) records only the phases it measured itself.
 
 Example:
     >>> mark(CLI_STARTED); mark(FLOW_CALLED)
@@ -16,8 +19,10 @@ Example:
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+from pathlib import Path
 
 CLI_STARTED = "cli_started"
 FLOW_CALLED = "flow_called"
@@ -27,10 +32,24 @@ _marks: dict[str, float] = {}
 _lock = threading.Lock()
 
 
-def mark(name: str) -> None:
-    """Record now (seconds since the epoch) under ``name``, replacing an earlier mark."""
+def mark(name: str, at: float | None = None) -> None:
+    """Record ``at`` (seconds since the epoch; None: now) under ``name``, replacing an
+    earlier mark."""
     with _lock:
-        _marks[name] = time.time()
+        _marks[name] = time.time() if at is None else at
+
+
+def process_started() -> float:
+    """When this process started, in seconds since the epoch (to 1/100 s); now where
+    ``/proc`` does not tell (not Linux)."""
+    try:
+        # field 22 of /proc/self/stat, after the command name in parentheses: clock ticks
+        # from the boot to the process's start; /proc/uptime: seconds since the boot
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return time.time()
+    return time.time() - max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
 
 
 def take() -> dict[str, float]:
@@ -52,6 +71,9 @@ def build_timings(
     * ``orchestration``: the rest of the flow up to ``now`` that no phase accounts for (task
       states, logs and results between the phases).
 
+    With every mark made and phases that ran one after the other, the parts add up to
+    :func:`wall_seconds`.
+
     Example:
         >>> build_timings({"cli_started": 0.0, "flow_called": 1.0, "plan_started": 9.0},
         ...               {"plan": 2.0, "generate": 5.0}, now=17.5)
@@ -65,3 +87,15 @@ def build_timings(
     if PLAN_STARTED in marks:
         out["orchestration"] = round(max(0.0, now - marks[PLAN_STARTED] - sum(phases.values())), 3)
     return out
+
+
+def wall_seconds(marks: dict[str, float], phases: dict[str, float], now: float) -> float:
+    """The wall time up to ``now`` from the earliest mark (the command's start, else the
+    hand-over to Prefect, else the first task); the sum of ``phases`` without marks.
+
+    Example:
+        >>> wall_seconds({"flow_called": 1.0, "plan_started": 9.0}, {"plan": 2.0}, now=17.5)
+        16.5
+    """
+    started = [marks[name] for name in (CLI_STARTED, FLOW_CALLED, PLAN_STARTED) if name in marks]
+    return round(now - min(started), 3) if started else round(sum(phases.values()), 3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -88,39 +88,37 @@ def write_osscse_config(tmp_path: Path, *overrides: str) -> Path:
     return path
 
 
-def test_dry_run_of_osscse_resolves_every_model_offline(
+def test_osscse_models_missing_offline_stop_the_build_and_are_listed_by_its_dry_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Proves 11.2: the dry run of an OssCSE config fails, in seconds and before any work, on
-    a spaCy pipeline that is not installed and on each translation model the offline
-    machine does not have, each with the hint that fixes it (today: exit 0, "0 requests")."""
+    """Proves 11.2 and 22.2: a build of an OssCSE config fails, in seconds and before any
+    work, on a spaCy pipeline that is not installed and on each translation model the offline
+    machine does not have, each with the hint that fixes it; its dry run (which loads none of
+    them) counts, exits 0 and lists the same five as what a real build would still need.
+    Issue 11.2's dry run stopped on them; issue 22 asks a dry run to work offline."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub-cache"))
     config = write_osscse_config(tmp_path)
+    args = ["build", "--config", str(config), "--set", "negation.spacy_model=no_such_pipeline_sm"]
     started = time.perf_counter()
-    result = CliRunner().invoke(
-        app,
-        [
-            "build",
-            "--config",
-            str(config),
-            "--dry-run",
-            "--set",
-            "negation.spacy_model=no_such_pipeline_sm",
-        ],
-    )
+    built = CliRunner().invoke(app, args)
+    dry = CliRunner().invoke(app, [*args, "--dry-run"])
     assert time.perf_counter() - started < 30
-    assert result.exit_code != 0
-    message = str(result.exception)
+    assert built.exit_code != 0
+    message = str(built.exception)
     assert "5 problems" in message
-    assert "python -m spacy download no_such_pipeline_sm" in message
-    for name in ("facebook/wmt19-en-de", "facebook/wmt19-de-en", "facebook/wmt19-ru-en"):
-        assert f"'{name}' is not in the local Hugging Face cache" in message
-    assert "huggingface-cli download" in message
+    assert dry.exit_code == 0, dry.output
+    needs = dry.output.split("a real build would still need:")[1]
+    for report in (message, needs):
+        assert "python -m spacy download no_such_pipeline_sm" in report
+        for name in ("facebook/wmt19-en-de", "facebook/wmt19-de-en", "facebook/wmt19-ru-en"):
+            assert f"'{name}' is not in the local Hugging Face cache" in report
+        assert "huggingface-cli download" in report
+    assert len(needs.strip().splitlines()) == 5
     assert not (tmp_path / "storage").exists()
 
 
-def test_dry_run_of_generate_cse_names_a_missing_generator(tmp_path: Path) -> None:
+def test_a_missing_generator_stops_the_build_and_is_listed_by_its_dry_run(tmp_path: Path) -> None:
     config = tmp_path / "g.yaml"
     config.write_text(
         "name: g\nmethod: generate_cse\n"
@@ -128,10 +126,134 @@ def test_dry_run_of_generate_cse_names_a_missing_generator(tmp_path: Path) -> No
         f"generate_cse: {{generator: {tmp_path / 'no-generator'}}}\n"
         f"output: {{root: {tmp_path / 'storage'}}}\n"
     )
-    result = CliRunner().invoke(app, ["build", "--config", str(config), "--dry-run"])
+    built = CliRunner().invoke(app, ["build", "--config", str(config)])
+    assert built.exit_code != 0
+    assert "generate_cse.generator" in str(built.exception)
+    assert "cseaug train-vaegpt" in str(built.exception)
+    dry = CliRunner().invoke(app, ["build", "--config", str(config), "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert "generate_cse.generator" in dry.output.split("a real build would still need:")[1]
+
+
+def test_a_dry_run_stops_on_the_configs_inputs(tmp_path: Path) -> None:
+    """A corpus or pattern source that does not load stops the dry run too (it has nothing
+    to count), while the missing key does not."""
+    args = ["build", "--config", str(REPO / "configs" / "wiki-sts.yaml"), "--dry-run"]
+    for override in (
+        f"corpus.path={tmp_path / 'no-corpus.txt'}",
+        f"patterns.path={tmp_path / 'no-sts12'}",
+        "llm.api_key_env=CSEAUG_TEST_UNSET_KEY",
+        f"output.root={tmp_path / 'storage'}",
+    ):
+        args += ["--set", override]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code != 0
-    assert "generate_cse.generator" in str(result.exception)
-    assert "cseaug train-vaegpt" in str(result.exception)
+    message = str(result.exception)
+    assert message.startswith("the dry run cannot start (2 problems):"), message
+    assert "corpus file not found" in message and "no-sts12" in message
+    assert "CSEAUG_TEST_UNSET_KEY" not in message
+
+
+@pytest.fixture
+def offline_empty_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hub offline, its cache empty."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub-cache"))
+
+
+@pytest.mark.usefixtures("offline_empty_hub")
+def test_a_diagnostics_encoder_missing_offline_stops_the_build_before_any_work(
+    tmp_path: Path, http_llm: list[str]
+) -> None:
+    """Proves 22.1: a diagnostics encoder the offline machine does not have is named by the
+    preflight, before anything is written, not at publish after every answer was bought."""
+    args = ["build", "--config", str(DEMO), "--set", "diagnostics.encoder=nobody/no-encoder"]
+    for override in (*http_llm, f"output.root={tmp_path / 'storage'}"):
+        args += ["--set", override]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code != 0
+    assert str(result.exception) == (
+        "the build cannot start: diagnostics.encoder: 'nobody/no-encoder' is not in the local "
+        "Hugging Face cache and the hub is offline; download it where the hub is reachable "
+        "(`huggingface-cli download nobody/no-encoder`, then copy ~/.cache/huggingface), or set "
+        "diagnostics.encoder to a local model directory"
+    )
+    assert not (tmp_path / "storage").exists()
+
+
+@pytest.mark.usefixtures("offline_empty_hub")
+def test_the_default_encoder_offline_without_a_copy_is_named_by_the_preflight(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    http_llm: list[str],
+    cached_hub_model: Callable[..., Path],
+) -> None:
+    """Proves 22.1 for a `make setup` install (no dev extra, so no packaged copy of
+    all-MiniLM-L6-v2) offline: the default encoder not in the cache is a problem of the
+    preflight; in the cache at the pinned revision, it is none."""
+    from cseaug.config import MINILM_REVISION
+    from cseaug.encoders import minilm
+
+    monkeypatch.setattr(minilm, "FALLBACK_PACKAGE", "cseaug_tests_no_packaged_minilm")
+    cfg = load_config(DEMO, [*http_llm, f"output.root={tmp_path / 'storage'}"])
+    (problem,) = preflight_problems(cfg)
+    assert problem.startswith(
+        f"diagnostics.encoder: the encoder {minilm.MINILM_ID}@{MINILM_REVISION[:12]} is not in "
+        "the Hugging Face cache and the hub cannot be reached"
+    )
+    cached_hub_model(minilm.MINILM_ID, MINILM_REVISION)
+    assert preflight_problems(cfg) == []
+
+
+def test_a_cached_default_encoder_costs_no_probe_of_the_hub(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    http_llm: list[str],
+    cached_hub_model: Callable[..., Path],
+) -> None:
+    """The default encoder at its pinned revision in the cache loads without the hub, so
+    checking it must not probe the hub (2 s at most, a request) before a build that needs no
+    other hub model."""
+    from cseaug.config import MINILM_REVISION
+    from cseaug.encoders.minilm import MINILM_ID
+
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # a probe would find it closed
+    cached_hub_model(MINILM_ID, MINILM_REVISION)
+    notes: list[str] = []
+    cfg = load_config(DEMO, [*http_llm, f"output.root={tmp_path / 'storage'}"])
+    assert preflight_problems(cfg, say=notes.append) == [] and notes == []
+    assert "HF_HUB_OFFLINE" not in os.environ
+
+
+@pytest.mark.usefixtures("offline_empty_hub")
+def test_the_pattern_filters_encoder_is_checked_with_the_diagnostics_off(
+    tmp_path: Path, http_llm: list[str]
+) -> None:
+    """The pattern filter's cosine similarity (cs, both) loads the encoder during generation;
+    its MER filter loads none."""
+    base = [*http_llm, f"output.root={tmp_path / 's'}", "diagnostics.enabled=false"]
+    base.append("diagnostics.encoder=nobody/no-encoder")
+    for metric in ("cs", "both"):
+        (problem,) = preflight_problems(
+            load_config(DEMO, [*base, f"diagnostics.pattern_filter={metric}"])
+        )
+        assert problem.startswith("diagnostics.encoder: 'nobody/no-encoder' is not in")
+    assert preflight_problems(load_config(DEMO, [*base, "diagnostics.pattern_filter=mer"])) == []
+
+
+def test_a_missing_evaluation_data_directory_is_named_before_any_work(
+    tmp_path: Path, http_llm: list[str]
+) -> None:
+    """The diagnostics' contamination check reads diagnostics.eval_data_dir at publish, after
+    every answer was bought: the preflight names a directory that is not there."""
+    missing = tmp_path / "no-eval-data"
+    cfg = load_config(
+        DEMO, [*http_llm, f"output.root={tmp_path / 's'}", f"diagnostics.eval_data_dir={missing}"]
+    )
+    (problem,) = preflight_problems(cfg)
+    assert problem == f"evaluation data directory not found: {missing} (diagnostics.eval_data_dir)"
 
 
 def test_a_ready_config_passes(tmp_path: Path, http_llm: list[str]) -> None:

@@ -52,6 +52,72 @@ def test_a_build_reports_every_problem_in_seconds_before_prefect_starts(tmp_path
     assert not (tmp_path / "prefect-home").exists() and not (tmp_path / "storage").exists()
 
 
+def test_a_dry_run_of_a_shipped_config_works_offline_without_an_api_key(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """Proves 22.2: `cseaug build --dry-run` of configs/wiki-sts.yaml (the OpenAI API) with no
+    OPENAI_API_KEY and the hub offline prints requests, tokens and cost, lists what a real
+    build would still need (the key, an encoder not in the cache), connects nowhere and exits 0."""
+    from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment, run_cseaug
+
+    args = ["build", "--config", str(REPO / "configs" / "wiki-sts.yaml"), "--dry-run"]
+    for override in (
+        f"corpus.path={shared_data / 'wiki' / 'wiki1m_for_simcse_first11914.txt'}",
+        f"patterns.path={shared_data / 'sts12_train'}",
+        "sample.size=40",
+        "diagnostics.encoder=nobody/no-encoder",
+        f"output.root={tmp_path / 'storage'}",
+    ):
+        args += ["--set", override]
+    with RecordingProxy() as proxy:
+        env = build_environment(tmp_path / "prefect-home", proxy, HF_HUB_OFFLINE="1")
+        env.pop("OPENAI_API_KEY", None)
+        done = run_cseaug(args, env, tmp_path, 120)
+    assert done.returncode == 0, done.stderr
+    assert "requests" in done.stderr and "prompt tokens" in done.stderr
+    assert "cost openai api" in done.stderr
+    needs = done.stderr.split("a real build would still need:\n")[1].splitlines()
+    assert len(needs) == 2, done.stderr
+    assert "OPENAI_API_KEY, which is unset" in needs[0]
+    assert needs[1].startswith("  - diagnostics.encoder: 'nobody/no-encoder' is not in")
+    assert proxy.requests == []
+    assert not (tmp_path / "storage").exists() and not (tmp_path / "prefect-home").exists()
+
+
+def test_a_dry_run_without_a_key_counts_every_request_when_a_cache_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun's dry run (the response cache exists) without OPENAI_API_KEY: the cache's
+    answers are matched by the backend's identity, which the API is asked for, so they
+    cannot be read; the dry run says so and counts every request, rather than failing."""
+    from typer.testing import CliRunner
+
+    from cseaug.cli import app
+    from cseaug.llm.cache import ResponseCache
+    from tests.reliability.attack_tools import REPO
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    ResponseCache(tmp_path / "storage" / "cache" / "llm.sqlite").close()
+    args = ["build", "--config", str(REPO / "configs" / "demo.yaml"), "--dry-run"]
+    for override in (
+        f"corpus.path={REPO / 'examples' / 'demo_corpus.txt'}",
+        "llm.backend=openai",
+        "llm.model=gpt-4o-mini",
+        "sample.size=8",
+        f"output.root={tmp_path / 'storage'}",
+    ):
+        args += ["--set", override]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert "not read (the endpoint is needed to match its answers)" in result.output
+    assert "OPENAI_API_KEY, which is unset" in result.output.split("a real build would")[1]
+    cells = [
+        [c.strip() for c in line.split("│") if c.strip()] for line in result.output.splitlines()
+    ]
+    found = {row[0]: row[1] for row in cells if len(row) == 2}
+    assert found["requests"] == found["to send"] == str(3 * 8) and found["cached"] == "0"
+
+
 FULL_DISK_AT_FSYNC = """
 import errno, os, sys
 real_fsync, root = os.fsync, sys.argv.pop(1)

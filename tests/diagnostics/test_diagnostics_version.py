@@ -179,3 +179,86 @@ def test_real_minilm_ranks_positive_views_above_negative_ones(make_version, tmp_
     assert summary.summary["cs"]["encoder"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert summary.summary["pattern_order"]["cs"]["share"] == 1.0
     assert np.isfinite(views["negative"]["cs"]["mean"])
+
+
+def many_rows(n: int) -> list[dict[str, str]]:
+    """``n`` rows with a positive and a negative view each, every text distinct."""
+    return [
+        {"sentence": f"row {i} a b c", "positive": f"row {i} a b d", "negative": f"x y z {i}"}
+        for i in range(n)
+    ]
+
+
+def test_the_diagnostics_bar_moves_as_the_sample_is_embedded(
+    make_version, tmp_path, bow_encoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Proves 22.4: the bar advanced once per batch of 8,192 rows, after the whole batch was
+    embedded, so a build's diagnostics sat at 0% and jumped to 100%. It now advances after
+    every SAMPLED_PER_SLICE sampled rows, between the calls to the encoder (a worker answers
+    each call as its chunk is embedded)."""
+    from contextlib import contextmanager
+
+    from cseaug.diagnostics import version as module
+
+    events: list[tuple[str, int]] = []
+
+    class RowsBar:
+        def advance(self, n: int = 1) -> None:
+            events.append(("advance", n))
+
+    class OtherBar:
+        def advance(self, n: int = 1) -> None:
+            """The encoder's load: not the rows' progress."""
+
+    @contextmanager
+    def recording_bar(description: str, total: int | None, unit: str = "items"):
+        yield RowsBar() if description == "Diagnostics" else OtherBar()
+
+    embed = bow_encoder.encode
+
+    def recorded(texts):
+        events.append(("encode", len(texts)))
+        return embed(texts)
+
+    monkeypatch.setattr(module, "progress_bar", recording_bar)
+    monkeypatch.setattr(bow_encoder, "encode", recorded)
+    write_diagnostics(make_version(many_rows(200)), tmp_path / "diag", CFG, encoder=bow_encoder)
+    advances = [n for kind, n in events if kind == "advance"]
+    assert advances == [64, 64, 64, 8]
+    first_advance = events.index(("advance", 64))
+    assert any(kind == "encode" for kind, _ in events[first_advance:])  # embedding went on
+
+
+def test_embedding_the_sample_in_slices_gives_the_same_diagnostics(
+    make_version, tmp_path, bow_encoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cseaug.diagnostics import version as module
+
+    version = make_version([*many_rows(150), *ROWS])
+    cfg = CFG.model_copy(update={"cs_sample": 100})
+    sliced = write_diagnostics(version, tmp_path / "a", cfg, encoder=bow_encoder).summary
+    monkeypatch.setattr(module, "SAMPLED_PER_SLICE", 10**9)
+    whole = write_diagnostics(version, tmp_path / "b", cfg, encoder=bow_encoder).summary
+    assert sliced == whole
+
+
+@pytest.mark.slow
+def test_off_a_terminal_the_diagnostics_of_a_worker_encoder_write_progress_lines(
+    make_version, tmp_path, tiny_bert, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Proves 22.4 where a build's diagnostics run: the encoder in its worker process, stderr
+    not a terminal (here captured). Before, nothing was written while it loaded and embedded."""
+    from cseaug import progress
+    from cseaug.encoders.worker import EncoderWorker
+
+    monkeypatch.delenv("CSEAUG_PROGRESS", raising=False)
+    monkeypatch.setattr(progress, "LINE_EVERY_S", 0.01)
+    cfg = DiagnosticsConfig(encoder=str(tiny_bert), pooling="cls", device="cpu", cs_sample=None)
+    with EncoderWorker(cfg, None) as worker:
+        write_diagnostics(make_version(many_rows(300)), tmp_path / "diag", cfg, encoder=worker)
+    lines = capsys.readouterr().err.splitlines()
+    loading = [line for line in lines if line.startswith("Loading the sentence encoder: ")]
+    rows = [line for line in lines if line.startswith("Diagnostics: ")]
+    assert lines == loading + rows  # the load's wait, then the rows' progress
+    assert loading[-1].startswith("Loading the sentence encoder: 1/1 models (100%), ")
+    assert rows[-1].startswith("Diagnostics: 300/300 rows (100%), ")

@@ -5,7 +5,9 @@ every request and answers with the answer the response cache already holds for i
 with a stand-in (the input sentence's words reversed plus one word, which passes the answer
 checks), so second-round requests (``generation.derive_from: positive``) are counted too,
 with a positive not yet written approximated by the input. Nothing is sent, nothing is
-published, and the run store is not touched. On the paid APIs (``openai``, ``openai-batch``)
+published, and the run store is not touched. The cache is read only where the backend's
+identity can be had (:func:`readable_cache`: an API backend asks its endpoint), since a
+dry run works without an API key and offline (issue 22). On the paid APIs (``openai``, ``openai-batch``)
 the estimate is priced for the online and the Batch API
 (:func:`cseaug.llm.estimate.api_costs`). With ``quality.judge`` the judge runs on a recorder
 of its own over the rows the stage filled (one request per row), and its requests, cache
@@ -30,9 +32,10 @@ from typing import Any
 from cseaug.build.stages import make_llm_stage
 from cseaug.config import LLM_METHODS, LLMConfig, RunConfig
 from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
+from cseaug.errors import BackendError
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
 from cseaug.llm.estimate import PRICED_BACKENDS, Estimate, api_costs, cached_answers, estimate
-from cseaug.llm.factory import cuda_visible, resolve_backend
+from cseaug.llm.factory import cuda_visible, make_backend, resolve_backend
 from cseaug.llm.throughput import gpu_plan
 
 
@@ -85,6 +88,27 @@ def priced(found: Estimate, llm: LLMConfig) -> dict[str, Any]:
     return out
 
 
+def readable_cache(llm: LLMConfig, cache_path: Path) -> tuple[Path | None, str | None]:
+    """The response cache the estimate may read for ``llm``'s answers, and why not when it
+    may not: an answer is found by the backend's identity, which an API backend asks its
+    endpoint for, and a dry run must work without a key or a reachable endpoint (issue 22)
+    (the preflight lists those among what a real build would still need).
+
+    Returns:
+        ``(cache_path, None)``, or ``(None, reason)``: every request is then counted as to send.
+    """
+    if not cache_path.is_file():
+        return cache_path, None
+    backend = make_backend(llm, None)
+    try:
+        backend.identity()
+    except BackendError:
+        return None, "not read (the endpoint is needed to match its answers): every request counted"
+    finally:
+        backend.close()
+    return cache_path, None
+
+
 def estimate_build(cfg: RunConfig) -> dict[str, Any]:
     """Corpus counts and, for LLM methods, requests and tokens the build would spend."""
     prepared = prepare_corpus(cfg.corpus, cfg.sample, cfg.method)
@@ -100,20 +124,26 @@ def estimate_build(cfg: RunConfig) -> dict[str, Any]:
     if cfg.method not in LLM_METHODS or cfg.llm is None:
         out["llm_requests"] = 0
         return out
-    recorder = RecordingBackend(cfg.llm, cfg.cache_path)
+    cache_path, unread = readable_cache(cfg.llm, cfg.cache_path)
+    recorder = RecordingBackend(cfg.llm, cache_path)
     stage = make_llm_stage(cfg, recorder)
     generated = stage(prepared.sample).rows
-    found = estimate(recorder.requests, cfg.llm, cfg.cache_path)
+    found = estimate(recorder.requests, cfg.llm, cache_path)
     out.update(priced(found, cfg.llm))
     out["token_count"] = found.method
+    if unread:
+        out["cache"] = unread
     judge_llm = cfg.judge_llm
     if judge_llm is not None:  # one request per generated row, counted and priced apart
         from cseaug.quality.judge import LLMJudge
 
-        judge_recorder = RecordingBackend(judge_llm, cfg.cache_path)
+        judge_cache, unread = readable_cache(judge_llm, cfg.cache_path)
+        judge_recorder = RecordingBackend(judge_llm, judge_cache)
         LLMJudge.from_config(cfg, judge_recorder)(generated)
-        judged = estimate(judge_recorder.requests, judge_llm, cfg.cache_path)
+        judged = estimate(judge_recorder.requests, judge_llm, judge_cache)
         out.update({f"judge_{key}": value for key, value in priced(judged, judge_llm).items()})
+        if unread:
+            out["judge_cache"] = unread
     engine = resolve_backend(cfg.llm.backend)
     device = cfg.llm.device
     # torch is imported (cuda_visible) only for a local transformers model on "auto"

@@ -3,10 +3,20 @@
 ``cseaug build`` and ``cseaug build --dry-run`` run the same checks (issue 11, items 1 and 2):
 the storage root can be written, the corpus opens with its columns, the prompts and the
 pattern source load, the LLM backend passes its own ``check()`` (API key, endpoint) or its
-model can be had (so does the LLM judge's, with its versioned prompt), the spaCy pipeline loads, every translation model and the VAEGPT-Sim
-generator can be had (a local directory, or in the Hugging Face cache when the hub is
-offline). Every check runs even when an earlier one failed, so that one run reports every
-problem, one line each.
+model can be had (so does the LLM judge's, with its versioned prompt), the spaCy pipeline
+loads, every model the build loads can be had (a local directory, or in the Hugging Face
+cache when the hub is offline): the translation models, the VAEGPT-Sim generator, and the
+sentence encoder of the diagnostics and of the pattern filter (issue 22: a ``make setup``
+install offline has no all-MiniLM-L6-v2 at all, and heard it only at publish); so does the
+contamination check's ``diagnostics.eval_data_dir``. Every check
+runs even when an earlier one failed, so that one run reports every problem, one line each.
+
+The problems fall in two groups (:class:`Preflight`): the config's *inputs* (the corpus, the
+prompts, the pattern source), without which a dry run cannot count anything either, and
+what only a real build needs (a writable storage root, an API key and a reachable endpoint,
+models, the spaCy pipeline, the generator). A dry run stops on the first group only and
+lists the second as what a real build would still need, so it works offline and without an
+API key (issue 22).
 
 Models come from the hub only when the hub answers: when a hub model is needed, the hub is
 probed once (:func:`cseaug.hub.go_offline_unless_reachable`) and, unreachable, the process
@@ -22,11 +32,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from cseaug.config import LLM_METHODS, PATTERN_METHODS, LLMConfig, RunConfig
+from cseaug.encoders.minilm import MINILM_ID, MINILM_NAMES, minilm_problem
 from cseaug.errors import CseaugError, PreflightError, os_error_message
-from cseaug.hub import go_offline_unless_reachable, is_local_name, model_problem
+from cseaug.hub import cached_file, go_offline_unless_reachable, is_local_name, model_problem
 from cseaug.roots import is_uri
 
 Check = Callable[[RunConfig], list[str]]
@@ -82,14 +94,18 @@ def llm_problems(cfg: RunConfig) -> list[str]:
     return []
 
 
-def judge_problems(cfg: RunConfig) -> list[str]:
-    """The LLM judge's prompt loads and declares its version; its own ``llm`` section (when
-    it has one) passes :func:`check_api_backend`."""
+def judge_prompt_problems(cfg: RunConfig) -> list[str]:
+    """The LLM judge's prompt loads and declares its version."""
     from cseaug.prompts import load_prompt
     from cseaug.quality.judge import judge_prompt_name, prompt_version
 
-    assert cfg.quality.judge is not None  # checks_for asks only then
     prompt_version(load_prompt(judge_prompt_name(cfg.method), cfg.generation.prompts_dir))
+    return []
+
+
+def judge_backend_problems(cfg: RunConfig) -> list[str]:
+    """The LLM judge's own ``llm`` section (when it has one) passes :func:`check_api_backend`."""
+    assert cfg.quality.judge is not None  # build_checks asks only then
     if cfg.quality.judge.llm is None:
         return []  # the build's llm section, checked by llm_problems
     try:
@@ -129,9 +145,27 @@ def generator_problems(cfg: RunConfig) -> list[str]:
     return [f"generate_cse.generator: {problem}"] if problem else []
 
 
+def eval_data_problems(cfg: RunConfig) -> list[str]:
+    """``diagnostics.eval_data_dir`` is a directory (the contamination check and filter
+    read it: the diagnostics at publish, the filter at the plan)."""
+    from cseaug.diagnostics.contamination import eval_set_readers
+
+    diag = cfg.diagnostics
+    if diag.eval_data_dir and (diag.enabled or diag.remove_contaminated):
+        eval_set_readers(diag.eval_data_dir)  # finds the sets' files; reads none
+    return []
+
+
+def loads_encoder(cfg: RunConfig) -> bool:
+    """Whether the build loads ``diagnostics.encoder``: for the diagnostics' cosine
+    similarity, or for the pattern filter's (``cs``, ``both``)."""
+    return cfg.diagnostics.enabled or cfg.diagnostics.pattern_filter in ("cs", "both")
+
+
 def hub_models(cfg: RunConfig) -> list[tuple[str, str]]:
-    """Every model the build loads by name, with its setting: the local LLM and the
-    translation models (the generator and the spaCy pipeline are checked on their own)."""
+    """Every model the build loads by name, with its setting: the local LLM (and judge), the
+    translation models and the sentence encoder (the generator and the spaCy pipeline are
+    checked on their own)."""
     models: list[tuple[str, str]] = []
     if cfg.method in LLM_METHODS and cfg.llm is not None:
         from cseaug.llm.factory import resolve_backend
@@ -144,7 +178,19 @@ def hub_models(cfg: RunConfig) -> list[tuple[str, str]]:
     if cfg.method == "osscse":
         for pivot, pair in cfg.backtranslation.pivots.items():
             models += [(name, f"backtranslation.pivots.{pivot}") for name in pair]
+    if loads_encoder(cfg) and not minilm_cached(cfg):
+        models.append((cfg.diagnostics.encoder, "diagnostics.encoder"))
     return models
+
+
+def minilm_cached(cfg: RunConfig) -> bool:
+    """Whether the encoder is the default all-MiniLM-L6-v2 and its pinned revision is in the
+    Hugging Face cache: it then loads without the hub (:mod:`cseaug.encoders.minilm`), and
+    needs neither a check nor the hub's probe."""
+    diag = cfg.diagnostics
+    return diag.encoder in MINILM_NAMES and bool(
+        cached_file(MINILM_ID, revision=diag.encoder_revision)
+    )
 
 
 def model_problems(cfg: RunConfig, say: Callable[[str], None]) -> list[str]:
@@ -158,7 +204,11 @@ def model_problems(cfg: RunConfig, say: Callable[[str], None]) -> list[str]:
             say(notice)
     problems = []
     for name, setting in models:
-        problem = model_problem(name, setting)
+        if setting == "diagnostics.encoder" and name in MINILM_NAMES:
+            found = minilm_problem(cfg.diagnostics.encoder_revision)  # the pinned revision
+            problem = f"{setting}: {found}" if found else None
+        else:
+            problem = model_problem(name, setting)
         if problem and setting == "llm.model":
             from cseaug.llm.transformers_backend import ENDPOINT_HINT
 
@@ -168,24 +218,49 @@ def model_problems(cfg: RunConfig, say: Callable[[str], None]) -> list[str]:
     return problems
 
 
-def checks_for(cfg: RunConfig) -> list[Check]:
-    """The checks of ``cfg``'s method, cheapest first."""
-    checks: list[Check] = [storage_root_problems, corpus_problems]
+def input_checks(cfg: RunConfig) -> list[Check]:
+    """The checks of the config's inputs, which a dry run needs as well."""
+    checks: list[Check] = [corpus_problems]
     if cfg.method in LLM_METHODS:
-        checks += [prompt_problems, llm_problems]
+        checks.append(prompt_problems)
         if cfg.quality.judge is not None:
-            checks.append(judge_problems)
+            checks.append(judge_prompt_problems)
+    return checks
+
+
+def build_checks(cfg: RunConfig, say: Callable[[str], None]) -> list[Check]:
+    """The checks of what only a real build needs, cheapest first."""
+    checks: list[Check] = [storage_root_problems, eval_data_problems]
+    if cfg.method in LLM_METHODS:
+        checks.append(llm_problems)
+        if cfg.quality.judge is not None:
+            checks.append(judge_backend_problems)
     if cfg.method == "osscse":
         checks.append(spacy_problems)
     if cfg.method == "generate_cse":
         checks.append(generator_problems)
-    return checks
+    return [*checks, lambda c: model_problems(c, say)]
 
 
-def preflight_problems(cfg: RunConfig, say: Callable[[str], None] = print) -> list[str]:
-    """Run every check of ``cfg`` and return every problem, one line each (none: ready)."""
+@dataclass(frozen=True)
+class Preflight:
+    """What the preflight found, one line per problem."""
+
+    inputs: list[str]
+    """The config's inputs do not load: neither a build nor a dry run can start."""
+    build_needs: list[str]
+    """What only a real build needs and is missing (a dry run lists it)."""
+
+    @property
+    def problems(self) -> list[str]:
+        """Every problem, the inputs' first."""
+        return [*self.inputs, *self.build_needs]
+
+
+def run_checks(cfg: RunConfig, checks: list[Check]) -> list[str]:
+    """Every problem of every check, one line each (an error a check raises is its problem)."""
     problems: list[str] = []
-    for check in [*checks_for(cfg), lambda c: model_problems(c, say)]:
+    for check in checks:
         try:
             problems += check(cfg)
         except CseaugError as exc:
@@ -195,8 +270,30 @@ def preflight_problems(cfg: RunConfig, say: Callable[[str], None] = print) -> li
     return problems
 
 
-def check_before_build(cfg: RunConfig, say: Callable[[str], None] = print) -> None:
-    """Raise :class:`PreflightError` listing every problem of ``cfg`` (see the module docstring)."""
-    problems = preflight_problems(cfg, say)
-    if problems:
-        raise PreflightError(problems)
+def preflight(cfg: RunConfig, say: Callable[[str], None] = print) -> Preflight:
+    """Run every check of ``cfg`` (``say`` prints the hub probe's note, if any)."""
+    return Preflight(
+        inputs=run_checks(cfg, input_checks(cfg)),
+        build_needs=run_checks(cfg, build_checks(cfg, say)),
+    )
+
+
+def preflight_problems(cfg: RunConfig, say: Callable[[str], None] = print) -> list[str]:
+    """Every problem of ``cfg``, one line each (none: ready to build)."""
+    return preflight(cfg, say).problems
+
+
+def check_before_build(
+    cfg: RunConfig, say: Callable[[str], None] = print, *, dry_run: bool = False
+) -> list[str]:
+    """Raise :class:`PreflightError` listing every problem that stops the build (a dry run:
+    only the inputs'); return what a real build would still need (always empty for a build).
+    """
+    found = preflight(cfg, say)
+    if dry_run:
+        if found.inputs:
+            raise PreflightError(found.inputs, "the dry run")
+        return found.build_needs
+    if found.problems:
+        raise PreflightError(found.problems)
+    return []

@@ -58,6 +58,8 @@ class BuildSummary:
     rejects_by_stage: dict[str, dict[str, int]]
     token_usage: dict[str, int]
     seconds: float
+    """Wall time from the command's start (else the flow's first task) to the end of
+    publishing; the parts in ``timings`` add up to it."""
     exports: list[str]
     diagnostics_dir: str | None = None
     reused_version: str | None = None
@@ -68,6 +70,9 @@ class BuildSummary:
     timings: dict[str, float] = field(default_factory=dict)
     judge_usage: dict[str, int] = field(default_factory=dict)
     """The LLM judge's token usage in this run (empty without a judge)."""
+    finished_at: float = 0.0
+    """When publishing ended (seconds since the epoch): the command that prints the summary
+    adds the time from there (the flow's end) to ``seconds``."""
 
     @property
     def message(self) -> str:
@@ -113,7 +118,8 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     from cseaug.dataset.export import write_configured_exports
     from cseaug.diagnostics.version import write_diagnostics
 
-    started = time.perf_counter()
+    marks = wallclock.take()  # all made before publishing: command start, hand-over, plan
+    started, started_at = time.perf_counter(), time.time()
     plan = read_plan(run.plan_path)
     cfg, store = run.cfg, run.store
     missing = [i for i in range(plan["shards"]) if not store.exists("rows", i, VIEWS)]
@@ -148,7 +154,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
 
     phases = {
         "plan": plan["seconds"]["plan"],
-        "generate": round(sum(o.seconds for o in outcomes), 3),
+        "generate": generation_seconds(marks, plan["seconds"]["plan"], outcomes, started_at),
     }
 
     def diagnostics(staging: Path) -> None:
@@ -166,7 +172,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
             phases["diagnostics"] = round(time.perf_counter() - sealed, 3)
         # the manifest is committed after this call: its timings say where the build's time went
         manifest["timings"] = {
-            **wallclock.build_timings(wallclock.take(), phases, time.time()),
+            **wallclock.build_timings(marks, phases, time.time()),
             # generation over every attempt of the build (a rerun's generate is this run's)
             "generate_build": spent.get("generate_seconds", 0.0),
         }
@@ -191,12 +197,10 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     if is_uri(cfg.output.root) and exports:
         exports = upload_exports(cfg.output.root, published.path)
     counts = published.manifest["counts"]
-    if published.reused:
-        # the reused version's manifest times the build that made it; this run's are its own
-        phases["publish"] = round(time.perf_counter() - started, 3)
-        timings = wallclock.build_timings(wallclock.take(), phases, time.time())
-    else:
-        timings = dict(published.manifest.get("timings", {}))
+    # this run's own times (a reused version's manifest times the build that made it), up to
+    # now: publishing is all of this step but the diagnostics, the exports included
+    phases["publish"] = round(time.perf_counter() - started - phases.get("diagnostics", 0.0), 3)
+    finished_at = time.time()
     return BuildSummary(
         dataset=published.name,
         version=published.version,
@@ -207,17 +211,30 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         rejects=counts["rejects"],
         rejects_by_stage=counts["rejects_by_stage"],
         token_usage=usage,
-        seconds=round(
-            time.perf_counter()
-            - started
-            + plan["seconds"]["plan"]
-            + sum(o.seconds for o in outcomes),
-            3,
-        ),
+        seconds=wallclock.wall_seconds(marks, phases, finished_at),
         exports=exports,
         diagnostics_dir=str(published.path / DIAGNOSTICS) if cfg.diagnostics.enabled else None,
         reused_version=f"{published.name}/{published.version}" if published.reused else None,
         location=published.location,
-        timings=timings,
+        timings=wallclock.build_timings(marks, phases, finished_at),
         judge_usage=token_usage.get("judge", {}).get("this_run", {}),
+        finished_at=finished_at,
     )
+
+
+def generation_seconds(
+    marks: dict[str, float], plan_seconds: float, outcomes: list[ShardOutcome], now: float
+) -> float:
+    """The shards' seconds; at most the wall time from the plan's end to ``now`` (shards on
+    several workers overlap, and their seconds add up to more than the wait).
+
+    Example:
+        >>> two_workers = [ShardOutcome(i, rows=0, rejects=0, demoted=0, seconds=6.0) for i in (0, 1)]
+        >>> generation_seconds({"plan_started": 100.0}, 1.0, two_workers, now=108.0)
+        7.0
+    """
+    generated = round(sum(o.seconds for o in outcomes), 3)
+    if wallclock.PLAN_STARTED not in marks:
+        return generated
+    waited = now - marks[wallclock.PLAN_STARTED] - plan_seconds
+    return round(max(0.0, min(generated, waited)), 3)

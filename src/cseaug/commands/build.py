@@ -5,12 +5,14 @@ Prefect (an ephemeral local server when no ``PREFECT_API_URL`` is set, which the
 starts itself while it imports the flow: :mod:`cseaug_prefect.flows.temporary_server`).
 Before either, the preflight (:mod:`cseaug.build.preflight`) checks everything the build
 needs and reports every problem at once. ``--dry-run`` runs the same checks, then counts the
-requests and tokens the build would spend, and publishes nothing.
+requests and tokens the build would spend, and publishes nothing; it stops only on the
+config's inputs, and lists what a real build would still need (an API key, models, ...).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,9 +31,37 @@ if TYPE_CHECKING:
 
 console = Console(stderr=True)
 
+TIME_PARTS = {
+    "startup": "start-up",
+    "prefect_start": "Prefect start",
+    "plan": "sampling",
+    "generate": "generation",
+    "publish": "publishing",
+    "diagnostics": "diagnostics",
+    "orchestration": "Prefect between tasks",
+}
+"""The summary's names of the parts of a build's wall time (``timings`` keys), in order."""
+
+
+def time_parts(summary: dict[str, Any], now: float) -> tuple[float, list[tuple[str, float]]]:
+    """The build's wall time up to ``now`` and its parts, which add up to it: the build's
+    ``timings``, the flow's end after publishing (Prefect's last tasks and states), and
+    whatever else is left, named."""
+    timings = summary.get("timings") or {}
+    parts = [(label, timings[key]) for key, label in TIME_PARTS.items() if key in timings]
+    seconds = summary["seconds"]
+    if summary.get("finished_at"):
+        parts.append(("flow end", max(0.0, now - summary["finished_at"])))
+        seconds += parts[-1][1]
+    rest = seconds - sum(part for _, part in parts)
+    if rest >= 0.05:
+        parts.append(("other", rest))
+    return seconds, parts
+
 
 def print_summary(summary: dict[str, Any]) -> None:
-    """The end-of-build summary: rows, rejects by reason, tokens, time, output path."""
+    """The end-of-build summary: rows, rejects by reason, tokens, the wall time from the
+    command's start and its parts, output path."""
     table = Table(title="build summary", show_header=False, title_justify="left")
     if summary.get("reused_version"):
         console.print(summary["message"], markup=False, highlight=False)
@@ -51,25 +81,32 @@ def print_summary(summary: dict[str, Any]) -> None:
                 f"{usage.get('requests', 0):,} requests sent, {usage.get('cached', 0):,} from cache, "
                 f"{usage.get('prompt_tokens', 0):,} prompt + {usage.get('completion_tokens', 0):,} completion tokens",
             )
-    table.add_row("time", f"{summary['seconds']:.1f} s")
-    timings = summary.get("timings") or {}
-    if timings:
-        table.add_row(
-            "", ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in timings.items())
-        )
+    seconds, parts = time_parts(summary, time.time())
+    table.add_row("time", f"{seconds:.1f} s (wall)")
+    if parts:
+        table.add_row("", ", ".join(f"{part} {spent:.1f} s" for part, spent in parts))
     for path in summary.get("exports", []):
         table.add_row("export", path)
     console.print(table)
 
 
-def print_estimate(estimate: dict[str, Any]) -> None:
-    """What a dry run found: requests and tokens the build would spend."""
+def print_estimate(estimate: dict[str, Any], build_needs: list[str]) -> None:
+    """What a dry run found: requests and tokens the build would spend, and what a real
+    build would still need (the preflight's problems a dry run does not stop on)."""
     table = Table(
         title="dry run: nothing sent, nothing published", show_header=False, title_justify="left"
     )
     for key, value in estimate.items():
         table.add_row(key.replace("_", " "), f"{value:,}" if isinstance(value, int) else str(value))
     console.print(table)
+    if build_needs:
+        lines = [" ".join(need.split()) for need in build_needs]  # one line each
+        console.print(
+            "a real build would still need:\n" + "\n".join(f"  - {line}" for line in lines),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def refuse_secrets_in_overrides(overrides: list[str]) -> None:
@@ -117,12 +154,13 @@ def build(
     refuse_secrets_in_overrides(set_)
     from cseaug.build.preflight import check_before_build
 
+    dry_run = dry_run or cfg.execution.dry_run
     # every problem at once, in seconds, before any server or flow starts
-    check_before_build(cfg, say=say)
-    if dry_run or cfg.execution.dry_run:
+    build_needs = check_before_build(cfg, say=say, dry_run=dry_run)
+    if dry_run:
         from cseaug.build.dry_run import estimate_build
 
-        print_estimate(estimate_build(cfg))
+        print_estimate(estimate_build(cfg), build_needs)
         return
     # Prefect's temporary server starts on the other core while the flow is imported (issue 14)
     server = temporary_server() if cfg.execution.runner.kind == "local" else None

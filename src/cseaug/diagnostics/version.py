@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,10 @@ VIEW_COLORS = {
     "knowledge": "tab:purple",
 }
 BATCH_ROWS = 8_192
+SAMPLED_PER_SLICE = 64
+"""Rows of the cosine-similarity sample embedded per call to the encoder (its anchors and
+views: ~400 texts, a few seconds on 2 CPU cores): the progress bar moves after each, so
+the wait for the encoder worker shows as it goes (issue 22) rather than one jump per batch."""
 
 
 @dataclass
@@ -216,6 +221,19 @@ def _sample_positions(
     return np.sort(positions[chosen]), int(positions.size)
 
 
+def row_slices(sampled: np.ndarray, per_slice: int) -> list[tuple[int, int]]:
+    """Consecutive row ranges ``[start, end)`` over ``sampled`` (one flag per row), each
+    holding at most ``per_slice`` sampled rows; rows outside the sample do not split a range.
+
+    Example:
+        >>> row_slices(np.array([True, False, True, True, False, True]), 2)
+        [(0, 3), (3, 6)]
+    """
+    cuts = np.flatnonzero(sampled)[per_slice::per_slice].tolist()
+    edges = [0, *cuts, sampled.size]
+    return list(itertools.pairwise(edges))
+
+
 def write_diagnostics(
     rows_source: str | Path,
     out_dir: str | Path,
@@ -256,8 +274,13 @@ def write_diagnostics(
         if views
         else (np.empty(0, np.int64), 0)
     )
-    if encoder is None and positions.size:
-        encoder = encoder_from_config(cfg, cache_dir)
+    if positions.size:  # the encoder's load shows apart: it is not the rows' progress
+        with progress_bar("Loading the sentence encoder", total=1, unit="models") as bar:
+            if encoder is None:
+                encoder = encoder_from_config(cfg, cache_dir)
+            elif isinstance(encoder, EncoderWorker):
+                encoder.wait_until_loaded()
+            bar.advance()
     index = eval_index
     if index is None and cfg.eval_data_dir:
         index = load_eval_index(cfg.eval_data_dir)
@@ -274,30 +297,35 @@ def write_diagnostics(
     offset = 0
     with progress_bar("Diagnostics", total=total, unit="rows") as bar:
         for batch in iter_batches(source, columns=columns, batch_size=BATCH_ROWS):
-            table = pa.Table.from_batches([batch])
-            n = table.num_rows
-            lo, hi = np.searchsorted(positions, [offset, offset + n])
-            sampled = np.zeros(n, dtype=bool)
-            sampled[positions[lo:hi] - offset] = True
-            matrices = {m: np.full((n, 3), np.nan) for m in ("mer", "cs")}
-            anchors = AnchorWords(table)
-            for view in views:
-                mer = view_mer(table, view, anchors)
-                values[view]["mer"].add(mer[~np.isnan(mer)])
-                if encoder is not None and sampled.any():
-                    cs = view_cs(table, view, encoder, rows=sampled)
-                    values[view]["cs"].add(cs[sampled & ~np.isnan(cs)])
-                else:
-                    cs = np.full(n, np.nan)
-                if view in ORDER_VIEWS:
-                    matrices["mer"][:, ORDER_VIEWS.index(view)] = mer
-                    matrices["cs"][:, ORDER_VIEWS.index(view)] = cs
-            for metric, counts in order.items():
-                counts.add(matrices[metric])
-            if counter is not None:
-                counter.add(table)
-            offset += n
-            bar.advance(n)
+            whole = pa.Table.from_batches([batch])
+            lo, hi = np.searchsorted(positions, [offset, offset + whole.num_rows])
+            in_sample = np.zeros(whole.num_rows, dtype=bool)
+            in_sample[positions[lo:hi] - offset] = True
+            for start, end in row_slices(in_sample, SAMPLED_PER_SLICE):
+                table, sampled, n = (
+                    whole.slice(start, end - start),
+                    in_sample[start:end],
+                    end - start,
+                )
+                matrices = {m: np.full((n, 3), np.nan) for m in ("mer", "cs")}
+                anchors = AnchorWords(table)
+                for view in views:
+                    mer = view_mer(table, view, anchors)
+                    values[view]["mer"].add(mer[~np.isnan(mer)])
+                    if encoder is not None and sampled.any():
+                        cs = view_cs(table, view, encoder, rows=sampled)
+                        values[view]["cs"].add(cs[sampled & ~np.isnan(cs)])
+                    else:
+                        cs = np.full(n, np.nan)
+                    if view in ORDER_VIEWS:
+                        matrices["mer"][:, ORDER_VIEWS.index(view)] = mer
+                        matrices["cs"][:, ORDER_VIEWS.index(view)] = cs
+                for metric, counts in order.items():
+                    counts.add(matrices[metric])
+                if counter is not None:
+                    counter.add(table)
+                bar.advance(n)
+            offset += whole.num_rows
 
     out.mkdir(parents=True, exist_ok=True)
     plots: dict[str, str] = {}

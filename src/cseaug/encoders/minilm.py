@@ -13,6 +13,10 @@ returns a local directory of that model:
    that package's copy; without it, a one-line :class:`~cseaug.errors.ConfigError` that says
    how to get the model.
 
+:func:`minilm_problem` tells the same, without loading or downloading anything, for the
+build's preflight: a ``make setup`` install (no ``dev`` extra) offline with an empty cache
+has no copy at all, and must hear it before the build starts rather than at publish.
+
 Example:
     minilm_location()
     # '~/.cache/huggingface/hub/models--sentence-transformers--all-MiniLM-L6-v2/snapshots/c9745ed...'
@@ -21,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import os
 import socket
@@ -29,7 +34,7 @@ from urllib.parse import urlsplit
 from cseaug.config import MINILM_REVISION
 from cseaug.errors import ConfigError, require
 from cseaug.hub import DEFAULT_ENDPOINT as DEFAULT_HF_ENDPOINT
-from cseaug.hub import hub_offline
+from cseaug.hub import cached_file, hub_offline
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 """The model's Hugging Face id."""
@@ -75,6 +80,27 @@ def _packaged_copy() -> str | None:
     return str(package.get_model_path())
 
 
+def _unavailable(revision: str) -> str:
+    """Why the model at ``revision`` cannot be had, and how to get it."""
+    return (
+        f"the encoder {MINILM_ID}@{revision[:12]} is not in the Hugging Face cache and the hub "
+        "cannot be reached; download it once where the hub is reachable (it is cached), or set "
+        "diagnostics.encoder to a local model directory"
+    )
+
+
+def minilm_problem(revision: str = MINILM_REVISION) -> str | None:
+    """Why :func:`minilm_location` would fail, or None; nothing is loaded or downloaded.
+
+    Raises:
+        MissingExtraError: huggingface_hub is not installed (the ``hf`` extra).
+    """
+    require("huggingface_hub", "hf", f"The encoder {MINILM_ID}")
+    if cached_file(MINILM_ID, revision=revision) is not None or hub_reachable():
+        return None
+    return None if importlib.util.find_spec(FALLBACK_PACKAGE) else _unavailable(revision)
+
+
 def minilm_location(revision: str = MINILM_REVISION, cache_dir: str | None = None) -> str:
     """A local directory of all-MiniLM-L6-v2 at ``revision`` (see the module docstring for the order).
 
@@ -98,11 +124,7 @@ def minilm_location(revision: str = MINILM_REVISION, cache_dir: str | None = Non
         return download(MINILM_ID, **options)
     packaged = _packaged_copy()
     if packaged is None:
-        raise ConfigError(
-            f"the encoder {MINILM_ID}@{revision[:12]} is not in the Hugging Face cache and the hub "
-            "cannot be reached; download it once where the hub is reachable (it is cached), or set "
-            "diagnostics.encoder to a local model directory"
-        )
+        raise ConfigError(_unavailable(revision))
     logger.warning(
         "the Hugging Face hub cannot be reached: using the packaged copy of %s (%s)",
         MINILM_ID,

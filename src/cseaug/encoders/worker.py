@@ -104,6 +104,11 @@ class EncoderWorker:
         """The child's process id."""
         return self._process.pid
 
+    def wait_until_loaded(self) -> None:
+        """Wait until the child has loaded the model (raises its error, as :meth:`encode`), so
+        that a caller can show the wait for the load apart from the embedding's progress."""
+        self._loaded()
+
     @property
     def dimension(self) -> int:
         """The embedding size (waits until the child has loaded the model)."""
