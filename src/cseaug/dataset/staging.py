@@ -11,7 +11,11 @@ manifest), writes ``manifest.json`` and the card, fsyncs, and renames the stagin
 directory to the next version name. Names are allocated and the rename done under an
 exclusive ``flock`` on the dataset's ``.lock`` file, so concurrent builds get distinct
 versions and never see each other's half-written files. Published files and directories
-are made read-only and an existing version is never written into.
+are made read-only before the rename, and an existing version is never written into. What
+the build reports is what is on disk: a failure after the rename (a full disk at the
+``latest`` pointer) renames the version back out of sight, and a publish killed there is
+finished by the rerun of the same data instead of published twice
+(:meth:`StagedVersion.same_data_as_latest`).
 
 On an object store (``root`` an fsspec URI) the version is staged the same way in the
 root's local work directory (:mod:`cseaug.roots`), then claimed, uploaded and committed
@@ -338,20 +342,38 @@ class StagedVersion:
         return sorted((self.path / "data").glob("train-*.parquet"))
 
     def same_data_as_latest(self) -> PublishedVersion | None:
-        """The latest published version if its data fingerprint equals the sealed data's, else None."""
+        """The latest published version if its data fingerprint equals the sealed data's, else None.
+
+        On a local root a version newer than the one ``latest`` names is a publish cut off
+        between its rename and the pointer's (a killed process): it is compared first, and
+        when it holds these data ``latest`` is pointed at it, finishing that publish instead
+        of publishing the same data again under a new number.
+        """
         latest = versions.latest_version(self.root, self.name)
         if latest is None:
             return None
-        try:
-            manifest = versions.read_stored_manifest(self.root, self.name, latest)
-        except InputError:
-            return None  # a damaged latest version is no reason to withhold a good one
-        if manifest.get("fingerprints", {}).get("data") != data_fingerprint(self.data_files()):
-            return None
-        directory = versions.resolve(self.root, f"{self.name}/{latest}")
-        return PublishedVersion(
-            self.name, latest, directory, manifest, reused=True, location=self._where(latest)
-        )
+        number = versions.version_number(latest) or 0
+        cut_off = [
+            v
+            for v in versions.list_versions(self.root, self.name)
+            if (versions.version_number(v) or 0) > number
+        ]
+        fingerprint = data_fingerprint(self.data_files())
+        for version in [*reversed(cut_off), latest]:
+            try:
+                manifest = versions.read_stored_manifest(self.root, self.name, version)
+            except InputError:
+                continue  # a damaged version is no reason to withhold a good one
+            if manifest.get("fingerprints", {}).get("data") != fingerprint:
+                continue
+            if version != latest:
+                with versions.dataset_lock(self.root, self.name) as directory:
+                    _point_latest(directory, version)
+            directory = versions.resolve(self.root, f"{self.name}/{version}")
+            return PublishedVersion(
+                self.name, version, directory, manifest, reused=True, location=self._where(version)
+            )
+        return None
 
     def _where(self, version: str) -> str:
         """The published location of ``version``: its directory or its URI."""
@@ -453,10 +475,7 @@ class StagedVersion:
                     f"version {self.name}/{version} exists already; published versions are never rewritten"
                 )
             self._write_card_and_manifest(final, files, plots, version)
-            os.rename(self.path, target)
-            fsync_path(directory)
-            _write_latest(directory, version)
-            os.chmod(target, READ_ONLY_DIR)
+            self._rename_into_place(directory, target)
         self._committed = True
         self._release()
         return PublishedVersion(self.name, version, target, final)
@@ -472,6 +491,28 @@ class StagedVersion:
         _write_text(self.path / versions.MANIFEST_FILE, _dump_json(final))
         _make_read_only(self.path)
         _fsync_tree(self.path)
+
+    def _rename_into_place(self, directory: Path, target: Path) -> None:
+        """Make the staged version ``target`` and point ``latest`` at it, or publish nothing.
+
+        Everything that needs disk space (the pointer's temporary file) and the permissions
+        are done while the version is still hidden; then only renames remain. A failure
+        after the version's rename (a full disk, an I/O error, Ctrl-C) renames it back into
+        staging, so the build's error is the outcome on disk: nothing was published and
+        ``latest`` still names the previous version.
+        """
+        os.chmod(self.path, READ_ONLY_DIR)
+        renamed = False
+        try:
+            with atomic_path(directory / versions.LATEST_FILE) as pointer:
+                _write_text(pointer, target.name + "\n")
+                os.rename(self.path, target)
+                renamed = True
+                fsync_path(directory)
+        except BaseException as exc:
+            if renamed:
+                _take_back(target, self.path, exc)
+            raise
 
     def _commit_remote(
         self,
@@ -490,8 +531,8 @@ class StagedVersion:
         copy = self.dataset_dir / version
         if copy.exists():  # a local copy left by a build whose upload never committed
             _force_rmtree(copy)
+        os.chmod(self.path, READ_ONLY_DIR)
         os.rename(self.path, copy)
-        os.chmod(copy, READ_ONLY_DIR)
         self._committed = True
         self._release()
         return PublishedVersion(self.name, version, copy, final, location=location)
@@ -539,10 +580,27 @@ def _write_text(path: Path, text: str) -> None:
         os.fsync(handle.fileno())
 
 
-def _write_latest(directory: Path, version: str) -> None:
+def _point_latest(directory: Path, version: str) -> None:
     """Point ``latest`` at ``version`` atomically (temporary file + rename)."""
     with atomic_path(directory / versions.LATEST_FILE) as tmp:
         _write_text(tmp, version + "\n")
+
+
+def _take_back(target: Path, staging: Path, cause: BaseException) -> None:
+    """Rename a version that failed to publish back into staging (nothing published).
+
+    Raises:
+        InputError: it could not be taken back either: the version is in place, and the
+            message says so (the outcome on disk, not the first error alone).
+    """
+    try:
+        os.rename(target, staging)
+        fsync_path(target.parent)
+    except OSError as exc:
+        raise InputError(
+            f"{target} was renamed into place, then publishing failed ({cause}) and it could "
+            f"not be taken back ({exc}): it is published but 'latest' may not name it"
+        ) from cause
 
 
 def publish_version(
