@@ -58,7 +58,7 @@ def test_uncommitted_version_is_invisible_and_its_name_never_reused(
 ) -> None:
     store = Store.from_root(root)
     # a build that claimed v0001 and uploaded a data file, then died before the manifest
-    assert commit_remote.claim_version(store, "demo") == "v0001"
+    assert commit_remote.claim_version(store, "demo", commit_remote.claim_token()) == "v0001"
     store.fs.pipe_file(store.path("datasets/demo/v0001/data/train-00000-of-00001.parquet"), b"x")
     assert versions.list_versions(root, "demo") == []
     assert versions.list_datasets(root) == []
@@ -73,7 +73,9 @@ def test_claims_are_exclusive_and_explicit_versions_never_rewritten(
     root, manifest, rows_factory
 ) -> None:
     store = Store.from_root(root)
-    claimed = [commit_remote.claim_version(store, "demo") for _ in range(3)]
+    claimed = [
+        commit_remote.claim_version(store, "demo", commit_remote.claim_token()) for _ in range(3)
+    ]
     assert claimed == ["v0001", "v0002", "v0003"]
     with pytest.raises(InputError, match="never rewritten"):
         _publish(root, manifest, rows_factory(2, 2), version="v0002")

@@ -64,7 +64,7 @@ import pyarrow.parquet as pq
 from cseaug.dataset import versions
 from cseaug.dataset.atomic import atomic_path, fsync_path
 from cseaug.dataset.card import render_card
-from cseaug.dataset.commit_remote import claim_version, upload_version
+from cseaug.dataset.commit_remote import claim_token, claim_version, upload_version
 from cseaug.dataset.conform import conform
 from cseaug.dataset.counts import RowCounts
 from cseaug.dataset.manifest import validate_manifest
@@ -525,9 +525,10 @@ class StagedVersion:
         """Claim, upload and commit on the object store (:mod:`.commit_remote`); the staging
         directory becomes the local copy of the committed version."""
         remove_stale_staging(self.dataset_dir)
-        version = claim_version(store, self.name, version)
+        token = claim_token()
+        version = claim_version(store, self.name, token, version)
         self._write_card_and_manifest(final, files, plots, version)
-        location = upload_version(store, self.path, self.name, version)
+        location = upload_version(store, self.path, self.name, version, token)
         copy = self.dataset_dir / version
         if copy.exists():  # a local copy left by a build whose upload never committed
             _force_rmtree(copy)
