@@ -266,8 +266,8 @@ def test_verify_checks_every_published_file_and_finds_unlisted_ones(
     assert listed == set(snapshot(published.path)) - {"manifest.json"}
     assert {DATA_FILE, "rejects.parquet", "README.md", "diagnostics/summary.json"} <= listed
     root = ["--root", str(tmp_path / "storage")]
-    status, out, _ = cseaug(capsys, "verify", "demo/v0001", *root)
-    assert status == 0 and f"{len(listed)} files match" in out
+    status, out, err = cseaug(capsys, "verify", "demo/v0001", *root)
+    assert status == 0 and f"{len(listed)} files match" in out, err
 
     flip_one_byte(published.path / "README.md")
     os.chmod(published.path / "diagnostics", stat.S_IRWXU)
@@ -311,7 +311,16 @@ def test_exports_beside_the_version_are_recorded_and_verified(
         "simcse-train.csv",
     ]
     status, out, _ = cseaug(capsys, "verify", "demo", *root)
-    assert status == 0 and f"{len(published.manifest['files']) + 3} files match" in out
+    # the version's files and the exports are counted apart (issue 22: "12 files match its
+    # manifest", which listed 6)
+    assert (
+        status == 0
+        and (
+            f"{len(published.manifest['files'])} files match the sha256 of its manifest; "
+            "3 exports match their record (exports.json)"
+        )
+        in out
+    )
 
     (folder / "simcse-train.csv").write_text("sent0\nswapped\n", encoding="utf-8")
     (folder / "sentence-transformers-hybrid-train" / "other.parquet").unlink()
@@ -508,3 +517,29 @@ def test_every_reader_refuses_a_manifest_edited_to_hide_a_changed_row(
         load_training_data(published.path, cfg)
     with pytest.raises(InputError, match=message):
         list(iter_batches(published.path, ["sentence"]))
+
+
+# -- 22: `show` and `verify` piped ----------------------------------------------------------
+
+
+def test_show_and_verify_print_whole_lines_when_piped(
+    tmp_path: Path,
+    published: PublishedVersion,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Proves issue 22's `show` item: piped (stdout not a terminal), on a 40-column terminal,
+    `show` keeps the version's path, each file's row and the fingerprints on one line each,
+    and `verify`'s line is whole. Before, rich wrapped them at the console width (80 when
+    piped, COLUMNS when set)."""
+    monkeypatch.setenv("COLUMNS", "40")
+    root = ["--root", str(tmp_path / "storage")]
+    status, out, _ = cseaug(capsys, "show", "demo", *root)
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0] == f"demo/v0001  {published.path}"
+    for entry in published.manifest["files"]:
+        assert any(entry["path"] in line and entry["sha256"][:16] in line for line in lines)
+    assert any(line.strip().startswith("fingerprints") and "data" in line for line in lines)
+    status, out, _ = cseaug(capsys, "verify", "demo", *root)
+    assert status == 0 and out.startswith(f"ok: {published.path}: ") and out.count("\n") == 1

@@ -154,12 +154,22 @@ class VerifyReport:
     version_dir: Path | str
     """The version's directory, or its URI on an object store."""
     checked: int = 0
+    """Files of the version found and hashed (those its manifest lists)."""
+    exports_checked: int = 0
+    """Exports beside the version found and hashed (those its ``exports.json`` records)."""
     changed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     unlisted: list[str] = field(default_factory=list)
     complete: bool = True
     """The manifest lists every file (``files_complete``); older manifests list only the
     data files and ``rejects.parquet``, so files they do not list are not counted wrong."""
+
+    def summary(self) -> str:
+        """``N files match the sha256 of its manifest`` (and the exports, when there are any)."""
+        line = f"{self.checked} files match the sha256 of its manifest"
+        if self.exports_checked:
+            line += f"; {self.exports_checked} exports match their record (exports.json)"
+        return line
 
     @property
     def ok(self) -> bool:
@@ -205,7 +215,7 @@ def verify_version(version_dir: str | Path) -> VerifyReport:
         if file_sha256(path) != sha256:
             report.changed.append(relative)
     checked, changed, missing = check_exports(version_dir)
-    report.checked += checked
+    report.exports_checked = checked
     report.changed += changed
     report.missing += missing
     present = {
@@ -239,7 +249,9 @@ def verify_stored_version(root: str | Path, ref: str) -> VerifyReport:
     report = VerifyReport(store.url(prefix), complete=bool(manifest.get(FILES_COMPLETE)))
     present = set(store.find(prefix))
     for relative, sha256 in sorted(recorded.items()):
-        _check_object(store, f"{prefix}/{relative}", relative, sha256, relative in present, report)
+        report.checked += _check_object(
+            store, f"{prefix}/{relative}", relative, sha256, relative in present, report
+        )
     report.unlisted = sorted(
         present - set(recorded) - {versions.MANIFEST_FILE, versions.CLAIM_FILE, versions.LEASE_FILE}
     )
@@ -251,7 +263,9 @@ def verify_stored_version(root: str | Path, ref: str) -> VerifyReport:
         exported = set(store.find(exports))
         for relative, entry in sorted(record.get("files", {}).items()):
             shown = f"{exports}/{relative}"
-            _check_object(store, shown, shown, entry["sha256"], relative in exported, report)
+            report.exports_checked += _check_object(
+                store, shown, shown, entry["sha256"], relative in exported, report
+            )
     return report
 
 
@@ -262,11 +276,12 @@ def _check_object(
     sha256: str,
     exists: bool,
     report: VerifyReport,
-) -> None:
-    """Count ``path`` (relative to the root; ``shown`` in the report): missing, changed or checked."""
+) -> bool:
+    """Check ``path`` (relative to the root; ``shown`` in the report), adding it to the
+    report's missing or changed files; True when it was there and hashed."""
     if not exists:
         report.missing.append(shown)
-        return
-    report.checked += 1
+        return False
     if store.sha256(path) != sha256:
         report.changed.append(shown)
+    return True
