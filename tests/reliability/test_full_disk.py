@@ -4,7 +4,7 @@ The outcome a build reports is the outcome on disk: published (said so, read-onl
 naming it) or nothing published (``latest`` unchanged); a rerun never publishes the same data
 under a second number.
 
-The full disk is real where the test may mount one (a 4 MiB tmpfs; the test runs as root in
+The full disk is real where the test may mount one (a 16 MiB tmpfs; the test runs as root in
 CI and skips where mounting is refused); the failing pointer rename is an injected ENOSPC,
 the one step a real full disk cannot fail on tmpfs.
 """
@@ -23,10 +23,13 @@ from typing import Any
 
 import pytest
 
+from cseaug.build import publish as build_publish
 from cseaug.dataset import versions
 from cseaug.dataset.staging import PublishedVersion, publish_version
 from cseaug.dataset.verify import verify_version
+from cseaug.errors import InputError
 from tests.canonical_rows import make_rows
+from tests.fake_openai_server import FakeOpenAIServer
 from tests.reliability.attack_tools import REPO
 
 pytestmark = pytest.mark.reliability
@@ -34,11 +37,11 @@ pytestmark = pytest.mark.reliability
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 4 MiB tmpfs mounted at ``tmp_path/disk`` (skips where mounting is not allowed)."""
+    """A 16 MiB tmpfs mounted at ``tmp_path/disk`` (skips where mounting is not allowed)."""
     mount = tmp_path / "disk"
     mount.mkdir()
     mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
+        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)],
         capture_output=True,
         text=True,
         check=False,
@@ -194,3 +197,35 @@ def test_a_rerun_after_a_publisher_killed_at_the_last_step_publishes_no_duplicat
     rerun = publish(root, manifest, start=100)
     assert (rerun.version, rerun.reused) == ("v0002", True) and pointer(root) == "v0002"
     assert sorted(fingerprints(root)) == ["v0001", "v0002"]
+
+
+@pytest.mark.slow
+def test_a_build_whose_exports_fill_the_disk_says_its_version_is_published(
+    small_disk: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills right after the publish, as the configured exports are written: the
+    build's one-line error starts with "published <version>" (the version is there, read-only,
+    verified, `latest`) and says how to write the exports again. Before, the build ended
+    with "no space left on device", exit 2, as if nothing had been published."""
+    from cseaug.build.local import run_build
+    from tests.build.test_build_run import make_config
+
+    real_publish = build_publish.publish_version
+
+    def publish_then_fill(*args: Any, **kwargs: Any) -> PublishedVersion:
+        published = real_publish(*args, **kwargs)
+        fill(small_disk)
+        return published
+
+    monkeypatch.setattr(build_publish, "publish_version", publish_then_fill)
+    root = small_disk / "storage"
+    with FakeOpenAIServer() as server:
+        cfg = make_config(shared_data, root, server.base_url)
+        with pytest.raises(InputError) as failed:
+            run_build(cfg)
+    version = versions.dataset_dir(root, "wiki-sts-test") / "v0001"
+    message = str(failed.value)
+    assert message.startswith(f"published {version}, but writing its exports failed: ")
+    assert "no space left on device" in message and len(message.splitlines()) == 1
+    assert versions.latest_version(root, "wiki-sts-test") == "v0001"
+    assert verify_version(version).ok and stat.S_IMODE(version.stat().st_mode) == 0o555
