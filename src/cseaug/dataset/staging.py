@@ -72,7 +72,7 @@ from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cseaug.dataset.sink import ROW_GROUP_ROWS, ParquetSink
 from cseaug.dataset.store import Store
 from cseaug.dataset.verify import FILES_COMPLETE
-from cseaug.errors import InputError
+from cseaug.errors import InputError, os_error_message
 from cseaug.hashing import file_sha256, json_sha256
 from cseaug.progress import progress_bar
 from cseaug.roots import is_uri, work_dir
@@ -523,17 +523,28 @@ class StagedVersion:
         version: str | None,
     ) -> PublishedVersion:
         """Claim, upload and commit on the object store (:mod:`.commit_remote`); the staging
-        directory becomes the local copy of the committed version."""
+        directory becomes the local copy of the committed version.
+
+        Raises:
+            InputError: also once the version is committed, when its local copy cannot be
+                put in place: the message starts with "published <URI>", the outcome.
+        """
         remove_stale_staging(self.dataset_dir)
         token = claim_token()
         version = claim_version(store, self.name, token, version)
         self._write_card_and_manifest(final, files, plots, version)
+        os.chmod(self.path, READ_ONLY_DIR)
         location = upload_version(store, self.path, self.name, version, token)
         copy = self.dataset_dir / version
-        if copy.exists():  # a local copy left by a build whose upload never committed
-            _force_rmtree(copy)
-        os.chmod(self.path, READ_ONLY_DIR)
-        os.rename(self.path, copy)
+        try:
+            if copy.exists():  # a local copy left by a build whose upload never committed
+                _force_rmtree(copy)
+            os.rename(self.path, copy)
+        except OSError as exc:
+            raise InputError(
+                f"published {location}, but its local copy {copy} could not be made "
+                f"({os_error_message(exc)}); readers download it when they need it"
+            ) from exc
         self._committed = True
         self._release()
         return PublishedVersion(self.name, version, copy, final, location=location)
