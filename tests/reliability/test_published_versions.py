@@ -19,6 +19,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from cseaug.api import open_version
 from cseaug.build.run import BuildRun
 from cseaug.cli import main
 from cseaug.dataset import versions
@@ -491,7 +492,7 @@ def test_every_reader_refuses_a_manifest_edited_to_hide_a_changed_row(
     """Proves 21.8: a row rewritten and the manifest edited to match (its `files` key
     deleted, or the file's sha256 replaced by the new one) is refused by `export`,
     `diagnose`, `show`, `verify`, the trainer's reader and the rows reader, each in one line
-    naming the version, and nothing is written. Before, without `files` the export and the
+    naming the version, and nothing is written; `cseaug.open_version` refuses to open it. Before, without `files` the export and the
     trainer read the tampered row with exit 0 (the training record naming the original data
     fingerprint), and an edited sha256 passed everything."""
     from cseaug.trainer.config import load_train_config
@@ -517,6 +518,8 @@ def test_every_reader_refuses_a_manifest_edited_to_hide_a_changed_row(
         load_training_data(published.path, cfg)
     with pytest.raises(InputError, match=message):
         list(iter_batches(published.path, ["sentence"]))
+    with pytest.raises(InputError, match=message):
+        open_version("demo", root=tmp_path / "storage")
 
 
 # -- 22: `show` and `verify` piped ----------------------------------------------------------
