@@ -219,6 +219,10 @@ def s3_root(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
     from cseaug.dataset.store import Store
 
+    # fsspec caches filesystems by their arguments, not by the environment: a client made
+    # for another module's server (stopped since) would be reused
+    pytest.importorskip("s3fs").S3FileSystem.clear_instance_cache()
+
     for key, value in {
         "AWS_ENDPOINT_URL": s3_endpoint,
         "AWS_ACCESS_KEY_ID": "testing",
