@@ -259,7 +259,7 @@ def versions_command(
             warn,
             f"warning: {prefix.url} is not committed (no manifest.json): {_describe(prefix)}; "
             "its build is still uploading or died (--prune-uncommitted removes it once "
-            "unwritten for --older-than, 24h by default)",
+            "unwritten for --older-than, 24h by default, and its build's lease has run out)",
         )
     console = Console()
     if not names:
