@@ -17,9 +17,9 @@ Safety rules:
 - the prefix is listed again right before it is emptied and left alone if ``manifest.json``
   appeared (committed) or anything was written since; ``manifest.json`` is never deleted;
 - its number is never freed: ``.claim`` (and the dead build's ``.lease``) stays, with a
-  ``.pruned`` marker beside it (tiny objects), so no later build claims the same name. Freeing the number would let a new build
-  claim it while a build wrongly presumed dead still uploads into the same prefix: two writers
-  mixing files under one name. A build that comes back after its prefix was pruned finds the
+  ``.pruned`` marker beside it (tiny objects), so no later build claims the same name.
+  Freeing the number would let a new build claim it while a build wrongly presumed dead
+  still uploads into the same prefix: two writers mixing files under one name. A build that comes back after its prefix was pruned finds the
   marker and commits nothing (:func:`cseaug.dataset.commit_remote.check_still_ours`); files it
   uploaded in the meantime make the prefix uncommitted again, to be pruned later.
 
@@ -68,7 +68,7 @@ class UncommittedPrefix:
     """Uploaded objects (markers aside), relative to the prefix: what pruning deletes."""
     size: int
     """Bytes of :attr:`files`."""
-    lease_until: datetime | None = None
+    lease_until: datetime
     """When the lease of its build runs out: :data:`~cseaug.dataset.lease.LEASE_TTL` after its
     last renewal, the claim being the first."""
 
@@ -125,7 +125,7 @@ def find_uncommitted(root: str, name: str | None = None) -> list[UncommittedPref
 def idle_problem(prefix: UncommittedPrefix, idle: timedelta, now: datetime) -> str:
     """Why ``prefix`` is too recent to prune ("" when it has been idle for ``idle`` and its
     build's lease has run out)."""
-    if prefix.lease_until is not None and prefix.lease_until > now:
+    if prefix.lease_until > now:
         return (
             f"its build holds a lease on it for {describe_age(prefix.lease_until - now)} "
             "more (renewed while it uploads)"
