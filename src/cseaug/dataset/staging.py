@@ -71,7 +71,7 @@ from cseaug.dataset.manifest import validate_manifest
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cseaug.dataset.sink import ROW_GROUP_ROWS, ParquetSink
 from cseaug.dataset.store import Store
-from cseaug.dataset.verify import FILES_COMPLETE
+from cseaug.dataset.verify import FILES_COMPLETE, recorded_data_fingerprint
 from cseaug.errors import InputError, os_error_message
 from cseaug.hashing import file_sha256, json_sha256
 from cseaug.progress import progress_bar
@@ -455,8 +455,10 @@ class StagedVersion:
         final = {**dict(manifest), **self.manifest_extra}
         final["fingerprints"] = {
             **dict(final.get("fingerprints", {})),
-            "data": json_sha256([f["sha256"] for f in files if f["path"].startswith("data/")]),
-        }  # = data_fingerprint(self.data_files()), from the sha256 computed once here
+            # = data_fingerprint(self.data_files()), from the sha256 computed once here, by
+            # the definition the readers recompute it with
+            "data": recorded_data_fingerprint({f["path"]: f["sha256"] for f in files}),
+        }
         final["counts"] = self.counts.as_dict()
         final["heldout_fraction"] = self.heldout_fraction
         final["files"] = files
