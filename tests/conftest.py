@@ -195,3 +195,44 @@ def fsmt_pivots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str
     from tests.tiny_fsmt import build_tiny_pivots
 
     return build_tiny_pivots(tmp_path_factory.mktemp("fsmt"))
+
+
+S3_BUCKET = "cseaug-test"
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    """A moto S3 server on 127.0.0.1 (a free port), moto's server mode (``moto[server]``)."""
+    server_module = pytest.importorskip("moto.server")
+    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3_root(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``s3://cseaug-test/<random prefix>`` on :func:`s3_endpoint`: endpoint and credentials
+    from the environment only (override ``AWS_ENDPOINT_URL`` to go through a proxy)."""
+    import uuid
+
+    from cseaug.dataset.store import Store
+
+    # fsspec caches filesystems by their arguments, not by the environment: a client made
+    # for another module's server (stopped since) would be reused
+    pytest.importorskip("s3fs").S3FileSystem.clear_instance_cache()
+
+    for key, value in {
+        "AWS_ENDPOINT_URL": s3_endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }.items():
+        monkeypatch.setenv(key, value)
+    store = Store.from_root(f"s3://{S3_BUCKET}")
+    if not store.fs.exists(S3_BUCKET):
+        store.fs.mkdir(S3_BUCKET)
+    store.fs.invalidate_cache()
+    return f"s3://{S3_BUCKET}/{uuid.uuid4().hex[:8]}"

@@ -110,10 +110,14 @@ def open_version(ref: str, root: str | Path = "storage") -> Version:
     an ``s3://``-style URI, as ``output.root`` takes).
 
     Raises:
-        InputError: no such dataset or version (the message lists what exists).
+        InputError: no such dataset or version (the message lists what exists), or its
+            manifest does not hold together (no file hashes, a data fingerprint that is not
+            the one of its data files: :func:`cseaug.dataset.verify.checked_records`).
     """
+    from cseaug.dataset.verify import checked_records
     from cseaug.dataset.versions import read_manifest, resolve
 
     path = resolve(root, ref)
     manifest = read_manifest(path)
+    checked_records(manifest, path)  # before anyone reads its fingerprints or rows
     return Version(f"{manifest['dataset']}/{manifest['version']}", path, manifest, root)

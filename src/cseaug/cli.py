@@ -25,6 +25,7 @@ import typer
 from rich.console import Console
 
 from cseaug import wallclock
+from cseaug.commands.help_screens import use_plain_flags
 from cseaug.commands.process_end import end_process
 from cseaug.errors import CseaugError, expected_os_error, os_error_message
 from cseaug.secrets import install_log_scrubbing, scrub
@@ -51,6 +52,7 @@ app = typer.Typer(
 
 for _name in COMMAND_MODULES:
     importlib.import_module(f"cseaug.commands.{_name}").register(app)
+use_plain_flags(app)
 
 PREFECT_DEFAULTS: dict[str, str] = {
     # Prefect's client telemetry (Amplitude) honours the DO_NOT_TRACK convention...

@@ -58,7 +58,7 @@ def test_uncommitted_version_is_invisible_and_its_name_never_reused(
 ) -> None:
     store = Store.from_root(root)
     # a build that claimed v0001 and uploaded a data file, then died before the manifest
-    assert commit_remote.claim_version(store, "demo") == "v0001"
+    assert commit_remote.claim_version(store, "demo", commit_remote.claim_token()) == "v0001"
     store.fs.pipe_file(store.path("datasets/demo/v0001/data/train-00000-of-00001.parquet"), b"x")
     assert versions.list_versions(root, "demo") == []
     assert versions.list_datasets(root) == []
@@ -73,7 +73,9 @@ def test_claims_are_exclusive_and_explicit_versions_never_rewritten(
     root, manifest, rows_factory
 ) -> None:
     store = Store.from_root(root)
-    claimed = [commit_remote.claim_version(store, "demo") for _ in range(3)]
+    claimed = [
+        commit_remote.claim_version(store, "demo", commit_remote.claim_token()) for _ in range(3)
+    ]
     assert claimed == ["v0001", "v0002", "v0003"]
     with pytest.raises(InputError, match="never rewritten"):
         _publish(root, manifest, rows_factory(2, 2), version="v0002")
@@ -159,3 +161,27 @@ def test_diagnose_on_a_remote_root_uploads_beside_the_version(
     assert f"summary.json to {root}/diagnostics/demo/v0001" in result.output
     stored = Store.from_root(root).find("diagnostics/demo/v0001")
     assert "summary.json" in stored and "mer.png" in stored
+
+
+def test_a_committed_version_whose_local_copy_fails_is_reported_as_published(
+    root, manifest, rows_factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifest is committed, then the local copy's rename fails (a full disk): the
+    error starts with "published <URI>" (issue 21.6: the outcome reported is the outcome),
+    and readers use the committed version through a fresh copy."""
+    import errno
+    import os
+
+    real_rename = os.rename
+
+    def full_at_the_copy(src, dst, **kwargs) -> None:
+        if Path(dst).name == "v0001":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+        real_rename(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "rename", full_at_the_copy)
+    with pytest.raises(InputError, match=r"^published memory://.*/datasets/demo/v0001, but its"):
+        _publish(root, manifest, rows_factory(3, 3))
+    monkeypatch.setattr(os, "rename", real_rename)
+    assert versions.list_versions(root, "demo") == ["v0001"]
+    assert read_rows(versions.resolve(root, "demo"), ["id"]).num_rows == 6

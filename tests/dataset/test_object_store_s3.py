@@ -10,13 +10,11 @@ because the server refuses the second conditional write (``If-None-Match: *``).
 from __future__ import annotations
 
 import threading
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from moto.server import ThreadedMotoServer
 from typer.testing import CliRunner
 
 from cseaug.build.local import run_build
@@ -29,35 +27,6 @@ from tests.build.test_build_run import make_config
 from tests.fake_openai_server import FakeOpenAIServer
 
 runner = CliRunner(env={"COLUMNS": "400"})
-BUCKET = "cseaug-test"
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    """A moto S3 server on 127.0.0.1 (a free port) with one bucket."""
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@pytest.fixture
-def s3_root(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """``s3://cseaug-test/<random prefix>``: endpoint and credentials from the environment only."""
-    for key, value in {
-        "AWS_ENDPOINT_URL": s3_endpoint,
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-    }.items():
-        monkeypatch.setenv(key, value)
-    store = Store.from_root(f"s3://{BUCKET}")
-    if not store.fs.exists(BUCKET):
-        store.fs.mkdir(BUCKET)
-    store.fs.invalidate_cache()
-    yield f"s3://{BUCKET}/{uuid.uuid4().hex[:8]}"
 
 
 def test_a_build_publishes_to_s3_and_every_reader_works_there(
@@ -207,21 +176,22 @@ def test_an_abandoned_prefix_is_listed_and_pruned_on_s3(
     assert f"warning: {s3_root}/datasets/demo/v0002 is not committed" in listed.output
     assert f"{len(dead.files)} files" in listed.output
 
-    # just died: a prune on the real clock keeps it, as it would keep a slow live upload
+    # just died: its lease still runs, so a prune on the real clock keeps it, as it keeps a
+    # slow live upload (issue 21.5)
     kept = runner.invoke(app, ["versions", "demo", "--root", s3_root, "--prune-uncommitted"])
-    assert f"kept {s3_root}/datasets/demo/v0002: last written" in kept.output, kept.output
-    assert set(store.find("datasets/demo/v0002")) == {".claim", *dead.files}
+    assert f"kept {s3_root}/datasets/demo/v0002: its build holds a lease" in kept.output
+    assert set(store.find("datasets/demo/v0002")) == {".claim", ".lease", *dead.files}
 
     # two days later (S3 times cannot be backdated: the clock is moved on instead)
     later = uncommitted.utc_now() + timedelta(days=2)
     monkeypatch.setattr(uncommitted, "utc_now", lambda: later)
     dry = runner.invoke(app, ["versions", "--root", s3_root, "--prune-uncommitted", "--dry-run"])
     assert f"would remove {s3_root}/datasets/demo/v0002" in dry.output, dry.output
-    assert set(store.find("datasets/demo/v0002")) == {".claim", *dead.files}
+    assert set(store.find("datasets/demo/v0002")) == {".claim", ".lease", *dead.files}
     pruned = runner.invoke(app, ["versions", "--root", s3_root, "--prune-uncommitted"])
     assert pruned.exit_code == 0, pruned.output
     assert f"removed {s3_root}/datasets/demo/v0002" in pruned.output
-    assert store.find("datasets/demo/v0002") == [".claim", ".pruned"]
+    assert store.find("datasets/demo/v0002") == [".claim", ".lease", ".pruned"]
     assert {
         p: store.sha256(f"datasets/demo/v0001/{p}") for p in store.find("datasets/demo/v0001")
     } == committed

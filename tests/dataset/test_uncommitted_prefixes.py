@@ -38,9 +38,13 @@ def backdate(store: Store, prefix: str, hours: float) -> None:
         store.fs.store[path].created -= timedelta(hours=hours)
 
 
+TOKEN = commit_remote.claim_token()
+"""The claim token of the builds these tests abandon."""
+
+
 def abandon(store: Store, name: str = "demo", data: bytes = b"x" * 1000) -> str:
     """A build that claimed a version, uploaded one data file and died; returns the version."""
-    version = commit_remote.claim_version(store, name)
+    version = commit_remote.claim_version(store, name, TOKEN)
     store.fs.pipe_file(store.path(f"datasets/{name}/{version}/{DATA}"), data)
     return version
 
@@ -140,7 +144,7 @@ def test_a_build_whose_prefix_was_pruned_commits_nothing(tmp_path: Path, root) -
     (staged / DATA).write_bytes(b"rows")
     (staged / versions.MANIFEST_FILE).write_text("{}")
     with pytest.raises(InputError, match="was pruned as abandoned"):
-        commit_remote.upload_version(store, staged, "demo", version)
+        commit_remote.upload_version(store, staged, "demo", version, TOKEN)
     assert not store.exists(f"datasets/demo/{version}/manifest.json")
     # the files it uploaded after the prune are uncommitted again, to be pruned later
     [leftover] = uncommitted.find_uncommitted(root, "demo")

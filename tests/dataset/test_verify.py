@@ -33,15 +33,25 @@ def test_a_manifest_from_before_every_file_was_listed_still_verifies(
     assert read_rows(published.path).num_rows == 6
 
 
-def test_a_directory_without_a_file_list_is_read_but_cannot_be_verified(
+def test_a_manifest_without_a_file_list_is_refused_by_readers_and_verify(
     tmp_path: Path, manifest, rows_factory
 ) -> None:
+    """A manifest stripped of its files' sha256 cannot vouch for anything: readers refuse the
+    version (they read it as it was before issue 21.8), and so does verify; a directory
+    without any manifest (a staging directory) is still read as it is."""
     published = publish_version(
         [rows_factory(2, 2)], [], root=tmp_path, name="demo", manifest=manifest
     )
     path = published.path / "manifest.json"
     os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
     path.write_text(json.dumps({"config": {}}), encoding="utf-8")
+    for check in (
+        lambda: read_rows(published.path, ["id"]),
+        lambda: verify_version(published.path),
+    ):
+        with pytest.raises(InputError, match="does not list its files with their sha256"):
+            check()
+    path.unlink()
     assert read_rows(published.path, ["id"]).num_rows == 4
     with pytest.raises(InputError, match="nothing to verify against"):
         verify_version(published.path)

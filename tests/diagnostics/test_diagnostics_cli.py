@@ -8,7 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cseaug.cli import app
+from cseaug.dataset.staging import data_fingerprint
 from cseaug.errors import ConfigError, InputError
+from cseaug.hashing import file_sha256
 
 runner = CliRunner()
 
@@ -30,8 +32,16 @@ ROWS = [
 @pytest.mark.slow
 def test_diagnose_writes_beside_the_version_with_manifest_settings(make_version, tmp_path):
     version = make_version(ROWS)
+    data = sorted((version / "data").glob("*.parquet"))
     (version / "manifest.json").write_text(
-        json.dumps({"config": {"diagnostics": {"cs_sample": 1, "mer_bins": 5}}})
+        json.dumps(
+            {
+                "config": {"diagnostics": {"cs_sample": 1, "mer_bins": 5}},
+                # readers refuse a manifest that does not list its files' sha256 (issue 21.8)
+                "files": [{"path": f"data/{p.name}", "sha256": file_sha256(p)} for p in data],
+                "fingerprints": {"data": data_fingerprint(data)},
+            }
+        )
     )
     result = runner.invoke(
         app, ["diagnose", "demo", "--root", str(tmp_path), "--set", "cs_bins=10"]

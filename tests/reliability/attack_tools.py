@@ -1,8 +1,10 @@
-"""Tools of the reliability tests: a recording proxy, a scan of every file a build wrote, and a
-plain ``cseaug build`` in a fresh process with a clean environment."""
+"""Tools of the reliability tests: a recording proxy, a slow network, a scan of every file a
+build wrote, and a plain ``cseaug build`` in a fresh process with a clean environment."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -66,6 +68,58 @@ class RecordingProxy:
 
     def __exit__(self, *exc: object) -> None:
         self._socket.close()
+
+
+class SlowProxy:
+    """A TCP proxy on 127.0.0.1 in front of ``target`` (``host:port``) that holds every chunk a
+    client sends for ``delay`` seconds before passing it on: a slow uplink, as a build
+    uploading to an object store over a user's network sees it (answers come back at once).
+    """
+
+    def __init__(self, target: str, delay: float) -> None:
+        host, _, port = target.rpartition(":")
+        self.target, self.delay = (host, int(port)), delay
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="slow-proxy", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        server = self._loop.run_until_complete(asyncio.start_server(self._connect, "127.0.0.1", 0))
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        self._loop.run_forever()
+        server.close()
+
+    async def _connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_connection(*self.target)
+        await asyncio.gather(
+            self._pipe(reader, upstream_writer, self.delay),
+            self._pipe(upstream_reader, writer, 0.0),
+        )
+
+    @staticmethod
+    async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter, delay: float) -> None:
+        with contextlib.suppress(ConnectionError, OSError):
+            while chunk := await source.read(65536):
+                await asyncio.sleep(delay)
+                sink.write(chunk)
+                await sink.drain()
+        sink.close()
+
+    def __enter__(self) -> SlowProxy:
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
 
 
 def build_environment(home: Path, proxy: RecordingProxy, **extra: str) -> dict[str, str]:

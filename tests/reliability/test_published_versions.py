@@ -19,6 +19,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from cseaug.api import open_version
 from cseaug.build.run import BuildRun
 from cseaug.cli import main
 from cseaug.dataset import versions
@@ -266,8 +267,8 @@ def test_verify_checks_every_published_file_and_finds_unlisted_ones(
     assert listed == set(snapshot(published.path)) - {"manifest.json"}
     assert {DATA_FILE, "rejects.parquet", "README.md", "diagnostics/summary.json"} <= listed
     root = ["--root", str(tmp_path / "storage")]
-    status, out, _ = cseaug(capsys, "verify", "demo/v0001", *root)
-    assert status == 0 and f"{len(listed)} files match" in out
+    status, out, err = cseaug(capsys, "verify", "demo/v0001", *root)
+    assert status == 0 and f"{len(listed)} files match" in out, err
 
     flip_one_byte(published.path / "README.md")
     os.chmod(published.path / "diagnostics", stat.S_IRWXU)
@@ -311,7 +312,16 @@ def test_exports_beside_the_version_are_recorded_and_verified(
         "simcse-train.csv",
     ]
     status, out, _ = cseaug(capsys, "verify", "demo", *root)
-    assert status == 0 and f"{len(published.manifest['files']) + 3} files match" in out
+    # the version's files and the exports are counted apart (issue 22: "12 files match its
+    # manifest", which listed 6)
+    assert (
+        status == 0
+        and (
+            f"{len(published.manifest['files'])} files match the sha256 of its manifest; "
+            "3 exports match their record (exports.json)"
+        )
+        in out
+    )
 
     (folder / "simcse-train.csv").write_text("sent0\nswapped\n", encoding="utf-8")
     (folder / "sentence-transformers-hybrid-train" / "other.parquet").unlink()
@@ -402,3 +412,137 @@ def test_versions_prints_untruncated_tab_separated_lines_when_piped(
     assert fields[0] == name and fields[1] == "v0001 (latest)" and fields[3] == "4"
     assert fields[7] == published.manifest["fingerprints"]["build"][:12]
     assert json.loads((published.path / "manifest.json").read_text())["dataset"] == name
+
+
+# -- 21.7: no command writes through a link -------------------------------------------------
+
+
+@pytest.mark.slow
+def test_diagnose_and_export_replace_hard_links_in_their_output_and_never_write_through(
+    tmp_path: Path, published: PublishedVersion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Proves 21.7: `diagnose --out DIR` and `export --out FILE`, where DIR's files and FILE
+    are hard links to files of a published version, write new files renamed into place: the
+    links are replaced, the version keeps every byte and still verifies. Before, diagnose
+    opened summary.json and savefig the PNGs in place, rewriting the version's files."""
+    before = snapshot(published.path)
+    out = tmp_path / "diagnose-out"
+    out.mkdir()
+    linked = {
+        "summary.json": "diagnostics/summary.json",
+        "mer.png": "README.md",
+        "cs.png": "rejects.parquet",
+    }
+    for name, target in linked.items():
+        os.link(published.path / target, out / name)
+    exported = tmp_path / "train.jsonl"
+    os.link(published.path / DATA_FILE, exported)
+    root = ["--root", str(tmp_path / "storage")]
+    status, _, err = cseaug(
+        capsys, "diagnose", "demo", "--out", str(out), "--cs-sample", "2", "--no-cache", *root
+    )
+    assert status == 0, err
+    status, _, err = cseaug(capsys, "export", "demo", "--format", "jsonl", "--out", str(exported), *root)  # fmt: skip
+    assert status == 0, err
+    assert snapshot(published.path) == before
+    assert cseaug(capsys, "verify", "demo", *root)[0] == 0
+    for name in linked:
+        assert (out / name).stat().st_nlink == 1 and (out / name).stat().st_size > 0
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["rows"] == 30
+    assert exported.stat().st_nlink == 1 and exported.read_text(encoding="utf-8").count("\n") == 30
+
+
+# -- 21.8: a reader checks the manifest itself before it trusts it ---------------------------
+
+
+def edit_manifest(version_dir: Path, change: Callable[[dict], None]) -> None:
+    """Apply ``change`` to the parsed manifest of ``version_dir`` and write it back."""
+    path = version_dir / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    change(manifest)
+    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+    path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def drop_the_file_hashes(version_dir: Path) -> None:
+    edit_manifest(version_dir, lambda manifest: manifest.pop("files"))
+
+
+def record_the_edited_sha256(version_dir: Path) -> None:
+    from cseaug.hashing import file_sha256
+
+    def change(manifest: dict) -> None:
+        for entry in manifest["files"]:
+            if entry["path"] == DATA_FILE:
+                entry["sha256"] = file_sha256(version_dir / DATA_FILE)
+
+    edit_manifest(version_dir, change)
+
+
+MANIFEST_EDITS: dict[str, tuple[Callable[[Path], None], str]] = {
+    "files key deleted": (drop_the_file_hashes, "does not list its files with their sha256"),
+    "sha256 edited with the row": (record_the_edited_sha256, "data fingerprint"),
+}
+
+
+@pytest.mark.parametrize("edit", list(MANIFEST_EDITS))
+def test_every_reader_refuses_a_manifest_edited_to_hide_a_changed_row(
+    tmp_path: Path, published: PublishedVersion, capsys: pytest.CaptureFixture[str], edit: str
+) -> None:
+    """Proves 21.8: a row rewritten and the manifest edited to match (its `files` key
+    deleted, or the file's sha256 replaced by the new one) is refused by `export`,
+    `diagnose`, `show`, `verify`, the trainer's reader and the rows reader, each in one line
+    naming the version, and nothing is written; `cseaug.open_version` refuses to open it. Before, without `files` the export and the
+    trainer read the tampered row with exit 0 (the training record naming the original data
+    fingerprint), and an edited sha256 passed everything."""
+    from cseaug.trainer.config import load_train_config
+    from cseaug.trainer.data import load_training_data
+
+    rewrite_one_row(published.path / DATA_FILE)
+    change, message = MANIFEST_EDITS[edit]
+    change(published.path)
+    root = ["--root", str(tmp_path / "storage")]
+    out = tmp_path / "exports" / "train.jsonl"
+    for args in (
+        ["export", "demo", "--format", "jsonl", "--out", str(out)],
+        ["diagnose", "demo", "--out", str(tmp_path / "diagnostics")],
+        ["show", "demo"],
+        ["verify", "demo/v0001"],
+    ):
+        status, _, err = cseaug(capsys, *args, *root)
+        line = one_line_error(err)
+        assert status == 2 and message in line and str(published.path) in line, (args, line)
+    assert not out.exists() and not (tmp_path / "diagnostics").exists()
+    cfg = load_train_config(REPO / "configs" / "train" / "ngcse.yaml", [])
+    with pytest.raises(InputError, match=message):
+        load_training_data(published.path, cfg)
+    with pytest.raises(InputError, match=message):
+        list(iter_batches(published.path, ["sentence"]))
+    with pytest.raises(InputError, match=message):
+        open_version("demo", root=tmp_path / "storage")
+
+
+# -- 22: `show` and `verify` piped ----------------------------------------------------------
+
+
+def test_show_and_verify_print_whole_lines_when_piped(
+    tmp_path: Path,
+    published: PublishedVersion,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Proves issue 22's `show` item: piped (stdout not a terminal), on a 40-column terminal,
+    `show` keeps the version's path, each file's row and the fingerprints on one line each,
+    and `verify`'s line is whole. Before, rich wrapped them at the console width (80 when
+    piped, COLUMNS when set)."""
+    monkeypatch.setenv("COLUMNS", "40")
+    root = ["--root", str(tmp_path / "storage")]
+    status, out, _ = cseaug(capsys, "show", "demo", *root)
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0] == f"demo/v0001  {published.path}"
+    for entry in published.manifest["files"]:
+        assert any(entry["path"] in line and entry["sha256"][:16] in line for line in lines)
+    assert any(line.strip().startswith("fingerprints") and "data" in line for line in lines)
+    status, out, _ = cseaug(capsys, "verify", "demo", *root)
+    assert status == 0 and out.startswith(f"ok: {published.path}: ") and out.count("\n") == 1

@@ -34,7 +34,7 @@ from cseaug.dataset.manifest import build_manifest
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.dataset.shards import RunStore
 from cseaug.dataset.staging import publish_version
-from cseaug.errors import InputError
+from cseaug.errors import CseaugError, InputError, os_error_message
 from cseaug.llm.cache import build_spending
 from cseaug.quality.judge import judge_spent_by
 from cseaug.roots import is_uri
@@ -190,12 +190,22 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         local_dir=cfg.work_dir,
     )
     local_root = cfg.work_dir if is_uri(cfg.output.root) else cfg.output.root
-    exports = [
-        str(r.path)
-        for r in write_configured_exports(published.path, cfg.output.exports, local_root)
-    ]
-    if is_uri(cfg.output.root) and exports:
-        exports = upload_exports(cfg.output.root, published.path)
+    try:
+        exports = [
+            str(r.path)
+            for r in write_configured_exports(published.path, cfg.output.exports, local_root)
+        ]
+        if is_uri(cfg.output.root) and exports:
+            exports = upload_exports(cfg.output.root, published.path)
+    except (CseaugError, OSError) as exc:
+        # the version is published: the error must say so, not read as a failed build
+        why = os_error_message(exc) if isinstance(exc, OSError) else str(exc)
+        raise InputError(
+            f"{'kept the unchanged' if published.reused else 'published'} {published.location}, "
+            f"but writing its exports failed: {why}; "
+            f"`cseaug export {published.name}/{published.version} --format FORMAT` writes "
+            "them again"
+        ) from exc
     counts = published.manifest["counts"]
     # this run's own times (a reused version's manifest times the build that made it), up to
     # now: publishing is all of this step but the diagnostics, the exports included

@@ -54,6 +54,18 @@ class LayoutChoice(str, Enum):
     hybrid = "hybrid"
 
 
+PIPED_WIDTH = 100_000
+"""Columns of a report piped or redirected: more than any line or table needs, so nothing wraps."""
+
+
+def report_console() -> Console:
+    """Where a command prints its report: rich's console on a terminal; piped or redirected,
+    one that never wraps (rich would wrap at 80 columns), so paths, sha256 and table rows
+    stay whole for scripts and for copying."""
+    console = Console()
+    return console if console.is_terminal else Console(width=PIPED_WIDTH, soft_wrap=True)
+
+
 def _summary(manifest: dict[str, Any]) -> dict[str, Any]:
     counts = manifest.get("counts", {})
     return {
@@ -247,7 +259,7 @@ def versions_command(
             warn,
             f"warning: {prefix.url} is not committed (no manifest.json): {_describe(prefix)}; "
             "its build is still uploading or died (--prune-uncommitted removes it once "
-            "unwritten for --older-than, 24h by default)",
+            "unwritten for --older-than, 24h by default, and its build's lease has run out)",
         )
     console = Console()
     if not names:
@@ -278,7 +290,7 @@ def show_command(
     from cseaug.dataset.verify import verify_stored_version
 
     manifest = versions.read_manifest(versions.resolve(root, ref))
-    console = Console()
+    console = report_console()
     if as_json:
         console.print_json(json.dumps(manifest))
         return
@@ -344,8 +356,8 @@ def verify_command(ref: RefArgument, root: RootOption = "storage") -> None:
 
     report = verify_stored_version(root, ref)
     report.raise_if_wrong()
-    Console().print(
-        f"ok: {report.version_dir}: {report.checked} files match the sha256 of its manifest",
+    report_console().print(
+        f"ok: {report.version_dir}: {report.summary()}",
         markup=False,
         highlight=False,
     )
@@ -411,7 +423,7 @@ def export_command(
     if upload:
         uploaded = upload_exports(root, version_dir)
         written = next(u for u in uploaded if u.endswith("/" + result.path.name))
-    console = Console()
+    console = report_console()
     console.print(
         f"wrote {result.rows} rows to {written} ({result.format}, {result.layout}"
         + ("" if epoch is None else f", epoch {epoch}")

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from cseaug.dataset.atomic import write_text_atomic
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import InputError
 
@@ -112,12 +113,13 @@ def synonyms_command(
     candidates = VAEGPTSimGenerator.load(generator, config).generate(
         sentences, num_return_sequences
     )
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with output.open("w", encoding="utf-8") as handle:
-        for source, generated in zip(sentences, candidates, strict=True):
-            handle.write(
-                json.dumps({"source": source, "generations": generated}, ensure_ascii=False) + "\n"
-            )
+    write_text_atomic(
+        output,
+        "".join(
+            json.dumps({"source": source, "generations": generated}, ensure_ascii=False) + "\n"
+            for source, generated in zip(sentences, candidates, strict=True)
+        ),
+    )
     Console().print(f"wrote {len(sentences)} sentence(s) x {num_return_sequences} to {output}")
 
 
@@ -185,7 +187,7 @@ def score_command(
             out.add_row(key, "-" if value is None else f"{100 * value:.2f}")
     Console().print(out)
     if json_path is not None:
-        json_path.write_text(json.dumps(values, indent=2) + "\n", encoding="utf-8")
+        write_text_atomic(json_path, json.dumps(values, indent=2) + "\n")
 
 
 def register(app: typer.Typer) -> None:

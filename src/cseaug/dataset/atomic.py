@@ -3,6 +3,10 @@
 Every writer of the project that must survive a crash (run-store shards, staged versions,
 exports and their records, fetched files) goes through :func:`atomic_path`; it lives apart
 from the run store so that readers of published data (the trainer) never import the store.
+
+Every command writes its files this way, never by opening an existing file for writing: a
+file at the target, or a hard link there to a file elsewhere (a published version's), is
+replaced by the rename and the file it linked to keeps its bytes.
 """
 
 from __future__ import annotations
@@ -36,3 +40,18 @@ def atomic_path(path: Path) -> Iterator[Path]:
         fsync_path(path.parent)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) as a new file renamed onto ``path`` (:func:`atomic_path`);
+    returns ``path``.
+
+    Example:
+        >>> import tempfile
+        >>> target = Path(tempfile.mkdtemp()) / "a.txt"
+        >>> write_text_atomic(target, "hello\\n").read_text()
+        'hello\\n'
+    """
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return path

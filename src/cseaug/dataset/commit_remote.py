@@ -8,30 +8,35 @@ in the root's work directory, :mod:`cseaug.roots`); then:
    else holds (committed, being uploaded, or left by a crashed upload) is never reused:
    the next number is tried. Two builds therefore never claim the same name.
 2. **upload** every file of the version but ``manifest.json`` into the claimed prefix,
-   which no other writer touches.
-3. **commit**: write ``manifest.json`` last, again with a conditional write. Readers list
-   only versions whose manifest exists (:mod:`cseaug.dataset.versions`), so a crash
-   before this step leaves nothing visible, and a committed version's objects are never
-   written again. A prefix found pruned (``.pruned``, :mod:`cseaug.dataset.uncommitted`:
-   this build was idle so long it was presumed dead) is not committed.
+   which no other writer touches, holding a lease on it (``.lease``, renewed while the
+   upload runs, :mod:`cseaug.dataset.lease`) that keeps a pruner away.
+3. **commit**: check that the prefix is still this build's (:func:`check_still_ours`: the
+   lease never ran out, no ``.pruned`` marker, the claim holds this build's token, every
+   uploaded object is there), then write ``manifest.json`` last, again with a conditional
+   write. Readers list only versions whose manifest exists (:mod:`cseaug.dataset.versions`),
+   so a crash or a failed check before this step leaves nothing visible, and a committed
+   version's objects are never written again.
 
 Exports are written locally beside the local copy and uploaded to
 ``<root>/exports/<name>/<version>/`` with their record (:func:`upload_exports`);
 ``cseaug diagnose`` uploads to ``<root>/diagnostics/<name>/<version>/`` (:func:`upload_tree`).
 
 Example:
-    >>> version = claim_version(store, "wiki-sts")  # doctest: +SKIP
-    >>> upload_version(store, staging_dir, "wiki-sts", version)  # doctest: +SKIP
+    >>> token = claim_token()
+    >>> version = claim_version(store, "wiki-sts", token)  # doctest: +SKIP
+    >>> upload_version(store, staging_dir, "wiki-sts", version, token)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import json
 import os
+import uuid
 from pathlib import Path
 
 from cseaug.dataset import versions
 from cseaug.dataset.export_records import LOCK_FILE, exports_folder
+from cseaug.dataset.lease import Lease
 from cseaug.dataset.store import Store
 from cseaug.errors import InputError
 from cseaug.progress import progress_bar
@@ -48,16 +53,21 @@ def _claimed_numbers(store: Store, name: str) -> list[int]:
     return [n for n in numbers if n is not None]
 
 
-def claim_version(store: Store, name: str, version: str | None = None) -> str:
-    """Claim ``version`` (or the next free number) of ``name`` on the store; returns it.
+def claim_token() -> str:
+    """What a build writes into its ``.claim`` and ``.lease``: who it is, and a unique id."""
+    return json.dumps({"pid": os.getpid(), "host": os.uname().nodename, "id": uuid.uuid4().hex})
+
+
+def claim_version(store: Store, name: str, token: str, version: str | None = None) -> str:
+    """Claim ``version`` (or the next free number) of ``name`` on the store with ``token``
+    (:func:`claim_token`); returns it.
 
     Raises:
         InputError: the explicit ``version`` is taken (published versions are never rewritten).
     """
     versions.check_name(name)
-    token = json.dumps({"pid": os.getpid(), "host": os.uname().nodename}).encode()
     if version is not None:
-        if not store.create(f"datasets/{name}/{version}/{versions.CLAIM_FILE}", token):
+        if not store.create(f"datasets/{name}/{version}/{versions.CLAIM_FILE}", token.encode()):
             raise InputError(
                 f"version {name}/{version} exists already on {store.uri}; published versions "
                 "are never rewritten"
@@ -66,18 +76,19 @@ def claim_version(store: Store, name: str, version: str | None = None) -> str:
     number = max(_claimed_numbers(store, name), default=0) + 1
     for _ in range(MAX_CLAIM_TRIES):
         candidate = versions.version_name(number)
-        if store.create(f"datasets/{name}/{candidate}/{versions.CLAIM_FILE}", token):
+        if store.create(f"datasets/{name}/{candidate}/{versions.CLAIM_FILE}", token.encode()):
             return candidate
         number += 1  # another build claimed it between our listing and our write
     raise InputError(f"could not claim a version name of {name} on {store.uri}")
 
 
-def upload_version(store: Store, staging: Path, name: str, version: str) -> str:
-    """Upload the staged version into its claimed prefix, the manifest last; returns its URI.
+def upload_version(store: Store, staging: Path, name: str, version: str, token: str) -> str:
+    """Upload the staged version into the prefix claimed with ``token``, holding its lease,
+    and commit it with the manifest last; returns its URI.
 
     Raises:
-        InputError: the staging directory has no manifest, or the version was committed
-            by someone else (a claim that was not ours).
+        InputError: the staging directory has no manifest, the prefix is no longer this
+            build's (:func:`check_still_ours`), or the version was committed by someone else.
     """
     prefix = f"datasets/{name}/{version}"
     manifest = staging / versions.MANIFEST_FILE
@@ -86,20 +97,47 @@ def upload_version(store: Store, staging: Path, name: str, version: str) -> str:
     files = sorted(
         p for p in staging.rglob("*") if p.is_file() and p.name != versions.MANIFEST_FILE
     )
-    with progress_bar(f"Uploading {name}/{version}", total=len(files), unit="files") as bar:
-        for path in files:
-            store.put_file(path, f"{prefix}/{path.relative_to(staging).as_posix()}")
-            bar.advance(1)
-    if store.exists(f"{prefix}/{versions.PRUNED_FILE}"):
-        raise InputError(
-            f"{store.url(prefix)} was pruned as abandoned (cseaug versions --prune-uncommitted) "
-            "while this build uploaded it; this build published nothing: run it again"
-        )
-    if not store.create(f"{prefix}/{versions.MANIFEST_FILE}", manifest.read_bytes()):
-        raise InputError(
-            f"{store.url(prefix)} was committed by another writer; this build published nothing"
-        )
+    uploaded = [path.relative_to(staging).as_posix() for path in files]
+    with Lease(store, prefix, token) as lease:
+        with progress_bar(f"Uploading {name}/{version}", total=len(files), unit="files") as bar:
+            for path, relative in zip(files, uploaded, strict=True):
+                store.put_file(path, f"{prefix}/{relative}")
+                bar.advance(1)
+        lease.check()
+        check_still_ours(store, prefix, token, uploaded)
+        if not store.create(f"{prefix}/{versions.MANIFEST_FILE}", manifest.read_bytes()):
+            raise InputError(
+                f"{store.url(prefix)} was committed by another writer; this build published nothing"
+            )
     return store.url(prefix)
+
+
+def check_still_ours(store: Store, prefix: str, token: str, uploaded: list[str]) -> None:
+    """Raise InputError unless the claimed ``prefix`` is intact: not pruned, its ``.claim``
+    holding ``token``, and every ``uploaded`` object (relative to it) there.
+
+    One listing and one read, right before the manifest is written: a prefix emptied by a
+    pruner (or by anything else) is never committed with its data gone.
+    """
+    present = {path[len(prefix) + 1 :] for path in store.listing(prefix)}
+    url = store.url(prefix)
+    if versions.PRUNED_FILE in present:
+        raise InputError(
+            f"{url} was pruned as abandoned (cseaug versions --prune-uncommitted) while this "
+            "build uploaded it; this build published nothing: run it again"
+        )
+    claim = f"{prefix}/{versions.CLAIM_FILE}"
+    if versions.CLAIM_FILE not in present or store.read_bytes(claim).decode() != token:
+        raise InputError(
+            f"{url}: its .claim is no longer this build's; this build published nothing: "
+            "run it again"
+        )
+    missing = sorted(set(uploaded) - present)
+    if missing:
+        raise InputError(
+            f"{url}: {len(missing)} of the files this build uploaded are gone ({missing[0]} "
+            "first), deleted while it uploaded; this build published nothing: run it again"
+        )
 
 
 def upload_tree(root: str, folder: Path, relative: str) -> list[str]:

@@ -3,9 +3,10 @@
 Every read that hands rows on checks them first: a file of a published version is read
 whole, hashed and compared with the sha256 its manifest records before any of its rows
 is parsed (:func:`cseaug.dataset.verify.read_verified`), and a data file the manifest does
-not list, or one it lists that is gone, is an error. A directory without a manifest that
-lists its files (the staging directory the diagnostics read during a build, a bare copy) is
-read as it is.
+not list, or one it lists that is gone, is an error. So is a manifest without the files'
+sha256, or whose data fingerprint is not the one of the data files it lists
+(:func:`cseaug.dataset.verify.checked_records`). Only a directory without a manifest (the
+staging directory the diagnostics read during a build, a bare copy) is read as it is.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ def iter_batches(
     """Stream the canonical rows of a version in record batches, one data file in memory at a time.
 
     Raises:
-        InputError: a data file differs from the manifest's sha256, is not listed in it, or
-            is listed and missing (see the module docstring); naming the file.
+        InputError: the manifest lists no sha256 or its data fingerprint does not match;
+            a data file differs from the manifest's sha256, is not listed in it, or is
+            listed and missing (see the module docstring); naming the file.
     """
     version_dir = Path(version_dir)
     files = data_files(version_dir)

@@ -11,7 +11,11 @@ manifest), writes ``manifest.json`` and the card, fsyncs, and renames the stagin
 directory to the next version name. Names are allocated and the rename done under an
 exclusive ``flock`` on the dataset's ``.lock`` file, so concurrent builds get distinct
 versions and never see each other's half-written files. Published files and directories
-are made read-only and an existing version is never written into.
+are made read-only before the rename, and an existing version is never written into. What
+the build reports is what is on disk: a failure after the rename (a full disk at the
+``latest`` pointer) renames the version back out of sight, and a publish killed there is
+finished by the rerun of the same data instead of published twice
+(:meth:`StagedVersion.same_data_as_latest`).
 
 On an object store (``root`` an fsspec URI) the version is staged the same way in the
 root's local work directory (:mod:`cseaug.roots`), then claimed, uploaded and committed
@@ -60,15 +64,15 @@ import pyarrow.parquet as pq
 from cseaug.dataset import versions
 from cseaug.dataset.atomic import atomic_path, fsync_path
 from cseaug.dataset.card import render_card
-from cseaug.dataset.commit_remote import claim_version, upload_version
+from cseaug.dataset.commit_remote import claim_token, claim_version, upload_version
 from cseaug.dataset.conform import conform
 from cseaug.dataset.counts import RowCounts
 from cseaug.dataset.manifest import validate_manifest
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cseaug.dataset.sink import ROW_GROUP_ROWS, ParquetSink
 from cseaug.dataset.store import Store
-from cseaug.dataset.verify import FILES_COMPLETE
-from cseaug.errors import InputError
+from cseaug.dataset.verify import FILES_COMPLETE, recorded_data_fingerprint
+from cseaug.errors import InputError, os_error_message
 from cseaug.hashing import file_sha256, json_sha256
 from cseaug.progress import progress_bar
 from cseaug.roots import is_uri, work_dir
@@ -338,20 +342,38 @@ class StagedVersion:
         return sorted((self.path / "data").glob("train-*.parquet"))
 
     def same_data_as_latest(self) -> PublishedVersion | None:
-        """The latest published version if its data fingerprint equals the sealed data's, else None."""
+        """The latest published version if its data fingerprint equals the sealed data's, else None.
+
+        On a local root a version newer than the one ``latest`` names is a publish cut off
+        between its rename and the pointer's (a killed process): it is compared first, and
+        when it holds these data ``latest`` is pointed at it, finishing that publish instead
+        of publishing the same data again under a new number.
+        """
         latest = versions.latest_version(self.root, self.name)
         if latest is None:
             return None
-        try:
-            manifest = versions.read_stored_manifest(self.root, self.name, latest)
-        except InputError:
-            return None  # a damaged latest version is no reason to withhold a good one
-        if manifest.get("fingerprints", {}).get("data") != data_fingerprint(self.data_files()):
-            return None
-        directory = versions.resolve(self.root, f"{self.name}/{latest}")
-        return PublishedVersion(
-            self.name, latest, directory, manifest, reused=True, location=self._where(latest)
-        )
+        number = versions.version_number(latest) or 0
+        cut_off = [
+            v
+            for v in versions.list_versions(self.root, self.name)
+            if (versions.version_number(v) or 0) > number
+        ]
+        fingerprint = data_fingerprint(self.data_files())
+        for version in [*reversed(cut_off), latest]:
+            try:
+                manifest = versions.read_stored_manifest(self.root, self.name, version)
+            except InputError:
+                continue  # a damaged version is no reason to withhold a good one
+            if manifest.get("fingerprints", {}).get("data") != fingerprint:
+                continue
+            if version != latest:
+                with versions.dataset_lock(self.root, self.name) as directory:
+                    _point_latest(directory, version)
+            directory = versions.resolve(self.root, f"{self.name}/{version}")
+            return PublishedVersion(
+                self.name, version, directory, manifest, reused=True, location=self._where(version)
+            )
+        return None
 
     def _where(self, version: str) -> str:
         """The published location of ``version``: its directory or its URI."""
@@ -433,8 +455,10 @@ class StagedVersion:
         final = {**dict(manifest), **self.manifest_extra}
         final["fingerprints"] = {
             **dict(final.get("fingerprints", {})),
-            "data": json_sha256([f["sha256"] for f in files if f["path"].startswith("data/")]),
-        }  # = data_fingerprint(self.data_files()), from the sha256 computed once here
+            # = data_fingerprint(self.data_files()), from the sha256 computed once here, by
+            # the definition the readers recompute it with
+            "data": recorded_data_fingerprint({f["path"]: f["sha256"] for f in files}),
+        }
         final["counts"] = self.counts.as_dict()
         final["heldout_fraction"] = self.heldout_fraction
         final["files"] = files
@@ -453,10 +477,7 @@ class StagedVersion:
                     f"version {self.name}/{version} exists already; published versions are never rewritten"
                 )
             self._write_card_and_manifest(final, files, plots, version)
-            os.rename(self.path, target)
-            fsync_path(directory)
-            _write_latest(directory, version)
-            os.chmod(target, READ_ONLY_DIR)
+            self._rename_into_place(directory, target)
         self._committed = True
         self._release()
         return PublishedVersion(self.name, version, target, final)
@@ -473,6 +494,28 @@ class StagedVersion:
         _make_read_only(self.path)
         _fsync_tree(self.path)
 
+    def _rename_into_place(self, directory: Path, target: Path) -> None:
+        """Make the staged version ``target`` and point ``latest`` at it, or publish nothing.
+
+        Everything that needs disk space (the pointer's temporary file) and the permissions
+        are done while the version is still hidden; then only renames remain. A failure
+        after the version's rename (a full disk, an I/O error, Ctrl-C) renames it back into
+        staging, so the build's error is the outcome on disk: nothing was published and
+        ``latest`` still names the previous version.
+        """
+        os.chmod(self.path, READ_ONLY_DIR)
+        renamed = False
+        try:
+            with atomic_path(directory / versions.LATEST_FILE) as pointer:
+                _write_text(pointer, target.name + "\n")
+                os.rename(self.path, target)
+                renamed = True
+                fsync_path(directory)
+        except BaseException as exc:
+            if renamed:
+                _take_back(target, self.path, exc)
+            raise
+
     def _commit_remote(
         self,
         store: Store,
@@ -482,16 +525,28 @@ class StagedVersion:
         version: str | None,
     ) -> PublishedVersion:
         """Claim, upload and commit on the object store (:mod:`.commit_remote`); the staging
-        directory becomes the local copy of the committed version."""
+        directory becomes the local copy of the committed version.
+
+        Raises:
+            InputError: also once the version is committed, when its local copy cannot be
+                put in place: the message starts with "published <URI>", the outcome.
+        """
         remove_stale_staging(self.dataset_dir)
-        version = claim_version(store, self.name, version)
+        token = claim_token()
+        version = claim_version(store, self.name, token, version)
         self._write_card_and_manifest(final, files, plots, version)
-        location = upload_version(store, self.path, self.name, version)
+        os.chmod(self.path, READ_ONLY_DIR)
+        location = upload_version(store, self.path, self.name, version, token)
         copy = self.dataset_dir / version
-        if copy.exists():  # a local copy left by a build whose upload never committed
-            _force_rmtree(copy)
-        os.rename(self.path, copy)
-        os.chmod(copy, READ_ONLY_DIR)
+        try:
+            if copy.exists():  # a local copy left by a build whose upload never committed
+                _force_rmtree(copy)
+            os.rename(self.path, copy)
+        except OSError as exc:
+            raise InputError(
+                f"published {location}, but its local copy {copy} could not be made "
+                f"({os_error_message(exc)}); readers download it when they need it"
+            ) from exc
         self._committed = True
         self._release()
         return PublishedVersion(self.name, version, copy, final, location=location)
@@ -539,10 +594,27 @@ def _write_text(path: Path, text: str) -> None:
         os.fsync(handle.fileno())
 
 
-def _write_latest(directory: Path, version: str) -> None:
+def _point_latest(directory: Path, version: str) -> None:
     """Point ``latest`` at ``version`` atomically (temporary file + rename)."""
     with atomic_path(directory / versions.LATEST_FILE) as tmp:
         _write_text(tmp, version + "\n")
+
+
+def _take_back(target: Path, staging: Path, cause: BaseException) -> None:
+    """Rename a version that failed to publish back into staging (nothing published).
+
+    Raises:
+        InputError: it could not be taken back either: the version is in place, and the
+            message says so (the outcome on disk, not the first error alone).
+    """
+    try:
+        os.rename(target, staging)
+        fsync_path(target.parent)
+    except OSError as exc:
+        raise InputError(
+            f"{target} was renamed into place, then publishing failed ({cause}) and it could "
+            f"not be taken back ({exc}): it is published but 'latest' may not name it"
+        ) from cause
 
 
 def publish_version(

@@ -87,7 +87,8 @@ class Store:
 
     def listing(self, relative: str) -> dict[str, StoredObject]:
         """Every object under ``relative`` with its size and time, keyed by its path relative to
-        the root (one listing, not one request per object; listed afresh)."""
+        the root (one listing, not one request per object; listed afresh). Directory entries
+        (s3fs lists a prefix whose first object is being written as one) are left out."""
         self.fs.invalidate_cache(self.path(relative))
         prefix = self.base + "/"
         found = self.fs.find(self.path(relative), detail=True)
@@ -96,6 +97,7 @@ class Store:
                 int(info.get("size") or 0), self._modified(path, info)
             )
             for path, info in found.items()
+            if info.get("type") != "directory"
         }
 
     def _modified(self, path: str, info: dict[str, Any]) -> datetime:
@@ -127,6 +129,11 @@ class Store:
         except FileExistsError:
             return False
         return True
+
+    def put(self, relative: str, data: bytes) -> None:
+        """Write ``data`` to ``relative``, replacing what is there (only a writer's own
+        marker, such as its lease)."""
+        self.fs.pipe_file(self.path(relative), data)
 
     def put_file(self, local: Path, relative: str) -> None:
         """Upload one local file to ``relative`` (only into a prefix this writer claimed)."""

@@ -9,15 +9,18 @@ kept (and paid for). ``cseaug versions`` warns about each one (:func:`find_uncom
 
 Safety rules:
 
+- a prefix whose build holds a running lease (``.lease``, renewed while it uploads,
+  :mod:`cseaug.dataset.lease`; the ``.claim`` counts as its first renewal) is never pruned,
+  whatever the threshold: a slow upload is not an abandoned one;
 - only a prefix whose *newest* object (``.claim`` included) is older than the threshold
   (24 h by default) is pruned: an upload in progress keeps writing objects;
 - the prefix is listed again right before it is emptied and left alone if ``manifest.json``
   appeared (committed) or anything was written since; ``manifest.json`` is never deleted;
-- its number is never freed: ``.claim`` stays, with a ``.pruned`` marker beside it (two tiny
-  objects), so no later build claims the same name. Freeing the number would let a new build
-  claim it while a build wrongly presumed dead still uploads into the same prefix: two writers
-  mixing files under one name. A build that comes back after its prefix was pruned finds the
-  marker and commits nothing (:func:`cseaug.dataset.commit_remote.upload_version`); files it
+- its number is never freed: ``.claim`` (and the dead build's ``.lease``) stays, with a
+  ``.pruned`` marker beside it (tiny objects), so no later build claims the same name.
+  Freeing the number would let a new build claim it while a build wrongly presumed dead
+  still uploads into the same prefix: two writers mixing files under one name. A build that comes back after its prefix was pruned finds the
+  marker and commits nothing (:func:`cseaug.dataset.commit_remote.check_still_ours`); files it
   uploaded in the meantime make the prefix uncommitted again, to be pruned later.
 
 Example:
@@ -38,12 +41,13 @@ from datetime import UTC, datetime, timedelta
 
 from cseaug.config import DATASET_NAME_RE as NAME_RE
 from cseaug.dataset import versions
+from cseaug.dataset.lease import lease_expiry
 from cseaug.dataset.store import Store, StoredObject
 
 DEFAULT_IDLE = timedelta(hours=24)
 """How long a prefix must have gone unwritten before it is pruned (``--older-than``)."""
 
-MARKERS = frozenset({versions.CLAIM_FILE, versions.PRUNED_FILE})
+MARKERS = frozenset({versions.CLAIM_FILE, versions.PRUNED_FILE, versions.LEASE_FILE})
 
 
 def utc_now() -> datetime:
@@ -64,6 +68,9 @@ class UncommittedPrefix:
     """Uploaded objects (markers aside), relative to the prefix: what pruning deletes."""
     size: int
     """Bytes of :attr:`files`."""
+    lease_until: datetime
+    """When the lease of its build runs out: :data:`~cseaug.dataset.lease.LEASE_TTL` after its
+    last renewal, the claim being the first."""
 
 
 def _prefix(dataset: str, version: str) -> str:
@@ -88,6 +95,13 @@ def _uncommitted(
         last_write=max(entry.modified for entry in objects.values()),
         files=files,
         size=sum(objects[path].size for path in files),
+        lease_until=lease_expiry(
+            max(
+                objects[m].modified
+                for m in (versions.CLAIM_FILE, versions.LEASE_FILE)
+                if m in objects
+            )
+        ),
     )
 
 
@@ -109,7 +123,13 @@ def find_uncommitted(root: str, name: str | None = None) -> list[UncommittedPref
 
 
 def idle_problem(prefix: UncommittedPrefix, idle: timedelta, now: datetime) -> str:
-    """Why ``prefix`` is too recent to prune ("" when it has been idle for ``idle``)."""
+    """Why ``prefix`` is too recent to prune ("" when it has been idle for ``idle`` and its
+    build's lease has run out)."""
+    if prefix.lease_until > now:
+        return (
+            f"its build holds a lease on it for {describe_age(prefix.lease_until - now)} "
+            "more (renewed while it uploads)"
+        )
     quiet = now - prefix.last_write
     if quiet < idle:
         return f"last written {describe_age(quiet)} ago, less than {describe_age(idle)}"

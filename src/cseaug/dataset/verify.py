@@ -16,8 +16,11 @@ written before listed only the data files and ``rejects.parquet``). Two ways to 
   each stored object as it streams (no local copy is trusted or made).
 
 A mismatch is an :class:`~cseaug.errors.InputError` that names the file (docs/security.md,
-"Verification"). A directory without ``manifest.json`` (a staging directory, a bare copy),
-or whose manifest has no ``files`` list, has nothing to be checked against:
+"Verification"). A manifest must hold together before any file is checked against it
+(:func:`checked_records`): one without the ``files`` list is refused, and ``fingerprints.data``
+is recomputed from the data files' recorded sha256, so a file edited together with its
+sha256 is caught too. Only a directory without ``manifest.json`` (the staging directory the
+diagnostics read during a build, a bare copy) has nothing to be checked against:
 :func:`recorded_sha256` returns None for it and the readers read it as it is.
 
 Example:
@@ -31,6 +34,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -38,7 +42,7 @@ from cseaug.dataset import versions
 from cseaug.dataset.export_records import RECORD_FILE, check_exports
 from cseaug.dataset.store import Store
 from cseaug.errors import InputError
-from cseaug.hashing import file_sha256
+from cseaug.hashing import file_sha256, json_sha256
 from cseaug.roots import is_uri
 
 FILES_COMPLETE = "files_complete"
@@ -47,13 +51,52 @@ FILES_COMPLETE = "files_complete"
 
 def recorded_sha256(version_dir: str | Path) -> dict[str, str] | None:
     """``{relative path: sha256}`` of the files the version's manifest lists; None when there
-    is no manifest, or one without a ``files`` list (never the publisher's), to check against."""
+    is no manifest to check against (a staging directory, a bare copy without one).
+
+    Raises:
+        InputError: the manifest lists no file hashes, or its data fingerprint is not the
+            one of the data files it lists (:func:`checked_records`).
+    """
     if not (Path(version_dir) / versions.MANIFEST_FILE).is_file():
         return None
-    manifest = versions.read_manifest(version_dir)
-    if not isinstance(manifest.get("files"), list):
-        return None
-    return {entry["path"]: entry["sha256"] for entry in manifest["files"]}
+    return checked_records(versions.read_manifest(version_dir), version_dir)
+
+
+def checked_records(manifest: dict[str, Any], where: str | Path) -> dict[str, str]:
+    """The ``{relative path: sha256}`` a manifest records, once the manifest holds together.
+
+    The publisher lists every file with its sha256 and derives ``fingerprints.data`` from
+    the data files' sha256 (:func:`cseaug.dataset.staging.data_fingerprint`); both are
+    required, and the fingerprint is recomputed from the list, so a manifest stripped of
+    its hashes, or a data file edited together with its sha256, is refused.
+
+    Raises:
+        InputError: naming ``where`` (the version) and what is wrong.
+    """
+    entries = manifest.get("files")
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("path"), str) and isinstance(e.get("sha256"), str)
+        for e in entries
+    ):
+        raise InputError(
+            f"{where}: its manifest.json does not list its files with their sha256 ('files'), "
+            "so nothing it holds can be checked; do not use this version"
+        )
+    recorded = {entry["path"]: entry["sha256"] for entry in entries}
+    fingerprint = (manifest.get("fingerprints") or {}).get("data")
+    if fingerprint != recorded_data_fingerprint(recorded):
+        raise InputError(
+            f"{where}: the data fingerprint of its manifest.json is not the one of the data "
+            "files it lists: the manifest was edited after publishing; do not use this version"
+        )
+    return recorded
+
+
+def recorded_data_fingerprint(recorded: dict[str, str]) -> str:
+    """``fingerprints.data`` recomputed from the recorded sha256 of the data files, in order."""
+    return json_sha256(
+        [sha256 for path, sha256 in sorted(recorded.items()) if path.startswith("data/")]
+    )
 
 
 def _changed(path: Path) -> InputError:
@@ -111,12 +154,22 @@ class VerifyReport:
     version_dir: Path | str
     """The version's directory, or its URI on an object store."""
     checked: int = 0
+    """Files of the version found and hashed (those its manifest lists)."""
+    exports_checked: int = 0
+    """Exports beside the version found and hashed (those its ``exports.json`` records)."""
     changed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     unlisted: list[str] = field(default_factory=list)
     complete: bool = True
     """The manifest lists every file (``files_complete``); older manifests list only the
     data files and ``rejects.parquet``, so files they do not list are not counted wrong."""
+
+    def summary(self) -> str:
+        """``N files match the sha256 of its manifest`` (and the exports, when there are any)."""
+        line = f"{self.checked} files match the sha256 of its manifest"
+        if self.exports_checked:
+            line += f"; {self.exports_checked} exports match their record (exports.json)"
+        return line
 
     @property
     def ok(self) -> bool:
@@ -150,9 +203,7 @@ def verify_version(version_dir: str | Path) -> VerifyReport:
     version_dir = Path(version_dir)
     recorded = recorded_sha256(version_dir)
     if recorded is None:
-        raise InputError(
-            f"{version_dir} has no manifest.json listing its files: nothing to verify against"
-        )
+        raise InputError(f"{version_dir} has no manifest.json: nothing to verify against")
     complete = bool(versions.read_manifest(version_dir).get(FILES_COMPLETE))
     report = VerifyReport(version_dir, complete=complete)
     for relative, sha256 in sorted(recorded.items()):
@@ -164,7 +215,7 @@ def verify_version(version_dir: str | Path) -> VerifyReport:
         if file_sha256(path) != sha256:
             report.changed.append(relative)
     checked, changed, missing = check_exports(version_dir)
-    report.checked += checked
+    report.exports_checked = checked
     report.changed += changed
     report.missing += missing
     present = {
@@ -194,13 +245,15 @@ def verify_stored_version(root: str | Path, ref: str) -> VerifyReport:
     store = Store.from_root(root)
     prefix = f"datasets/{name}/{version}"
     manifest = versions.read_stored_manifest(root, name, str(version))
-    recorded = {entry["path"]: entry["sha256"] for entry in manifest.get("files", [])}
+    recorded = checked_records(manifest, store.url(prefix))
     report = VerifyReport(store.url(prefix), complete=bool(manifest.get(FILES_COMPLETE)))
     present = set(store.find(prefix))
     for relative, sha256 in sorted(recorded.items()):
-        _check_object(store, f"{prefix}/{relative}", relative, sha256, relative in present, report)
+        report.checked += _check_object(
+            store, f"{prefix}/{relative}", relative, sha256, relative in present, report
+        )
     report.unlisted = sorted(
-        present - set(recorded) - {versions.MANIFEST_FILE, versions.CLAIM_FILE}
+        present - set(recorded) - {versions.MANIFEST_FILE, versions.CLAIM_FILE, versions.LEASE_FILE}
     )
     exports = f"exports/{name}/{version}"
     if store.exists(f"{exports}/{RECORD_FILE}"):
@@ -210,7 +263,9 @@ def verify_stored_version(root: str | Path, ref: str) -> VerifyReport:
         exported = set(store.find(exports))
         for relative, entry in sorted(record.get("files", {}).items()):
             shown = f"{exports}/{relative}"
-            _check_object(store, shown, shown, entry["sha256"], relative in exported, report)
+            report.exports_checked += _check_object(
+                store, shown, shown, entry["sha256"], relative in exported, report
+            )
     return report
 
 
@@ -221,11 +276,12 @@ def _check_object(
     sha256: str,
     exists: bool,
     report: VerifyReport,
-) -> None:
-    """Count ``path`` (relative to the root; ``shown`` in the report): missing, changed or checked."""
+) -> bool:
+    """Check ``path`` (relative to the root; ``shown`` in the report), adding it to the
+    report's missing or changed files; True when it was there and hashed."""
     if not exists:
         report.missing.append(shown)
-        return
-    report.checked += 1
+        return False
     if store.sha256(path) != sha256:
         report.changed.append(shown)
+    return True

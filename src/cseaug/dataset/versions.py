@@ -46,6 +46,9 @@ LOCK_FILE = ".lock"
 STAGING_PREFIX = ".staging-"
 MANIFEST_FILE = "manifest.json"
 CLAIM_FILE = ".claim"
+LEASE_FILE = ".lease"
+"""Beside ``.claim`` while a build uploads: renewed by the build, respected by the pruner
+(:mod:`cseaug.dataset.lease`)."""
 PRUNED_FILE = ".pruned"
 """Beside ``.claim`` in an uncommitted prefix emptied by ``cseaug versions --prune-uncommitted``
 (:mod:`cseaug.dataset.uncommitted`): its number stays taken."""

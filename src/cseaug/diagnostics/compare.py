@@ -40,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cseaug.dataset.atomic import write_text_atomic
 from cseaug.dataset.reader import iter_batches
 from cseaug.encoders.base import Encoder
 from cseaug.errors import InputError
@@ -343,5 +344,5 @@ def compare(
         "settings": [s.to_dict() for s in computed],
     }
     summary_path = out / SUMMARY_FILE
-    summary_path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(summary_path, json.dumps(summary, indent=2) + "\n")
     return figure, summary_path

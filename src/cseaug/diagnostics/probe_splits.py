@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cseaug.dataset.atomic import write_text_atomic
 from cseaug.dataset.tables import write_table
 from cseaug.diagnostics.contamination import STS_YEARS
 from cseaug.errors import InputError
@@ -260,13 +261,13 @@ def write_probe_splits(result: ProbeSplits, out_dir: str | Path) -> dict[str, Pa
         "max_median": result.max_median,
         "words": result.words,
     }
-    paths["json"].write_text(
-        json.dumps({"settings": settings, "sets": result.table}, indent=2) + "\n", encoding="utf-8"
+    write_text_atomic(
+        paths["json"], json.dumps({"settings": settings, "sets": result.table}, indent=2) + "\n"
     )
-    paths["markdown"].write_text(
+    write_text_atomic(
+        paths["markdown"],
         "# Cont. / Oppn. probe splits (OssCSE section 3.3, Table 2)\n\n"
         f"Sets kept: median gold score in [{result.min_median:g}, {result.max_median:g}]; "
         f"MER words: {result.words}.\n\n" + table_markdown(result),
-        encoding="utf-8",
     )
     return paths

@@ -18,6 +18,7 @@ positions, so the same version and seed give the same sample.
 
 Example:
     >>> from cseaug.config import DiagnosticsConfig
+from cseaug.dataset.atomic import write_text_atomic
     >>> summary = write_diagnostics("storage/datasets/demo/v0001", "/tmp/diag",
     ...                             DiagnosticsConfig(cs_sample=500))  # doctest: +SKIP
     >>> summary.plots  # doctest: +SKIP
@@ -39,6 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cseaug.config import DiagnosticsConfig
+from cseaug.dataset.atomic import write_text_atomic
 from cseaug.dataset.reader import data_files, iter_batches
 from cseaug.diagnostics.contamination import ContaminationCounter, EvalIndex, load_eval_index
 from cseaug.diagnostics.patterns import OrderCounts
@@ -379,7 +381,5 @@ def write_diagnostics(
         else {"skipped": "diagnostics.eval_data_dir is not set"},
         "plots": plots,
     }
-    (out / SUMMARY_FILE).write_text(
-        json.dumps(summary, indent=2, sort_keys=False) + "\n", encoding="utf-8"
-    )
+    write_text_atomic(out / SUMMARY_FILE, json.dumps(summary, indent=2, sort_keys=False) + "\n")
     return DiagnosticsSummary(out, plots, summary)

@@ -25,6 +25,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from cseaug.dataset.atomic import atomic_path
+
 Metric = Literal["mer", "cs"]
 
 METRIC_RANGES: dict[str, tuple[float, float]] = {"mer": (0.0, 1.0), "cs": (-1.0, 1.0)}
@@ -321,7 +323,8 @@ def plot_panels(
         'demo.png'
     """
     out = Path(out_path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # "tight": the saved area grows to hold every label and title, none is cut at the frame
-    draw_panels(grid, **options).savefig(out, format="png", bbox_inches="tight", pad_inches=0.08)
+    figure = draw_panels(grid, **options)
+    with atomic_path(out) as tmp:  # a new file renamed into place: never written through a link
+        # "tight": the saved area grows to hold every label and title, none is cut at the frame
+        figure.savefig(tmp, format="png", bbox_inches="tight", pad_inches=0.08)
     return out
