@@ -216,6 +216,7 @@ def test_cseaug_build_against_a_swapping_server_exits_at_the_gate_and_latest_sta
     that exchanges positive and negative exits with status 2; the message shows the share,
     five example rows and both remedies; no version is published and `latest` stays."""
     root = tmp_path / "storage"
+    root.mkdir()
     with FakeOpenAIServer(policy=answering(sts_answers, healthy)) as server:
         cfg = config(root, server.base_url, "sts", sts_answers)
         run_build(cfg)

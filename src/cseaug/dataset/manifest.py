@@ -296,7 +296,7 @@ def describe_quality_gate(gate: Mapping[str, Any] | None) -> str:
         >>> describe_quality_gate({"checked": True, "order": "positive > negative", "encoder": "m",
         ...     "rows": 40, "ordered_rows": 38, "share": 0.95, "standard_error": 0.0345,
         ...     "sampled": False, "mer_share": 0.6, "min_pattern_share": 0.7, "passed": True})
-        'pattern order positive > negative in cosine similarity (m): 38 of 40 generated rows (95.0% ± 3.4%; MER order 60.0%), minimum 70%: passed'
+        'pattern order positive > negative in cosine similarity (m): 38 of 40 generated rows (95.0% ± 3.5%; MER order 60.0%), minimum 70%: passed'
         >>> describe_quality_gate(None)
         'not recorded (published before the quality gate)'
     """
