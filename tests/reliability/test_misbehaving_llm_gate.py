@@ -157,6 +157,25 @@ def test_a_server_answering_out_of_order_stops_at_the_quality_gate(
     assert rows - ordered == len(failures) and ordered / rows < cfg.publish.min_pattern_share
 
 
+def test_rows_the_pattern_filter_dropped_count_as_out_of_order(
+    tmp_path: Path, sts_answers: Answers
+) -> None:
+    """Proves 20.2 with the opt-in `diagnostics.pattern_filter`: it drops the rows a swapping
+    server sent out of order, and the gate counts them, so the filter cannot leave a version
+    of `other` rows that passes; the examples show what the filter measured."""
+    with FakeOpenAIServer(policy=answering(sts_answers, swapped)) as server:
+        cfg = config(
+            tmp_path, server.base_url, "sts", sts_answers, diagnostics__pattern_filter="cs"
+        )
+        with pytest.raises(PublishGateError) as stopped:
+            build(cfg)
+    message = str(stopped.value)
+    dropped = re.search(r"and none of the (\d+) the pattern filter dropped", message)
+    assert dropped and int(dropped.group(1)) > 0
+    assert "dropped by the pattern filter (cs: positive" in message
+    assert list_versions(tmp_path, cfg.dataset_name) == []
+
+
 def test_a_healthy_server_publishes_and_the_version_states_what_was_checked(
     tmp_path: Path, sts_answers: Answers
 ) -> None:

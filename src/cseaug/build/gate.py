@@ -48,7 +48,8 @@ import pyarrow.parquet as pq
 from cseaug.build.run import BuildRun
 from cseaug.build.shard import VIEWS
 from cseaug.config import LLM_METHODS
-from cseaug.diagnostics.patterns import OrderSample, sample_order
+from cseaug.dataset.manifest import measured_share
+from cseaug.diagnostics.patterns import REJECT_REASON, REJECT_STAGE, OrderSample, sample_order
 from cseaug.diagnostics.views import ORDER_VIEWS
 from cseaug.errors import PublishGateError
 
@@ -161,7 +162,37 @@ NOT_ORDERED: dict[str, str] = {
 EXAMPLES = 5
 """Rows out of order the gate's message shows."""
 FAILURES_FILE = "pattern_order_failures.jsonl"
-"""Every sampled row out of order, written into the run store when the gate stops a build."""
+"""Every row out of order, written into the run store when the gate stops a build."""
+
+
+@dataclass(frozen=True)
+class FilteredRow:
+    """A generated row ``diagnostics.pattern_filter`` dropped: its views broke the order."""
+
+    id: str
+    sentence: str
+    values: dict[str, dict[str, float | None]]
+    """metric -> view -> value, as the filter recorded them (the reject's ``detail``)."""
+
+    def describe(self) -> str:
+        """``cs: positive 0.12, negative 0.88`` (each metric the filter measured)."""
+        return "; ".join(
+            f"{metric}: "
+            + ", ".join(f"{view} {value:.2f}" for view, value in views.items() if value is not None)
+            for metric, views in self.values.items()
+        )
+
+
+def filtered_out_of_order(run: BuildRun) -> list[FilteredRow]:
+    """The rows the opt-in pattern filter dropped (rejects ``diagnostics`` / ``pattern_order``)."""
+    rows = []
+    for path in run.store.paths("rejects", VIEWS):
+        table = pq.read_table(path, columns=["id", "sentence", "stage", "reason", "detail"])
+        for reject in table.to_pylist():
+            if reject["stage"] == REJECT_STAGE and reject["reason"] == REJECT_REASON:
+                values = json.loads(reject["detail"])
+                rows.append(FilteredRow(reject["id"], reject["sentence"], values))
+    return rows
 
 
 def _share_error(share: float, n: int) -> float:
@@ -170,11 +201,28 @@ def _share_error(share: float, n: int) -> float:
 
 
 def pattern_record(
-    sample: OrderSample, minimum: float, method: str, encoder: str
+    sample: OrderSample, filtered: int, minimum: float, method: str, encoder: str
 ) -> dict[str, Any]:
-    """The quality gate's figures as the manifest records them (``quality_gate``)."""
+    """The quality gate's figures as the manifest records them (``quality_gate``).
+
+    The share is that of every generated row with two ordered views: the rows the pattern
+    filter dropped (``filtered``) count as out of order, so a filter cannot hide a model that
+    answers out of order. With a sample, the share of the sample is scaled by the share of
+    rows the filter kept, and so is its standard error.
+
+    Example:
+        >>> import numpy as np, pyarrow as pa
+        >>> sample = OrderSample(pa.table({"id": ["a", "b"]}), np.array([[0.9, np.nan, 0.1],
+        ...     [0.2, np.nan, 0.8]]), np.full((2, 3), np.nan), eligible=2)
+        >>> record = pattern_record(sample, 2, 0.7, "nli", "m")
+        >>> record["ordered_rows"], record["rows"], record["filtered_rows"], record["share"]
+        (1, 2, 2, 0.25)
+    """
     cs, mer = sample.counts("cs"), sample.counts("mer")
-    share = cs.ordered / cs.eligible if cs.eligible else None
+    population = sample.eligible + filtered
+    kept = sample.eligible / population if population else 1.0
+    measured = cs.ordered / cs.eligible if cs.eligible else 0.0
+    share = measured * kept if population else None
     return {
         "check": "pattern_order",
         "checked": True,
@@ -184,8 +232,11 @@ def pattern_record(
         "rows": cs.eligible,
         "sampled": cs.eligible < sample.eligible,
         "ordered_rows": cs.ordered,
+        "filtered_rows": filtered,
         "share": share,
-        "standard_error": None if share is None else round(_share_error(share, cs.eligible), 4),
+        "standard_error": None
+        if share is None
+        else round(_share_error(measured, cs.eligible) * kept, 4),
         "mer_share": mer.ordered / mer.eligible if mer.eligible else None,
         "min_pattern_share": minimum,
         "passed": share is None or share >= minimum,
@@ -197,22 +248,31 @@ def _short(text: str | None, limit: int = 70) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _example_lines(sample: OrderSample, wrong: np.ndarray) -> list[str]:
-    rows = sample.rows.take(pa.array(wrong[:EXAMPLES])).to_pylist()
+def _example_lines(
+    sample: OrderSample, wrong: np.ndarray, filtered: list[FilteredRow]
+) -> list[str]:
+    """Up to :data:`EXAMPLES` rows out of order: measured ones first, then filtered ones."""
+    shown = wrong[:EXAMPLES]
+    rows = sample.rows.take(pa.array(shown, type=pa.int64())).to_pylist()
     lines = []
-    for number, (row, values) in enumerate(zip(rows, sample.cs[wrong[:EXAMPLES]], strict=True), 1):
+    for row, values in zip(rows, sample.cs[shown], strict=True):
         views = [
             f'{view} "{_short(row[view])}" (cs {value:.2f})'
             for view, value in zip(ORDER_VIEWS, values, strict=True)
             if row.get(view) is not None
         ]
-        lines.append(f'  {number}. "{_short(row["sentence"])}": ' + "; ".join(views))
-    return lines
+        lines.append(f'"{_short(row["sentence"])}": ' + "; ".join(views))
+    for row in filtered[: EXAMPLES - len(lines)]:
+        lines.append(f'"{_short(row.sentence)}": dropped by the pattern filter ({row.describe()})')
+    return [f"  {number}. {line}" for number, line in enumerate(lines, 1)]
 
 
-def _write_failures(path: Path, sample: OrderSample, wrong: np.ndarray) -> None:
-    """Every sampled row out of order, with its cosine similarities and MER, as JSON lines."""
-    rows = sample.rows.take(pa.array(wrong)).to_pylist()
+def _write_failures(
+    path: Path, sample: OrderSample, wrong: np.ndarray, filtered: list[FilteredRow]
+) -> None:
+    """Every row out of order as JSON lines: measured rows with their views, cosine
+    similarities and MER; filtered rows with what the filter measured."""
+    rows = sample.rows.take(pa.array(wrong, type=pa.int64())).to_pylist()
     with path.open("w", encoding="utf-8") as out:
         for row, cs, mer in zip(rows, sample.cs[wrong], sample.mer[wrong], strict=True):
             record = {key: row.get(key) for key in ("id", "sentence", *ORDER_VIEWS)}
@@ -223,6 +283,9 @@ def _write_failures(path: Path, sample: OrderSample, wrong: np.ndarray) -> None:
                     if np.isfinite(x)
                 }
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        for row in filtered:
+            record = {"id": row.id, "sentence": row.sentence, "pattern_filter": row.values}
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def _generated_rows(run: BuildRun) -> pa.Table:
@@ -232,6 +295,8 @@ def _generated_rows(run: BuildRun) -> pa.Table:
         names = pq.read_schema(path).names
         wanted = ["id", "sentence", *ORDER_VIEWS, *(f"mer_{v}" for v in ORDER_VIEWS)]
         tables.append(pq.read_table(path, columns=[c for c in wanted if c in names]))
+    if not tables:
+        return pa.table({"id": pa.array([], pa.string()), "sentence": pa.array([], pa.string())})
     return pa.concat_tables(tables, promote_options="default")
 
 
@@ -241,8 +306,9 @@ def check_quality_gate(run: BuildRun) -> dict[str, Any]:
 
     The order is measured with the build's diagnostics encoder (its worker and embedding
     cache) on the rows the diagnostics measure: every generated row, or a seeded sample of
-    ``diagnostics.cs_sample`` of them. With ``diagnostics.enabled: false`` there is no
-    encoder: the gate is not run, the build says so and the record says why.
+    ``diagnostics.cs_sample`` of them; rows ``diagnostics.pattern_filter`` dropped count as
+    out of order. With ``diagnostics.enabled: false`` there is no encoder: the gate is not
+    run, the build says so and the record says why.
 
     Returns:
         The ``quality_gate`` record of the manifest.
@@ -266,23 +332,23 @@ def check_quality_gate(run: BuildRun) -> dict[str, Any]:
     sample = sample_order(
         _generated_rows(run), encoder, cfg.diagnostics.cs_sample, cfg.diagnostics.seed
     )
-    record = pattern_record(sample, minimum, cfg.method, encoder.name)
+    filtered = filtered_out_of_order(run)
+    record = pattern_record(sample, len(filtered), minimum, cfg.method, encoder.name)
     if record["passed"] or minimum == 0:
         return record
     wrong = np.flatnonzero(~sample.cs_ordered)
     failures = run.store.path / FAILURES_FILE
-    _write_failures(failures, sample, wrong)
+    _write_failures(failures, sample, wrong, filtered)
     forget_finished_shards(run)
-    measured = "sampled rows" if record["sampled"] else "generated rows"
     raise PublishGateError(
-        f"{cfg.dataset_name}: nothing published: {record['ordered_rows']:,} of "
-        f"{record['rows']:,} {measured} ({record['share']:.1%} ± {record['standard_error']:.1%}) "
-        f"keep the order {record['order']} in cosine similarity to the anchor "
-        f"({encoder.name}), below publish.min_pattern_share {minimum:.0%} (human-written data: "
-        "88-94%, docs/quality.md); rows out of order, e.g.:\n"
-        + "\n".join(_example_lines(sample, wrong))
-        + f"\nAll {wrong.size:,} rows out of order: {failures}. Fix the model (another "
-        "llm.model, or llm.model_revision for new weights under the same name: answers are "
-        "cached per model and revision) and run the same command again, or publish anyway "
-        "with `--set publish.min_pattern_share=0` (answers already received are reused)."
+        f"{cfg.dataset_name}: nothing published: {measured_share(record)} keep the order "
+        f"{record['order']} in cosine similarity to the anchor ({encoder.name}), below "
+        f"publish.min_pattern_share {minimum:.0%} (human-written data: 88-94%, "
+        "docs/quality.md); rows out of order, e.g.:\n"
+        + "\n".join(_example_lines(sample, wrong, filtered))
+        + f"\nAll {wrong.size + len(filtered):,} rows out of order: {failures}. Fix the model "
+        "(another llm.model, or llm.model_revision for new weights under the same name: "
+        "answers are cached per model and revision) and run the same command again, or "
+        "publish anyway with `--set publish.min_pattern_share=0` (answers already received "
+        "are reused)."
     )
