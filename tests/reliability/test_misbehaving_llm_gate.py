@@ -227,6 +227,37 @@ def test_after_the_gate_a_fixed_model_resumes_and_publishing_anyway_sends_nothin
     assert manifest["quality_gate"]["passed"] and summary.version == "v0002"
 
 
+def test_a_rebuild_of_an_old_version_says_which_rows_the_gate_now_rejects_and_changes_nothing(
+    tmp_path: Path, sts_answers: Answers
+) -> None:
+    """Proves 20.2: a version published without the gate (here: with it off) from a swapping
+    server stays as it is, byte for byte, when its config is built again with the default;
+    the rebuild stops at the gate and lists every row it now rejects, sending nothing."""
+    with FakeOpenAIServer(policy=answering(sts_answers, swapped)) as server:
+        cfg = config(tmp_path, server.base_url, "sts", sts_answers)
+        old = build(
+            cfg.model_copy(
+                update={"publish": cfg.publish.model_copy(update={"min_pattern_share": 0})}
+            )
+        )
+        before = {p: p.read_bytes() for p in old.version_dir.rglob("*") if p.is_file()}
+        sent = server.state.total
+        with pytest.raises(PublishGateError) as stopped:
+            build(cfg)
+        assert server.state.total == sent
+    failures = [
+        json.loads(line)
+        for line in next(tmp_path.rglob("pattern_order_failures.jsonl")).read_text().splitlines()
+    ]
+    gate = json.loads((old.version_dir / "manifest.json").read_text())["quality_gate"]
+    assert len(failures) == gate["rows"] - gate["ordered_rows"] and str(len(failures)) in str(
+        stopped.value
+    )
+    assert {"id", "sentence", "positive", "negative", "cs", "mer"} <= set(failures[0])
+    assert {p: p.read_bytes() for p in old.version_dir.rglob("*") if p.is_file()} == before
+    assert list_versions(tmp_path, cfg.dataset_name) == ["v0001"]
+
+
 @pytest.mark.prefect
 def test_cseaug_build_against_a_swapping_server_exits_at_the_gate_and_latest_stays(
     tmp_path: Path, sts_answers: Answers
