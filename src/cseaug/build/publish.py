@@ -25,8 +25,9 @@ from typing import Any
 import pyarrow as pa
 
 from cseaug import wallclock
-from cseaug.build.gate import check_publish_gate, check_quality_gate
+from cseaug.build.gate import check_publish_gate
 from cseaug.build.plan import CORPUS
+from cseaug.build.quality_gate import check_quality_gate
 from cseaug.build.run import BuildRun, read_plan
 from cseaug.build.shard import DEMOTED, VIEWS, ShardOutcome
 from cseaug.dataset.commit_remote import upload_exports
@@ -108,7 +109,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     Raises:
         InputError: a shard of the plan is not finished (nothing is published).
         PublishGateError: the stage filled too few anchors, or its views keep the method's
-            order too rarely (:mod:`cseaug.build.gate`); nothing is published and the shards
+            order too rarely (:mod:`cseaug.build.gate`, :mod:`cseaug.build.quality_gate`); nothing is published and the shards
             are forgotten, so a rerun generates them.
     """
     from cseaug.dataset.export import write_configured_exports
