@@ -157,6 +157,26 @@ def test_a_server_answering_out_of_order_stops_at_the_quality_gate(
     assert rows - ordered == len(failures) and ordered / rows < cfg.publish.min_pattern_share
 
 
+def refusing(answers: dict[str, str], view: str) -> str:
+    return "I'm sorry, but I cannot help with that."
+
+
+def test_when_every_answer_is_rejected_the_generated_share_gate_speaks_first(
+    tmp_path: Path, sts_answers: Answers
+) -> None:
+    """Proves 20.2 beside the per-row rejects: a server whose every answer is rejected (here a
+    refusal) leaves no row to order; the generated-share gate stops the build with its own
+    message (the share, the rejects' reason) and the quality gate is never reached."""
+    with FakeOpenAIServer(policy=answering(sts_answers, refusing)) as server:
+        cfg = config(tmp_path, server.base_url, "sts", sts_answers)
+        with pytest.raises(PublishGateError) as stopped:
+            build(cfg)
+    message = str(stopped.value)
+    assert "generated views for 0 of" in message and "refusal" in message
+    assert "publish.min_generated_share=0" in message and "pattern" not in message
+    assert not list(tmp_path.rglob("pattern_order_failures.jsonl"))
+
+
 def test_rows_the_pattern_filter_dropped_count_as_out_of_order(
     tmp_path: Path, sts_answers: Answers
 ) -> None:
