@@ -87,6 +87,9 @@ def overrides(args: argparse.Namespace, corpus: Path, root: Path, base_url: str)
         "llm.model": "fake",  # a name the loopback server lists (the build probes it)
         "llm.concurrency": args.concurrency,
         "output.root": str(root),
+        # the loopback server echoes one text for every level, which the quality gate stops;
+        # with 0 the gate still measures (its time is in the build's) and publishes anyway
+        "publish.min_pattern_share": 0,
     }
     if (SHARED / "sts12_train").is_dir():
         values["patterns.path"] = str(SHARED / "sts12_train")

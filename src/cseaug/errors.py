@@ -40,7 +40,8 @@ class PreflightError(CseaugError):
 
 
 class PublishGateError(CseaugError):
-    """A finished build generated too little to publish (``publish.min_generated_share``)."""
+    """A finished build generated too little to publish (``publish.min_generated_share``), or
+    its views keep the method's order too rarely (``publish.min_pattern_share``)."""
 
 
 class DownloadError(CseaugError):

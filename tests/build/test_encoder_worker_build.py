@@ -83,7 +83,12 @@ def test_a_build_embeds_views_while_generating_and_never_imports_torch_itself(
 ) -> None:
     with FakeOpenAIServer() as server:
         cfg = make_config(
-            shared_data, tmp_path, server.base_url, diagnostics=diagnostics(tiny_bert)
+            shared_data,
+            tmp_path,
+            server.base_url,
+            diagnostics=diagnostics(tiny_bert),
+            # the echo answers are one text for every level, which the quality gate stops
+            publish={"min_pattern_share": 0},
         )
         built = build_in_a_fresh_interpreter(cfg, tmp_path)
         assert built["heavy"] == []  # the encoder lived in the worker process
@@ -103,14 +108,15 @@ def test_a_build_embeds_views_while_generating_and_never_imports_torch_itself(
         assert embedding["after_publish"] == 0
         assert (Path(built["version_dir"]) / "diagnostics" / "cs.png").is_file()
 
-        # Every shard is finished now: nothing to overlap with, so the plan starts no worker,
-        # and an unchanged rebuild (it publishes nothing) never starts one at all.
+        # Every shard is finished now: nothing to overlap with, so the plan starts no worker;
+        # an unchanged rebuild publishes nothing (its quality gate reads the cached vectors).
         def no_worker(*args: object, **kwargs: object) -> None:
             raise AssertionError("an encoder worker was started")
 
-        monkeypatch.setattr("cseaug.encoders.worker.EncoderWorker.__init__", no_worker)
-        with BuildRun(cfg) as again:
-            plan_build(again)
+        with monkeypatch.context() as patched:
+            patched.setattr("cseaug.encoders.worker.EncoderWorker.__init__", no_worker)
+            with BuildRun(cfg) as again:
+                plan_build(again)
         assert run_build(cfg).reused_version is not None
 
 

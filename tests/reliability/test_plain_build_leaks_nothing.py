@@ -66,6 +66,7 @@ def plain_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlainBuild
             "output.root": str(work / "storage"),
             "diagnostics.cs_sample": 16,
             "publish.min_generated_share": 0,  # half the anchors fail on purpose: publish them
+            "publish.min_pattern_share": 0,  # echo answers: one text for every level
         }
         args = ["build", "--config", str(REPO / "configs" / "demo.yaml")]
         for key, value in overrides.items():

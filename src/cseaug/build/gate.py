@@ -13,6 +13,10 @@ For the LLM methods (NGCSE, SKICSE) the gate fails when the filled share is belo
 Generate-CSE, whose own filters may legitimately drop many anchors (OssCSE's MER range),
 only when none was filled. ``0`` switches the gate off.
 
+The quality gate, which judges what was generated rather than how much, is
+:mod:`cseaug.build.quality_gate`; both forget the finished shards when they stop a build
+(:func:`forget_finished_shards`).
+
 Example:
     >>> GateCount(attempted=40, failed=40, reasons={"llm_error": 40}).share
     0.0
@@ -95,8 +99,14 @@ def gate_problem(count: GateCount, minimum: float, llm_method: bool) -> str | No
     )
 
 
+def forget_finished_shards(run: BuildRun) -> None:
+    """Delete the views shards (a shard counts as finished by them); inputs and caches stay."""
+    for path in run.store.paths("rows", VIEWS):
+        path.unlink(missing_ok=True)
+
+
 def check_publish_gate(run: BuildRun, shards: int) -> GateCount:
-    """Raise :class:`PublishGateError` when the build must not publish (see the module docstring).
+    """Raise :class:`PublishGateError` when the build generated too little (see the module docstring).
 
     On failure the finished shards are forgotten (their inputs and the LLM response cache are
     kept), so that running the same command again generates them anew: every answer already
@@ -108,8 +118,7 @@ def check_publish_gate(run: BuildRun, shards: int) -> GateCount:
     )
     if problem is None:
         return count
-    for path in run.store.paths("rows", VIEWS):  # a shard counts as finished by its views
-        path.unlink(missing_ok=True)
+    forget_finished_shards(run)
     raise PublishGateError(
         f"{run.cfg.dataset_name}: nothing published: {problem}. Fix the cause (see the rejects' "
         "reasons: an unreachable endpoint, a wrong model) and run the same command again: "

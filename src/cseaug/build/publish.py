@@ -27,6 +27,7 @@ import pyarrow as pa
 from cseaug import wallclock
 from cseaug.build.gate import check_publish_gate
 from cseaug.build.plan import CORPUS
+from cseaug.build.quality_gate import check_quality_gate
 from cseaug.build.run import BuildRun, read_plan
 from cseaug.build.shard import DEMOTED, VIEWS, ShardOutcome
 from cseaug.dataset.commit_remote import upload_exports
@@ -112,8 +113,9 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
 
     Raises:
         InputError: a shard of the plan is not finished (nothing is published).
-        PublishGateError: the stage filled too few anchors (:mod:`cseaug.build.gate`);
-            nothing is published and the shards are forgotten, so a rerun generates them.
+        PublishGateError: the stage filled too few anchors, or its views keep the method's
+            order too rarely (:mod:`cseaug.build.gate`, :mod:`cseaug.build.quality_gate`); nothing is published and the shards
+            are forgotten, so a rerun generates them.
     """
     from cseaug.dataset.export import write_configured_exports
     from cseaug.diagnostics.version import write_diagnostics
@@ -128,6 +130,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
             f"run {plan['run_id']}: shards {missing} are not finished; nothing published"
         )
     check_publish_gate(run, plan["shards"])
+    quality_gate = check_quality_gate(run)
     stage_info = plan["stage"]
     usage = summed_usage([o.usage for o in outcomes])
     spent = build_spending(cfg.cache_path, store.path.name) if cfg.llm is not None else {}
@@ -151,6 +154,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
             "demoted_to_other": sum(o.demoted for o in outcomes),
         },
     )
+    manifest["quality_gate"] = quality_gate
 
     phases = {
         "plan": plan["seconds"]["plan"],

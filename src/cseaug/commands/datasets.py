@@ -286,7 +286,7 @@ def show_command(
     """Describe one version: manifest summary, counts, rejects by reason, files, and what
     other papers' trainers need to read its exports right."""
     from cseaug.dataset.export import trainer_notes
-    from cseaug.dataset.manifest import describe_model, describe_usage
+    from cseaug.dataset.manifest import describe_model, describe_quality_gate, describe_usage
     from cseaug.dataset.verify import verify_stored_version
 
     manifest = versions.read_manifest(versions.resolve(root, ref))
@@ -318,6 +318,7 @@ def show_command(
             "token usage",
             describe_usage(manifest.get("token_usage")),
         ),
+        ("quality gate", describe_quality_gate(manifest.get("quality_gate"))),
     ):
         console.print(f"  {label:<13} {value}")
     console.print(

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from cseaug.dataset.manifest import describe_model, describe_usage
+from cseaug.dataset.manifest import describe_model, describe_quality_gate, describe_usage
 
 DATA_GLOB = "data/train-*"
 """Pattern of the data files, relative to the version directory."""
@@ -204,6 +204,7 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
             ],
         )
     lines += ["", "## How it was made", "", f"- Method: `{method}`: {how}."]
+    lines.append(f"- Quality gate: {describe_quality_gate(manifest.get('quality_gate'))}.")
     model = manifest.get("model")
     if model:
         lines.append(f"- Model: {describe_model(model, quote='`')}")

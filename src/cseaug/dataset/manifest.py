@@ -286,3 +286,50 @@ def describe_usage(token_usage: Mapping[str, Any] | None) -> str:
     if "this_run" not in token_usage:
         return flat(token_usage)
     return f"this run: {flat(token_usage['this_run'])}; whole build: {flat(token_usage.get('build') or {})}"
+
+
+def measured_share(gate: Mapping[str, Any]) -> str:
+    """How many measured rows kept the order, what the pattern filter dropped, the share and
+    its standard error, in words (the gate's message, the card and ``cseaug show``).
+
+    Example:
+        >>> measured_share({"ordered_rows": 3, "rows": 40, "sampled": False,
+        ...     "filtered_rows": 2, "share": 0.0714, "standard_error": 0.0389})
+        '3 of 40 generated rows and none of the 2 the pattern filter dropped (7.1% ± 3.9%)'
+    """
+    rows = "sampled rows" if gate.get("sampled") else "generated rows"
+    dropped = gate.get("filtered_rows", 0)
+    return (
+        f"{gate['ordered_rows']:,} of {gate['rows']:,} {rows}"
+        + (f" and none of the {dropped:,} the pattern filter dropped" if dropped else "")
+        + f" ({gate['share']:.1%} ± {gate['standard_error']:.1%})"
+    )
+
+
+def describe_quality_gate(gate: Mapping[str, Any] | None) -> str:
+    """One line of the manifest's ``quality_gate`` (:func:`cseaug.build.quality_gate.check_quality_gate`):
+    what was checked and what share passed, or why nothing was.
+
+    Example:
+        >>> describe_quality_gate({"checked": True, "order": "positive > negative", "encoder": "m",
+        ...     "rows": 40, "ordered_rows": 38, "share": 0.95, "standard_error": 0.0345,
+        ...     "sampled": False, "mer_share": 0.6, "min_pattern_share": 0.7, "passed": True})
+        'pattern order positive > negative in cosine similarity (m): 38 of 40 generated rows (95.0% ± 3.5%), MER order 60.0%; minimum 70%: passed'
+        >>> describe_quality_gate(None)
+        'not recorded (published before the quality gate)'
+    """
+    if not gate:
+        return "not recorded (published before the quality gate)"
+    if not gate.get("checked"):
+        return f"not checked: {gate.get('reason', '-')}"
+    if gate.get("share") is None:
+        return f"pattern order {gate['order']}: no row with two ordered views, nothing to check"
+    mer = gate.get("mer_share")
+    minimum = gate["min_pattern_share"]
+    return (
+        f"pattern order {gate['order']} in cosine similarity ({gate['encoder']}): "
+        + measured_share(gate)
+        + ("" if mer is None else f", MER order {mer:.1%}")
+        + f"; minimum {minimum:.0%}: "
+        + ("gate off (publish.min_pattern_share 0)" if minimum == 0 else "passed")
+    )

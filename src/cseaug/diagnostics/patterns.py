@@ -190,3 +190,52 @@ def pattern_order_filter(
     )
     stats.update(eligible=int(eligible_any.sum()), rejected=int(dropped.size))
     return StepResult(rows=rows.filter(pa.array(keep)), rejects=rejects, stats=stats)
+
+
+@dataclass(frozen=True)
+class OrderSample:
+    """The order check of a table on a seeded sample of its eligible rows (the quality gate's).
+
+    Attributes:
+        rows: the sampled eligible rows (canonical columns).
+        cs: (n, 3) cosine similarities of the sample (:func:`order_matrix`).
+        mer: (n, 3) MER of the sample.
+        eligible: eligible rows of the whole table (the sample's population).
+    """
+
+    rows: pa.Table
+    cs: np.ndarray
+    mer: np.ndarray
+    eligible: int
+
+    @property
+    def cs_ordered(self) -> np.ndarray:
+        """Which sampled rows keep the cosine-similarity order."""
+        return order_holds(self.cs, "cs")[1]
+
+    def counts(self, metric: OrderMetric) -> OrderCounts:
+        """The :class:`OrderCounts` of the sample for ``metric``."""
+        counts = OrderCounts(metric)
+        counts.add(self.cs if metric == "cs" else self.mer)
+        return counts
+
+
+def sample_order(table: pa.Table, encoder: Encoder, size: int | None, seed: int) -> OrderSample:
+    """Measure the order of a seeded sample of at most ``size`` eligible rows of ``table``.
+
+    The sample is drawn as the diagnostics draw theirs (``diagnostics.cs_sample`` and
+    ``seed``): every eligible row when there are no more than ``size``, so the vectors are
+    the ones the build's encoder worker embedded while later shards generated.
+    """
+    eligible = np.flatnonzero(order_holds(order_matrix(table, "mer"), "mer")[0])
+    chosen = eligible
+    if size is not None and eligible.size > size:
+        picked = np.random.default_rng(seed).choice(eligible.size, size=size, replace=False)
+        chosen = np.sort(eligible[picked])
+    rows = table.take(pa.array(chosen, type=pa.int64()))
+    return OrderSample(
+        rows=rows,
+        cs=order_matrix(rows, "cs", encoder),
+        mer=order_matrix(rows, "mer"),
+        eligible=int(eligible.size),
+    )

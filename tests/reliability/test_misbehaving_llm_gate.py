@@ -1,0 +1,318 @@
+"""Builds against a server that answers every request, but out of the order it was asked for
+(issue 20, item 2: the quality gate).
+
+The loopback server answers each NGCSE prompt from human-written data: the STS Benchmark /
+STS12 graded triples (an anchor with a pair of score > 4, one of 1-4 and one < 1) and the
+SNLI triples, built as ``benchmarks/measure_pattern_share.py`` builds them, every one of
+them, none chosen. A healthy server answers each level with its own sentence; a misbehaving
+one exchanges or rotates the levels, or answers one sentence for all. The gate's threshold
+is the default (``publish.min_pattern_share``, measured on the whole of these data sets),
+never set here except to switch the gate off as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cseaug.build.local import run_build
+from cseaug.build.plan import plan_build
+from cseaug.build.publish import BuildSummary, publish_build
+from cseaug.build.run import BuildRun
+from cseaug.build.shard import generate_shard
+from cseaug.cli import app
+from cseaug.config import RunConfig
+from cseaug.dataset.versions import latest_version, list_versions
+from cseaug.errors import PublishGateError
+from tests.fake_openai_server import Action, FakeOpenAIServer
+from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment, run_cseaug
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from measure_pattern_share import nli_triples, sts_triples
+
+pytestmark = [pytest.mark.reliability, pytest.mark.slow]
+
+LEVEL_PHRASES = {
+    "semantically similar to the user's input sentence": "positive",
+    "omitting certain details": "intermediate",
+    "distinct or even contradictory meaning": "negative",
+    "stands in an entailment relationship": "positive",
+    "presents a contradiction": "negative",
+}
+"""Which view a prompt asks for, by its system message (prompts/sts_*.jinja2, nli_*.jinja2)."""
+
+Answers = dict[str, dict[str, str]]
+"""anchor -> view -> the answer a healthy model gives."""
+Misbehaviour = Callable[[dict[str, str], str], str]
+"""(the anchor's healthy answers, the view asked for) -> the answer sent."""
+
+SWAP = {"positive": "negative", "negative": "positive"}
+ROTATE = {"positive": "intermediate", "intermediate": "negative", "negative": "positive"}
+
+
+def healthy(answers: dict[str, str], view: str) -> str:
+    return answers[view]
+
+
+def swapped(answers: dict[str, str], view: str) -> str:
+    return answers[SWAP.get(view, view)]
+
+
+def rotated(answers: dict[str, str], view: str) -> str:
+    return answers[ROTATE[view]]
+
+
+def one_paraphrase(answers: dict[str, str], view: str) -> str:
+    return answers["positive"]
+
+
+def answering(data: Answers, behaviour: Misbehaviour) -> Callable[[dict], Action]:
+    """A server policy: the view the prompt asks for, answered as ``behaviour`` says."""
+
+    def policy(body: dict[str, Any]) -> Action:
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        (view,) = [v for phrase, v in LEVEL_PHRASES.items() if phrase in system]
+        return Action.answer(behaviour(data[" ".join(user.split())], view))
+
+    return policy
+
+
+@pytest.fixture(scope="module")
+def sts_answers(shared_data: Path) -> Answers:
+    """Every STS graded triple with all three levels (44 anchors)."""
+    rows = sts_triples(shared_data).to_pylist()
+    views = ("positive", "intermediate", "negative")
+    return {r["sentence"]: {v: r[v] for v in views} for r in rows if all(r[v] for v in views)}
+
+
+@pytest.fixture(scope="module")
+def nli_answers(shared_data: Path) -> Answers:
+    """The first 40 SNLI triples with distinct premises."""
+    answers: Answers = {}
+    for r in nli_triples(shared_data).to_pylist():
+        answers.setdefault(r["sentence"], {"positive": r["positive"], "negative": r["negative"]})
+        if len(answers) == 40:
+            break
+    return answers
+
+
+def config(root: Path, base_url: str, method: str, answers: Answers, **settings: Any) -> RunConfig:
+    corpus = root / "corpus.txt"
+    corpus.write_text("\n".join(answers) + "\n", encoding="utf-8")
+    data: dict[str, Any] = {
+        "name": f"gate-{method}",
+        "method": method,
+        "corpus": {"path": str(corpus)},
+        "sample": {"size": len(answers)},
+        "patterns": {"source": "paper"},
+        "llm": {"backend": "openai-compatible", "base_url": base_url, "model": "fake"},
+        "output": {"root": str(root)},
+    }
+    for dotted, value in settings.items():
+        section, key = dotted.split("__")
+        data.setdefault(section, {})[key] = value
+    return RunConfig.model_validate(data)
+
+
+def build(cfg: RunConfig) -> BuildSummary:
+    with BuildRun(cfg) as run:
+        plan = plan_build(run)
+        outcomes = [generate_shard(run, index) for index in range(plan.shards)]
+        return publish_build(run, outcomes)
+
+
+@pytest.mark.parametrize(
+    ("method", "behaviour"),
+    [
+        ("sts", swapped),
+        ("sts", rotated),
+        ("sts", one_paraphrase),
+        ("nli", swapped),
+        ("nli", one_paraphrase),
+    ],
+)
+def test_a_server_answering_out_of_order_stops_at_the_quality_gate(
+    tmp_path: Path, request: pytest.FixtureRequest, method: str, behaviour: Misbehaviour
+) -> None:
+    """Proves 20.2: positive and negative exchanged, levels rotated, one paraphrase for every
+    level (ties break the order): each build stops at the gate with the share below the
+    default threshold, publishes nothing, and lists every row out of order."""
+    answers = request.getfixturevalue(f"{method}_answers")
+    with FakeOpenAIServer(policy=answering(answers, behaviour)) as server:
+        cfg = config(tmp_path, server.base_url, method, answers)
+        with pytest.raises(PublishGateError) as stopped:
+            build(cfg)
+    message = str(stopped.value)
+    assert "nothing published" in message and "publish.min_pattern_share 70%" in message
+    assert list_versions(tmp_path, cfg.dataset_name) == []
+    failures = next(tmp_path.rglob("pattern_order_failures.jsonl")).read_text().splitlines()
+    ordered, rows = map(int, re.search(r"(\d+) of (\d+) generated rows", message).groups())
+    assert rows - ordered == len(failures) and ordered / rows < cfg.publish.min_pattern_share
+
+
+def refusing(answers: dict[str, str], view: str) -> str:
+    return "I'm sorry, but I cannot help with that."
+
+
+def test_when_every_answer_is_rejected_the_generated_share_gate_speaks_first(
+    tmp_path: Path, sts_answers: Answers
+) -> None:
+    """Proves 20.2 beside the per-row rejects: a server whose every answer is rejected (here a
+    refusal) leaves no row to order; the generated-share gate stops the build with its own
+    message (the share, the rejects' reason) and the quality gate is never reached."""
+    with FakeOpenAIServer(policy=answering(sts_answers, refusing)) as server:
+        cfg = config(tmp_path, server.base_url, "sts", sts_answers)
+        with pytest.raises(PublishGateError) as stopped:
+            build(cfg)
+    message = str(stopped.value)
+    assert "generated views for 0 of" in message and "refusal" in message
+    assert "publish.min_generated_share=0" in message and "pattern" not in message
+    assert not list(tmp_path.rglob("pattern_order_failures.jsonl"))
+
+
+def test_rows_the_pattern_filter_dropped_count_as_out_of_order(
+    tmp_path: Path, sts_answers: Answers
+) -> None:
+    """Proves 20.2 with the opt-in `diagnostics.pattern_filter`: it drops the rows a swapping
+    server sent out of order, and the gate counts them, so the filter cannot leave a version
+    of `other` rows that passes; the examples show what the filter measured."""
+    with FakeOpenAIServer(policy=answering(sts_answers, swapped)) as server:
+        cfg = config(
+            tmp_path, server.base_url, "sts", sts_answers, diagnostics__pattern_filter="cs"
+        )
+        with pytest.raises(PublishGateError) as stopped:
+            build(cfg)
+    message = str(stopped.value)
+    dropped = re.search(r"and none of the (\d+) the pattern filter dropped", message)
+    assert dropped and int(dropped.group(1)) > 0
+    assert "dropped by the pattern filter (cs: positive" in message
+    assert list_versions(tmp_path, cfg.dataset_name) == []
+
+
+def test_a_healthy_server_publishes_and_the_version_states_what_was_checked(
+    tmp_path: Path, sts_answers: Answers
+) -> None:
+    """Proves 20.2: human-written graded answers pass the default gate; the manifest, the card
+    and `cseaug show` carry the gate's figures (what was checked, the share that passed)."""
+    with FakeOpenAIServer(policy=answering(sts_answers, healthy)) as server:
+        summary = build(config(tmp_path, server.base_url, "sts", sts_answers))
+    manifest = json.loads((summary.version_dir / "manifest.json").read_text())
+    gate = manifest["quality_gate"]
+    assert gate["checked"] and gate["passed"] and gate["rows"] == summary.aigen
+    assert gate["order"] == "positive > intermediate > negative"
+    assert gate["share"] >= gate["min_pattern_share"] == 0.7
+    line = f"{gate['ordered_rows']} of {gate['rows']} generated rows ({gate['share']:.1%}"
+    card = (summary.version_dir / "README.md").read_text()
+    assert "- Quality gate: pattern order positive > intermediate > negative" in card
+    assert line in card and "minimum 70%: passed" in card
+    shown = CliRunner().invoke(app, ["show", "gate-sts/latest", "--root", str(tmp_path)])
+    assert shown.exit_code == 0, shown.output
+    assert "quality gate" in shown.output and line in " ".join(shown.output.split())
+
+
+def test_after_the_gate_a_fixed_model_resumes_and_publishing_anyway_sends_nothing(
+    tmp_path: Path, sts_answers: Answers
+) -> None:
+    """Proves 20.2: after a stop at the gate, `publish.min_pattern_share=0` publishes the same
+    answers from the response cache (no request sent again) and the version says the gate
+    was off; a fixed model (new `llm.model_revision`) generates anew and passes."""
+    with FakeOpenAIServer(policy=answering(sts_answers, swapped)) as server:
+        cfg = config(tmp_path, server.base_url, "sts", sts_answers)
+        with pytest.raises(PublishGateError):
+            build(cfg)
+        sent = server.state.total
+        anyway = build(
+            cfg.model_copy(
+                update={"publish": cfg.publish.model_copy(update={"min_pattern_share": 0})}
+            )
+        )
+        assert server.state.total == sent
+        gate = json.loads((anyway.version_dir / "manifest.json").read_text())["quality_gate"]
+        assert gate["share"] < 0.7 and "gate off" in (anyway.version_dir / "README.md").read_text()
+
+        server.state.policy = answering(sts_answers, healthy)
+        fixed = cfg.model_copy(
+            update={"llm": cfg.llm.model_copy(update={"model_revision": "fixed"})}
+        )
+        summary = build(fixed)
+        assert server.state.total == 2 * sent
+    manifest = json.loads((summary.version_dir / "manifest.json").read_text())
+    assert manifest["quality_gate"]["passed"] and summary.version == "v0002"
+
+
+def test_a_rebuild_of_an_old_version_says_which_rows_the_gate_now_rejects_and_changes_nothing(
+    tmp_path: Path, sts_answers: Answers
+) -> None:
+    """Proves 20.2: a version published without the gate (here: with it off) from a swapping
+    server stays as it is, byte for byte, when its config is built again with the default;
+    the rebuild stops at the gate and lists every row it now rejects, sending nothing."""
+    with FakeOpenAIServer(policy=answering(sts_answers, swapped)) as server:
+        cfg = config(tmp_path, server.base_url, "sts", sts_answers)
+        old = build(
+            cfg.model_copy(
+                update={"publish": cfg.publish.model_copy(update={"min_pattern_share": 0})}
+            )
+        )
+        before = {p: p.read_bytes() for p in old.version_dir.rglob("*") if p.is_file()}
+        sent = server.state.total
+        with pytest.raises(PublishGateError) as stopped:
+            build(cfg)
+        assert server.state.total == sent
+    failures = [
+        json.loads(line)
+        for line in next(tmp_path.rglob("pattern_order_failures.jsonl")).read_text().splitlines()
+    ]
+    gate = json.loads((old.version_dir / "manifest.json").read_text())["quality_gate"]
+    assert len(failures) == gate["rows"] - gate["ordered_rows"] and str(len(failures)) in str(
+        stopped.value
+    )
+    assert {"id", "sentence", "positive", "negative", "cs", "mer"} <= set(failures[0])
+    assert {p: p.read_bytes() for p in old.version_dir.rglob("*") if p.is_file()} == before
+    assert list_versions(tmp_path, cfg.dataset_name) == ["v0001"]
+
+
+@pytest.mark.prefect
+def test_cseaug_build_against_a_swapping_server_exits_at_the_gate_and_latest_stays(
+    tmp_path: Path, sts_answers: Answers
+) -> None:
+    """Proves 20.2 as a user runs it: after a good version, `cseaug build` against a server
+    that exchanges positive and negative exits with status 2; the message shows the share,
+    five example rows and both remedies; no version is published and `latest` stays."""
+    root = tmp_path / "storage"
+    root.mkdir()
+    with FakeOpenAIServer(policy=answering(sts_answers, healthy)) as server:
+        cfg = config(root, server.base_url, "sts", sts_answers)
+        run_build(cfg)
+    assert latest_version(root, cfg.dataset_name) == "v0001"
+    config_file = tmp_path / "build.yaml"
+    with (
+        FakeOpenAIServer(policy=answering(sts_answers, swapped)) as server,
+        RecordingProxy() as proxy,
+    ):
+        data = cfg.model_dump(mode="json", exclude_unset=True)
+        data["llm"] = {**data["llm"], "base_url": server.base_url, "model": "fake-model"}
+        config_file.write_text(json.dumps(data), encoding="utf-8")
+        env = build_environment(tmp_path / "prefect-home", proxy)
+        done = run_cseaug(["build", "--config", str(config_file)], env, tmp_path)
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output[-3000:]
+    assert "Traceback" not in output, output[-3000:]
+    error = done.stderr[done.stderr.index("error: ") :]
+    assert "nothing published" in error and "below publish.min_pattern_share 70%" in error
+    examples = [
+        line
+        for line in error.splitlines()
+        if line.lstrip()[:3] in {"1. ", "2. ", "3. ", "4. ", "5. "}
+    ]
+    assert len(examples) == 5 and all("positive" in line and "(cs " in line for line in examples)
+    assert "`--set publish.min_pattern_share=0`" in error and "llm.model_revision" in error
+    assert "pattern_order_failures.jsonl" in error
+    assert list_versions(root, cfg.dataset_name) == ["v0001"]
+    assert latest_version(root, cfg.dataset_name) == "v0001"
