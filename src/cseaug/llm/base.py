@@ -28,11 +28,15 @@ ProgressCallback = Callable[[int], None]
 
 TRANSIENT = "transient"
 """A failure worth trying again later: connection refused or dropped, timeout, 408, 429, 5xx,
-a malformed body. A rerun of the build sends the request again."""
+a body cut short. A rerun of the build sends the request again."""
 PERMANENT = "permanent"
 """A failure the same request will meet again (400, 401, 404, an answer without text)."""
 CIRCUIT_OPEN = "circuit_open"
 """Never sent: the circuit breaker had stopped generation (:mod:`cseaug.llm.breaker`)."""
+MALFORMED = "malformed_response"
+"""The server answered with something that is not a usable chat completion (not JSON, no
+text, invalid Unicode, a ``usage`` that is not one, a body too large or compressed:
+:mod:`cseaug.llm.wire`). Permanent, like :data:`PERMANENT`, and its own reject reason."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ class ChatResponse:
     """The answer to one :class:`ChatRequest` (``text`` or ``error``, never neither).
 
     ``failure`` says what kind of failure an error is: :data:`TRANSIENT`,
-    :data:`PERMANENT` (also when unset) or :data:`CIRCUIT_OPEN`. ``retried``: the
+    :data:`PERMANENT` (also when unset), :data:`MALFORMED` or :data:`CIRCUIT_OPEN`. ``retried``: the
     request had failed in an earlier run and was sent again in this one.
     """
 
