@@ -244,7 +244,8 @@ class PooledClient:
         ``deadline_s`` bounds the whole exchange, from sending to the answer's last byte
         (a server that trickles its answer a byte at a time meets it): past it, the request
         fails with ``openai.APITimeoutError``. The body is read raw and refused past
-        ``max_bytes`` (:func:`~cseaug.llm.wire.read_body`). The client's errors propagate.
+        ``max_bytes`` (:func:`~cseaug.llm.wire.read_body`); a connection lost while it is read
+        is an ``openai.APIConnectionError``, as one lost before. The client's errors propagate.
         """
         ticket = await self._place()
         self.in_flight[ticket.index] += 1
@@ -258,6 +259,8 @@ class PooledClient:
                     )
                     try:
                         return await read_body(response, max_bytes)
+                    except httpx2.TransportError as exc:  # as the client reports it while sending
+                        raise openai.APIConnectionError(request=response.request) from exc
                     finally:
                         await response.aclose()
             except TimeoutError as exc:
