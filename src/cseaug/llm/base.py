@@ -90,7 +90,9 @@ class Usage:
     ``requests``: sent to the model (answered or failed); ``failed``: of those, failed;
     ``retried``: of those, requests that had failed in an earlier run; ``cached``:
     answered from the response cache; ``circuit_open``: never sent because the circuit
-    breaker had stopped generation.
+    breaker had stopped generation; ``cache_mismatched``: stored answers that failed their
+    digest check (:mod:`cseaug.llm.cache`) and were asked again (in :meth:`as_dict` only when
+    there were any).
     """
 
     requests: int = 0
@@ -98,6 +100,7 @@ class Usage:
     retried: int = 0
     cached: int = 0
     circuit_open: int = 0
+    cache_mismatched: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -116,7 +119,7 @@ class Usage:
         self.completion_tokens += response.completion_tokens
 
     def as_dict(self) -> dict[str, int]:
-        return {
+        counts = {
             "requests": self.requests,
             "failed": self.failed,
             "retried": self.retried,
@@ -125,6 +128,9 @@ class Usage:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
         }
+        if self.cache_mismatched:
+            counts["cache_mismatched"] = self.cache_mismatched
+        return counts
 
 
 class LLMBackend(abc.ABC):
