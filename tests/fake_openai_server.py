@@ -126,9 +126,9 @@ class Action:
     # -- hostile answers (issue 21: what the LLM server sends); served by _hostile_response --
 
     @classmethod
-    def raw_body(cls, body: bytes) -> Action:
-        """A 200 whose body is exactly these bytes (``application/json``)."""
-        return cls("raw_body", body=body)
+    def raw_body(cls, body: bytes, status: int = 200) -> Action:
+        """An answer of this status whose body is exactly these bytes (``application/json``)."""
+        return cls("raw_body", body=body, status=status)
 
     @classmethod
     def trickle(cls, interval_s: float, chunk_bytes: int = 1, text: str | None = None) -> Action:
@@ -168,7 +168,7 @@ async def _hostile_response(
     """What a hostile or broken server sends for one of :data:`HOSTILE_KINDS` (``answer``: the
     echo answer's body)."""
     if action.kind == "raw_body":
-        return web.Response(body=action.body, content_type=_JSON)
+        return web.Response(body=action.body, status=action.status, content_type=_JSON)
     if action.kind == "gzip_bomb":
         return web.Response(
             body=action.body, content_type=_JSON, headers={"Content-Encoding": "gzip"}

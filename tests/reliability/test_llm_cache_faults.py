@@ -109,26 +109,29 @@ def test_an_answer_edited_in_the_cache_is_asked_again_and_counted(tmp_path: Path
 
 
 def test_a_cache_of_an_earlier_version_gets_digests_and_keeps_its_answers(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Proves 21.9's migration: a cache file written before answers had digests is opened,
-    gets the column, and its answers (trusted once) are served without a request; an edit
-    made after that is caught like any other."""
+    gets the column (a page of 2 answers at a time here), and its answers (trusted once) are
+    served without a request; an edit made after that is caught like any other."""
+    monkeypatch.setattr("cseaug.llm.cache._MIGRATION_PAGE", 2)
     path = tmp_path / "llm.sqlite"
+    prompts = [ask(f"old {i}") for i in range(5)]
     with FakeOpenAIServer() as server:
         backend = cached_backend(server, path)
-        backend.generate([ask("old")])
+        backend.generate(prompts)
         backend.close()
         with sqlite3.connect(path) as db:  # the schema of the earlier version
             db.execute("ALTER TABLE responses DROP COLUMN digest")
-        (old,) = cached_backend(server, path).generate([ask("old")])
-        assert old.cached and old.text == "echo: old" and server.counts["old"] == 1
+        answers = cached_backend(server, path).generate(prompts)
+        assert all(a.cached for a in answers) and answers[0].text == "echo: old 0"
+        assert server.state.total == len(prompts)
         with sqlite3.connect(path) as db:
-            assert db.execute("SELECT COUNT(*) FROM responses WHERE digest IS NULL").fetchone() == (
-                0,
-            )
+            missing = db.execute("SELECT COUNT(*) FROM responses WHERE digest IS NULL")
+            assert missing.fetchone() == (0,)
             db.execute("UPDATE responses SET completion_tokens = 999")
-        assert not cached_backend(server, path).generate([ask("old")])[0].cached
+        again = cached_backend(server, path).generate(prompts)
+        assert not any(a.cached for a in again)
 
 
 def test_a_full_disk_while_answers_are_stored_is_one_line_and_keeps_what_was_committed(

@@ -264,3 +264,17 @@ def test_a_key_in_the_base_url_path_or_fragment_fails_in_one_line_and_stores_not
     assert len(lines) == 1 and "key-looking token" in lines[0], done.stderr
     assert "Zq8v0ExampleKey4f9" not in done.stdout + done.stderr
     assert not (tmp_path / "storage").exists() and not (tmp_path / "prefect-home").exists()
+
+
+def test_an_error_whose_message_is_not_valid_unicode_is_recorded(tmp_path: Path) -> None:
+    """Proves 21.1 for error answers: a 400 (permanent) and a 500 (transient) whose message
+    holds a lone surrogate are recorded as failures, in the cache's failure records too,
+    with the surrogate replaced (it could not be written to SQLite or Parquet)."""
+    body = json.dumps({"error": {"message": "bad \ud800 request"}}).encode()
+    with FakeOpenAIServer() as server:
+        server.script("four", Action.raw_body(body, status=400))
+        server.script("five", Action.raw_body(body, status=500))
+        backend = CachedBackend(backend_for(server), tmp_path / "llm.sqlite")
+        four, five = backend.generate([ask("four"), ask("five")])
+    assert four.error == "HTTP 400: bad ? request" and five.error.startswith("HTTP 500: bad ?")
+    assert len(backend.cache.failed_before(backend.hashes([ask("four"), ask("five")]))) == 2

@@ -76,6 +76,8 @@ logger = logging.getLogger(__name__)
 
 _LOOKUP_CHUNK = 900  # below SQLite's smallest limit on bound parameters (999)
 
+_MIGRATION_PAGE = 10_000  # answers given their digests per step when an old cache is opened
+
 LEASE_S = 60.0
 """How long a claim holds without renewal; the owner renews it every third of that."""
 POLL_S = 0.25
@@ -242,16 +244,20 @@ class ResponseCache:
     def _add_digests(self) -> None:
         """Give a cache file of an earlier version its ``digest`` column, and its answers
         their digests (trusted once: nothing recorded what they were)."""
+        added, after = 0, ""
         with self._transaction("IMMEDIATE"):
             self._conn.execute("ALTER TABLE responses ADD COLUMN digest TEXT")
-            rows = self._conn.execute(
-                "SELECT hash, text, prompt_tokens, completion_tokens FROM responses"
-            ).fetchall()
-            self._conn.executemany(
-                "UPDATE responses SET digest = ? WHERE hash = ?",
-                [(answer_digest(*row), row[0]) for row in rows],
-            )
-        logger.info("response cache %s: digests added to %d stored answers", self.path, len(rows))
+            while rows := self._conn.execute(  # a page at a time: a cache may be large
+                "SELECT hash, text, prompt_tokens, completion_tokens FROM responses "
+                "WHERE hash > ? ORDER BY hash LIMIT ?",
+                (after, _MIGRATION_PAGE),
+            ).fetchall():
+                self._conn.executemany(
+                    "UPDATE responses SET digest = ? WHERE hash = ?",
+                    [(answer_digest(*row), row[0]) for row in rows],
+                )
+                added, after = added + len(rows), rows[-1][0]
+        logger.info("response cache %s: digests added to %d stored answers", self.path, added)
 
     @_reported
     def lookup(self, hashes: Sequence[str]) -> tuple[dict[str, CachedAnswer], set[str]]:

@@ -89,6 +89,7 @@ from cseaug.llm.wire import (
     ResponseGuard,
     body_limit,
     parse_completion,
+    valid_unicode,
 )
 from cseaug.secrets import Scrubber, treat_as_secret
 
@@ -335,7 +336,7 @@ class OpenAIBackend(StreamingBackend):
         if response.text is not None:
             response.text = scrub(response.text)
         if response.error is not None:
-            response.error = scrub(response.error)
+            response.error = valid_unicode(scrub(response.error))
         return response
 
     async def _ask(self, client: PooledClient, request: ChatRequest) -> ChatResponse:

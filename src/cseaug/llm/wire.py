@@ -147,6 +147,17 @@ async def read_body(response: httpx2.Response, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+def valid_unicode(text: str) -> str:
+    """``text`` with what UTF-8 cannot encode (a lone surrogate a server put in an error
+    message) replaced by ``?``, so that it can be stored and published.
+
+    Example:
+        >>> valid_unicode("bad \ud800 request")
+        'bad ? request'
+    """
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def _depth(data: Any) -> int:
     """How deeply ``data`` nests objects and arrays, counted without recursion."""
     deepest, stack = 0, [(data, 1)]
