@@ -152,7 +152,7 @@ def valid_unicode(text: str) -> str:
     message) replaced by ``?``, so that it can be stored and published.
 
     Example:
-        >>> valid_unicode("bad \ud800 request")
+        >>> valid_unicode("bad " + chr(0xD800) + " request")
         'bad ? request'
     """
     return text.encode("utf-8", "replace").decode("utf-8")
