@@ -278,3 +278,12 @@ def test_an_error_whose_message_is_not_valid_unicode_is_recorded(tmp_path: Path)
         four, five = backend.generate([ask("four"), ask("five")])
     assert four.error == "HTTP 400: bad ? request" and five.error.startswith("HTTP 500: bad ?")
     assert len(backend.cache.failed_before(backend.hashes([ask("four"), ask("five")]))) == 2
+
+
+def test_a_redirect_to_something_that_is_not_a_url_is_a_malformed_response() -> None:
+    """Proves 21.1 for redirects: a 307 whose Location is not a URL is the prompt's
+    ``malformed_response``, not a crash."""
+    with FakeOpenAIServer() as endpoint:
+        endpoint.script("hello", Action.redirect(307, "http://[::1"))
+        (response,) = backend_for(endpoint).generate([ask("hello")])
+    assert response.failure == MALFORMED and "not a URL" in response.error

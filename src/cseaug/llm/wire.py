@@ -90,7 +90,8 @@ class ResponseGuard:
 
     Raises (from the hook):
         RedirectRefused: a redirect to another origin.
-        MalformedResponse: a compressed body, or one that announces more than ``max_bytes``.
+        MalformedResponse: a redirect to something that is not a URL, a compressed body,
+            or one that announces more than ``max_bytes``.
     """
 
     def __init__(self, max_bytes: int | None = None) -> None:
@@ -99,7 +100,13 @@ class ResponseGuard:
     def check(self, response: httpx2.Response) -> None:
         """The hook of a synchronous client (see the class)."""
         if response.has_redirect_location:
-            target = response.request.url.join(response.headers["Location"])
+            try:
+                target = response.request.url.join(response.headers["Location"])
+            except httpx2.InvalidURL:
+                raise MalformedResponse(
+                    f"malformed response (HTTP {response.status_code} to a Location that is "
+                    "not a URL)"
+                ) from None
             if _origin(target) != _origin(response.request.url):
                 source = response.request.url.copy_with(query=None, fragment=None)
                 raise RedirectRefused(
