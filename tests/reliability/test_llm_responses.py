@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import resource
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,46 +95,68 @@ def test_malformed_answers_are_malformed_response_rejects_and_the_build_goes_on(
         assert outcomes[0].llm["retryable"] == 0
 
 
+TEXT = st.text(st.characters(categories=["L", "N", "P", "S", "Z", "Cc", "Cs"]), max_size=20)
+"""Any text, lone surrogates (category Cs) included."""
+
 ANY_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    st.none() | st.booleans() | st.integers() | st.floats() | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
     max_leaves=12,
 )
-"""Any JSON value, text with surrogates, numbers of any size and floats inf / nan included."""
+"""Any JSON value: text with surrogates, numbers of any size, floats inf / nan included."""
 
 TOKEN_COUNTS = st.one_of(ANY_JSON, st.integers(-5, 5), st.integers(MAX_TOKEN_COUNT - 1, 2**70))
-COMPLETIONS = st.fixed_dictionaries(
+USAGE = st.one_of(
+    ANY_JSON,
+    st.fixed_dictionaries(
+        {}, optional={"prompt_tokens": TOKEN_COUNTS, "completion_tokens": TOKEN_COUNTS}
+    ),
+)
+CHOICE = st.fixed_dictionaries(
+    {"message": st.fixed_dictionaries({"content": TEXT | ANY_JSON})},
+    optional={"finish_reason": st.sampled_from(["stop", "length"]) | ANY_JSON},
+)
+ANSWERS = st.fixed_dictionaries(
     {
-        "choices": st.one_of(
-            ANY_JSON,
-            st.lists(
-                st.fixed_dictionaries(
-                    {"message": st.fixed_dictionaries({"content": st.text() | ANY_JSON})},
-                    optional={"finish_reason": st.sampled_from(["stop", "length"]) | ANY_JSON},
-                ),
-                max_size=2,
-            ),
-        )
-    },
-    optional={
+        "choices": st.builds(
+            lambda text: [{"message": {"content": text}}],
+            st.text(st.characters(categories=["L", "Cs"]), min_size=1, max_size=4),
+        ),
         "usage": st.one_of(
-            ANY_JSON,
+            TEXT,
+            st.integers(),
+            st.floats(),
+            st.lists(st.integers(), max_size=2),
             st.fixed_dictionaries(
-                {}, optional={"prompt_tokens": TOKEN_COUNTS, "completion_tokens": TOKEN_COUNTS}
+                {"prompt_tokens": TOKEN_COUNTS, "completion_tokens": TOKEN_COUNTS}
             ),
-        )
-    },
+        ),
+    }
+)
+"""An answer whose text may hold lone surrogates and whose usage may be anything: what a
+server with a bug sends (the HTTP fuzz test's bodies, more hostile than random JSON)."""
+
+COMPLETIONS = st.fixed_dictionaries(
+    {"choices": st.one_of(ANY_JSON, st.lists(CHOICE, max_size=2))}, optional={"usage": USAGE}
 )
 """Bodies shaped like a chat completion, with any value in each field."""
 
+
+def json_bytes(value: Any) -> bytes:
+    return json.dumps(value).encode()
+
+
 BODIES = st.one_of(
     st.binary(max_size=300),
-    COMPLETIONS.map(lambda body: json.dumps(body).encode()),
-    ANY_JSON.map(lambda value: json.dumps(value).encode()),
+    ANSWERS.map(json_bytes),
+    COMPLETIONS.map(json_bytes),
+    ANY_JSON.map(json_bytes),
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(body=BODIES)
 def test_any_response_body_is_a_storable_answer_or_a_malformed_response(body: bytes) -> None:
     """Proves 21.1 (property-based): whatever bytes the body holds, parsing returns a response
@@ -151,6 +174,35 @@ def test_any_response_body_is_a_storable_answer_or_a_malformed_response(body: by
         assert response.completion_tokens <= 64
     elif not response.error.startswith(("answer has no text", "answer cut at")):
         assert response.failure == MALFORMED
+
+
+@pytest.fixture(scope="module")
+def fuzzed_server() -> Iterator[FakeOpenAIServer]:
+    """One server for every example of the HTTP fuzz test (scripts set per example)."""
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@settings(
+    max_examples=15, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(bodies=st.lists(st.one_of(ANSWERS.map(json_bytes), BODIES), min_size=4, max_size=8))
+def test_any_body_sent_over_http_ends_as_a_stored_answer_or_a_recorded_failure(
+    bodies: list[bytes], fuzzed_server: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Proves 21.1 end to end (property-based): bodies of any bytes, sent by the server over
+    HTTP to the cached backend, each end as an answer stored in the cache or a failure
+    recorded there, and ``generate`` returns (it raised before on some)."""
+    prompts = [f"fuzz {i}" for i in range(len(bodies))]
+    for prompt, body in zip(prompts, bodies, strict=True):
+        fuzzed_server.script(prompt, Action.raw_body(body))
+    backend = CachedBackend(backend_for(fuzzed_server), tmp_path_factory.mktemp("c") / "c.sqlite")
+    responses = backend.generate([ask(p) for p in prompts])
+    hashes = backend.hashes([ask(p) for p in prompts])
+    stored, failed = backend.cache.get_many(hashes), backend.cache.failed_before(hashes)
+    for response, digest in zip(responses, hashes, strict=True):
+        assert (digest in stored) if response.ok else (digest in failed)
+    backend.close()
 
 
 def test_a_trickling_server_meets_the_request_deadline() -> None:
