@@ -171,3 +171,35 @@ def test_a_full_disk_while_answers_are_stored_is_one_line_and_keeps_what_was_com
         assert server.state.total - sent == len(SENTENCES) * VIEWS - kept
         usage = json.loads((summary.version_dir / "manifest.json").read_text())["token_usage"]
         assert usage["this_run"]["cached"] == kept
+
+
+@pytest.mark.prefect
+@pytest.mark.slow
+def test_cseaug_build_on_a_damaged_cache_prints_one_line_and_keeps_the_file(
+    tmp_path: Path,
+) -> None:
+    """Proves 21.9 as a user meets it: `cseaug build` whose cache file is damaged ends with exit
+    status 2 and one `error:` line naming the file and the `mv` that sets it aside, without a
+    traceback (it printed a ``sqlite3.DatabaseError`` traceback and exited 1 before); the file
+    is untouched."""
+    from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment, run_cseaug
+
+    cache = tmp_path / "llm.sqlite"
+    cache.write_bytes(b"this is no database file at all" * 200)
+    with FakeOpenAIServer() as server, RecordingProxy() as proxy:
+        args = ["build", "--config", str(REPO / "configs" / "demo.yaml")]
+        for override in (
+            f"corpus.path={REPO / 'examples' / 'demo_corpus.txt'}",
+            "llm.backend=openai-compatible",
+            f"llm.base_url={server.base_url}",
+            "llm.model=fake",
+            f"output.root={tmp_path / 'storage'}",
+            f"execution.cache_path={cache}",
+        ):
+            args += ["--set", override]
+        done = run_cseaug(args, build_environment(tmp_path / "prefect-home", proxy), tmp_path)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr[-3000:]
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert f"{cache} is damaged" in line and f"mv {cache} {cache}.damaged" in line
+    assert cache.read_bytes() == b"this is no database file at all" * 200
