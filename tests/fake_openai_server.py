@@ -9,7 +9,9 @@ request gets is scriptable per message content (the content of the last message)
 ``malformed`` (a 200 whose body is not JSON), ``no_choices`` (valid JSON without choices),
 ``drop`` (the connection is closed without an answer), ``truncated`` (a 200 whose body stops
 before its ``Content-Length``), ``length`` (an answer cut at ``max_tokens``:
-``finish_reason=length``). ``GET /v1/models`` lists the served models (``models``; None: the
+``finish_reason=length``); and the hostile answers ``raw_body`` (a 200 of any bytes), ``trickle``
+(an answer sent a byte at a time), ``gzip_bomb`` (a small gzip body that inflates to a huge one),
+``redirect`` (a 307/308 to another URL). ``GET /v1/models`` lists the served models (``models``; None: the
 server has no list, 404); a chat request for a model outside ``serves`` gets a 404.
 A request with no script left gets what the server's ``policy`` (a function of the request
 body) says, ``ok`` by default: :func:`obey_injected_instructions` is the policy of a model
@@ -59,6 +61,7 @@ import sys
 import threading
 import time
 import urllib.request
+import zlib
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,6 +78,10 @@ class Action:
     status: int = 200
     retry_after: str | None = None
     text: str | None = None
+    body: bytes | None = None
+    interval_s: float = 0.0
+    chunk_bytes: int = 1
+    location: str | None = None
 
     @classmethod
     def ok(cls) -> Action:
@@ -115,6 +122,70 @@ class Action:
     @classmethod
     def length(cls) -> Action:
         return cls("length")
+
+    # -- hostile answers (issue 21: what the LLM server sends); served by _hostile_response --
+
+    @classmethod
+    def raw_body(cls, body: bytes, status: int = 200) -> Action:
+        """An answer of this status whose body is exactly these bytes (``application/json``)."""
+        return cls("raw_body", body=body, status=status)
+
+    @classmethod
+    def trickle(cls, interval_s: float, chunk_bytes: int = 1, text: str | None = None) -> Action:
+        """A 200 whose answer (default: the echo) is sent ``chunk_bytes`` at a time, one chunk
+        every ``interval_s`` seconds, without a ``Content-Length`` (chunked transfer)."""
+        return cls("trickle", interval_s=interval_s, chunk_bytes=chunk_bytes, text=text)
+
+    @classmethod
+    def gzip_bomb(cls, inflated_bytes: int) -> Action:
+        """A 200 with ``Content-Encoding: gzip`` whose body inflates to this many zero bytes."""
+        return cls("gzip_bomb", body=gzip_of_zeros(inflated_bytes))
+
+    @classmethod
+    def redirect(cls, status: int, location: str) -> Action:
+        """A redirect (307, 308, ...) to ``location``."""
+        return cls("redirect", status=status, location=location)
+
+
+def gzip_of_zeros(size: int) -> bytes:
+    """A gzip stream of ``size`` zero bytes, compressed a megabyte at a time (little memory)."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)  # wbits 31: the gzip container
+    block = bytes(1 << 20)
+    parts = [
+        compressor.compress(block[: min(len(block), size - done)])
+        for done in range(0, size, len(block))
+    ]
+    return b"".join([*parts, compressor.flush()])
+
+
+HOSTILE_KINDS = frozenset({"raw_body", "trickle", "gzip_bomb", "redirect"})
+"""Actions served by :func:`_hostile_response`."""
+
+
+async def _hostile_response(
+    action: Action, request: web.Request, answer: bytes
+) -> web.StreamResponse:
+    """What a hostile or broken server sends for one of :data:`HOSTILE_KINDS` (``answer``: the
+    echo answer's body)."""
+    if action.kind == "raw_body":
+        return web.Response(body=action.body, status=action.status, content_type=_JSON)
+    if action.kind == "gzip_bomb":
+        return web.Response(
+            body=action.body, content_type=_JSON, headers={"Content-Encoding": "gzip"}
+        )
+    if action.kind == "redirect":
+        assert action.location is not None
+        return web.Response(status=action.status, headers={"Location": action.location})
+    reply = web.StreamResponse()
+    reply.content_type = _JSON
+    reply.enable_chunked_encoding()
+    await reply.prepare(request)
+    with contextlib.suppress(ConnectionResetError):  # the client gave up: so much the better
+        for start in range(0, len(answer), action.chunk_bytes):
+            await reply.write(answer[start : start + action.chunk_bytes])
+            await asyncio.sleep(action.interval_s)
+        await reply.write_eof()
+    return reply
 
 
 def _answer_text(content: str) -> str:
@@ -347,6 +418,10 @@ def make_app(state: ServerState) -> web.Application:
                     "error": {"message": f"scripted {action.status}", "type": "fake", "code": None}
                 }
                 return web.json_response(error, status=action.status, headers=headers)
+            if action.kind in HOSTILE_KINDS:
+                state.answered[content] += 1
+                answer = completion_body(content, body.get("model", "m"), action.text)
+                return await _hostile_response(action, request, answer)
             if action.kind == "hang":
                 await asyncio.sleep(3600)
             if action.kind == "malformed":

@@ -389,7 +389,12 @@ class LLMConfig(StrictModel):
     max_retries: int = Field(
         6, ge=0, description="Retries of a failed request (429, 5xx, timeouts, connection errors)."
     )
-    request_timeout_s: float = Field(120.0, gt=0, description="Timeout of one HTTP request.")
+    request_timeout_s: float = Field(
+        120.0,
+        gt=0,
+        description="Deadline of one HTTP request, from sending it to the last byte of the "
+        "answer (each retry gets its own).",
+    )
     temperature: float | None = Field(
         None, ge=0, description="Sampling temperature; None keeps the backend default."
     )

@@ -10,7 +10,8 @@ through :func:`scrub` first, which replaces with ``***``:
   plus variables named with :func:`treat_as_secret` (``llm.api_key_env`` may name any
   variable), when the value has at least :data:`MIN_SECRET_LENGTH` characters;
 * **URL credentials**: ``scheme://user:password@host`` becomes ``scheme://***@host``, and a
-  query parameter with a secret name (``?api_key=...``) loses its value;
+  query parameter with a secret name (``?api_key=...``) loses its value (a configured URL
+  with credentials, also key-looking ones in its path or fragment, is refused outright);
 * **Authorization values**: ``Authorization: <anything>`` and ``Bearer <token>``.
 
 :func:`url_credentials_problem` is the check that keeps credentials out of a configured URL
@@ -62,6 +63,14 @@ _SHAPED = re.compile(
     r"|(?P<query>[?&](?:[A-Za-z0-9]+[_-])*(?:key|apikey|token|secret|password|credentials)=)[^&\s#'\"]+",
     re.IGNORECASE,
 )
+
+
+_KEY_SHAPED = re.compile(
+    r"(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic ("sk-ant-..."), Stripe-like keys
+    r"|(?:hf|gsk|r8|xai|glpat|ghp|gho|github_pat)[_-][A-Za-z0-9_-]{16,}"  # HF, Groq, ... keys
+    r"|AIza[A-Za-z0-9_-]{30,}"  # Google API keys
+)
+"""Tokens shaped like the API keys of well-known providers, wherever they stand."""
 
 
 def is_secret_name(name: str) -> bool:
@@ -182,9 +191,11 @@ def holds_secret(text: str) -> bool:
 def url_credentials_problem(url: str, setting: str) -> str | None:
     """Why a configured URL must not be used as it is, or None when it carries no credentials.
 
-    User info (``http://user:key@host``) and secret-named query parameters (``?api_key=``)
-    would be stored in ``plan.json``, the manifest and Prefect's database with the URL. The
-    message never repeats the URL.
+    User info (``http://user:key@host``), secret-named query parameters (``?api_key=``) and
+    key-looking tokens in the path or fragment (``/key=...``, ``#token=...``,
+    ``/sk-proj-...``, the value of a secret environment variable) would be stored in
+    ``plan.json``, the manifest and Prefect's database with the URL. The message never
+    repeats the URL.
 
     Args:
         url: the configured URL.
@@ -195,6 +206,8 @@ def url_credentials_problem(url: str, setting: str) -> str | None:
         True
         >>> print(url_credentials_problem("http://u:s@127.0.0.1/v1", "llm.base_url"))
         llm.base_url must not carry credentials (user:password@); put the key in an environment variable and name it in llm.api_key_env (default OPENAI_API_KEY)
+        >>> url_credentials_problem("https://gw.example/v1#api_key=abc", "llm.base_url")[:55]
+        'llm.base_url must not carry credentials (a key-looking '
     """
     try:
         parts = urlsplit(url)
@@ -206,7 +219,23 @@ def url_credentials_problem(url: str, setting: str) -> str | None:
     secret_params = [name for name, _ in parse_qsl(parts.query) if is_secret_name(name)]
     if secret_params:
         return f"{setting} must not carry credentials (query parameter {secret_params[0]}); {fix}"
+    for where, text in (("path", parts.path), ("fragment", parts.fragment)):
+        if _key_looking(text):
+            return (
+                f"{setting} must not carry credentials (a key-looking token in its {where}); {fix}"
+            )
     return None
+
+
+def _key_looking(text: str) -> bool:
+    """Whether a URL's path or fragment holds a key: a secret-named ``name=value`` (or
+    ``name:value``) part, a token shaped like a provider's key (:data:`_KEY_SHAPED`), or the
+    value of a secret of the environment (:func:`known_secrets`)."""
+    for part in re.split(r"[/;&]", text):
+        name, _, value = part.partition("=") if "=" in part else part.partition(":")
+        if value and is_secret_name(name.replace("-", "_")):
+            return True
+    return bool(_KEY_SHAPED.search(text)) or any(secret in text for secret in known_secrets())
 
 
 _SCRUBBING_FACTORY = "_cseaug_scrubbing"

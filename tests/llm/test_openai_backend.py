@@ -8,14 +8,14 @@ import time
 import pytest
 
 from cseaug.errors import BackendError, ConfigError
-from cseaug.llm.base import PERMANENT, TRANSIENT
+from cseaug.llm.base import MALFORMED, PERMANENT, TRANSIENT
 from cseaug.llm.openai_backend import (
     MAX_RETRY_AFTER_S,
     OpenAIBackend,
-    parse_completion,
     retry_after_seconds,
     retry_delay,
 )
+from cseaug.llm.wire import parse_completion
 from tests.fake_openai_server import Action, FakeOpenAIServer
 from tests.llm.helpers import ask
 
@@ -188,7 +188,8 @@ def test_malformed_bodies_become_error_responses(server: FakeOpenAIServer) -> No
     assert [r.ok for r in responses] == [False, True, False]
     assert "not JSON" in responses[0].error
     assert "no choices" in responses[2].error
-    assert responses[0].failure == responses[2].failure == TRANSIENT  # a rerun asks again
+    # not a chat completion: a malformed_response, not sent again by a rerun (issue 21.1)
+    assert responses[0].failure == responses[2].failure == MALFORMED
     assert server.counts["garbled"] == server.counts["empty"] == 1
 
 

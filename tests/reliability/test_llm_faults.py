@@ -41,9 +41,13 @@ TRANSIENT_FAULTS = {
     "slower than the timeout": Action.hang(),
     "dropped connection": Action.drop(),
     "truncated body": Action.truncated(),
+}
+PERMANENT_FAULTS = {
+    "finish_reason=length": Action.length(),
+    "400": Action.status_code(400),
+    # a 200 that is no chat completion: malformed_response, not retried (issue 21.1)
     "non-JSON body": Action.malformed(),
 }
-PERMANENT_FAULTS = {"finish_reason=length": Action.length(), "400": Action.status_code(400)}
 
 
 def config(root: Path, base_url: str, **llm: Any) -> RunConfig:
@@ -151,9 +155,9 @@ def test_each_fault_is_recorded_and_only_transient_ones_are_retried_by_a_rerun(
     tmp_path: Path,
 ) -> None:
     """Proves 8.4 and 11.6 end to end for every fault kind: 429 with and without Retry-After,
-    500, 503, a response slower than the timeout, a dropped connection, a truncated and a
-    non-JSON body are `llm_error` rejects marked retryable; `finish_reason=length` and a 400
-    are not. A rerun of the same config against the recovered server sends the transient
+    500, 503, a response slower than the timeout, a dropped connection, a truncated body are
+    `llm_error` rejects marked retryable; `finish_reason=length`, a 400 and a non-JSON body
+    (a `malformed_response`) are not. A rerun of the same config against the recovered server sends the transient
     ones again, takes every earlier answer from the cache (0 requests for them), and the
     manifest counts cached / newly answered / retried."""
     faults = {**TRANSIENT_FAULTS, **PERMANENT_FAULTS}

@@ -6,7 +6,8 @@ the whole shard's requests in one :meth:`LLMBackend.generate` call (the backend 
 retries and caches below it), so a failed answer never sinks the others: it comes back
 as a reject with a reason code of :mod:`cseaug.llm.clean` (``llm_error`` for a failed request,
 its ``detail`` marked ``retryable`` when it was transient; ``circuit_open`` for a request the
-circuit breaker never sent). A reject's ``raw`` answer and
+circuit breaker never sent; ``malformed_response`` for an answer that is not a usable chat
+completion, :mod:`cseaug.llm.wire`). A reject's ``raw`` answer and
 its ``detail`` are scrubbed of secrets (:mod:`cseaug.secrets`), whichever backend wrote them.
 """
 
@@ -22,7 +23,14 @@ import pyarrow as pa
 
 from cseaug.config import CleaningConfig
 from cseaug.errors import InputError
-from cseaug.llm.base import CIRCUIT_OPEN, ChatRequest, ChatResponse, LLMBackend, Message
+from cseaug.llm.base import (
+    CIRCUIT_OPEN,
+    MALFORMED,
+    ChatRequest,
+    ChatResponse,
+    LLMBackend,
+    Message,
+)
 from cseaug.llm.clean import LLM_ERROR, clean_answer
 from cseaug.progress import progress_bar
 from cseaug.secrets import Scrubber
@@ -139,9 +147,11 @@ def send(
 
 
 def failure(response: ChatResponse) -> tuple[str, dict[str, Any]]:
-    """The reject reason of a failed request (``llm_error``, or ``circuit_open`` for one the
-    circuit breaker never sent) and its detail, marked ``retryable`` when it was transient."""
-    reason = CIRCUIT_OPEN if response.failure == CIRCUIT_OPEN else LLM_ERROR
+    """The reject reason of a failed request (``llm_error``; ``circuit_open`` for one the
+    circuit breaker never sent, ``malformed_response`` for an answer that is not a usable chat
+    completion) and its detail, marked ``retryable`` when it was transient."""
+    own = response.failure in (CIRCUIT_OPEN, MALFORMED)  # reasons of their own
+    reason = str(response.failure) if own else LLM_ERROR
     detail: dict[str, Any] = {"error": response.error}
     if response.retryable:
         detail["retryable"] = True  # a rerun sends it again (build/shard.py)

@@ -30,7 +30,7 @@ from cseaug.augment.llm_views import REJECT_STAGE
 from cseaug.build.run import BuildRun
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.dataset.shards import RunStore, ShardKind
-from cseaug.llm.base import CIRCUIT_OPEN
+from cseaug.llm.base import CIRCUIT_OPEN, MALFORMED
 from cseaug.llm.clean import LLM_ERROR
 from cseaug.step import merged_results, run_steps
 
@@ -80,7 +80,7 @@ def llm_outcome(generated: int, rejects: pa.Table) -> dict[str, int]:
     )
     return {
         "generated": generated,
-        "failed": pc.sum(pc.equal(reasons, LLM_ERROR)).as_py() or 0,
+        "failed": pc.sum(pc.is_in(reasons, pa.array([LLM_ERROR, MALFORMED]))).as_py() or 0,
         "circuit_open": pc.sum(pc.equal(reasons, CIRCUIT_OPEN)).as_py() or 0,
         "retryable": pc.sum(retryable).as_py() or 0,
     }

@@ -28,11 +28,15 @@ ProgressCallback = Callable[[int], None]
 
 TRANSIENT = "transient"
 """A failure worth trying again later: connection refused or dropped, timeout, 408, 429, 5xx,
-a malformed body. A rerun of the build sends the request again."""
+a body cut short. A rerun of the build sends the request again."""
 PERMANENT = "permanent"
 """A failure the same request will meet again (400, 401, 404, an answer without text)."""
 CIRCUIT_OPEN = "circuit_open"
 """Never sent: the circuit breaker had stopped generation (:mod:`cseaug.llm.breaker`)."""
+MALFORMED = "malformed_response"
+"""The server answered with something that is not a usable chat completion (not JSON, no
+text, invalid Unicode, a ``usage`` that is not one, a body too large or compressed:
+:mod:`cseaug.llm.wire`). Permanent, like :data:`PERMANENT`, and its own reject reason."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ class ChatResponse:
     """The answer to one :class:`ChatRequest` (``text`` or ``error``, never neither).
 
     ``failure`` says what kind of failure an error is: :data:`TRANSIENT`,
-    :data:`PERMANENT` (also when unset) or :data:`CIRCUIT_OPEN`. ``retried``: the
+    :data:`PERMANENT` (also when unset), :data:`MALFORMED` or :data:`CIRCUIT_OPEN`. ``retried``: the
     request had failed in an earlier run and was sent again in this one.
     """
 
@@ -86,7 +90,9 @@ class Usage:
     ``requests``: sent to the model (answered or failed); ``failed``: of those, failed;
     ``retried``: of those, requests that had failed in an earlier run; ``cached``:
     answered from the response cache; ``circuit_open``: never sent because the circuit
-    breaker had stopped generation.
+    breaker had stopped generation; ``cache_mismatched``: stored answers that failed their
+    digest check (:mod:`cseaug.llm.cache`) and were asked again (in :meth:`as_dict` only when
+    there were any).
     """
 
     requests: int = 0
@@ -94,6 +100,7 @@ class Usage:
     retried: int = 0
     cached: int = 0
     circuit_open: int = 0
+    cache_mismatched: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -112,7 +119,7 @@ class Usage:
         self.completion_tokens += response.completion_tokens
 
     def as_dict(self) -> dict[str, int]:
-        return {
+        counts = {
             "requests": self.requests,
             "failed": self.failed,
             "retried": self.retried,
@@ -121,6 +128,9 @@ class Usage:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
         }
+        if self.cache_mismatched:
+            counts["cache_mismatched"] = self.cache_mismatched
+        return counts
 
 
 class LLMBackend(abc.ABC):

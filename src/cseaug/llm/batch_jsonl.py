@@ -5,7 +5,7 @@ Each input line is one chat completion, ``{"custom_id", "method": "POST", "url":
 lines and :data:`MAX_BATCH_FILE_BYTES` (the API's limits: 50,000 requests, 200 MB).
 Each line of a batch's output or error file is ``{"custom_id", "response": {"status_code",
 "body"}, "error"}``: a 200 holds a chat completion, parsed as the ``openai`` backend parses
-one (:func:`~cseaug.llm.openai_backend.parse_completion`); anything else is the request's
+one (:func:`~cseaug.llm.wire.parse_completion`); anything else is the request's
 error. A request the batch never ran (error code ``batch_expired`` or ``batch_cancelled``)
 has no result at all: it is to be sent again, not rejected.
 
@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from cseaug.llm.base import ChatResponse
-from cseaug.llm.openai_backend import parse_completion
+from cseaug.llm.wire import parse_completion
 
 BATCH_ENDPOINT = "/v1/chat/completions"
 MAX_REQUESTS_PER_BATCH = 50_000

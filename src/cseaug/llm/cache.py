@@ -31,6 +31,17 @@ the death of the process at any point (the operating system holds the write) and
 several processes can read and write the same file at once; only a power loss or an
 operating-system crash can lose the last few answers, never corrupt the file.
 
+**Integrity** (issue 21, item 9): each stored answer carries a ``digest``, the sha256 of its
+request hash, text and token counts (:func:`answer_digest`), checked whenever it is read. An
+answer that does not match (edited or damaged in the file) is not used: it is asked again,
+its fresh answer replaces it, and the backend's usage counts it (``cache_mismatched``). A
+cache file of an earlier version gets the column when it is opened, and its answers, written
+before digests existed, are trusted once: their digests are written then. A file SQLite
+cannot read (truncated, overwritten) is a :class:`CacheDamagedError` of one line naming the
+file and the command that sets it aside; it is never deleted (it holds paid answers). A full
+disk is an ``OSError`` ``ENOSPC`` naming the file (one line, exit status 2, like every full
+disk): every answer committed before it stays.
+
 Example:
     >>> from cseaug.llm.base import ChatRequest
     >>> backend = CachedBackend(inner_backend, "storage/cache/llm.sqlite")  # doctest: +SKIP
@@ -40,6 +51,8 @@ Example:
 
 from __future__ import annotations
 
+import errno
+import functools
 import logging
 import os
 import socket
@@ -48,12 +61,13 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from cseaug.errors import CseaugError
 from cseaug.hashing import json_sha256
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
@@ -61,6 +75,8 @@ from cseaug.llm.streaming import ResponseSink, StreamingBackend
 logger = logging.getLogger(__name__)
 
 _LOOKUP_CHUNK = 900  # below SQLite's smallest limit on bound parameters (999)
+
+_MIGRATION_PAGE = 10_000  # answers given their digests per step when an old cache is opened
 
 LEASE_S = 60.0
 """How long a claim holds without renewal; the owner renews it every third of that."""
@@ -75,7 +91,8 @@ CREATE TABLE IF NOT EXISTS responses (
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
     created_at REAL NOT NULL,
-    spent_by TEXT
+    spent_by TEXT,
+    digest TEXT
 ) WITHOUT ROWID
 """,
     "CREATE INDEX IF NOT EXISTS responses_spent_by ON responses (spent_by)",
@@ -96,6 +113,54 @@ CREATE TABLE IF NOT EXISTS calls (
 )
 """,
 )
+
+
+class CacheDamagedError(CseaugError):
+    """The cache file cannot be read as a database (truncated, overwritten, not SQLite)."""
+
+
+def answer_digest(digest: str, text: str, prompt_tokens: int, completion_tokens: int) -> str:
+    """What a stored answer must hash to: the sha256 of its request hash and its answer.
+
+    Example:
+        >>> len(answer_digest("ab" * 32, "Hi", 3, 1))
+        64
+    """
+    return json_sha256([digest, text, prompt_tokens, completion_tokens])
+
+
+def _database_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
+    """The error a user reads for an SQLite failure on the cache file ``path``: a damaged
+    file or a full disk in one line; anything else (a locked database, ...) as it is."""
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF  # the primary result code
+    if code == sqlite3.SQLITE_FULL:
+        return OSError(errno.ENOSPC, str(exc), str(path))
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return CacheDamagedError(
+            f"the LLM response cache {path} is damaged ({exc}); it holds paid answers and is "
+            f"not deleted: set it aside with `mv {path} {path}.damaged` (with its -wal and -shm "
+            "files, if any) and rerun: answers not in the new cache are asked again"
+        )
+    return exc
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _reported(method: _Method) -> _Method:
+    """Raise a :class:`ResponseCache` method's SQLite failures as :func:`_database_error` says."""
+
+    @functools.wraps(method)
+    def wrapper(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            error = _database_error(self.path, exc)
+            if error is exc:
+                raise
+            raise error from exc
+
+    return wrapper  # type: ignore[return-value]
 
 
 def new_owner() -> str:
@@ -156,6 +221,7 @@ class ResponseCache:
         path: the database file; its directory is created if needed.
     """
 
+    @_reported
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -170,27 +236,59 @@ class ResponseCache:
             columns = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
             if columns and "spent_by" not in columns:  # a cache file of an earlier version
                 self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
+            if columns and "digest" not in columns:
+                self._add_digests()
             for statement in _SCHEMA:
                 self._conn.execute(statement)
 
-    def get_many(self, hashes: Sequence[str]) -> dict[str, CachedAnswer]:
-        """The stored answers among ``hashes`` (absent hashes are simply missing)."""
+    def _add_digests(self) -> None:
+        """Give a cache file of an earlier version its ``digest`` column, and its answers
+        their digests (trusted once: nothing recorded what they were)."""
+        added, after = 0, ""
+        with self._transaction("IMMEDIATE"):
+            self._conn.execute("ALTER TABLE responses ADD COLUMN digest TEXT")
+            while rows := self._conn.execute(  # a page at a time: a cache may be large
+                "SELECT hash, text, prompt_tokens, completion_tokens FROM responses "
+                "WHERE hash > ? ORDER BY hash LIMIT ?",
+                (after, _MIGRATION_PAGE),
+            ).fetchall():
+                self._conn.executemany(
+                    "UPDATE responses SET digest = ? WHERE hash = ?",
+                    [(answer_digest(*row), row[0]) for row in rows],
+                )
+                added, after = added + len(rows), rows[-1][0]
+        logger.info("response cache %s: digests added to %d stored answers", self.path, added)
+
+    @_reported
+    def lookup(self, hashes: Sequence[str]) -> tuple[dict[str, CachedAnswer], set[str]]:
+        """The stored answers among ``hashes`` that match their digest, and the hashes of
+        those that do not (absent hashes are in neither)."""
         found: dict[str, CachedAnswer] = {}
+        mismatched: set[str] = set()
         with self._lock:
             for chunk in _chunks(list(dict.fromkeys(hashes))):
                 marks = ",".join("?" * len(chunk))
                 rows = self._conn.execute(
-                    f"SELECT hash, text, prompt_tokens, completion_tokens FROM responses WHERE hash IN ({marks})",
+                    "SELECT hash, text, prompt_tokens, completion_tokens, digest FROM responses "
+                    f"WHERE hash IN ({marks})",
                     chunk,
                 )
-                for digest, text, prompt_tokens, completion_tokens in rows:
+                for digest, text, prompt_tokens, completion_tokens, stored in rows:
+                    if stored != answer_digest(digest, text, prompt_tokens, completion_tokens):
+                        mismatched.add(digest)
+                        continue
                     found[digest] = CachedAnswer(text, prompt_tokens, completion_tokens)
-        return found
+        return found, mismatched
+
+    def get_many(self, hashes: Sequence[str]) -> dict[str, CachedAnswer]:
+        """The stored answers among ``hashes`` that match their digest (:meth:`lookup`)."""
+        return self.lookup(hashes)[0]
 
     def count(self, hashes: Iterable[str]) -> int:
-        """How many distinct ``hashes`` have a stored answer."""
+        """How many distinct ``hashes`` have a stored answer that matches its digest."""
         return len(self.get_many(list(hashes)))
 
+    @_reported
     def put(
         self,
         digest: str,
@@ -208,15 +306,12 @@ class ResponseCache:
             raise ValueError(
                 f"refusing to cache the failed answer of {response.key!r}: {response.error}"
             )
-        row = (
-            digest,
-            response.text,
-            response.prompt_tokens,
-            response.completion_tokens,
-            time.time(),
-            spent_by,
+        answer = (response.text, response.prompt_tokens, response.completion_tokens)
+        row = (digest, *answer, time.time(), spent_by, answer_digest(digest, *answer))  # type: ignore[arg-type]
+        insert = (
+            "INSERT OR REPLACE INTO responses (hash, text, prompt_tokens, completion_tokens, "
+            "created_at, spent_by, digest) VALUES (?, ?, ?, ?, ?, ?, ?)"
         )
-        insert = "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)"
         with self._lock:
             if not failed_before:  # one statement, one commit: the common case stays cheap
                 self._conn.execute(insert, row)
@@ -237,6 +332,7 @@ class ResponseCache:
             raise
         self._conn.execute("COMMIT")
 
+    @_reported
     def fail(self, digest: str, error: str) -> None:
         """Remember that the request ``digest`` failed (and release its claim)."""
         with self._lock, self._transaction():
@@ -247,6 +343,7 @@ class ResponseCache:
             )
             self._conn.execute("DELETE FROM claims WHERE hash = ?", (digest,))
 
+    @_reported
     def failed_before(self, hashes: Sequence[str]) -> set[str]:
         """Those of ``hashes`` whose last attempt failed."""
         found: set[str] = set()
@@ -259,6 +356,7 @@ class ResponseCache:
                 found.update(digest for (digest,) in rows)
         return found
 
+    @_reported
     def claim(self, hashes: Sequence[str], owner: str, lease_s: float = LEASE_S) -> set[str]:
         """Claim what nobody else holds among ``hashes``; return every hash ``owner`` now holds.
 
@@ -288,6 +386,7 @@ class ResponseCache:
                 mine.update(take)
         return mine
 
+    @_reported
     def claimed_by_others(self, hashes: Sequence[str], owner: str) -> set[str]:
         """Those of ``hashes`` that another owner holds now (lease still running)."""
         now = time.time()
@@ -303,6 +402,7 @@ class ResponseCache:
                 found.update(digest for (digest,) in rows)
         return found
 
+    @_reported
     def release(self, owner: str) -> None:
         """Drop every claim of ``owner`` (its work is over)."""
         with self._lock:
@@ -331,6 +431,7 @@ class ResponseCache:
             renewer.join()
             self.release(owner)
 
+    @_reported
     def record_call(
         self, spent_by: str | None, started_at: float, seconds: float, sent: int, failed: int
     ) -> None:
@@ -341,6 +442,7 @@ class ResponseCache:
                 (spent_by, started_at, seconds, sent, failed),
             )
 
+    @_reported
     def spending(self, spent_by: str) -> dict[str, Any]:
         """What ``spent_by`` paid for over all its attempts, from the cache's own records.
 
@@ -369,6 +471,7 @@ class ResponseCache:
             "generate_seconds": round(float(seconds), 3),
         }
 
+    @_reported
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
@@ -495,8 +598,17 @@ class CachedBackend(LLMBackend):
         progress: ProgressCallback | None,
         copies: Counter[str],
     ) -> list[str]:
-        """Fill ``answers`` with what the cache holds among ``pending``; return the rest."""
-        stored = self.cache.get_many(pending)
+        """Fill ``answers`` with what the cache holds among ``pending``; return the rest
+        (stored answers that fail their digest check among them: they are asked again)."""
+        stored, mismatched = self.cache.lookup(pending)
+        if mismatched:
+            self.usage.cache_mismatched += len(mismatched)
+            logger.warning(
+                "%d stored answer(s) in the response cache %s do not match their digest "
+                "(edited or damaged): asking again",
+                len(mismatched),
+                self.cache.path,
+            )
         for digest, hit in stored.items():
             answers[digest] = ChatResponse(
                 key=requests[first_of[digest]].key,

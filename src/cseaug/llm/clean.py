@@ -17,6 +17,7 @@ checked. A rejected answer keeps a short, stable reason code that goes to
 ``too_short``        fewer words than ``min_length_ratio`` × the input (sentence views only)
 ``too_long``         more words than ``max_length_ratio`` × the input (sentence views only)
 ``llm_error``        the backend returned an error instead of an answer (set by the stages)
+``malformed_response`` the server's answer is not a usable chat completion (:mod:`cseaug.llm.wire`)
 ==================== =======================================================================
 
 ``prompt_echo`` catches a model that obeys an instruction hidden in the input ("ignore the

@@ -48,6 +48,7 @@ import openai
 
 from cseaug.config import FailoverConfig, base_url_problem
 from cseaug.errors import ConfigError
+from cseaug.llm.wire import read_body
 
 logger = logging.getLogger(__name__)
 
@@ -235,13 +236,36 @@ class PooledClient:
         """Requests in flight at most, over every endpoint."""
         return self.concurrency * len(self.clients)
 
-    async def post(self, path: str, body: dict[str, Any]) -> httpx2.Response:
-        """``POST path`` on the endpoint the pool chooses; the client's errors propagate."""
+    async def post(
+        self, path: str, body: dict[str, Any], deadline_s: float, max_bytes: int
+    ) -> bytes:
+        """``POST path`` on the endpoint the pool chooses; the body of its answer.
+
+        ``deadline_s`` bounds the whole exchange, from sending to the answer's last byte
+        (a server that trickles its answer a byte at a time meets it): past it, the request
+        fails with ``openai.APITimeoutError``. The body is read raw and refused past
+        ``max_bytes`` (:func:`~cseaug.llm.wire.read_body`); a connection lost while it is read
+        is an ``openai.APIConnectionError``, as one lost before. The client's errors propagate.
+        """
         ticket = await self._place()
         self.in_flight[ticket.index] += 1
         failure: BaseException | None = None
+        client = self.clients[ticket.index]
         try:
-            return await self.clients[ticket.index].post(path, body=body, cast_to=httpx2.Response)
+            try:
+                async with asyncio.timeout(deadline_s):
+                    response = await client.post(
+                        path, body=body, cast_to=httpx2.Response, stream=True
+                    )
+                    try:
+                        return await read_body(response, max_bytes)
+                    except httpx2.TransportError as exc:  # as the client reports it while sending
+                        raise openai.APIConnectionError(request=response.request) from exc
+                    finally:
+                        await response.aclose()
+            except TimeoutError as exc:
+                request = httpx2.Request("POST", client.base_url.join(path.lstrip("/")))
+                raise openai.APITimeoutError(request=request) from exc
         except BaseException as exc:
             failure = exc
             raise

@@ -9,12 +9,19 @@ and send ``POST /chat/completions`` through the client's documented raw-request 
 parameters and building response models, and at a few hundred requests per second on
 two cores that CPU time is the throughput (see ``benchmarks/bench_llm_throughput.py``).
 
+``llm.request_timeout_s`` is a deadline: it bounds each attempt from sending to the last
+byte of the answer, so a server that trickles its answer a byte at a time cannot hold a
+request longer. What the server sends is judged by :mod:`cseaug.llm.wire`: the body is read
+uncompressed and only up to a size that follows from ``max_tokens``, a redirect to another
+origin ends the build, and a body that is not a usable chat completion is a
+``malformed_response`` failure, whatever its bytes.
+
 Retries live in one layer only: tenacity, around each request, on 408/429/5xx, timeouts
 and connection errors, with exponential backoff and full jitter, honouring
 ``Retry-After`` / ``retry-after-ms`` (seconds or an HTTP date, capped at
 :data:`MAX_RETRY_AFTER_S`). The client's own retries are switched off
 (``max_retries=0``) so that the two layers do not multiply. Other failures (400, 401,
-404, a body that is not a chat completion) are not retried; the request's response
+404, a malformed body) are not retried; the request's response
 carries the reason in ``error``.
 
 Every answer and every error is scrubbed (:func:`cseaug.secrets.scrub`) before it leaves
@@ -48,7 +55,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
 import os
 import random
 import time
@@ -64,7 +70,7 @@ from cseaug.config import FailoverConfig
 from cseaug.errors import BackendError
 from cseaug.llm.base import (
     CIRCUIT_OPEN,
-    PERMANENT,
+    MALFORMED,
     TRANSIENT,
     ChatRequest,
     ChatResponse,
@@ -77,6 +83,14 @@ from cseaug.llm.identity import served_identity
 from cseaug.llm.probe import probe_endpoints
 from cseaug.llm.sampling import request_seed
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
+from cseaug.llm.wire import (
+    IDENTITY_HEADERS,
+    MalformedResponse,
+    ResponseGuard,
+    body_limit,
+    parse_completion,
+    valid_unicode,
+)
 from cseaug.secrets import Scrubber, treat_as_secret
 
 MAX_RETRY_AFTER_S = 120.0
@@ -155,56 +169,6 @@ def retry_delay(
     return random.uniform(0, min(max_s, initial_s * 2 ** (attempt - 1)))
 
 
-def parse_completion(key: str, body: bytes) -> ChatResponse:
-    """Turn the body of a chat completion into a response; anything else becomes an error.
-
-    A body that is not a chat completion (not JSON, cut short, no choices) is a transient
-    failure: a rerun asks again. An answer without text, or one cut at ``max_tokens``
-    (``finish_reason=length``: half a sentence), is a permanent one.
-
-    Example:
-        >>> parse_completion("k", b'{"choices": [{"message": {"content": "Hi"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}').text
-        'Hi'
-        >>> parse_completion("k", b'oops').error
-        "malformed response body (not JSON): b'oops'"
-    """
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return ChatResponse(
-            key=key,
-            error=f"malformed response body (not JSON): {body[:200]!r}",
-            failure=TRANSIENT,
-        )
-    try:
-        choice = data["choices"][0]
-        text = choice["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        return ChatResponse(
-            key=key,
-            error=f"malformed response body (no choices[0].message.content): {body[:200]!r}",
-            failure=TRANSIENT,
-        )
-    reason = choice.get("finish_reason") if isinstance(choice, dict) else None
-    if not isinstance(text, str):
-        return ChatResponse(
-            key=key, error=f"answer has no text content (finish_reason={reason})", failure=PERMANENT
-        )
-    if reason == "length":
-        return ChatResponse(
-            key=key,
-            error="answer cut at llm.max_tokens (finish_reason=length); raise llm.max_tokens",
-            failure=PERMANENT,
-        )
-    usage = data.get("usage") or {}
-    return ChatResponse(
-        key=key,
-        text=text,
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-    )
-
-
 def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
     """Run a coroutine to completion from synchronous code, even inside a running event loop.
 
@@ -231,7 +195,7 @@ class OpenAIBackend(StreamingBackend):
         api_key_env: environment variable holding the key, read when requests are sent.
         concurrency: requests in flight at once on each endpoint, per :meth:`generate` call.
         max_retries: retries of one request after a retryable failure.
-        request_timeout_s: timeout of one HTTP request.
+        request_timeout_s: deadline of one attempt of a request, body included.
         retry_initial_s: first backoff; later ones double, up to ``retry_max_s``, each
             drawn uniformly below that bound (full jitter).
         retry_max_s: longest backoff without a ``Retry-After``.
@@ -338,12 +302,17 @@ class OpenAIBackend(StreamingBackend):
         headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else None
         return retry_delay(headers, attempt, self.retry_initial_s, self.retry_max_s)
 
-    async def _post(self, client: PooledClient, body: dict[str, Any]) -> httpx2.Response:
-        return await client.post("/chat/completions", body)
+    async def _post(self, client: PooledClient, body: dict[str, Any]) -> bytes:
+        return await client.post(
+            "/chat/completions",
+            body,
+            deadline_s=self.request_timeout_s,
+            max_bytes=body_limit(self.sampling.get("max_tokens")),
+        )
 
     async def _retry(
         self, client: PooledClient, body: dict[str, Any], first: BaseException
-    ) -> httpx2.Response:
+    ) -> bytes:
         """Attempts 2 .. max_retries + 1 of a request whose first attempt failed with ``first``."""
         await asyncio.sleep(self._delay(first, 1))
         retrying = AsyncRetrying(
@@ -367,15 +336,25 @@ class OpenAIBackend(StreamingBackend):
         if response.text is not None:
             response.text = scrub(response.text)
         if response.error is not None:
-            response.error = scrub(response.error)
+            response.error = valid_unicode(scrub(response.error))
         return response
 
     async def _ask(self, client: PooledClient, request: ChatRequest) -> ChatResponse:
+        try:
+            raw = await self._attempts(client, request)
+        except MalformedResponse as exc:
+            return ChatResponse(key=request.key, error=str(exc), failure=MALFORMED)
+        if isinstance(raw, ChatResponse):
+            return raw
+        return parse_completion(request.key, raw, self.sampling.get("max_tokens"))
+
+    async def _attempts(self, client: PooledClient, request: ChatRequest) -> bytes | ChatResponse:
+        """The body of the first answer to ``request``, or its failure after every attempt."""
         body = self._body(request)
         try:
             # the first attempt runs outside tenacity: its bookkeeping costs ~30 us a
             # request, which is measurable at full speed; retries go through it
-            raw = await self._post(client, body)
+            return await self._post(client, body)
         except _CLIENT_ERRORS as exc:
             if not is_retryable(exc):
                 return ChatResponse(
@@ -388,13 +367,12 @@ class OpenAIBackend(StreamingBackend):
                     failure=TRANSIENT,
                 )
             try:
-                raw = await self._retry(client, body, exc)
+                return await self._retry(client, body, exc)
             except _CLIENT_ERRORS as final:
                 reason = describe_error(final)
                 if is_retryable(final):
                     reason = f"{reason} (gave up after {self.max_retries + 1} attempts)"
                 return ChatResponse(key=request.key, error=reason, failure=failure_kind(final))
-        return parse_completion(request.key, raw.content)
 
     async def _answer_all(
         self,
@@ -409,14 +387,18 @@ class OpenAIBackend(StreamingBackend):
             max_keepalive_connections=self.concurrency,
             keepalive_expiry=30.0,
         )
+        guard = ResponseGuard(body_limit(self.sampling.get("max_tokens")))
         clients = [
             openai.AsyncOpenAI(
                 api_key=api_key,
                 base_url=url,
                 max_retries=0,
                 timeout=self.request_timeout_s,
+                default_headers=IDENTITY_HEADERS,
                 http_client=openai.DefaultAioHttpClient(
-                    limits=limits, timeout=self.request_timeout_s
+                    limits=limits,
+                    timeout=self.request_timeout_s,
+                    event_hooks={"response": [guard.acheck]},
                 ),
             )
             for url in self.base_urls

@@ -60,6 +60,7 @@ from cseaug.llm.cache import request_hash
 from cseaug.llm.http_errors import describe_error
 from cseaug.llm.openai_backend import OpenAIBackend
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
+from cseaug.llm.wire import valid_unicode
 from cseaug.secrets import Scrubber
 
 logger = logging.getLogger(__name__)
@@ -118,7 +119,7 @@ class _Call:
             answer = ChatResponse(
                 key=self.requests[index].key,
                 text=None if response.text is None else self.scrub(response.text),
-                error=None if response.error is None else self.scrub(response.error),
+                error=None if response.error is None else valid_unicode(self.scrub(response.error)),
                 prompt_tokens=response.prompt_tokens,
                 completion_tokens=response.completion_tokens,
             )

@@ -8,7 +8,8 @@ a :class:`~cseaug.errors.BackendError` of one line that names the URL and the ca
 about the model (its ``/models`` entry), which becomes part of the model's identity
 (:mod:`cseaug.llm.identity`). :func:`probe_endpoints` probes every endpoint of a list:
 one that answers is enough, but endpoints that report different weights under one name
-are refused.
+are refused. Every probe response passes :class:`~cseaug.llm.wire.ResponseGuard`: a
+redirect to another origin, or a compressed body, is refused.
 
 Example:
     >>> probe_endpoint("http://127.0.0.1:8000/v1", "EMPTY", "m", timeout_s=5)  # doctest: +SKIP
@@ -28,11 +29,16 @@ import openai
 from cseaug.errors import BackendError
 from cseaug.llm.http_errors import describe_error
 from cseaug.llm.identity import served_identity
+from cseaug.llm.wire import IDENTITY_HEADERS, MalformedResponse, ResponseGuard
 
 logger = logging.getLogger(__name__)
 
 _NO_LIST = (404, 405, 501)
 """Statuses of a server that has no ``GET /models``: fall back to a one-token request."""
+PROBE_MAX_BYTES = 16 * 1024 * 1024
+"""Largest probe answer announced (``Content-Length``) that is read: a model list of
+thousands of models fits."""
+
 _PROBE_RETRIES = 2
 """The client's own retries of the probe (429, 5xx, connection): a server that is starting."""
 
@@ -57,12 +63,21 @@ def probe_endpoint(
             ``model``.
     """
     client = openai.OpenAI(
-        api_key=api_key, base_url=base_url, max_retries=_PROBE_RETRIES, timeout=timeout_s
+        api_key=api_key,
+        base_url=base_url,
+        max_retries=_PROBE_RETRIES,
+        timeout=timeout_s,
+        default_headers=IDENTITY_HEADERS,
+        http_client=openai.DefaultHttpxClient(
+            timeout=timeout_s, event_hooks={"response": [ResponseGuard(PROBE_MAX_BYTES).check]}
+        ),
     )
     try:
         return _ask(client, base_url, model)
     except openai.OpenAIError as exc:
         raise _failure(base_url, model, exc, key_variable) from None
+    except MalformedResponse as exc:
+        raise BackendError(f"LLM endpoint {base_url} cannot answer: {exc}") from None
     finally:
         client.close()
 

@@ -1,0 +1,261 @@
+"""What cseaug accepts from an OpenAI-wire server: a bounded body, a chat completion, no detour.
+
+Whatever bytes a server sends, a request ends as an answer or as a one-line reason; nothing
+the server sends can crash a build (issue 21, item 1). Three rules, each applied where it can
+be applied first:
+
+* **No detour** (:class:`ResponseGuard`, an event hook on every response): a redirect to
+  another origin (scheme, host or port) is refused with :class:`RedirectRefused`, which ends
+  the build in one line: the other origin would receive every prompt (corpus text) and write
+  the published answers. A redirect within the endpoint's own origin is followed.
+* **A bounded body** (:func:`read_body`, with :func:`body_limit`): the body is read raw, never
+  decompressed (cseaug asks for ``Accept-Encoding: identity``; a body that is compressed all
+  the same is refused before a byte of it is inflated, so a compression bomb costs nothing),
+  and refused once it passes :func:`body_limit` bytes, which follows from ``max_tokens``.
+* **A chat completion** (:func:`parse_completion`): JSON (at most :data:`MAX_JSON_DEPTH`
+  levels deep) with ``choices[0].message.content`` a string of valid Unicode (no lone
+  surrogate: it cannot be written to Parquet or SQLite), ``usage`` an object or absent, its
+  token counts whole numbers from 0 to :data:`MAX_TOKEN_COUNT`, ``completion_tokens`` at most
+  the ``max_tokens`` asked for.
+
+A body that breaks a rule is a :data:`~cseaug.llm.base.MALFORMED` failure: reject reason
+``malformed_response``, not retried and not cached (the same request would get the same
+bytes); the reason names what was wrong and quotes at most 200 bytes of the body.
+
+Example:
+    >>> parse_completion("k", b'{"choices": [{"message": {"content": "Hi"}}]}').text
+    'Hi'
+    >>> parse_completion("k", b'{"choices": [{"message": {"content": "Hi"}}], "usage": 3}').error
+    'malformed response body (usage is not an object): b\\'{"choices": [{"message": {"content": "Hi"}}], "usage": 3}\\''
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx2
+
+from cseaug.errors import BackendError
+from cseaug.llm.base import MALFORMED, PERMANENT, ChatResponse
+
+BYTES_PER_TOKEN = 64
+"""Most bytes one answer token may take in a body: a token is a few characters, each at most
+6 bytes once JSON-escaped (``\\uXXXX``), 12 for a character outside the BMP; 64 is generous."""
+
+ENVELOPE_BYTES = 64 * 1024
+"""Bytes of a body besides the answer's text: ids, usage, ``finish_reason``, logprobs a server
+adds unasked, whitespace."""
+
+UNBOUNDED_MAX_TOKENS = 32_768
+"""The ``max_tokens`` :func:`body_limit` assumes when a request sets none (server default)."""
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of objects and arrays a body may have (a chat completion has 5)."""
+
+MAX_TOKEN_COUNT = 2**31 - 1
+"""Largest token count ``usage`` may report (SQLite stores up to 2**63 - 1; no answer comes near)."""
+
+IDENTITY_HEADERS = {"Accept-Encoding": "identity"}
+"""Sent with every request: an uncompressed body, whose size on the wire is its size in memory."""
+
+
+class MalformedResponse(Exception):
+    """A response cseaug refuses to read further; its message is the reason (one line)."""
+
+
+class RedirectRefused(BackendError):
+    """The endpoint redirected a request to another origin (ends the build)."""
+
+
+def body_limit(max_tokens: int | None) -> int:
+    """Most bytes a chat completion body of an answer of at most ``max_tokens`` tokens may have.
+
+    Example:
+        >>> body_limit(64)
+        69632
+    """
+    return ENVELOPE_BYTES + BYTES_PER_TOKEN * (max_tokens or UNBOUNDED_MAX_TOKENS)
+
+
+def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port
+
+
+class ResponseGuard:
+    """An ``httpx2`` response hook: checks every response before its body is read.
+
+    Args:
+        max_bytes: largest ``Content-Length`` accepted (:func:`body_limit`); None: any.
+
+    Raises (from the hook):
+        RedirectRefused: a redirect to another origin.
+        MalformedResponse: a redirect to something that is not a URL, a compressed body,
+            or one that announces more than ``max_bytes``.
+    """
+
+    def __init__(self, max_bytes: int | None = None) -> None:
+        self.max_bytes = max_bytes
+
+    def check(self, response: httpx2.Response) -> None:
+        """The hook of a synchronous client (see the class)."""
+        if response.has_redirect_location:
+            try:
+                target = response.request.url.join(response.headers["Location"])
+            except httpx2.InvalidURL:
+                raise MalformedResponse(
+                    f"malformed response (HTTP {response.status_code} to a Location that is "
+                    "not a URL)"
+                ) from None
+            if _origin(target) != _origin(response.request.url):
+                source = response.request.url.copy_with(query=None, fragment=None)
+                raise RedirectRefused(
+                    f"LLM endpoint {source} redirected the request to another origin "
+                    f"({target.scheme}://{target.netloc.decode()}, HTTP {response.status_code}); "
+                    "cseaug does not send prompts to a server it was not given: set llm.base_url "
+                    "to the server that answers"
+                )
+            return
+        encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            raise MalformedResponse(
+                f"malformed response body (compressed with {encoding!r}, although only an "
+                "uncompressed body was accepted)"
+            )
+        declared = response.headers.get("Content-Length", "")
+        if self.max_bytes is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            raise MalformedResponse(_too_large(self.max_bytes, f"announces {declared} bytes"))
+
+    async def acheck(self, response: httpx2.Response) -> None:
+        """The hook of an asynchronous client (see the class)."""
+        self.check(response)
+
+
+def _too_large(limit: int, what: str) -> str:
+    return (
+        f"malformed response body ({what}, over the {limit} bytes an answer of llm.max_tokens "
+        "tokens can take)"
+    )
+
+
+async def read_body(response: httpx2.Response, limit: int) -> bytes:
+    """The raw body of a streamed ``response``, refused once it passes ``limit`` bytes.
+
+    Raises:
+        MalformedResponse: the body is longer than ``limit`` (the rest is not read).
+    """
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_raw():
+        size += len(chunk)
+        if size > limit:
+            raise MalformedResponse(_too_large(limit, f"more than {limit} bytes"))
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def valid_unicode(text: str) -> str:
+    """``text`` with what UTF-8 cannot encode (a lone surrogate a server put in an error
+    message) replaced by ``?``, so that it can be stored and published.
+
+    Example:
+        >>> valid_unicode("bad " + chr(0xD800) + " request")
+        'bad ? request'
+    """
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _depth(data: Any) -> int:
+    """How deeply ``data`` nests objects and arrays, counted without recursion."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            deepest = max(deepest, depth)
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((item, depth + 1) for item in items if isinstance(item, dict | list))
+    return deepest
+
+
+def _token_count(usage: dict[str, Any], field: str) -> int | None:
+    """``usage[field]`` as a count (absent or null: 0); None when it is not a valid count."""
+    value = usage.get(field)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 <= value <= MAX_TOKEN_COUNT else None
+
+
+def _malformed(key: str, what: str, body: bytes) -> ChatResponse:
+    return ChatResponse(
+        key=key, error=f"malformed response body ({what}): {body[:200]!r}", failure=MALFORMED
+    )
+
+
+def _decode(body: bytes) -> tuple[Any, str | None]:
+    """The JSON value of ``body``, or what keeps it from being one."""
+    try:
+        return json.loads(body), None
+    except RecursionError:
+        return None, f"nested deeper than {MAX_JSON_DEPTH} levels"
+    except ValueError:  # includes UnicodeDecodeError: bytes that are not UTF-8
+        return None, "not JSON"
+
+
+def parse_completion(key: str, body: bytes, max_tokens: int | None = None) -> ChatResponse:
+    """Turn the body of a chat completion into a response; anything else becomes an error.
+
+    A body that is not a chat completion (see the module) is a :data:`MALFORMED` failure.
+    An answer without text, or one cut at ``max_tokens`` (``finish_reason=length``: half a
+    sentence), is a permanent one.
+
+    Example:
+        >>> parse_completion("k", b'{"choices": [{"message": {"content": "Hi"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}').completion_tokens
+        1
+        >>> parse_completion("k", b'oops').error
+        "malformed response body (not JSON): b'oops'"
+    """
+    data, problem = _decode(body)
+    if problem is None and _depth(data) > MAX_JSON_DEPTH:
+        problem = f"nested deeper than {MAX_JSON_DEPTH} levels"
+    if problem is not None:
+        return _malformed(key, problem, body)
+    try:
+        choice = data["choices"][0]
+        text = choice["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        return _malformed(key, "no choices[0].message.content", body)
+    reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+    if not isinstance(text, str):
+        return ChatResponse(
+            key=key, error=f"answer has no text content (finish_reason={reason})", failure=PERMANENT
+        )
+    if reason == "length":
+        return ChatResponse(
+            key=key,
+            error="answer cut at llm.max_tokens (finish_reason=length); raise llm.max_tokens",
+            failure=PERMANENT,
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _malformed(key, "answer text is not valid Unicode (a lone surrogate)", body)
+    usage = data.get("usage")
+    if usage is None:
+        usage = {}
+    if not isinstance(usage, dict):
+        return _malformed(key, "usage is not an object", body)
+    prompt_tokens = _token_count(usage, "prompt_tokens")
+    completion_tokens = _token_count(usage, "completion_tokens")
+    if prompt_tokens is None or completion_tokens is None:
+        return _malformed(
+            key, f"usage token counts are not whole numbers 0..{MAX_TOKEN_COUNT}", body
+        )
+    if max_tokens is not None and completion_tokens > max_tokens:
+        return _malformed(
+            key, f"usage.completion_tokens {completion_tokens} above max_tokens {max_tokens}", body
+        )
+    return ChatResponse(
+        key=key, text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+    )
