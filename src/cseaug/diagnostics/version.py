@@ -17,12 +17,10 @@ computed on a seeded sample of the rows that have views; the sample is drawn fro
 positions, so the same version and seed give the same sample.
 
 Example:
-    >>> from cseaug.config import DiagnosticsConfig
-from cseaug.dataset.atomic import write_text_atomic
-    >>> summary = write_diagnostics("storage/datasets/demo/v0001", "/tmp/diag",
-    ...                             DiagnosticsConfig(cs_sample=500))  # doctest: +SKIP
-    >>> summary.plots  # doctest: +SKIP
-    {'mer': 'mer.png', 'cs': 'cs.png'}
+    from cseaug.config import DiagnosticsConfig
+    summary = write_diagnostics("storage/datasets/demo/v0001", "/tmp/diag",
+                                DiagnosticsConfig(cs_sample=500))
+    summary.plots  # {'mer': 'mer.png', 'cs': 'cs.png'}
 """
 
 from __future__ import annotations
