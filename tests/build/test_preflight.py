@@ -113,7 +113,7 @@ def test_osscse_models_missing_offline_stop_the_build_and_are_listed_by_its_dry_
         assert "python -m spacy download no_such_pipeline_sm" in report
         for name in ("facebook/wmt19-en-de", "facebook/wmt19-de-en", "facebook/wmt19-ru-en"):
             assert f"'{name}' is not in the local Hugging Face cache" in report
-        assert "huggingface-cli download" in report
+        assert "`hf download" in report
     assert len(needs.strip().splitlines()) == 5
     assert not (tmp_path / "storage").exists()
 

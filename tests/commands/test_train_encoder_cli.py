@@ -56,12 +56,19 @@ def test_cli_trains_through_the_flow_and_shows_the_scores(
     assert record["steps"] == 3 and record["dataset"] == "demo/v0001"
     assert "| STS-B |" in result.output
 
-    async def runs_and_artifacts():
+    async def runs_artifacts_and_logs():
         async with get_client() as client:
-            return await client.read_flow_runs(), await client.read_artifacts()
+            return (
+                await client.read_flow_runs(),
+                await client.read_artifacts(),
+                await client.read_logs(),
+            )
 
-    runs, artifacts = asyncio.run(runs_and_artifacts())
+    runs, artifacts, logs = asyncio.run(runs_artifacts_and_logs())
     assert any(r.name and r.state and r.state.is_completed() for r in runs)
+    # dill's dis.dis output (datasets' fingerprinting) must not become log lines (log_prints)
+    assert not [log.message for log in logs if "LOAD_GLOBAL" in log.message]
+    assert any("STS-B dev at step 3: Spearman" in log.message for log in logs)
     scores = [a for a in artifacts if a.key == "scores-demo-v0001-simcse-unsup"]
     assert scores and "| STS-B |" in scores[0].data
 

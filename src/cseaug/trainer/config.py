@@ -171,7 +171,8 @@ class GenerateCSELossConfig(StrictModel):
 
 
 class EvaluationConfig(StrictModel):
-    """Spearman correlation on the STS sets before and after training (SentEval layout)."""
+    """Spearman correlation on the STS sets before and after training (SentEval layout), and
+    the dev set that selects the checkpoint (docs/trainer.md, "Evaluation")."""
 
     data_dir: str = Field(
         "data",
@@ -190,6 +191,16 @@ class EvaluationConfig(StrictModel):
     )
     batch_size: int = Field(64, ge=1, description="Sentences per encoder forward pass.")
     before: bool = Field(True, description="Score the model before training too.")
+    dev: Literal["STS-B", "SICK-R"] | None = Field(
+        "STS-B",
+        description="Dev set of checkpoint selection (all four papers: STS-B dev, "
+        "sts-dev.csv; SICK-R: SICK_trial.txt): scored every eval_steps and at the last step, "
+        "the best-scoring weights are kept and scored on the test sets; None keeps the final "
+        "model.",
+    )
+    eval_steps: int = Field(
+        125, ge=1, description="Score the dev set every n training steps (the papers: 125)."
+    )
 
 
 class TrainConfig(StrictModel):
