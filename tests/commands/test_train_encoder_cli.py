@@ -109,3 +109,26 @@ def test_every_shipped_training_config_validates() -> None:
         "simcse-unsup", "simcse-sup", "ngcse", "osscse", "skicse-unsup", "skicse-sup",
         "generate-cse",
     }  # fmt: skip
+
+
+def test_an_uncached_hub_model_offline_fails_before_prefect_starts(
+    publish, rows_factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.delitem(sys.modules, "cseaug_prefect.flows.train_sentence_encoder", raising=False)
+    publish([rows_factory(4, 4)])
+    config = tmp_path / "train.yaml"
+    config.write_text(yaml.safe_dump({"objective": "simcse-unsup", "model": "bert-base-uncased"}))
+    result = CliRunner().invoke(
+        app,
+        ["train-encoder", "--version", "demo/v0001", "--config", str(config),
+         "--root", str(tmp_path / "storage")],
+    )  # fmt: skip
+    assert isinstance(result.exception, ConfigError)
+    message = str(result.exception)
+    assert "'bert-base-uncased' is not in the local Hugging Face cache" in message
+    assert "`hf download bert-base-uncased`" in message
+    assert "cseaug_prefect.flows.train_sentence_encoder" not in sys.modules
