@@ -33,7 +33,7 @@ from cseaug.roots import default_work_dir
 from cseaug.trainer.card import write_training_record
 from cseaug.trainer.config import HeadConfig, TrainConfig
 from cseaug.trainer.data import TrainingData, load_training_data
-from cseaug.trainer.evaluation import dev_set, eval_sets, evaluate
+from cseaug.trainer.evaluation import EvalSet, Scores, dev_set, eval_sets, evaluate
 from cseaug.trainer.objectives import (
     LOSS_NAMES,
     MIXED,
@@ -237,6 +237,21 @@ def _collator(model: Any, args: Any, data: TrainingData) -> Any:
     )
 
 
+def _score(
+    model: Any, sets: list[EvalSet], batch: int, when: str, say: Callable[[str], None]
+) -> Scores:
+    """:func:`~cseaug.trainer.evaluation.evaluate` with a line before (what is scored) and
+    after (the scores), so that a log without progress bars shows the work too."""
+    if not sets:
+        return Scores({}, {})
+    pairs = sum(len(s.scores) for s in sets)
+    say(f"scoring {len(sets)} STS sets ({pairs:,} pairs) {when}")
+    scores = evaluate(model, sets, batch, f"Scoring STS {when}")
+    shown = ", ".join(f"{name} {100 * value:.2f}" for name, value in scores.spearman.items())
+    say(f"STS Spearman x100 {when}: {shown}")
+    return scores
+
+
 def train_encoder(
     version_dir: str | Path,
     cfg: TrainConfig,
@@ -274,7 +289,7 @@ def train_encoder(
     model = load_encoder(cfg, device)
     batch = cfg.evaluation.batch_size
     before = (
-        evaluate(model, sets, batch, "Scoring STS before training")
+        _score(model, sets, batch, "before training", say)
         if sets and cfg.evaluation.before
         else None
     )
@@ -291,7 +306,7 @@ def train_encoder(
     if selection is not None:
         selection.restore()
         step = selection.best_step or step
-    after = evaluate(model, sets, batch, f"Scoring STS at step {step}")
+    after = _score(model, sets, batch, f"at step {step}", say)
     out_dir.mkdir(parents=True, exist_ok=True)
     from cseaug.trainer.heads import inference_encoder  # imports torch
 
