@@ -6,13 +6,14 @@ adds to sentence-transformers' trainer:
 * :class:`StepProgress`: a progress bar over the steps with its ETA (:mod:`cseaug.progress`),
   or, where bars are off (a Prefect worker, a CI log), one line with the step, the loss and
   the ETA every ``logging_steps`` steps;
-* :class:`BestCheckpoint`: the papers' model selection. SimCSE, NGCSE, OssCSE and SKICSE
-  evaluate on STS-B dev every 125 steps and report the test scores of the best dev
-  checkpoint (SimCSE section 4 / appendix A; NGCSE appendix "Training Details"; OssCSE
-  appendix A; SKICSE appendix A). The dev set is scored every ``eval_steps`` and at the last
-  step; the weights of the best score so far are kept as one copy in CPU memory (nothing is
-  written to disk until the selected model is saved), and put back into the model when
-  training ends.
+* :class:`BestCheckpoint`: the papers' model selection: the test scores reported are those
+  of the checkpoint best on STS-B dev. NGCSE (appendix, "Training Details") and OssCSE
+  (appendix A) evaluate every 125 steps, as SimCSE's released scripts do
+  (``--eval_steps 125``; its appendix A says 250); SKICSE (section 4, "Datasets") keeps the
+  model best on STS-B dev without a cadence; VAEGPT-Sim does not say. The dev set is scored
+  every ``eval_steps`` and at the last step; the weights of the best score so far are kept
+  as one copy in CPU memory (nothing is written to disk until the selected model is saved),
+  and put back into the model when training ends.
 """
 
 from __future__ import annotations

@@ -193,13 +193,16 @@ class EvaluationConfig(StrictModel):
     before: bool = Field(True, description="Score the model before training too.")
     dev: Literal["STS-B", "SICK-R"] | None = Field(
         "STS-B",
-        description="Dev set of checkpoint selection (all four papers: STS-B dev, "
+        description="Dev set of checkpoint selection (the papers select on STS-B dev, "
         "sts-dev.csv; SICK-R: SICK_trial.txt): scored every eval_steps and at the last step, "
         "the best-scoring weights are kept and scored on the test sets; None keeps the final "
         "model.",
     )
     eval_steps: int = Field(
-        125, ge=1, description="Score the dev set every n training steps (the papers: 125)."
+        125,
+        ge=1,
+        description="Score the dev set every n training steps (NGCSE, OssCSE and SimCSE's "
+        "released scripts: 125).",
     )
 
 
