@@ -176,8 +176,9 @@ class EvaluationConfig(StrictModel):
 
     data_dir: str = Field(
         "data",
-        description="Directory in the layout of shared/data: senteval_sts/STS1x-en-test/, "
-        "senteval_sts/STSBenchmark/sts-test.csv (or stsbenchmark/), sick/SICK.txt.",
+        description="Directory in SentEval's layout, as `cseaug data fetch sts12-test ... "
+        "stsb sick-splits` puts it under data/: senteval_sts/STS1x-en-test/, "
+        "senteval_sts/STSBenchmark/sts-{test,dev}.csv, sick/semeval2014_splits_noheader/.",
     )
     sets: list[EvalSet] = Field(
         default_factory=lambda: list(EVAL_SETS),

@@ -5,8 +5,8 @@
 sentence-transformers' ``SentenceTransformerTrainer`` and the objective's losses
 (:mod:`.objectives`) while scoring the dev set every ``evaluation.eval_steps`` steps and
 keeping the best weights (:mod:`.callbacks`), score the selected checkpoint on the test
-sets, save it with its training record and card (:mod:`.card`). It runs without Prefect; ``cseaug train-encoder`` runs it as the flow
-``train-sentence-encoder``.
+sets, save it with its training record and card (:mod:`.card`). It runs without Prefect;
+``cseaug train-encoder`` runs it as the flow ``train-sentence-encoder``.
 
 Example:
     >>> from cseaug.trainer.config import load_train_config
@@ -201,7 +201,8 @@ def _trainer(
             model=model, args=args, train_dataset=datasets.DatasetDict(train_sets), loss=losses
         )
     # transformers prints every logged loss as a dict to stdout; StepProgress reports instead
-    trainer.remove_callback(require("transformers", "hf", "Training").PrinterCallback)
+    transformers = require("transformers", "hf", "Training a sentence encoder")
+    trainer.remove_callback(transformers.PrinterCallback)
     return trainer
 
 
