@@ -29,6 +29,8 @@ def test_ngcse_is_compared_with_the_setting_of_its_corpus() -> None:
     wiki = bench.reference_for("ngcse", "storage/datasets/wiki-sts/v0001")
     nli = bench.reference_for("ngcse", "storage/datasets/nli-sts/v0002")
     assert "WikiSTS-HT" in wiki.source and "NLISTS-HT" in nli.source
+    assert bench.config_for("ngcse", "storage/datasets/nli-sts/v0002").is_file()
+    assert bench.config_for("ngcse", "x/wiki-sts/v1").name == "ngcse-wiki-sts-ht-final.yaml"
 
 
 def test_without_a_pretrained_bert_base_it_refuses_instead_of_using_random_weights(
