@@ -62,8 +62,8 @@ _WIKI_CONFIGS = (
 )
 _TRAIN_CONFIGS = tuple(
     f"configs/train/{name}.yaml"
-    for name in ("simcse-unsup", "simcse-sup", "ngcse", "osscse", "skicse-unsup", "skicse-sup",
-                 "generate-cse")
+    for name in ("simcse-unsup", "simcse-sup", "ngcse", "ngcse-wiki-sts-ht-final",
+                 "ngcse-nli-sts-ht-final", "osscse", "skicse-unsup", "skicse-sup", "generate-cse")
 )  # fmt: skip
 _NLI_CONFIGS = (
     "configs/wiki-nli.yaml",
