@@ -132,3 +132,33 @@ def test_an_uncached_hub_model_offline_fails_before_prefect_starts(
     assert "'bert-base-uncased' is not in the local Hugging Face cache" in message
     assert "`hf download bert-base-uncased`" in message
     assert "cseaug_prefect.flows.train_sentence_encoder" not in sys.modules
+
+
+@pytest.mark.slow
+@pytest.mark.prefect
+@pytest.mark.shared_data
+def test_cli_with_seeds_trains_each_and_prints_mean_and_std(
+    prefect_harness: None, publish, rows_factory, tiny_bert: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    publish([rows_factory(12, 12)])
+    config = tmp_path / "train.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {"objective": "simcse-unsup", "model": str(tiny_bert), "batch_size": 4,
+             "max_steps": 2, "device": "cpu",
+             "evaluation": {"data_dir": str(shared_data), "sets": ["STS-B"], "max_pairs": 20}}
+        )
+    )  # fmt: skip
+    out = tmp_path / "models" / "seeded"
+    result = CliRunner().invoke(
+        app,
+        ["train-encoder", "--version", "demo/v0001", "--config", str(config), "--root",
+         str(tmp_path / "storage"), "--out", str(out), "--seeds", "2"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert (out / "seed-42" / "evaluation.json").is_file()
+    assert (out / "seed-43" / "evaluation.json").is_file()
+    summary = json.loads((out / "seeds.json").read_text())
+    assert summary["seeds"] == [42, 43]
+    assert "| set | mean ± std | seed 42 | seed 43 |" in result.output
+    assert result.output.count("trained simcse-unsup (seed ") == 2
