@@ -175,7 +175,7 @@ def test_a_diagnostics_encoder_missing_offline_stops_the_build_before_any_work(
     assert str(result.exception) == (
         "the build cannot start: diagnostics.encoder: 'nobody/no-encoder' is not in the local "
         "Hugging Face cache and the hub is offline; download it where the hub is reachable "
-        "(`huggingface-cli download nobody/no-encoder`, then copy ~/.cache/huggingface), or set "
+        "(`hf download nobody/no-encoder`, then copy ~/.cache/huggingface), or set "
         "diagnostics.encoder to a local model directory"
     )
     assert not (tmp_path / "storage").exists()
