@@ -3,6 +3,11 @@
 Composition only: the work is :func:`cseaug_prefect.tasks.train.train_encoder_task`; the
 before/after Spearman table becomes a markdown artifact. ``cseaug train-encoder`` runs this
 flow; ``prefect.yaml`` deploys it as ``train-sentence-encoder/wiki-sts-ngcse``.
+
+Prints are not logged (``log_prints=False``): the libraries underneath print, and dill
+(through ``datasets``' fingerprinting) disassembles functions with ``dis.dis`` into a
+captured ``sys.stdout``, which ``log_prints`` would turn into ~22 log lines of bytecode.
+The tasks log through the run logger instead.
 """
 
 from __future__ import annotations
@@ -15,13 +20,14 @@ from cseaug.secrets import install_log_scrubbing
 from cseaug_prefect.tasks.train import scores_artifact_task, train_encoder_task
 
 
-@flow(name="train-sentence-encoder", log_prints=True)
+@flow(name="train-sentence-encoder", log_prints=False)
 def train_sentence_encoder(
     version: str,
     config: str,
     out: str | None = None,
     root: str = "storage",
     overrides: list[str] | None = None,
+    seeds: int = 1,
 ) -> dict[str, Any]:
     """Train a sentence encoder on a published dataset version.
 
@@ -32,12 +38,15 @@ def train_sentence_encoder(
             ``<root>/models/<dataset>-<version>-<objective>``).
         root: the output root holding ``datasets/``.
         overrides: ``key.path=value`` strings, as ``cseaug train-encoder --set``.
+        seeds: train this many seeds (``seed``, ``seed + 1``, ...) into ``<out>/seed-<n>``
+            and report their mean ± std (``cseaug train-encoder --seeds``).
 
     Returns:
-        The training record: model directory, dataset version and fingerprints, objective,
-        rows, steps, losses and scores.
+        ``{"runs": [record, ...], "summary": ...}``: each run's training record (model
+        directory, dataset version and fingerprints, objective, rows, steps, losses, selected
+        checkpoint, scores) and, for several seeds, their mean ± std.
     """
     install_log_scrubbing()  # a worker or `flow.serve` process starts here, not in the CLI
-    record = train_encoder_task(version, root, config, list(overrides or []), out)
-    scores_artifact_task(record)
-    return record
+    result = train_encoder_task(version, root, config, list(overrides or []), out, seeds)
+    scores_artifact_task(result)
+    return result

@@ -47,7 +47,7 @@ def test_a_model_missing_offline_is_named_with_the_fix(
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
     env = {"HF_HUB_OFFLINE": "1"}
     problem = model_problem("facebook/wmt19-en-de", "backtranslation.pivots.de", env)
-    assert problem is not None and "huggingface-cli download facebook/wmt19-en-de" in problem
+    assert problem is not None and "`hf download facebook/wmt19-en-de`" in problem
     assert model_problem("facebook/wmt19-en-de", "x", {}) is None  # online: it can be downloaded
     assert model_problem(str(tmp_path), "x", env) is None  # a local directory
 

@@ -136,6 +136,6 @@ def model_problem(
         return None
     return (
         f"{setting}: {name!r} is not in the local Hugging Face cache and the hub is offline; "
-        f"download it where the hub is reachable (`huggingface-cli download {name}`, then copy "
+        f"download it where the hub is reachable (`hf download {name}`, then copy "
         f"~/.cache/huggingface), or set {setting} to a local model directory"
     )

@@ -113,7 +113,7 @@ def test_osscse_models_missing_offline_stop_the_build_and_are_listed_by_its_dry_
         assert "python -m spacy download no_such_pipeline_sm" in report
         for name in ("facebook/wmt19-en-de", "facebook/wmt19-de-en", "facebook/wmt19-ru-en"):
             assert f"'{name}' is not in the local Hugging Face cache" in report
-        assert "huggingface-cli download" in report
+        assert "`hf download" in report
     assert len(needs.strip().splitlines()) == 5
     assert not (tmp_path / "storage").exists()
 
@@ -175,7 +175,7 @@ def test_a_diagnostics_encoder_missing_offline_stops_the_build_before_any_work(
     assert str(result.exception) == (
         "the build cannot start: diagnostics.encoder: 'nobody/no-encoder' is not in the local "
         "Hugging Face cache and the hub is offline; download it where the hub is reachable "
-        "(`huggingface-cli download nobody/no-encoder`, then copy ~/.cache/huggingface), or set "
+        "(`hf download nobody/no-encoder`, then copy ~/.cache/huggingface), or set "
         "diagnostics.encoder to a local model directory"
     )
     assert not (tmp_path / "storage").exists()

@@ -56,12 +56,19 @@ def test_cli_trains_through_the_flow_and_shows_the_scores(
     assert record["steps"] == 3 and record["dataset"] == "demo/v0001"
     assert "| STS-B |" in result.output
 
-    async def runs_and_artifacts():
+    async def runs_artifacts_and_logs():
         async with get_client() as client:
-            return await client.read_flow_runs(), await client.read_artifacts()
+            return (
+                await client.read_flow_runs(),
+                await client.read_artifacts(),
+                await client.read_logs(),
+            )
 
-    runs, artifacts = asyncio.run(runs_and_artifacts())
+    runs, artifacts, logs = asyncio.run(runs_artifacts_and_logs())
     assert any(r.name and r.state and r.state.is_completed() for r in runs)
+    # dill's dis.dis output (datasets' fingerprinting) must not become log lines (log_prints)
+    assert not [log.message for log in logs if "LOAD_GLOBAL" in log.message]
+    assert any("STS-B dev at step 3: Spearman" in log.message for log in logs)
     scores = [a for a in artifacts if a.key == "scores-demo-v0001-simcse-unsup"]
     assert scores and "| STS-B |" in scores[0].data
 
@@ -102,3 +109,56 @@ def test_every_shipped_training_config_validates() -> None:
         "simcse-unsup", "simcse-sup", "ngcse", "osscse", "skicse-unsup", "skicse-sup",
         "generate-cse",
     }  # fmt: skip
+
+
+def test_an_uncached_hub_model_offline_fails_before_prefect_starts(
+    publish, rows_factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.delitem(sys.modules, "cseaug_prefect.flows.train_sentence_encoder", raising=False)
+    publish([rows_factory(4, 4)])
+    config = tmp_path / "train.yaml"
+    config.write_text(yaml.safe_dump({"objective": "simcse-unsup", "model": "bert-base-uncased"}))
+    result = CliRunner().invoke(
+        app,
+        ["train-encoder", "--version", "demo/v0001", "--config", str(config),
+         "--root", str(tmp_path / "storage")],
+    )  # fmt: skip
+    assert isinstance(result.exception, ConfigError)
+    message = str(result.exception)
+    assert "'bert-base-uncased' is not in the local Hugging Face cache" in message
+    assert "`hf download bert-base-uncased`" in message
+    assert "cseaug_prefect.flows.train_sentence_encoder" not in sys.modules
+
+
+@pytest.mark.slow
+@pytest.mark.prefect
+@pytest.mark.shared_data
+def test_cli_with_seeds_trains_each_and_prints_mean_and_std(
+    prefect_harness: None, publish, rows_factory, tiny_bert: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    publish([rows_factory(12, 12)])
+    config = tmp_path / "train.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {"objective": "simcse-unsup", "model": str(tiny_bert), "batch_size": 4,
+             "max_steps": 2, "device": "cpu",
+             "evaluation": {"data_dir": str(shared_data), "sets": ["STS-B"], "max_pairs": 20}}
+        )
+    )  # fmt: skip
+    out = tmp_path / "models" / "seeded"
+    result = CliRunner().invoke(
+        app,
+        ["train-encoder", "--version", "demo/v0001", "--config", str(config), "--root",
+         str(tmp_path / "storage"), "--out", str(out), "--seeds", "2"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert (out / "seed-42" / "evaluation.json").is_file()
+    assert (out / "seed-43" / "evaluation.json").is_file()
+    summary = json.loads((out / "seeds.json").read_text())
+    assert summary["seeds"] == [42, 43]
+    assert "| set | mean ± std | seed 42 | seed 43 |" in result.output
+    assert result.output.count("trained simcse-unsup (seed ") == 2

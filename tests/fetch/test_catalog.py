@@ -11,12 +11,29 @@ from cseaug.errors import ConfigError
 from cseaug.fetch.catalog import CATALOG, provides, select, source_urls
 
 REPO = Path(__file__).resolve().parents[2]
-SHIPPED_CONFIGS = [*sorted(REPO.glob("configs/*.yaml")), REPO / "configs/vaegpt/train.yaml"]
+SHIPPED_CONFIGS = [
+    *sorted(REPO.glob("configs/*.yaml")),
+    REPO / "configs/vaegpt/train.yaml",
+    *sorted(REPO.glob("configs/train/*.yaml")),
+]
+EVAL_FOLDERS = {
+    **{f"STS1{y}": f"senteval_sts/STS1{y}-en-test" for y in range(2, 7)},
+    "STS-B": "senteval_sts/STSBenchmark",
+    "SICK-R": "sick/semeval2014_splits_noheader",
+}
+"""Where the trainer reads each evaluation set under ``evaluation.data_dir``."""
 
 
 def data_paths(node) -> set[str]:
     """Every string under ``data/`` anywhere in a parsed config (corpus.path, patterns.path,
-    data.sick, data.mrpc, ...), without the ``data/`` prefix."""
+    data.sick, data.mrpc, ...), without the ``data/`` prefix; for a training config with
+    ``evaluation.data_dir: data``, the folders of its test sets and of its dev set."""
+    if isinstance(node, dict) and node.get("objective"):
+        evaluation = node.get("evaluation", {})
+        if evaluation.get("data_dir") != "data":
+            return set()
+        sets = {*evaluation.get("sets", EVAL_FOLDERS), evaluation.get("dev", "STS-B")}
+        return {EVAL_FOLDERS[name] for name in sets if name}
     if isinstance(node, dict):
         return set().union(*(data_paths(value) for value in node.values()))
     if isinstance(node, list):
@@ -66,21 +83,22 @@ def test_each_entry_lists_exactly_the_configs_that_read_it(referenced):
 def test_every_entry_is_described_with_licence_and_a_checksum_policy():
     for entry in CATALOG:
         assert entry.description and entry.licence and entry.terms and entry.urls, entry.name
-        assert bool(entry.target) != bool(entry.members), entry.name
-        for sha in [entry.sha256, *(m.sha256 for m in entry.members)]:
+        assert [bool(entry.target), entry.is_archive, entry.is_folder].count(True) == 1
+        for sha in [entry.sha256, *(m.sha256 for m in entry.members + entry.files)]:
             assert sha is None or (len(sha) == 64 and int(sha, 16) >= 0), entry.name
-    unchecked = {entry.name for entry in CATALOG if entry.sha256 is None}
+    unchecked = {entry.name for entry in CATALOG if entry.sha256 is None and not entry.is_folder}
     assert unchecked == {"wiki1m", "nli"}  # SimCSE publishes no checksum: trust on first use
 
 
 @pytest.mark.shared_data
 def test_known_checksums_match_the_shared_copies_of_the_same_files(shared_data):
-    """SICK, MRPC and the STS12 train files are byte-identical to ../shared/data's copies."""
+    """SICK, MRPC, the STS12 train files and the evaluation sets are byte-identical to
+    ../shared/data's copies."""
     sums = dict(
         reversed(line.split()) for line in (shared_data / "SHA256SUMS").read_text().splitlines()
     )
     for entry in CATALOG:
-        for target, sha in [(m.target, m.sha256) for m in entry.members] or [
+        for target, sha in [(m.target, m.sha256) for m in entry.members + entry.files] or [
             (entry.target, entry.sha256)
         ]:
             if sha is not None:
@@ -90,8 +108,10 @@ def test_known_checksums_match_the_shared_copies_of_the_same_files(shared_data):
 def test_select_keeps_catalogue_order_and_suggests_a_close_name():
     assert [e.name for e in select(["mrpc-test", "wiki1m", "wiki1m"])] == ["wiki1m", "mrpc-test"]
     assert len(select([])) == len(CATALOG)
-    with pytest.raises(ConfigError, match=r"no dataset 'sts12' .*did you mean 'sts12-train'\?"):
-        select(["sts12"])
+    with pytest.raises(
+        ConfigError, match=r"no dataset 'sts12-trian' .*did you mean 'sts12-train'\?"
+    ):
+        select(["sts12-trian"])
 
 
 def test_hub_urls_follow_hf_endpoint_and_a_mirror_replaces_every_url():

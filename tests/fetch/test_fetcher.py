@@ -248,3 +248,74 @@ def test_presence_says_present_missing_partial_or_resumable(tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "a").write_bytes(b"a")
     assert presence(packed, tmp_path) == "partial (1 of 2 files)"
+
+
+def folder_entry(name: str, base: str, files: dict[str, bytes]) -> Entry:
+    members = tuple(Member(f, f"{name}/{f}", sha(data)) for f, data in files.items())
+    return entry(name, base, filename=name, files=members)
+
+
+def test_a_folder_entry_fetches_each_file_verified_and_only_the_missing_ones(
+    server, tmp_path: Path
+) -> None:
+    files = {"STS.input.a.txt": b"x\ty\n", "STS.gs.a.txt": b"4.0\n"}
+    for name, data in files.items():
+        server.add(f"STS/{name}", data)
+    folder = folder_entry("sts", server.url("STS"), files)
+
+    report = run([folder], tmp_path)
+    assert report.outcomes[0].action == "downloaded"
+    assert "downloaded 2 of 2 files" in report.outcomes[0].detail
+    assert {f: (tmp_path / "sts" / f).read_bytes() for f in files} == files
+    records = json.loads((tmp_path / ".fetched.json").read_text())["files"]
+    assert records["sts/STS.gs.a.txt"]["checksum"] == "catalogue"
+
+    (tmp_path / "sts" / "STS.gs.a.txt").unlink()
+    again = run([folder], tmp_path)
+    assert "downloaded 1 of 2 files" in again.outcomes[0].detail  # only the missing one
+    assert len(server.sent_for("STS/STS.input.a.txt")) == 1
+    assert run([folder], tmp_path).outcomes[0].action == "present"
+
+
+def test_a_folder_file_with_another_sha256_is_deleted_and_fails(server, tmp_path: Path) -> None:
+    server.add("STS/STS.gs.a.txt", b"5.0\n")
+    folder = folder_entry("sts", server.url("STS"), {"STS.gs.a.txt": b"4.0\n"})
+    outcome = run([folder], tmp_path).outcomes[0]
+    assert outcome.action == "failed" and "sha256 mismatch for" in outcome.detail
+    assert not list((tmp_path / "sts").glob("*"))
+
+
+def test_a_mirror_serves_a_folder_entry_under_its_folder_name(server, tmp_path: Path) -> None:
+    server.add("sts/STS.gs.a.txt", b"4.0\n")
+    folder = folder_entry("sts", "http://127.0.0.1:9/unused", {"STS.gs.a.txt": b"4.0\n"})
+    run([folder], tmp_path, mirror=server.base_url)
+    assert (tmp_path / "sts" / "STS.gs.a.txt").read_bytes() == b"4.0\n"
+
+
+def test_no_lock_file_is_left_behind_and_a_second_fetch_still_runs(server, tmp_path: Path) -> None:
+    server.add("a.txt", TEXT)
+    run([entry("a", server.url("a.txt"), target="a.txt")], tmp_path)
+    assert not (tmp_path / ".fetch.lock").exists()
+    assert run([entry("a", server.url("a.txt"), target="a.txt")], tmp_path).outcomes
+
+
+@pytest.mark.shared_data
+def test_the_evaluation_sets_fetched_are_the_layout_the_trainer_reads(
+    server, shared_data: Path, tmp_path: Path
+) -> None:
+    from cseaug.fetch.catalog import EVALUATION_ENTRIES
+    from cseaug.trainer.evaluation import read_eval_set
+
+    for folder in EVALUATION_ENTRIES:  # serve the shared copies, byte for byte, as a mirror
+        for member in folder.files:
+            body = (shared_data / member.target).read_bytes()
+            server.add(f"{folder.filename}/{member.name}", body)
+    report = run(list(EVALUATION_ENTRIES), tmp_path, mirror=server.base_url)
+    assert [o.action for o in report.outcomes] == ["downloaded"] * len(EVALUATION_ENTRIES)
+    sizes = {
+        "STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186,
+        "STS-B": 1379, "SICK-R": 4927,
+    }  # fmt: skip
+    assert {name: read_eval_set(tmp_path, name).num_rows for name in sizes} == sizes
+    assert read_eval_set(tmp_path, "STS-B", "dev").num_rows == 1500
+    assert read_eval_set(tmp_path, "SICK-R", "dev").num_rows == 500

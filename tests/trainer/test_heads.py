@@ -281,7 +281,7 @@ def test_prompt_pooling_trains_with_the_second_template_on_dropout_views(
             "pooling": "prompt",
             "head": {"mlp": "train-only"},
             "ngcse": {"generated_per_batch": 1},
-            "evaluation": {"sets": []},
+            "evaluation": {"sets": [], "dev": None},
         }
     )
     result = train_encoder(version, cfg, tmp_path / "model")

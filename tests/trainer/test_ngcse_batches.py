@@ -205,7 +205,7 @@ def test_ngcse_trains_a_tiny_bert_on_mixed_batches(
             "device": "cpu",
             "head": {"mlp": "train-only", "mlp_activation": "identity"},
             "ngcse": {"generated_per_batch": 2},
-            "evaluation": {"sets": []},
+            "evaluation": {"sets": [], "dev": None},
         }
     )
     result = train_encoder(version, cfg, tmp_path / "model")

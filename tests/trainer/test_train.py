@@ -112,3 +112,69 @@ def test_eval_sets_are_read_as_senteval_scores_them(shared_data: Path) -> None:
     cut = eval_sets(EvaluationConfig(data_dir=str(shared_data), sets=["STS-B"], max_pairs=50))
     again = eval_sets(EvaluationConfig(data_dir=str(shared_data), sets=["STS-B"], max_pairs=50))
     assert len(cut[0].s1) == 50 and cut == again  # a seeded sample
+
+
+@pytest.mark.shared_data
+def test_the_saved_model_is_the_best_dev_checkpoint_and_the_record_says_which_step(
+    publish, rows_factory, tiny_bert: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    from cseaug.trainer.evaluation import dev_set, evaluate
+
+    version = publish([rows_factory(16, 16)])
+    cfg = _config(
+        tiny_bert,
+        shared_data,
+        learning_rate=1e-3,
+        max_steps=5,
+        evaluation={"data_dir": str(shared_data), "sets": ["STS12", "STS-B"], "max_pairs": 60,
+                    "eval_steps": 2, "before": False},
+    )  # fmt: skip
+    record = train_encoder(version, cfg, tmp_path / "model").record
+
+    selection = record["selection"]
+    assert [step for step, _ in selection["history"]] == [2, 4, 5]  # every 2 and the last
+    best_step, best = max(selection["history"], key=lambda h: h[1])
+    assert (selection["step"], selection["dev_spearman"]) == (best_step, best)
+    saved = SentenceTransformer(str(tmp_path / "model"), device="cpu")
+    dev = dev_set(cfg.evaluation)
+    assert evaluate(saved, [dev]).spearman["STS-B"] == pytest.approx(best, abs=1e-6)
+    senteval = record["scores"]["senteval"]["after"]
+    assert set(senteval) == {"STS12"} and set(senteval["STS12"]) == {"all", "mean", "wmean"}
+    assert senteval["STS12"]["all"] == record["scores"]["after"]["STS12"]
+    table = (tmp_path / "model" / "evaluation.md").read_text()
+    assert f"checkpoint of step {best_step} of 5" in table and "| STS12 |" in table
+
+
+@pytest.mark.shared_data
+def test_seeds_train_one_model_each_and_report_mean_and_std(
+    publish, rows_factory, tiny_bert: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    import statistics
+
+    from cseaug.trainer.seeds import train_seeds
+
+    version = publish([rows_factory(16, 16)])
+    cfg = _config(tiny_bert, shared_data, max_steps=2, seed=7)
+    result = train_seeds(version, cfg, tmp_path / "model", seeds=2)
+
+    assert [r["seed"] for r in result["runs"]] == [7, 8]
+    for seed in (7, 8):
+        saved = json.loads((tmp_path / "model" / f"seed-{seed}" / "evaluation.json").read_text())
+        assert saved["seed"] == seed
+    summary = json.loads((tmp_path / "model" / "seeds.json").read_text())
+    values = [r["scores"]["after"]["STS-B"] for r in result["runs"]]
+    assert summary["mean"]["STS-B"] == pytest.approx(statistics.mean(values))
+    assert summary["std"]["STS-B"] == pytest.approx(statistics.stdev(values))
+    assert "± " in (tmp_path / "model" / "seeds.md").read_text()
+
+
+def test_an_objective_whose_views_the_version_lacks_is_refused(
+    publish, rows_factory, tiny_bert: Path, tmp_path: Path
+) -> None:
+    version = publish([rows_factory(0, 8)])  # no generated row: every row would be dropout
+    cfg = TrainConfig.model_validate({"objective": "ngcse", "model": str(tiny_bert)})
+    with pytest.raises(InputError, match=r"no row of .* has the views of objective 'ngcse'"):
+        train_encoder(version, cfg, tmp_path / "model")
+    assert not (tmp_path / "model").exists()

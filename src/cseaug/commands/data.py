@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 data_app = typer.Typer(
     name="data",
-    help="The public input data the shipped configs read (SimCSE, STS12, SICK, MRPC).",
+    help="The public input data the shipped configs read (SimCSE, STS12, SICK, MRPC) and the "
+    "trainer's STS evaluation sets.",
     no_args_is_help=True,
 )
 
@@ -100,7 +101,8 @@ def _print_catalogue(console: Console, entries: list[Entry], data_dir: Path) -> 
     for entry in entries:
         status = presence(entry, data_dir)
         present = status.startswith("present")
-        folders = sorted({str(data_dir / Path(m.target).parent) + "/" for m in entry.members})
+        files = entry.members + entry.files
+        folders = sorted({str(data_dir / Path(m.target).parent) + "/" for m in files})
         heading = Text.assemble(
             (entry.name, "bold"),
             "  ",
@@ -126,6 +128,8 @@ def _print_catalogue(console: Console, entries: list[Entry], data_dir: Path) -> 
 def _checksum_note(entry: Entry) -> str:
     from cseaug.fetch.records import RECORDS_FILE
 
+    if entry.is_folder:
+        return f"each of the {len(entry.files)} files checked against its own (catalogue)"
     if entry.sha256 is None:
         return f"none published: the first download's is recorded in {RECORDS_FILE} and enforced"
     if entry.is_archive:

@@ -1,7 +1,11 @@
 """``cseaug train-encoder``: train a sentence encoder on a published version (docs/trainer.md).
 
 Runs the Prefect flow ``train-sentence-encoder`` so that every run shows in Prefect (an
-ephemeral local server when no ``PREFECT_API_URL`` is set), like ``cseaug build``.
+ephemeral local server when no ``PREFECT_API_URL`` is set), like ``cseaug build``. Before
+Prefect starts, the config, the version and the model are checked: a model to come from the
+Hugging Face hub is checked with the build's offline probe (:mod:`cseaug.hub`, ~2 s at
+most), so that an offline run without the model in the cache fails at once, not after the
+libraries' retries.
 
 Example:
     $ cseaug train-encoder --version wiki-sts/v0001 --config configs/train/ngcse.yaml
@@ -17,9 +21,32 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from cseaug.commands.build import refuse_secrets_in_overrides
+from cseaug.commands.build import refuse_secrets_in_overrides, say
 from cseaug.commands.quiet_logs import quiet_expected_tracebacks
 from cseaug.dataset import versions
+from cseaug.errors import ConfigError
+
+
+def check_model(name: str) -> None:
+    """Fail now when the encoder ``name`` cannot be had (the build's check, :mod:`cseaug.hub`):
+    a hub id is probed once (offline: ``HF_HUB_OFFLINE`` is set for the process, and the
+    model must be in the local cache); a local directory must exist.
+
+    Raises:
+        ConfigError: the model is neither local, nor cached while the hub is unreachable.
+    """
+    from cseaug.encoders.minilm import MINILM_NAMES
+    from cseaug.hub import go_offline_unless_reachable, is_local_name, model_problem
+
+    if name in MINILM_NAMES:
+        return  # the packaged copy, or the hub at the pinned revision (encoders.minilm)
+    if not is_local_name(name):
+        notice = go_offline_unless_reachable()
+        if notice:
+            say(notice)
+    problem = model_problem(name, "model")
+    if problem:
+        raise ConfigError(f"{problem} (e.g. --set model=all-MiniLM-L6-v2)")
 
 
 def train_encoder_command(
@@ -52,32 +79,50 @@ def train_encoder_command(
             help="Model directory (default: <root>/models/<dataset>-<version>-<objective>)."
         ),
     ] = None,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Train this many seeds (seed, seed+1, ...) into <out>/seed-<n> and report the "
+            "mean ± std of each score (NGCSE reports 3).",
+        ),
+    ] = 1,
 ) -> None:
     """Train a sentence encoder on a published version (runs the Prefect flow train-sentence-encoder)."""
     from cseaug.dataset.protect import refuse_dataset_path
+    from cseaug.trainer.card import selection_line
     from cseaug.trainer.config import load_train_config
     from cseaug.trainer.evaluation import scores_table
+    from cseaug.trainer.seeds import summary_table
 
     overrides = list(set_ or [])
-    load_train_config(config, overrides)  # a bad value fails before Prefect starts
+    cfg = load_train_config(config, overrides)  # a bad value fails before Prefect starts
     refuse_secrets_in_overrides(overrides)
     version_dir = versions.resolve(root, version)  # an unknown version fails here too
     if out is not None:
         refuse_dataset_path(out, root, "--out")
+    check_model(cfg.model)
     from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
 
     quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
 
-    record = train_sentence_encoder(
+    result = train_sentence_encoder(
         version=str(version_dir), config=str(config), out=str(out) if out else None,
-        root=str(root), overrides=overrides,
+        root=str(root), overrides=overrides, seeds=seeds,
     )  # fmt: skip
     console = Console()
-    console.print(
-        f"trained {record['objective']} on {record['dataset']}: {record['steps']} steps, "
-        f"{record['rows_per_second']:.1f} rows/s; model in {record['model_dir']}"
-    )
-    if record["scores"]["after"]:
+    for record in result["runs"]:
+        rows = ", ".join(f"{name} {count:,}" for name, count in record["training_rows"].items())
+        console.print(
+            f"trained {record['objective']} (seed {record['seed']}) on {record['dataset']}: "
+            f"{record['steps']} steps on rows {rows}, {record['rows_per_second']:.1f} rows/s; "
+            f"{selection_line(record)}; model in {record['model_dir']}",
+            highlight=False,
+        )
+    if result["summary"] is not None:
+        console.print(summary_table(result["summary"]))
+    elif result["runs"][0]["scores"]["after"]:
+        record = result["runs"][0]
         console.print(scores_table(record["scores"]["before"], record["scores"]["after"]))
 
 

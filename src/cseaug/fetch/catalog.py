@@ -1,7 +1,7 @@
 """What ``cseaug data fetch`` can download: the public inputs the shipped configs name.
 
-Each :class:`Entry` is one download (a plain file, or an archive from which listed members
-are extracted) with its provenance: the configs that read it, the URLs it is served from
+Each :class:`Entry` is one download (a plain file, an archive from which listed members
+are extracted, or a folder of plain files fetched one by one) with its provenance: the configs that read it, the URLs it is served from
 (tried in order), the sha256 it must have, and its licence. Provenance of the pinned
 copies and how their checksums were established: docs/data.md.
 
@@ -13,7 +13,12 @@ against that record.
 URLs are resolved at fetch time (:func:`source_urls`): ``{HF_ENDPOINT}`` becomes the
 ``HF_ENDPOINT`` environment variable (a hub mirror) or ``https://huggingface.co``, hub
 URLs are left out under ``HF_HUB_OFFLINE=1``, and a ``mirror`` base URL replaces every URL
-by ``<mirror>/<filename>``.
+by ``<mirror>/<filename>`` (a folder entry's files: ``<mirror>/<folder>/<file>``).
+
+The trainer's evaluation sets (STS12-16, STS-B, SICK-R in SentEval's layout, the layout
+``evaluation.data_dir`` is read in) are folder entries: ``sts12-test`` ... ``sts16-test``,
+``stsb``, ``sick-splits``, each file checked against its sha256
+(:mod:`cseaug.fetch.senteval_sums`).
 
 Example:
     >>> [e.name for e in select(["sick", "mrpc-train"])]
@@ -31,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from cseaug.errors import ConfigError
+from cseaug.fetch import senteval_sums
 from cseaug.hub import hub_endpoint, hub_offline
 
 HF_ENDPOINT_PLACEHOLDER = "{HF_ENDPOINT}"
@@ -44,6 +50,8 @@ _SIMCSE_PT = f"{_RAW}/robertoviegas/SimCSE/a0d98a537ceffe5f728077dd0930c41171db2
 _SICK_REPO = f"{_RAW}/kkalouli/SICK-processing/0848f4aec60870122a4ca18de08ba0e25f6f9a75"
 _MRPC_REPO = f"{_RAW}/Pzeyang/Paraphrase_Identification/6239499b4336487deb67936be09d43a25b4d3f37"
 _MRPC_MIRROR = f"{_RAW}/Pzeyang/cse701-project/807860e529d48bca874b259a9e3541e387be6324"
+_SENTEVAL_STS = f"{_SYNWMD}/data/downstream/STS"
+_SICK_SPLITS_REPO = f"{_RAW}/a389965626/Sick-/1c9d2289d3b36ec71592e51828257e7a81b48028"
 
 _WIKI_CONFIGS = (
     "configs/wiki-sts.yaml",
@@ -52,6 +60,11 @@ _WIKI_CONFIGS = (
     "configs/wiki-osscse.yaml",
     "configs/generate-cse.yaml",
 )
+_TRAIN_CONFIGS = tuple(
+    f"configs/train/{name}.yaml"
+    for name in ("simcse-unsup", "simcse-sup", "ngcse", "ngcse-wiki-sts-ht-final",
+                 "ngcse-nli-sts-ht-final", "osscse", "skicse-unsup", "skicse-sup", "generate-cse")
+)  # fmt: skip
 _NLI_CONFIGS = (
     "configs/wiki-nli.yaml",
     "configs/nli-sts.yaml",
@@ -92,6 +105,9 @@ class Entry:
         size: approximate size, for people.
         target: the file's path relative to the data directory (plain files).
         members: the files to extract (archives); ``target`` is then None.
+        files: the files of a folder entry, each downloaded on its own from
+            ``<url>/<name>`` for each of ``urls`` (base URLs) and checked against its sha256;
+            ``target`` and ``sha256`` are then None and ``filename`` is the folder's name.
     """
 
     name: str
@@ -105,15 +121,23 @@ class Entry:
     size: str
     target: str | None = None
     members: tuple[Member, ...] = ()
+    files: tuple[Member, ...] = ()
 
     @property
     def targets(self) -> tuple[str, ...]:
         """Every path this entry puts under the data directory."""
-        return (self.target,) if self.target else tuple(m.target for m in self.members)
+        if self.target:
+            return (self.target,)
+        return tuple(m.target for m in self.members + self.files)
 
     @property
     def is_archive(self) -> bool:
         return bool(self.members)
+
+    @property
+    def is_folder(self) -> bool:
+        """Whether the entry is a folder of files downloaded one by one (``files``)."""
+        return bool(self.files)
 
 
 def _sts12_members() -> tuple[Member, ...]:
@@ -149,6 +173,83 @@ def _mrpc_entry(
         size=size,
         target=f"mrpc/{filename}",
     )
+
+
+def _folder_entry(
+    name: str,
+    description: str,
+    base: str,
+    target: str,
+    sums: dict[str, str],
+    configs: tuple[str, ...] = _TRAIN_CONFIGS,
+    **about: str,
+) -> Entry:
+    """A folder entry: every file of ``sums`` from ``<base>/<file>`` to ``<target>/<file>``."""
+    folder = target.rsplit("/", 1)[-1]
+    return Entry(
+        name=name,
+        description=description,
+        configs=configs,
+        urls=(base,),
+        filename=folder,
+        sha256=None,
+        files=tuple(Member(file, f"{target}/{file}", sha) for file, sha in sums.items()),
+        **about,
+    )
+
+
+_STS_TERMS = (
+    "each subset's licence is in the readme / LICENSE files fetched with it (e.g. the Stack "
+    "Exchange subsets: CC BY-SA); SentEval's get_transfer_data.bash copies of the organisers' "
+    "releases"
+)
+
+
+def _sts_year_entry(year: int, subsets: str, pairs: str, size: str) -> Entry:
+    folder = f"STS{year}-en-test"
+    return _folder_entry(
+        f"sts{year}-test",
+        f"SemEval-20{year} STS test set in SentEval's layout ({subsets}; {pairs} scored pairs)",
+        f"{_SENTEVAL_STS}/{folder}",
+        f"senteval_sts/{folder}",
+        getattr(senteval_sums, f"STS{year}"),
+        licence="SemEval STS terms (research use)",
+        terms=_STS_TERMS,
+        size=size,
+    )
+
+
+EVALUATION_ENTRIES: tuple[Entry, ...] = (
+    _sts_year_entry(12, "MSRpar, MSRvid, SMTeuroparl, OnWN, SMTnews", "3,108", "431 kB"),
+    _sts_year_entry(13, "FNWN, headlines, OnWN; no SMT, as SentEval", "1,500", "179 kB"),
+    _sts_year_entry(14, "deft-forum, deft-news, headlines, images, OnWN, tweet-news", "3,750", "436 kB"),
+    _sts_year_entry(15, "answers-forums, answers-students, belief, headlines, images", "3,000", "1.1 MB"),
+    _sts_year_entry(16, "answer-answer, headlines, plagiarism, postediting, question-question", "1,186", "1.5 MB"),
+    _folder_entry(
+        "stsb",
+        "STS Benchmark in SentEval's layout: sts-train/dev/test.csv (5,749 / 1,500 / 1,379 pairs)",
+        f"{_SENTEVAL_STS}/STSBenchmark",
+        "senteval_sts/STSBenchmark",
+        senteval_sums.STSB,
+        licence="STS Benchmark terms (the SemEval 2012-2017 subsets' licences)",
+        terms="the LICENSE.txt fetched with it: the union of the SemEval STS subset licences, "
+        "mostly research use, some parts CC BY-SA",
+        size="1.4 MB",
+    ),
+    _folder_entry(
+        "sick-splits",
+        "SICK's SemEval-2014 split files (train 4,500, trial 500, test 4,927 pairs): SentEval's "
+        "SICK-R test set and the SICK-R dev set",
+        _SICK_SPLITS_REPO,
+        "sick/semeval2014_splits_noheader",
+        senteval_sums.SICK_SPLITS,
+        tuple(c for c in _TRAIN_CONFIGS if c != "configs/train/generate-cse.yaml"),  # no SICK
+        licence="CC BY-NC-SA 3.0",
+        terms="the licence its creators (Marelli et al., 2014) released SICK under",
+        size="1.1 MB",
+    ),
+)  # fmt: skip
+"""The trainer's evaluation sets (``evaluation.data_dir``), in SentEval's layout."""
 
 
 CATALOG: tuple[Entry, ...] = (
@@ -217,6 +318,7 @@ CATALOG: tuple[Entry, ...] = (
         size="433 kB",
         mirrors=(_MRPC_MIRROR,),
     ),
+    *EVALUATION_ENTRIES,
 )
 """Every download ``cseaug data fetch`` knows, in the order it fetches them."""
 

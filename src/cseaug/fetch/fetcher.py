@@ -2,11 +2,15 @@
 
 For each entry: a file already present and matching its sha256 is skipped; otherwise it is
 downloaded into a ``.part`` file (resumed if one is there), its sha256 checked, and only
-then renamed into place (archives: the listed members are extracted, each verified). A
+then renamed into place (archives: the listed members are extracted, each verified; folder
+entries: each missing file is downloaded and verified on its own). A
 mismatch deletes the download and fails naming the file, the expected and the actual
 sha256. What was fetched is recorded in ``<dir>/.fetched.json``
 (:mod:`cseaug.fetch.records`); for files without a published checksum that record is the
 reference later fetches are checked against (trust on first use).
+
+Two fetches into one directory never run at once: the first holds an exclusive lock on
+``<dir>/.fetch.lock``, and removes the file when it is done.
 
 When the very first download cannot connect to any of its URLs, the machine is taken to be
 offline: :class:`OfflineError` stops the run at once and says how to proceed without the
@@ -30,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 from rich.filesize import decimal
 
@@ -151,8 +155,8 @@ def presence(entry: Entry, data_dir: Path) -> str:
     found = [path for path in paths if path.is_file()]
     if len(found) == len(paths):
         return f"present ({decimal(sum(path.stat().st_size for path in found))})"
-    part = _part_path(entry, data_dir)
-    if part.is_file():
+    part = None if entry.is_folder else _part_path(entry, data_dir)
+    if part is not None and part.is_file():
         return f"missing ({decimal(part.stat().st_size)} downloaded, resumable)"
     if found:
         return f"partial ({len(found)} of {len(paths)} files)"
@@ -163,8 +167,9 @@ def offline_help(error: UnreachableError, entries: Sequence[Entry], data_dir: Pa
     """The message of :class:`OfflineError`: what failed, and three ways on without the internet."""
     places: list[tuple[str, str]] = []
     for entry in entries:
-        folders = sorted({Path(m.target).parent for m in entry.members})
-        shown = [f"{data_dir / f}/ ({len(entry.members)} files)" for f in folders]
+        files = entry.members + entry.files
+        folders = sorted({Path(m.target).parent for m in files})
+        shown = [f"{data_dir / f}/ ({len(files)} files)" for f in folders]
         places += [(path, entry.name) for path in shown or [str(data_dir / (entry.target or ""))]]
     width = max(len(path) for path, _ in places)
     files = ", ".join(entry.filename for entry in entries)
@@ -194,6 +199,8 @@ def _fetch_entry(
     if not urls:  # every URL is on the hub and HF_HUB_OFFLINE is set
         reason = "HF_HUB_OFFLINE is set; unset it, or use --mirror"
         raise UnreachableError(entry.filename, (("the Hugging Face hub", reason),))
+    if entry.is_folder:
+        return _fetch_files(entry, data_dir, urls, force, policy)
     part = _part_path(entry, data_dir)
     got = download(urls, part, label=entry.filename, policy=policy)
     expected, basis = _expected_sha256(entry, records)
@@ -227,6 +234,42 @@ def _fetch_entry(
     )
 
 
+def _fetch_files(
+    entry: Entry, data_dir: Path, bases: Sequence[str], force: bool, policy: RetryPolicy | None
+) -> Outcome:
+    """Download each file of a folder entry that is missing (all with ``force``) from
+    ``<base>/<name>``, verify it against its catalogue sha256, and put it in place."""
+    count = size = 0
+    source = ""
+    for member in entry.files:
+        target = data_dir / member.target
+        if not force and target.is_file() and file_sha256(target) == member.sha256:
+            continue
+        part = target.with_name(target.name + ".part")
+        urls = [f"{base}/{member.name}" for base in bases]
+        got = download(urls, part, label=f"{entry.filename}/{member.name}", policy=policy)
+        if got.sha256 != member.sha256:
+            part.unlink(missing_ok=True)
+            raise DownloadError(
+                f"sha256 mismatch for {target} ({got.url}): expected {member.sha256} "
+                f"(catalogue), got {got.sha256}; the download was deleted. "
+                + _mismatch_hint(entry, data_dir)
+            )
+        place(part, target)
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        record = {"entry": entry.name, "url": got.url, "checksum": "catalogue",
+                  "fetched_at": now, "sha256": got.sha256}  # fmt: skip
+        write_record(data_dir, member.target, record)
+        count, size, source = count + 1, size + got.size, got.url.rsplit("/", 1)[0]
+    return Outcome(
+        entry,
+        "downloaded",
+        f"downloaded {count} of {len(entry.files)} files ({decimal(size)}) from {source}; "
+        "sha256 of each verified (catalogue)",
+        size=size,
+    )
+
+
 def _verified_presence(
     entry: Entry, data_dir: Path, records: Mapping[str, Mapping[str, str]]
 ) -> str | None:
@@ -235,7 +278,7 @@ def _verified_presence(
     Raises:
         DownloadError: a present file differs from its known sha256 (it is left alone).
     """
-    checks = [(m.target, m.sha256, "catalogue") for m in entry.members] or [
+    checks = [(m.target, m.sha256, "catalogue") for m in entry.members + entry.files] or [
         (entry.target or "", *_expected_sha256(entry, records))
     ]
     if not all((data_dir / target).is_file() for target, _, _ in checks):
@@ -270,7 +313,7 @@ def _expected_sha256(
 
 
 def _mismatch_hint(entry: Entry, data_dir: Path) -> str:
-    if entry.sha256:
+    if entry.sha256 or entry.is_folder:
         return (
             "The source served different bytes than the catalogue expects: try another "
             "mirror (--mirror) and report it."
@@ -307,13 +350,36 @@ def _shown(entry: Entry, data_dir: Path) -> str:
 
 @contextmanager
 def _exclusive(data_dir: Path) -> Iterator[None]:
-    """Hold ``<data_dir>/.fetch.lock`` so two fetches never write the same part file."""
+    """Hold ``<data_dir>/.fetch.lock`` so two fetches never write the same part file, and
+    remove it afterwards.
+
+    The file is removed while the lock is held; a fetch that opened it before the removal
+    then holds a lock on a file no longer in the directory, so after locking it checks that
+    the path still names the file it locked, and starts over when it does not.
+    """
     data_dir.mkdir(parents=True, exist_ok=True)
-    with (data_dir / LOCK_FILE).open("w") as handle:
+    path = data_dir / LOCK_FILE
+    while True:
+        handle = path.open("a")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            handle.close()
             raise DownloadError(
                 f"another `cseaug data fetch` is writing to {data_dir}; wait for it to finish"
             ) from None
+        if _same_file(handle, path):
+            break
+        handle.close()  # removed by the fetch that held it: lock the new one
+    try:
         yield
+    finally:
+        path.unlink(missing_ok=True)
+        handle.close()
+
+
+def _same_file(handle: IO[str], path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(handle.fileno()), path.stat())
+    except FileNotFoundError:
+        return False

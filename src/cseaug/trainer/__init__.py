@@ -11,7 +11,10 @@ internals or caches, so it shows that the dataset contract is all a trainer need
 * :mod:`.heads`: the papers' sentence representations (MLP heads, PromptBERT's template,
   an evaluation pooling) as sentence-transformers modules, and the encoder they make;
 * :mod:`.sampler`: Generate-CSE's per-epoch views, NGCSE's mixed batches;
-* :mod:`.evaluation`: Spearman on STS12-16, STS-B, SICK-R before and after;
+* :mod:`.evaluation`: Spearman on STS12-16, STS-B, SICK-R before and after (SentEval's
+  ``all`` / ``mean`` / ``wmean``), and the dev set;
+* :mod:`.callbacks`: the progress bar over the steps, and the best dev checkpoint;
 * :mod:`.card`: ``evaluation.json``, ``evaluation.md`` and the model card section;
-* :mod:`.train`: :func:`~cseaug.trainer.train.train_encoder`, the whole run.
+* :mod:`.train`: :func:`~cseaug.trainer.train.train_encoder`, the whole run;
+* :mod:`.seeds`: several seeds of one config, their mean ± std.
 """

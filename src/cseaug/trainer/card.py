@@ -1,10 +1,11 @@
 """What a trained model carries about its training: the card section and the score files.
 
 Beside the saved model (``model.save``) the trainer writes ``evaluation.json`` (the dataset
-version, its manifest fingerprints, the objective, the training rows and steps, the scores
-before and after) and ``evaluation.md`` (the scores as a table), and puts a "Training data"
-section at the top of the model card (``README.md``) naming the same version, fingerprints
-and scores, so the model can always be traced back to the data it was trained on.
+version, its manifest fingerprints, the objective, the training rows and steps, the
+selected checkpoint, the scores before and after) and ``evaluation.md`` (the scores as
+tables), and puts a "Training data" section at the top of the model card (``README.md``)
+naming the same version, fingerprints and scores, so the model can always be traced back to
+the data it was trained on.
 """
 
 from __future__ import annotations
@@ -14,18 +15,60 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cseaug.trainer.evaluation import scores_table
+from cseaug.trainer.evaluation import aggregates_table, scores_table
 
 SCORES_JSON = "evaluation.json"
 SCORES_MARKDOWN = "evaluation.md"
 CARD = "README.md"
 
 
+def selection_line(record: Mapping[str, Any]) -> str:
+    """Which checkpoint the scores are of: the step, and how it was selected.
+
+    Example:
+        >>> selection_line({"steps": 250, "selection": {"dev": "STS-B", "eval_steps": 125,
+        ...     "step": 125, "dev_spearman": 0.8123, "history": [[125, 0.8123], [250, 0.8]]}})
+        'checkpoint of step 125 of 250: best STS-B dev Spearman (81.23) of 2 evaluations, every 125 steps and at the last'
+    """
+    selection = record["selection"]
+    if not selection["history"]:
+        return f"final model, step {record['steps']} (no dev evaluation: evaluation.dev is None)"
+    if selection["dev_spearman"] is None:
+        return (
+            f"final model, step {record['steps']}: no {selection['dev']} dev evaluation gave a "
+            "Spearman (constant similarities)"
+        )
+    return (
+        f"checkpoint of step {selection['step']} of {record['steps']}: best "
+        f"{selection['dev']} dev Spearman ({100 * selection['dev_spearman']:.2f}) of "
+        f"{len(selection['history'])} evaluations, every {selection['eval_steps']} steps and "
+        "at the last"
+    )
+
+
 def scores_markdown(record: Mapping[str, Any]) -> str:
-    """The Spearman table (x100) of a training record, titled with the version trained on."""
+    """The Spearman tables (x100) of a training record, titled with the version trained on:
+    SentEval's ``all`` per set with ``avg``, then ``all`` / ``mean`` / ``wmean`` per STS year."""
+    scores = record["scores"]
     title = f"STS Spearman x100 of {record['objective']} on {record['dataset']}"
-    table = scores_table(record["scores"].get("before"), record["scores"]["after"])
-    return f"### {title}\n\n{table}\n"
+    parts = [
+        f"### {title}",
+        "",
+        f"Scores of the {selection_line(record)}.",
+        "",
+        scores_table(scores.get("before"), scores["after"]),
+        "",
+    ]
+    if scores["senteval"]["after"]:
+        parts += [
+            "SentEval's aggregates of the STS years at that checkpoint (`all`: every pair "
+            "pooled, the papers' number; `mean`, `wmean`: the mean and the size-weighted mean "
+            "over the year's subsets):",
+            "",
+            aggregates_table(scores["senteval"]["after"]),
+            "",
+        ]
+    return "\n".join(parts)
 
 
 def card_section(record: Mapping[str, Any]) -> str:
@@ -40,6 +83,8 @@ def card_section(record: Mapping[str, Any]) -> str:
         ("objective", f"{record['objective']}: {record['loss']}"),
         ("training rows", rows),
         ("steps", f"{record['steps']:,}"),
+        ("selected checkpoint", selection_line(record)),
+        ("seed", str(record["seed"])),
         ("base model", f"`{record['base_model']}`"),
     ]
     lines = [

@@ -171,12 +171,14 @@ class GenerateCSELossConfig(StrictModel):
 
 
 class EvaluationConfig(StrictModel):
-    """Spearman correlation on the STS sets before and after training (SentEval layout)."""
+    """Spearman correlation on the STS sets before and after training (SentEval layout), and
+    the dev set that selects the checkpoint (docs/trainer.md, "Evaluation")."""
 
     data_dir: str = Field(
         "data",
-        description="Directory in the layout of shared/data: senteval_sts/STS1x-en-test/, "
-        "senteval_sts/STSBenchmark/sts-test.csv (or stsbenchmark/), sick/SICK.txt.",
+        description="Directory in SentEval's layout, as `cseaug data fetch sts12-test ... "
+        "stsb sick-splits` puts it under data/: senteval_sts/STS1x-en-test/, "
+        "senteval_sts/STSBenchmark/sts-{test,dev}.csv, sick/semeval2014_splits_noheader/.",
     )
     sets: list[EvalSet] = Field(
         default_factory=lambda: list(EVAL_SETS),
@@ -190,6 +192,19 @@ class EvaluationConfig(StrictModel):
     )
     batch_size: int = Field(64, ge=1, description="Sentences per encoder forward pass.")
     before: bool = Field(True, description="Score the model before training too.")
+    dev: Literal["STS-B", "SICK-R"] | None = Field(
+        "STS-B",
+        description="Dev set of checkpoint selection (the papers select on STS-B dev, "
+        "sts-dev.csv; SICK-R: SICK_trial.txt): scored every eval_steps and at the last step, "
+        "the best-scoring weights are kept and scored on the test sets; None keeps the final "
+        "model.",
+    )
+    eval_steps: int = Field(
+        125,
+        ge=1,
+        description="Score the dev set every n training steps (NGCSE, OssCSE and SimCSE's "
+        "released scripts: 125).",
+    )
 
 
 class TrainConfig(StrictModel):

@@ -1,47 +1,77 @@
 """Spearman correlation of a sentence encoder on the STS sets, as the four papers report it.
 
-The sets are read in SentEval's layout (``../shared/data`` holds it) with the benchmark
-readers of :mod:`cseaug.readers.benchmarks`:
+The sets are read in SentEval's layout (``cseaug data fetch`` puts it under ``data/``) with
+the benchmark readers of :mod:`cseaug.readers.benchmarks`:
 
-* STS12-STS16: every scored pair of ``senteval_sts/STS1x-en-test`` (all subsets pooled:
-  SentEval's "all" Spearman, the number SimCSE, NGCSE, OssCSE and SKICSE report);
-* STS-B: ``senteval_sts/STSBenchmark/sts-test.csv`` (or ``stsbenchmark/sts-test.csv``);
-* SICK-R: SemEval-2014's ``SICK_test_annotated.txt`` (4,927 pairs, as SentEval), else the
-  TEST rows of the full ``sick/SICK.txt`` release (4,906 of them).
+* STS12-STS16: every scored pair of ``senteval_sts/STS1x-en-test``, with its subset
+  (MSRpar, headlines, ...);
+* STS-B: ``senteval_sts/STSBenchmark/sts-{test,dev}.csv`` (or ``stsbenchmark/``);
+* SICK-R: SemEval-2014's ``SICK_test_annotated.txt`` (4,927 pairs, as SentEval) or
+  ``SICK_trial.txt`` (dev), else the TEST / TRIAL rows of the full ``sick/SICK.txt``.
 
-Each set is scored by sentence-transformers' ``EmbeddingSimilarityEvaluator`` (cosine
-similarity, Spearman). Scores are fractions; tables show them x100 like the papers.
+A pair's score is the cosine similarity of its two embeddings; a set's score is the
+Spearman correlation of those with the gold scores. For STS12-16 SentEval
+(``senteval/sts.py``, ``STSEval.run``, as SimCSE ships it) reports three aggregates over
+the subsets of a year, all kept here (:func:`senteval_aggregates`):
+
+* ``all``: Spearman over every pair of the year pooled (SimCSE, NGCSE, OssCSE and SKICSE
+  report this one: SimCSE's ``evaluation.py`` prints ``results[task]['all']['spearman']['all']``);
+* ``mean``: the plain mean of the per-subset Spearman correlations;
+* ``wmean``: their mean weighted by each subset's number of pairs (VAEGPT-Sim reports it).
+
+STS-B and SICK-R have no subsets: each is one Spearman (SentEval's ``test`` split).
+Scores are fractions; tables show them x100 like the papers.
 
 Example:
     >>> scores = evaluate(model, eval_sets(EvaluationConfig(data_dir="../shared/data")))  # doctest: +SKIP
-    >>> round(scores["STS-B"], 3)  # doctest: +SKIP
+    >>> round(scores.spearman["STS-B"], 3)  # doctest: +SKIP
     0.82
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from cseaug.errors import InputError
+from cseaug.progress import progress_bar
 from cseaug.readers.benchmarks import read_sick, read_sts_dir, read_sts_table
 from cseaug.trainer.config import EvaluationConfig
+
+Split = Literal["test", "dev"]
+
+FETCH_HINT = (
+    "`cseaug data fetch sts12-test sts13-test sts14-test sts15-test sts16-test stsb sick-splits` "
+    "puts them under data/"
+)
+"""How a user gets the evaluation sets (the catalogue entries of :mod:`cseaug.fetch.catalog`)."""
 
 
 @dataclass(frozen=True)
 class EvalSet:
-    """Scored sentence pairs of one STS set."""
+    """Scored sentence pairs of one STS set; ``subsets`` names each pair's SemEval subset
+    (STS12-16) and is empty for a set without subsets."""
 
     name: str
     s1: list[str]
     s2: list[str]
     scores: list[float]
+    subsets: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Scores:
+    """The scores of one evaluation: SentEval's ``all`` Spearman per set (with ``avg``), and
+    the ``all`` / ``mean`` / ``wmean`` aggregates of each set that has subsets."""
+
+    spearman: dict[str, float]
+    aggregates: dict[str, dict[str, float]]
 
 
 def _first(paths: Sequence[Path], name: str, setting: Path) -> Path:
@@ -49,55 +79,81 @@ def _first(paths: Sequence[Path], name: str, setting: Path) -> Path:
     if found is None:
         tried = ", ".join(str(p) for p in paths)
         raise InputError(
-            f"evaluation set {name} not found under {setting} (tried {tried}); set "
-            "evaluation.data_dir to a directory in SentEval's layout (e.g. ../shared/data) or "
-            "leave the set out of evaluation.sets"
+            f"evaluation set {name} not found under {setting} (tried {tried}); {FETCH_HINT} "
+            "(then evaluation.data_dir: data), or leave the set out of evaluation.sets"
         )
     return found
 
 
-def read_eval_set(data_dir: str | Path, name: str) -> pa.Table:
-    """The (s1, s2, score) pairs of one set (see the module docstring for the files)."""
+def read_eval_set(data_dir: str | Path, name: str, split: Split = "test") -> pa.Table:
+    """The (s1, s2, score[, task]) pairs of one set: its test split, or its dev split (STS-B
+    and SICK-R only; see the module docstring for the files)."""
     root = Path(data_dir)
     if name.startswith("STS1"):
+        if split != "test":
+            raise InputError(f"{name} has no dev split; the dev set is STS-B or SICK-R")
         folder = _first(
             [root / "senteval_sts" / f"{name}-en-test", root / f"{name}-en-test"], name, root
         )
         return read_sts_dir(folder)
     if name == "STS-B":
+        file = f"sts-{split}.csv"
         return read_sts_table(
             _first(
                 [
-                    root / "senteval_sts" / "STSBenchmark" / "sts-test.csv",
-                    root / "STSBenchmark" / "sts-test.csv",
-                    root / "stsbenchmark" / "sts-test.csv",
+                    root / "senteval_sts" / "STSBenchmark" / file,
+                    root / "STSBenchmark" / file,
+                    root / "stsbenchmark" / file,
                 ],
-                name,
+                f"{name} ({split})",
                 root,
             )
         )
     if name == "SICK-R":
+        file, label = (
+            ("SICK_test_annotated.txt", "TEST") if split == "test" else ("SICK_trial.txt", "TRIAL")
+        )
         sick = read_sick(
             _first(
                 [
-                    root / "sick" / "semeval2014_splits_noheader" / "SICK_test_annotated.txt",
-                    root / "sick" / "SICK_test_annotated.txt",
-                    root / "SICK_test_annotated.txt",
+                    root / "sick" / "semeval2014_splits_noheader" / file,
+                    root / "sick" / file,
+                    root / file,
                     root / "sick" / "SICK.txt",  # its TEST rows: 4,906 of the 4,927 pairs
                 ],
-                name,
+                f"{name} ({split})",
                 root,
             )
         )
-        test = sick.filter(pc.equal(sick.column("split"), "TEST"))
+        rows = sick.filter(pc.equal(sick.column("split"), label))
         return pa.table(
-            {"s1": test.column("s1"), "s2": test.column("s2"), "score": test.column("relatedness")}
+            {"s1": rows.column("s1"), "s2": rows.column("s2"), "score": rows.column("relatedness")}
         )
     raise InputError(f"unknown evaluation set '{name}'")
 
 
+def as_eval_set(name: str, table: pa.Table) -> EvalSet:
+    """An :class:`EvalSet` of a table of :func:`read_eval_set` (subsets: STS12-16's only;
+    STS-B's ``task`` column, its genres, is not a SentEval subset)."""
+    subsets = table.column("task").to_pylist() if name.startswith("STS1") else []
+    return EvalSet(
+        name,
+        table.column("s1").to_pylist(),
+        table.column("s2").to_pylist(),
+        table.column("score").to_pylist(),
+        subsets,
+    )
+
+
+def dev_set(cfg: EvaluationConfig) -> EvalSet | None:
+    """The dev set of checkpoint selection (``evaluation.dev``), every pair; None without one."""
+    if cfg.dev is None:
+        return None
+    return as_eval_set(cfg.dev, read_eval_set(cfg.data_dir, cfg.dev, "dev"))
+
+
 def eval_sets(cfg: EvaluationConfig) -> list[EvalSet]:
-    """The configured sets, each cut to a seeded sample of ``max_pairs`` pairs if set."""
+    """The configured test sets, each cut to a seeded sample of ``max_pairs`` pairs if set."""
     sets = []
     for name in cfg.sets:
         table = read_eval_set(cfg.data_dir, name)
@@ -106,36 +162,84 @@ def eval_sets(cfg: EvaluationConfig) -> list[EvalSet]:
                 np.random.default_rng(0).choice(table.num_rows, cfg.max_pairs, replace=False)
             )
             table = table.take(picked)
-        sets.append(
-            EvalSet(
-                name,
-                table.column("s1").to_pylist(),
-                table.column("s2").to_pylist(),
-                table.column("score").to_pylist(),
-            )
-        )
+        sets.append(as_eval_set(name, table))
     return sets
 
 
-def evaluate(model: Any, sets: Sequence[EvalSet], batch_size: int = 64) -> dict[str, float]:
-    """Spearman correlation of cosine similarity with the gold scores, per set."""
-    from sentence_transformers.sentence_transformer.evaluation import (
-        EmbeddingSimilarityEvaluator,
-    )
+def spearman(predicted: Sequence[float], gold: Sequence[float]) -> float:
+    """Spearman's rank correlation (``scipy.stats.spearmanr``, as SentEval)."""
+    from scipy.stats import spearmanr
 
-    scores = {}
-    for eval_set in sets:
-        evaluator = EmbeddingSimilarityEvaluator(
-            eval_set.s1,
-            eval_set.s2,
-            eval_set.scores,
-            batch_size=batch_size,
-            main_similarity="cosine",
-            name=eval_set.name,
-            write_csv=False,
+    return float(spearmanr(predicted, gold).statistic)
+
+
+def senteval_aggregates(
+    predicted: Sequence[float], gold: Sequence[float], subsets: Sequence[str]
+) -> dict[str, float]:
+    """SentEval's aggregates of one STS year (``STSEval.run``): ``all``, Spearman over every
+    pair pooled; ``mean``, the mean of the per-subset Spearman; ``wmean``, that mean weighted
+    by the subsets' numbers of pairs.
+
+    Example:
+        >>> got = senteval_aggregates([1, 2, 3, 4, 5], [1, 2, 3, 5, 4], ["a", "a", "a", "b", "b"])
+        >>> {k: round(v, 3) for k, v in got.items()}
+        {'all': 0.9, 'mean': 0.0, 'wmean': 0.2}
+    """
+    names = list(dict.fromkeys(subsets))
+    per_subset, sizes = [], []
+    for name in names:
+        picked = [i for i, subset in enumerate(subsets) if subset == name]
+        per_subset.append(spearman([predicted[i] for i in picked], [gold[i] for i in picked]))
+        sizes.append(len(picked))
+    return {
+        "all": spearman(predicted, gold),
+        "mean": float(np.average(per_subset)),
+        "wmean": float(np.average(per_subset, weights=sizes)),
+    }
+
+
+def cosine_similarities(model: Any, eval_set: EvalSet, batch_size: int, bar: Any) -> np.ndarray:
+    """The cosine similarity of each pair of ``eval_set``; each distinct sentence is encoded
+    once, and ``bar`` advances by the sentences encoded."""
+    sentences = list(dict.fromkeys(eval_set.s1 + eval_set.s2))
+    chunk = batch_size * 4
+    parts = []
+    for start in range(0, len(sentences), chunk):
+        part = sentences[start : start + chunk]
+        parts.append(
+            model.encode(
+                part,
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         )
-        scores[eval_set.name] = float(evaluator(model)[f"{eval_set.name}_spearman_cosine"])
-    return scores
+        bar.advance(len(part))
+    vectors = np.concatenate(parts).astype(np.float64)
+    where = {sentence: i for i, sentence in enumerate(sentences)}
+    left = vectors[[where[s] for s in eval_set.s1]]
+    right = vectors[[where[s] for s in eval_set.s2]]
+    return np.einsum("ij,ij->i", left, right)
+
+
+def evaluate(
+    model: Any, sets: Sequence[EvalSet], batch_size: int = 64, description: str = "Scoring STS"
+) -> Scores:
+    """Score ``model`` on ``sets`` (see the module docstring), with a progress bar over the
+    sentences to encode."""
+    total = sum(len(set(s.s1 + s.s2)) for s in sets)
+    spearmans: dict[str, float] = {}
+    aggregates: dict[str, dict[str, float]] = {}
+    with progress_bar(description, total=total, unit="sentences") as bar:
+        for eval_set in sets:
+            predicted = cosine_similarities(model, eval_set, batch_size, bar)
+            spearmans[eval_set.name] = spearman(predicted, eval_set.scores)
+            if eval_set.subsets:
+                aggregates[eval_set.name] = senteval_aggregates(
+                    predicted.tolist(), eval_set.scores, eval_set.subsets
+                )
+    return Scores(with_average(spearmans), aggregates)
 
 
 def with_average(scores: Mapping[str, float]) -> dict[str, float]:
@@ -161,4 +265,20 @@ def scores_table(before: Mapping[str, float] | None, after: Mapping[str, float])
         shown = "-" if old is None else f"{100 * old:.2f}"
         change = "-" if old is None else f"{100 * (value - old):+.2f}"
         lines.append(f"| {name} | {shown} | {100 * value:.2f} | {change} |")
+    return "\n".join(lines)
+
+
+def aggregates_table(aggregates: Mapping[str, Mapping[str, float]]) -> str:
+    """A markdown table of SentEval's ``all`` / ``mean`` / ``wmean`` Spearman x100 per STS year.
+
+    Example:
+        >>> print(aggregates_table({"STS12": {"all": 0.7, "mean": 0.65, "wmean": 0.66}}))
+        | set | all | mean | wmean |
+        |---|---:|---:|---:|
+        | STS12 | 70.00 | 65.00 | 66.00 |
+    """
+    lines = ["| set | all | mean | wmean |", "|---|---:|---:|---:|"]
+    for name, values in aggregates.items():
+        cells = " | ".join(f"{100 * values[key]:.2f}" for key in ("all", "mean", "wmean"))
+        lines.append(f"| {name} | {cells} |")
     return "\n".join(lines)

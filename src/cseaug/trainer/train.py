@@ -3,21 +3,23 @@
 :func:`train_encoder` is the whole trainer stage: read the version's training sets
 (:mod:`.data`), load the encoder, score it on the STS sets, train it with
 sentence-transformers' ``SentenceTransformerTrainer`` and the objective's losses
-(:mod:`.objectives`), score it again, save it with its training record and card
-(:mod:`.card`). It runs without Prefect; ``cseaug train-encoder`` runs it as the flow
-``train-sentence-encoder``.
+(:mod:`.objectives`) while scoring the dev set every ``evaluation.eval_steps`` steps and
+keeping the best weights (:mod:`.callbacks`), score the selected checkpoint on the test
+sets, save it with its training record and card (:mod:`.card`). It runs without Prefect;
+``cseaug train-encoder`` runs it as the flow ``train-sentence-encoder``.
 
 Example:
     >>> from cseaug.trainer.config import load_train_config
     >>> cfg = load_train_config("configs/train/ngcse.yaml", ["max_steps=100"])  # doctest: +SKIP
     >>> result = train_encoder("storage/datasets/wiki-sts/v0001", cfg, "storage/models/wiki-sts")  # doctest: +SKIP
-    >>> result.record["scores"]["after"]["STS-B"]  # doctest: +SKIP
-    0.79
+    >>> result.record["scores"]["after"]["STS-B"], result.record["selection"]["step"]  # doctest: +SKIP
+    (0.79, 75)
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,15 +27,20 @@ from typing import Any
 from cseaug.dataset import versions
 from cseaug.devices import resolve_device
 from cseaug.encoders.minilm import MINILM_NAMES, minilm_location
-from cseaug.errors import ConfigError, require
+from cseaug.errors import ConfigError, InputError, require
 from cseaug.hashing import file_sha256
-from cseaug.progress import progress_enabled
 from cseaug.roots import default_work_dir
 from cseaug.trainer.card import write_training_record
 from cseaug.trainer.config import HeadConfig, TrainConfig
 from cseaug.trainer.data import TrainingData, load_training_data
-from cseaug.trainer.evaluation import eval_sets, evaluate, with_average
-from cseaug.trainer.objectives import LOSS_NAMES, MIXED, make_losses, mixed_column_labels
+from cseaug.trainer.evaluation import EvalSet, Scores, dev_set, eval_sets, evaluate
+from cseaug.trainer.objectives import (
+    LOSS_NAMES,
+    MIXED,
+    make_losses,
+    mixed_column_labels,
+    training_sets,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -170,9 +177,9 @@ def _trainer(
         seed=cfg.seed,
         data_seed=cfg.seed,
         logging_steps=cfg.logging_steps,
-        save_strategy="no",
+        save_strategy="no",  # the selected weights are kept in memory (callbacks.BestCheckpoint)
         report_to="none",
-        disable_tqdm=not progress_enabled(),
+        disable_tqdm=True,  # callbacks.StepProgress shows the steps
         use_cpu=device == "cpu",
         bf16=precision == "bf16",
         fp16=precision == "fp16",
@@ -181,16 +188,42 @@ def _trainer(
     )
     if len(train_sets) == 1:
         [name] = train_sets
-        return st.SentenceTransformerTrainer(
+        trainer = st.SentenceTransformerTrainer(
             model=model,
             args=args,
             train_dataset=train_sets[name],
             loss=losses[name],
             data_collator=_collator(model, args, data),
         )
-    datasets = require("datasets", "hf", "Training a sentence encoder")
-    return st.SentenceTransformerTrainer(
-        model=model, args=args, train_dataset=datasets.DatasetDict(train_sets), loss=losses
+    else:
+        datasets = require("datasets", "hf", "Training a sentence encoder")
+        trainer = st.SentenceTransformerTrainer(
+            model=model, args=args, train_dataset=datasets.DatasetDict(train_sets), loss=losses
+        )
+    # transformers prints every logged loss as a dict to stdout; StepProgress reports instead
+    transformers = require("transformers", "hf", "Training a sentence encoder")
+    trainer.remove_callback(transformers.PrinterCallback)
+    return trainer
+
+
+def refuse_fallback_only(cfg: TrainConfig, data: TrainingData, version_dir: Path) -> None:
+    """Refuse a run whose rows all fell to the objective's last training set, the rows without
+    the objective's views (unsupervised SimCSE for ngcse, osscse, skicse-unsup; supervised
+    SimCSE for skicse-sup): it would train another paper's objective under this one's name.
+
+    Raises:
+        InputError: the version has no row with the objective's views.
+    """
+    sets = training_sets(cfg)
+    fallback = sets[-1]
+    if len(sets) == 1 or set(data.rows) != {fallback.name}:  # rows: per set, mixed or not
+        return
+    views = " or ".join("(" + ", ".join(s.requires) + ")" for s in sets[:-1])
+    raise InputError(
+        f"no row of {version_dir} has the views of objective '{cfg.objective}' {views}: all "
+        f"{data.rows[fallback.name]:,} rows would train only its '{fallback.name}' set, the "
+        f"rows without those views, not {cfg.objective}; build the version with the objective's "
+        "method (`cseaug show` lists its views) or train it as simcse-unsup / simcse-sup"
     )
 
 
@@ -205,32 +238,76 @@ def _collator(model: Any, args: Any, data: TrainingData) -> Any:
     )
 
 
-def train_encoder(version_dir: str | Path, cfg: TrainConfig, out_dir: str | Path) -> TrainResult:
+def _score(
+    model: Any, sets: list[EvalSet], batch: int, when: str, say: Callable[[str], None]
+) -> Scores:
+    """:func:`~cseaug.trainer.evaluation.evaluate` with a line before (what is scored) and
+    after (the scores), so that a log without progress bars shows the work too."""
+    if not sets:
+        return Scores({}, {})
+    pairs = sum(len(s.scores) for s in sets)
+    say(f"scoring {len(sets)} STS sets ({pairs:,} pairs) {when}")
+    scores = evaluate(model, sets, batch, f"Scoring STS {when}")
+    shown = ", ".join(f"{name} {100 * value:.2f}" for name, value in scores.spearman.items())
+    say(f"STS Spearman x100 {when}: {shown}")
+    return scores
+
+
+def train_encoder(
+    version_dir: str | Path,
+    cfg: TrainConfig,
+    out_dir: str | Path,
+    say: Callable[[str], None] | None = None,
+) -> TrainResult:
     """Train ``cfg.model`` on a published version with ``cfg.objective`` and save it to ``out_dir``.
+
+    With ``evaluation.dev`` set, the saved model is the checkpoint best on the dev set
+    (``record["selection"]``) and the test scores under ``after`` are that checkpoint's.
 
     Args:
         version_dir: the published version (e.g. from ``cseaug.dataset.versions.resolve``).
         cfg: the training config.
         out_dir: where the model, ``evaluation.json``, ``evaluation.md`` and the card go.
+        say: where progress lines go (dev scores; steps when progress bars are off);
+            default: this module's logger.
 
     Raises:
-        InputError: the version has no row the objective trains on, or an evaluation set is
+        InputError: the version has no row the objective trains on, or only rows without
+            the objective's views (:func:`refuse_fallback_only`), or an evaluation set is
             missing under ``evaluation.data_dir``.
         ConfigError: a device, precision or model that cannot be used here.
     """
+    say = say or logger.info
     version_dir, out_dir = Path(version_dir), Path(out_dir)
     manifest = versions.read_manifest(version_dir)
     data = load_training_data(version_dir, cfg)
+    refuse_fallback_only(cfg, data, version_dir)
     sets = eval_sets(cfg.evaluation)  # before training: a missing set fails early
+    dev = dev_set(cfg.evaluation)
     device, precision = resolve_precision(cfg)
     if device == "cpu" and cfg.torch_threads:
         require("torch", "hf", "Training a sentence encoder").set_num_threads(cfg.torch_threads)
     model = load_encoder(cfg, device)
     batch = cfg.evaluation.batch_size
-    before = with_average(evaluate(model, sets, batch)) if sets and cfg.evaluation.before else None
+    before = (
+        _score(model, sets, batch, "before training", say)
+        if sets and cfg.evaluation.before
+        else None
+    )
+    from cseaug.trainer.callbacks import BestCheckpoint, StepProgress
+
     trainer = _trainer(model, cfg, data, device, precision, out_dir)
+    trainer.add_callback(StepProgress(f"Training {cfg.objective}", say))
+    selection = None
+    if dev is not None:
+        selection = BestCheckpoint(model, dev, cfg.evaluation.eval_steps, batch, say)
+        trainer.add_callback(selection)
     output = trainer.train()
-    after = with_average(evaluate(model, sets, batch))
+    step = output.global_step
+    if selection is not None:
+        selection.restore()
+        step = selection.best_step or step
+    after = _score(model, sets, batch, f"at step {step}", say)
     out_dir.mkdir(parents=True, exist_ok=True)
     from cseaug.trainer.heads import inference_encoder  # imports torch
 
@@ -245,6 +322,7 @@ def train_encoder(version_dir: str | Path, cfg: TrainConfig, out_dir: str | Path
         "objective": cfg.objective,
         "loss": LOSS_NAMES[cfg.objective],
         "base_model": cfg.model,
+        "seed": cfg.seed,
         "training_rows": data.rows,
         "left_out": data.skipped,
         "steps": output.global_step,
@@ -253,7 +331,21 @@ def train_encoder(version_dir: str | Path, cfg: TrainConfig, out_dir: str | Path
         "device": device,
         "precision": precision,
         "losses": [[e["step"], e["loss"]] for e in trainer.state.log_history if "loss" in e],
-        "scores": {"before": before, "after": after},
+        "selection": {
+            "dev": cfg.evaluation.dev,
+            "eval_steps": cfg.evaluation.eval_steps if dev is not None else None,
+            "step": step,
+            "dev_spearman": selection.best_score if selection and selection.best_step else None,
+            "history": [list(h) for h in selection.history] if selection else [],
+        },
+        "scores": {
+            "before": before.spearman if before else None,
+            "after": after.spearman,
+            "senteval": {
+                "before": before.aggregates if before else None,
+                "after": after.aggregates,
+            },
+        },
         "config": cfg.model_dump(mode="json"),
     }
     write_training_record(out_dir, record)

@@ -1,0 +1,124 @@
+"""What the trainer does between optimisation steps: show progress, select the checkpoint.
+
+Two ``transformers.TrainerCallback`` classes that :func:`cseaug.trainer.train.train_encoder`
+adds to sentence-transformers' trainer:
+
+* :class:`StepProgress`: a progress bar over the steps with its ETA (:mod:`cseaug.progress`),
+  or, where bars are off (a Prefect worker, a CI log), one line with the step, the loss and
+  the ETA every ``logging_steps`` steps;
+* :class:`BestCheckpoint`: the papers' model selection: the test scores reported are those
+  of the checkpoint best on STS-B dev. NGCSE (appendix, "Training Details") and OssCSE
+  (appendix A) evaluate every 125 steps, as SimCSE's released scripts do
+  (``--eval_steps 125``; its appendix A says 250); SKICSE (section 4, "Datasets") keeps the
+  model best on STS-B dev without a cadence; VAEGPT-Sim does not say. The dev set is scored
+  every ``eval_steps`` and at the last step; the weights of the best score so far are kept
+  as one copy in CPU memory (nothing is written to disk until the selected model is saved),
+  and put back into the model when training ends.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from datetime import timedelta
+from typing import Any
+
+from cseaug.errors import require
+from cseaug.progress import Bar, progress_bar, progress_enabled
+from cseaug.trainer.evaluation import EvalSet, evaluate
+
+transformers = require("transformers", "hf", "Training a sentence encoder")
+
+Say = Callable[[str], None]
+
+
+class StepProgress(transformers.TrainerCallback):
+    """A bar over the training steps, or a line per ``logging_steps`` where bars are off."""
+
+    def __init__(self, description: str, say: Say) -> None:
+        self.description = description
+        self.say = say
+        self._stack = ExitStack()
+        self._bar: Bar | None = None
+        self._started = 0.0
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._started = time.perf_counter()
+        if progress_enabled():
+            self._bar = self._stack.enter_context(
+                progress_bar(self.description, total=state.max_steps, unit="steps")
+            )
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self._bar is not None:
+            self._bar.advance()
+
+    def on_log(
+        self, args: Any, state: Any, control: Any, logs: dict | None = None, **kwargs: Any
+    ) -> None:
+        if self._bar is not None or not logs or "loss" not in logs:
+            return
+        step, total = state.global_step, state.max_steps
+        elapsed = time.perf_counter() - self._started
+        remaining = elapsed / step * (total - step) if step else math.nan
+        eta = "?" if math.isnan(remaining) else str(timedelta(seconds=round(remaining)))
+        self.say(f"step {step}/{total}: loss {logs['loss']:.4f}, ETA {eta}")
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._stack.close()
+        self._bar = None
+
+
+class BestCheckpoint(transformers.TrainerCallback):
+    """Score ``dev`` every ``every`` steps and at the last; keep the best weights.
+
+    After training, :meth:`restore` loads the best weights into the model; ``history``
+    holds every (step, dev Spearman), ``best_step`` and ``best_score`` the selected one.
+    """
+
+    def __init__(self, model: Any, dev: EvalSet, every: int, batch_size: int, say: Say) -> None:
+        self.model = model
+        self.dev = dev
+        self.every = every
+        self.batch_size = batch_size
+        self.say = say
+        self.history: list[tuple[int, float]] = []
+        self.best_step: int | None = None
+        self.best_score = -math.inf
+        self._weights: dict[str, Any] | None = None
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        step = state.global_step
+        if step % self.every == 0 or step >= state.max_steps:
+            self.score(step)
+
+    def score(self, step: int) -> float:
+        """Score the dev set now; keep the weights when the score is the best so far."""
+        name = self.dev.name
+        label = f"{name} dev at step {step}"
+        value = evaluate(self.model, [self.dev], self.batch_size, f"Scoring {label}").spearman[name]
+        self.history.append((step, value))
+        best = value > self.best_score
+        if best:
+            self.best_step, self.best_score = step, value
+            self._weights = {
+                key: tensor.detach().to("cpu", copy=True)
+                for key, tensor in self.model.state_dict().items()
+            }
+        self.say(
+            f"{label}: Spearman {100 * value:.2f}"
+            + (
+                " (best so far)"
+                if best
+                else f" (best {100 * self.best_score:.2f}, step {self.best_step})"
+            )
+        )
+        return value
+
+    def restore(self) -> None:
+        """Load the best weights into the model (nothing to do before any evaluation)."""
+        if self._weights is not None:
+            self.model.load_state_dict(self._weights)
+            self._weights = None
