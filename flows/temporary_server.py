@@ -104,7 +104,12 @@ class TemporaryServer:
         atexit.register(self.stop)
 
     def _launch(self) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(server_command(self.port), env=server_environment())
+        # A session of its own: a terminal's Ctrl-C reaches the command's process group, and
+        # a server that stopped first would leave Prefect's client retrying it for minutes
+        # while the flow reports its crash. The command stops it last, at its exit.
+        return subprocess.Popen(
+            server_command(self.port), env=server_environment(), start_new_session=True
+        )
 
     @property
     def api_url(self) -> str:

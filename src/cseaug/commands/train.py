@@ -1,7 +1,9 @@
 """``cseaug train-encoder``: train a sentence encoder on a published version (docs/trainer.md).
 
 Runs the Prefect flow ``train-sentence-encoder`` so that every run shows in Prefect (an
-ephemeral local server when no ``PREFECT_API_URL`` is set), like ``cseaug build``.
+ephemeral local server when no ``PREFECT_API_URL`` is set, which the command starts itself,
+like ``cseaug build``). Ctrl-C or SIGTERM ends it within seconds, in one line
+(:mod:`cseaug.commands.stopping`).
 
 Example:
     $ cseaug train-encoder --version wiki-sts/v0001 --config configs/train/ngcse.yaml
@@ -17,9 +19,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from cseaug.commands.build import refuse_secrets_in_overrides
+from cseaug.commands.build import refuse_secrets_in_overrides, temporary_server
 from cseaug.commands.quiet_logs import quiet_expected_tracebacks
+from cseaug.commands.stopping import one_line_on_stop
 from cseaug.dataset import versions
+
+NOT_RESUMABLE = "no model was written; run the same command again to train from the start"
+"""What a stopped ``cseaug train-encoder`` says it kept: a training run does not resume."""
 
 
 def train_encoder_command(
@@ -64,14 +70,18 @@ def train_encoder_command(
     version_dir = versions.resolve(root, version)  # an unknown version fails here too
     if out is not None:
         refuse_dataset_path(out, root, "--out")
-    from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
+    with one_line_on_stop(lambda: NOT_RESUMABLE):
+        server = temporary_server()  # as `cseaug build`: a Ctrl-C does not stop it first
+        from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
 
-    quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
+        quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
+        if server is not None:
+            server.wait_until_ready()
 
-    record = train_sentence_encoder(
-        version=str(version_dir), config=str(config), out=str(out) if out else None,
-        root=str(root), overrides=overrides,
-    )  # fmt: skip
+        record = train_sentence_encoder(
+            version=str(version_dir), config=str(config), out=str(out) if out else None,
+            root=str(root), overrides=overrides,
+        )  # fmt: skip
     console = Console()
     console.print(
         f"trained {record['objective']} on {record['dataset']}: {record['steps']} steps, "
