@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,7 @@ def build_command(base_url: str, root: Path) -> list[str]:
     return command
 
 
-def wait_for(condition, timeout: float, what: str) -> None:  # noqa: ANN001
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -218,3 +219,61 @@ def test_a_cancelled_deployment_run_ends_cancelled_and_its_rerun_resumes(
     with FakeOpenAIServer() as fast:
         run_build(load_config(DEMO, build_overrides(fast.base_url, root)))
         assert fast.state.total == 3 * SAMPLES - kept
+
+
+def test_a_stopped_train_encoder_ends_within_seconds_in_one_line(
+    tmp_path: Path, publish, rows_factory, tiny_bert: Path
+) -> None:
+    """`cseaug train-encoder` stops the same way (it runs its flow on the temporary server
+    too); a training run does not resume, and its line says so."""
+    pytest.importorskip("sentence_transformers")
+    import threading
+
+    import yaml
+
+    publish([rows_factory(64, 0)])
+    config = tmp_path / "train.yaml"
+    training_config = {
+        "objective": "simcse-unsup",
+        "model": str(tiny_bert),
+        "batch_size": 4,
+        "device": "cpu",
+        "epochs": 100_000,
+        "evaluation": {"sets": []},
+    }
+    config.write_text(yaml.safe_dump(training_config))
+    home = tmp_path / "prefect-home"
+    with RecordingProxy() as proxy:
+        command = [str(CSEAUG), "train-encoder", "--version", "demo/v0001", "--config",
+                   str(config), "--root", str(tmp_path / "storage")]  # fmt: skip
+        training = subprocess.Popen(
+            command,
+            env=build_environment(home, proxy),
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        said: list[str] = []
+        reader = threading.Thread(target=lambda: said.extend(training.stderr), daemon=True)
+        reader.start()
+        try:
+            wait_for(lambda: any("Beginning flow run" in s for s in said), 240, "the flow's start")
+            time.sleep(5)  # into the training loop
+            stopped_at = time.monotonic()
+            os.killpg(training.pid, signal.SIGINT)
+            training.wait(60)
+            took = time.monotonic() - stopped_at
+        finally:
+            if training.poll() is None:
+                os.killpg(training.pid, signal.SIGKILL)
+        reader.join(10)
+    output = "".join(said)
+    assert training.returncode == 130, output[-3000:]
+    assert took < STOP_WITHIN_S, f"train-encoder took {took:.1f} s to stop"
+    assert "Traceback" not in output and "Error" not in output, output[-3000:]
+    assert said[-1].strip() == (
+        "stopped (SIGINT): no model was written; run the same command again to train from the start"
+    )
+    assert processes_with(f"PREFECT_HOME={home}") == []
