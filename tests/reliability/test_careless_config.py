@@ -129,9 +129,7 @@ def test_an_infinite_or_nan_number_fails_the_dry_run(override: str) -> None:
     assert f"{key}: Input should be a finite number" in str(error)
 
 
-def test_a_dataset_name_too_long_for_a_file_name_fails_the_dry_run(
-    publish, rows_factory
-) -> None:
+def test_a_dataset_name_too_long_for_a_file_name_fails_the_dry_run(publish, rows_factory) -> None:
     """Proves 21.4: a 300-character dataset name passed the dry run and failed at publish
     with ENAMETOOLONG; names are at most 100 characters, and a name of 100 publishes."""
     from cseaug.config import load_config
