@@ -52,6 +52,7 @@ def test_an_object_store_build_from_a_read_only_directory_writes_nothing_there(
                 f"llm.base_url={server.base_url}",
                 "llm.model=fake",
                 f"output.root={root}",
+                "publish.min_pattern_share=0",  # echo answers: one text for every level
                 "diagnostics.enabled=true",
                 "diagnostics.embedding_cache=true",
                 f"diagnostics.encoder={tiny_bert}",

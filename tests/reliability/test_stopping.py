@@ -41,6 +41,7 @@ def build_overrides(base_url: str, root: Path) -> list[str]:
         "llm.batch_size=1",
         f"sample.size={SAMPLES}",
         "diagnostics.enabled=false",
+        "publish.min_pattern_share=0",  # echo answers: one text for every level
         f"output.root={root}",
     ]
 
