@@ -6,18 +6,19 @@ server is built once (not timed), then rebuilt unchanged (every shard reused, no
 sent, nothing published) ``--rounds`` times by each path, alternating, in a child process as a
 user runs it:
 
-* ``before``: the command as it was. Prefect starts its temporary server itself when the
-  flow makes its first client (``cseaug.commands.build.temporary_server`` replaced by one
-  that starts nothing), and the process ends with Python's usual teardown (``cli.main``).
+* ``before``: Prefect starts its temporary server itself when the flow makes its first
+  client (``cseaug.commands.build.temporary_server`` replaced by one that starts nothing).
 * ``after``: the ``cseaug`` script. The command starts Prefect's temporary server while
   the preflight runs and never imports the server application
-  (``cseaug_prefect.flows.temporary_server``), and ends without the interpreter's teardown
-  (``cseaug.commands.process_end``).
+  (``cseaug_prefect.flows.temporary_server``).
+
+Both end with Python's usual exit: the difference is the temporary server's early start
+alone (issue 23, item 3 keeps it only while it saves more than two seconds).
 
 Prints the median wall time and CPU time (the command and its children, the temporary
 server included) of each path and ``RATIO`` lines (after / before; lower is better).
 ``--prefect-server`` runs both against a running ``prefect server start``
-(``PREFECT_API_URL``, not timed): then only the end of the process differs.
+(``PREFECT_API_URL``, not timed): then nothing differs (a control of the noise).
 
     python benchmarks/bench_cli_fixed_costs.py [--rounds 5] [--samples 200] [--prefect-server]
 """
@@ -50,7 +51,7 @@ BEFORE = (
     "from cseaug.cli import main\n"
     "main()  # and Python's usual exit\n"
 )
-"""The command as it was before issue 14's fixed-cost changes."""
+"""The command with Prefect starting its own temporary server (as before issue 14)."""
 
 
 def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:

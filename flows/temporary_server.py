@@ -13,10 +13,16 @@ imports the server application: once the server answers
 It is Prefect's own temporary server: the command, settings and environment of Prefect's
 ``SubprocessASGIServer`` (``prefect.server.api.server``; ``tests/flows/test_temporary_server.py``
 checks that they still agree), its database under ``PREFECT_HOME``, its start timeout
-(``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``), on a free port of 127.0.0.1. It stops
-when the process ends (``atexit``), as Prefect stops its own: after Prefect's log and event
-workers have delivered what they hold, which they do when the threads end, before the
-``atexit`` handlers (:mod:`cseaug.commands.process_end` keeps that order).
+(``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``), on a free port of 127.0.0.1, but in a
+session of its own: a terminal's Ctrl-C reaches the command's whole process group, and
+Prefect's own server, stopped first, left the flow's crash report retrying it for minutes
+(issue 21, item 11). It stops when the process ends (``atexit``), as Prefect stops its own:
+after Prefect's log and event workers have delivered what they hold, which they do when the
+threads end, before the ``atexit`` handlers.
+
+Why it is started by hand (issue 23, item 3): Prefect cannot start its server in a session
+of its own, and the early start alone saves more than two seconds of a warm rebuild
+(``benchmarks/bench_cli_fixed_costs.py``: 2.2 s of CPU, docs/performance.md).
 """
 
 from __future__ import annotations
@@ -104,7 +110,12 @@ class TemporaryServer:
         atexit.register(self.stop)
 
     def _launch(self) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(server_command(self.port), env=server_environment())
+        # A session of its own: a terminal's Ctrl-C reaches the command's process group, and
+        # a server that stopped first would leave Prefect's client retrying it for minutes
+        # while the flow reports its crash. The command stops it last, at its exit.
+        return subprocess.Popen(
+            server_command(self.port), env=server_environment(), start_new_session=True
+        )
 
     @property
     def api_url(self) -> str:

@@ -9,7 +9,9 @@ meet (a full disk, permission denied), are printed as one clear message with exi
 Nothing leaves the machine unless the user asks: before any command runs (and so before
 Prefect is imported), :func:`apply_prefect_defaults` switches Prefect's telemetry off and
 gives its temporary server time to start, unless the user set those variables. Every log
-record and every error message is scrubbed of secrets (:mod:`cseaug.secrets`).
+record and every error message is scrubbed of secrets (:mod:`cseaug.secrets`). Ctrl-C or
+SIGTERM ends a build within seconds with one line saying what was kept
+(:mod:`cseaug.commands.stopping`).
 """
 
 from __future__ import annotations
@@ -19,14 +21,13 @@ import os
 import sys
 import traceback
 from collections.abc import MutableMapping
-from typing import NoReturn
 
 import typer
 from rich.console import Console
 
 from cseaug import wallclock
 from cseaug.commands.help_screens import use_plain_flags
-from cseaug.commands.process_end import end_process
+from cseaug.commands.stopping import install_stop_handlers
 from cseaug.errors import CseaugError, expected_os_error, os_error_message
 from cseaug.secrets import install_log_scrubbing, scrub
 
@@ -102,7 +103,7 @@ def take_debug_flag(argv: list[str]) -> bool:
 
 
 def main() -> None:
-    """The command line (:func:`run`, the ``cseaug`` script, ends the process after it).
+    """The command line (:func:`run`, the ``cseaug`` script, adds the handling of a stop).
 
     An expected failure (a :class:`~cseaug.errors.CseaugError`, a full disk, a permission
     denied) is one scrubbed line and exit status 2; anything else prints its traceback and
@@ -131,17 +132,9 @@ def main() -> None:
         sys.exit(2)
 
 
-def run() -> NoReturn:
-    """The ``cseaug`` script: :func:`main`, then the end of the process without the
-    interpreter's teardown (:func:`cseaug.commands.process_end.end_process`: threads' exit
-    callbacks and ``atexit`` handlers run, standard streams are flushed; 0.5-0.7 s less
-    after a build). A status that is not a number (a message) gets Python's usual exit,
-    which prints it."""
-    try:
-        main()
-        status = 0
-    except SystemExit as exc:
-        if exc.code is not None and not isinstance(exc.code, int):
-            raise
-        status = exc.code or 0
-    end_process(status)
+def run() -> None:
+    """The ``cseaug`` script: :func:`main`, with SIGINT and SIGTERM raising
+    :class:`~cseaug.commands.stopping.StopRequested` in the command (a stopped build ends
+    within seconds with one line and exit status 130 or 143)."""
+    install_stop_handlers()
+    main()

@@ -53,6 +53,9 @@ LLM_METHODS: frozenset[str] = frozenset({"sts", "nli", "ski"})
 
 DATASET_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 """A dataset name: a plain directory name under ``<root>/datasets``."""
+MAX_DATASET_NAME = 100
+"""Longest dataset name: file names made of it (the run store ``<name>-<id>``, exports,
+staging folders) stay far below a file system's 255 bytes per name."""
 
 
 def dataset_name_problem(name: str) -> str | None:
@@ -62,6 +65,11 @@ def dataset_name_problem(name: str) -> str | None:
         >>> dataset_name_problem("wiki-sts") is None, dataset_name_problem("../x")[:22]
         (True, "dataset name '../x' is")
     """
+    if len(name) > MAX_DATASET_NAME:
+        return (
+            f"dataset name of {len(name)} characters is too long: at most {MAX_DATASET_NAME} "
+            "(it names directories and files)"
+        )
     if DATASET_NAME_RE.match(name):
         return None
     return (
@@ -74,13 +82,17 @@ PATTERN_METHODS: frozenset[str] = frozenset({"sts", "nli"})
 
 
 class StrictModel(BaseModel):
-    """Base of every config model: unknown keys are errors, values are validated on assignment.
+    """Base of every config model: unknown keys are errors, values are validated on assignment,
+    and every number is finite (``allow_inf_nan=False``: an infinite timeout or a NaN
+    threshold passed validation and failed later, in the HTTP client or a comparison).
 
     A rejected value is never repeated in the error (``hide_input_in_errors``): it may be a
     secret pasted in the wrong place, and errors reach logs and Prefect's database.
     """
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, hide_input_in_errors=True)
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, hide_input_in_errors=True, allow_inf_nan=False
+    )
 
 
 class CorpusConfig(StrictModel):
@@ -1196,6 +1208,65 @@ def config_fingerprint(cfg: RunConfig) -> str:
     return json_sha256(data, ascii_only=True)
 
 
+MAX_CONFIG_BYTES = 1_000_000
+"""Largest config file read (a run config is a few KB)."""
+MAX_CONFIG_VALUES = 100_000
+"""Most values (mappings, lists and scalars, each YAML alias counted as what it expands to)
+a config may hold with its overrides: a few hundred characters of nested aliases (an
+"alias bomb") expand to billions, which validation would build in memory."""
+
+
+def count_values(data: Any, source: str) -> int:
+    """Values in ``data`` with every YAML alias expanded (an alias is the same Python object
+    again), counted without expanding anything.
+
+    Example:
+        >>> inner = ["a", "b"]
+        >>> count_values({"x": inner, "y": inner}, "c.yaml")
+        7
+
+    Raises:
+        ConfigError: more than :data:`MAX_CONFIG_VALUES`, an alias inside its own anchor,
+            or nesting too deep to walk.
+    """
+    sizes: dict[int, int] = {}
+    walking: set[int] = set()
+
+    def size(node: Any) -> int:
+        if not isinstance(node, (dict, list)):
+            return 1
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in walking:
+            raise ConfigError(f"config {source}: a YAML alias refers to its own anchor")
+        walking.add(key)
+        total = 1
+        for child in node.values() if isinstance(node, dict) else node:
+            total += size(child)
+            if total > MAX_CONFIG_VALUES:
+                raise ConfigError(
+                    f"config {source} holds more than {MAX_CONFIG_VALUES:,} values once its "
+                    "YAML aliases are expanded; a run config needs a few hundred"
+                )
+        walking.discard(key)
+        sizes[key] = total
+        return total
+
+    try:
+        return size(data)
+    except RecursionError:
+        raise ConfigError(f"config {source} is nested too deeply") from None
+
+
+def safe_load_yaml(text: str) -> Any:
+    """``yaml.safe_load``, with nesting too deep for the parser as a :class:`yaml.YAMLError`."""
+    try:
+        return yaml.safe_load(text)
+    except RecursionError:
+        raise yaml.YAMLError("nested too deeply") from None
+
+
 def parse_override(item: str) -> tuple[list[str], Any]:
     """Split ``a.b.c=value`` into its key path and a YAML-parsed value.
 
@@ -1212,7 +1283,7 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     if not path:
         raise ConfigError(f"override '{item}' has an empty key")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        value = safe_load_yaml(raw) if raw.strip() else None
     except yaml.YAMLError as exc:
         raise ConfigError(f"override '{item}': value is not valid YAML ({exc})") from exc
     return path, value
@@ -1321,13 +1392,19 @@ def load_yaml_model(
         source = str(path)
         if not path.is_file():
             raise ConfigError(f"{what} file not found: {path}")
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"{what} {path} is {path.stat().st_size:,} bytes: at most {MAX_CONFIG_BYTES:,} "
+                "(a config is a few KB)"
+            )
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = safe_load_yaml(path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as exc:
             raise ConfigError(f"{what} {path} is not valid YAML: {exc}") from exc
         if not isinstance(data, dict):
             raise ConfigError(f"{what} {path} must be a mapping at the top level")
     data = apply_overrides(data, overrides or [])
+    count_values(data, source)  # before validation copies every alias
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -68,9 +68,6 @@ print(json.dumps({
     "api_url": os.environ["PREFECT_API_URL"],
     "server_app_imported": "prefect.server.api.server" in sys.modules,
 }))
-from cseaug.commands.process_end import end_process
-
-end_process(0)  # as the `cseaug` script ends
 """
 
 
@@ -97,8 +94,8 @@ def test_a_flow_runs_on_it_and_it_stops_with_the_process(tmp_path: Path) -> None
     assert report["server_app_imported"] is False
     assert not Path(f"/proc/{report['pid']}").exists()  # stopped (and reaped) at the exit
     # Prefect's log and event workers delivered what they held before the server stopped
-    # (at the threads' end, which the fast end of the process keeps): nothing left for
-    # logging's shutdown to send to a stopped server (it waited 5 s, and events were lost)
+    # (at the threads' end, before the atexit handlers): nothing left for logging's
+    # shutdown to send to a stopped server (it waited 5 s, and events were lost)
     assert json.loads(at_exit) == {"workers_left": 0}
     assert "View at" not in done.stderr + done.stdout  # no UI: no link, as Prefect's own
 

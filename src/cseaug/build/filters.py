@@ -76,7 +76,7 @@ class PatternOrderFilter(Step):
 
         Args:
             diag: the ``diagnostics`` section (``pattern_filter`` is not ``off``).
-            cache_dir: the encoder's embedding cache (``<output.root>/cache/embeddings``).
+            cache_dir: the encoder's embedding cache (``<work_dir>/cache/embeddings``).
         """
         metric = diag.pattern_filter
         if metric == "off":

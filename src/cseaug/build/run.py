@@ -147,7 +147,7 @@ class BuildRun:
         if self.cfg.diagnostics.enabled and self._encoder is None:
             from cseaug.encoders.worker import EncoderWorker
 
-            cache = Path(self.cfg.output.root) / "cache" / "embeddings"
+            cache = self.cfg.work_dir / "cache" / "embeddings"
             diagnostics = self.cfg.diagnostics
             self._encoder = EncoderWorker(
                 diagnostics, cache if diagnostics.embedding_cache else None

@@ -7,6 +7,8 @@ Before either, the preflight (:mod:`cseaug.build.preflight`) checks everything t
 needs and reports every problem at once. ``--dry-run`` runs the same checks, then counts the
 requests and tokens the build would spend, and publishes nothing; it stops only on the
 config's inputs, and lists what a real build would still need (an API key, models, ...).
+Stopped (Ctrl-C, SIGTERM), a build ends with one line saying what the run store and the
+response cache kept for the rerun (:mod:`cseaug.build.resume`).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from rich.table import Table
 
 from cseaug import wallclock
 from cseaug.commands.quiet_logs import quiet_expected_tracebacks
-from cseaug.config import load_config, parse_override
-from cseaug.errors import ConfigError
+from cseaug.commands.stopping import one_line_on_stop
+from cseaug.config import RunConfig, load_config, parse_override
+from cseaug.errors import ConfigError, CseaugError
 from cseaug.secrets import holds_secret
 
 if TYPE_CHECKING:
@@ -152,9 +155,14 @@ def build(
     set_ = [*set_, "output.force_new_version=true"] if force_new_version else set_
     cfg = load_config(config, set_)
     refuse_secrets_in_overrides(set_)
+    with one_line_on_stop(lambda: kept_for_rerun(cfg)):
+        run_build_command(cfg, config, set_, dry_run=dry_run or cfg.execution.dry_run)
+
+
+def run_build_command(cfg: RunConfig, config: Path, overrides: list[str], *, dry_run: bool) -> None:
+    """The preflight, then the dry run's estimate or the build's flow and its summary."""
     from cseaug.build.preflight import check_before_build
 
-    dry_run = dry_run or cfg.execution.dry_run
     # every problem at once, in seconds, before any server or flow starts
     build_needs = check_before_build(cfg, say=say, dry_run=dry_run)
     if dry_run:
@@ -170,7 +178,18 @@ def build(
     wallclock.mark(wallclock.FLOW_CALLED)
     if server is not None:
         server.wait_until_ready()  # counted in prefect_start, as Prefect's own start was
-    print_summary(build_hybrid_dataset(config=str(config), overrides=list(set_)))
+    print_summary(build_hybrid_dataset(config=str(config), overrides=list(overrides)))
+
+
+def kept_for_rerun(cfg: RunConfig) -> str | None:
+    """What a stopped build of ``cfg`` kept for its rerun (:mod:`cseaug.build.resume`);
+    None when its inputs cannot be read (the preflight said why)."""
+    from cseaug.build.resume import kept_for_rerun as kept
+
+    try:
+        return kept(cfg)
+    except (CseaugError, OSError):
+        return None
 
 
 def say(note: str) -> None:
@@ -179,9 +198,11 @@ def say(note: str) -> None:
 
 
 def temporary_server() -> TemporaryServer | None:
-    """Start Prefect's temporary server now when the flow would start one (no
-    ``PREFECT_API_URL``), so that it starts while the flow is imported; None otherwise.
-    A Dask or Ray runner's build leaves it to Prefect (its workers are told the server)."""
+    """Start Prefect's temporary server now when a flow would start one (no
+    ``PREFECT_API_URL``), so that it starts while the flow is imported and runs in a session
+    of its own (a Ctrl-C does not stop it before the flow has reported its end); None
+    otherwise. A Dask or Ray runner's build leaves it to Prefect (its workers are told the
+    server)."""
     if os.environ.get("PREFECT_API_URL"):
         return None  # the normal set-up for repeated builds: nothing to start, nothing to import
     from cseaug_prefect.flows.temporary_server import start_temporary_server
@@ -189,8 +210,8 @@ def temporary_server() -> TemporaryServer | None:
     server = start_temporary_server()
     if server is not None:
         say(
-            f"starting Prefect's temporary server on {server.api_url} for this build; "
-            "a running server saves its start on every build (docs/prefect.md)"
+            f"starting Prefect's temporary server on {server.api_url} for this run; "
+            "a running server saves its start on every run (docs/prefect.md)"
         )
     return server
 

@@ -5,7 +5,9 @@ expected failure (a :class:`~cseaug.errors.CseaugError`, a full disk, permission
 CLI's last line already says what failed and what to do (:func:`cseaug.cli.main`), so the
 commands that run a flow (``cseaug build``, ``cseaug train-encoder``) leave that traceback
 out of the console; Prefect's own log store keeps it, and ``--debug`` (``CSEAUG_DEBUG``)
-shows it.
+shows it. A stop (Ctrl-C, SIGTERM) is expected too: from its first moment the console
+says nothing more, so the command's last line says what was kept
+(:mod:`cseaug.commands.stopping`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 
+from cseaug.commands.stopping import stop_under_way
 from cseaug.errors import CseaugError, expected_os_error
 
 
@@ -41,12 +44,19 @@ class WithoutExpectedTraceback(logging.Formatter):
             record.exc_info, record.exc_text = saved
 
 
+def silent_while_stopping(_record: logging.LogRecord) -> bool:
+    """A console filter: no record once the process is stopping (Prefect's crash reports)."""
+    return not stop_under_way()
+
+
 def quiet_expected_tracebacks() -> None:
     """Prefect logs the traceback of every failed task and flow on the console; for an
-    expected failure, leave it out there (Prefect's own log store keeps it), unless
-    ``--debug`` (``CSEAUG_DEBUG``) asks for tracebacks."""
+    expected failure, leave it out there (Prefect's own log store keeps it), and say
+    nothing once the command is stopping, unless ``--debug`` (``CSEAUG_DEBUG``) asks for
+    tracebacks."""
     if os.environ.get("CSEAUG_DEBUG"):
         return
     for handler in logging.getLogger().handlers:
         if not isinstance(handler.formatter, WithoutExpectedTraceback):
             handler.setFormatter(WithoutExpectedTraceback(handler.formatter))
+            handler.addFilter(silent_while_stopping)

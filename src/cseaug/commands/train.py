@@ -1,11 +1,12 @@
 """``cseaug train-encoder``: train a sentence encoder on a published version (docs/trainer.md).
 
 Runs the Prefect flow ``train-sentence-encoder`` so that every run shows in Prefect (an
-ephemeral local server when no ``PREFECT_API_URL`` is set), like ``cseaug build``. Before
-Prefect starts, the config, the version and the model are checked: a model to come from the
-Hugging Face hub is checked with the build's offline probe (:mod:`cseaug.hub`, ~2 s at
-most), so that an offline run without the model in the cache fails at once, not after the
-libraries' retries.
+ephemeral local server when no ``PREFECT_API_URL`` is set, which the command starts itself,
+like ``cseaug build``). Before Prefect starts, the config, the version and the model are
+checked: a model to come from the Hugging Face hub is checked with the build's offline probe
+(:mod:`cseaug.hub`, ~2 s at most), so that an offline run without the model in the cache
+fails at once, not after the libraries' retries. Ctrl-C or SIGTERM ends it within seconds, in
+one line (:mod:`cseaug.commands.stopping`).
 
 Example:
     $ cseaug train-encoder --version wiki-sts/v0001 --config configs/train/ngcse.yaml
@@ -21,8 +22,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from cseaug.commands.build import refuse_secrets_in_overrides, say
+from cseaug.commands.build import refuse_secrets_in_overrides, say, temporary_server
 from cseaug.commands.quiet_logs import quiet_expected_tracebacks
+from cseaug.commands.stopping import one_line_on_stop
 from cseaug.dataset import versions
 from cseaug.errors import ConfigError
 
@@ -47,6 +49,10 @@ def check_model(name: str) -> None:
     problem = model_problem(name, "model")
     if problem:
         raise ConfigError(f"{problem} (e.g. --set model=all-MiniLM-L6-v2)")
+
+
+NOT_RESUMABLE = "no model was written; run the same command again to train from the start"
+"""What a stopped ``cseaug train-encoder`` says it kept: a training run does not resume."""
 
 
 def train_encoder_command(
@@ -102,14 +108,18 @@ def train_encoder_command(
     if out is not None:
         refuse_dataset_path(out, root, "--out")
     check_model(cfg.model)
-    from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
+    with one_line_on_stop(lambda: NOT_RESUMABLE):
+        server = temporary_server()  # as `cseaug build`: a Ctrl-C does not stop it first
+        from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
 
-    quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
+        quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
+        if server is not None:
+            server.wait_until_ready()
 
-    result = train_sentence_encoder(
-        version=str(version_dir), config=str(config), out=str(out) if out else None,
-        root=str(root), overrides=overrides, seeds=seeds,
-    )  # fmt: skip
+        result = train_sentence_encoder(
+            version=str(version_dir), config=str(config), out=str(out) if out else None,
+            root=str(root), overrides=overrides, seeds=seeds,
+        )  # fmt: skip
     console = Console()
     for record in result["runs"]:
         rows = ", ".join(f"{name} {count:,}" for name, count in record["training_rows"].items())

@@ -1,0 +1,35 @@
+"""What a stopped build leaves for its rerun, in words (issue 21, item 11).
+
+A build keeps its work where a rerun of the same config finds it: every finished shard in
+its run store (``<work_dir>/runs/<run id>``, :func:`~cseaug.build.run.run_id`) and every
+LLM answer received in the response cache, each stored the moment it arrived
+(:mod:`cseaug.llm.cache`). ``cseaug build`` says so in its last line when it is stopped.
+
+Example:
+    >>> kept_for_rerun(load_config("configs/demo.yaml"))  # doctest: +SKIP
+    'kept 1 of 3 shards in storage/runs/demo-3f2a... and 412 LLM answers in storage/cache/llm.sqlite; run the same command again to resume'
+"""
+
+from __future__ import annotations
+
+from cseaug.build.run import PLAN_FILE, read_plan, run_id
+from cseaug.build.shard import VIEWS
+from cseaug.config import RunConfig
+from cseaug.dataset.shards import RunStore
+from cseaug.llm.cache import build_spending
+
+RESUME = "run the same command again to resume"
+
+
+def kept_for_rerun(cfg: RunConfig) -> str:
+    """What the run store and the response cache of ``cfg``'s build hold now, and how to
+    go on, in one line (see the module docstring)."""
+    run = run_id(cfg)
+    store = RunStore(cfg.work_dir, run)
+    answers = build_spending(cfg.cache_path, run).get("answers", 0)
+    kept = [f"{answers:,} LLM answers in {cfg.cache_path}"] if answers else []
+    if (store.path / PLAN_FILE).is_file():
+        shards = read_plan(store.path / PLAN_FILE)["shards"]
+        finished = sum(store.exists("rows", index, VIEWS) for index in range(shards))
+        kept.insert(0, f"{finished} of {shards} shards in {store.path}")
+    return f"kept {' and '.join(kept) if kept else 'nothing yet'}; {RESUME}"

@@ -1,0 +1,280 @@
+"""Stopping a build: Ctrl-C, SIGTERM and a Prefect cancellation (issue 21, item 11).
+
+A `cseaug build` against a loopback endpoint that answers slowly is stopped while it
+generates; it must end within 10 s with one line that says what was kept (no traceback,
+no process left behind), and the same command then resumes: the answers the stopped
+build stored are not sent again.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cseaug.llm.cache import ResponseCache
+from tests.fake_openai_server import FakeOpenAIServer
+from tests.reliability.attack_tools import CSEAUG, REPO, RecordingProxy, build_environment
+
+pytestmark = [pytest.mark.reliability, pytest.mark.slow, pytest.mark.prefect]
+
+DEMO = REPO / "configs" / "demo.yaml"
+SAMPLES = 30
+"""Sampled sentences: 3 requests each (NGCSE's STS views), one at a time."""
+STOP_WITHIN_S = 10.0
+
+
+def build_overrides(base_url: str, root: Path) -> list[str]:
+    """The demo build against ``base_url``, one request at a time, without diagnostics."""
+    return [
+        f"corpus.path={REPO / 'examples' / 'demo_corpus.txt'}",
+        "llm.backend=openai-compatible",
+        f"llm.base_url={base_url}",
+        "llm.model=fake",
+        "llm.concurrency=1",
+        "llm.batch_size=1",
+        f"sample.size={SAMPLES}",
+        "diagnostics.enabled=false",
+        "publish.min_pattern_share=0",  # echo answers: one text for every level
+        f"output.root={root}",
+    ]
+
+
+def build_command(base_url: str, root: Path) -> list[str]:
+    command = [str(CSEAUG), "build", "--config", str(DEMO)]
+    for override in build_overrides(base_url, root):
+        command += ["--set", override]
+    return command
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout} s")
+        time.sleep(0.1)
+
+
+def processes_with(environment_entry: str) -> list[int]:
+    """Live processes whose environment holds ``environment_entry`` (NAME=value)."""
+    found = []
+    needle = environment_entry.encode() + b"\0"
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and entry.name != str(os.getpid()):
+            try:
+                if needle in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:  # ended meanwhile, or not ours to read
+                continue
+    return found
+
+
+def cached_answers(root: Path) -> int:
+    cache = ResponseCache(root / "cache" / "llm.sqlite")
+    try:
+        return len(cache)
+    finally:
+        cache.close()
+
+
+@pytest.mark.parametrize(
+    ("stop_signal", "exit_status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)]
+)
+def test_a_stopped_build_ends_within_seconds_in_one_line_and_its_rerun_resumes(
+    tmp_path: Path, stop_signal: signal.Signals, exit_status: int
+) -> None:
+    """SIGINT goes to the whole process group, as a terminal's Ctrl-C does; SIGTERM to the
+    command alone, as `kill` or a process manager sends it. Before: SIGINT took ~150 s and
+    printed ~130 lines of tracebacks (the temporary Prefect server died first and Prefect's
+    client retried it), and SIGTERM as long again."""
+    root = tmp_path / "storage"
+    home = tmp_path / "prefect-home"
+    with FakeOpenAIServer(latency_s=1.0) as slow, RecordingProxy() as proxy:
+        env = build_environment(home, proxy)
+        build = subprocess.Popen(
+            build_command(slow.base_url, root),
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # its own process group, as a terminal gives a command
+        )
+        try:
+            wait_for(lambda: sum(slow.state.answered.values()) >= 3, 240, "three answers")
+            stopped_at = time.monotonic()
+            if stop_signal == signal.SIGINT:
+                os.killpg(build.pid, stop_signal)
+            else:
+                build.send_signal(stop_signal)
+            out, err = build.communicate(timeout=60)
+            took = time.monotonic() - stopped_at
+        finally:
+            if build.poll() is None:
+                os.killpg(build.pid, signal.SIGKILL)
+    output = out + err
+    assert build.returncode == exit_status, output[-3000:]
+    assert took < STOP_WITHIN_S, f"the build took {took:.1f} s to stop"
+    assert "Traceback" not in output and "Error" not in output, output[-3000:]
+    (line,) = [line for line in err.splitlines() if line.startswith("stopped")]
+    assert err.splitlines()[-1] == line  # the last word
+    kept = cached_answers(root)
+    assert line.startswith(f"stopped ({stop_signal.name}): kept 0 of 1 shards in {root / 'runs'}")
+    assert f"{kept} LLM answers in {root / 'cache' / 'llm.sqlite'}" in line
+    assert "run the same command again to resume" in line
+    assert 3 <= kept < 3 * SAMPLES
+    # nothing of the build is left running: its temporary Prefect server stopped with it
+    assert processes_with(f"PREFECT_HOME={home}") == []
+
+    with FakeOpenAIServer() as fast, RecordingProxy() as proxy:
+        done = subprocess.run(
+            build_command(fast.base_url, root),
+            env=build_environment(home, proxy),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+        assert fast.state.total == 3 * SAMPLES - kept  # the kept answers are not sent again
+
+
+SERVE = """
+import sys
+from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
+
+build_hybrid_dataset.serve(name=sys.argv[1])
+"""
+"""A process that serves the build flow as a deployment (what a worker does for a pool)."""
+
+
+def test_a_cancelled_deployment_run_ends_cancelled_and_its_rerun_resumes(
+    prefect_harness: None, tmp_path: Path
+) -> None:
+    """How operators stop a scheduled build: Prefect cancels the deployment's flow run
+    (`prefect flow-run cancel`); the run ends Cancelled within seconds, and the same build
+    resumes from what it kept (the run store, the answers in the response cache)."""
+    from prefect import get_client
+    from prefect.client.schemas.objects import StateType
+    from prefect.deployments import run_deployment
+    from prefect.settings import PREFECT_API_URL
+    from prefect.states import Cancelling
+
+    from cseaug.build.local import run_build
+    from cseaug.config import load_config
+
+    root = tmp_path / "storage"
+    name = f"stop-{tmp_path.name}"
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "CSEAUG_PROGRESS": "0"}
+    with FakeOpenAIServer(latency_s=1.0) as slow:
+        served = subprocess.Popen(
+            [sys.executable, "-c", SERVE, name],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            with get_client(sync_client=True) as client:
+
+                def deployed() -> bool:
+                    try:
+                        client.read_deployment_by_name(f"build-hybrid-dataset/{name}")
+                    except Exception:  # not registered yet
+                        return False
+                    return True
+
+                wait_for(deployed, 120, "the deployment's registration")
+                run = run_deployment(
+                    f"build-hybrid-dataset/{name}",
+                    parameters={
+                        "config": str(DEMO),
+                        "overrides": build_overrides(slow.base_url, root),
+                    },
+                    timeout=0,
+                )
+                wait_for(lambda: sum(slow.state.answered.values()) >= 3, 240, "three answers")
+                client.set_flow_run_state(run.id, Cancelling(), force=True)
+                cancelled_at = time.monotonic()
+
+                def ended() -> bool:
+                    return client.read_flow_run(run.id).state.is_final()
+
+                wait_for(ended, 60, "the run's end")
+                took = time.monotonic() - cancelled_at
+                state = client.read_flow_run(run.id).state
+        finally:
+            served.terminate()
+            served.wait(30)
+    assert state.type == StateType.CANCELLED, state
+    assert took < STOP_WITHIN_S, f"the run took {took:.1f} s to end"
+    kept = cached_answers(root)
+    assert 3 <= kept < 3 * SAMPLES
+    with FakeOpenAIServer() as fast:
+        run_build(load_config(DEMO, build_overrides(fast.base_url, root)))
+        assert fast.state.total == 3 * SAMPLES - kept
+
+
+def test_a_stopped_train_encoder_ends_within_seconds_in_one_line(
+    tmp_path: Path, publish, rows_factory, tiny_bert: Path
+) -> None:
+    """`cseaug train-encoder` stops the same way (it runs its flow on the temporary server
+    too); a training run does not resume, and its line says so."""
+    pytest.importorskip("sentence_transformers")
+    import threading
+
+    import yaml
+
+    publish([rows_factory(64, 0)])
+    config = tmp_path / "train.yaml"
+    training_config = {
+        "objective": "simcse-unsup",
+        "model": str(tiny_bert),
+        "batch_size": 4,
+        "device": "cpu",
+        "epochs": 100_000,
+        "evaluation": {"sets": []},
+    }
+    config.write_text(yaml.safe_dump(training_config))
+    home = tmp_path / "prefect-home"
+    with RecordingProxy() as proxy:
+        command = [str(CSEAUG), "train-encoder", "--version", "demo/v0001", "--config",
+                   str(config), "--root", str(tmp_path / "storage")]  # fmt: skip
+        training = subprocess.Popen(
+            command,
+            env=build_environment(home, proxy),
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        said: list[str] = []
+        reader = threading.Thread(target=lambda: said.extend(training.stderr), daemon=True)
+        reader.start()
+        try:
+            wait_for(lambda: any("Beginning flow run" in s for s in said), 240, "the flow's start")
+            time.sleep(5)  # into the training loop
+            stopped_at = time.monotonic()
+            os.killpg(training.pid, signal.SIGINT)
+            training.wait(60)
+            took = time.monotonic() - stopped_at
+        finally:
+            if training.poll() is None:
+                os.killpg(training.pid, signal.SIGKILL)
+        reader.join(10)
+    output = "".join(said)
+    assert training.returncode == 130, output[-3000:]
+    assert took < STOP_WITHIN_S, f"train-encoder took {took:.1f} s to stop"
+    assert "Traceback" not in output and "Error" not in output, output[-3000:]
+    assert said[-1].strip() == (
+        "stopped (SIGINT): no model was written; run the same command again to train from the start"
+    )
+    assert processes_with(f"PREFECT_HOME={home}") == []
