@@ -1,0 +1,198 @@
+"""The per-row checks as a build step, after the stage of every method (docs/quality.md).
+
+Which checks run depends on the method, since each paper asks something else of its views:
+
+============== =================================================================================
+method         checks (each view of the row unless named)
+============== =================================================================================
+``sts``        hidden text, ``llm.max_tokens``, language; positive, intermediate and negative
+               all different; intermediate and negative not the anchor lightly edited
+``nli``        hidden text, ``llm.max_tokens``, language; entailment (positive) and
+               contradiction (negative) different; the contradiction not the anchor lightly edited
+``ski``        hidden text, ``llm.max_tokens`` (knowledge), language; the views different; the
+               knowledge not the anchor lightly edited
+``osscse``     hidden text, language; the back-translation (positive) and the negation (negative)
+               different. The negation is the anchor with one inserted negation by construction
+               (:mod:`cseaug.augment.negation`) and the back-translation's MER band is already
+               the filter of :mod:`cseaug.augment.backtranslate`: neither is checked again
+``generate_cse`` hidden text, language. Its views are mechanical edits of the anchor by design
+               (VAEGPT-Sim, section 3.2), so closeness to the anchor is no fault
+============== =================================================================================
+
+A row that fails a check leaves the rows; its reject (stage ``quality``) names the first
+failed check in the order of :data:`cseaug.quality.checks.REASONS`, the view it concerns,
+the view's text (``raw``, scrubbed of secrets) and the check's numbers (``detail``, JSON).
+The build demotes its anchor to an ``other`` row, as it does when the LLM failed.
+
+Example:
+    >>> from cseaug.config import QualityConfig
+    >>> from cseaug.dataset.schema import rows_table
+    >>> rows = rows_table([{"id": "a", "sentence": "A man plays a guitar.", "split": "aigen",
+    ...     "positive": "A man is playing a guitar.", "negative": "A man plays a guitar!"}])
+    >>> result = RowChecks("nli", QualityConfig())(rows)
+    >>> result.rows.num_rows, result.rejects.column("reason").to_pylist()
+    (0, ['unchanged_view'])
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from cseaug.config import QualityConfig, RunConfig
+from cseaug.dataset.schema import VIEW_COLUMNS, rejects_table
+from cseaug.llm.clean import KNOWLEDGE_VIEW
+from cseaug.patterns import NLI_LEVELS, STS_LEVELS
+from cseaug.quality import checks
+from cseaug.quality.language import detect
+from cseaug.secrets import Scrubber
+from cseaug.step import Step, StepResult
+
+REJECT_STAGE = "quality"
+
+CHANGED_VIEWS: dict[str, tuple[str, ...]] = {
+    "sts": STS_LEVELS[1:],
+    "nli": NLI_LEVELS[1:],
+    "ski": (KNOWLEDGE_VIEW,),
+}
+"""The views of a method that must not be its anchor lightly edited."""
+
+LLM_VIEWS: dict[str, tuple[str, ...]] = {
+    "sts": STS_LEVELS,
+    "nli": NLI_LEVELS,
+    "ski": (KNOWLEDGE_VIEW,),
+}
+"""The views an LLM writes, bounded by ``llm.max_tokens``."""
+
+
+class RowChecks(Step):
+    """The per-row checks of one method (see the module docstring).
+
+    Args:
+        method: the run's method.
+        quality: the ``quality`` section.
+        max_tokens: ``llm.max_tokens`` of an LLM method (None: no bound).
+    """
+
+    name = "quality"
+
+    def __init__(self, method: str, quality: QualityConfig, max_tokens: int | None = None) -> None:
+        self.method = method
+        self.quality = quality
+        self.max_tokens = max_tokens if quality.within_max_tokens else None
+        self.changed = CHANGED_VIEWS.get(method, ()) if quality.unchanged_view_similarity else ()
+        self.checks = self._checks()
+
+    @classmethod
+    def from_config(cls, cfg: RunConfig) -> RowChecks:
+        """The checks of ``cfg.method`` with the ``quality`` section's settings."""
+        return cls(cfg.method, cfg.quality, cfg.llm.max_tokens if cfg.llm is not None else None)
+
+    def __repr__(self) -> str:
+        return f"RowChecks({self.method!r})"
+
+    def __call__(self, rows: pa.Table) -> StepResult:
+        scrub = Scrubber()
+        keep: list[bool] = []
+        rejects: list[dict[str, Any]] = []
+        counts: Counter[str] = Counter()
+        for row in rows.select(["id", "sentence", *VIEW_COLUMNS]).to_pylist():
+            views = {v: row[v] for v in VIEW_COLUMNS if row[v] is not None}
+            failed = self._first_failure(row["sentence"], views)
+            keep.append(failed is None)
+            if failed is None:
+                continue
+            view, (reason, detail) = failed
+            counts[reason] += 1
+            rejects.append(
+                {
+                    "id": row["id"],
+                    "sentence": row["sentence"],
+                    "stage": REJECT_STAGE,
+                    "view": view,
+                    "reason": reason,
+                    "raw": scrub(views[view]),
+                    "detail": json.dumps(detail, ensure_ascii=False),
+                }
+            )
+        stats = {"rows_in": rows.num_rows, "rows_out": sum(keep), "rejected": dict(counts)}
+        return StepResult(
+            rows=rows.filter(pa.array(keep, pa.bool_())),
+            rejects=rejects_table(rejects),
+            stats=stats,
+        )
+
+    def _first_failure(
+        self, anchor: str, views: Mapping[str, str]
+    ) -> tuple[str, checks.Failure] | None:
+        for check in self.checks:
+            failed = check(anchor, views)
+            if failed is not None:
+                return failed
+        return None
+
+    def _checks(
+        self,
+    ) -> list[Callable[[str, Mapping[str, str]], tuple[str, checks.Failure] | None]]:
+        out = []
+        if self.quality.hidden_text:
+            out.append(self._hidden)
+        if self.max_tokens is not None:
+            out.append(self._too_long)
+        if self.quality.language_confidence is not None:
+            out.append(self._language)
+        if self.quality.identical_views:
+            out.append(self._identical)
+        if self.changed:
+            out.append(self._unchanged)
+        return out
+
+    def _hidden(self, anchor: str, views: Mapping[str, str]) -> tuple[str, checks.Failure] | None:
+        return _first(views, lambda text: checks.hidden_text(anchor, text))
+
+    def _too_long(
+        self, _anchor: str, views: Mapping[str, str]
+    ) -> tuple[str, checks.Failure] | None:
+        assert self.max_tokens is not None
+        bound = self.max_tokens
+        written = {v: t for v, t in views.items() if v in LLM_VIEWS.get(self.method, ())}
+        return _first(written, lambda text: checks.beyond_max_tokens(text, bound))
+
+    def _language(self, anchor: str, views: Mapping[str, str]) -> tuple[str, checks.Failure] | None:
+        assert self.quality.language_confidence is not None
+        confidence = self.quality.language_confidence
+        names = list(views)
+        found = detect([anchor, *views.values()])
+        return _first(
+            dict(zip(names, found[1:], strict=True)),
+            lambda view: checks.other_language(found[0], view, confidence),
+        )
+
+    def _identical(
+        self, _anchor: str, views: Mapping[str, str]
+    ) -> tuple[str, checks.Failure] | None:
+        failed = checks.identical(views)
+        return (failed[1]["views"][-1], failed) if failed is not None else None
+
+    def _unchanged(
+        self, anchor: str, views: Mapping[str, str]
+    ) -> tuple[str, checks.Failure] | None:
+        assert self.quality.unchanged_view_similarity is not None
+        threshold = self.quality.unchanged_view_similarity
+        changed = {v: t for v, t in views.items() if v in self.changed}
+        return _first(changed, lambda text: checks.unchanged(anchor, text, threshold))
+
+
+def _first(
+    items: Mapping[str, Any], check: Callable[[Any], checks.Failure | None]
+) -> tuple[str, checks.Failure] | None:
+    """The first (name, failure) of ``check`` over ``items``, or None when all pass."""
+    for name, item in items.items():
+        failed = check(item)
+        if failed is not None:
+            return name, failed
+    return None
