@@ -54,6 +54,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import subprocess
@@ -192,6 +193,19 @@ def _answer_text(content: str) -> str:
     return f"echo: {content}"
 
 
+def default_answer(body: dict) -> str | None:
+    """What an ``ok`` request gets: an echo of its last message, or, when it has a system
+    message (a build's view prompt), an answer that passes the build's per-row checks
+    (docs/quality.md) as a model's would: English, different for each prompt (view), and not
+    the input lightly edited (its words in reverse order, after the prompt's short digest)."""
+    system = [m["content"] for m in body["messages"] if m.get("role") == "system"]
+    if not system:
+        return None
+    digest = hashlib.sha256("".join(system).encode()).hexdigest()[:6]
+    words = body["messages"][-1]["content"].split()
+    return f"echo: {digest} " + " ".join(reversed(words))
+
+
 DEFAULT_MODELS: tuple[dict, ...] = tuple(
     {"id": name, "object": "model", "created": 0, "owned_by": "cseaug-tests", "root": name}
     for name in ("fake", "fake-model", "golden")
@@ -306,7 +320,8 @@ def batch_result(state: ServerState, line: dict) -> dict | None:
     if action.kind == "hang":
         return None
     if action.kind in ("ok", "text"):
-        answer = json.loads(completion_body(content, body.get("model", "m"), action.text))
+        text = default_answer(body) if action.text is None else action.text
+        answer = json.loads(completion_body(content, body.get("model", "m"), text))
         response = {"status_code": 200, "request_id": "req-fake", "body": answer}
     else:
         error = {"message": f"scripted {action.kind} {action.status}", "type": "fake"}
@@ -397,7 +412,11 @@ def make_app(state: ServerState) -> web.Application:
             if action.kind in ("ok", "text"):
                 state.answered[content] += 1
                 return web.Response(
-                    body=completion_body(content, body.get("model", "m"), action.text),
+                    body=completion_body(
+                        content,
+                        body.get("model", "m"),
+                        default_answer(body) if action.text is None else action.text,
+                    ),
                     content_type=_JSON,
                 )
             if action.kind == "unauthorized_echo":

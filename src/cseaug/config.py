@@ -958,12 +958,12 @@ class QualityConfig(StrictModel):
         "('unchanged_view'); null: no check.",
     )
     language_confidence: float | None = Field(
-        0.9,
+        0.8,
         gt=0,
         le=1,
-        description="Reject a row with a view that the language identifier (py3langid) puts in "
-        "another language than the anchor with at least this probability ('wrong_language'); "
-        "null: no check.",
+        description="Reject a row when the language identifier (py3langid) puts the anchor and "
+        "one of its views, each with at least this probability, in different languages "
+        "('wrong_language'); null: no check.",
     )
     hidden_text: bool = Field(
         True,

@@ -157,6 +157,8 @@ def test_only_a_confident_other_language_fails() -> None:
         },
     )
     assert checks.other_language(english, Detection("de", 0.6), 0.9) is None
+    # "(Applause)" is German with probability 0.07: an unsure anchor is not compared
+    assert checks.other_language(Detection("de", 0.07), Detection("en", 1.0), 0.9) is None
     assert checks.other_language(english, Detection("en", 1.0), 0.9) is None
 
 

@@ -14,8 +14,9 @@ runs is :mod:`cseaug.quality.rows`' business. Reason codes (``rejects.parquet``,
 ``too_long``               an LLM view has more words than ``llm.max_tokens``: no tokenizer
                            writes a word in less than one token, so the server went on past
                            the limit it was given
-``wrong_language``         the view is, with probability ≥ ``quality.language_confidence``,
-                           in another language than the anchor's (:mod:`cseaug.quality.language`)
+``wrong_language``         the anchor and the view are each, with probability ≥
+                           ``quality.language_confidence``, in a different language
+                           (:mod:`cseaug.quality.language`)
 ``identical_views``        two views are equal after case-folding and removing punctuation
                            and extra spaces
 ``unchanged_view``         a view that must change the anchor has a normalised edit
@@ -103,9 +104,11 @@ def beyond_max_tokens(view: str, max_tokens: int) -> Failure | None:
 
 
 def other_language(anchor: Detection, view: Detection, confidence: float) -> Failure | None:
-    """``wrong_language`` when the view is, with at least ``confidence``, in a language the
-    anchor is not detected in."""
-    if view.language != anchor.language and view.probability >= confidence:
+    """``wrong_language`` when the anchor and the view are each, with at least ``confidence``,
+    in a different language (an anchor whose language is unsure, such as "(Applause)", is not
+    compared: short text is where language identification errs)."""
+    confident = min(anchor.probability, view.probability) >= confidence
+    if confident and view.language != anchor.language:
         return WRONG_LANGUAGE, {
             "anchor_language": anchor.language,
             "anchor_probability": round(anchor.probability, 4),

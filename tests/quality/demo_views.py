@@ -1,9 +1,11 @@
-"""Translations of the first twelve sentences of ``examples/demo_corpus.txt``, written by hand.
+"""Hand-written views of the first twelve sentences of ``examples/demo_corpus.txt``: their
+German, French and Spanish translations and one English paraphrase of each.
 
-A model that answers in another language than the anchor returns sentences like these: the
-language check (:mod:`cseaug.quality.language`) must reject them and keep the English
-originals. Used by the unit tests, the misbehaving-server build and
-``benchmarks/bench_language_check.py``.
+What a misbehaving model returns: a translation (the language check of
+:mod:`cseaug.quality.checks` must reject it and keep the English original), or one
+paraphrase for every level (``identical_views``). Used by the unit tests, the
+misbehaving-server builds (``tests/reliability/test_misbehaving_llm_rows.py``) and
+``benchmarks/measure_row_checks.py``.
 """
 
 from __future__ import annotations
@@ -52,3 +54,20 @@ SPANISH: tuple[str, ...] = (
     "La biblioteca presta herramientas además de libros a sus socios.",
     "Dos estudiantes construyeron una estación meteorológica en el tejado de su escuela.",
 )
+
+PARAPHRASES: tuple[str, ...] = (
+    "Volunteers repaired the aging lighthouse that stands on the north cliff in 2019.",
+    "Bread baked from locally milled flour is sold at a little bakery by the station.",
+    "Nearly every spring, the low-lying fields are flooded by the river.",
+    "Scientists tracked the speed at which the glacier shrank during the past ten years.",
+    "A new bike lane beside the harbour was given the go-ahead by the city council.",
+    "To get to school, most village children cross the wooden bridge on foot.",
+    "After its main hall had been renovated for two years, the museum opened again.",
+    "Many apple trees in the valley were harmed by a late frost.",
+    "A symphony by a local composer that is seldom heard was played by the orchestra.",
+    "With a storm coming in from the west, the fishermen came back early.",
+    "Members can borrow tools from the library, not just books.",
+    "A weather station was put together by two students on their school's roof.",
+)
+"""English paraphrases of the same twelve sentences: what a model that answers every level
+with one paraphrase returns."""
