@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from cseaug.config import QualityConfig, RunConfig
+from cseaug.config import QualityConfig, RunConfig, config_fingerprint
 from cseaug.dataset.schema import rows_table
 from cseaug.quality.rows import RowChecks
 from tests.quality.demo_views import GERMAN
@@ -157,3 +157,22 @@ def test_the_build_gets_no_step_when_every_check_is_off() -> None:
         {"name": "g", "method": "generate_cse", "corpus": {"path": "c.txt"}, "quality": off}
     )
     assert RowChecks.from_config(cfg).checks == []
+
+
+def test_every_generate_cse_view_is_checked_not_only_the_first() -> None:
+    generate = RowChecks("generate_cse", QualityConfig())
+    augmentations = [
+        {"view": 0, "text": LIGHT_EDIT, "method": "cutoff"},
+        {"view": 1, "text": LIGHT_EDIT + TAGS, "method": "generator"},
+    ]
+    reject = rejected(generate, positive=LIGHT_EDIT, augmentations=augmentations)
+    assert reject is not None
+    assert (reject["reason"], reject["view"]) == ("hidden_instructions", "augmentations[1]")
+
+
+def test_the_checks_settings_are_part_of_the_config_fingerprint() -> None:
+    """They decide which rows a version holds: a changed threshold is another run store."""
+    base = {"name": "g", "method": "generate_cse", "corpus": {"path": "c.txt"}}
+    default = config_fingerprint(RunConfig.model_validate(base))
+    looser = RunConfig.model_validate({**base, "quality": {"language_confidence": 0.95}})
+    assert config_fingerprint(looser) != default

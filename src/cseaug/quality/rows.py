@@ -1,23 +1,21 @@
 """The per-row checks as a build step, after the stage of every method (docs/quality.md).
 
-Which checks run depends on the method, since each paper asks something else of its views:
+Which checks run depends on the method, since each paper asks something else of its views
+(hidden text: ``hidden_instructions`` and ``invisible_characters``):
 
-============== =================================================================================
-method         checks (each view of the row unless named)
-============== =================================================================================
-``sts``        hidden text, ``llm.max_tokens``, language; positive, intermediate and negative
-               all different; intermediate and negative not the anchor lightly edited
-``nli``        hidden text, ``llm.max_tokens``, language; entailment (positive) and
-               contradiction (negative) different; the contradiction not the anchor lightly edited
-``ski``        hidden text, ``llm.max_tokens`` (knowledge), language; the views different; the
-               knowledge not the anchor lightly edited
-``osscse``     hidden text, language; the back-translation (positive) and the negation (negative)
-               different. The negation is the anchor with one inserted negation by construction
-               (:mod:`cseaug.augment.negation`) and the back-translation's MER band is already
-               the filter of :mod:`cseaug.augment.backtranslate`: neither is checked again
-``generate_cse`` hidden text, language. Its views are mechanical edits of the anchor by design
-               (VAEGPT-Sim, section 3.2), so closeness to the anchor is no fault
-============== =================================================================================
+* ``sts`` (NGCSE): hidden text, ``llm.max_tokens``, language; positive, intermediate and
+  negative all different; intermediate and negative not the anchor lightly edited.
+* ``nli`` (NGCSE): hidden text, ``llm.max_tokens``, language; entailment (positive) and
+  contradiction (negative) different; the contradiction not the anchor lightly edited.
+* ``ski`` (SKICSE): hidden text, ``llm.max_tokens`` (the knowledge), language; the views
+  different; the knowledge not the anchor lightly edited.
+* ``osscse``: hidden text, language; the back-translation (positive) and the negation
+  (negative) different. The negation is the anchor with one negation inserted at its root
+  by construction (:mod:`cseaug.augment.negation`) and the back-translation's MER band is
+  already the filter of :mod:`cseaug.augment.backtranslate`: neither is checked again.
+* ``generate_cse``: hidden text and language of every view (``augmentations[k]``). Its
+  views are mechanical edits of the anchor by design (VAEGPT-Sim, section 3.2), so
+  closeness to the anchor is no fault.
 
 A row that fails a check leaves the rows; its reject (stage ``quality``) names the first
 failed check in the order of :data:`cseaug.quality.checks.REASONS`, the view it concerns,
@@ -100,8 +98,10 @@ class RowChecks(Step):
         keep: list[bool] = []
         rejects: list[dict[str, Any]] = []
         counts: Counter[str] = Counter()
-        for row in rows.select(["id", "sentence", *VIEW_COLUMNS]).to_pylist():
+        for row in rows.select(["id", "sentence", *VIEW_COLUMNS, "augmentations"]).to_pylist():
             views = {v: row[v] for v in VIEW_COLUMNS if row[v] is not None}
+            for extra in row["augmentations"] or ():
+                views[f"augmentations[{extra['view']}]"] = extra["text"]
             failed = self._first_failure(row["sentence"], views)
             keep.append(failed is None)
             if failed is None:
@@ -175,7 +175,8 @@ class RowChecks(Step):
     def _identical(
         self, _anchor: str, views: Mapping[str, str]
     ) -> tuple[str, checks.Failure] | None:
-        failed = checks.identical(views)
+        # the view columns only: Generate-CSE's positive is its first augmentation
+        failed = checks.identical({v: t for v, t in views.items() if v in VIEW_COLUMNS})
         return (failed[1]["views"][-1], failed) if failed is not None else None
 
     def _unchanged(
