@@ -58,7 +58,7 @@ def invisible_ranges() -> tuple[tuple[int, int], ...]:
     of :data:`EDGE_JOINERS`: what cleaning removes from, or rejects, a line.
 
     Read from the ``regex`` module's tables of the Unicode version it ships, once per process
-    (about 10 ms): every code point is scanned, none is listed here.
+    (under 0.1 s): every code point is scanned, none is listed here.
     """
     code_points = array.array("I", range(0xD800))  # surrogates are not characters
     code_points.extend(range(0xE000, 0x110000))

@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import pyarrow as pa
@@ -67,6 +68,13 @@ LLM_VIEWS: dict[str, tuple[str, ...]] = {
 """The views an LLM writes, bounded by ``llm.max_tokens``."""
 
 
+ViewFailure = tuple[str, checks.Failure]
+"""A failed check and the view it concerns."""
+
+RowCheck = Callable[[str, Mapping[str, str]], ViewFailure | None]
+"""A check of one row: its anchor and its views by name."""
+
+
 class RowChecks(Step):
     """The per-row checks of one method (see the module docstring).
 
@@ -74,16 +82,16 @@ class RowChecks(Step):
         method: the run's method.
         quality: the ``quality`` section.
         max_tokens: ``llm.max_tokens`` of an LLM method (None: no bound).
+
+    Attributes:
+        checks: the checks that run, in order (empty: the build needs no such step).
     """
 
     name = "quality"
 
     def __init__(self, method: str, quality: QualityConfig, max_tokens: int | None = None) -> None:
         self.method = method
-        self.quality = quality
-        self.max_tokens = max_tokens if quality.within_max_tokens else None
-        self.changed = CHANGED_VIEWS.get(method, ()) if quality.unchanged_view_similarity else ()
-        self.checks = self._checks()
+        self.checks = method_checks(method, quality, max_tokens)
 
     @classmethod
     def from_config(cls, cfg: RunConfig) -> RowChecks:
@@ -102,7 +110,9 @@ class RowChecks(Step):
             views = {v: row[v] for v in VIEW_COLUMNS if row[v] is not None}
             for extra in row["augmentations"] or ():
                 views[f"augmentations[{extra['view']}]"] = extra["text"]
-            failed = self._first_failure(row["sentence"], views)
+            failed = next(
+                (f for f in (check(row["sentence"], views) for check in self.checks) if f), None
+            )
             keep.append(failed is None)
             if failed is None:
                 continue
@@ -126,71 +136,56 @@ class RowChecks(Step):
             stats=stats,
         )
 
-    def _first_failure(
-        self, anchor: str, views: Mapping[str, str]
-    ) -> tuple[str, checks.Failure] | None:
-        for check in self.checks:
-            failed = check(anchor, views)
-            if failed is not None:
-                return failed
-        return None
 
-    def _checks(
-        self,
-    ) -> list[Callable[[str, Mapping[str, str]], tuple[str, checks.Failure] | None]]:
-        out = []
-        if self.quality.hidden_text:
-            out.append(self._hidden)
-        if self.max_tokens is not None:
-            out.append(self._too_long)
-        if self.quality.language_confidence is not None:
-            out.append(self._language)
-        if self.quality.identical_views:
-            out.append(self._identical)
-        if self.changed:
-            out.append(self._unchanged)
-        return out
-
-    def _hidden(self, anchor: str, views: Mapping[str, str]) -> tuple[str, checks.Failure] | None:
-        return _first(views, lambda text: checks.hidden_text(anchor, text))
-
-    def _too_long(
-        self, _anchor: str, views: Mapping[str, str]
-    ) -> tuple[str, checks.Failure] | None:
-        assert self.max_tokens is not None
-        bound = self.max_tokens
-        written = {v: t for v, t in views.items() if v in LLM_VIEWS.get(self.method, ())}
-        return _first(written, lambda text: checks.beyond_max_tokens(text, bound))
-
-    def _language(self, anchor: str, views: Mapping[str, str]) -> tuple[str, checks.Failure] | None:
-        assert self.quality.language_confidence is not None
-        confidence = self.quality.language_confidence
-        names = list(views)
-        found = detect([anchor, *views.values()])
-        return _first(
-            dict(zip(names, found[1:], strict=True)),
-            lambda view: checks.other_language(found[0], view, confidence),
+def method_checks(method: str, quality: QualityConfig, max_tokens: int | None) -> list[RowCheck]:
+    """The checks of ``method`` that ``quality`` switches on, in the order of
+    :data:`cseaug.quality.checks.REASONS`."""
+    out: list[RowCheck] = []
+    if quality.hidden_text:
+        out.append(lambda anchor, views: _first(views, partial(checks.hidden_text, anchor)))
+    if quality.within_max_tokens and max_tokens is not None and method in LLM_VIEWS:
+        written, bound = LLM_VIEWS[method], max_tokens
+        out.append(
+            lambda _, views: _first(
+                _only(views, written), lambda text: checks.beyond_max_tokens(text, bound)
+            )
         )
+    if quality.language_confidence is not None:
+        out.append(partial(_language, confidence=quality.language_confidence))
+    if quality.identical_views:
+        out.append(_identical)
+    threshold = quality.unchanged_view_similarity
+    if threshold is not None and method in CHANGED_VIEWS:
+        changed = CHANGED_VIEWS[method]
+        out.append(
+            lambda anchor, views: _first(
+                _only(views, changed), lambda text: checks.unchanged(anchor, text, threshold)
+            )
+        )
+    return out
 
-    def _identical(
-        self, _anchor: str, views: Mapping[str, str]
-    ) -> tuple[str, checks.Failure] | None:
-        # the view columns only: Generate-CSE's positive is its first augmentation
-        failed = checks.identical({v: t for v, t in views.items() if v in VIEW_COLUMNS})
-        return (failed[1]["views"][-1], failed) if failed is not None else None
 
-    def _unchanged(
-        self, anchor: str, views: Mapping[str, str]
-    ) -> tuple[str, checks.Failure] | None:
-        assert self.quality.unchanged_view_similarity is not None
-        threshold = self.quality.unchanged_view_similarity
-        changed = {v: t for v, t in views.items() if v in self.changed}
-        return _first(changed, lambda text: checks.unchanged(anchor, text, threshold))
+def _language(anchor: str, views: Mapping[str, str], confidence: float) -> ViewFailure | None:
+    found = detect([anchor, *views.values()])
+    return _first(
+        dict(zip(views, found[1:], strict=True)),
+        lambda view: checks.other_language(found[0], view, confidence),
+    )
+
+
+def _identical(_anchor: str, views: Mapping[str, str]) -> ViewFailure | None:
+    # the view columns only: Generate-CSE's positive is its first augmentation
+    failed = checks.identical(_only(views, VIEW_COLUMNS))
+    return (failed[1]["views"][-1], failed) if failed is not None else None
+
+
+def _only(views: Mapping[str, str], names: tuple[str, ...]) -> dict[str, str]:
+    return {name: text for name, text in views.items() if name in names}
 
 
 def _first(
     items: Mapping[str, Any], check: Callable[[Any], checks.Failure | None]
-) -> tuple[str, checks.Failure] | None:
+) -> ViewFailure | None:
     """The first (name, failure) of ``check`` over ``items``, or None when all pass."""
     for name, item in items.items():
         failed = check(item)
