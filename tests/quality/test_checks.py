@@ -7,10 +7,12 @@ import re
 import unicodedata
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 import regex
 
 from cseaug.config import QualityConfig
+from cseaug.corpus.cleaning import normalise_text
 from cseaug.quality import checks
 from cseaug.quality.language import Detection
 from cseaug.text_hazards import (
@@ -165,3 +167,10 @@ def test_only_a_confident_other_language_fails() -> None:
 def test_find_invisible_names_each_character_once() -> None:
     assert find_invisible("a\u200bb\u200bc\ufeff") == ["U+200B", "U+FEFF"]
     assert unicodedata.name("\u200b") == "ZERO WIDTH SPACE"
+
+
+def test_corpus_cleaning_removes_the_same_characters_with_re2() -> None:
+    """The RE2 side (Arrow) reads the same class: tag characters, soft hyphen and variation
+    selectors go, a zero-width non-joiner inside a Persian word stays."""
+    lines = ["a\U000e0041b", "x\u00ady", "p\ufe0fq", "من می\u200cخواهم"]
+    assert normalise_text(pa.array(lines)).to_pylist() == ["ab", "xy", "pq", "من می\u200cخواهم"]
