@@ -4,8 +4,8 @@ Nothing here schedules work: :func:`shard_task_runner` only configures the task 
 ``prefect-dask`` (``DaskTaskRunner``) or ``prefect-ray`` (``RayTaskRunner``), a local
 cluster of ``runner.workers`` processes or the existing cluster at ``runner.address``, and
 Prefect runs one ``generate-shard`` task per shard on it. Every worker runs its shard's
-``[stage, *filters, mer]`` and writes its Parquet files into the run store; plan and
-publish stay in the flow's process.
+``[stage, quality, judge, *filters, mer]`` and writes its Parquet files into the run store;
+plan and publish stay in the flow's process.
 
 Task runs on a worker report to a Prefect server. Without ``PREFECT_API_URL`` the flow runs
 on Prefect's temporary local server, and each worker would start a temporary server of its

@@ -54,6 +54,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import subprocess
@@ -192,6 +193,23 @@ def _answer_text(content: str) -> str:
     return f"echo: {content}"
 
 
+def default_answer(body: dict, echo_only: bool) -> str | None:
+    """What an ``ok`` request gets (None: the echo of its last message).
+
+    A request with a system message (NGCSE's view prompts) gets, unless ``echo_only``, an
+    answer that passes a build's per-row checks (docs/quality.md) as a model's would:
+    English, different for each prompt (view), and not the input lightly edited (its words
+    in reverse order, after the prompt's short digest). The echo of one input for every view
+    is what a misbehaving server returns, and a build rejects it (``identical_views``).
+    """
+    system = [m["content"] for m in body["messages"] if m.get("role") == "system"]
+    if echo_only or not system:
+        return None
+    digest = hashlib.sha256("".join(system).encode()).hexdigest()[:6]
+    words = body["messages"][-1]["content"].split()
+    return f"echo: {digest} " + " ".join(reversed(words))
+
+
 DEFAULT_MODELS: tuple[dict, ...] = tuple(
     {"id": name, "object": "model", "created": 0, "owned_by": "cseaug-tests", "root": name}
     for name in ("fake", "fake-model", "golden")
@@ -258,6 +276,7 @@ class ServerState:
     latency_s: float = 0.0
     fixed_answer: bytes | None = None
     policy: Policy | None = None
+    echo_only: bool = False
     counts: Counter[str] = field(default_factory=Counter)
     answered: Counter[str] = field(default_factory=Counter)
     arrivals: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
@@ -306,7 +325,8 @@ def batch_result(state: ServerState, line: dict) -> dict | None:
     if action.kind == "hang":
         return None
     if action.kind in ("ok", "text"):
-        answer = json.loads(completion_body(content, body.get("model", "m"), action.text))
+        text = default_answer(body, state.echo_only) if action.text is None else action.text
+        answer = json.loads(completion_body(content, body.get("model", "m"), text))
         response = {"status_code": 200, "request_id": "req-fake", "body": answer}
     else:
         error = {"message": f"scripted {action.kind} {action.status}", "type": "fake"}
@@ -397,7 +417,13 @@ def make_app(state: ServerState) -> web.Application:
             if action.kind in ("ok", "text"):
                 state.answered[content] += 1
                 return web.Response(
-                    body=completion_body(content, body.get("model", "m"), action.text),
+                    body=completion_body(
+                        content,
+                        body.get("model", "m"),
+                        default_answer(body, state.echo_only)
+                        if action.text is None
+                        else action.text,
+                    ),
                     content_type=_JSON,
                 )
             if action.kind == "unauthorized_echo":
@@ -569,6 +595,8 @@ class FakeOpenAIServer:
         models: the entries ``GET /v1/models`` lists (default :data:`DEFAULT_MODELS`;
             None: no model list, 404).
         serves: model names chat requests may ask for (None: any).
+        echo_only: answer every ``ok`` request with the echo of its last message, a view
+            prompt too (:func:`default_answer`): for tests that compare answers with it.
     """
 
     def __init__(
@@ -578,8 +606,11 @@ class FakeOpenAIServer:
         policy: Policy | None = None,
         models: list[dict] | str | None = "default",
         serves: set[str] | None = None,
+        echo_only: bool = False,
     ) -> None:
-        self.state = ServerState(latency_s=latency_s, fixed_answer=fixed_answer, policy=policy)
+        self.state = ServerState(
+            latency_s=latency_s, fixed_answer=fixed_answer, policy=policy, echo_only=echo_only
+        )
         if models != "default":
             self.state.models = models  # type: ignore[assignment]
         self.state.serves = serves

@@ -130,10 +130,10 @@ class CorpusConfig(StrictModel):
     )
     invisible_characters: Literal["remove", "reject", "keep"] = Field(
         "remove",
-        description="Zero-width characters (U+200B, U+2060-U+2064, U+FEFF) and bidirectional "
-        "controls (U+200E, U+200F, U+061C, U+202A-U+202E, U+2066-U+2069): 'remove' them (a line "
-        "left empty is rejected as 'empty'), 'reject' the line ('invisible_characters'), or "
-        "'keep' them.",
+        description="Invisible characters (Unicode's Default_Ignorable_Code_Point: zero-width "
+        "spaces, bidirectional controls, tag characters U+E0000-U+E007F, ...; zero-width "
+        "joiners only at a line's edges): 'remove' them (a line left empty is rejected as "
+        "'empty'), 'reject' the line ('invisible_characters'), or 'keep' them.",
     )
     special_tokens: Literal["reject", "keep"] = Field(
         "reject",
@@ -952,8 +952,42 @@ class JudgeConfig(StrictModel):
 
 
 class QualityConfig(StrictModel):
-    """Checks of what a build generated (docs/quality.md)."""
+    """Checks of what a build generated (docs/quality.md): the per-row checks, after the stage
+    of every method (a failing row goes to rejects.parquet, stage ``quality``, and its anchor
+    becomes an ``other`` row; thresholds measured on real sentences), and the LLM judge."""
 
+    identical_views: bool = Field(
+        True,
+        description="Reject a row whose views are equal to each other after case-folding and "
+        "removing punctuation and extra spaces ('identical_views').",
+    )
+    unchanged_view_similarity: float | None = Field(
+        0.95,
+        gt=0,
+        le=1,
+        description="Reject a row whose view that must change the anchor (NGCSE intermediate and "
+        "negative, SKICSE knowledge) has at least this normalised edit similarity to the anchor "
+        "('unchanged_view'); null: no check.",
+    )
+    language_confidence: float | None = Field(
+        0.8,
+        gt=0,
+        le=1,
+        description="Reject a row when the language identifier (py3langid) puts the anchor and "
+        "one of its views, each with at least this probability, in different languages "
+        "('wrong_language'); null: no check.",
+    )
+    hidden_text: bool = Field(
+        True,
+        description="Reject a row with a view that holds invisible characters "
+        "('invisible_characters') or instructions to a model: tag characters, a chat special "
+        "token, 'ignore the previous instructions' ('hidden_instructions').",
+    )
+    within_max_tokens: bool = Field(
+        True,
+        description="Reject a row with an LLM view of more words than llm.max_tokens allows "
+        "('too_long'): the server did not stop where it was asked to.",
+    )
     judge: JudgeConfig | None = Field(
         None,
         description="The LLM judge, for methods sts, nli and ski; null (default): no judge. "

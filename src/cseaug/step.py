@@ -15,8 +15,8 @@ says only what it has. Whoever makes a step closes it (in a build: the
 :class:`~cseaug.build.run.BuildRun`).
 
 :func:`run_steps` is the one composition loop: each step gets the rows the step before it
-kept. A build runs ``[stage, *filters, mer]`` through it; :class:`Chain` makes one step of
-several (OssCSE is negation then back-translation).
+kept. A build runs ``[stage, quality, *filters, mer]`` through it; :class:`Chain` makes one
+step of several (OssCSE is negation then back-translation).
 
 Example:
     >>> import pyarrow as pa

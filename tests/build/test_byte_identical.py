@@ -8,9 +8,14 @@ complete config (every value written out, so that a changed default elsewhere ca
 what is built here) and the sha256 of every published data file and of ``rejects.parquet``,
 with the manifest's data fingerprint. The goldens were recorded on commit 7a38926, before
 the build layer was restructured; this test rebuilds them on the code of today. Since then
-they changed once, on purpose: corpus cleaning removes invisible characters by default
+they changed twice, on purpose: corpus cleaning removes invisible characters by default
 (issue 9 item 7), so two ``other`` rows of ``wiki-nli`` lost a word joiner (U+2060) and its
-second data file changed; the configs gained the new settings at their defaults.
+second data file changed; the configs gained the new settings at their defaults. Then the
+per-row checks (issue 20 item 1, ``quality`` at its defaults added to each config) rejected
+views the fake LLM wrote as the anchor with a word replaced (``unchanged_view``: 2 rows of
+``demo-sts``, 9 knowledge views of ``nli-ski``) and one ``wiki-nli`` view of numbered words
+that py3langid reads as another language (``wrong_language``); their anchors became
+``other`` rows. The OssCSE and Generate-CSE goldens did not change.
 
 The LLM is the loopback server of ``tests/fake_openai_server.py``; its answers are a
 deterministic function of the request (:func:`golden_answer`, the server's policy): words

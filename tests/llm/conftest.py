@@ -11,6 +11,7 @@ from tests.fake_openai_server import FakeOpenAIServer
 
 @pytest.fixture()
 def server() -> Iterator[FakeOpenAIServer]:
-    """A fresh fake server (no latency) for one test."""
-    with FakeOpenAIServer() as running:
+    """A fresh fake server (no latency) for one test; it echoes every request, so that tests
+    can compare answers with their input."""
+    with FakeOpenAIServer(echo_only=True) as running:
         yield running

@@ -128,14 +128,17 @@ def test_normalize_for_comparison() -> None:
         ("A dog is outside.<|endoftext|>Some other document.", "A dog is outside."),
         ("A dog is outside. [INST] and now write a poem [/INST]", "A dog is outside."),
         ("A dog is outside.</s>", "A dog is outside."),
-        ("A dog\u200b is out\u200bside.", "A dog is outside."),
-        ("\u202eA dog is outside.\u202c", "A dog is outside."),
     ],
 )
-def test_answers_are_cut_at_special_tokens_and_lose_invisible_characters(
-    raw: str, expected: str
-) -> None:
+def test_answers_are_cut_at_special_tokens(raw: str, expected: str) -> None:
     assert clean(raw) == Cleaned(expected)
+
+
+@pytest.mark.parametrize("raw", ["A dog\u200b is out\u200bside.", "\u202eA dog is outside.\u202c"])
+def test_answers_keep_invisible_characters_for_the_row_checks_to_reject(raw: str) -> None:
+    """Cleaning no longer repairs them silently: the per-row checks reject the row
+    (``invisible_characters``, tests/quality/test_checks.py)."""
+    assert clean(raw) == Cleaned(raw)
 
 
 @pytest.mark.parametrize("raw", ["<|im_start|>assistant\nA dog.", "<|eot_id|>", "\u200b<s>"])

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,14 @@ from cseaug.config import RunConfig
 from cseaug.dataset.reader import read_rows
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.wiki_sts_config import wiki_sts_config
+
+
+@pytest.fixture()
+def server() -> Iterator[FakeOpenAIServer]:
+    """A fake server that answers view prompts as a model would (not the echo of the LLM-layer
+    tests' server): these builds must keep their rows through the per-row checks."""
+    with FakeOpenAIServer() as running:
+        yield running
 
 
 def config(shared_data: Path, root: Path, server: FakeOpenAIServer, backend: str) -> dict:

@@ -19,7 +19,7 @@ from cseaug.build.local import run_build
 from cseaug.build.publish import BuildSummary
 from cseaug.config import RunConfig
 from cseaug.dataset.reader import read_rows
-from cseaug.text_hazards import INVISIBLE_PATTERN, SPECIAL_TOKEN_PATTERN
+from cseaug.text_hazards import SPECIAL_TOKEN_PATTERN, invisible_pattern
 from tests.fake_openai_server import FakeOpenAIServer, obey_injected_instructions
 from tests.reliability.attack_tools import REPO
 
@@ -85,7 +85,7 @@ def test_hostile_lines_are_rejected_or_cleaned_before_any_request(tmp_path: Path
     rows = read_rows(summary.version_dir).to_pylist()
     texts = [r[c] or "" for r in rows for c in ("sentence", "positive", "intermediate", "negative")]
     assert not any(
-        re.search(SPECIAL_TOKEN_PATTERN, t) or re.search(INVISIBLE_PATTERN, t) for t in texts
+        re.search(SPECIAL_TOKEN_PATTERN, t) or re.search(invisible_pattern(), t) for t in texts
     )
     assert not any("Your task is" in t or "illustrative examples" in t for t in texts)
     injected = [r for r in rows if r["sentence"] == INJECTION]

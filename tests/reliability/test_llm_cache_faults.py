@@ -95,7 +95,7 @@ def test_an_answer_edited_in_the_cache_is_asked_again_and_counted(tmp_path: Path
     replaces it, and the backend's usage counts the mismatch (``cache_mismatched``, which
     goes to the manifest's token usage)."""
     path = tmp_path / "llm.sqlite"
-    with FakeOpenAIServer() as server:
+    with FakeOpenAIServer(echo_only=True) as server:  # answers compared with their echo
         backend = cached_backend(server, path)
         backend.generate([ask("one"), ask("two")])
         with sqlite3.connect(path) as db:
@@ -117,7 +117,7 @@ def test_a_cache_of_an_earlier_version_gets_digests_and_keeps_its_answers(
     monkeypatch.setattr("cseaug.llm.cache._MIGRATION_PAGE", 2)
     path = tmp_path / "llm.sqlite"
     prompts = [ask(f"old {i}") for i in range(5)]
-    with FakeOpenAIServer() as server:
+    with FakeOpenAIServer(echo_only=True) as server:  # answers compared with their echo
         backend = cached_backend(server, path)
         backend.generate(prompts)
         backend.close()

@@ -9,8 +9,9 @@ other's models.
 
 The steps of a build:
 
-* generated rows: ``[stage, judge, *filters, mer]`` (the LLM judge when ``quality.judge`` is
-  set, then contamination, then pattern order);
+* generated rows: ``[stage, quality, judge, *filters, mer]`` (the per-row checks of
+  :mod:`cseaug.quality.rows`, the LLM judge when ``quality.judge`` is set, then
+  contamination, then pattern order);
 * ``other`` rows (the rest of the corpus, and sample anchors whose views failed):
   ``[contamination, mer]``.
 
@@ -38,7 +39,7 @@ from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.dataset.shards import RunStore
 from cseaug.errors import InputError
 from cseaug.hashing import json_sha256
-from cseaug.step import Step, close_all, summed_usage
+from cseaug.step import Step, StepResult, close_all, summed_usage
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -89,6 +90,7 @@ class BuildRun:
         self.plan_path = str(self.store.path / PLAN_FILE)
         self._owned: list[Step] = []
         self._stage: Step | None = None
+        self._quality: Step | None = None
         self._judge: Step | None = None
         self._contamination: Step | None = None
         self._pattern_order: Step | None = None
@@ -122,10 +124,23 @@ class BuildRun:
         return self._stage
 
     def view_steps(self) -> list[Step]:
-        """The steps of the sample's shards: ``[stage, judge, *filters, mer]``."""
+        """The steps of the sample's shards: ``[stage, quality, judge, *filters, mer]``."""
         self._make_steps()
-        steps = [self._stage, self._judge, self._contamination, self._pattern_order, self._mer]
+        steps = [
+            self._stage,
+            self._quality,
+            self._judge,
+            self._contamination,
+            self._pattern_order,
+            self._mer,
+        ]
         return [step for step in steps if step is not None]
+
+    def checked_rows(self, results: Sequence[StepResult]) -> pa.Table:
+        """Of the results of :meth:`view_steps`, the rows the stage wrote and the per-row checks
+        passed: an anchor missing from them is demoted to an ``other`` row (rows the filters
+        after them drop are not kept at all)."""
+        return results[1 if self._quality is not None else 0].rows
 
     def other_steps(self) -> list[Step]:
         """The steps of ``other`` rows: ``[contamination, mer]`` (no stage, no pattern order)."""
@@ -185,7 +200,8 @@ class BuildRun:
         """Close every step made (last made first); the run cannot make steps again."""
         self._closed = True
         owned, self._owned = self._owned, []
-        self._stage = self._judge = self._contamination = self._pattern_order = self._mer = None
+        self._stage = self._quality = self._judge = None
+        self._contamination = self._pattern_order = self._mer = None
         encoder, self._encoder = self._encoder, None
         try:
             close_all(owned)
@@ -205,11 +221,15 @@ class BuildRun:
         from cseaug.build.filters import ContaminationFilter, PatternOrderFilter
         from cseaug.build.mer import MERStep
         from cseaug.build.stages import make_judge, make_stage
+        from cseaug.quality.rows import RowChecks
 
         diag = self.cfg.diagnostics
         # Each step is owned as soon as it exists: a later one that fails to load leaves
         # the earlier ones to close().
         stage = self._own(make_stage(self.cfg, spent_by=self.store.path.name))
+        quality = RowChecks.from_config(self.cfg)
+        if quality.checks:
+            self._quality = self._own(quality)
         judge = make_judge(self.cfg, spent_by=self.store.path.name)
         if judge is not None:
             self._judge = self._own(judge)

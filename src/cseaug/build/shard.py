@@ -1,4 +1,4 @@
-"""Generate one shard: the sample's anchors through ``[stage, judge, *filters, mer]``.
+"""Generate one shard: the sample's anchors through ``[stage, quality, judge, *filters, mer]``.
 
 A shard already finished by an earlier attempt of the same build is not run again, and
 the LLM response cache means a crashed shard re-sends only what was never answered. A
@@ -6,9 +6,10 @@ finished shard whose rejects hold transient LLM failures (connection, timeout, 4
 malformed body: ``detail.retryable``) or prompts the circuit breaker never sent
 (``circuit_open``) is run again: its answered prompts come from the cache, the failed ones
 are sent again.
-Anchors whose views failed are in the stage's rejects and, when ``sample.include_other``,
-are kept as ``other`` rows (they are still corpus sentences of the hybrid dataset), through
-the ``other`` rows' steps. Rows the filters drop are not kept at all.
+Anchors whose views failed (in the stage or the per-row checks, :mod:`cseaug.quality.rows`)
+are in the rejects and, when ``sample.include_other``, are kept as ``other`` rows (they are
+still corpus sentences of the hybrid dataset), through the ``other`` rows' steps. Rows the
+judge or the filters drop are not kept at all.
 
 Example:
     >>> from cseaug.build.run import BuildRun
@@ -125,7 +126,7 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
     views = merged_results(steps, results, inputs)
     other_steps = run.other_steps()
     failed = (
-        demoted_rows(inputs, results[0].rows)
+        demoted_rows(inputs, run.checked_rows(results))
         if run.cfg.sample.include_other
         else inputs.slice(0, 0)
     )

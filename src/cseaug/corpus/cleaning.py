@@ -1,8 +1,8 @@
 """Corpus cleaning, vectorised with Arrow compute: normalise, then drop with a reason.
 
 Every line is decoded (UTF-8), put in Unicode NFC (``utf8_normalize``), stripped of
-invisible characters (``corpus.invisible_characters: remove``, the default: zero-width
-spaces and bidirectional controls, :mod:`cseaug.text_hazards`), its whitespace runs
+invisible characters (``corpus.invisible_characters: remove``, the default: Unicode's
+default-ignorable code points, tag characters included, :mod:`cseaug.text_hazards`), its whitespace runs
 collapsed to one space and stripped (with zero-width joiners at its edges). A line is then
 dropped with the first reason that applies, in this order:
 
@@ -35,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -48,9 +49,9 @@ from cseaug.dataset.schema import REJECTS_SCHEMA
 from cseaug.readers.source import TEXT, RejectRecord
 from cseaug.text_hazards import (
     EDGE_JOINERS,
-    INVISIBLE_PATTERN,
-    INVISIBLE_RANGES,
     SPECIAL_TOKEN_PATTERN,
+    invisible_pattern,
+    invisible_ranges,
     utf8_alternatives,
 )
 
@@ -91,8 +92,13 @@ _NEEDS_ATTENTION = (
     rb"[\x00-\x1f\x7f]|  |\xc2[\x80-\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
     rb"|\xe2\x81\x9f|\xe3\x80\x80"
 )
-_INVISIBLE_BYTES = utf8_alternatives(INVISIBLE_RANGES) + rb"|\xe2\x80[\x8c\x8d]"
 _SPECIAL_TOKEN_START = rb"<\||\[/?INST\]|<</?SYS>>|_of_turn>|</?s>|<\xef\xbd\x9c"
+
+
+@functools.cache
+def _invisible_bytes() -> bytes:
+    # the invisible characters and the joiners (trimmed at a line's edges), as UTF-8 bytes
+    return utf8_alternatives(invisible_ranges()) + rb"|\xe2\x80[\x8c\x8d]"
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,7 @@ class TextRules:
     def attention(self) -> bytes:
         pattern = _NEEDS_ATTENTION
         if self.invisible != "keep":
-            pattern += b"|" + _INVISIBLE_BYTES
+            pattern += b"|" + _invisible_bytes()
         if self.special_tokens != "keep":
             pattern += b"|" + _SPECIAL_TOKEN_START
         return pattern
@@ -119,7 +125,7 @@ class TextRules:
     def fix(self, text: pa.Array) -> pa.Array:
         """Invisible characters removed (``remove``), whitespace runs collapsed, edges trimmed."""
         if self.invisible == "remove":
-            text = pc.replace_substring_regex(text, INVISIBLE_PATTERN, "")
+            text = pc.replace_substring_regex(text, invisible_pattern(), "")
         text = pc.replace_substring_regex(text, _WHITESPACE_RUN, " ")
         return pc.utf8_trim(text, " " if self.invisible == "keep" else " " + EDGE_JOINERS)
 
@@ -191,7 +197,7 @@ def _normalise(text: pa.Array, rules: TextRules) -> Normalised:
         pc.match_substring_regex(text.cast(pa.binary()), rules.attention), False
     )
     invisible = (
-        _test_where(attention, text, INVISIBLE_PATTERN)
+        _test_where(attention, text, invisible_pattern())
         if rules.invisible != "keep"
         else _all_false(len(text))
     )

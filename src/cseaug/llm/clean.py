@@ -1,8 +1,10 @@
 """Cleaning and validation of LLM answers before they become views.
 
-An answer first loses its invisible characters (zero-width spaces, bidirectional
-controls: :mod:`cseaug.text_hazards`) and everything from its first chat special token on
-(``A dog runs.<|im_end|>...`` keeps ``A dog runs.``: the model's turn ended there). It is
+An answer first loses everything from its first chat special token on
+(``A dog runs.<|im_end|>...`` keeps ``A dog runs.``: the model's turn ended there,
+:mod:`cseaug.text_hazards`). Invisible characters are kept: a view that carries them is
+rejected by the per-row checks of the build (:mod:`cseaug.quality.checks`), with every
+other method's views, rather than silently repaired. It is
 then tidied (echoed labels such as "Hypothesis:" or "Sentence 2:", list numbering, markdown
 emphasis, surrounding quotes, preamble lines such as "Here is the revised sentence:"), then
 checked. A rejected answer keeps a short, stable reason code that goes to
@@ -258,8 +260,7 @@ def echoes_prompt(
 
 
 def _cut_at_special_token(raw: str) -> str:
-    """The answer without invisible characters, up to its first chat special token."""
-    raw = remove_invisible(raw)
+    """The answer up to its first chat special token."""
     token = find_special_token(raw)
     return raw[: token.start()] if token else raw
 
@@ -300,10 +301,10 @@ def clean_answer(
         ...              source_sentence="A man plays a guitar.", cfg=CleaningConfig()).reason
         'refusal'
     """
-    if raw is None or not raw.strip():
+    if raw is None or not remove_invisible(raw).strip():
         return Cleaned(None, EMPTY)
     raw = _cut_at_special_token(raw)
-    if not raw.strip():
+    if not remove_invisible(raw).strip():  # nothing visible precedes the token
         return Cleaned(None, SPECIAL_TOKEN)
     lines = _content_lines(raw)
     # tidied lines too: "1. **I'm sorry, but ...**" refuses as much as the bare text

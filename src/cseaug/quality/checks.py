@@ -1,0 +1,151 @@
+"""The checks of one generated row: each returns None (passed) or the reject's reason and numbers.
+
+Every check compares views with their anchor or with each other; which checks a method
+runs is :mod:`cseaug.quality.rows`' business. Reason codes (``rejects.parquet``, stage
+``quality``):
+
+========================== ================================================================
+``hidden_instructions``    a view speaks to a model: tag characters (ASCII spelled
+                           invisibly, decoded in ``detail``), a chat special token, or an
+                           instruction such as "ignore the previous instructions" or a
+                           ``System:`` line that the anchor does not hold
+``invisible_characters``   a view holds another default-ignorable character
+                           (:func:`cseaug.text_hazards.invisible_ranges`), listed in ``detail``
+``too_long``               an LLM view has more words than ``llm.max_tokens``: no tokenizer
+                           writes a word in less than one token, so the server went on past
+                           the limit it was given
+``wrong_language``         the anchor and the view are each, with probability ≥
+                           ``quality.language_confidence``, in a different language
+                           (:mod:`cseaug.quality.language`)
+``identical_views``        two views are equal after case-folding and removing punctuation
+                           and extra spaces
+``unchanged_view``         a view that must change the anchor has a normalised edit
+                           similarity ≥ ``quality.unchanged_view_similarity`` to it
+========================== ================================================================
+
+Example:
+    >>> unchanged("A man plays a guitar.", "A man plays the guitar.", 0.95)
+    >>> unchanged("A man plays a guitar.", "a man plays a guitar", 0.95)
+    ('unchanged_view', {'similarity': 1.0, 'threshold': 0.95})
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rapidfuzz.distance import Indel
+
+from cseaug.llm.clean import normalize_for_comparison
+from cseaug.quality.language import Detection
+from cseaug.text_hazards import find_invisible, find_special_token, tag_text
+
+HIDDEN_INSTRUCTIONS = "hidden_instructions"
+INVISIBLE_CHARACTERS = "invisible_characters"
+TOO_LONG = "too_long"
+WRONG_LANGUAGE = "wrong_language"
+IDENTICAL_VIEWS = "identical_views"
+UNCHANGED_VIEW = "unchanged_view"
+REASONS: tuple[str, ...] = (
+    HIDDEN_INSTRUCTIONS,
+    INVISIBLE_CHARACTERS,
+    TOO_LONG,
+    WRONG_LANGUAGE,
+    IDENTICAL_VIEWS,
+    UNCHANGED_VIEW,
+)
+"""Every reason a per-row check gives, in the order the checks run."""
+
+Failure = tuple[str, dict[str, Any]]
+"""A failed check: its reason and the numbers behind it (the reject's ``detail``)."""
+
+INSTRUCTION_PATTERN = re.compile(
+    r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+)?"
+    r"(?:previous|prior|above|earlier|preceding|original)\s+"
+    r"(?:instructions?|prompts?|messages?|rules|directions|text)\b"
+    r"|^\s*(?:system|assistant)\s*:"
+    r"|\bnew\s+instructions?\s*:",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""Instructions addressed to a model rather than text about the world."""
+
+
+def hidden_text(anchor: str, view: str) -> Failure | None:
+    """``hidden_instructions`` or ``invisible_characters`` when ``view`` carries them.
+
+    Example:
+        >>> hidden_text("A cat sleeps.", "A cat is asleep.\\U000e0068\\U000e0069")
+        ('hidden_instructions', {'tag_text': 'hi'})
+        >>> hidden_text("A cat sleeps.", "A cat\\u200b is asleep.")
+        ('invisible_characters', {'characters': ['U+200B']})
+    """
+    spelled = tag_text(view)
+    if spelled:
+        return HIDDEN_INSTRUCTIONS, {"tag_text": spelled}
+    token = find_special_token(view)
+    if token is not None:
+        return HIDDEN_INSTRUCTIONS, {"special_token": token.group()}
+    instruction = INSTRUCTION_PATTERN.search(view)
+    if instruction is not None and not INSTRUCTION_PATTERN.search(anchor):
+        return HIDDEN_INSTRUCTIONS, {"instruction": instruction.group().strip()}
+    invisible = find_invisible(view)
+    if invisible:
+        return INVISIBLE_CHARACTERS, {"characters": invisible}
+    return None
+
+
+def beyond_max_tokens(view: str, max_tokens: int) -> Failure | None:
+    """``too_long`` when ``view`` has more words than ``max_tokens`` tokens can write."""
+    words = len(view.split())
+    if words > max_tokens:
+        return TOO_LONG, {"words": words, "max_tokens": max_tokens}
+    return None
+
+
+def other_language(anchor: Detection, view: Detection, confidence: float) -> Failure | None:
+    """``wrong_language`` when the anchor and the view are each, with at least ``confidence``,
+    in a different language (an anchor whose language is unsure, such as "(Applause)", is not
+    compared: short text is where language identification errs)."""
+    confident = min(anchor.probability, view.probability) >= confidence
+    if confident and view.language != anchor.language:
+        return WRONG_LANGUAGE, {
+            "anchor_language": anchor.language,
+            "anchor_probability": round(anchor.probability, 4),
+            "view_language": view.language,
+            "view_probability": round(view.probability, 4),
+        }
+    return None
+
+
+def identical(views: Mapping[str, str]) -> Failure | None:
+    """``identical_views`` when two of ``views`` (name → text) normalise to the same text.
+
+    Example:
+        >>> identical({"positive": "A dog runs.", "negative": "a dog runs"})
+        ('identical_views', {'views': ['positive', 'negative']})
+    """
+    seen: dict[str, str] = {}
+    for name, text in views.items():
+        normal = normalize_for_comparison(text)
+        if normal in seen:
+            return IDENTICAL_VIEWS, {"views": [seen[normal], name]}
+        seen[normal] = name
+    return None
+
+
+def similarity(anchor: str, view: str) -> float:
+    """Normalised edit similarity (rapidfuzz Indel: 1 - insertions and deletions / both
+    lengths) of the normalised texts (:func:`cseaug.llm.clean.normalize_for_comparison`)."""
+    return Indel.normalized_similarity(
+        normalize_for_comparison(anchor), normalize_for_comparison(view)
+    )
+
+
+def unchanged(anchor: str, view: str, threshold: float) -> Failure | None:
+    """``unchanged_view`` when ``view`` has a :func:`similarity` of at least ``threshold`` to
+    ``anchor``."""
+    value = similarity(anchor, view)
+    if value >= threshold:
+        return UNCHANGED_VIEW, {"similarity": round(value, 4), "threshold": threshold}
+    return None

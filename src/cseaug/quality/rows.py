@@ -1,0 +1,194 @@
+"""The per-row checks as a build step, after the stage of every method (docs/quality.md).
+
+Which checks run depends on the method, since each paper asks something else of its views
+(hidden text: ``hidden_instructions`` and ``invisible_characters``):
+
+* ``sts`` (NGCSE): hidden text, ``llm.max_tokens``, language; positive, intermediate and
+  negative all different; intermediate and negative not the anchor lightly edited.
+* ``nli`` (NGCSE): hidden text, ``llm.max_tokens``, language; entailment (positive) and
+  contradiction (negative) different; the contradiction not the anchor lightly edited.
+* ``ski`` (SKICSE): hidden text, ``llm.max_tokens`` (the knowledge), language; the views
+  different; the knowledge not the anchor lightly edited.
+* ``osscse``: hidden text, language; the back-translation (positive) and the negation
+  (negative) different. The negation is the anchor with one negation inserted at its root
+  by construction (:mod:`cseaug.augment.negation`) and the back-translation's MER band is
+  already the filter of :mod:`cseaug.augment.backtranslate`: neither is checked again.
+* ``generate_cse``: hidden text and language of every view (``augmentations[k]``). Its
+  views are mechanical edits of the anchor by design (VAEGPT-Sim, section 3.2), so
+  closeness to the anchor is no fault.
+
+A row that fails a check leaves the rows; its reject (stage ``quality``) names the first
+failed check in the order of :data:`cseaug.quality.checks.REASONS`, the view it concerns,
+the view's text (``raw``, scrubbed of secrets) and the check's numbers (``detail``, JSON).
+The build demotes its anchor to an ``other`` row, as it does when the LLM failed.
+
+Example:
+    >>> from cseaug.config import QualityConfig
+    >>> from cseaug.dataset.schema import rows_table
+    >>> rows = rows_table([{"id": "a", "sentence": "A man plays a guitar.", "split": "aigen",
+    ...     "positive": "A man is playing a guitar.", "negative": "A man plays a guitar!"}])
+    >>> result = RowChecks("nli", QualityConfig())(rows)
+    >>> result.rows.num_rows, result.rejects.column("reason").to_pylist()
+    (0, ['unchanged_view'])
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+import pyarrow as pa
+
+from cseaug.config import QualityConfig, RunConfig
+from cseaug.dataset.schema import VIEW_COLUMNS, rejects_table
+from cseaug.llm.clean import KNOWLEDGE_VIEW
+from cseaug.patterns import NLI_LEVELS, STS_LEVELS
+from cseaug.quality import checks
+from cseaug.quality.language import detect
+from cseaug.secrets import Scrubber
+from cseaug.step import Step, StepResult
+
+REJECT_STAGE = "quality"
+
+CHANGED_VIEWS: dict[str, tuple[str, ...]] = {
+    "sts": STS_LEVELS[1:],
+    "nli": NLI_LEVELS[1:],
+    "ski": (KNOWLEDGE_VIEW,),
+}
+"""The views of a method that must not be its anchor lightly edited."""
+
+LLM_VIEWS: dict[str, tuple[str, ...]] = {
+    "sts": STS_LEVELS,
+    "nli": NLI_LEVELS,
+    "ski": (KNOWLEDGE_VIEW,),
+}
+"""The views an LLM writes, bounded by ``llm.max_tokens``."""
+
+
+ViewFailure = tuple[str, checks.Failure]
+"""A failed check and the view it concerns."""
+
+RowCheck = Callable[[str, Mapping[str, str]], ViewFailure | None]
+"""A check of one row: its anchor and its views by name."""
+
+
+class RowChecks(Step):
+    """The per-row checks of one method (see the module docstring).
+
+    Args:
+        method: the run's method.
+        quality: the ``quality`` section.
+        max_tokens: ``llm.max_tokens`` of an LLM method (None: no bound).
+
+    Attributes:
+        checks: the checks that run, in order (empty: the build needs no such step).
+    """
+
+    name = "quality"
+
+    def __init__(self, method: str, quality: QualityConfig, max_tokens: int | None = None) -> None:
+        self.method = method
+        self.checks = method_checks(method, quality, max_tokens)
+
+    @classmethod
+    def from_config(cls, cfg: RunConfig) -> RowChecks:
+        """The checks of ``cfg.method`` with the ``quality`` section's settings."""
+        return cls(cfg.method, cfg.quality, cfg.llm.max_tokens if cfg.llm is not None else None)
+
+    def __repr__(self) -> str:
+        return f"RowChecks({self.method!r})"
+
+    def __call__(self, rows: pa.Table) -> StepResult:
+        scrub = Scrubber()
+        keep: list[bool] = []
+        rejects: list[dict[str, Any]] = []
+        counts: Counter[str] = Counter()
+        for row in rows.select(["id", "sentence", *VIEW_COLUMNS, "augmentations"]).to_pylist():
+            views = {v: row[v] for v in VIEW_COLUMNS if row[v] is not None}
+            for extra in row["augmentations"] or ():
+                views[f"augmentations[{extra['view']}]"] = extra["text"]
+            failed = next(
+                (f for f in (check(row["sentence"], views) for check in self.checks) if f), None
+            )
+            keep.append(failed is None)
+            if failed is None:
+                continue
+            view, (reason, detail) = failed
+            counts[reason] += 1
+            rejects.append(
+                {
+                    "id": row["id"],
+                    "sentence": row["sentence"],
+                    "stage": REJECT_STAGE,
+                    "view": view,
+                    "reason": reason,
+                    "raw": scrub(views[view]),
+                    "detail": json.dumps(detail, ensure_ascii=False),
+                }
+            )
+        stats = {"rows_in": rows.num_rows, "rows_out": sum(keep), "rejected": dict(counts)}
+        return StepResult(
+            rows=rows.filter(pa.array(keep, pa.bool_())),
+            rejects=rejects_table(rejects),
+            stats=stats,
+        )
+
+
+def method_checks(method: str, quality: QualityConfig, max_tokens: int | None) -> list[RowCheck]:
+    """The checks of ``method`` that ``quality`` switches on, in the order of
+    :data:`cseaug.quality.checks.REASONS`."""
+    out: list[RowCheck] = []
+    if quality.hidden_text:
+        out.append(lambda anchor, views: _first(views, partial(checks.hidden_text, anchor)))
+    if quality.within_max_tokens and max_tokens is not None and method in LLM_VIEWS:
+        written, bound = LLM_VIEWS[method], max_tokens
+        out.append(
+            lambda _, views: _first(
+                _only(views, written), lambda text: checks.beyond_max_tokens(text, bound)
+            )
+        )
+    if quality.language_confidence is not None:
+        out.append(partial(_language, confidence=quality.language_confidence))
+    if quality.identical_views:
+        out.append(_identical)
+    threshold = quality.unchanged_view_similarity
+    if threshold is not None and method in CHANGED_VIEWS:
+        changed = CHANGED_VIEWS[method]
+        out.append(
+            lambda anchor, views: _first(
+                _only(views, changed), lambda text: checks.unchanged(anchor, text, threshold)
+            )
+        )
+    return out
+
+
+def _language(anchor: str, views: Mapping[str, str], confidence: float) -> ViewFailure | None:
+    found = detect([anchor, *views.values()])
+    return _first(
+        dict(zip(views, found[1:], strict=True)),
+        lambda view: checks.other_language(found[0], view, confidence),
+    )
+
+
+def _identical(_anchor: str, views: Mapping[str, str]) -> ViewFailure | None:
+    # the view columns only: Generate-CSE's positive is its first augmentation
+    failed = checks.identical(_only(views, VIEW_COLUMNS))
+    return (failed[1]["views"][-1], failed) if failed is not None else None
+
+
+def _only(views: Mapping[str, str], names: tuple[str, ...]) -> dict[str, str]:
+    return {name: text for name, text in views.items() if name in names}
+
+
+def _first(
+    items: Mapping[str, Any], check: Callable[[Any], checks.Failure | None]
+) -> ViewFailure | None:
+    """The first (name, failure) of ``check`` over ``items``, or None when all pass."""
+    for name, item in items.items():
+        failed = check(item)
+        if failed is not None:
+            return name, failed
+    return None
