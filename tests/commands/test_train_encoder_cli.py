@@ -64,6 +64,9 @@ def test_cli_trains_through_the_flow_and_shows_the_scores(
                 await client.read_logs(),
             )
 
+    from prefect.logging.handlers import APILogHandler
+
+    APILogHandler().flush()  # the run's logs reach the API in background batches
     runs, artifacts, logs = asyncio.run(runs_artifacts_and_logs())
     assert any(r.name and r.state and r.state.is_completed() for r in runs)
     # dill's dis.dis output (datasets' fingerprinting) must not become log lines (log_prints)

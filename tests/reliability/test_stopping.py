@@ -240,7 +240,7 @@ def test_a_stopped_train_encoder_ends_within_seconds_in_one_line(
         "batch_size": 4,
         "device": "cpu",
         "epochs": 100_000,
-        "evaluation": {"sets": []},
+        "evaluation": {"sets": [], "dev": None},
     }
     config.write_text(yaml.safe_dump(training_config))
     home = tmp_path / "prefect-home"
