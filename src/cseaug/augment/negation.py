@@ -330,7 +330,7 @@ def load_pipeline(name_or_path: str, exclude: Iterable[str] = DEFAULT_EXCLUDE) -
             f"spaCy pipeline {name_or_path!r} is not installed and is not a pipeline directory. "
             f"Install it with `python -m spacy download {name_or_path}` (needs the internet) "
             "or give the path of a pipeline directory instead (negation.spacy_model in a run "
-            "config, --model on the command line), e.g. ../shared/models/en_ud_ewt_sm."
+            "config, --model on the command line))."
         ) from exc
     assigned = {attr for name in nlp.pipe_names for attr in nlp.get_pipe_meta(name).assigns}
     missing = [what for attr, what in NEEDED_ANNOTATIONS.items() if attr not in assigned]

@@ -5,11 +5,12 @@ Published versions are immutable, so ``diagnose`` writes beside them, by default
 own ``diagnostics/`` before publishing.
 
 Example:
-    $ cseaug diagnose wiki-sts --eval-data-dir ../shared/data
-    $ cseaug compare --version wiki-sts --stsb ../shared/data/stsbenchmark/sts-dev.csv \\
-        --nli ../shared/data/nli/nli_triples_snli_devtest.csv \\
-        --corpus Wiki=../shared/data/wiki/wiki1m_for_simcse_first11914.txt --out fig7
-    $ cseaug probe-splits --data-dir ../shared/data/senteval_sts --out probe
+    $ cseaug diagnose wiki-sts --eval-data-dir data
+    $ cseaug compare --version wiki-sts --stsb data/senteval_sts/STSBenchmark/sts-dev.csv \\
+        --nli data/nli_for_simcse.csv --corpus Wiki=data/wiki1m_for_simcse.txt --out fig7
+    $ cseaug probe-splits --data-dir data/senteval_sts --out probe
+
+(``data/`` as ``cseaug data fetch`` fills it.)
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ one line (:mod:`cseaug.commands.stopping`).
 Example:
     $ cseaug train-encoder --version wiki-sts/v0001 --config configs/train/ngcse.yaml
     $ cseaug train-encoder --version wiki-sts/latest --config configs/train/ngcse.yaml \\
-        --set max_steps=200 --set evaluation.data_dir=../shared/data --out storage/models/try
+        --set max_steps=200 --set evaluation.data_dir=data --out storage/models/try
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def _sts_root(data_dir: Path) -> Path:
             return root
     raise InputError(
         f"no STS1x-en-test folder in {data_dir} or {data_dir / 'senteval_sts'}: give SentEval's STS "
-        "directory (e.g. ../shared/data/senteval_sts)"
+        "directory (e.g. data/senteval_sts, which `cseaug data fetch` fills)"
     )
 
 
