@@ -20,10 +20,10 @@ tasks of that flow in its process use the run the plan task opened, and closes i
 flow leaves it.
 
 Example:
-    >>> from cseaug.config import load_config
-    >>> from cseaug.build.plan import plan_build
-    >>> with BuildRun(load_config("configs/demo.yaml")) as run:  # doctest: +SKIP
-    ...     plan = plan_build(run)
+    from cseaug.config import load_config
+    from cseaug.build.plan import plan_build
+    with BuildRun(load_config("configs/demo.yaml")) as run:
+        plan = plan_build(run)
 """
 
 from __future__ import annotations

@@ -300,6 +300,7 @@ def load_train_config(path: str | Path | None, overrides: list[str] | None = Non
             names every bad key.
 
     Example:
-        >>> cfg = load_train_config("configs/train/ngcse.yaml", ["max_steps=10"])  # doctest: +SKIP
+        >>> load_train_config("configs/train/ngcse.yaml", ["max_steps=10"]).max_steps
+        10
     """
     return load_yaml_model(TrainConfig, path, overrides, what="training config")

@@ -9,11 +9,11 @@ sets, save it with its training record and card (:mod:`.card`). It runs without 
 ``cseaug train-encoder`` runs it as the flow ``train-sentence-encoder``.
 
 Example:
-    >>> from cseaug.trainer.config import load_train_config
-    >>> cfg = load_train_config("configs/train/ngcse.yaml", ["max_steps=100"])  # doctest: +SKIP
-    >>> result = train_encoder("storage/datasets/wiki-sts/v0001", cfg, "storage/models/wiki-sts")  # doctest: +SKIP
-    >>> result.record["scores"]["after"]["STS-B"], result.record["selection"]["step"]  # doctest: +SKIP
-    (0.79, 75)
+    from cseaug.trainer.config import load_train_config
+    cfg = load_train_config("configs/train/ngcse.yaml", ["max_steps=100"])
+    result = train_encoder("storage/datasets/wiki-sts/v0001", cfg, "storage/models/wiki-sts")
+    result.record["scores"]["after"]["STS-B"], result.record["selection"]["step"]
+    # (0.79, 75)
 """
 
 from __future__ import annotations
