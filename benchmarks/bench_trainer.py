@@ -107,7 +107,7 @@ def run_baseline(version: Path, args: argparse.Namespace, out: Path) -> float:
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     from cseaug.dataset.reader import augmentation_view, read_rows
-    from cseaug.trainer.train import model_location, resolve_precision
+    from cseaug.trainer.train import device_and_precision, model_location
 
     rows = read_rows(version, ["sentence", "augmentations"])
     pairs = Dataset.from_dict(
@@ -116,7 +116,7 @@ def run_baseline(version: Path, args: argparse.Namespace, out: Path) -> float:
             "positive": augmentation_view(rows.column("augmentations"), 0).to_pylist(),
         }
     )
-    device, precision = resolve_precision(train_config(args, args.steps, []))
+    device, precision = device_and_precision(train_config(args, args.steps, []))
     if device == "cpu" and args.threads:
         torch.set_num_threads(args.threads)
     model = SentenceTransformer(model_location("all-MiniLM-L6-v2")[0], device=device)
@@ -124,8 +124,8 @@ def run_baseline(version: Path, args: argparse.Namespace, out: Path) -> float:
     training = SentenceTransformerTrainingArguments(
         output_dir=str(out), max_steps=args.steps, per_device_train_batch_size=args.batch_size,
         learning_rate=args.learning_rate, seed=42, data_seed=42, save_strategy="no",
-        report_to="none", disable_tqdm=True, use_cpu=device == "cpu", bf16=precision == "bf16",
-        fp16=precision == "fp16", logging_steps=max(1, args.steps // 10),
+        report_to="none", disable_tqdm=True, use_cpu=device == "cpu", bf16=precision == "bfloat16",
+        fp16=precision == "float16", logging_steps=max(1, args.steps // 10),
     )  # fmt: skip
     trainer = SentenceTransformerTrainer(
         model=model,

@@ -77,14 +77,14 @@ def measure(variant: str, args: argparse.Namespace) -> dict[str, Any]:
     from cseaug.devices import resolve_device
     from cseaug.vaegpt.loss import FrozenJudge, LossSettings
     from cseaug.vaegpt.model import VAEGPTSim
-    from cseaug.vaegpt.runtime import resolve_precision
+    from cseaug.vaegpt.runtime import training_precision
     from cseaug.vaegpt.train import loss_on_batch
 
     torch.manual_seed(0)
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(resolve_device(args.device, "--device"))
-    precision = resolve_precision(args.precision, device)
+    precision = training_precision(args.precision, device)
     config = GPT2Config(**SIZES[args.size])
     batch = _batch(args, config.vocab_size, device)
     settings = LossSettings()
@@ -179,7 +179,7 @@ def compare_with_issue_13(args: argparse.Namespace, sim: dict[str, Any], precisi
         args.size == "gpt2"
         and args.batch_size == 32
         and (args.source_tokens, args.target_tokens) == (24, 24)
-        and precision == "bf16"
+        and precision == "bfloat16"
         and sim["memory_kind"].startswith("cuda")
     )
     if not same:
@@ -209,7 +209,9 @@ def main() -> None:
         "--size", choices=sorted(SIZES), default=None, help="default: gpt2 on CUDA, tiny on CPU"
     )
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"])
+    parser.add_argument(
+        "--precision", default="auto", choices=["auto", "float32", "bfloat16", "float16"]
+    )
     parser.add_argument(
         "--batch-size", type=int, default=None, help="default: 32 (Table A1) on CUDA, 8 on CPU"
     )

@@ -1,8 +1,10 @@
 """The ``build-hybrid-dataset`` flow: corpus -> sample shards -> views -> published version.
 
 Composition only: every step is a task in :mod:`cseaug_prefect.tasks.build`, every computation is in
-:mod:`cseaug.build`. Tasks pass the path of the run plan and counts, never tables; the
-models the plan task loaded are closed in a ``finally``, whether the build succeeds or not.
+:mod:`cseaug.build`. Tasks pass the path of the run plan and counts, never tables. The flow
+owns the build's open run: it enters an :class:`~cseaug.build.run.OpenRuns`, passes it to
+its tasks, and leaving it closes the models the plan task loaded, whether the build
+succeeds or not.
 
 With ``execution.runner`` local the shards run one after another in the flow's process, on
 the models the plan task loaded. With dask or ray they run in the sub-flow
@@ -17,10 +19,11 @@ from __future__ import annotations
 from prefect import flow, unmapped
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
+from cseaug.build.run import OpenRuns
 from cseaug.build.shard import ShardOutcome
 from cseaug.config import load_config
 from cseaug.secrets import install_log_scrubbing
-from cseaug_prefect.tasks.build import close_build, generate_shard, plan_build, publish_build
+from cseaug_prefect.tasks.build import generate_shard, plan_build, publish_build
 from cseaug_prefect.tasks.diagnostics import artifact_key, diagnostics_artifact_task
 from cseaug_prefect.tasks.runners import shard_task_runner, workers_server
 
@@ -41,16 +44,14 @@ def build_hybrid_dataset(config: str, overrides: list[str] | None = None) -> dic
     # Before any work: a missing extra, or a remote cluster with no server to report to.
     runner = load_config(config, overrides).execution.runner
     cluster, server = shard_task_runner(runner), workers_server(runner)
-    plan = plan_build(config, overrides)
-    try:
+    with OpenRuns() as runs:
+        plan = plan_build(config, overrides, runs)
         if cluster is None:
-            outcomes = [generate_shard(plan.path, index) for index in range(plan.shards)]
+            outcomes = [generate_shard(plan.path, index, runs) for index in range(plan.shards)]
         else:
             with temporary_settings(updates={PREFECT_API_URL: server} if server else None):
                 outcomes = generate_shards.with_options(task_runner=cluster)(plan.path, plan.shards)
-        summary = publish_build(plan.path, outcomes)
-    finally:
-        close_build(plan.path)
+        summary = publish_build(plan.path, outcomes, runs)
     if summary["diagnostics_dir"]:
         diagnostics_artifact_task(
             summary["diagnostics_dir"],
@@ -65,8 +66,11 @@ def generate_shards(plan_path: str, shards: int) -> list[ShardOutcome]:
     """One ``generate-shard`` task per shard on this flow's task runner (a Dask or Ray cluster).
 
     Every shard runs to its end before a failure is raised, so each finished shard is in the
-    run store and a rerun of the build reuses it.
+    run store and a rerun of the build reuses it. Its tasks run in the cluster's worker
+    processes, where no run is open (a flow's parameters must be JSON, so the parent's
+    :class:`~cseaug.build.run.OpenRuns` is not one): each makes a run of its own.
     """
-    futures = generate_shard.map(unmapped(plan_path), range(shards))
-    futures.wait()
-    return futures.result()
+    with OpenRuns() as runs:
+        futures = generate_shard.map(unmapped(plan_path), range(shards), unmapped(runs))
+        futures.wait()
+        return futures.result()

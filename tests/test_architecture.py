@@ -2,7 +2,9 @@
 
 The layers are read from the table in docs/architecture.md, so the document is what the
 code is checked against. Imports are read from the source (module level and inside
-functions alike), not by importing anything.
+functions alike), not by importing anything. The Prefect glue (``flows/``, ``tasks/``) sits
+above the library: it may import the library and Prefect, the library never imports it,
+tasks never import flows, and neither imports a heavy package when it is loaded.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "src" / "cseaug"
+GLUE = (REPO / "flows", REPO / "tasks")
+"""The Prefect glue, installed as ``cseaug_prefect.flows`` and ``cseaug_prefect.tasks``."""
 DOC = REPO / "docs" / "architecture.md"
 PREFECT_NAMES = ("prefect", "flows", "tasks", "cseaug_prefect")
 HEAVY = ("torch", "transformers", "spacy", "sentence_transformers", "vllm")
@@ -55,9 +59,11 @@ def room_of(module: str) -> str | None:
 
 
 def imports(path: Path) -> Iterator[tuple[str, int, bool]]:
-    """(imported module, line, at module level) of every import statement of a file."""
+    """(imported module, line, run when the file is imported) of every import statement of a
+    file; the last is true at module level, inside module-level ``try``, ``if``, ``with``,
+    loops and class bodies too, but not under ``if TYPE_CHECKING:``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    top = {id(node) for node in tree.body}
+    on_import = {id(node) for node in _run_on_import(tree.body)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -68,11 +74,39 @@ def imports(path: Path) -> Iterator[tuple[str, int, bool]]:
         else:
             continue
         for name in names:
-            yield name, node.lineno, id(node) in top
+            yield name, node.lineno, id(node) in on_import
+
+
+def _run_on_import(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of ``body`` that run when the module is imported, nested blocks included
+    (function bodies run later; ``if TYPE_CHECKING:`` never runs, its ``else`` does)."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            yield from _run_on_import(node.orelse)
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            yield from _run_on_import(getattr(node, field, []))
+        for handler in getattr(node, "handlers", []):
+            yield from _run_on_import(handler.body)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def sources() -> list[tuple[str, Path]]:
     return [(room_of(_module(p)) or "", p) for p in sorted(PACKAGE.rglob("*.py"))]
+
+
+def glue_sources() -> list[Path]:
+    """Every module of ``flows/`` and ``tasks/``."""
+    return sorted(p for folder in GLUE for p in folder.rglob("*.py"))
 
 
 def _module(path: Path) -> str:
@@ -148,9 +182,32 @@ def test_only_the_flow_commands_import_the_prefect_glue() -> None:
 
 def test_heavy_packages_are_imported_inside_functions() -> None:
     found = [
-        f"{path.relative_to(REPO)}:{line} imports {name} at module level"
-        for _, path in sources()
-        for name, line, top in imports(path)
-        if top and name.split(".")[0] in HEAVY
+        f"{path.relative_to(REPO)}:{line} imports {name} when the module is imported"
+        for path in [p for _, p in sources()] + glue_sources()
+        for name, line, on_import in imports(path)
+        if on_import and name.split(".")[0] in HEAVY
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_heavy_imports_in_module_level_blocks_are_found(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "try:\n    import torch\nexcept ImportError:\n    import spacy\n"
+        "if TYPE_CHECKING:\n    import vllm\nelse:\n    import transformers\n"
+        "def f():\n    import sentence_transformers\n",
+        encoding="utf-8",
+    )
+    on_import = {name for name, _, top in imports(module) if top}
+    assert on_import == {"typing", "torch", "spacy", "transformers"}
+
+
+def test_tasks_never_import_flows() -> None:
+    found = [
+        f"{path.relative_to(REPO)}:{line} imports {name}"
+        for path in (REPO / "tasks").rglob("*.py")
+        for name, line, _ in imports(path)
+        if name.startswith(("cseaug_prefect.flows", "flows"))
     ]
     assert not found, "\n".join(found)

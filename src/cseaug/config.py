@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import yaml
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SecretStr,
@@ -79,6 +80,23 @@ def dataset_name_problem(name: str) -> str | None:
 
 
 PATTERN_METHODS: frozenset[str] = frozenset({"sts", "nli"})
+
+OLD_PRECISION_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+"""The training precisions' names before they took torch's, as every precision and dtype of
+a config has (:func:`cseaug.devices.resolve_precision`): still accepted, because the docs
+showed them (``--precision bf16``) and users' configs may hold them; read as the new names."""
+
+
+def _torch_precision_name(value: Any) -> Any:
+    """``value`` with an old precision name replaced by torch's."""
+    return OLD_PRECISION_NAMES.get(value, value) if isinstance(value, str) else value
+
+
+TrainingPrecision = Annotated[
+    Literal["auto", "float32", "bfloat16", "float16"], BeforeValidator(_torch_precision_name)
+]
+"""A training precision setting (the trainer's, VAEGPT-Sim's); ``fp32``, ``bf16`` and
+``fp16`` are read as ``float32``, ``bfloat16``, ``float16``."""
 
 
 class StrictModel(BaseModel):

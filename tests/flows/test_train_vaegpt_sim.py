@@ -44,4 +44,4 @@ def test_flow_trains_a_generator(prefect_harness: None, tmp_path: Path) -> None:
     assert summary["steps"] == 2
     assert Path(summary["final_dir"], "vaegpt_sim.json").is_file()
     assert summary["best_dir"] is not None and summary["steps_per_second"] > 0
-    assert summary["precision"] == "fp32" and summary["device"] == "cpu"
+    assert summary["precision"] == "float32" and summary["device"] == "cpu"

@@ -72,7 +72,6 @@ def test_only_misses_are_sent(server: FakeOpenAIServer, tmp_path: Path) -> None:
     assert [r.cached for r in responses] == [True, False, True, False]
     assert [r.text for r in responses] == ["echo: a", "echo: c", "echo: b", "echo: d"]
     assert dict(server.counts) == {"a": 1, "b": 1, "c": 1, "d": 1}
-    assert backend.count_cached([ask("a"), ask("d"), ask("e")]) == 2
 
 
 def test_failed_answers_are_not_cached(server: FakeOpenAIServer, tmp_path: Path) -> None:

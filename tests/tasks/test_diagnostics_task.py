@@ -1,4 +1,4 @@
-"""The Prefect diagnostics tasks: files written, a markdown artifact with inlined plots."""
+"""The Prefect diagnostics task: written diagnostics become a markdown artifact with inlined plots."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from cseaug.config import DiagnosticsConfig
+from cseaug.diagnostics.version import write_diagnostics
 from tests.diagnostics.diag_helpers import BagOfWordsEncoder, write_version
 
 ROWS = [
@@ -18,13 +19,12 @@ CFG = DiagnosticsConfig(mer_bins=10, cs_bins=20)
 
 
 @pytest.fixture
-def version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def diagnostics_dir(tmp_path: Path) -> Path:
+    """Diagnostics of a three-row version, as a build writes them before it publishes."""
+    version = write_version(tmp_path / "datasets" / "demo" / "v0001", ROWS)
     # The deterministic encoder stands in for MiniLM: these tests are about Prefect wiring.
-    monkeypatch.setattr(
-        "cseaug.diagnostics.version.encoder_from_config",
-        lambda cfg, cache_dir=None: BagOfWordsEncoder(),
-    )
-    return write_version(tmp_path / "datasets" / "demo" / "v0001", ROWS)
+    write_diagnostics(version, tmp_path / "diag", CFG, encoder=BagOfWordsEncoder())
+    return tmp_path / "diag"
 
 
 def test_artifact_key_is_a_valid_prefect_key():
@@ -34,44 +34,35 @@ def test_artifact_key_is_a_valid_prefect_key():
     assert artifact_key("__x__") == "diagnostics-x"
 
 
-def test_task_body_writes_files_and_publishes_inlined_plots(version, tmp_path, monkeypatch):
+def test_task_body_publishes_inlined_plots_and_returns_paths(diagnostics_dir, monkeypatch):
     import cseaug_prefect.tasks.diagnostics as module
 
     published = []
     monkeypatch.setattr(module, "create_markdown_artifact", lambda **kw: published.append(kw))
-    monkeypatch.setattr(module, "get_run_logger", lambda: __import__("logging").getLogger("test"))
-    result = module.write_diagnostics_task.fn(
-        str(version),
-        str(tmp_path / "diag"),
-        CFG.model_dump(),
-        title="demo/v0001",
-        key="diagnostics-demo",
+    result = module.diagnostics_artifact_task.fn(
+        str(diagnostics_dir), key="diagnostics-demo", title="demo/v0001"
     )
     assert result["plots"] == ["diagnostics/mer.png", "diagnostics/cs.png"] and result["rows"] == 3
     assert Path(result["summary"]).is_file()
     assert published[0]["key"] == "diagnostics-demo"
+    assert published[0]["description"] == "MER / CS diagnostics of demo/v0001"
     assert published[0]["markdown"].count("data:image/png;base64,") == 2
-    again = module.diagnostics_artifact_task.fn(str(tmp_path / "diag"), key="diagnostics-demo-2")
-    assert (
-        again["summary"] == result["summary"]
-        and published[1]["markdown"] == published[0]["markdown"]
-    )
 
 
 @pytest.mark.slow
 @pytest.mark.prefect
-def test_flow_run_shows_the_markdown_artifact(prefect_harness, version, tmp_path):
+def test_flow_run_shows_the_markdown_artifact(prefect_harness, diagnostics_dir):
     from prefect import flow
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-    from cseaug_prefect.tasks.diagnostics import write_diagnostics_task
+    from cseaug_prefect.tasks.diagnostics import diagnostics_artifact_task
 
     @flow
-    def diagnose(rows_dir: str, out_dir: str) -> dict:
-        return write_diagnostics_task(rows_dir, out_dir, CFG, key="diagnostics-demo-v0001")
+    def diagnose(diagnostics_dir: str) -> dict:
+        return diagnostics_artifact_task(diagnostics_dir, key="diagnostics-demo-v0001")
 
-    result = diagnose(str(version), str(tmp_path / "diag"))
+    result = diagnose(str(diagnostics_dir))
     assert result["rows"] == 3
 
     async def read() -> list:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ from cseaug.errors import ConfigError, InputError
 from cseaug.hashing import file_sha256
 from cseaug.trainer.config import TrainConfig
 from cseaug.trainer.evaluation import eval_sets, read_eval_set
-from cseaug.trainer.train import model_location, resolve_precision, train_encoder
+from cseaug.trainer.train import device_and_precision, model_location, train_encoder
+from cseaug.vaegpt.config import VAEGPTTrainConfig
 
 pytest.importorskip("sentence_transformers")
 
@@ -83,15 +85,34 @@ def test_a_missing_evaluation_set_fails_before_training(
     assert not (tmp_path / "model").exists()
 
 
-def test_half_precision_needs_a_gpu() -> None:
+def test_float16_and_cuda_need_a_gpu() -> None:
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
-    with pytest.raises(ConfigError, match="needs a GPU"):
-        resolve_precision(TrainConfig(objective="ngcse", precision="bf16"))
+    with pytest.raises(ConfigError, match="precision float16 needs a GPU"):
+        device_and_precision(TrainConfig(objective="ngcse", precision="float16"))
     with pytest.raises(ConfigError, match="device is 'cuda' but CUDA is not available"):
-        resolve_precision(TrainConfig(objective="ngcse", device="cuda"))
-    assert resolve_precision(TrainConfig(objective="ngcse")) == ("cpu", "fp32")
+        device_and_precision(TrainConfig(objective="ngcse", device="cuda"))
+    assert device_and_precision(TrainConfig(objective="ngcse")) == ("cpu", "float32")
+    bfloat16 = TrainConfig(objective="ngcse", precision="bfloat16")
+    assert device_and_precision(bfloat16) == ("cpu", "bfloat16"), "CPU autocast, as VAEGPT-Sim"
+
+
+@pytest.mark.shared_data
+def test_bfloat16_trains_on_the_cpu_under_autocast(
+    publish, rows_factory, tiny_bert: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    version = publish([rows_factory(16, 16)], heldout_fraction=0.25)
+    cfg = _config(tiny_bert, shared_data, precision="bfloat16", max_steps=2)
+    result = train_encoder(version, cfg, tmp_path / "model")
+    assert result.record["precision"] == "bfloat16" and result.record["steps"] == 2
+    assert all(math.isfinite(loss) for _, loss in result.record["losses"])
+
+
+def test_old_precision_names_are_read_as_torchs() -> None:
+    assert TrainConfig(objective="ngcse", precision="bf16").precision == "bfloat16"
+    assert TrainConfig(objective="ngcse", precision="fp32").precision == "float32"
+    assert VAEGPTTrainConfig(precision="fp16").precision == "float16"
 
 
 def test_model_names_resolve_offline(tiny_bert: Path) -> None:

@@ -27,7 +27,7 @@ from cseaug.vaegpt.model import (  # noqa: E402
     VAEGPTSim,
     VAEGPTSimSettings,
 )
-from cseaug.vaegpt.runtime import resolve_precision  # noqa: E402
+from cseaug.vaegpt.runtime import training_precision  # noqa: E402
 from cseaug.vaegpt.train import loss_on_batch  # noqa: E402
 from tests.vaegpt.toy_pairs import TOY_PAIRS  # noqa: E402
 
@@ -243,7 +243,7 @@ def test_a_few_steps_lower_the_loss_on_toy_pairs(
     judge = FrozenJudge.from_pretrained(str(tiny_gpt2))
     batch = pair_batch(tokenizer, TOY_PAIRS, "<|endoftext|>", 64, 64)
     settings = LossSettings()
-    precision = resolve_precision("fp32", torch.device("cpu"))
+    precision = training_precision("float32", torch.device("cpu"))
 
     def measured() -> float:
         model.eval()
@@ -263,12 +263,12 @@ def test_a_few_steps_lower_the_loss_on_toy_pairs(
     assert after < before - 0.05, (before, after)
 
 
-def test_bf16_autocast_on_cpu_gives_a_finite_loss(
+def test_bfloat16_autocast_on_cpu_gives_a_finite_loss(
     model: VAEGPTSim, tiny_gpt2: Path, tokenizer
 ) -> None:
-    precision = resolve_precision("bf16", torch.device("cpu"))
+    precision = training_precision("bfloat16", torch.device("cpu"))
     assert precision.autocast_dtype is torch.bfloat16 and not precision.scaler
-    assert resolve_precision("fp32", torch.device("cpu")).frozen_dtype is torch.float32
+    assert training_precision("float32", torch.device("cpu")).frozen_dtype is torch.float32
     # as training keeps it: the frozen judge in the training precision
     judge = FrozenJudge.from_pretrained(str(tiny_gpt2)).to(dtype=precision.frozen_dtype)
     assert judge.embedding_table.dtype is torch.bfloat16
@@ -283,8 +283,8 @@ def test_bf16_autocast_on_cpu_gives_a_finite_loss(
     parts.total.backward()
     assert math.isfinite(parts.total.item())
     assert model.lm.transformer.h[0].attn.c_attn.weight.grad.isfinite().all()
-    with pytest.raises(ConfigError, match="fp16"):
-        resolve_precision("fp16", torch.device("cpu"))
+    with pytest.raises(ConfigError, match="float16 needs a GPU"):
+        training_precision("float16", torch.device("cpu"))
 
 
 def test_save_and_load_round_trip(model: VAEGPTSim, tokenizer, tmp_path: Path) -> None:

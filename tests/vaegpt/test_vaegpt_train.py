@@ -1,4 +1,4 @@
-"""VAEGPT-Sim training loop: checkpoints, best/final generators, metrics, resume, bf16 autocast on CPU."""
+"""VAEGPT-Sim training loop: checkpoints, best/final generators, metrics, resume, bfloat16 autocast on CPU."""
 
 from __future__ import annotations
 
@@ -86,13 +86,13 @@ def test_train_without_validation_or_checkpoint_schedule(tiny_gpt2: Path, tmp_pa
     cfg = train_config(
         tiny_gpt2,
         tmp_path / "run",
-        precision="bf16",
+        precision="bfloat16",
         schedule={"log_every": 1, "val_rouge_samples": 0},
         optim={"batch_size": 4, "max_steps": 1, "learning_rate": 1e-3},
     )
     result = train_vaegpt(cfg, PairSplits(TOY_PAIRS[:4], TOY_PAIRS[4:6]))
     assert result.steps == 1 and result.best_rouge is None
-    assert result.stats["precision"] == "bf16"
+    assert result.stats["precision"] == "bfloat16"
     evals = [r for r in records(result.metrics_path) if r["kind"] == "eval"]
     # max_steps ended the run mid-epoch: it still validates (loss only) and checkpoints once
     assert len(evals) == 1 and "val_rouge" not in evals[0]

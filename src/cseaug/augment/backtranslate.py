@@ -243,7 +243,9 @@ class BackTranslator:
                 translator.evict()
 
     def round_trip(self, texts: Sequence[str], pivot: str) -> tuple[list[str], list[str]]:
-        """(translations into ``pivot``, translations back into English) of ``texts``."""
+        """(translations into ``pivot``, translations back into English) of ``texts``: the
+        stage's own path for one pivot, without its checks, which
+        ``benchmarks/bench_backtranslation.py`` times against a plain ``generate`` loop."""
         if pivot not in self.pivots:
             raise ConfigError(f"unknown pivot {pivot!r}; configured: {sorted(self.pivots)}")
         forward, _ = self.pivots[pivot]

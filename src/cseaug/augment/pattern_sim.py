@@ -17,13 +17,13 @@ A row is kept only when every view of its method passed cleaning; each failed vi
 to rejects (stage ``llm``) with its reason and raw answer.
 
 Example:
-    >>> from cseaug.config import CleaningConfig, GenerationConfig, PatternConfig
-    >>> from cseaug.patterns import load_examples
-    >>> from cseaug.prompts import load_method_prompts
-    >>> stage = PatternSimulationStage(  # doctest: +SKIP
-    ...     "nli", backend, load_examples(PatternConfig(source="paper"), "nli"),
-    ...     load_method_prompts("nli"), CleaningConfig(), GenerationConfig())
-    >>> result = stage(rows)  # doctest: +SKIP
+    from cseaug.config import CleaningConfig, GenerationConfig, PatternConfig
+    from cseaug.patterns import load_examples
+    from cseaug.prompts import load_method_prompts
+    stage = PatternSimulationStage(
+        "nli", backend, load_examples(PatternConfig(source="paper"), "nli"),
+        load_method_prompts("nli"), CleaningConfig(), GenerationConfig())
+    result = stage(rows)
 """
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ A row whose knowledge failed cleaning is left out and its answer goes to rejects
 ``llm``, view ``knowledge``).
 
 Example:
-    >>> from cseaug.config import CleaningConfig
-    >>> from cseaug.prompts import load_method_prompts
-    >>> stage = SKIStage(backend, load_method_prompts("ski"), CleaningConfig())  # doctest: +SKIP
-    >>> result = stage(rows)  # doctest: +SKIP
+    from cseaug.config import CleaningConfig
+    from cseaug.prompts import load_method_prompts
+    stage = SKIStage(backend, load_method_prompts("ski"), CleaningConfig())
+    result = stage(rows)
 """
 
 from __future__ import annotations

@@ -19,9 +19,8 @@ the expected wall time from a measured throughput of the engine and model size, 
 labelled as an estimate where nothing was measured (:mod:`cseaug.llm.throughput`).
 
 Example:
-    >>> from cseaug.config import load_config
-    >>> estimate_build(load_config("configs/demo.yaml"))["requests"]  # doctest: +SKIP
-    24
+    from cseaug.config import load_config
+    estimate_build(load_config("configs/demo.yaml"))["requests"]  # 24
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ download). The LLM's identity is the response cache's business (:mod:`cseaug.llm
 
 Example:
     >>> from cseaug.config import load_config
-    >>> sorted(input_fingerprints(load_config("configs/demo.yaml")))  # doctest: +SKIP
-    ['corpus', 'patterns', 'prompts']
+    >>> sorted(input_fingerprints(load_config("configs/demo.yaml")))
+    ['corpus', 'prompts']
 """
 
 from __future__ import annotations

@@ -7,11 +7,10 @@ misconfigured stops the build before any work. The sample is cut into shards of
 plan is a JSON file beside them; Prefect tasks pass its path.
 
 Example:
-    >>> from cseaug.build.run import BuildRun
-    >>> from cseaug.config import load_config
-    >>> with BuildRun(load_config("configs/demo.yaml")) as run:  # doctest: +SKIP
-    ...     plan_build(run).shards
-    1
+    from cseaug.build.run import BuildRun
+    from cseaug.config import load_config
+    with BuildRun(load_config("configs/demo.yaml")) as run:
+        plan_build(run).shards  # 1
 """
 
 from __future__ import annotations

@@ -23,9 +23,8 @@ probed once (:func:`cseaug.hub.go_offline_unless_reachable`) and, unreachable, t
 works offline from then on, so that no library retries.
 
 Example:
-    >>> from cseaug.config import load_config
-    >>> preflight_problems(load_config("configs/demo.yaml"))  # doctest: +SKIP
-    []
+    from cseaug.config import load_config
+    preflight_problems(load_config("configs/demo.yaml"))  # []
 """
 
 from __future__ import annotations

@@ -8,10 +8,9 @@ On an object store (``output.root`` a URI) the exports are written beside the ve
 local copy in the work directory and uploaded to ``<root>/exports/<name>/<version>/``.
 
 Example:
-    >>> from cseaug.build.run import BuildRun
-    >>> with BuildRun.from_plan(plan.path) as run:  # doctest: +SKIP
-    ...     publish_build(run, outcomes).version_dir
-    PosixPath('storage/datasets/demo/v0001')
+    from cseaug.build.run import BuildRun
+    with BuildRun.from_plan(plan.path) as run:
+        publish_build(run, outcomes).version_dir  # PosixPath('storage/datasets/demo/v0001')
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ LLM answer received in the response cache, each stored the moment it arrived
 (:mod:`cseaug.llm.cache`). ``cseaug build`` says so in its last line when it is stopped.
 
 Example:
-    >>> kept_for_rerun(load_config("configs/demo.yaml"))  # doctest: +SKIP
-    'kept 1 of 3 shards in storage/runs/demo-3f2a... and 412 LLM answers in storage/cache/llm.sqlite; run the same command again to resume'
+    kept_for_rerun(load_config("configs/demo.yaml"))
+    # 'kept 1 of 3 shards in storage/runs/demo-3f2a... and 412 LLM answers in storage/cache/llm.sqlite; run the same command again to resume'
 """
 
 from __future__ import annotations

@@ -15,14 +15,15 @@ The steps of a build:
 * ``other`` rows (the rest of the corpus, and sample anchors whose views failed):
   ``[contamination, mer]``.
 
-Prefect tasks pass only paths and counts; :class:`OpenRuns` lets the tasks of one flow in
-one process use the run the plan task opened, which the flow closes in a ``finally``.
+Prefect tasks pass only paths and counts; an :class:`OpenRuns` the flow enters lets the
+tasks of that flow in its process use the run the plan task opened, and closes it when the
+flow leaves it.
 
 Example:
-    >>> from cseaug.config import load_config
-    >>> from cseaug.build.plan import plan_build
-    >>> with BuildRun(load_config("configs/demo.yaml")) as run:  # doctest: +SKIP
-    ...     plan = plan_build(run)
+    from cseaug.config import load_config
+    from cseaug.build.plan import plan_build
+    with BuildRun(load_config("configs/demo.yaml")) as run:
+        plan = plan_build(run)
 """
 
 from __future__ import annotations
@@ -245,18 +246,31 @@ class BuildRun:
 
 
 class OpenRuns:
-    """The build runs open in this process, by plan path: how the Prefect tasks of one flow
-    share the steps the plan task loaded.
+    """The build runs a flow opened, by plan path: how the Prefect tasks of one flow share
+    the steps the plan task loaded. The flow owns it: it enters it (``with OpenRuns() as
+    runs``) and passes it to its tasks, and leaving it closes every run still open, whether
+    the flow succeeded or failed.
 
-    The plan task opens a run (:meth:`open`), the shard and publish tasks :meth:`use` it,
-    and the flow closes it (:meth:`close`) in a ``finally``. A task that runs where no run
-    is open (a worker process) gets a run of its own for the one call, closed when the
-    call ends.
+    The plan task opens a run (:meth:`open`), the shard and publish tasks :meth:`use` it.
+    A copy in another process is empty (:meth:`__reduce__`), so a task that runs in a
+    worker process of a Dask or Ray cluster gets a run of its own for the one call, closed
+    when the call ends.
     """
 
     def __init__(self) -> None:
         self._runs: dict[str, BuildRun] = {}
         self._lock = threading.Lock()
+
+    def __enter__(self) -> OpenRuns:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close every run still open (their models, engines, GPU memory)."""
+        with self._lock:
+            runs, self._runs = list(self._runs.values()), {}
+        with contextlib.ExitStack() as closing:  # every run is closed, even if one fails to
+            for run in runs:
+                closing.callback(run.close)
 
     def open(self, cfg: RunConfig) -> BuildRun:
         """Open the run of ``cfg`` and keep it under its plan path.
@@ -285,19 +299,7 @@ class OpenRuns:
         with BuildRun.from_plan(plan_path) as own:
             yield own
 
-    def close(self, plan_path: str) -> None:
-        """Close the run of ``plan_path`` and forget it (nothing happens when none is open)."""
-        with self._lock:
-            run = self._runs.pop(plan_path, None)
-        if run is not None:
-            run.close()
-
-    def __contains__(self, plan_path: str) -> bool:
-        with self._lock:
-            return plan_path in self._runs
-
     def __reduce__(self) -> tuple[type[OpenRuns], tuple[()]]:
         """A copy in another process is empty: runs, their models and connections stay in the
-        process that opened them (a Dask or Ray worker gets Prefect tasks pickled by value,
-        with the globals they use)."""
+        process that opened them (a Dask or Ray worker gets a task's arguments pickled)."""
         return OpenRuns, ()

@@ -12,9 +12,9 @@ still corpus sentences of the hybrid dataset), through the ``other`` rows' steps
 judge or the filters drop are not kept at all.
 
 Example:
-    >>> from cseaug.build.run import BuildRun
-    >>> with BuildRun.from_plan(plan.path) as run:  # doctest: +SKIP
-    ...     generate_shard(run, 0).rows
+    from cseaug.build.run import BuildRun
+    with BuildRun.from_plan(plan.path) as run:
+        generate_shard(run, 0).rows
 """
 
 from __future__ import annotations

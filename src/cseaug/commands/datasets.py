@@ -23,18 +23,11 @@ from rich.console import Console
 from rich.filesize import decimal
 from rich.table import Table
 
+from cseaug.commands.options import RootOption
 from cseaug.dataset import uncommitted, versions
 from cseaug.errors import InputError
 from cseaug.roots import default_work_dir, is_uri
 
-RootOption = Annotated[
-    str,
-    typer.Option(
-        "--root",
-        help="Output root holding datasets/ (output.root of the config): a directory or an "
-        "fsspec URI such as s3://bucket/prefix.",
-    ),
-]
 RefArgument = Annotated[
     str, typer.Argument(help="NAME, NAME/latest, NAME/vNNNN, or a version directory.")
 ]

@@ -24,20 +24,13 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from cseaug.commands.options import RootOption
 from cseaug.config import DiagnosticsConfig, apply_overrides, format_validation_error, load_config
 from cseaug.dataset import versions
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import ConfigError, InputError
 from cseaug.roots import default_work_dir, is_uri
 
-RootOption = Annotated[
-    str,
-    typer.Option(
-        "--root",
-        help="Output root holding datasets/ (output.root of the config): a directory or an "
-        "fsspec URI such as s3://bucket/prefix.",
-    ),
-]
 SetOption = Annotated[
     list[str] | None,
     typer.Option(

@@ -40,7 +40,9 @@ def train_command(
         int | None, typer.Option(help="Stop after this many optimisation steps.")
     ] = None,
     device: Annotated[str | None, typer.Option(help="auto, cpu, cuda, cuda:N.")] = None,
-    precision: Annotated[str | None, typer.Option(help="auto, fp32, bf16 or fp16.")] = None,
+    precision: Annotated[
+        str | None, typer.Option(help="auto, float32, bfloat16 or float16.")
+    ] = None,
 ) -> None:
     """Train a VAEGPT-Sim synonym generator on SICK / MRPC pairs (resumes from its last checkpoint)."""
     if output_dir is not None:

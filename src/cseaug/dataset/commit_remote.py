@@ -22,9 +22,9 @@ Exports are written locally beside the local copy and uploaded to
 ``cseaug diagnose`` uploads to ``<root>/diagnostics/<name>/<version>/`` (:func:`upload_tree`).
 
 Example:
-    >>> token = claim_token()
-    >>> version = claim_version(store, "wiki-sts", token)  # doctest: +SKIP
-    >>> upload_version(store, staging_dir, "wiki-sts", version, token)  # doctest: +SKIP
+    token = claim_token()
+    version = claim_version(store, "wiki-sts", token)
+    upload_version(store, staging_dir, "wiki-sts", version, token)
 """
 
 from __future__ import annotations

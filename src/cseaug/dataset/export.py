@@ -43,9 +43,8 @@ picks quadruplet, else triplet, else pair, by what the selected aigen rows carry
 Everything a layout leaves out is counted and explained (:attr:`ExportResult.notes`).
 
 Example:
-    >>> result = export_version("storage/datasets/wiki-sts/v0001", "ngcse", "wiki_sts.jsonl")  # doctest: +SKIP
-    >>> result.rows, result.skipped  # doctest: +SKIP
-    (1000000, {})
+    result = export_version("storage/datasets/wiki-sts/v0001", "ngcse", "wiki_sts.jsonl")
+    result.rows, result.skipped  # (1000000, {})
 """
 
 from __future__ import annotations

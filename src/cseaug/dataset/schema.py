@@ -2,8 +2,8 @@
 
 One canonical row per anchor sentence. ``split`` is ``aigen`` for rows that got generated
 views and ``other`` for the rest of the corpus (the hybrid dataset). Views a method does
-not produce are null. Every stage builds its output with :func:`empty_rows` /
-:func:`rows_table` so a column can never silently go missing or change type.
+not produce are null. Every stage builds its output with :func:`rows_table` so a column can
+never silently go missing or change type.
 
 Example:
     >>> t = rows_table([{"id": "a", "sentence": "A cat sat.", "split": "other"}])
@@ -105,11 +105,6 @@ def rejects_table(records: Iterable[Mapping[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(
         [_complete(r, REJECTS_SCHEMA) for r in records], schema=REJECTS_SCHEMA
     )
-
-
-def empty_rows() -> pa.Table:
-    """A canonical table with no rows."""
-    return CANONICAL_SCHEMA.empty_table()
 
 
 def empty_rejects() -> pa.Table:

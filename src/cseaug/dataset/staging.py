@@ -33,11 +33,10 @@ Memory: rows flow through as Arrow batches; Python objects exist only for the ba
 hand (hashing ids), never for the whole corpus.
 
 Example:
-    >>> from cseaug.dataset.schema import rows_table
-    >>> rows = rows_table([{"id": "a", "sentence": "A cat sat.", "split": "other"}])
-    >>> published = publish_version([rows], root="storage", name="demo", manifest=m)  # doctest: +SKIP
-    >>> published.path  # doctest: +SKIP
-    PosixPath('storage/datasets/demo/v0001')
+    from cseaug.dataset.schema import rows_table
+    rows = rows_table([{"id": "a", "sentence": "A cat sat.", "split": "other"}])
+    published = publish_version([rows], root="storage", name="demo", manifest=m)
+    published.path  # PosixPath('storage/datasets/demo/v0001')
 """
 
 from __future__ import annotations
@@ -227,12 +226,12 @@ class StagedVersion:
             :func:`cseaug.roots.default_work_dir`. Unused for a local root.
 
     Example:
-        >>> with StagedVersion("storage", "demo") as staged:  # doctest: +SKIP
-        ...     staged.write_rows(row_tables)
-        ...     staged.write_rejects(reject_tables)
-        ...     staged.seal()
-        ...     write_diagnostics(staged.path)   # extra files, before publishing
-        ...     published = staged.commit(manifest)
+        with StagedVersion("storage", "demo") as staged:
+            staged.write_rows(row_tables)
+            staged.write_rejects(reject_tables)
+            staged.seal()
+            write_diagnostics(staged.path)   # extra files, before publishing
+            published = staged.commit(manifest)
     """
 
     def __init__(
@@ -657,7 +656,7 @@ def publish_version(
         local_dir: where a URI root's version is staged (see :class:`StagedVersion`).
 
     Example:
-        >>> published = publish_version(tables, root="storage", name="wiki-sts", manifest=m)  # doctest: +SKIP
+        published = publish_version(tables, root="storage", name="wiki-sts", manifest=m)
     """
     with StagedVersion(
         root,

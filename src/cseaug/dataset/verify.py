@@ -24,9 +24,8 @@ diagnostics read during a build, a bare copy) has nothing to be checked against:
 :func:`recorded_sha256` returns None for it and the readers read it as it is.
 
 Example:
-    >>> report = verify_version("storage/datasets/wiki-sts/v0001")  # doctest: +SKIP
-    >>> report.ok, report.checked  # doctest: +SKIP
-    (True, 7)
+    report = verify_version("storage/datasets/wiki-sts/v0001")
+    report.ok, report.checked  # (True, 7)
 """
 
 from __future__ import annotations

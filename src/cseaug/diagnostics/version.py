@@ -162,10 +162,6 @@ class DiagnosticsSummary:
             lines.append(f"Contamination check skipped: {contamination['skipped']}.")
         return lines
 
-    def card_markdown(self, prefix: str = "diagnostics") -> str:
-        """Markdown for the dataset card; images are linked relative to the version directory."""
-        return self._markdown(lambda name: f"{prefix}/{name}" if prefix else name)
-
     def artifact_markdown(self) -> str:
         """Markdown for a Prefect artifact: images inlined as base64 PNG data URIs (the UI renders them)."""
 

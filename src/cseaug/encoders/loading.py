@@ -23,11 +23,16 @@ from typing import Any, Literal
 import numpy as np
 
 from cseaug.config import DiagnosticsConfig
-from cseaug.devices import free_device_memory, gpu_driver_present, resolve_device
+from cseaug.devices import (
+    free_device_memory,
+    gpu_driver_present,
+    resolve_device,
+    resolve_precision,
+)
 from cseaug.encoders.base import Encoder, unit_rows
 from cseaug.encoders.minilm import MINILM_ID, MINILM_NAMES, MINILM_REVISION, minilm_location
 from cseaug.encoders.onnx import ONNX_FILE, OnnxEncoder, onnx_applicable
-from cseaug.encoders.precision import EncoderPrecision, autocast, resolve_precision
+from cseaug.encoders.precision import EncoderPrecision, autocast
 from cseaug.encoders.store import CachedEncoder, EmbeddingStore
 from cseaug.errors import ConfigError, require
 from cseaug.progress import progress_enabled
@@ -106,7 +111,9 @@ class SentenceTransformerEncoder:
         self.dimension = int(self.model.get_embedding_dimension())
         self.batch_size = batch_size
         self.device = str(self.model.device)
-        self.precision = resolve_precision(precision, on_cpu=self.device.startswith("cpu"))
+        self.precision = resolve_precision(
+            precision, self.device, "diagnostics.precision", purpose="inference"
+        )
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if self.precision == "float32":
@@ -156,7 +163,9 @@ class ClsEncoder:
                 "model directory (diagnostics.encoder)"
             ) from exc
         self.device = resolve_device(device, "diagnostics.device")
-        self.precision = resolve_precision(precision, on_cpu=self.device.startswith("cpu"))
+        self.precision = resolve_precision(
+            precision, self.device, "diagnostics.precision", purpose="inference"
+        )
         self.model = model.to(self.device).eval()
         self.name = location
         self.dimension = int(model.config.hidden_size)
@@ -242,7 +251,8 @@ def use_onnx(
                 "diagnostics.precision to auto or float32, or runtime to torch"
             )
         return True
-    return able and resolve_precision(precision, on_cpu=on_cpu) == "float32"
+    device_kind = "cpu" if on_cpu else "cuda"
+    return able and resolve_precision(precision, device_kind, purpose="inference") == "float32"
 
 
 def _slug(text: str) -> str:

@@ -10,11 +10,15 @@ sentence triples. So ``precision: auto`` is bfloat16 on such a CPU and float32 e
 
 Autocast keeps layer norms and softmax in float32 and the embeddings are normalised in
 float32 after pooling; the precision is part of the embedding cache's identity and of the
-diagnostics' summary, so vectors of two precisions are never mixed.
+diagnostics' summary, so vectors of two precisions are never mixed. What ``auto`` means is
+decided with every other precision in :func:`cseaug.devices.resolve_precision` (purpose
+``inference``).
 
 Example:
-    >>> resolve_precision("float32", on_cpu=True)
-    'float32'
+    >>> import torch
+    >>> with autocast(torch, "cpu", "bfloat16"):
+    ...     (torch.ones(2, 2) @ torch.ones(2, 2)).dtype
+    torch.bfloat16
 """
 
 from __future__ import annotations
@@ -22,34 +26,14 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Literal
 
-from cseaug.devices import cpu_has_native_bfloat16
-from cseaug.errors import ConfigError
+from cseaug.devices import PrecisionName
 
 EncoderPrecision = Literal["auto", "float32", "bfloat16", "float16"]
-Precision = Literal["float32", "bfloat16", "float16"]
 
 
-def resolve_precision(spec: EncoderPrecision, *, on_cpu: bool) -> Precision:
-    """The precision ``spec`` means on this machine.
-
-    Args:
-        spec: ``auto`` (bfloat16 on a CPU with native bfloat16, else float32), or one of
-            ``float32``, ``bfloat16``, ``float16``.
-        on_cpu: whether the encoder runs on the CPU.
-
-    Raises:
-        ConfigError: float16 on the CPU (torch has no fast CPU kernels for it).
-    """
-    if spec == "auto":
-        return "bfloat16" if on_cpu and cpu_has_native_bfloat16() else "float32"
-    if spec == "float16" and on_cpu:
-        raise ConfigError(
-            "diagnostics.precision float16 needs a GPU; use auto, float32 or bfloat16 on the CPU"
-        )
-    return spec
-
-
-def autocast(torch: Any, device: str, precision: Precision) -> contextlib.AbstractContextManager:
+def autocast(
+    torch: Any, device: str, precision: PrecisionName
+) -> contextlib.AbstractContextManager:
     """torch's autocast to ``precision`` on ``device`` (a no-op for float32)."""
     if precision == "float32":
         return contextlib.nullcontext()

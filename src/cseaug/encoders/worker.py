@@ -27,12 +27,11 @@ is raised in the parent, same class and message, by the call that needs the enco
 none does (the build failed earlier), :meth:`~EncoderWorker.close` logs it at debug level.
 
 Example:
-    >>> worker = EncoderWorker(DiagnosticsConfig(), None)  # doctest: +SKIP
-    >>> worker.prefetch(["A cat sat."])  # doctest: +SKIP
-    >>> worker.generation_done()  # doctest: +SKIP
-    >>> worker.encode(["A cat sat."]).shape  # doctest: +SKIP
-    (1, 384)
-    >>> worker.close()  # doctest: +SKIP
+    worker = EncoderWorker(DiagnosticsConfig(), None)
+    worker.prefetch(["A cat sat."])
+    worker.generation_done()
+    worker.encode(["A cat sat."]).shape  # (1, 384)
+    worker.close()
 """
 
 from __future__ import annotations

@@ -17,10 +17,10 @@ offline: :class:`OfflineError` stops the run at once and says how to proceed wit
 internet, instead of failing every entry in turn.
 
 Example:
-    >>> from cseaug.fetch.catalog import select
-    >>> report = fetch(select(["sick"]), Path("data"))  # doctest: +SKIP
-    >>> report.summary()  # doctest: +SKIP
-    '1 downloaded (2.4 MB), 0 already present, 0 failed, into data in 1.2 s'
+    from cseaug.fetch.catalog import select
+    report = fetch(select(["sick"]), Path("data"))
+    report.summary()
+    # '1 downloaded (2.4 MB), 0 already present, 0 failed, into data in 1.2 s'
 """
 
 from __future__ import annotations

@@ -43,10 +43,11 @@ disk is an ``OSError`` ``ENOSPC`` naming the file (one line, exit status 2, like
 disk): every answer committed before it stays.
 
 Example:
-    >>> from cseaug.llm.base import ChatRequest
-    >>> backend = CachedBackend(inner_backend, "storage/cache/llm.sqlite")  # doctest: +SKIP
-    >>> backend.count_cached([ChatRequest("k", ({"role": "user", "content": "Hi"},))])  # doctest: +SKIP
+    >>> import tempfile
+    >>> cache = ResponseCache(Path(tempfile.mkdtemp()) / "llm.sqlite")
+    >>> len(cache)
     0
+    >>> cache.close()
 """
 
 from __future__ import annotations
@@ -509,9 +510,11 @@ class CachedBackend(LLMBackend):
         >>> from cseaug.config import LLMConfig
         >>> from cseaug.llm.factory import make_backend
         >>> cfg = LLMConfig(backend="openai-compatible", model="m", base_url="http://127.0.0.1:8000/v1")
-        >>> backend = make_backend(cfg, cache_path=Path("storage/cache/llm.sqlite"))  # doctest: +SKIP
-        >>> isinstance(backend, CachedBackend)  # doctest: +SKIP
+        >>> import tempfile
+        >>> backend = make_backend(cfg, cache_path=Path(tempfile.mkdtemp()) / "llm.sqlite")
+        >>> isinstance(backend, CachedBackend)
         True
+        >>> backend.close()
     """
 
     def __init__(
@@ -542,12 +545,6 @@ class CachedBackend(LLMBackend):
         """The cache key of each request."""
         identity = self.identity()
         return [request_hash(identity, r) for r in requests]
-
-    def count_cached(self, requests: Sequence[ChatRequest]) -> int:
-        """How many of ``requests`` already have a stored answer (for the dry run)."""
-        hashes = self.hashes(requests)
-        stored = self.cache.get_many(hashes)
-        return sum(1 for digest in hashes if digest in stored)
 
     def _generate(
         self, requests: list[ChatRequest], progress: ProgressCallback | None

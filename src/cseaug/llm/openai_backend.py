@@ -44,11 +44,11 @@ Requests run on a pool of ``concurrency`` workers per endpoint on one event loop
 from inside a running loop (e.g. a Prefect task running in async code).
 
 Example:
-    >>> from cseaug.llm.base import ChatRequest
-    >>> backend = OpenAIBackend(  # doctest: +SKIP
-    ...     "Qwen/Qwen2.5-7B-Instruct", {"temperature": 0.0, "max_tokens": 64},
-    ...     name="openai-compatible", base_url="http://127.0.0.1:8000/v1")
-    >>> backend.generate([ChatRequest("s1", ({"role": "user", "content": "Hi"},))])  # doctest: +SKIP
+    from cseaug.llm.base import ChatRequest
+    backend = OpenAIBackend(
+        "Qwen/Qwen2.5-7B-Instruct", {"temperature": 0.0, "max_tokens": 64},
+        name="openai-compatible", base_url="http://127.0.0.1:8000/v1")
+    backend.generate([ChatRequest("s1", ({"role": "user", "content": "Hi"},))])
 """
 
 from __future__ import annotations

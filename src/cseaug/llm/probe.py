@@ -12,8 +12,8 @@ are refused. Every probe response passes :class:`~cseaug.llm.wire.ResponseGuard`
 redirect to another origin, or a compressed body, is refused.
 
 Example:
-    >>> probe_endpoint("http://127.0.0.1:8000/v1", "EMPTY", "m", timeout_s=5)  # doctest: +SKIP
-    {'id': 'm', 'object': 'model', 'owned_by': 'vllm', 'root': '/models/m', ...}
+    probe_endpoint("http://127.0.0.1:8000/v1", "EMPTY", "m", timeout_s=5)
+    # {'id': 'm', 'object': 'model', 'owned_by': 'vllm', 'root': '/models/m', ...}
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ generator is seeded at the start of each ``generate`` call. An error inside one 
 (e.g. a prompt longer than the model's context) fails that batch's requests, not the run.
 
 Example:
-    >>> backend = TransformersBackend("Qwen/Qwen2.5-0.5B-Instruct", {"max_tokens": 64})  # doctest: +SKIP
-    >>> backend.check()  # loads the model now  # doctest: +SKIP
+    backend = TransformersBackend("Qwen/Qwen2.5-0.5B-Instruct", {"max_tokens": 64})
+    backend.check()  # loads the model now
 """
 
 from __future__ import annotations

@@ -30,8 +30,8 @@ the batch with its message.
 vLLM needs CUDA (extra ``vllm``); the engine factory can be injected for tests.
 
 Example:
-    >>> backend = VLLMBackend("Qwen/Qwen2.5-7B-Instruct", {"temperature": 0.0, "max_tokens": 64})  # doctest: +SKIP
-    >>> backend.check()  # creates the engine now, before any work  # doctest: +SKIP
+    backend = VLLMBackend("Qwen/Qwen2.5-7B-Instruct", {"temperature": 0.0, "max_tokens": 64})
+    backend.check()  # creates the engine now, before any work
 """
 
 from __future__ import annotations

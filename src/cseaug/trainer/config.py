@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from cseaug.config import StrictModel, load_yaml_model
+from cseaug.config import StrictModel, TrainingPrecision, load_yaml_model
 
 Objective = Literal[
     "simcse-unsup", "simcse-sup", "ngcse", "osscse", "skicse-unsup", "skicse-sup", "generate-cse"
@@ -251,9 +251,10 @@ class TrainConfig(StrictModel):
         "auto",
         description="auto (cuda when available), cpu or cuda (choose the GPU with CUDA_VISIBLE_DEVICES).",
     )
-    precision: Literal["auto", "fp32", "bf16", "fp16"] = Field(
+    precision: TrainingPrecision = Field(
         "auto",
-        description="auto: bf16 on GPUs that have it, fp16 on other GPUs, fp32 on CPU.",
+        description="auto: bfloat16 on GPUs that have it, float16 on other GPUs, float32 on "
+        "CPU; float16 needs a GPU (fp32, bf16, fp16 are read as float32, bfloat16, float16).",
     )
     logging_steps: int = Field(10, ge=1, description="Record the training loss every n steps.")
     torch_threads: int | None = Field(
@@ -299,6 +300,7 @@ def load_train_config(path: str | Path | None, overrides: list[str] | None = Non
             names every bad key.
 
     Example:
-        >>> cfg = load_train_config("configs/train/ngcse.yaml", ["max_steps=10"])  # doctest: +SKIP
+        >>> load_train_config("configs/train/ngcse.yaml", ["max_steps=10"]).max_steps
+        10
     """
     return load_yaml_model(TrainConfig, path, overrides, what="training config")

@@ -16,9 +16,8 @@ trainer.objectives.MIXED`: generated rows first, each row's kind in ``label``
 (:func:`mix_ngcse_sets`), batched by :class:`cseaug.trainer.sampler.MixedBatchSampler`.
 
 Example:
-    >>> data = load_training_data("storage/datasets/wiki-sts/v0001", cfg)  # doctest: +SKIP
-    >>> data.rows  # doctest: +SKIP
-    {'hierarchy': 18000, 'dropout': 882000}
+    data = load_training_data("storage/datasets/wiki-sts/v0001", cfg)
+    data.rows  # {'hierarchy': 18000, 'dropout': 882000}
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@
   with ``evaluation_pooling`` in eval mode, and the saved encoder is that pooling.
 
 Example:
-    >>> model = build_encoder(cfg, "bert-base-uncased", device="cpu")  # doctest: +SKIP
-    >>> inference_encoder(model).save("storage/models/x")  # doctest: +SKIP
+    model = build_encoder(cfg, "bert-base-uncased", device="cpu")
+    inference_encoder(model).save("storage/models/x")
 """
 
 from __future__ import annotations

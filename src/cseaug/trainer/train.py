@@ -9,11 +9,11 @@ sets, save it with its training record and card (:mod:`.card`). It runs without 
 ``cseaug train-encoder`` runs it as the flow ``train-sentence-encoder``.
 
 Example:
-    >>> from cseaug.trainer.config import load_train_config
-    >>> cfg = load_train_config("configs/train/ngcse.yaml", ["max_steps=100"])  # doctest: +SKIP
-    >>> result = train_encoder("storage/datasets/wiki-sts/v0001", cfg, "storage/models/wiki-sts")  # doctest: +SKIP
-    >>> result.record["scores"]["after"]["STS-B"], result.record["selection"]["step"]  # doctest: +SKIP
-    (0.79, 75)
+    from cseaug.trainer.config import load_train_config
+    cfg = load_train_config("configs/train/ngcse.yaml", ["max_steps=100"])
+    result = train_encoder("storage/datasets/wiki-sts/v0001", cfg, "storage/models/wiki-sts")
+    result.record["scores"]["after"]["STS-B"], result.record["selection"]["step"]
+    # (0.79, 75)
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cseaug.dataset import versions
-from cseaug.devices import resolve_device
+from cseaug.devices import resolve_device, resolve_precision
 from cseaug.encoders.minilm import MINILM_NAMES, minilm_location
 from cseaug.errors import ConfigError, InputError, require
 from cseaug.hashing import file_sha256
@@ -62,23 +62,16 @@ class TrainResult:
         return {"model_dir": str(self.model_dir), **self.record}
 
 
-def resolve_precision(cfg: TrainConfig) -> tuple[str, str]:
-    """(device, precision): the device as :func:`cseaug.devices.resolve_device` resolves it
-    (``auto``: cuda when there is one); precision ``auto`` is bf16 on GPUs that have it, else
-    fp16, and fp32 on the CPU.
+def device_and_precision(cfg: TrainConfig) -> tuple[str, str]:
+    """(device, precision) of ``cfg`` as :mod:`cseaug.devices` resolves them for training
+    (``auto``: cuda when there is one; bfloat16 on GPUs that have it, else float16, and
+    float32 on the CPU).
 
     Raises:
-        ConfigError: cuda or half precision asked for where there is no GPU.
+        ConfigError: cuda or float16 asked for where there is no GPU.
     """
-    torch = require("torch", "hf", "Training a sentence encoder")
     device = resolve_device(cfg.device)
-    precision = cfg.precision
-    if precision == "auto":
-        on_gpu = device.startswith("cuda")
-        precision = ("bf16" if torch.cuda.is_bf16_supported() else "fp16") if on_gpu else "fp32"
-    if precision != "fp32" and not device.startswith("cuda"):
-        raise ConfigError(f"precision '{precision}' needs a GPU; on {device} use precision=fp32")
-    return device, precision
+    return device, resolve_precision(cfg.precision, device, purpose="training")
 
 
 def default_model_dir(root: str | Path, version_dir: str | Path, objective: str) -> Path:
@@ -181,8 +174,8 @@ def _trainer(
         report_to="none",
         disable_tqdm=True,  # callbacks.StepProgress shows the steps
         use_cpu=device == "cpu",
-        bf16=precision == "bf16",
-        fp16=precision == "fp16",
+        bf16=precision == "bfloat16",
+        fp16=precision == "float16",
         multi_dataset_batch_sampler="proportional",
         **extra,
     )
@@ -284,7 +277,7 @@ def train_encoder(
     refuse_fallback_only(cfg, data, version_dir)
     sets = eval_sets(cfg.evaluation)  # before training: a missing set fails early
     dev = dev_set(cfg.evaluation)
-    device, precision = resolve_precision(cfg)
+    device, precision = device_and_precision(cfg)
     if device == "cpu" and cfg.torch_threads:
         require("torch", "hf", "Training a sentence encoder").set_num_threads(cfg.torch_threads)
     model = load_encoder(cfg, device)

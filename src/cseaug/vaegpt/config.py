@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from cseaug.config import StrictModel, SynonymGenerationConfig, load_yaml_model
+from cseaug.config import StrictModel, SynonymGenerationConfig, TrainingPrecision, load_yaml_model
 
 
 class PairDataConfig(StrictModel):
@@ -145,9 +145,10 @@ class VAEGPTTrainConfig(StrictModel):
         0, description="Seed of the split, the data order, the weights' noise and the sampling."
     )
     device: str = Field("auto", description="auto (cuda when available), cpu, cuda, cuda:N.")
-    precision: Literal["auto", "fp32", "bf16", "fp16"] = Field(
+    precision: TrainingPrecision = Field(
         "auto",
-        description="'auto': bf16 on a GPU that has it, else fp16 with loss scaling; fp32 on CPU.",
+        description="'auto': bfloat16 on a GPU that has it, else float16 with loss scaling; "
+        "float32 on CPU (fp32, bf16, fp16 are read as float32, bfloat16, float16).",
     )
     data: PairDataConfig = Field(default_factory=PairDataConfig, description="Training pairs.")
     model: ModelConfig = Field(default_factory=ModelConfig, description="Latent structure.")

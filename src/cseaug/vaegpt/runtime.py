@@ -1,11 +1,13 @@
-"""Mixed precision of VAEGPT-Sim training (devices and weight dtypes: :mod:`cseaug.devices`)."""
+"""Mixed precision of VAEGPT-Sim training: autocast and loss scaling for the precision
+:func:`cseaug.devices.resolve_precision` chooses (devices and weight dtypes are there too)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from cseaug.errors import ConfigError, require
+from cseaug.devices import PrecisionName, resolve_precision
+from cseaug.errors import require
 
 
 def _torch() -> Any:
@@ -16,7 +18,7 @@ def _torch() -> Any:
 class Precision:
     """How the forward pass runs: autocast dtype (None: float32) and whether a GradScaler is needed."""
 
-    name: str
+    name: PrecisionName
     autocast_dtype: Any | None
     scaler: bool
 
@@ -36,29 +38,16 @@ class Precision:
         )
 
 
-def resolve_precision(spec: str, device: Any) -> Precision:
-    """Mixed precision for training on ``device``.
-
-    ``auto``: bfloat16 on a GPU that supports it, else float16 with a GradScaler; float32 on
-    CPU. ``bf16`` also works on CPU (autocast); ``fp16`` needs CUDA.
+def training_precision(spec: str, device: Any) -> Precision:
+    """Mixed precision for training on ``device`` (a ``torch.device``): ``auto`` is
+    bfloat16 on a GPU that has it, else float16 with a GradScaler, and float32 on the CPU;
+    ``bfloat16`` also works on the CPU (autocast), ``float16`` needs a GPU.
 
     Example:
         >>> import torch
-        >>> resolve_precision("auto", torch.device("cpu")).name
-        'fp32'
+        >>> training_precision("auto", torch.device("cpu")).name
+        'float32'
     """
-    torch = _torch()
-    if spec == "auto":
-        if device.type != "cuda":
-            spec = "fp32"
-        else:
-            spec = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    if spec == "fp32":
-        return Precision("fp32", None, False)
-    if spec == "bf16":
-        return Precision("bf16", torch.bfloat16, False)
-    if spec == "fp16":
-        if device.type != "cuda":
-            raise ConfigError("precision 'fp16' needs a CUDA device; use bf16 or fp32 on CPU")
-        return Precision("fp16", torch.float16, True)
-    raise ConfigError(f"precision '{spec}' is not one of auto, fp32, bf16, fp16")
+    name = resolve_precision(spec, str(device), purpose="training")
+    dtype = None if name == "float32" else getattr(_torch(), name)
+    return Precision(name, dtype, scaler=name == "float16")

@@ -41,7 +41,7 @@ from cseaug.vaegpt.generate import VAEGPTSimGenerator, load_tokenizer
 from cseaug.vaegpt.layout import PairBatch, pair_batch
 from cseaug.vaegpt.loss import FrozenJudge, LossParts, LossSettings, vaegpt_loss
 from cseaug.vaegpt.model import VAEGPTSim, VAEGPTSimSettings
-from cseaug.vaegpt.runtime import Precision, resolve_precision
+from cseaug.vaegpt.runtime import Precision, training_precision
 
 torch = require("torch", "hf", "VAEGPT-Sim training")
 
@@ -145,7 +145,7 @@ class _Run:
         self.out.mkdir(parents=True, exist_ok=True)
         self.metrics_path = self.out / "metrics.jsonl"
         self.device = torch.device(resolve_device(cfg.device, "device"))
-        self.precision = resolve_precision(cfg.precision, self.device)
+        self.precision = training_precision(cfg.precision, self.device)
         self.loss_settings = loss_settings(cfg)
         torch.manual_seed(cfg.seed)
 

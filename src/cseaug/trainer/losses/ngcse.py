@@ -17,7 +17,7 @@ Defaults (appendix, Table 6 and the authors' ``sts_ht.sh``): tau 0.05, m1 5e-3, 
 one softmax (their ``_ng_forward`` with ``--use_native_loss --use_loss3``).
 
 Example:
-    >>> loss = NGCSEHierarchicalLoss(model, temperature=0.05, margins=(5e-3, 5e-2), beta=1.0)  # doctest: +SKIP
+    loss = NGCSEHierarchicalLoss(model, temperature=0.05, margins=(5e-3, 5e-2), beta=1.0)
 """
 
 from __future__ import annotations

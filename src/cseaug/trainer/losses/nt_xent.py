@@ -9,7 +9,7 @@ term of the N source sentences; :class:`SymmetricNTXentLoss` averages it with th
 taken from the N views.
 
 Example:
-    >>> loss = SymmetricNTXentLoss(model, scale=1 / 0.05)  # doctest: +SKIP
+    loss = SymmetricNTXentLoss(model, scale=1 / 0.05)
 """
 
 from __future__ import annotations

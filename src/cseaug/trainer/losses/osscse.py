@@ -16,7 +16,7 @@ anchor) and train l_c (+ l_r) only. theta^* is taken at the first batch, before 
 Defaults (appendix A): tau 0.05, alpha 0.05, beta 0.2, lambda 1e-3, gamma 2e-3.
 
 Example:
-    >>> loss = OssCSELoss(model, temperature=0.05)  # doctest: +SKIP
+    loss = OssCSELoss(model, temperature=0.05)
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ why the bounded reading is the default. Defaults (appendix A): lambda 0.15; lamb
 lambda_2 0.3.
 
 Example:
-    >>> loss = SKICSESupervisedLoss(model, temperature=0.05, ski_weights=(0.1, 0.3))  # doctest: +SKIP
+    loss = SKICSESupervisedLoss(model, temperature=0.05, ski_weights=(0.1, 0.3))
 """
 
 from __future__ import annotations
