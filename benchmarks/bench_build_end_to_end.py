@@ -104,10 +104,10 @@ def overrides(args: argparse.Namespace, corpus: Path, root: Path, base_url: str)
 
 def build_requests(settings: list[str]) -> list:
     """Every request the build sends, as the dry run records them."""
-    from cseaug.build.dry_run import RecordingBackend
-    from cseaug.build.stages import make_llm_stage
     from cseaug.config import load_config
     from cseaug.corpus.prepare import prepare_corpus
+    from cseaug.pipeline.dry_run import RecordingBackend
+    from cseaug.pipeline.stages import make_llm_stage
 
     cfg = load_config(REPO / "configs" / "wiki-sts.yaml", settings)
     recorder = RecordingBackend()

@@ -86,8 +86,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.02)
     args = parser.parse_args()
 
-    from cseaug.build.local import run_build
     from cseaug.config import load_config
+    from cseaug.pipeline.local import run_build
 
     server = start_server_process(latency_s=args.latency)
     work = Path(tempfile.mkdtemp(prefix="bench-prefect-"))

@@ -164,8 +164,8 @@ def pretrained_problem(model: str) -> str | None:
 def build_version(root: Path, name: str, corpus: dict[str, Any]) -> Path:
     """A version of ``corpus`` published by a ``generate_cse`` build without generator: one
     sampled sentence gets a random view, every other row is published as given."""
-    from cseaug.build.local import run_build
     from cseaug.config import RunConfig
+    from cseaug.pipeline.local import run_build
 
     cfg = RunConfig.model_validate(
         {

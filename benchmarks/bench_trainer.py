@@ -42,8 +42,8 @@ SHARED = REPO.parent / "shared" / "data"
 
 def build_version(root: Path, sentences: int, views: int) -> Path:
     """A generate_cse version of ``sentences`` Wikipedia sentences (random views, no generator)."""
-    from cseaug.build.local import run_build
     from cseaug.config import RunConfig
+    from cseaug.pipeline.local import run_build
 
     cfg = RunConfig.model_validate(
         {

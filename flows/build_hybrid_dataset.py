@@ -1,8 +1,8 @@
 """The ``build-hybrid-dataset`` flow: corpus -> sample shards -> views -> published version.
 
 Composition only: every step is a task in :mod:`cseaug_prefect.tasks.build`, every computation is in
-:mod:`cseaug.build`. Tasks pass the path of the run plan and counts, never tables. The flow
-owns the build's open run: it enters an :class:`~cseaug.build.run.OpenRuns`, passes it to
+:mod:`cseaug.pipeline`. Tasks pass the path of the run plan and counts, never tables. The flow
+owns the build's open run: it enters an :class:`~cseaug.pipeline.run.OpenRuns`, passes it to
 its tasks, and leaving it closes the models the plan task loaded, whether the build
 succeeds or not.
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 from prefect import flow, unmapped
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
-from cseaug.build.run import OpenRuns
-from cseaug.build.shard import ShardOutcome
 from cseaug.config import load_config
+from cseaug.pipeline.run import OpenRuns
+from cseaug.pipeline.shard import ShardOutcome
 from cseaug.secrets import install_log_scrubbing
 from cseaug_prefect.tasks.build import generate_shard, plan_build, publish_build
 from cseaug_prefect.tasks.diagnostics import artifact_key, diagnostics_artifact_task
@@ -68,7 +68,7 @@ def generate_shards(plan_path: str, shards: int) -> list[ShardOutcome]:
     Every shard runs to its end before a failure is raised, so each finished shard is in the
     run store and a rerun of the build reuses it. Its tasks run in the cluster's worker
     processes, where no run is open (a flow's parameters must be JSON, so the parent's
-    :class:`~cseaug.build.run.OpenRuns` is not one): each makes a run of its own.
+    :class:`~cseaug.pipeline.run.OpenRuns` is not one): each makes a run of its own.
     """
     with OpenRuns() as runs:
         futures = generate_shard.map(unmapped(plan_path), range(shards), unmapped(runs))

@@ -1,8 +1,8 @@
-"""Thin Prefect tasks of the build flow: each calls one function of :mod:`cseaug.build`.
+"""Thin Prefect tasks of the build flow: each calls one function of :mod:`cseaug.pipeline`.
 
 Tasks exchange the run plan's path and counts, never tables. The flow owns an
-:class:`~cseaug.build.run.OpenRuns` and passes it to every task: the plan task opens the
-build's :class:`~cseaug.build.run.BuildRun` (its models loaded once) in it, the shard and
+:class:`~cseaug.pipeline.run.OpenRuns` and passes it to every task: the plan task opens the
+build's :class:`~cseaug.pipeline.run.BuildRun` (its models loaded once) in it, the shard and
 publish tasks of the flow's process use that run, and the flow closes it by leaving the
 ``with`` block, so a failed build frees its models too. A task on a worker of a Dask or Ray
 cluster gets an empty copy of the registry and makes a run of its own for its call.
@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from prefect import get_run_logger, task
 
-from cseaug.build.plan import PlanRef
-from cseaug.build.plan import plan_build as plan_run
-from cseaug.build.publish import publish_build as publish_run
-from cseaug.build.run import OpenRuns
-from cseaug.build.shard import ShardOutcome
-from cseaug.build.shard import generate_shard as generate_run_shard
 from cseaug.config import load_config
+from cseaug.pipeline.plan import PlanRef
+from cseaug.pipeline.plan import plan_build as plan_run
+from cseaug.pipeline.publish import publish_build as publish_run
+from cseaug.pipeline.run import OpenRuns
+from cseaug.pipeline.shard import ShardOutcome
+from cseaug.pipeline.shard import generate_shard as generate_run_shard
 from cseaug.secrets import install_log_scrubbing
 
 

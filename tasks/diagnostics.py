@@ -1,7 +1,7 @@
 """The Prefect task of the diagnostics: show a version's ``diagnostics/`` as a markdown artifact.
 
 A thin wrapper over :mod:`cseaug.diagnostics.version`: the build writes the files before it
-publishes (:mod:`cseaug.build.publish`), and the flow shows them with this task. The artifact
+publishes (:mod:`cseaug.pipeline.publish`), and the flow shows them with this task. The artifact
 inlines the PNGs as base64 data URIs, which the Prefect UI renders in markdown artifacts, so
 the plots are visible on the flow run without access to the output directory.
 """

@@ -46,7 +46,7 @@ def rooms() -> set[str]:
 
 
 def room_of(module: str) -> str | None:
-    """``cseaug.build.run`` -> ``build/``, ``cseaug.config`` -> ``config.py``."""
+    """``cseaug.pipeline.run`` -> ``build/``, ``cseaug.config`` -> ``config.py``."""
     parts = module.split(".")
     if parts[0] != "cseaug":
         return None

@@ -33,9 +33,9 @@ from cseaug.config import RunConfig, load_config
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from cseaug.build.publish import BuildSummary
     from cseaug.dataset.export import ExportResult
     from cseaug.dataset.verify import VerifyReport
+    from cseaug.pipeline.publish import BuildSummary
 
 
 def build_dataset(
@@ -57,8 +57,8 @@ def build_dataset(
         ConfigError, InputError, BackendError, PreflightError, PublishGateError: as
             ``cseaug build`` reports them (:class:`cseaug.errors.CseaugError`).
     """
-    from cseaug.build.local import run_build
-    from cseaug.build.preflight import check_before_build
+    from cseaug.pipeline.local import run_build
+    from cseaug.pipeline.preflight import check_before_build
 
     if isinstance(config, RunConfig):
         if overrides:

@@ -4,7 +4,7 @@ A step takes canonical rows (:data:`cseaug.dataset.schema.CANONICAL_SCHEMA`) and
 :class:`StepResult`: the rows it kept or filled with views, a rejects table
 (:data:`cseaug.dataset.schema.REJECTS_SCHEMA`) naming every anchor or view it dropped and
 why, and statistics. Augmentation stages (:mod:`cseaug.augment`), row filters and the MER
-step of a build (:mod:`cseaug.build`) are all steps. Steps do no dataset I/O (the writer
+step of a build (:mod:`cseaug.pipeline`) are all steps. Steps do no dataset I/O (the writer
 owns files) and know nothing of Prefect or of which LLM backend runs.
 
 A step also declares what it provides beyond rows: :meth:`Step.manifest` (what it records
@@ -12,7 +12,7 @@ in a version's manifest: prompts, example set, models), :meth:`Step.usage` (LLM 
 spent so far) and :meth:`Step.close` (free what it holds: connections, engines, GPU
 memory). :class:`Step` gives the "nothing" answer of each, so a step inherits from it and
 says only what it has. Whoever makes a step closes it (in a build: the
-:class:`~cseaug.build.run.BuildRun`).
+:class:`~cseaug.pipeline.run.BuildRun`).
 
 :func:`run_steps` is the one composition loop: each step gets the rows the step before it
 kept. A build runs ``[stage, quality, *filters, mer]`` through it; :class:`Chain` makes one

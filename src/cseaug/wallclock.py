@@ -7,7 +7,7 @@ are the user's wait too) and when it handed the build to Prefect (:data:`FLOW_CA
 the plan step marks when the flow's first task began (:data:`PLAN_STARTED`). The publish
 step :func:`take` s them, so that a later build in the same process starts from none. A
 build that runs where the marks were not made (a Prefect worker,
-:func:`cseaug.build.local.run_build`) records only the phases it measured itself.
+:func:`cseaug.pipeline.local.run_build`) records only the phases it measured itself.
 
 Example:
     >>> mark(CLI_STARTED); mark(FLOW_CALLED)

@@ -26,12 +26,12 @@ from cseaug.augment.backtranslate import (
 from cseaug.augment.negation import NegationStage, Negator
 from cseaug.augment.osscse import OssCSEStage
 from cseaug.augment.translation import Translator, new_tokens_cap
-from cseaug.build.mer import MERStep
-from cseaug.build.stages import make_osscse_stage
 from cseaug.config import RunConfig
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, rows_table
 from cseaug.errors import ConfigError, InputError
 from cseaug.metrics.mer import mer
+from cseaug.pipeline.mer import MERStep
+from cseaug.pipeline.stages import make_osscse_stage
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

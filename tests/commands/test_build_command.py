@@ -212,8 +212,8 @@ def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
 
     import cseaug.commands.build as build_command
     import cseaug_prefect.flows.build_hybrid_dataset as flow_module
-    from cseaug.build.publish import BuildSummary
     from cseaug.cli import app
+    from cseaug.pipeline.publish import BuildSummary
 
     calls: list[list[str]] = []
     summary = BuildSummary(

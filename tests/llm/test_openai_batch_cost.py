@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cseaug.build.dry_run import estimate_build
 from cseaug.config import RunConfig
+from cseaug.pipeline.dry_run import estimate_build
 
 
 def dry_run(shared_data: Path, tmp_path: Path, **llm) -> dict:

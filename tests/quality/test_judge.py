@@ -11,11 +11,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from cseaug.build.preflight import preflight_problems
 from cseaug.config import LLM_METHODS, RunConfig, config_fingerprint, load_config
 from cseaug.dataset.schema import rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import TRANSIENT, ChatRequest, ChatResponse, LLMBackend, ProgressCallback
+from cseaug.pipeline.preflight import preflight_problems
 from cseaug.prompts import METHOD_PROMPTS, default_prompts_dir, load_prompt
 from cseaug.quality.judge import (
     LLMJudge,

@@ -12,11 +12,11 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from cseaug.build.dry_run import estimate_build
-from cseaug.build.local import run_build
-from cseaug.build.publish import BuildSummary
 from cseaug.config import RunConfig
 from cseaug.errors import PublishGateError
+from cseaug.pipeline.dry_run import estimate_build
+from cseaug.pipeline.local import run_build
+from cseaug.pipeline.publish import BuildSummary
 from tests.fake_openai_server import Action, FakeOpenAIServer
 
 pytestmark = pytest.mark.slow

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from cseaug.build.local import run_build
 from cseaug.config import load_config
 from cseaug.dataset.versions import latest_version, list_versions
+from cseaug.pipeline.local import run_build
 from tests.fake_openai_server import Action, FakeOpenAIServer
 from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment, run_cseaug
 

@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 
-from cseaug.build import publish as build_publish
 from cseaug.dataset import versions
 from cseaug.dataset.staging import PublishedVersion, publish_version
 from cseaug.dataset.verify import verify_version
 from cseaug.errors import InputError
+from cseaug.pipeline import publish as build_publish
 from tests.canonical_rows import make_rows
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.reliability.attack_tools import REPO
@@ -206,8 +206,8 @@ def test_a_build_whose_exports_fill_the_disk_says_its_version_is_published(
     build's one-line error starts with "published <version>" (the version is there, read-only,
     verified, `latest`) and says how to write the exports again. Before, the build ended
     with "no space left on device", exit 2, as if nothing had been published."""
-    from cseaug.build.local import run_build
-    from tests.build.test_build_run import make_config
+    from cseaug.pipeline.local import run_build
+    from tests.pipeline.test_build_run import make_config
 
     real_publish = build_publish.publish_version
 

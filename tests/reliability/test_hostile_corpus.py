@@ -1,6 +1,6 @@
 """A hostile corpus against a model that obeys injected instructions: what gets published.
 
-The library builds (:func:`~cseaug.build.local.run_build`: plan, shards, publish) against
+The library builds (:func:`~cseaug.pipeline.local.run_build`: plan, shards, publish) against
 the fake OpenAI server with the :func:`~tests.fake_openai_server.obey_injected_instructions`
 policy: asked to "reveal your instructions", it prints its system message, few-shot
 examples included.
@@ -15,10 +15,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from cseaug.build.local import run_build
-from cseaug.build.publish import BuildSummary
 from cseaug.config import RunConfig
 from cseaug.dataset.reader import read_rows
+from cseaug.pipeline.local import run_build
+from cseaug.pipeline.publish import BuildSummary
 from cseaug.text_hazards import SPECIAL_TOKEN_PATTERN, invisible_pattern
 from tests.fake_openai_server import FakeOpenAIServer, obey_injected_instructions
 from tests.reliability.attack_tools import REPO

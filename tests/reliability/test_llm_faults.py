@@ -16,14 +16,14 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from cseaug.build.plan import plan_build
-from cseaug.build.publish import BuildSummary, publish_build
-from cseaug.build.run import BuildRun
-from cseaug.build.shard import ShardOutcome, generate_shard
 from cseaug.cli import app
 from cseaug.config import RunConfig
 from cseaug.errors import BackendError
 from cseaug.llm.cache import ResponseCache
+from cseaug.pipeline.plan import plan_build
+from cseaug.pipeline.publish import BuildSummary, publish_build
+from cseaug.pipeline.run import BuildRun
+from cseaug.pipeline.shard import ShardOutcome, generate_shard
 from tests.fake_openai_server import Action, FakeOpenAIServer
 from tests.reliability.attack_tools import REPO
 
@@ -70,7 +70,7 @@ def config(root: Path, base_url: str, **llm: Any) -> RunConfig:
             },
             "output": {"root": str(root)},
             # these tests read what a failing build records in its version: the publish gate,
-            # which would stop it (tests/build/test_publish_gate.py), is off
+            # which would stop it (tests/pipeline/test_publish_gate.py), is off
             "publish": {"min_generated_share": 0},
             "diagnostics": {"enabled": False},
         }

@@ -22,15 +22,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from cseaug.build.local import run_build
-from cseaug.build.plan import plan_build
-from cseaug.build.publish import BuildSummary, publish_build
-from cseaug.build.run import BuildRun
-from cseaug.build.shard import generate_shard
 from cseaug.cli import app
 from cseaug.config import RunConfig
 from cseaug.dataset.versions import latest_version, list_versions
 from cseaug.errors import PublishGateError
+from cseaug.pipeline.local import run_build
+from cseaug.pipeline.plan import plan_build
+from cseaug.pipeline.publish import BuildSummary, publish_build
+from cseaug.pipeline.run import BuildRun
+from cseaug.pipeline.shard import generate_shard
 from tests.fake_openai_server import Action, FakeOpenAIServer
 from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment, run_cseaug
 

@@ -24,10 +24,10 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from cseaug.build.local import run_build
-from cseaug.build.publish import BuildSummary
 from cseaug.cli import app
 from cseaug.config import RunConfig
+from cseaug.pipeline.local import run_build
+from cseaug.pipeline.publish import BuildSummary
 from tests.fake_openai_server import Action, FakeOpenAIServer
 from tests.quality.demo_views import FRENCH, GERMAN, PARAPHRASES, SPANISH
 from tests.reliability.attack_tools import REPO

@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 BUILD = """
 import sys
-from cseaug.build.local import run_build
+from cseaug.pipeline.local import run_build
 from cseaug.config import load_config
 
 print(run_build(load_config(sys.argv[1], sys.argv[2:])).version_dir)

@@ -20,12 +20,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from cseaug.api import open_version
-from cseaug.build.run import BuildRun
 from cseaug.cli import main
 from cseaug.dataset import versions
 from cseaug.dataset.reader import iter_batches
 from cseaug.dataset.staging import PublishedVersion, publish_version
 from cseaug.errors import InputError
+from cseaug.pipeline.run import BuildRun
 from tests.reliability.attack_tools import REPO, run_cseaug
 
 pytestmark = pytest.mark.reliability

@@ -166,8 +166,8 @@ def test_a_cancelled_deployment_run_ends_cancelled_and_its_rerun_resumes(
     from prefect.settings import PREFECT_API_URL
     from prefect.states import Cancelling
 
-    from cseaug.build.local import run_build
     from cseaug.config import load_config
+    from cseaug.pipeline.local import run_build
 
     root = tmp_path / "storage"
     name = f"stop-{tmp_path.name}"

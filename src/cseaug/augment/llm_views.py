@@ -154,7 +154,7 @@ def failure(response: ChatResponse) -> tuple[str, dict[str, Any]]:
     reason = str(response.failure) if own else LLM_ERROR
     detail: dict[str, Any] = {"error": response.error}
     if response.retryable:
-        detail["retryable"] = True  # a rerun sends it again (build/shard.py)
+        detail["retryable"] = True  # a rerun sends it again (pipeline/shard.py)
     return reason, detail
 
 

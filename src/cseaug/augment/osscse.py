@@ -14,7 +14,7 @@ backtranslation:de|ru``), ``negative`` (``negative_method = negation``); the bui
 step adds ``mer_positive`` and ``mer_negative``.
 
 Example:
-    from cseaug.build.stages import make_stage
+    from cseaug.pipeline.stages import make_stage
     from cseaug.config import load_config
     stage = make_stage(load_config("configs/wiki-osscse.yaml"))
     result = stage(rows)

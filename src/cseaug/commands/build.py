@@ -3,12 +3,12 @@
 The build runs as the Prefect flow ``build-hybrid-dataset`` so that every run shows in
 Prefect (an ephemeral local server when no ``PREFECT_API_URL`` is set, which the command
 starts itself while it imports the flow: :mod:`cseaug_prefect.flows.temporary_server`).
-Before either, the preflight (:mod:`cseaug.build.preflight`) checks everything the build
+Before either, the preflight (:mod:`cseaug.pipeline.preflight`) checks everything the build
 needs and reports every problem at once. ``--dry-run`` runs the same checks, then counts the
 requests and tokens the build would spend, and publishes nothing; it stops only on the
 config's inputs, and lists what a real build would still need (an API key, models, ...).
 Stopped (Ctrl-C, SIGTERM), a build ends with one line saying what the run store and the
-response cache kept for the rerun (:mod:`cseaug.build.resume`).
+response cache kept for the rerun (:mod:`cseaug.pipeline.resume`).
 """
 
 from __future__ import annotations
@@ -161,12 +161,12 @@ def build(
 
 def run_build_command(cfg: RunConfig, config: Path, overrides: list[str], *, dry_run: bool) -> None:
     """The preflight, then the dry run's estimate or the build's flow and its summary."""
-    from cseaug.build.preflight import check_before_build
+    from cseaug.pipeline.preflight import check_before_build
 
     # every problem at once, in seconds, before any server or flow starts
     build_needs = check_before_build(cfg, say=say, dry_run=dry_run)
     if dry_run:
-        from cseaug.build.dry_run import estimate_build
+        from cseaug.pipeline.dry_run import estimate_build
 
         print_estimate(estimate_build(cfg), build_needs)
         return
@@ -182,9 +182,9 @@ def run_build_command(cfg: RunConfig, config: Path, overrides: list[str], *, dry
 
 
 def kept_for_rerun(cfg: RunConfig) -> str | None:
-    """What a stopped build of ``cfg`` kept for its rerun (:mod:`cseaug.build.resume`);
+    """What a stopped build of ``cfg`` kept for its rerun (:mod:`cseaug.pipeline.resume`);
     None when its inputs cannot be read (the preflight said why)."""
-    from cseaug.build.resume import kept_for_rerun as kept
+    from cseaug.pipeline.resume import kept_for_rerun as kept
 
     try:
         return kept(cfg)

@@ -148,8 +148,8 @@ def negate_command(
     import pyarrow as pa
 
     from cseaug.augment.negation import NegationStage, Negator
-    from cseaug.build.mer import MERStep
     from cseaug.dataset.tables import write_table
+    from cseaug.pipeline.mer import MERStep
 
     check_outputs(output, rejects)
 
@@ -236,8 +236,8 @@ def backtranslate_command(
     import pyarrow as pa
 
     from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
-    from cseaug.build.mer import MERStep
     from cseaug.dataset.tables import write_table
+    from cseaug.pipeline.mer import MERStep
 
     check_outputs(output, rejects)
 

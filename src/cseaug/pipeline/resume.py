@@ -1,7 +1,7 @@
 """What a stopped build leaves for its rerun, in words (issue 21, item 11).
 
 A build keeps its work where a rerun of the same config finds it: every finished shard in
-its run store (``<work_dir>/runs/<run id>``, :func:`~cseaug.build.run.run_id`) and every
+its run store (``<work_dir>/runs/<run id>``, :func:`~cseaug.pipeline.run.run_id`) and every
 LLM answer received in the response cache, each stored the moment it arrived
 (:mod:`cseaug.llm.cache`). ``cseaug build`` says so in its last line when it is stopped.
 
@@ -12,11 +12,11 @@ Example:
 
 from __future__ import annotations
 
-from cseaug.build.run import PLAN_FILE, read_plan, run_id
-from cseaug.build.shard import VIEWS
 from cseaug.config import RunConfig
 from cseaug.dataset.shards import RunStore
 from cseaug.llm.cache import build_spending
+from cseaug.pipeline.run import PLAN_FILE, read_plan, run_id
+from cseaug.pipeline.shard import VIEWS
 
 RESUME = "run the same command again to resume"
 

@@ -13,15 +13,15 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from cseaug.build.dry_run import estimate_build
-from cseaug.build.local import run_build
-from cseaug.build.plan import plan_build
-from cseaug.build.publish import BuildSummary, publish_build
-from cseaug.build.run import BuildRun, OpenRuns
-from cseaug.build.shard import generate_shard
 from cseaug.config import RunConfig
 from cseaug.dataset.reader import read_rows
 from cseaug.errors import BackendError, InputError
+from cseaug.pipeline.dry_run import estimate_build
+from cseaug.pipeline.local import run_build
+from cseaug.pipeline.plan import plan_build
+from cseaug.pipeline.publish import BuildSummary, publish_build
+from cseaug.pipeline.run import BuildRun, OpenRuns
+from cseaug.pipeline.shard import generate_shard
 from cseaug.step import Step
 from tests.augment.scripted_backend import ScriptedBackend
 from tests.fake_openai_server import Action, FakeOpenAIServer
@@ -325,7 +325,7 @@ def test_contaminated_anchors_whose_views_failed_are_not_kept_as_other_rows(
 
 def failing_stage(backend: ScriptedBackend) -> Step:
     """An NGCSE stage whose backend raises (a crashed engine), not a per-request error."""
-    from cseaug.build.stages import make_llm_stage
+    from cseaug.pipeline.stages import make_llm_stage
 
     cfg = RunConfig.model_validate(
         {
@@ -352,8 +352,10 @@ def test_a_failing_shard_still_closes_the_backend_and_every_step(
 ) -> None:
     backend = ScriptedBackend(crash)
     closed: list[str] = []
-    monkeypatch.setattr("cseaug.build.stages.make_stage", lambda cfg, **_: failing_stage(backend))
-    monkeypatch.setattr("cseaug.build.mer.MERStep.close", lambda self: closed.append(self.name))
+    monkeypatch.setattr(
+        "cseaug.pipeline.stages.make_stage", lambda cfg, **_: failing_stage(backend)
+    )
+    monkeypatch.setattr("cseaug.pipeline.mer.MERStep.close", lambda self: closed.append(self.name))
     cfg = make_config(
         shared_data,
         tmp_path,

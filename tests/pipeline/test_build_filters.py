@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from cseaug.build.filters import ContaminationFilter, PatternOrderFilter
 from cseaug.config import DiagnosticsConfig
 from cseaug.dataset.schema import rows_table
+from cseaug.pipeline.filters import ContaminationFilter, PatternOrderFilter
 from tests.diagnostics.diag_helpers import BagOfWordsEncoder, canonical
 
 ROWS = [

@@ -25,7 +25,7 @@ the pyarrow version, which ``constraints.txt`` pins; under another version the t
 and says so.
 
 Regenerate the goldens (only on a commit whose output is trusted):
-``.venv/bin/python tests/build/test_byte_identical.py``.
+``.venv/bin/python tests/pipeline/test_byte_identical.py``.
 """
 
 from __future__ import annotations
@@ -190,8 +190,8 @@ def placeholders_of(value: Any, places: dict[str, str]) -> Any:
 
 def build(config: dict[str, Any]) -> Path:
     """Plan, generate every shard and publish; the version directory."""
-    from cseaug.build.local import run_build
     from cseaug.config import RunConfig
+    from cseaug.pipeline.local import run_build
 
     return run_build(RunConfig.model_validate(config)).version_dir
 

@@ -8,7 +8,7 @@ On an object store (``output.root`` a URI) the exports are written beside the ve
 local copy in the work directory and uploaded to ``<root>/exports/<name>/<version>/``.
 
 Example:
-    from cseaug.build.run import BuildRun
+    from cseaug.pipeline.run import BuildRun
     with BuildRun.from_plan(plan.path) as run:
         publish_build(run, outcomes).version_dir  # PosixPath('storage/datasets/demo/v0001')
 """
@@ -24,11 +24,6 @@ from typing import Any
 import pyarrow as pa
 
 from cseaug import wallclock
-from cseaug.build.gate import check_publish_gate
-from cseaug.build.plan import CORPUS
-from cseaug.build.quality_gate import check_quality_gate
-from cseaug.build.run import BuildRun, read_plan
-from cseaug.build.shard import DEMOTED, VIEWS, ShardOutcome
 from cseaug.dataset.commit_remote import upload_exports
 from cseaug.dataset.manifest import build_manifest
 from cseaug.dataset.schema import SPLIT_OTHER
@@ -36,6 +31,11 @@ from cseaug.dataset.shards import RunStore
 from cseaug.dataset.staging import publish_version
 from cseaug.errors import CseaugError, InputError, os_error_message
 from cseaug.llm.cache import build_spending
+from cseaug.pipeline.gate import check_publish_gate
+from cseaug.pipeline.plan import CORPUS
+from cseaug.pipeline.quality_gate import check_quality_gate
+from cseaug.pipeline.run import BuildRun, read_plan
+from cseaug.pipeline.shard import DEMOTED, VIEWS, ShardOutcome
 from cseaug.quality.judge import judge_spent_by
 from cseaug.roots import is_uri
 from cseaug.step import summed_usage
@@ -113,7 +113,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     Raises:
         InputError: a shard of the plan is not finished (nothing is published).
         PublishGateError: the stage filled too few anchors, or its views keep the method's
-            order too rarely (:mod:`cseaug.build.gate`, :mod:`cseaug.build.quality_gate`); nothing is published and the shards
+            order too rarely (:mod:`cseaug.pipeline.gate`, :mod:`cseaug.pipeline.quality_gate`); nothing is published and the shards
             are forgotten, so a rerun generates them.
     """
     from cseaug.dataset.export import write_configured_exports

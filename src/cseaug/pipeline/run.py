@@ -21,7 +21,7 @@ flow leaves it.
 
 Example:
     from cseaug.config import load_config
-    from cseaug.build.plan import plan_build
+    from cseaug.pipeline.plan import plan_build
     with BuildRun(load_config("configs/demo.yaml")) as run:
         plan = plan_build(run)
 """
@@ -52,9 +52,9 @@ PLAN_FILE = "plan.json"
 
 def run_id(cfg: RunConfig) -> str:
     """The run-store name of a build: same config over the same inputs (corpus, patterns,
-    prompts, models: :func:`~cseaug.build.inputs.input_fingerprints`), same store, so a rerun
+    prompts, models: :func:`~cseaug.pipeline.inputs.input_fingerprints`), same store, so a rerun
     resumes it; a changed input gets a new store, so no stale shard is reused."""
-    from cseaug.build.inputs import input_fingerprints
+    from cseaug.pipeline.inputs import input_fingerprints
 
     identity = {"config": config_fingerprint(cfg), "inputs": input_fingerprints(cfg)}
     return f"{cfg.dataset_name}-{json_sha256(identity)[:12]}"
@@ -219,9 +219,9 @@ class BuildRun:
             raise InputError(f"build run {self.store.path.name} is closed")
         if self._stage is not None:
             return
-        from cseaug.build.filters import ContaminationFilter, PatternOrderFilter
-        from cseaug.build.mer import MERStep
-        from cseaug.build.stages import make_judge, make_stage
+        from cseaug.pipeline.filters import ContaminationFilter, PatternOrderFilter
+        from cseaug.pipeline.mer import MERStep
+        from cseaug.pipeline.stages import make_judge, make_stage
         from cseaug.quality.rows import RowChecks
 
         diag = self.cfg.diagnostics

@@ -28,7 +28,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cseaug.build.stages import make_llm_stage
 from cseaug.config import LLM_METHODS, LLMConfig, RunConfig
 from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.errors import BackendError
@@ -36,6 +35,7 @@ from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallb
 from cseaug.llm.estimate import PRICED_BACKENDS, Estimate, api_costs, cached_answers, estimate
 from cseaug.llm.factory import cuda_visible, make_backend, resolve_backend
 from cseaug.llm.throughput import gpu_plan
+from cseaug.pipeline.stages import make_llm_stage
 
 
 class RecordingBackend(LLMBackend):

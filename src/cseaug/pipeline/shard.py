@@ -12,7 +12,7 @@ still corpus sentences of the hybrid dataset), through the ``other`` rows' steps
 judge or the filters drop are not kept at all.
 
 Example:
-    from cseaug.build.run import BuildRun
+    from cseaug.pipeline.run import BuildRun
     with BuildRun.from_plan(plan.path) as run:
         generate_shard(run, 0).rows
 """
@@ -28,11 +28,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cseaug.augment.llm_views import REJECT_STAGE
-from cseaug.build.run import BuildRun
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.dataset.shards import RunStore, ShardKind
 from cseaug.llm.base import CIRCUIT_OPEN, MALFORMED
 from cseaug.llm.clean import LLM_ERROR
+from cseaug.pipeline.run import BuildRun
 from cseaug.step import merged_results, run_steps
 
 VIEWS = "views"

@@ -9,9 +9,9 @@ import pytest
 
 from cseaug.augment.pattern_sim import PatternSimulationStage
 from cseaug.augment.ski import SKIStage
-from cseaug.build.stages import make_generate_cse_stage, make_llm_stage, make_stage
 from cseaug.config import RunConfig
 from cseaug.errors import ConfigError
+from cseaug.pipeline.stages import make_generate_cse_stage, make_llm_stage, make_stage
 from tests.augment.scripted_backend import ScriptedBackend
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cseaug.build.preflight import preflight_problems
 from cseaug.cli import app
 from cseaug.config import load_config
+from cseaug.pipeline.preflight import preflight_problems
 from tests.fake_openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -267,10 +267,10 @@ def test_a_sample_larger_than_the_corpus_warns_in_the_build_and_the_dry_run(
     """Proves 11.6: a build (its plan) and its dry run that ask for more sentences than the
     corpus holds take them all and say how many; the OssCSE tools, which take every sentence
     on purpose, stay quiet."""
-    from cseaug.build.dry_run import estimate_build
-    from cseaug.build.plan import plan_build
-    from cseaug.build.run import BuildRun
     from cseaug.commands.osscse import read_sentences
+    from cseaug.pipeline.dry_run import estimate_build
+    from cseaug.pipeline.plan import plan_build
+    from cseaug.pipeline.run import BuildRun
 
     overrides = [*http_llm, "sample.size=10000", "diagnostics.enabled=false"]
     cfg = load_config(DEMO, [*overrides, f"output.root={tmp_path / 's'}"])

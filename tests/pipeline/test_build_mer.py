@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from cseaug.build.mer import MERStep
 from cseaug.dataset.schema import rows_table
 from cseaug.metrics.mer import mer
+from cseaug.pipeline.mer import MERStep
 
 
 def test_every_view_gets_its_mer_and_a_missing_view_none() -> None:

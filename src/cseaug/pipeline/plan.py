@@ -7,7 +7,7 @@ misconfigured stops the build before any work. The sample is cut into shards of
 plan is a JSON file beside them; Prefect tasks pass its path.
 
 Example:
-    from cseaug.build.run import BuildRun
+    from cseaug.pipeline.run import BuildRun
     from cseaug.config import load_config
     with BuildRun(load_config("configs/demo.yaml")) as run:
         plan_build(run).shards  # 1
@@ -24,10 +24,10 @@ from pathlib import Path
 import pyarrow as pa
 
 from cseaug import wallclock
-from cseaug.build.run import BuildRun
-from cseaug.build.shard import VIEWS
 from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.dataset.schema import SPLIT_OTHER
+from cseaug.pipeline.run import BuildRun
+from cseaug.pipeline.shard import VIEWS
 from cseaug.secrets import scrub_data
 from cseaug.step import merged_manifest, merged_results, run_steps
 

@@ -33,13 +33,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cseaug.build.gate import forget_finished_shards
-from cseaug.build.run import BuildRun
-from cseaug.build.shard import VIEWS
 from cseaug.dataset.manifest import measured_share
 from cseaug.diagnostics.patterns import REJECT_REASON, REJECT_STAGE, OrderSample, sample_order
 from cseaug.diagnostics.views import ORDER_VIEWS
 from cseaug.errors import PublishGateError
+from cseaug.pipeline.gate import forget_finished_shards
+from cseaug.pipeline.run import BuildRun
+from cseaug.pipeline.shard import VIEWS
 
 logger = logging.getLogger(__name__)
 

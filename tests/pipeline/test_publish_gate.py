@@ -2,7 +2,7 @@
 says why, and a rerun completes it without paying twice.
 
 The LLM is the loopback server of ``tests/fake_openai_server.py``; the build runs in this
-process without Prefect (:func:`cseaug.build.local.run_build`) on the demo corpus.
+process without Prefect (:func:`cseaug.pipeline.local.run_build`) on the demo corpus.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from cseaug.build.local import run_build
 from cseaug.config import RunConfig
 from cseaug.dataset.versions import latest_version, list_versions
 from cseaug.errors import PublishGateError
+from cseaug.pipeline.local import run_build
 from tests.fake_openai_server import Action, FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]

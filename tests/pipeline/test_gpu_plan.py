@@ -8,9 +8,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from cseaug.build.dry_run import estimate_build
 from cseaug.cli import app
 from cseaug.config import RunConfig
+from cseaug.pipeline.dry_run import estimate_build
 
 
 def ski_config(shared_data: Path, tmp_path: Path, **llm: object) -> dict:
@@ -64,7 +64,7 @@ def test_dry_run_of_a_vllm_config_prints_requests_tokens_and_the_bound(
 def test_dry_run_of_a_transformers_gpu_config_quotes_the_measurement(
     shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cseaug.build import dry_run
+    from cseaug.pipeline import dry_run
 
     cfg = RunConfig.model_validate(
         ski_config(
@@ -92,8 +92,8 @@ def test_dry_run_of_a_transformers_gpu_config_quotes_the_measurement(
 def test_no_gpu_plan_for_an_endpoint_nor_for_auto_on_a_cpu_only_install(
     shared_data: Path, tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cseaug.build import dry_run
     from cseaug.llm import factory
+    from cseaug.pipeline import dry_run
 
     monkeypatch.setattr(factory, "cuda_visible", lambda: False)
     monkeypatch.setattr(dry_run, "cuda_visible", lambda: False)

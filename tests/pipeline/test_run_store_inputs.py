@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from cseaug.build.plan import plan_build
-from cseaug.build.run import BuildRun, run_id
-from cseaug.build.shard import generate_shard
 from cseaug.config import RunConfig
+from cseaug.pipeline.plan import plan_build
+from cseaug.pipeline.run import BuildRun, run_id
+from cseaug.pipeline.shard import generate_shard
 from tests.fake_openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]

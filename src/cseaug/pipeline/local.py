@@ -11,11 +11,11 @@ Example:
 
 from __future__ import annotations
 
-from cseaug.build.plan import plan_build
-from cseaug.build.publish import BuildSummary, publish_build
-from cseaug.build.run import BuildRun
-from cseaug.build.shard import generate_shard
 from cseaug.config import RunConfig
+from cseaug.pipeline.plan import plan_build
+from cseaug.pipeline.publish import BuildSummary, publish_build
+from cseaug.pipeline.run import BuildRun
+from cseaug.pipeline.shard import generate_shard
 
 
 def run_build(cfg: RunConfig) -> BuildSummary:

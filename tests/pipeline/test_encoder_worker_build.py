@@ -16,14 +16,14 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 
-from cseaug.build.local import run_build
-from cseaug.build.plan import plan_build
-from cseaug.build.run import BuildRun
 from cseaug.config import RunConfig
 from cseaug.dataset.reader import read_rows
-from tests.build.test_build_run import make_config
+from cseaug.pipeline.local import run_build
+from cseaug.pipeline.plan import plan_build
+from cseaug.pipeline.run import BuildRun
 from tests.encoders.test_worker import exited
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.pipeline.test_build_run import make_config
 
 pytest.importorskip("transformers")
 
@@ -33,10 +33,10 @@ HEAVY = ("torch", "transformers", "sentence_transformers", "onnxruntime")
 BUILD = textwrap.dedent(
     """
     import json, sys, time
-    from cseaug.build.plan import plan_build
-    from cseaug.build.publish import publish_build
-    from cseaug.build.run import BuildRun
-    from cseaug.build.shard import generate_shard
+    from cseaug.pipeline.plan import plan_build
+    from cseaug.pipeline.publish import publish_build
+    from cseaug.pipeline.run import BuildRun
+    from cseaug.pipeline.shard import generate_shard
     from cseaug.config import RunConfig
 
     cfg = RunConfig.model_validate_json(open(sys.argv[1]).read())

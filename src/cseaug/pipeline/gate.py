@@ -14,7 +14,7 @@ Generate-CSE, whose own filters may legitimately drop many anchors (OssCSE's MER
 only when none was filled. ``0`` switches the gate off.
 
 The quality gate, which judges what was generated rather than how much, is
-:mod:`cseaug.build.quality_gate`; both forget the finished shards when they stop a build
+:mod:`cseaug.pipeline.quality_gate`; both forget the finished shards when they stop a build
 (:func:`forget_finished_shards`).
 
 Example:
@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 
 import pyarrow.parquet as pq
 
-from cseaug.build.run import BuildRun
-from cseaug.build.shard import VIEWS
 from cseaug.config import LLM_METHODS
 from cseaug.errors import PublishGateError
+from cseaug.pipeline.run import BuildRun
+from cseaug.pipeline.shard import VIEWS
 
 FILTER_STAGE = "diagnostics"
 """Stage name of the rejects the row filters write: rows that were generated, then dropped."""
