@@ -172,7 +172,10 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
         if name == "ngcse-mixed":
             from cseaug.trainer.losses.ngcse import NGCSEMixedLoss
 
-            return NGCSEMixedLoss(model, tau, cfg.ngcse.margins, cfg.ngcse.beta)
+            return NGCSEMixedLoss(
+                model, tau, cfg.ngcse.margins, cfg.ngcse.beta,
+                kinds=MIXED_KINDS, column_labels=mixed_column_labels(),
+            )  # fmt: skip
         if name == "osscse":
             from cseaug.trainer.losses.osscse import OssCSELoss
 

@@ -27,7 +27,6 @@ from typing import Any
 
 from cseaug.dataset.card import CITATIONS
 from cseaug.trainer.losses.contrastive import embed, info_nce, pairwise_cosine, torch
-from cseaug.trainer.objectives import MIXED_KINDS, mixed_column_labels
 
 nn = torch.nn
 F = torch.nn.functional
@@ -100,7 +99,24 @@ class NGCSEMixedLoss(NGCSEHierarchicalLoss):
 
     Args:
         model, temperature, margins, beta: as :class:`NGCSEHierarchicalLoss`.
+        kinds: the kinds of row by label (``MIXED_KINDS``).
+        column_labels: each column after ``anchor`` and the labels of the rows that have it
+            (``mixed_column_labels()``); the set's layout stays in :mod:`cseaug.trainer.objectives`.
     """
+
+    def __init__(
+        self,
+        model: Any,
+        temperature: float = 0.05,
+        margins: tuple[float, float] = (5e-3, 5e-2),
+        beta: float = 1.0,
+        *,
+        kinds: tuple[str, ...],
+        column_labels: dict[str, tuple[int, ...]],
+    ) -> None:
+        super().__init__(model, temperature, margins, beta)
+        self.kinds = kinds
+        self.column_labels = column_labels
 
     def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Any) -> Any:
         anchor, *columns = embed(self.model, sentence_features)
@@ -108,7 +124,10 @@ class NGCSEMixedLoss(NGCSEHierarchicalLoss):
 
     def mixed_loss(self, anchor: Any, columns: list[Any], kinds: Any) -> Any:
         """The loss of a mixed batch of embeddings: ``columns`` as the batch carries them."""
-        rows = _column_rows(kinds)
+        rows = {
+            name: torch.isin(kinds, torch.tensor(labels, device=kinds.device))
+            for name, labels in self.column_labels.items()
+        }
         present = iter(columns)
         embedded = {name: next(present) for name, mask in rows.items() if mask.any()}
         positive = anchor.new_zeros(anchor.shape)
@@ -117,11 +136,13 @@ class NGCSEMixedLoss(NGCSEHierarchicalLoss):
                 positive = positive.index_put((rows[name].nonzero()[:, 0],), embedded[name])
         negative = embedded.get("negative")
         negative_kinds = kinds[rows["negative"]]
-        extra = [] if negative is None else [negative[negative_kinds == _kind("pattern")]]
+        extra = (
+            [] if negative is None else [negative[negative_kinds == self.kinds.index("pattern")]]
+        )
         value = info_nce(anchor, torch.cat([positive, *extra]), self.temperature)
-        hierarchy = kinds == _kind("hierarchy")
+        hierarchy = kinds == self.kinds.index("hierarchy")
         if hierarchy.any():
-            low = negative[negative_kinds == _kind("hierarchy")]
+            low = negative[negative_kinds == self.kinds.index("hierarchy")]
             value = value + self.beta * hierarchical_triplet(
                 anchor[hierarchy],
                 positive[hierarchy],
@@ -130,15 +151,3 @@ class NGCSEMixedLoss(NGCSEHierarchicalLoss):
                 self.margins,
             )
         return value
-
-
-def _kind(name: str) -> int:
-    return MIXED_KINDS.index(name)
-
-
-def _column_rows(kinds: Any) -> dict[str, Any]:
-    """Which rows of the batch each column of ``MIXED_COLUMNS`` holds (a bool mask each)."""
-    return {
-        name: torch.isin(kinds, torch.tensor(labels, device=kinds.device))
-        for name, labels in mixed_column_labels().items()
-    }
