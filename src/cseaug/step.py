@@ -9,7 +9,7 @@ owns files) and know nothing of Prefect or of which LLM backend runs.
 
 A step also declares what it provides beyond rows: :meth:`Step.manifest` (what it records
 in a version's manifest: prompts, example set, models), :meth:`Step.usage` (LLM tokens
-spent so far) and :meth:`Step.close` (free what it holds: connections, engines, GPU
+spent so far), :meth:`Step.stream_views` (views as they arrive) and :meth:`Step.close` (free what it holds: connections, engines, GPU
 memory). :class:`Step` gives the "nothing" answer of each, so a step inherits from it and
 says only what it has. Whoever makes a step closes it (in a build: the
 :class:`~cseaug.pipeline.run.BuildRun`).
@@ -36,7 +36,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -87,6 +87,11 @@ class Step(Protocol):
     def usage(self) -> dict[str, int]:
         """LLM token usage so far (``requests``, ``cached``, ``prompt_tokens``, ...); none by default."""
         return {}
+
+    def stream_views(self, sink: Callable[[str], None]) -> None:
+        """Hand ``sink`` each view text as soon as it exists, before the shard ends (an LLM
+        stage: while its later requests are in flight); nothing by default."""
+        return None
 
     def close(self) -> None:
         """Free what the step holds (backends, models, files); nothing by default."""

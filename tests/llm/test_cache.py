@@ -93,6 +93,25 @@ def test_repeats_within_a_batch_are_sent_once(server: FakeOpenAIServer, tmp_path
     assert backend.usage.requests == 2 and backend.usage.cached == 1
 
 
+def test_each_answer_reaches_on_response_as_it_exists_stored_sent_and_repeated(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    backend = cached_http(server, tmp_path / "llm.sqlite")
+    backend.generate([ask("stored")])
+    seen: list[tuple[int, str, bool, int]] = []  # (index, key, cached, requests received)
+    requests = [ask("stored"), ask("fresh", key="k1"), ask("fresh", key="k2")]
+
+    responses = backend.generate(
+        requests,
+        on_response=lambda i, r: seen.append((i, r.key, r.cached, server.state.total)),
+    )
+
+    # the stored answer before anything was sent; the sent one for both of its requests
+    assert seen[0] == (0, "stored", True, 1)
+    assert sorted(seen[1:]) == [(1, "k1", False, 2), (2, "k2", True, 2)]
+    assert [r.key for r in responses] == ["stored", "k1", "k2"]
+
+
 def test_key_covers_sampling_model_and_sample_index(
     server: FakeOpenAIServer, tmp_path: Path
 ) -> None:

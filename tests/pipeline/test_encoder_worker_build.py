@@ -18,9 +18,12 @@ import pytest
 
 from cseaug.config import RunConfig
 from cseaug.dataset.reader import read_rows
+from cseaug.diagnostics.views import view_texts
 from cseaug.pipeline.local import run_build
 from cseaug.pipeline.plan import plan_build
 from cseaug.pipeline.run import BuildRun
+from cseaug.pipeline.shard import VIEWS as VIEWS_STAGE
+from cseaug.pipeline.shard import generate_shard
 from tests.encoders.test_worker import exited
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.pipeline.test_build_run import make_config
@@ -118,6 +121,45 @@ def test_a_build_embeds_views_while_generating_and_never_imports_torch_itself(
             with BuildRun(cfg) as again:
                 plan_build(again)
         assert run_build(cfg).reused_version is not None
+
+
+def test_views_reach_the_worker_while_the_shard_s_later_requests_are_in_flight(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handed: list[tuple[int, list[str]]] = []  # (requests the server had received, texts)
+
+    class RecordingWorker:
+        def __init__(self, *args: object) -> None:
+            pass
+
+        def prefetch(self, texts: list[str]) -> None:
+            handed.append((server.state.total, list(texts)))
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr("cseaug.encoders.worker.EncoderWorker", RecordingWorker)
+    with FakeOpenAIServer(latency_s=0.02) as server:
+        cfg = make_config(
+            shared_data,
+            tmp_path,
+            server.base_url,
+            diagnostics={"enabled": True, "cs_sample": 1000},
+            execution={"shard_size": 1000},  # one shard: nothing overlaps across shards
+        )
+        with BuildRun(cfg) as run:
+            assert plan_build(run).shards == 1
+            generate_shard(run, 0)
+            rows = run.store.read("rows", 0, VIEWS_STAGE)
+    requests = 3 * 130
+    (_, anchors), *views = handed
+    assert len(anchors) == 130
+    during = [text for received, texts in views if received < requests for text in texts]
+    # views went to the worker before the server had even received the shard's last requests
+    assert during
+    assert set(during) <= set(view_texts(rows))
+    # and every view of the shard reached it (those not streamed yet when the shard ended)
+    assert {text for _, texts in views for text in texts} == set(view_texts(rows))
 
 
 def test_closing_the_run_on_an_interrupt_ends_the_worker(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from cseaug.llm.base import (
     ChatResponse,
     LLMBackend,
     Message,
+    ResponseSink,
 )
 from cseaug.llm.clean import LLM_ERROR, clean_answer
 from cseaug.progress import progress_bar
@@ -72,40 +73,45 @@ class RoundResult:
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
+Outcome = tuple[str, str | None, str | None, dict[str, Any]]
+"""What one answer came to: ``(reason, raw answer, cleaned view or None, reject detail)``."""
+ViewSink = Callable[[str], None]
+"""Called with each cleaned view text as soon as its answer arrives (:func:`ask`)."""
+
+
 def ask(
     backend: LLMBackend,
     jobs: Sequence[ViewJob],
     cleaning: CleaningConfig,
     description: str,
+    on_view: ViewSink | None = None,
 ) -> RoundResult:
-    """Send every job in one ``backend.generate`` call and clean each answer.
+    """Send every job in one ``backend.generate`` call and clean each answer as it arrives.
 
     Args:
         backend: any LLM backend.
         jobs: the views to write; their keys must be unique.
         cleaning: the ``cleaning`` section of the run config.
         description: label of the progress bar.
+        on_view: called with each view that cleaning kept, while the later requests are
+            still in flight (a build's diagnostics encoder embeds it meanwhile).
     """
     result = RoundResult()
     if not jobs:
         return result
     requests = [ChatRequest(key=job.key, messages=job.messages) for job in jobs]
-    responses = send(backend, requests, description)
+    outcomes: dict[int, Outcome] = {}  # job index -> what its answer came to
+
+    def settle(index: int, response: ChatResponse) -> None:
+        outcomes[index] = outcome(jobs[index], response, cleaning)
+        text = outcomes[index][2]
+        if on_view is not None and text is not None:
+            on_view(text)
+
+    send(backend, requests, description, settle)
     scrub = Scrubber()
-    for job, response in zip(jobs, responses, strict=True):
-        if not response.ok:
-            reason, detail = failure(response)
-            raw, text = response.text, None
-        else:
-            cleaned = clean_answer(
-                response.text,
-                view=job.view,
-                source_sentence=job.source,
-                cfg=cleaning,
-                prompt=job.messages,
-            )
-            reason, raw, text = str(cleaned.reason), response.text, cleaned.text
-            detail = {}
+    for index, job in enumerate(jobs):
+        reason, raw, text, detail = outcomes[index]
         if text is not None:
             result.texts[(job.row_id, job.view)] = text
             result.counts[(job.view, OK)] += 1
@@ -121,11 +127,30 @@ def ask(
     return result
 
 
+def outcome(job: ViewJob, response: ChatResponse, cleaning: CleaningConfig) -> Outcome:
+    """``(reason, raw answer, cleaned view or None, reject detail)`` of one answer."""
+    if not response.ok:
+        reason, detail = failure(response)
+        return reason, response.text, None, detail
+    cleaned = clean_answer(
+        response.text,
+        view=job.view,
+        source_sentence=job.source,
+        cfg=cleaning,
+        prompt=job.messages,
+    )
+    return str(cleaned.reason), response.text, cleaned.text, {}
+
+
 def send(
-    backend: LLMBackend, requests: Sequence[ChatRequest], description: str
+    backend: LLMBackend,
+    requests: Sequence[ChatRequest],
+    description: str,
+    on_response: ResponseSink | None = None,
 ) -> list[ChatResponse]:
     """Send ``requests`` in one ``backend.generate`` call behind a progress bar; the answers
-    come back in request order (also used by the LLM judge, :mod:`cseaug.quality.judge`).
+    come back in request order, and each to ``on_response`` as it arrives (also used by the
+    LLM judge, :mod:`cseaug.quality.judge`).
 
     Raises:
         InputError: two requests share a key (rows repeat ids).
@@ -137,7 +162,7 @@ def send(
             f"rows repeat ids, so requests would share keys: {repeated}; deduplicate the anchors"
         )
     with progress_bar(description, total=len(requests), unit="requests") as bar:
-        responses = backend.generate(requests, bar.advance)
+        responses = backend.generate(requests, bar.advance, on_response)
     for request, response in zip(requests, responses, strict=True):
         if response.key != request.key:
             raise RuntimeError(

@@ -34,7 +34,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.llm_views import ViewJob, ask, counts_by_view, require_columns
+from cseaug.augment.llm_views import (
+    ViewJob,
+    ViewSink,
+    ask,
+    counts_by_view,
+    require_columns,
+)
 from cseaug.config import CleaningConfig, GenerationConfig
 from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
 from cseaug.errors import ConfigError
@@ -88,6 +94,7 @@ class PatternSimulationStage(Step):
         self.prompts = dict(prompts)
         self.cleaning = cleaning
         self.derive_from = generation.derive_from
+        self._on_view: ViewSink | None = None
 
     def _job(self, row: Mapping[str, Any], view: str, source: str) -> ViewJob:
         messages = self.prompts[view].render(examples=self.examples.levels[view], sentence=source)
@@ -99,13 +106,14 @@ class PatternSimulationStage(Step):
         label = f"NGCSE {self.method}"
         if self.derive_from == "input":
             jobs = [self._job(r, view, r["sentence"]) for r in records for view in self.views]
-            rounds = [ask(self.backend, jobs, self.cleaning, f"{label} views")]
+            rounds = [ask(self.backend, jobs, self.cleaning, f"{label} views", self._on_view)]
         else:
             first = ask(
                 self.backend,
                 [self._job(r, "positive", r["sentence"]) for r in records],
                 self.cleaning,
                 f"{label} positives",
+                self._on_view,
             )
             derived = [
                 self._job(r, view, first.texts[(r["id"], "positive")])
@@ -115,7 +123,13 @@ class PatternSimulationStage(Step):
             ]
             rounds = [
                 first,
-                ask(self.backend, derived, self.cleaning, f"{label} views from positives"),
+                ask(
+                    self.backend,
+                    derived,
+                    self.cleaning,
+                    f"{label} views from positives",
+                    self._on_view,
+                ),
             ]
 
         texts = {k: v for result in rounds for k, v in result.texts.items()}
@@ -155,6 +169,10 @@ class PatternSimulationStage(Step):
             "example_set": self.examples.as_manifest(),
             "model": {"llm": self.backend.identity()},
         }
+
+    def stream_views(self, sink: ViewSink) -> None:
+        """Hand ``sink`` each cleaned view as its answer arrives (:func:`ask`)."""
+        self._on_view = sink
 
     def usage(self) -> dict[str, int]:
         """The backend's token usage so far."""

@@ -26,7 +26,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.llm_views import ViewJob, ask, counts_by_view, require_columns
+from cseaug.augment.llm_views import (
+    ViewJob,
+    ViewSink,
+    ask,
+    counts_by_view,
+    require_columns,
+)
 from cseaug.config import CleaningConfig
 from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
 from cseaug.errors import ConfigError
@@ -66,6 +72,7 @@ class SKIStage(Step):
         self.backend = backend
         self.prompt = prompts[KNOWLEDGE_VIEW]
         self.cleaning = cleaning
+        self._on_view: ViewSink | None = None
 
     def __call__(self, rows: pa.Table) -> StepResult:
         require_columns(rows, ("id", "sentence"), self.name)
@@ -80,7 +87,7 @@ class SKIStage(Step):
             )
             for r in records
         ]
-        result = ask(self.backend, jobs, self.cleaning, "SKICSE knowledge")
+        result = ask(self.backend, jobs, self.cleaning, "SKICSE knowledge", self._on_view)
         out = []
         for record in records:
             knowledge = result.texts.get((record["id"], KNOWLEDGE_VIEW))
@@ -118,6 +125,10 @@ class SKIStage(Step):
             "example_set": None,
             "model": {"llm": self.backend.identity()},
         }
+
+    def stream_views(self, sink: ViewSink) -> None:
+        """Hand ``sink`` each cleaned knowledge text as its answer arrives (:func:`ask`)."""
+        self._on_view = sink
 
     def usage(self) -> dict[str, int]:
         """The backend's token usage so far."""

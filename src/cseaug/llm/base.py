@@ -83,6 +83,10 @@ class ChatResponse:
         return not self.ok and self.failure in (TRANSIENT, CIRCUIT_OPEN)
 
 
+ResponseSink = Callable[[int, ChatResponse], None]
+"""Called with (index of the request in the batch, its response) as each one finishes."""
+
+
 @dataclass
 class Usage:
     """Running totals of one backend (what a build spent).
@@ -164,9 +168,17 @@ class LLMBackend(abc.ABC):
         return {}
 
     def generate(
-        self, requests: Sequence[ChatRequest], progress: ProgressCallback | None = None
+        self,
+        requests: Sequence[ChatRequest],
+        progress: ProgressCallback | None = None,
+        on_response: ResponseSink | None = None,
     ) -> list[ChatResponse]:
-        """Answer every request, in order; failures come back as responses with ``error`` set."""
+        """Answer every request, in order; failures come back as responses with ``error`` set.
+
+        ``on_response`` is called with ``(index, response)`` once per request: here when the
+        whole batch is answered; a :class:`~cseaug.llm.streaming.StreamingBackend` calls it
+        as each answer arrives.
+        """
         responses = self._generate(list(requests), progress)
         if len(responses) != len(requests):
             raise RuntimeError(
@@ -174,6 +186,9 @@ class LLMBackend(abc.ABC):
             )
         for response in responses:
             self.usage.add(response)
+        if on_response is not None:
+            for index, response in enumerate(responses):
+                on_response(index, response)
         return responses
 
     @abc.abstractmethod

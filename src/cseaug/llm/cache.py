@@ -494,8 +494,11 @@ def build_spending(cache_path: Path | None, spent_by: str) -> dict[str, Any]:
         cache.close()
 
 
-class CachedBackend(LLMBackend):
+class CachedBackend(StreamingBackend):
     """Any backend behind the response cache (same name, model and identity as the inner one).
+
+    Each answer goes to ``generate``'s ``on_response`` as it exists: a stored one when it is
+    looked up, a sent one when it arrives (every repeat of a request gets its answer then).
 
     Args:
         inner: the backend that answers the misses.
@@ -546,45 +549,44 @@ class CachedBackend(LLMBackend):
         identity = self.identity()
         return [request_hash(identity, r) for r in requests]
 
-    def _generate(
-        self, requests: list[ChatRequest], progress: ProgressCallback | None
+    def _stream(
+        self,
+        requests: list[ChatRequest],
+        progress: ProgressCallback | None,
+        on_response: ResponseSink | None,
     ) -> list[ChatResponse]:
         hashes = self.hashes(requests)
         answers: dict[str, ChatResponse] = {}  # hash -> the answer of its first request
         first_of: dict[str, int] = {}  # hash -> index of its first request
+        positions: dict[str, list[int]] = {}  # hash -> index of each of its requests
         for index, digest in enumerate(hashes):
             first_of.setdefault(digest, index)
+            positions.setdefault(digest, []).append(index)
         copies = Counter(hashes)
+
+        def answered(digest: str, answer: ChatResponse) -> None:
+            if on_response is not None:
+                for index in positions[digest]:
+                    on_response(index, _answer_of(requests[index], answer, index, first_of[digest]))
+
         pending = list(first_of)
         with self.cache.leased(self.owner, self.lease_s):
             while pending:
-                pending = self._take_stored(pending, requests, first_of, answers, progress, copies)
+                pending = self._take_stored(
+                    pending, requests, first_of, answers, progress, copies, answered
+                )
                 mine = self.cache.claim(pending, self.owner, self.lease_s)
                 to_send = [digest for digest in pending if digest in mine]
-                answers.update(self._send_claimed(to_send, requests, first_of, progress))
+                answers.update(self._send_claimed(to_send, requests, first_of, progress, answered))
                 if progress is not None and to_send:
                     progress(sum(copies[digest] - 1 for digest in to_send))  # the repeats
                 pending = [digest for digest in pending if digest not in answers]
                 if pending:
                     self._wait_for_others(pending)
-        responses = []
-        for index, (request, digest) in enumerate(zip(requests, hashes, strict=True)):
-            answer = answers[digest]
-            # repeats of a request share the one answer that was paid for
-            repeat = index != first_of[digest]
-            responses.append(
-                ChatResponse(
-                    key=request.key,
-                    text=answer.text,
-                    error=answer.error,
-                    prompt_tokens=answer.prompt_tokens,
-                    completion_tokens=answer.completion_tokens,
-                    cached=answer.cached or (repeat and answer.ok),
-                    failure=answer.failure,
-                    retried=answer.retried and not repeat,
-                )
-            )
-        return responses
+        return [
+            _answer_of(request, answers[digest], index, first_of[digest])
+            for index, (request, digest) in enumerate(zip(requests, hashes, strict=True))
+        ]
 
     def _take_stored(
         self,
@@ -594,9 +596,11 @@ class CachedBackend(LLMBackend):
         answers: dict[str, ChatResponse],
         progress: ProgressCallback | None,
         copies: Counter[str],
+        answered: Callable[[str, ChatResponse], None],
     ) -> list[str]:
-        """Fill ``answers`` with what the cache holds among ``pending``; return the rest
-        (stored answers that fail their digest check among them: they are asked again)."""
+        """Fill ``answers`` with what the cache holds among ``pending`` (each one also to
+        ``answered``); return the rest (stored answers that fail their digest check among
+        them: they are asked again)."""
         stored, mismatched = self.cache.lookup(pending)
         if mismatched:
             self.usage.cache_mismatched += len(mismatched)
@@ -614,6 +618,7 @@ class CachedBackend(LLMBackend):
                 completion_tokens=hit.completion_tokens,
                 cached=True,
             )
+            answered(digest, answers[digest])
         if progress is not None and stored:
             progress(sum(copies[digest] for digest in stored))
         return [digest for digest in pending if digest not in stored]
@@ -624,8 +629,10 @@ class CachedBackend(LLMBackend):
         requests: list[ChatRequest],
         first_of: dict[str, int],
         progress: ProgressCallback | None,
+        answered: Callable[[str, ChatResponse], None],
     ) -> dict[str, ChatResponse]:
-        """Send the requests of ``to_send`` (claimed by this backend), storing each answer."""
+        """Send the requests of ``to_send`` (claimed by this backend), storing each answer and
+        handing it to ``answered`` as it arrives."""
         if not to_send:
             return {}
         retried = self.cache.failed_before(to_send)
@@ -638,6 +645,7 @@ class CachedBackend(LLMBackend):
                 self.cache.put(digest, response, self.spent_by, response.retried)
             else:
                 self.cache.fail(digest, response.error or "failed")
+            answered(digest, response)
 
         sent = self._send([requests[first_of[d]] for d in to_send], progress, store)
         failed = sum(1 for r in sent if not r.ok)
@@ -677,3 +685,19 @@ class CachedBackend(LLMBackend):
     def close(self) -> None:
         self.inner.close()
         self.cache.close()
+
+
+def _answer_of(request: ChatRequest, answer: ChatResponse, index: int, first: int) -> ChatResponse:
+    """The response to ``request`` (at ``index``) from the ``answer`` of its first copy (at
+    ``first``): repeats of a request share the one answer that was paid for."""
+    repeat = index != first
+    return ChatResponse(
+        key=request.key,
+        text=answer.text,
+        error=answer.error,
+        prompt_tokens=answer.prompt_tokens,
+        completion_tokens=answer.completion_tokens,
+        cached=answer.cached or (repeat and answer.ok),
+        failure=answer.failure,
+        retried=answer.retried and not repeat,
+    )

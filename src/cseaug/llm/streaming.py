@@ -12,12 +12,15 @@ them their misses in chunks.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
-
-ResponseSink = Callable[[int, ChatResponse], None]
-"""Called with (index of the request in the batch, its response) as each one finishes."""
+from cseaug.llm.base import (
+    ChatRequest,
+    ChatResponse,
+    LLMBackend,
+    ProgressCallback,
+    ResponseSink,
+)
 
 
 class StreamingBackend(LLMBackend):

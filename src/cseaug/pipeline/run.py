@@ -48,6 +48,9 @@ if TYPE_CHECKING:
     from cseaug.encoders.worker import EncoderWorker
 
 PLAN_FILE = "plan.json"
+VIEW_BATCH = 64
+"""Views handed to the encoder worker in one message as their answers arrive: the worker
+embeds them a batch at a time rather than one sentence per forward pass."""
 
 
 def run_id(cfg: RunConfig) -> str:
@@ -98,6 +101,7 @@ class BuildRun:
         self._mer: Step | None = None
         self._encoder: EncoderWorker | None = None
         self._stream_views = False
+        self._arrived: list[str] = []  # views streamed by the stage, not yet handed over
         self._closed = False
 
     @classmethod
@@ -155,8 +159,10 @@ class BuildRun:
 
         Args:
             anchors: texts the cosine-similarity pass will need (the sample's anchors).
-            stream_views: every generated row will be in the pass, so :meth:`prefetch_views`
-                hands the worker each finished shard's views.
+            stream_views: every generated row will be in the pass, so the worker gets each
+                view as the stage writes it (an LLM stage: as its answer arrives, while the
+                shard's later requests are in flight) and, by :meth:`prefetch_views`, each
+                finished shard's views.
         """
         if self._closed:
             raise InputError(f"build run {self.store.path.name} is closed")
@@ -173,11 +179,25 @@ class BuildRun:
 
     def prefetch_views(self, rows: pa.Table) -> None:
         """Have the encoder worker embed the views of ``rows`` (a shard just generated) while
-        the LLM works on the next shards, when :meth:`start_encoder` asked for it."""
+        the LLM works on the next shards, when :meth:`start_encoder` asked for it: those the
+        stage streamed are already there (the worker embeds no text twice), the rest (the
+        last batch, a stage that does not stream) follow."""
+        self._arrived = []
         if self._encoder is not None and self._stream_views:
             from cseaug.diagnostics.views import view_texts
 
             self._encoder.prefetch(view_texts(rows))
+
+    def _take_view(self, text: str) -> None:
+        """A view the stage just wrote: to the encoder worker, :data:`VIEW_BATCH` at a time,
+        when :meth:`start_encoder` asked for the views (a view of a row the per-row checks
+        drop later is embedded for nothing, as the anchor of a failed row is)."""
+        if self._encoder is None or not self._stream_views:
+            return
+        self._arrived.append(text)
+        if len(self._arrived) >= VIEW_BATCH:
+            arrived, self._arrived = self._arrived, []
+            self._encoder.prefetch(arrived)
 
     def diagnostics_encoder(self) -> EncoderWorker | None:
         """The encoder worker for the diagnostics (started now when the plan did not start one:
@@ -228,6 +248,7 @@ class BuildRun:
         # Each step is owned as soon as it exists: a later one that fails to load leaves
         # the earlier ones to close().
         stage = self._own(make_stage(self.cfg, spent_by=self.store.path.name))
+        stage.stream_views(self._take_view)
         quality = RowChecks.from_config(self.cfg)
         if quality.checks:
             self._quality = self._own(quality)
