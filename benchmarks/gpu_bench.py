@@ -7,6 +7,7 @@ project's path against the best plain-library baseline of the same run (target >
 
 from __future__ import annotations
 
+import importlib.util
 import multiprocessing
 import random
 import sys
@@ -55,7 +56,8 @@ def skipped(what: str, command: str) -> None:
 
 
 def _child(function: Callable[..., dict[str, Any]], args: tuple[Any, ...], queue: Any) -> None:
-    sys.path.insert(0, str(REPO / "src"))
+    if importlib.util.find_spec("cseaug") is None:  # a checkout without cseaug installed
+        sys.path.insert(0, str(REPO / "src"))
     sys.path.insert(0, str(REPO))
     try:
         queue.put(function(*args))

@@ -36,10 +36,10 @@ from cseaug.progress import progress_bar
 CPU_BATCH = 32
 """Sentences per batch of ``batch_size: auto`` on the CPU (the batch size before ``auto``)."""
 
-GPU_MAX_BATCH = 512
-"""Most sentences per batch of ``batch_size: auto`` on a GPU. Issue 13 measured batch 64 of
-the WMT19 shape (73 sentences/s per direction, H100); larger batches were not measured
-(docs/gpu.md). At 5 beams a batch of 512 decodes 2,560 sequences at once."""
+GPU_MAX_BATCH = 256
+"""Most sentences per batch of ``batch_size: auto`` on a GPU: the fastest batch measured for the
+WMT19 shape at 5 beams on an H100 (plain ``generate``, 1,024 sentences: 80 sentences/s at 256,
+51 at 64, under 26 at 512; docs/gpu.md)."""
 
 LOGIT_COPIES = 3
 """float32 tensors of one beam's vocabulary that beam search holds per step (logits,
