@@ -1,26 +1,11 @@
 """The grid of NGCSE's Figure 7: MER and CS densities of positive and negative pairs, per setting.
 
 NGCSE (appendix, "Match Error Rate and Cosine Similarity") plots, for each training setting
-and for STS-B, the density histograms of MER and CS of positive and negative pairs, to
-show that the generated data simulates the pattern of STS or NLI. A *setting* here is a
-:class:`PairSet`, built from
-
-* a dataset version (:func:`version_pairs`): anchor with its ``positive`` and ``negative``
-  view (rows without a negative view get a random other anchor, as unsupervised data);
-* STS-B (:func:`stsb_pairs`): pairs scored above 4 are positive, below 1 negative (the
-  paper's text; NGCSE's plotting tool uses >= 4 and <= 1, set the thresholds to match);
-* NLI triples (:func:`nli_pairs`): premise with entailment / contradiction;
-* the unsupervised views of a corpus (:func:`unsupervised_pairs`), as in NGCSE's tools:
-  ``dropout`` (the identical sentence; its CS is 1 under a deterministic encoder, while
-  NGCSE embedded with dropout on), ``token_shuffle`` (the words in random order),
-  ``token_cutoff`` (``round(n × 0.05)`` random words removed, Python rounding as the
-  tool); the negative of each is a random other sentence of the corpus.
-
-NGCSE's tools shuffle and cut BERT word pieces; here words are used, so no tokenizer is
-needed and MER (a word metric) sees the change as such. Like the tools (``max_num=1000``),
-each setting is capped at ``max_pairs`` pairs per polarity, drawn with a seed.
-
-Every panel uses the same bins and axes (:mod:`cseaug.metrics.histograms`).
+and for STS-B, the densities of MER and CS of positive and negative pairs. A setting is a
+:class:`PairSet` from a dataset version (:func:`version_pairs`), STS-B (:func:`stsb_pairs`),
+NLI triples (:func:`nli_pairs`) or the unsupervised views of a corpus
+(:func:`unsupervised_pairs`, as NGCSE's tools but on words), capped at ``max_pairs`` pairs
+per polarity with a seed (docs/diagnostics.md, "Commands").
 
 Example:
     sets = [stsb_pairs("data/stsbenchmark/sts-dev.csv")]
@@ -38,10 +23,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from cseaug.dataset.atomic import write_text_atomic
 from cseaug.dataset.reader import iter_batches
+from cseaug.diagnostics.views import seeded_sample, valid_positions
 from cseaug.encoders.base import Encoder
 from cseaug.errors import InputError
 from cseaug.metrics.cosine import cosine_pairs
@@ -73,10 +58,7 @@ class PairSet:
 
 
 def _cap(pairs: list[tuple[str, str]], max_pairs: int | None, seed: int) -> list[tuple[str, str]]:
-    if max_pairs is None or len(pairs) <= max_pairs:
-        return pairs
-    chosen = sorted(np.random.default_rng(seed).choice(len(pairs), size=max_pairs, replace=False))
-    return [pairs[i] for i in chosen]
+    return [pairs[i] for i in seeded_sample(np.arange(len(pairs)), max_pairs, seed)]
 
 
 def _random_partners(sentences: Sequence[str], seed: int) -> list[str]:
@@ -127,19 +109,11 @@ def nli_pairs(
     )
 
 
-def _valid_positions(directory: Path, column: str) -> np.ndarray:
-    """Row positions of a version where ``column`` is not null (reads that column only)."""
-    found, offset = [], 0
-    for batch in iter_batches(directory, columns=[column]):
-        found.append(
-            offset + np.flatnonzero(pc.is_valid(batch.column(0)).to_numpy(zero_copy_only=False))
-        )
-        offset += batch.num_rows
-    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
-
-
-def _pairs_at(directory: Path, column: str, positions: np.ndarray) -> list[tuple[str, str]]:
-    """(sentence, column) of the rows at sorted ``positions``, streaming."""
+def _sampled_pairs(
+    directory: Path, column: str, max_pairs: int | None, seed: int
+) -> list[tuple[str, str]]:
+    """(sentence, column) of a seeded sample of the rows where ``column`` is set, streaming."""
+    positions = seeded_sample(valid_positions(directory, [column]), max_pairs, seed)
     pairs: list[tuple[str, str]] = []
     offset = 0
     for batch in iter_batches(directory, columns=["sentence", column]):
@@ -154,12 +128,6 @@ def _pairs_at(directory: Path, column: str, positions: np.ndarray) -> list[tuple
     return pairs
 
 
-def _sample(positions: np.ndarray, max_pairs: int | None, seed: int) -> np.ndarray:
-    if max_pairs is None or positions.size <= max_pairs:
-        return positions
-    return np.sort(np.random.default_rng(seed).choice(positions, size=max_pairs, replace=False))
-
-
 def version_pairs(
     version_dir: str | Path, label: str | None = None, max_pairs: int | None = 1000, seed: int = 0
 ) -> PairSet:
@@ -170,12 +138,8 @@ def version_pairs(
     sampled rows are materialised, so a version of any size fits in memory.
     """
     directory = Path(version_dir)
-    positives = _pairs_at(
-        directory, "positive", _sample(_valid_positions(directory, "positive"), max_pairs, seed)
-    )
-    negatives = _pairs_at(
-        directory, "negative", _sample(_valid_positions(directory, "negative"), max_pairs, seed + 1)
-    )
+    positives = _sampled_pairs(directory, "positive", max_pairs, seed)
+    negatives = _sampled_pairs(directory, "negative", max_pairs, seed + 1)
     note = "anchor / positive and negative views"
     if not negatives and len(positives) > 1:
         anchors = [a for a, _ in positives]

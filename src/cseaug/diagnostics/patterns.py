@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from cseaug.dataset.schema import rejects_table
-from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, view_cs, view_mer
+from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, seeded_sample, view_cs, view_mer
 from cseaug.encoders.base import Encoder
 from cseaug.step import StepResult
 
@@ -228,11 +228,7 @@ def sample_order(table: pa.Table, encoder: Encoder, size: int | None, seed: int)
     the ones the build's encoder worker embedded while later shards generated.
     """
     eligible = np.flatnonzero(order_holds(order_matrix(table, "mer"), "mer")[0])
-    chosen = eligible
-    if size is not None and eligible.size > size:
-        picked = np.random.default_rng(seed).choice(eligible.size, size=size, replace=False)
-        chosen = np.sort(eligible[picked])
-    rows = table.take(pa.array(chosen, type=pa.int64()))
+    rows = table.take(pa.array(seeded_sample(eligible, size, seed), type=pa.int64()))
     return OrderSample(
         rows=rows,
         cs=order_matrix(rows, "cs", encoder),

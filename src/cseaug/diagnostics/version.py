@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cseaug.config import DiagnosticsConfig
@@ -42,7 +41,15 @@ from cseaug.dataset.atomic import write_text_atomic
 from cseaug.dataset.reader import data_files, iter_batches
 from cseaug.diagnostics.contamination import ContaminationCounter, EvalIndex, load_eval_index
 from cseaug.diagnostics.patterns import OrderCounts
-from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, present_views, view_cs, view_mer
+from cseaug.diagnostics.views import (
+    ORDER_VIEWS,
+    AnchorWords,
+    present_views,
+    seeded_sample,
+    valid_positions,
+    view_cs,
+    view_mer,
+)
 from cseaug.encoders.base import Encoder
 from cseaug.encoders.loading import encoder_from_config
 from cseaug.encoders.worker import EncoderWorker
@@ -197,26 +204,6 @@ def count_rows(rows_source: str | Path) -> int:
     return sum(pq.ParquetFile(p).metadata.num_rows for p in data_files(rows_source))
 
 
-def _sample_positions(
-    rows_source: Path, views: list[str], size: int | None, seed: int
-) -> tuple[np.ndarray, int]:
-    """Sorted row positions of the CS sample among rows with at least one view, and how many such rows exist."""
-    eligible: list[np.ndarray] = []
-    offset = 0
-    for batch in iter_batches(rows_source, columns=views, batch_size=65_536):
-        table = pa.Table.from_batches([batch])
-        has_view = np.zeros(table.num_rows, dtype=bool)
-        for view in views:
-            has_view |= pc.is_valid(table.column(view)).to_numpy(zero_copy_only=False)
-        eligible.append(offset + np.flatnonzero(has_view))
-        offset += table.num_rows
-    positions = np.concatenate(eligible) if eligible else np.empty(0, dtype=np.int64)
-    if size is None or size >= positions.size:
-        return positions, int(positions.size)
-    chosen = np.random.default_rng(seed).choice(positions.size, size=size, replace=False)
-    return np.sort(positions[chosen]), int(positions.size)
-
-
 def row_slices(sampled: np.ndarray, per_slice: int) -> list[tuple[int, int]]:
     """Consecutive row ranges ``[start, end)`` over ``sampled`` (one flag per row), each
     holding at most ``per_slice`` sampled rows; rows outside the sample do not split a range.
@@ -265,11 +252,9 @@ def write_diagnostics(
     schema = pq.read_schema(data_files(source)[0])
     views = present_views(schema)
     total = count_rows(source)
-    positions, with_views = (
-        _sample_positions(source, views, cfg.cs_sample, cfg.seed)
-        if views
-        else (np.empty(0, np.int64), 0)
-    )
+    eligible = valid_positions(source, views) if views else np.empty(0, np.int64)
+    positions = seeded_sample(eligible, cfg.cs_sample, cfg.seed)
+    with_views = int(eligible.size)
     if positions.size:  # the encoder's load shows apart: it is not the rows' progress
         with progress_bar("Loading the sentence encoder", total=1, unit="models") as bar:
             if encoder is None:

@@ -7,10 +7,13 @@ missing, so other tables and older files give the same numbers.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cseaug.dataset.reader import iter_batches
 from cseaug.dataset.schema import VIEW_COLUMNS
 from cseaug.encoders.base import Encoder
 from cseaug.metrics.cosine import cosine_pairs
@@ -98,3 +101,29 @@ def view_texts(table: pa.Table) -> list[str]:
     return [
         text for view in present_views(table) for text in table.column(view).drop_null().to_pylist()
     ]
+
+
+def valid_positions(source: str | Path, columns: list[str]) -> np.ndarray:
+    """Positions of the rows of a version where any of ``columns`` is not null (reads those
+    columns only, streaming)."""
+    found, offset = [], 0
+    for batch in iter_batches(source, columns=columns, batch_size=65_536):
+        valid = np.zeros(batch.num_rows, dtype=bool)
+        for column in batch.columns:
+            valid |= pc.is_valid(column).to_numpy(zero_copy_only=False)
+        found.append(offset + np.flatnonzero(valid))
+        offset += batch.num_rows
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
+def seeded_sample(positions: np.ndarray, size: int | None, seed: int) -> np.ndarray:
+    """At most ``size`` of ``positions`` drawn without replacement with ``seed``, sorted; all of
+    them when ``size`` is None or not smaller.
+
+    Example:
+        >>> seeded_sample(np.arange(10), 3, seed=0).tolist()
+        [5, 6, 9]
+    """
+    if size is None or positions.size <= size:
+        return positions
+    return np.sort(np.random.default_rng(seed).choice(positions, size=size, replace=False))
