@@ -35,6 +35,7 @@ from cseaug.llm.base import (
 from cseaug.llm.clean import LLM_ERROR, clean_answer
 from cseaug.progress import progress_bar
 from cseaug.secrets import Scrubber
+from cseaug.step import Step
 
 REJECT_STAGE = "llm"
 OK = "ok"
@@ -77,6 +78,31 @@ Outcome = tuple[str, str | None, str | None, dict[str, Any]]
 """What one answer came to: ``(reason, raw answer, cleaned view or None, reject detail)``."""
 ViewSink = Callable[[str], None]
 """Called with each cleaned view text as soon as its answer arrives (:func:`ask`)."""
+
+
+class LLMStep(Step):
+    """A step whose requests go to its own LLM backend: its usage is the backend's, and
+    closing it closes the backend (connections, engines, GPU memory)."""
+
+    backend: LLMBackend
+
+    def usage(self) -> dict[str, int]:
+        """The backend's token usage so far."""
+        return self.backend.usage.as_dict()
+
+    def close(self) -> None:
+        """Close the backend."""
+        self.backend.close()
+
+
+class ViewStage(LLMStep):
+    """An :class:`LLMStep` that writes views and hands each to a sink as it arrives (:func:`ask`)."""
+
+    _on_view: ViewSink | None = None
+
+    def stream_views(self, sink: ViewSink) -> None:
+        """Hand ``sink`` each cleaned view as its answer arrives."""
+        self._on_view = sink
 
 
 def ask(

@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from cseaug.augment.llm_views import (
     ViewJob,
-    ViewSink,
+    ViewStage,
     ask,
     counts_by_view,
     require_columns,
@@ -47,13 +47,13 @@ from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.patterns import LEVELS, ExampleSet
 from cseaug.prompts import PromptTemplate, prompts_manifest
-from cseaug.step import Step, StepResult
+from cseaug.step import StepResult
 
 GENERATED_BY = "llm"
 """Value of ``positive_method`` / ``negative_method`` on rows this stage writes."""
 
 
-class PatternSimulationStage(Step):
+class PatternSimulationStage(ViewStage):
     """NGCSE views for a shard of anchors (methods ``sts`` and ``nli``).
 
     Args:
@@ -94,7 +94,6 @@ class PatternSimulationStage(Step):
         self.prompts = dict(prompts)
         self.cleaning = cleaning
         self.derive_from = generation.derive_from
-        self._on_view: ViewSink | None = None
 
     def _job(self, row: Mapping[str, Any], view: str, source: str) -> ViewJob:
         messages = self.prompts[view].render(examples=self.examples.levels[view], sentence=source)
@@ -169,15 +168,3 @@ class PatternSimulationStage(Step):
             "example_set": self.examples.as_manifest(),
             "model": {"llm": self.backend.identity()},
         }
-
-    def stream_views(self, sink: ViewSink) -> None:
-        """Hand ``sink`` each cleaned view as its answer arrives (:func:`ask`)."""
-        self._on_view = sink
-
-    def usage(self) -> dict[str, int]:
-        """The backend's token usage so far."""
-        return self.backend.usage.as_dict()
-
-    def close(self) -> None:
-        """Close the backend (connections, engines, GPU memory)."""
-        self.backend.close()

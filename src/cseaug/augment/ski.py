@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from cseaug.augment.llm_views import (
     ViewJob,
-    ViewSink,
+    ViewStage,
     ask,
     counts_by_view,
     require_columns,
@@ -39,7 +39,7 @@ from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.llm.clean import KNOWLEDGE_VIEW
 from cseaug.prompts import PromptTemplate, prompts_manifest
-from cseaug.step import Step, StepResult
+from cseaug.step import StepResult
 
 GIVEN = "given"
 """``positive_method`` / ``negative_method`` of a view that came with the input (NLI quadruplets)."""
@@ -51,7 +51,7 @@ def _given_method(record: Mapping[str, Any], view: str) -> str | None:
     return GIVEN if record.get(view) is not None else None
 
 
-class SKIStage(Step):
+class SKIStage(ViewStage):
     """SKICSE knowledge for a shard of anchors (method ``ski``).
 
     Args:
@@ -72,7 +72,6 @@ class SKIStage(Step):
         self.backend = backend
         self.prompt = prompts[KNOWLEDGE_VIEW]
         self.cleaning = cleaning
-        self._on_view: ViewSink | None = None
 
     def __call__(self, rows: pa.Table) -> StepResult:
         require_columns(rows, ("id", "sentence"), self.name)
@@ -125,15 +124,3 @@ class SKIStage(Step):
             "example_set": None,
             "model": {"llm": self.backend.identity()},
         }
-
-    def stream_views(self, sink: ViewSink) -> None:
-        """Hand ``sink`` each cleaned knowledge text as its answer arrives (:func:`ask`)."""
-        self._on_view = sink
-
-    def usage(self) -> dict[str, int]:
-        """The backend's token usage so far."""
-        return self.backend.usage.as_dict()
-
-    def close(self) -> None:
-        """Close the backend (connections, engines, GPU memory)."""
-        self.backend.close()

@@ -1,25 +1,13 @@
 """The optional LLM judge: a second model scores each generated row's views against the
 method's definition, and rows it scores low are rejected (docs/quality.md, "The LLM judge").
 
-One request per row, through any :class:`~cseaug.llm.base.LLMBackend` made like the stage's
-(:func:`cseaug.llm.factory.make_backend`): the same response cache, resume and in-flight
-claims, retries, circuit breaker and usage accounting. The prompt is fixed per method
-(``prompts/judge_<method>.jinja2``) and carries a version (:func:`prompt_version`) that the
-manifest records. The definitions are the papers': NGCSE's positive / intermediate / negative
-(sts) and entailment / contradiction (nli), appendix "Details of the Prompt"; SKICSE's
-knowable information (ski), section 3.1.
-
-The judge answers one JSON object, ``{"scores": {view: 1..5, ...}, "reason": "..."}``, parsed
-strictly (:func:`parse_verdict`). What becomes of a row:
-
-* every view scored at least ``quality.judge.min_score``: kept;
-* a view below it: rejected, stage ``quality``, reason ``judge``, ``view`` the lowest-scored
-  view, ``detail`` the scores, the judge's reason and the minimum;
-* an answer that is not such an object: rejected, reason ``judge_unparseable`` (its ``raw``
-  is the answer, ``detail`` says what is wrong);
-* a failed request: rejected like a failed generation request (stage ``llm``, reason
-  ``llm_error`` or ``circuit_open``, view ``judge``, ``retryable`` when transient), so that a
-  rerun of the build runs the shard again and sends only what failed.
+One request per row through any :class:`~cseaug.llm.base.LLMBackend`; the prompt is fixed
+per method (``prompts/judge_<method>.jinja2``) with a version the manifest records. The
+definitions are the papers': NGCSE's appendix "Details of the Prompt" (sts, nli) and
+SKICSE's section 3.1 (ski). The answer, ``{"scores": {view: 1..5}, "reason": "..."}``, is
+parsed strictly (:func:`parse_verdict`); a row is kept when every view scores at least
+``quality.judge.min_score``, else rejected with reason ``judge``, ``judge_unparseable`` or,
+for a failed request, as a failed generation request (stage ``llm``, view ``judge``).
 
 Example:
     >>> parse_verdict('{"scores": {"knowledge": 4}, "reason": "Accurate."}', ("knowledge",))
@@ -38,14 +26,14 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cseaug.augment.llm_views import REJECT_STAGE as LLM_STAGE
-from cseaug.augment.llm_views import failure, reject_record, require_columns, send
+from cseaug.augment.llm_views import LLMStep, failure, reject_record, require_columns, send
 from cseaug.config import LLM_METHODS, RunConfig
 from cseaug.dataset.schema import rejects_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend
 from cseaug.prompts import METHOD_PROMPTS, PromptTemplate, load_prompt
 from cseaug.secrets import Scrubber
-from cseaug.step import Step, StepResult
+from cseaug.step import StepResult
 
 REJECT_STAGE = "quality"
 """Stage of the rejects the judge writes for answers it could read."""
@@ -159,9 +147,9 @@ def parse_verdict(text: str, views: Sequence[str]) -> Verdict:
     return Verdict(scores={view: answer.scores[view] for view in views}, reason=answer.reason)
 
 
-class LLMJudge(Step):
+class LLMJudge(LLMStep):
     """Scores each row's views with a judge model; keeps the rows scored at least ``min_score``
-    on every view (see the module docstring for what becomes of the others).
+    on every view (docs/quality.md, "The LLM judge", says what becomes of the others).
 
     Args:
         method: ``sts``, ``nli`` or ``ski`` (which views, which definitions).
@@ -257,11 +245,3 @@ class LLMJudge(Step):
         model (``model.judge``), beside the stage's in the version's manifest."""
         record = {"view": JUDGE, **self.prompt.manifest(), "version": self.version}
         return {"prompts": [record], "model": {JUDGE: self.backend.identity()}}
-
-    def usage(self) -> dict[str, int]:
-        """The judge backend's token usage so far (kept apart from generation's by the build)."""
-        return self.backend.usage.as_dict()
-
-    def close(self) -> None:
-        """Close the judge's backend."""
-        self.backend.close()
