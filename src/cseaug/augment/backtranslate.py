@@ -1,34 +1,17 @@
 """OssCSE back-translation with an MER filter (OssCSE section 4, "Data augmentation", Step 2; appendix A).
 
-Step 2 asks for a sentence "similar in semantics but distinctive in surface structure": each
-source sentence goes round trip through machine translation, English → German → English
-and English → Russian → English with facebook/wmt19-{en-de, de-en, en-ru, ru-en}, and a
-candidate is kept only when its Match Error Rate against the source lies within [0.15, 0.6]
-(appendix A: lower means hardly a paraphrase; higher "may have been corrupted by the
-translation errors"). The paper does not say which candidate wins when both pivots
-qualify; ``prefer`` decides (default ``higher_mer``: the surface farther from the source,
-which is what the augmentation is for). A sentence with no qualifying candidate goes to
-rejects (reason ``mer_out_of_range``) with every candidate and its MER.
-
-Models are config (``backtranslation.pivots``): any pair of Hugging Face sequence-to-sequence
-models (``AutoModelForSeq2SeqLM``) works, e.g. Marian ``Helsinki-NLP/opus-mt-*``. Generation
-is beam search (``num_beams``) on batches of sentences sorted by token length that fit the
-device (:mod:`cseaug.augment.translation`); ``device="auto"`` takes CUDA when present
-(``dtype="auto"``: float16 there) and falls back to the CPU (float32). MER is
-:func:`cseaug.metrics.mer.mer_pairs`.
-
-On a GPU every model of every pivot stays on the GPU at once when their weights fit in
-half of its free memory (:func:`weights_fit`); otherwise each model is moved onto the GPU
-for its pass and back. The passes are pipelined: a separate process
-(:class:`~cseaug.augment.tokenizer_worker.TokenizerProcess`) decodes each finished en→X
-batch and encodes it for the X→en model while the GPU translates the next batch, and it
-encodes the sentences for every pivot's en→X model up front, so the GPU never waits on the
-Python tokenizers. On the CPU the same work happens in line; the translations are the same.
+Each sentence goes round trip through every pivot language (the paper: WMT19 en→de→en and
+en→ru→en); a candidate is kept only when its Match Error Rate against the source lies
+within ``mer_range`` (appendix A: [0.15, 0.6]), and ``prefer`` picks among several (the
+paper is silent). A sentence with none goes to rejects (``mer_out_of_range``) with every
+candidate and its MER. On a GPU the models stay resident when they fit
+(:func:`weights_fit`) and a :class:`~cseaug.augment.tokenizer_worker.TokenizerProcess`
+tokenizes beside the GPU loop (docs/osscse.md, "Step 2"; docs/gpu.md, "Back-translation").
 
 Example:
     bt = BackTranslator({"de": ("facebook/wmt19-en-de", "facebook/wmt19-de-en")})
     result = bt.backtranslate(["Bryan Cranston will return as Walter White."])[0]
-    result.paraphrase, result.chosen.mer
+    result.chosen.text, result.chosen.mer
 """
 
 from __future__ import annotations
@@ -37,7 +20,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -84,12 +67,7 @@ class Candidate:
     mer: float
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "pivot": self.pivot,
-            "intermediate": self.intermediate,
-            "text": self.text,
-            "mer": round(self.mer, 4),
-        }
+        return {**asdict(self), "mer": round(self.mer, 4)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,15 +77,10 @@ class BackTranslationResult:
     text: str
     candidates: tuple[Candidate, ...]
     chosen: Candidate | None
-    reason: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.chosen is not None
-
-    @property
-    def paraphrase(self) -> str | None:
-        return self.chosen.text if self.chosen is not None else None
 
 
 def select_candidate(
@@ -167,7 +140,7 @@ class BackTranslator:
 
     Example:
         bt = BackTranslator.from_config(BacktranslationConfig())
-        [r.paraphrase for r in bt.backtranslate(["The cat sat on the mat."])]
+        [r.chosen for r in bt.backtranslate(["The cat sat on the mat."])]
     """
 
     def __init__(
@@ -183,19 +156,13 @@ class BackTranslator:
             raise ConfigError(
                 "back-translation needs at least one pivot, e.g. {'de': (en-de model, de-en model)}"
             )
-        if prefer not in PREFERENCES:
-            raise ConfigError(
-                f"backtranslation.prefer must be one of {PREFERENCES}, got {prefer!r}"
-            )
         self.pivots = {pivot: (str(pair[0]), str(pair[1])) for pivot, pair in pivots.items()}
         self.mer_range = (float(mer_range[0]), float(mer_range[1]))
         self.prefer = prefer
-        self.translator_options = dict(translator_options)
-        self.translators: dict[str, Translator] = {}
-        for pair in self.pivots.values():
-            for name in pair:
-                if name not in self.translators:
-                    self.translators[name] = Translator(name, **translator_options, place_now=False)
+        names = dict.fromkeys(name for pair in self.pivots.values() for name in pair)
+        self.translators = {
+            name: Translator(name, **translator_options, place_now=False) for name in names
+        }
         device = next(iter(self.translators.values())).device
         self.resident = weights_fit(
             [t.weight_bytes for t in self.translators.values()], free_memory_bytes(device)
@@ -286,9 +253,7 @@ class BackTranslator:
         for i, text in enumerate(texts):
             candidates = tuple(column[i] for column in per_pivot)
             chosen = select_candidate(candidates, self.mer_range, self.prefer)
-            results.append(
-                BackTranslationResult(text, candidates, chosen, None if chosen else OUT_OF_RANGE)
-            )
+            results.append(BackTranslationResult(text, candidates, chosen))
         return results
 
     def identity(self) -> dict[str, Any]:
@@ -328,31 +293,6 @@ def backtranslation_stats(results: Sequence[BackTranslationResult]) -> dict[str,
     }
 
 
-def backtranslation_reject(
-    record: Mapping[str, Any], result: BackTranslationResult, mer_range: tuple[float, float]
-) -> dict[str, Any]:
-    """The rejects row of a sentence without a qualifying candidate (view ``positive``)."""
-    return {
-        "id": record.get("id"),
-        "sentence": record["sentence"],
-        "stage": STAGE,
-        "view": "positive",
-        "reason": result.reason,
-        "detail": json.dumps(
-            {"mer_range": list(mer_range), "candidates": [c.as_dict() for c in result.candidates]},
-            ensure_ascii=False,
-        ),
-    }
-
-
-def with_paraphrase(record: Mapping[str, Any], result: BackTranslationResult) -> dict[str, Any]:
-    """``record`` with its positive view filled in from the kept candidate."""
-    chosen = result.chosen
-    if chosen is None:
-        raise ValueError(f"no candidate was kept for {result.text!r}")
-    return {**record, "positive": chosen.text, "positive_method": f"{STAGE}:{chosen.pivot}"}
-
-
 class BackTranslationStage(Step):
     """OssCSE Step 2 as a step: fills ``positive`` (``positive_method = "backtranslation:<pivot>"``).
 
@@ -372,14 +312,26 @@ class BackTranslationStage(Step):
     def __call__(self, rows: pa.Table) -> StepResult:
         records = rows.to_pylist()
         results = self.backtranslator.backtranslate([r["sentence"] for r in records])
+        mer_range = list(self.backtranslator.mer_range)
         out, rejects, kept = [], [], []
         for record, result in zip(records, results, strict=True):
-            if result.ok:
-                out.append(with_paraphrase(record, result))
+            if result.chosen is not None:
+                method = f"{STAGE}:{result.chosen.pivot}"
+                out.append({**record, "positive": result.chosen.text, "positive_method": method})
                 kept.append(result)
             else:
+                candidates = [c.as_dict() for c in result.candidates]
                 rejects.append(
-                    backtranslation_reject(record, result, self.backtranslator.mer_range)
+                    {
+                        "id": record.get("id"),
+                        "sentence": record["sentence"],
+                        "stage": STAGE,
+                        "view": "positive",
+                        "reason": OUT_OF_RANGE,
+                        "detail": json.dumps(
+                            {"mer_range": mer_range, "candidates": candidates}, ensure_ascii=False
+                        ),
+                    }
                 )
         stats = {
             "stage": self.name,

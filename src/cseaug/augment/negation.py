@@ -2,57 +2,14 @@
 
 The paper parses the sentence, finds the word tagged *root* and inserts a negative word
 "based on the pos tag of the root word, e.g., if its pos tag is VBZ, then we change 'likes'
-→ 'does not like'". This module spells that out as English grammar does, over the Penn
-Treebank tag (``token.tag_``) and the dependency labels of either label set a spaCy parser
-may use: ClearNLP (``en_core_web_sm``: ``aux``, ``auxpass``, ``neg``, the copula as root
-with an ``acomp``/``attr``) or Universal Dependencies (``aux``, ``aux:pass``, ``cop`` under a
-non-verbal root, ``advmod`` for "not").
-
-Rules, tried in this order on the root and its children (``→`` shows the output):
-
-* ``auxiliary``: the root has an auxiliary or modal before it (``aux``, ``aux:pass``,
-  ``auxpass``); "not" goes after the first one.
-  "Bryan Cranston will return as Walter White." → "Bryan Cranston will not return as Walter
-  White."; "The book was written by her." → "The book was not written by her."; "She will
-  be happy." → "She will not be happy." (UD: aux of "happy"; ClearNLP: aux of "be").
-* ``copula``: UD only, a non-verbal root with a ``cop`` child; "not" goes after the copula.
-  "She is happy." → "She is not happy."
-* ``main_be``: a finite root whose lemma is "be" (the ClearNLP copula, existential "there
-  is", main-verb "be" in both label sets); "not" goes after it.
-  "There is a cat on the mat." → "There is not a cat on the mat."
-* ``do_support``: any other finite root (VBZ / VBD / VBP) becomes does / did / do + "not" +
-  its lemma. Main-verb "have" takes do-support as in present-day English.
-  "My dog likes eating sausage." → "My dog does not like eating sausage."; "He went home."
-  → "He did not go home."; "She has a car." → "She does not have a car."
-* ``imperative``: a bare VB root that opens the sentence with no subject and no auxiliary
-  gets "do not" before it. "Go home now." → "Do not go home now."
-
-Nothing else changes: the words, spacing and punctuation of the input are kept byte for
-byte around the insertion. Inserted words follow the case of the word they attach to
-(all capitals stay all capitals; a title-cased word inside a headline gives "Not").
-
-A sentence is not guessed at; it is refused with one of these reasons (rejects):
-
-* ``empty``: no letter at all ("1990.", "...", "").
-* ``question``: ends with "?" ("Is she happy?").
-* ``multiple_sentences``: the parse has more than one root ("I came. I saw.").
-* ``already_negated``: "not", "n't", "never", "no", "nobody", "nothing", "none",
-  "neither", "nor", "nowhere" (or a ``neg`` dependent) on the root or as determiner of one
-  of its dependents ("He does not like fish.", "Nobody came.", "I have no money.").
-* ``coordinated_clauses``: the root has a ``conj`` or ``parataxis`` clause with its own
-  subject, so which clause to negate is a guess ("He came home and she left.").
-* ``inverted_subject``: the auxiliary or verb precedes its subject ("Only then did he
-  realize the truth.", quotative "..., said he.").
-* ``non_finite_root``: the root or its first auxiliary is not finite: VBG / VBN without an
-  auxiliary, a VB that is not a sentence-initial imperative ("Founded in 1990 by two
-  brothers.").
-* ``no_verbal_root``: the root is not a verb and has no copula ("YMCA in South Australia").
-* ``no_lemma``: do-support needs the root's lemma and the pipeline gave none, or gave the
-  inflected form back ("likes" → "likes").
-
-Parsers make errors, and so do these rules on a wrong parse: the small UD pipeline used in
-the tests tags "likes" in "My dog likes eating sausage." as a noun, and the sentence is
-refused as ``no_verbal_root``. ``en_core_web_sm`` parses it right.
+→ 'does not like'". The rules (:data:`RULES`: ``auxiliary``, ``copula``, ``main_be``,
+``do_support``, ``imperative``, tried in this order) spell that out as English grammar does,
+over the Penn Treebank tag and the dependency labels of either label set a spaCy parser may
+use (ClearNLP or Universal Dependencies); a sentence they do not fit is refused with one of
+:data:`REFUSALS`, never guessed at. Only words are inserted: the input's spacing and
+punctuation are kept byte for byte, and inserted words follow the case of their neighbour.
+docs/osscse.md, "Step 1: negation insertion", tabulates the rules, label sets and refusals
+with examples.
 
 Example:
     negator = Negator("en_core_web_sm")
@@ -80,7 +37,7 @@ STAGE = "negation"
 """Value of ``negative_method`` on rows and of ``stage`` on rejects this module writes."""
 
 RULES: tuple[str, ...] = ("auxiliary", "copula", "main_be", "do_support", "imperative")
-"""Names of the insertion rules (``NegationResult.rule``), see the module docstring."""
+"""Names of the insertion rules (``NegationResult.rule``), in the order they are tried."""
 
 REFUSALS: dict[str, str] = {
     "empty": "no letter at all",
@@ -282,7 +239,7 @@ def _negate_root(doc: Any) -> tuple[str, str, Any]:
 
 
 def negate_doc(doc: Any) -> NegationResult:
-    """Negate one parsed spaCy ``Doc`` by the rules of the module docstring.
+    """Negate one parsed spaCy ``Doc`` by :data:`RULES` (docs/osscse.md).
 
     Works on any ``Doc`` with tags, dependencies and lemmas, however it was made (a
     pipeline, or ``spacy.tokens.Doc(vocab, words=..., tags=..., deps=..., heads=...,
@@ -307,11 +264,7 @@ def negate_doc(doc: Any) -> NegationResult:
     return NegationResult(doc.text, negated, rule=rule, root=root.text, root_tag=root.tag_)
 
 
-DEFAULT_EXCLUDE: tuple[str, ...] = SPACY_COMPONENTS_NOT_NEEDED
-"""Components never needed for the parse (not loaded at all)."""
-
-
-def load_pipeline(name_or_path: str, exclude: Iterable[str] = DEFAULT_EXCLUDE) -> Any:
+def load_pipeline(name_or_path: str, exclude: Iterable[str] = SPACY_COMPONENTS_NOT_NEEDED) -> Any:
     """Load a spaCy pipeline by package name or path and check it tags, parses and lemmatises.
 
     Raises:
@@ -364,7 +317,7 @@ class Negator:
         *,
         batch_size: int = 256,
         n_process: int = 1,
-        exclude: Iterable[str] = DEFAULT_EXCLUDE,
+        exclude: Iterable[str] = SPACY_COMPONENTS_NOT_NEEDED,
     ) -> None:
         self.model = model
         self.batch_size = batch_size
@@ -392,9 +345,7 @@ class Negator:
         with progress_bar("Negating", total=len(texts), unit="sentences") as bar:
             for doc in docs:
                 results.append(negate_doc(doc))
-                if len(results) % self.batch_size == 0:
-                    bar.advance(self.batch_size)
-            bar.advance(len(results) % self.batch_size)
+                bar.advance()
         return results
 
     def identity(self) -> dict[str, Any]:
@@ -418,23 +369,6 @@ def negation_stats(results: Sequence[NegationResult]) -> dict[str, Any]:
         "rules": dict(Counter(r.rule for r in results if r.ok).most_common()),
         "refusals": dict(Counter(r.reason for r in results if not r.ok).most_common()),
     }
-
-
-def negation_reject(record: dict[str, Any], result: NegationResult) -> dict[str, Any]:
-    """The rejects row of a refused sentence (stage ``negation``, view ``negative``)."""
-    return {
-        "id": record.get("id"),
-        "sentence": record["sentence"],
-        "stage": STAGE,
-        "view": "negative",
-        "reason": result.reason,
-        "detail": json.dumps({"root": result.root, "root_tag": result.root_tag}),
-    }
-
-
-def with_negation(record: dict[str, Any], result: NegationResult) -> dict[str, Any]:
-    """``record`` with its negative view filled in."""
-    return {**record, "negative": result.negated, "negative_method": STAGE}
 
 
 class NegationStage(Step):
@@ -464,10 +398,19 @@ class NegationStage(Step):
         out, rejects, negated = [], [], []
         for record, result in zip(records, results, strict=True):
             if result.ok:
-                out.append(with_negation(record, result))
+                out.append({**record, "negative": result.negated, "negative_method": STAGE})
                 negated.append(result)
             else:
-                rejects.append(negation_reject(record, result))
+                rejects.append(
+                    {
+                        "id": record.get("id"),
+                        "sentence": record["sentence"],
+                        "stage": STAGE,
+                        "view": "negative",
+                        "reason": result.reason,
+                        "detail": json.dumps({"root": result.root, "root_tag": result.root_tag}),
+                    }
+                )
         stats = {
             "stage": self.name,
             "rows_in": len(records),

@@ -1,20 +1,11 @@
 """One translation model run fast: beam search over length-sorted batches that fit the device.
 
-A :class:`Translator` loads a sequence-to-sequence model (``AutoModelForSeq2SeqLM``; float16
-on CUDA under ``dtype: auto``, float32 on the CPU) and translates token ids with
-``model.generate`` under ``torch.inference_mode``. Sentences are sorted by token length,
-longest first, and cut into batches:
-
-- ``batch_size`` a number: that many sentences per batch, on any device;
-- ``batch_size: auto``: :data:`CPU_BATCH` sentences on the CPU; on a GPU, a token budget
-  (:mod:`cseaug.batching`): half of the free memory, divided by the KV-cache bytes of one
-  token (2 × decoder layers × model width × dtype bytes), holds every beam's decoder cache
-  (the translation so far), its copy of the source (cross-attention) and its logits, at
-  most :data:`GPU_MAX_BATCH` sentences. A batch that runs out of memory is halved and the
-  budget remembers it.
-
-Token ids come from, and go to, a :class:`~cseaug.augment.tokenizer_worker.Tokenizers`
-worker, so that the text work can happen beside the GPU loop.
+A :class:`Translator` translates token ids with ``model.generate``; sentences are sorted by
+token length and cut into batches of ``batch_size``, or under ``auto`` :data:`CPU_BATCH` on
+the CPU and, on a GPU, a token budget from free memory (:mod:`cseaug.batching`; the KV cache,
+the source and the logits of every beam, at most :data:`GPU_MAX_BATCH`), halved on out of
+memory. Token ids come from, and go to, a
+:class:`~cseaug.augment.tokenizer_worker.Tokenizers` worker (docs/gpu.md, "Back-translation").
 
 Example:
     en_de = Translator("facebook/wmt19-en-de", num_beams=5)
@@ -197,12 +188,12 @@ class Translator:
 
     def _generate(self, ids: list[list[int]]) -> list[list[int]]:
         torch = require("torch", "hf", "Back-translation")
-        width = max(len(row) for row in ids)
-        input_ids = torch.full((len(ids), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(ids), width), dtype=torch.long)
-        for n, row in enumerate(ids):
-            input_ids[n, : len(row)] = torch.tensor(row)
-            mask[n, : len(row)] = 1
+        from torch.nn.utils.rnn import pad_sequence
+
+        rows = [torch.tensor(row, dtype=torch.long) for row in ids]
+        input_ids = pad_sequence(rows, batch_first=True, padding_value=self.pad_id)
+        mask = pad_sequence([torch.ones_like(row) for row in rows], batch_first=True)
+        width = input_ids.shape[1]
         with torch.inference_mode():
             generated = self.model.generate(
                 input_ids=input_ids.to(self.device),
