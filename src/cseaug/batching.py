@@ -1,17 +1,10 @@
 """Generation batches that fit the device: a token budget from free memory, halved on out of memory.
 
-A batch of ``n`` sequences whose longest has ``L`` tokens costs ``n × slots(L)`` *token slots*
-(padding included): the KV cache of a decoder-only model holds the prompt plus the new tokens
-of every sequence, so ``slots(L) = L + max_new_tokens``; beam search multiplies by the beams.
-On a GPU the budget is a share of the free memory divided by the bytes of one slot (the KV
-cache of one token, :func:`kv_bytes_per_token`); the rest of the memory is left to the
-activations of the prefill, the logits and fragmentation. The arithmetic is an estimate, so
-:func:`run_batches` also catches ``torch.OutOfMemoryError``: the batch is split in halves,
-each half is retried, and the budget remembers the smaller size so that the next batches
-do not fail again. On the CPU there is no budget: batches have a fixed number of items.
-
-Items are taken in the order given; callers sort them longest first, so that batches pad
-little and an out-of-memory shows in the first, largest batch.
+A batch of ``n`` items whose longest has ``L`` tokens costs ``n × slots(L)`` token slots
+(padding included). On a GPU the budget is :data:`KV_MEMORY_SHARE` of the free memory over
+the bytes of one slot; :func:`run_batches` halves a batch that still runs out of memory and
+lowers the budget for the next ones. On the CPU batches have a fixed number of items
+(docs/gpu.md).
 
 Example:
     >>> budget = TokenBudget(slots=100, max_items=8)
@@ -188,10 +181,6 @@ class TokenBudget:
             yield list(order[start : start + count])
             start += count
 
-    def lower_after_oom(self, batch_slots: int) -> None:
-        """Remember that a batch of ``batch_slots`` slots ran out of memory: half of it is the new budget."""
-        self.slots = max(1, batch_slots // 2)
-
 
 def is_out_of_memory(error: BaseException) -> bool:
     """Whether ``error`` is torch's out-of-memory error (CUDA or another accelerator)."""
@@ -239,7 +228,8 @@ def run_batches(
         if out_of_memory:
             # outside the except block, so the failed batch's tensors are no longer referenced
             free_device_memory(device)
-            budget.lower_after_oom(count * slots(max(lengths[i] for i in batch)))
+            # half of the failed batch's slots is the new budget
+            budget.slots = max(1, count * slots(max(lengths[i] for i in batch)) // 2)
             continue  # the same items again, cut by the lowered budget
         yield batch, result
         start += count

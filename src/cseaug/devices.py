@@ -1,12 +1,8 @@
 """The one device and dtype resolution of every model the library loads.
 
-``auto`` takes CUDA when torch sees a GPU and the CPU otherwise; an explicit CUDA device
-that is not there is a :class:`~cseaug.errors.ConfigError` naming the setting, before any
-model is loaded (rather than a torch error halfway through). Dtypes: ``auto`` is float32 on
-the CPU and, on a GPU, float16 or the checkpoint's own dtype (as the caller chooses);
-float16 on the CPU is refused (slow, and some operations lack CPU kernels). Precisions (the
-number format a model computes in under autocast) have the same names and the same rule;
-``auto`` is what training or inference does best on the device (:func:`resolve_precision`).
+``auto`` takes CUDA when torch sees a GPU, else the CPU; an explicit CUDA device that is not
+there, or float16 on the CPU, is a :class:`~cseaug.errors.ConfigError` naming the setting
+before any model loads. :func:`resolve_precision` picks what a model computes in.
 
 Example:
     >>> resolve_device("cpu")

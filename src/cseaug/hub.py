@@ -1,13 +1,9 @@
 """The Hugging Face hub: reachable or not, decided once per process; a model without it.
 
-Offline, every library that loads a model from the hub retries on its own (``transformers``
-tries each file several times), so a build spent ~47 s and hundreds of lines of retries
-before failing (issue 11, item 3). :func:`go_offline_unless_reachable` decides once: when
-``HF_HUB_OFFLINE`` is set, or one short request to the hub (~2 s at most) gets no answer,
-it sets ``HF_HUB_OFFLINE`` (and its ``transformers`` / ``datasets`` twins) for the whole
-process, so that no library tries again, and returns the one message to print.
-:func:`model_problem` then says at once whether a model the build needs can be had: a
-local directory, a model in the local Hugging Face cache, or (online) a hub id.
+Offline, the libraries retry every file on their own (issue 11: ~47 s of retries).
+:func:`go_offline_unless_reachable` probes once and, without an answer, sets
+``HF_HUB_OFFLINE`` for the whole process; :func:`model_problem` says at once whether a model
+can be had (a local directory, the local cache, or a hub id online).
 
 Example:
     >>> env = {"HF_HUB_OFFLINE": "1"}
@@ -112,11 +108,6 @@ def cached_file(
     return found if isinstance(found, str) else None
 
 
-def in_hub_cache(name: str, filename: str = "config.json") -> bool:
-    """Whether the local Hugging Face cache holds ``filename`` of hub model ``name``."""
-    return cached_file(name, filename) is not None
-
-
 def model_problem(
     name: str, setting: str, environ: MutableMapping[str, str] = os.environ
 ) -> str | None:
@@ -132,7 +123,7 @@ def model_problem(
         return (
             None if Path(name).expanduser().exists() else f"{setting}: no model directory {name!r}"
         )
-    if not hub_offline(environ) or in_hub_cache(name):
+    if not hub_offline(environ) or cached_file(name) is not None:
         return None
     return (
         f"{setting}: {name!r} is not in the local Hugging Face cache and the hub is offline; "

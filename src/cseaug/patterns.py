@@ -1,25 +1,11 @@
 """Pattern sources and the fixed in-context examples of NGCSE's pattern simulation.
 
 NGCSE ("Pattern Simulation with LLM", step 1 "Sampling Pattern Example", and appendix
-"Details of the Prompt"): every prompt shows three sentence pairs sampled once from a
-pattern source and then fixed for the whole generation. STS patterns come from the STS12
-train split: positive examples have a score above 4, intermediate ones a score between 1
-and 4, negative ones a score below 1. NLI patterns are premises with their entailment
-(positive) and contradiction (negative) hypotheses.
-
-Choices (docs/prompts-and-patterns.md):
-
-* The draw is a sort by ``sha256(seed, s1, s2)`` (by premise + both hypotheses for NLI),
-  not a random generator, so the same seed picks the same examples on any machine and
-  any Python or NumPy version. Duplicate pairs count once.
-* NLI examples are drawn as triples: the paper's printed NLI prompts show the same three
-  premises in the positive and the negative prompt, each with its entailment and its
-  contradiction respectively. SentEval SNLI pairs become triples by
-  :func:`cseaug.readers.benchmarks.nli_triples`.
-* ``source: paper`` gives the examples exactly as printed in the appendix. The printed STS
-  examples differ in small ways from the STS12 files (e.g. "Continuing" vs "continuing",
-  "a 31-year-old", "computer-roller"); the printed text is kept because it is what the
-  paper's prompts contained.
+"Details of the Prompt"): every prompt shows k sentence pairs sampled once from a pattern
+source (STS12 train: positive score > 4, intermediate 1–4, negative < 1; NLI: premise with
+entailment / contradiction) and then fixed for the whole generation. The draw
+(:func:`draw`), the NLI triples and ``source: paper`` are explained in
+docs/prompts-and-patterns.md, "Pattern sources and the example draw".
 
 Example:
     >>> from cseaug.config import PatternConfig

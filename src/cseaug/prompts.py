@@ -1,15 +1,9 @@
 """Prompt templates: ``prompts/<name>.jinja2`` files rendered into chat messages.
 
-One Jinja2 file per prompt holds the paper's text verbatim (docs/prompts-and-patterns.md).
-A template says how it becomes chat messages through its blocks: each top-level block named
-``system``, ``user`` or ``assistant`` becomes one message with that role, in file order;
-a template without blocks becomes one user message. NGCSE's prompts put the instruction
-and the examples in ``system`` and the input sentence in ``user`` (they say "When the user
-enters a premise text ..."); SKICSE's template is one ``user`` message.
-
-Templates render with ``StrictUndefined``: a variable the caller did not pass is an error,
-never an empty string in a prompt. Every loaded template records its sha256 for the
-manifest, so a changed prompt changes the record of the dataset built with it.
+Each top-level block named ``system``, ``user`` or ``assistant`` becomes one message with
+that role, in file order; a template without blocks is one user message. Templates render
+with ``StrictUndefined`` and record their sha256 for the manifest
+(docs/prompts-and-patterns.md, "Prompt files").
 
 Example:
     >>> prompt = load_prompt("ski")

@@ -1,13 +1,9 @@
-"""Output roots: a local directory or an fsspec URI (``s3://bucket/prefix``, ``gs://...``,
-``memory://...``), and the local directory that works for a remote one.
+"""Output roots: a local directory or an fsspec URI, and the local work directory of a remote one.
 
-Published versions, exports and diagnostics go to the root (:mod:`cseaug.dataset.store`).
-The run store, the LLM response cache and the embedding cache are SQLite and Parquet files
-written in place, which an object store cannot hold: they live in the *work directory*,
-the root itself when it is local, else ``execution.work_dir`` or, by default, a directory
-under ``$XDG_CACHE_HOME/cseaug/roots/`` named after the URI. The same directory holds
-the local staging of a version before it is uploaded and the local copies of remote
-versions that the readers open (docs/dataset-contract.md, "Object storage").
+SQLite and Parquet files written in place (run store, caches, staging) cannot live on an
+object store: they go to the *work directory*, the root itself when local, else
+``execution.work_dir`` or a directory under ``$XDG_CACHE_HOME/cseaug/roots/``
+(docs/dataset-contract.md, "Object storage").
 
 Example:
     >>> is_uri("s3://bucket/prefix"), is_uri("memory://demo"), is_uri("storage")

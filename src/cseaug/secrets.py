@@ -1,22 +1,10 @@
 """Secret values never reach a file, a log line or Prefect: one scrubber for every text that leaves.
 
-A key read from the environment is sent with every request, and a server may echo it back
-(``Incorrect API key provided: Bearer sk-...``). Whatever text cseaug stores or prints
-(rejects, error messages, logs, ``plan.json``, ``manifest.json``, Prefect artifacts) goes
-through :func:`scrub` first, which replaces with ``***``:
-
-* every **known secret value**: the value of each environment variable whose name has a
-  secret word (``OPENAI_API_KEY``, ``HF_TOKEN``, ``DB_PASSWORD``: see :func:`is_secret_name`),
-  plus variables named with :func:`treat_as_secret` (``llm.api_key_env`` may name any
-  variable), when the value has at least :data:`MIN_SECRET_LENGTH` characters;
-* **URL credentials**: ``scheme://user:password@host`` becomes ``scheme://***@host``, and a
-  query parameter with a secret name (``?api_key=...``) loses its value (a configured URL
-  with credentials, also key-looking ones in its path or fragment, is refused outright);
-* **Authorization values**: ``Authorization: <anything>`` and ``Bearer <token>``.
-
-:func:`url_credentials_problem` is the check that keeps credentials out of a configured URL
-in the first place (``llm.base_url``); :func:`install_log_scrubbing` routes every log record
-of the process through :func:`scrub`.
+Whatever text cseaug stores or prints goes through :func:`scrub` first, which replaces with
+``***`` every known secret value (environment variables with a secret name,
+:func:`is_secret_name`, or named by :func:`treat_as_secret`), URL credentials and
+Authorization / Bearer values. :func:`url_credentials_problem` keeps credentials out of a
+configured URL; :func:`install_log_scrubbing` scrubs every log record of the process.
 
 Example:
     >>> import os

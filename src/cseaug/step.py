@@ -1,22 +1,12 @@
 """What a step is, and the one loop that runs steps one after the other.
 
-A step takes canonical rows (:data:`cseaug.dataset.schema.CANONICAL_SCHEMA`) and returns a
-:class:`StepResult`: the rows it kept or filled with views, a rejects table
-(:data:`cseaug.dataset.schema.REJECTS_SCHEMA`) naming every anchor or view it dropped and
-why, and statistics. Augmentation stages (:mod:`cseaug.augment`), row filters and the MER
-step of a build (:mod:`cseaug.pipeline`) are all steps. Steps do no dataset I/O (the writer
-owns files) and know nothing of Prefect or of which LLM backend runs.
-
-A step also declares what it provides beyond rows: :meth:`Step.manifest` (what it records
-in a version's manifest: prompts, example set, models), :meth:`Step.usage` (LLM tokens
-spent so far), :meth:`Step.stream_views` (views as they arrive) and :meth:`Step.close` (free what it holds: connections, engines, GPU
-memory). :class:`Step` gives the "nothing" answer of each, so a step inherits from it and
-says only what it has. Whoever makes a step closes it (in a build: the
-:class:`~cseaug.pipeline.run.BuildRun`).
-
-:func:`run_steps` is the one composition loop: each step gets the rows the step before it
-kept. A build runs ``[stage, quality, *filters, mer]`` through it; :class:`Chain` makes one
-step of several (OssCSE is negation then back-translation).
+A step takes canonical rows and returns a :class:`StepResult`: the rows it kept or filled,
+the rejects of what it dropped and why, and statistics; it does no dataset I/O and knows
+nothing of Prefect. :class:`Step` gives the "nothing" answer of :meth:`~Step.manifest`,
+:meth:`~Step.usage`, :meth:`~Step.stream_views` and :meth:`~Step.close`, so a step says
+only what it has. :func:`run_steps` is the one composition loop (a build runs
+``[stage, quality, *filters, mer]`` through it); :class:`Chain` makes one step of several
+(docs/architecture.md).
 
 Example:
     >>> import pyarrow as pa

@@ -1,27 +1,13 @@
 """Text that must not reach a prompt or a dataset: invisible characters and chat special tokens.
 
-Two classes, defined once for corpus cleaning (:mod:`cseaug.corpus.cleaning`, Arrow/RE2),
-answer cleaning (:mod:`cseaug.llm.clean`, Python ``re``) and the per-row checks of generated
-views (:mod:`cseaug.quality.checks`); every engine reads the same pattern strings.
-
-**Invisible characters** (:func:`invisible_ranges`) change what a reader, a filter or a
-model sees without being seen: Unicode's ``Default_Ignorable_Code_Point`` property, read
-from the ``regex`` module's Unicode tables rather than written out here. It holds the
-zero-width spaces and joiners that hide a line's emptiness or split a word for a filter,
-the bidirectional controls that display text in another order than it is stored (the
-"Trojan Source" trick), the soft hyphen, the Hangul fillers, the variation selectors, and
-the whole plane-14 block U+E0000–U+E0FFF with the tag characters U+E0000–U+E007F, which
-spell ASCII invisibly ("ASCII smuggling": instructions to a model that no reader sees,
-:func:`tag_text`). Zero-width non-joiner and joiner (U+200C, U+200D) are not in the class:
-Persian, the Indic scripts and emoji sequences need them inside words. They join nothing
-at the start or end of a line, where cleaning trims them (:data:`EDGE_JOINERS`).
-
-**Chat special tokens** (:data:`SPECIAL_TOKEN_PATTERN`) are the control words of chat
-templates written out as text: ``<|im_start|>``, ``<|im_end|>``, ``<|endoftext|>``,
-``<|eot_id|>`` and every other ``<|name|>``, ``[INST]`` / ``[/INST]``, ``<<SYS>>``,
-``<start_of_turn>`` / ``<end_of_turn>``, ``<s>`` / ``</s>`` and DeepSeek's full-width
-``<｜name｜>``. In a corpus line they let the line end the user's turn and speak as the
-system; in an answer they mark where the model's turn ended.
+Defined once for corpus cleaning (:mod:`cseaug.corpus.cleaning`, Arrow/RE2), answer cleaning
+(:mod:`cseaug.llm.clean`) and the per-row checks (:mod:`cseaug.quality.checks`).
+**Invisible characters** (:func:`invisible_ranges`) are Unicode's
+``Default_Ignorable_Code_Point`` property, read from the ``regex`` module's tables, except
+the joiners U+200C/U+200D that scripts and emoji need inside words (:data:`EDGE_JOINERS`);
+the tag characters among them spell ASCII invisibly (:func:`tag_text`). **Chat special
+tokens** (:data:`SPECIAL_TOKEN_PATTERN`) are chat-template control words written as text.
+docs/prompts-and-patterns.md, "Answer cleaning", says what each class lets an attacker do.
 
 Example:
     >>> remove_invisible("Pay\\u200b\\u202epal")

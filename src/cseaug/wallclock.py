@@ -1,13 +1,8 @@
 """Wall-clock marks of one build in this process, for the ``timings`` of its manifest (issue 14)
 and the wall time of its summary (issue 22).
 
-The command line marks when its process started (:data:`CLI_STARTED`,
-:func:`process_started`: the interpreter's start and the imports before the command runs
-are the user's wait too) and when it handed the build to Prefect (:data:`FLOW_CALLED`);
-the plan step marks when the flow's first task began (:data:`PLAN_STARTED`). The publish
-step :func:`take` s them, so that a later build in the same process starts from none. A
-build that runs where the marks were not made (a Prefect worker,
-:func:`cseaug.pipeline.local.run_build`) records only the phases it measured itself.
+The command line marks its process start and the hand-over to Prefect, the plan step the
+first task; the publish step :func:`take` s them, so a later build starts from none.
 
 Example:
     >>> mark(CLI_STARTED); mark(FLOW_CALLED)

@@ -1,14 +1,9 @@
 """One round of LLM-written views for a shard: build requests, ask once, clean every answer.
 
-Shared by the NGCSE (:mod:`cseaug.augment.pattern_sim`) and SKICSE (:mod:`cseaug.augment.ski`)
-stages, which only decide which prompt writes which view from which input. A round sends
-the whole shard's requests in one :meth:`LLMBackend.generate` call (the backend batches,
-retries and caches below it), so a failed answer never sinks the others: it comes back
-as a reject with a reason code of :mod:`cseaug.llm.clean` (``llm_error`` for a failed request,
-its ``detail`` marked ``retryable`` when it was transient; ``circuit_open`` for a request the
-circuit breaker never sent; ``malformed_response`` for an answer that is not a usable chat
-completion, :mod:`cseaug.llm.wire`). A reject's ``raw`` answer and
-its ``detail`` are scrubbed of secrets (:mod:`cseaug.secrets`), whichever backend wrote them.
+Shared by :mod:`cseaug.augment.pattern_sim` and :mod:`cseaug.augment.ski`. A round sends the
+shard's requests in one :meth:`LLMBackend.generate` call, so a failed answer never sinks the
+others: it becomes a reject with a reason of :mod:`cseaug.llm.clean` (``llm_error``,
+``circuit_open``, ``malformed_response``), its ``raw`` and ``detail`` scrubbed of secrets.
 """
 
 from __future__ import annotations

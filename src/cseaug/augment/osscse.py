@@ -1,17 +1,8 @@
 """The OssCSE stage: negation (Step 1) then back-translation (Step 2) of each anchor.
 
-OssCSE section 4, "Data augmentation": each anchor s_i gets a paraphrase s_i^p (Step 2,
-:mod:`cseaug.augment.backtranslate`) and a negation s_i^n (Step 1,
-:mod:`cseaug.augment.negation`), which the max-margin loss ranks against each other. A row
-needs both views, so the stage is the chain of the two steps in this order: negation
-(cheap) runs first and only the negated anchors are back-translated (expensive); an anchor
-that fails either step is left out and its reason goes to rejects (stage ``negation`` or
-``backtranslation``). ``cseaug negate`` and ``cseaug backtranslate`` run the same two steps
-alone.
-
-Rows: ``split = aigen``, ``method = osscse``, ``positive`` (``positive_method =
-backtranslation:de|ru``), ``negative`` (``negative_method = negation``); the build's MER
-step adds ``mer_positive`` and ``mer_negative``.
+OssCSE section 4, "Data augmentation": a row needs both views, so the stage chains the two
+steps, negation (cheap) first, so only negated anchors are back-translated (expensive); an
+anchor that fails either goes to rejects (docs/osscse.md, "Rows of an OssCSE build").
 
 Example:
     from cseaug.pipeline.stages import make_stage

@@ -1,20 +1,12 @@
 """NGCSE pattern simulation: an LLM writes positive / intermediate / negative views by example.
 
-NGCSE ("Pattern Simulation with LLM" and "Pattern Utilization with Hierarchical Triplet
-Loss"; prompts in the appendix "Details of the Prompt"). For every source sentence s_i:
-
-* method ``sts``: a semantically similar s_i^p (examples with STS score > 4), a sentence with
-  fewer details s_i^m (score 1–4) and a distinct or contradictory s_i^n (score < 1);
-* method ``nli``: an entailment hypothesis s_i^p and a contradiction hypothesis s_i^n.
-
-The paper is ambiguous about what the intermediate and negative views are written from:
-its process description says the negative is written "compared to s_i^p", while its
-printed prompts address "the user's input sentence". ``generation.derive_from`` chooses:
-``input`` (default) asks every view of s_i in one round; ``positive`` asks s_i^p first and
-then the other views of the cleaned s_i^p in a second round.
-
-A row is kept only when every view of its method passed cleaning; each failed view goes
-to rejects (stage ``llm``) with its reason and raw answer.
+NGCSE ("Pattern Simulation with LLM"; prompts in the appendix "Details of the Prompt"):
+method ``sts`` writes a similar s_i^p (STS score > 4), a sentence with fewer details s_i^m
+(1–4) and a distinct s_i^n (< 1); method ``nli`` an entailment and a contradiction.
+``generation.derive_from`` settles the paper's ambiguity about what the later views are
+written from: ``input`` (every view of s_i in one round) or ``positive`` (s_i^p first, then
+the other views of it). A row is kept only when every view passed cleaning; each failed view
+goes to rejects (stage ``llm``) (docs/prompts-and-patterns.md, "Generation").
 
 Example:
     from cseaug.config import CleaningConfig, GenerationConfig, PatternConfig

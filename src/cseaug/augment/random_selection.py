@@ -1,23 +1,11 @@
 """Generate-CSE random selection of a positive view (VAEGPT-Sim paper, section 3.2, appendix A.1).
 
-For every anchor and every view (one view per training epoch) a seeded draw picks one
-method and the method writes the view:
-
-* ``shuffle``: a random permutation of the words;
-* ``cutoff``: for sentences of more than three words, delete N words at N random
-  positions, N drawn from [1, min(6, words/3)] (shorter sentences stay unchanged);
-* ``dropout``: delete each word with probability ``dropout_rate`` (0.1), keeping at
-  least one word (appendix A.1 masks tokens; a mask token depends on the trainer's
-  tokenizer, unknown here: docs/trainer.md, "What differs from the papers' own code");
-* ``repetition``: copy N words in place, N drawn from [1, max(1, int((words - 1) * 0.3))];
-* ``generator``: a synonym generator (VAEGPT-Sim, :mod:`cseaug.vaegpt`).
-
-Words are whitespace-separated tokens and views are joined with single spaces, because the
-data is written as text and the trainer's tokenizer is unknown here (docs/vaegpt.md). Every
-draw uses its own random stream, seeded by (seed, anchor id, view), so a view does not
-depend on how the sample was cut into shards. A generator answer that is empty is
-recorded in the rejects and the view is redrawn among the edit methods; the method written
-with a view is always the one that made it.
+For every anchor and view (one view per training epoch) a seeded draw picks one method
+(``shuffle``, ``cutoff``, ``dropout``, ``repetition`` or the synonym ``generator``) and the
+method writes the view, over whitespace-separated words. Every draw has its own random
+stream seeded by (seed, anchor id, view), so views do not depend on sharding; an empty
+generation is rejected and redrawn among the edit methods (docs/vaegpt.md, "Generate-CSE
+random selection").
 
 Example:
     >>> from cseaug.config import GenerateCSEConfig

@@ -1,16 +1,9 @@
 """SKICSE: sentence knowable information (SKI) written by an LLM, the ``knowledge`` view.
 
-SKICSE, section 3.1 "Prompt Template for SKI": the LLM answers "1) Answer objectively what
-you know about the sentence. 2) Make sure your answers are no more than four sentences and
-contain important information." for each input sentence x, giving x_ski.
-
-* Unsupervised data (section 3.2.1): pairs (x, x_ski); the row's positive/negative stay null.
-* NLI data (section 3.2.2): quadruplets (x, x+, x-, x_ski): rows that arrive with their
-  entailment as ``positive`` and contradiction as ``negative`` (``corpus.view_columns``)
-  keep them, and gain ``knowledge``.
-
-A row whose knowledge failed cleaning is left out and its answer goes to rejects (stage
-``llm``, view ``knowledge``).
+SKICSE, section 3.1 "Prompt Template for SKI", gives x_ski for each sentence x. Unsupervised
+rows (section 3.2.1) become pairs (x, x_ski); NLI rows that arrive with their entailment and
+contradiction (section 3.2.2) keep them and gain ``knowledge``. A row whose knowledge failed
+cleaning goes to rejects (stage ``llm``, view ``knowledge``).
 
 Example:
     from cseaug.config import CleaningConfig

@@ -1,15 +1,9 @@
 """Tokenizing and detokenizing translations beside the GPU loop, so the GPU never waits on them.
 
-A translation batch goes to the GPU as token ids and comes back as token ids; turning text
-into ids and ids back into text is Python work (the FSMT tokenizers of the WMT19 models are
-Moses + BPE in pure Python). Done between two ``generate`` calls, it leaves the GPU idle;
-done in a thread, it would hold the GIL that the ``generate`` loop needs to launch its
-kernels. :class:`TokenizerProcess` does it in a separate process instead: while the GPU
-translates batch *k + 1*, the process decodes batch *k* and encodes the result with the
-next model's tokenizer (the X→en model of a round trip), so the second pass of a round trip
-starts from ready token ids. :class:`InlineTokenizers` does the same work at once in this
-process (the CPU, where nothing would overlap). Both give the same ids and texts: they call
-the same :func:`encode` and :func:`decode`.
+:class:`TokenizerProcess` works in a separate process (a thread would hold the GIL the
+``generate`` loop needs): while the GPU translates batch *k + 1* it decodes batch *k* and
+encodes the result for the next model. :class:`InlineTokenizers` does the same work at once
+in this process (the CPU); both call the same :func:`encode` and :func:`decode`.
 
 Example:
     worker = InlineTokenizers({"en-de": en_de_tokenizer}, {"en-de": 1024})

@@ -1,23 +1,10 @@
 """Contamination check: rows whose anchor or views appear verbatim in the STS / SICK evaluation sets.
 
-Training data that contains evaluation sentences inflates STS results. The check normalises
-every text the same way on both sides and looks it up in an index of the evaluation
-sentences:
-
-* STS12–STS16: every scored pair of SentEval's ``STS1x-en-test`` folders (as SentEval
-  evaluates them);
-* STS-B: ``sts-dev.csv`` (model selection) and ``sts-test.csv`` (evaluation), not the
-  training split;
-* SICK: the test split (SICK-R, as SentEval).
-
-Normalisation (:func:`normalize_text`) removes what differs between SentEval's
-Moses-tokenised, lower-cased copies and raw text: HTML entities are decoded, case is
-folded (NFKC, lower), every run of non-alphanumeric characters becomes one space. So
-"A plane is taking off." and "a plane is taking off ." are the same sentence.
-
-:class:`ContaminationCounter` reports counts per field and per evaluation set while a
-version streams by; :func:`contamination_filter` drops contaminated rows to rejects with
-reason ``contamination`` (``diagnostics.remove_contaminated``).
+Every text is normalised the same way on both sides (:func:`normalize_text`: entities
+decoded, case folded, punctuation gone, so SentEval's tokenised copies match raw text) and
+looked up in an index of STS12–16, STS-B dev and test, and SICK test (:func:`load_eval_index`).
+:class:`ContaminationCounter` counts while a version streams by; :func:`contamination_filter`
+drops contaminated rows to rejects (docs/diagnostics.md, "Contamination").
 
 Example:
     >>> normalize_text("A plane is taking off.") == normalize_text("a plane is taking off .")
@@ -39,7 +26,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cseaug.dataset.schema import VIEW_COLUMNS, rejects_table
+from cseaug.dataset.schema import rejects_table
+from cseaug.diagnostics.views import present_views
 from cseaug.errors import InputError
 from cseaug.readers.benchmarks import read_sick, read_sts_dir, read_sts_table
 from cseaug.step import StepResult
@@ -177,17 +165,6 @@ def load_eval_index(root: str | Path) -> EvalIndex:
     return EvalIndex(sets=sets, keys=keys, sizes=sizes, missing=missing, root=str(root))
 
 
-def checked_fields(table: pa.Table | pa.Schema, fields: Literal["anchor", "any"]) -> list[str]:
-    """``sentence`` and, for ``any``, every view column the table has."""
-    names = table.names if isinstance(table, pa.Schema) else table.column_names
-    return ["sentence"] + ([v for v in VIEW_COLUMNS if v in names] if fields == "any" else [])
-
-
-def field_masks(table: pa.Table, index: EvalIndex, fields: Sequence[str]) -> dict[str, np.ndarray]:
-    """Bit masks of each checked field of each row."""
-    return {name: index.match(table.column(name).to_pylist()) for name in fields}
-
-
 @dataclass
 class ContaminationCounter:
     """Contamination counts of a stream of canonical tables."""
@@ -202,8 +179,8 @@ class ContaminationCounter:
 
     def add(self, table: pa.Table) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Count one table; returns the per-row bit mask over all checked fields, and per field."""
-        names = checked_fields(table, self.fields)
-        masks = field_masks(table, self.index, names)
+        names = ["sentence", *(present_views(table) if self.fields == "any" else [])]
+        masks = {name: self.index.match(table.column(name).to_pylist()) for name in names}
         combined = np.zeros(table.num_rows, dtype=np.int64)
         for name, mask in masks.items():
             self.by_field[name] = self.by_field.get(name, 0) + int((mask != 0).sum())

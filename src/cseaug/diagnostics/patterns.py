@@ -1,16 +1,9 @@
 """Does a row's similarity pattern hold? positive > intermediate > negative (NGCSE, pattern simulation).
 
-NGCSE asks an LLM for three views per anchor: a positive (STS score > 4), an intermediate
-(1–4) and a negative (< 1). A row simulates the pattern when its views fall in that order
-of similarity to the anchor: CS(a, p) > CS(a, i) > CS(a, n), and, in the other direction,
-MER(a, p) < MER(a, i) < MER(a, n). The check uses the views a row has: with only a positive
-and a negative (NLI) the order is p before n; a row with fewer than two of the three views
-is not eligible. Comparisons are strict, so a tie breaks the order (two views equally
-similar to the anchor do not make a graded pattern).
-
-:class:`OrderCounts` counts, batch by batch, how many eligible rows keep the order, and
-the share of each pairwise comparison; :func:`pattern_order_filter` drops the rows that
-break it to rejects with reason ``pattern_order`` (``diagnostics.pattern_filter``).
+A row keeps the pattern when its views fall in that order of similarity to the anchor (CS
+falling, MER rising), over the views it has, with strict comparisons; a row with fewer than
+two of the three is not eligible. :class:`OrderCounts` counts it batch by batch;
+:func:`pattern_order_filter` drops the rows that break it (docs/diagnostics.md, "Pattern order").
 
 Example:
     >>> import numpy as np

@@ -1,23 +1,10 @@
 """OssCSE's Cont. / Oppn. probe splits of the STS sets (section 3.3 "Dataset Splits", Table 2).
 
-OssCSE probes surface-structure bias on STS pairs where surface similarity (MER, eq. 1)
-and meaning (the gold score) agree or disagree. Per STS set, with the set's median gold
-score and median MER:
-
-* **Cont.** (consistent): score above its median and MER below its median, or score below
-  and MER above;
-* **Oppn.** (opposed): every other pair, including pairs whose score or MER equals the
-  median (the comparisons are strict, as the paper words the rule: "above ... and below").
-
-Only sets whose median score lies in [2, 3.5] are kept (footnote 3: "to remove biased
-datasets"). The sets are the STS12–16 subsets and STS-B train and test (dev is split too,
-as OssCSE's Figure 6 probes STS-B dev, but it is not a row of Table 2).
-
-MER words: the paper's numbers come from SentEval's files (lower-cased, Moses-tokenised,
-punctuation as separate tokens), split on whitespace as ``jiwer`` does by default;
-``words="whitespace"`` (the default here) does the same and reproduces Table 2 best.
-``words="project"`` uses the project's :func:`cseaug.metrics.mer.normalize_words`
-(punctuation dropped), which moves the medians of some sets (docs/diagnostics.md).
+Per STS set, a pair is **Cont.** when its gold score is above the set's median and its MER
+(eq. 1) below the median MER, or the other way round, and **Oppn.** otherwise (ties
+included: the paper's comparisons are strict). Only sets whose median score lies in [2, 3.5]
+are kept (footnote 3). ``words`` chooses how MER splits words (docs/diagnostics.md, "Cont. /
+Oppn. probe splits and Table 2").
 
 Example:
     result = probe_splits("data/senteval_sts")

@@ -1,20 +1,11 @@
 """``diagnostics/`` of a dataset version: how similar each view is to its anchor (NGCSE, Figure 7).
 
 NGCSE judges a training set by the density histograms of Match Error Rate and cosine
-similarity of its pairs (appendix, "Match Error Rate and Cosine Similarity"). For every view
-column (positive, intermediate, negative, knowledge) :func:`write_diagnostics` streams the
-rows of a version (or of a staging directory before it is published) and writes:
-
-* ``mer.png`` and ``cs.png``: one density histogram per view, on the same bins and axes;
-* ``summary.json``: per view and metric n, mean, std, min, quartiles, max, the share inside
-  each configured band, the histogram counts; the pattern-order check
-  (:mod:`cseaug.diagnostics.patterns`); the contamination check
-  (:mod:`cseaug.diagnostics.contamination`) when ``eval_data_dir`` is set.
-
-MER is computed for every row (the ``mer_<view>`` columns of the build's MER step are reused). CS needs a
-forward pass per sentence (~200 sentences/s on 2 CPU cores), so with ``cs_sample`` it is
-computed on a seeded sample of the rows that have views; the sample is drawn from row
-positions, so the same version and seed give the same sample.
+similarity of its pairs (appendix, "Match Error Rate and Cosine Similarity").
+:func:`write_diagnostics` streams a version's rows and writes ``mer.png``, ``cs.png`` and
+``summary.json`` (statistics, pattern order, contamination); CS is computed on a seeded
+sample of rows when ``cs_sample`` is set (docs/diagnostics.md, "What a version's
+``diagnostics/`` holds").
 
 Example:
     from cseaug.config import DiagnosticsConfig

@@ -1,27 +1,8 @@
 """The checks of one generated row: each returns None (passed) or the reject's reason and numbers.
 
 Every check compares views with their anchor or with each other; which checks a method
-runs is :mod:`cseaug.quality.rows`' business. Reason codes (``rejects.parquet``, stage
-``quality``):
-
-========================== ================================================================
-``hidden_instructions``    a view speaks to a model: tag characters (ASCII spelled
-                           invisibly, decoded in ``detail``), a chat special token, or an
-                           instruction such as "ignore the previous instructions" or a
-                           ``System:`` line that the anchor does not hold
-``invisible_characters``   a view holds another default-ignorable character
-                           (:func:`cseaug.text_hazards.invisible_ranges`), listed in ``detail``
-``too_long``               an LLM view has more words than ``llm.max_tokens``: no tokenizer
-                           writes a word in less than one token, so the server went on past
-                           the limit it was given
-``wrong_language``         the anchor and the view are each, with probability ≥
-                           ``quality.language_confidence``, in a different language
-                           (:mod:`cseaug.quality.language`)
-``identical_views``        two views are equal after case-folding and removing punctuation
-                           and extra spaces
-``unchanged_view``         a view that must change the anchor has a normalised edit
-                           similarity ≥ ``quality.unchanged_view_similarity`` to it
-========================== ================================================================
+runs is :mod:`cseaug.quality.rows`' business. The reason codes (:data:`REASONS`, stage
+``quality``) are explained in docs/quality.md, "Per-row checks".
 
 Example:
     >>> unchanged("A man plays a guitar.", "A man plays the guitar.", 0.95)

