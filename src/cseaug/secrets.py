@@ -86,16 +86,11 @@ def treat_as_secret(variable: str) -> None:
     _SECRET_VARIABLES.add(variable)
 
 
-def known_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The secret values of the environment, longest first (so that no part of one survives).
-
-    Args:
-        environ: the variables to look at; default ``os.environ``.
-    """
-    environ = os.environ if environ is None else environ
+def known_secrets() -> tuple[str, ...]:
+    """The secret values of the environment, longest first (so that no part of one survives)."""
     values = {
         value
-        for name, value in environ.items()
+        for name, value in os.environ.items()
         if len(value) >= MIN_SECRET_LENGTH and (name in _SECRET_VARIABLES or is_secret_name(name))
     }
     return tuple(sorted(values, key=lambda v: (-len(v), v)))
@@ -116,15 +111,14 @@ class Scrubber:
 
     Args:
         secrets: values to scrub besides the environment's (e.g. the key being sent).
-        environ: the variables to read; default ``os.environ``.
 
     Example:
         >>> Scrubber(["sk-abcdefgh-1234"])("key sk-abcdefgh-1234 refused")
         'key *** refused'
     """
 
-    def __init__(self, secrets: Iterable[str] = (), environ: Mapping[str, str] | None = None):
-        values = set(known_secrets(environ))
+    def __init__(self, secrets: Iterable[str] = ()):
+        values = set(known_secrets())
         values.update(s for s in secrets if len(s) >= MIN_SECRET_LENGTH)
         self._values = _values_pattern(tuple(sorted(values, key=lambda v: (-len(v), v))))
 
@@ -136,18 +130,14 @@ class Scrubber:
         return _SHAPED.sub(_mask_shaped, text)
 
 
-def scrub(text: str, secrets: Iterable[str] = ()) -> str:
+def scrub(text: str) -> str:
     """``text`` with every known secret value and credential-shaped string replaced by ``***``.
-
-    Args:
-        text: any text about to be stored or printed.
-        secrets: further values to scrub (e.g. the key a backend is sending right now).
 
     Example:
         >>> scrub("Authorization: Bearer abcdef.0123456789.xyz")
         'Authorization: Bearer ***'
     """
-    return Scrubber(secrets)(text)
+    return Scrubber()(text)
 
 
 def scrub_data(data: Any) -> Any:

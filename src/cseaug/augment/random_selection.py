@@ -17,7 +17,9 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import json
 import random
 from collections import Counter
@@ -140,13 +142,8 @@ def _normalised(
 
 
 def _draw(table: Sequence[tuple[str, float]], rng: random.Random) -> str:
-    point = rng.random()
-    cumulative = 0.0
-    for method, weight in table:
-        cumulative += weight
-        if point < cumulative:
-            return method
-    return table[-1][0]
+    cumulative = list(itertools.accumulate(weight for _, weight in table))
+    return table[min(bisect.bisect_right(cumulative, rng.random()), len(table) - 1)][0]
 
 
 def _clean_generation(text: str) -> str:
@@ -195,20 +192,10 @@ class RandomSelection:
             return repeat_words(text, rng)
         raise ValueError(f"'{method}' is not an edit method; use one of {list(EDIT_METHODS)}")
 
-    def views(
-        self, anchors: Sequence[tuple[str, str]], n_views: int | None = None
-    ) -> tuple[list[list[View]], list[dict]]:
-        """Views of each (id, sentence) anchor and the reject records of failed generations.
-
-        Args:
-            anchors: (anchor id, sentence) pairs.
-            n_views: views per anchor; default ``config.views``.
-
-        Returns:
-            One list of :class:`View` per anchor (in view order) and reject dicts
-            (:data:`~cseaug.dataset.schema.REJECTS_SCHEMA` columns).
-        """
-        n_views = self.config.views if n_views is None else n_views
+    def views(self, anchors: Sequence[tuple[str, str]]) -> tuple[list[list[View]], list[dict]]:
+        """``config.views`` views of each (id, sentence) anchor, in view order, and the reject
+        records of failed generations."""
+        n_views = self.config.views
         streams: dict[tuple[int, int], random.Random] = {}
         chosen: dict[tuple[int, int], str] = {}
         for i, (anchor_id, _) in enumerate(anchors):

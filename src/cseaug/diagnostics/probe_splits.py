@@ -205,12 +205,12 @@ def probe_splits(
     return ProbeSplits(pa.table(columns, schema=PAIRS_SCHEMA), table, min_median, max_median, words)
 
 
-def table_markdown(result: ProbeSplits, only_kept: bool = True) -> str:
-    """The summary as a markdown table beside the paper's Table 2 (Δ = ours − paper)."""
+def table_markdown(result: ProbeSplits) -> str:
+    """The kept sets as a markdown table beside the paper's Table 2 (Δ = ours − paper)."""
     header = "| set | pairs | Cont. | Oppn. | median score | median MER | paper Cont. / Oppn. | paper medians | Δ Cont. |"
     lines = [header, "|" + "---|" * 9]
     for row in result.table:
-        if only_kept and not row["kept"]:
+        if not row["kept"]:
             continue
         paper = row["paper"]
         if paper:

@@ -91,11 +91,12 @@ class DiagnosticsSummary:
     def summary_path(self) -> Path:
         return self.out_dir / SUMMARY_FILE
 
-    def plot_paths(self, prefix: str = "diagnostics") -> list[str]:
+    def plot_paths(self) -> list[str]:
         """Plot paths relative to the version directory (``diagnostics/mer.png``, ...)."""
-        return [f"{prefix}/{name}" if prefix else name for name in self.plots.values()]
+        return [f"diagnostics/{name}" for name in self.plots.values()]
 
-    def _markdown(self, image: Any) -> str:
+    def artifact_markdown(self) -> str:
+        """Markdown for a Prefect artifact: images inlined as base64 PNG data URIs (the UI renders them)."""
         s = self.summary
         lines = ["## Diagnostics", ""]
         cs = s["cs"]
@@ -112,7 +113,8 @@ class DiagnosticsSummary:
             "",
         ]
         for metric, name in self.plots.items():
-            lines += [f"![{metric.upper()} by view]({image(name)})", ""]
+            data = base64.b64encode((self.out_dir / name).read_bytes()).decode("ascii")
+            lines += [f"![{metric.upper()} by view](data:image/png;base64,{data})", ""]
         header = ["view", "pairs", "MER mean", "MER q1 / median / q3"]
         header += [f"MER in [{b['low']:g}, {b['high']:g}]" for b in _first_bands(s, "mer")]
         header += ["CS pairs", "CS mean", "CS q1 / median / q3"]
@@ -159,15 +161,6 @@ class DiagnosticsSummary:
         elif contamination:
             lines.append(f"Contamination check skipped: {contamination['skipped']}.")
         return lines
-
-    def artifact_markdown(self) -> str:
-        """Markdown for a Prefect artifact: images inlined as base64 PNG data URIs (the UI renders them)."""
-
-        def inline(name: str) -> str:
-            data = base64.b64encode((self.out_dir / name).read_bytes()).decode("ascii")
-            return f"data:image/png;base64,{data}"
-
-        return self._markdown(inline)
 
 
 def _precision_note(cs: dict[str, Any]) -> str:
@@ -274,11 +267,8 @@ def write_diagnostics(
             in_sample = np.zeros(whole.num_rows, dtype=bool)
             in_sample[positions[lo:hi] - offset] = True
             for start, end in row_slices(in_sample, SAMPLED_PER_SLICE):
-                table, sampled, n = (
-                    whole.slice(start, end - start),
-                    in_sample[start:end],
-                    end - start,
-                )
+                n = end - start
+                table, sampled = whole.slice(start, n), in_sample[start:end]
                 matrices = {m: np.full((n, 3), np.nan) for m in ("mer", "cs")}
                 anchors = AnchorWords(table)
                 for view in views:
@@ -313,12 +303,10 @@ def write_diagnostics(
             if values[view][metric].histogram.n
         ]
         if panels:
-            label = "MER" if metric == "mer" else "cosine similarity"
             heading = (
-                f"{title}: {label} of each view to its anchor"
-                if title
-                else f"{label} of each view to its anchor"
+                f"{'MER' if metric == 'mer' else 'cosine similarity'} of each view to its anchor"
             )
+            heading = f"{title}: {heading}" if title else heading
             plot_panels([panels], out / PLOT_FILES[metric], title=heading)
             plots[metric] = PLOT_FILES[metric]
 
