@@ -52,10 +52,6 @@ def kv_bytes_per_token(config: Any, element_bytes: int) -> int:
     Reads the usual Hugging Face config names (``num_hidden_layers`` / ``n_layer``,
     ``num_key_value_heads`` for grouped-query attention, ``head_dim``).
 
-    Args:
-        config: the model's ``PretrainedConfig``.
-        element_bytes: bytes of one cache element (2 for float16 / bfloat16).
-
     Example:
         >>> from types import SimpleNamespace
         >>> qwen2_7b = SimpleNamespace(num_hidden_layers=28, num_attention_heads=28,
@@ -122,17 +118,9 @@ class TokenBudget:
         """The budget of ``batch_size`` (a number, or ``auto``) on ``device``.
 
         A number is a fixed batch size on any device. ``auto`` is ``cpu_items`` on the CPU
-        and, on a GPU, as many slots as :data:`KV_MEMORY_SHARE` of the free memory holds,
-        at most ``gpu_items`` items.
-
-        Args:
-            device: the resolved device name.
-            batch_size: the configured batch size.
-            slot_bytes: bytes of one token slot (e.g. :func:`kv_bytes_per_token`), asked
-                only on a GPU under ``auto``.
-            cpu_items: items of an ``auto`` batch on the CPU.
-            gpu_items: most items of an ``auto`` batch on a GPU.
-            setting: the config key of ``batch_size``, named in errors.
+        and, on a GPU, as many slots as :data:`KV_MEMORY_SHARE` of the free memory holds
+        (``slot_bytes()``: bytes of one slot, asked only then), at most ``gpu_items`` items.
+        ``setting`` is the config key of ``batch_size``, named in errors.
 
         Raises:
             ConfigError: ``auto`` on a GPU for a model whose KV cache cannot be sized.
@@ -203,16 +191,9 @@ def run_batches(
     batch's items (cut again, in halves) and to every later batch. A single item that runs
     out of memory raises the error: it cannot be split.
 
-    Args:
-        order: item indices, usually longest first.
-        lengths: token length of every item.
-        slots: token slots of one item, given the batch's longest length.
-        budget: the batch budget; lowered in place after an out-of-memory.
-        work: runs one batch (a list of item indices) and returns its result.
-        device: where ``work`` allocates; its cache is emptied after an out-of-memory.
-
-    Yields:
-        (batch, result) pairs, in order.
+    ``order``, ``lengths`` and ``slots`` are as in :meth:`TokenBudget.batches`; ``budget`` is
+    lowered in place; ``work`` runs one batch of item indices on ``device``, whose cache is
+    emptied after an out-of-memory. Yields (batch, result) pairs, in order.
     """
     start = 0
     while start < len(order):

@@ -70,12 +70,8 @@ def cpu_has_native_bfloat16(cpuinfo: str | Path = "/proc/cpuinfo") -> bool:
 
 
 def resolve_device(spec: str, setting: str = "device") -> str:
-    """The torch device name to load a model on.
-
-    Args:
-        spec: ``auto``, ``cpu``, ``cuda``, ``cuda:N`` (anything ``torch.device`` accepts).
-        setting: the config key that gave ``spec``, named in errors
-            (e.g. ``backtranslation.device``).
+    """The torch device name to load a model on: ``spec`` is ``auto`` or anything
+    ``torch.device`` accepts; ``setting`` (e.g. ``backtranslation.device``) names it in errors.
 
     Raises:
         ConfigError: ``spec`` is not a torch device, or asks for CUDA where there is none.
@@ -108,14 +104,9 @@ def resolve_dtype(
     *,
     auto_on_gpu: Literal["float16", "checkpoint"] = "float16",
 ) -> Any:
-    """The torch dtype to load weights in on ``device`` (from :func:`resolve_device`).
-
-    Args:
-        spec: ``auto``, ``float32``, ``float16`` or ``bfloat16``.
-        device: the resolved device name.
-        setting: the config key that gave ``spec``, named in errors.
-        auto_on_gpu: what ``auto`` means on a GPU: ``float16``, or ``checkpoint`` (the
-            string ``"auto"``, which ``from_pretrained`` reads as the checkpoint's dtype).
+    """The torch dtype to load weights in on ``device`` (from :func:`resolve_device`);
+    ``auto_on_gpu`` says what ``auto`` means on a GPU: ``float16``, or ``checkpoint`` (the
+    string ``"auto"``, which ``from_pretrained`` reads as the checkpoint's dtype).
 
     Raises:
         ConfigError: an unknown name, or float16 on the CPU.
@@ -147,12 +138,6 @@ def resolve_precision(
     encoder, :mod:`cseaug.encoders.precision`): bfloat16 on a CPU with native bfloat16 units,
     where it embeds about twice as fast, and float32 elsewhere, a GPU included. torch is
     imported only where the answer needs it (training on a GPU).
-
-    Args:
-        spec: ``auto``, ``float32``, ``bfloat16`` or ``float16``.
-        device: the resolved device name.
-        setting: the config key that gave ``spec``, named in errors.
-        purpose: what ``auto`` chooses for.
 
     Raises:
         ConfigError: an unknown name, or float16 on the CPU.

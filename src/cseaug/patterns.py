@@ -51,8 +51,6 @@ SOURCE_KIND: dict[str, PatternKind] = {
     "snli_senteval": "nli",
 }
 
-PAPER_REFERENCE = "NGCSE (AAAI 2024), appendix 'Details of the Prompt'"
-
 # Verbatim from the appendix (only the text extraction's "\\$" escape undone): the examples
 # the paper's prompts showed. tests/test_prompts.py checks them against the paper's text.
 PAPER_EXAMPLES: dict[str, dict[str, tuple[Pair, ...]]] = {

@@ -106,17 +106,6 @@ class PromptTemplate:
         return {"name": self.name, "path": str(self.path), "sha256": self.sha256}
 
 
-def _environment(directory: Path) -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(directory),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=False,
-        autoescape=False,  # plain text for an LLM, not HTML
-    )
-
-
 def load_prompt(name: str, prompts_dir: str | Path | None = None) -> PromptTemplate:
     """Load ``<prompts_dir>/<name>.jinja2``.
 
@@ -140,7 +129,14 @@ def load_prompt(name: str, prompts_dir: str | Path | None = None) -> PromptTempl
             f"prompt template {name!r} not found: no {path}; available in {directory}: {available}"
         )
     try:
-        template = _environment(directory).get_template(path.name)
+        environment = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(directory),
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            autoescape=False,  # plain text for an LLM, not HTML
+        )
+        template = environment.get_template(path.name)
     except jinja2.TemplateSyntaxError as exc:
         raise ConfigError(f"prompt {path}, line {exc.lineno}: {exc.message}") from exc
     roles = tuple(template.blocks)

@@ -107,20 +107,11 @@ def _load_in_worker(max_tokens: dict[str, int]) -> None:
     _WORKER = _Work({name: AutoTokenizer.from_pretrained(name) for name in max_tokens}, max_tokens)
 
 
-def _worker() -> _Work:
+def _in_worker(method: str, *args: Any) -> Any:
+    """Call ``method`` of the worker process's :class:`_Work` (submitted by name: picklable)."""
     if _WORKER is None:
         raise RuntimeError("the tokenizer worker process was not initialised")
-    return _WORKER
-
-
-def _encode_in_worker(name: str, texts: list[str]) -> Ids:
-    return _worker().encode(name, texts)
-
-
-def _decode_in_worker(
-    name: str, rows: list[list[int]], then: str | None
-) -> tuple[list[str], Ids | None]:
-    return _worker().decode(name, rows, then)
+    return getattr(_WORKER, method)(*args)
 
 
 class TokenizerProcess:
@@ -142,12 +133,12 @@ class TokenizerProcess:
         )
 
     def encode(self, name: str, texts: Sequence[str]) -> Future[Ids]:
-        return self._pool.submit(_encode_in_worker, name, list(texts))
+        return self._pool.submit(_in_worker, "encode", name, list(texts))
 
     def decode(
         self, name: str, rows: Sequence[Sequence[int]], then: str | None
     ) -> Future[tuple[list[str], Ids | None]]:
-        return self._pool.submit(_decode_in_worker, name, [list(r) for r in rows], then)
+        return self._pool.submit(_in_worker, "decode", name, [list(r) for r in rows], then)
 
     def close(self) -> None:
         """Stop the process (after the work already submitted)."""
