@@ -294,11 +294,8 @@ def _paper_examples(cfg: PatternConfig, kind: PatternKind) -> ExampleSet:
 
 
 def load_examples(cfg: PatternConfig, kind: PatternKind) -> ExampleSet:
-    """Load the pattern source of ``cfg`` and draw ``cfg.k`` examples per level, once.
-
-    Args:
-        cfg: the ``patterns`` section of the run config.
-        kind: ``sts`` or ``nli`` (the run's method); must match the source.
+    """Load the pattern source of ``cfg`` (the ``patterns`` section) and draw ``cfg.k``
+    examples per level, once; ``kind`` (the run's method, ``sts`` or ``nli``) must match it.
 
     Raises:
         ConfigError: the source does not fit ``kind``, its path is missing, or a level has

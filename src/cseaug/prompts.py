@@ -107,11 +107,7 @@ class PromptTemplate:
 
 
 def load_prompt(name: str, prompts_dir: str | Path | None = None) -> PromptTemplate:
-    """Load ``<prompts_dir>/<name>.jinja2``.
-
-    Args:
-        name: the template name, e.g. ``"nli_positive"``.
-        prompts_dir: the folder; default :func:`default_prompts_dir`.
+    """Load ``<prompts_dir>/<name>.jinja2`` (default folder: :func:`default_prompts_dir`).
 
     Raises:
         ConfigError: the file is missing (the message lists the available names), is not

@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -157,11 +158,10 @@ def summed_usage(parts: Sequence[Mapping[str, int]]) -> dict[str, int]:
         >>> summed_usage([{"requests": 2, "cached": 1}, {"requests": 3}])
         {'requests': 5, 'cached': 1}
     """
-    total: dict[str, int] = {}
+    total: Counter[str] = Counter()
     for part in parts:
-        for key, value in part.items():
-            total[key] = total.get(key, 0) + value
-    return total
+        total.update(part)
+    return dict(total)
 
 
 def close_all(steps: Sequence[Step]) -> None:

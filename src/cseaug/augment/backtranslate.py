@@ -129,14 +129,9 @@ class BackTranslator:
     Every model is loaded when the back-translator is made, so a wrong name fails before
     any work; a model used by two pivots is loaded once.
 
-    Args:
-        pivots: pivot language → (forward model, backward model), names or paths.
-        mer_range: keep a candidate whose MER lies in this closed range.
-        prefer: ``higher_mer``, ``lower_mer`` or ``first_pivot`` when several qualify.
-        tokenizer_process: tokenize and detokenize in a separate process (see the module
-            docstring); None: on a GPU only.
-        translator_options: keyword arguments of :class:`Translator` (``num_beams``,
-            ``batch_size``, ``max_new_tokens``, ``max_length_ratio``, ``device``, ``dtype``).
+    ``pivots``, ``mer_range`` and ``prefer`` are the ``backtranslation`` keys of
+    docs/osscse.md; ``translator_options`` go to every :class:`Translator`;
+    ``tokenizer_process`` (None: on a GPU only) tokenizes in a separate process.
 
     Example:
         bt = BackTranslator.from_config(BacktranslationConfig())

@@ -299,11 +299,9 @@ def load_pipeline(name_or_path: str, exclude: Iterable[str] = SPACY_COMPONENTS_N
 class Negator:
     """Negates sentences at their dependency root with a spaCy pipeline (OssCSE Step 1).
 
-    Args:
-        model: installed pipeline name (default ``en_core_web_sm``) or path of a pipeline.
-        batch_size: sentences per ``nlp.pipe`` batch.
-        n_process: processes of ``nlp.pipe``.
-        exclude: components not loaded.
+    ``model`` is an installed pipeline name or a pipeline's path; the other arguments are the
+    ``negation`` keys of docs/osscse.md (``nlp.pipe``'s batch size and processes, the
+    components not loaded).
 
     Example:
         negator = Negator("en_core_web_sm")
@@ -376,9 +374,6 @@ class NegationStage(Step):
 
     Rows keep their other columns; refused anchors go to rejects (stage ``negation``).
     ``details`` give the rule, root and root tag of each negated row.
-
-    Args:
-        negator: the :class:`Negator` to use.
 
     Example:
         from cseaug.dataset.schema import rows_table

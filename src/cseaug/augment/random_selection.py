@@ -247,11 +247,8 @@ class GenerateCSEStage(Step):
     """Generate-CSE as a step: fills ``positive`` with view 0 and ``augmentations`` with every view.
 
     Output rows keep the input row's columns and set ``split`` to ``aigen``, ``method`` to
-    ``generate_cse`` and ``positive_method`` to the method of view 0.
-
-    Args:
-        config: the ``generate_cse`` section.
-        generator: the synonym generator, or None (see :class:`RandomSelection`).
+    ``generate_cse`` and ``positive_method`` to the method of view 0. ``config`` and
+    ``generator`` are :class:`RandomSelection`'s.
 
     Example:
         >>> from cseaug.config import GenerateCSEConfig

@@ -40,12 +40,7 @@ log-probabilities, scores), counted in the budget beside the KV cache."""
 def new_tokens_cap(longest_source: int, max_new_tokens: int, max_length_ratio: float | None) -> int:
     """Most tokens a batch's translations may have: ``max_length_ratio`` × its longest source
     (in tokens) + 8, and never more than ``max_new_tokens``, so that one degenerate beam
-    cannot hold a batch of short sentences for ``max_new_tokens`` steps.
-
-    Args:
-        longest_source: tokens of the batch's longest source sentence.
-        max_new_tokens: the hard cap.
-        max_length_ratio: None: only the hard cap.
+    cannot hold a batch of short sentences for ``max_new_tokens`` steps (no ratio: only that).
 
     Example:
         >>> new_tokens_cap(10, 40, 0.5), new_tokens_cap(100, 40, 0.5), new_tokens_cap(10, 40, None)
@@ -82,21 +77,10 @@ def vocabulary_size(config: Any) -> int:
 class Translator:
     """One translation model: beam search over length-sorted batches that fit the device.
 
-    The model is loaded on the host; :meth:`place` moves it onto the device (done at once
-    unless ``place_now`` is False, for a caller that decides where models live).
-
-    Args:
-        name: Hugging Face model id or local path of a sequence-to-sequence model.
-        device: ``auto``, ``cpu``, ``cuda``, ``cuda:1``, ...
-        dtype: ``auto``, ``float32``, ``float16``, ``bfloat16``.
-        batch_size: sentences per ``generate`` call, or ``auto`` (see the module docstring).
-        num_beams: beams of beam search.
-        max_new_tokens: maximum tokens of one translation.
-        max_length_ratio: also cap a batch's translations at this × its longest source
-            (in tokens) + 8; None: only ``max_new_tokens``.
-        sort_by_length: batch sentences of similar token length together (off only to
-            measure what it saves).
-        place_now: move the model onto the device now.
+    ``name`` is a Hugging Face id or local path of a sequence-to-sequence model; the other
+    settings are the ``backtranslation`` keys of docs/osscse.md, "Step 2" (``sort_by_length``
+    off only to measure what it saves). The model is loaded on the host; :meth:`place` moves
+    it onto the device, at once unless ``place_now`` is False (the caller decides).
     """
 
     def __init__(

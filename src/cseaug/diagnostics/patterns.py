@@ -135,16 +135,9 @@ def pattern_order_filter(
     """Keep the rows whose views keep the order; the others become rejects (reason ``pattern_order``).
 
     Rows that are not eligible (fewer than two of positive / intermediate / negative, e.g.
-    ``other`` rows or SKICSE rows) are kept. With ``both`` a row must keep both orders.
-
-    Args:
-        rows: canonical rows.
-        metric: ``mer``, ``cs`` or ``both``.
-        encoder: needed for ``cs`` and ``both``.
-
-    Returns:
-        A :class:`~cseaug.step.StepResult`; ``stats`` has the eligible and rejected
-        counts and the :class:`OrderCounts` of each metric.
+    ``other`` rows or SKICSE rows) are kept. With ``both`` a row must keep both orders; ``cs``
+    and ``both`` need the ``encoder``. ``stats`` has the eligible and rejected counts and the
+    :class:`OrderCounts` of each metric.
     """
     metrics: list[OrderMetric] = ["mer", "cs"] if metric == "both" else [metric]
     keep = np.ones(rows.num_rows, dtype=bool)

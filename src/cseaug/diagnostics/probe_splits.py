@@ -50,6 +50,7 @@ PAPER_TABLE2: dict[str, tuple[int, int, float, float]] = {
     "STSB-test": (855, 524, 2.8, 0.516),
 }
 """OssCSE Table 2 as printed: set -> (Cont., Oppn., median score, median MER); for comparison only."""
+TABLE2_COLUMNS = ("cont", "oppn", "median_score", "median_mer")
 
 PAIRS_SCHEMA = pa.schema(
     [
@@ -184,14 +185,7 @@ def probe_splits(
                 "median_score": median_score,
                 "median_mer": median_mer,
                 "kept": kept,
-                "paper": None
-                if paper is None
-                else {
-                    "cont": paper[0],
-                    "oppn": paper[1],
-                    "median_score": paper[2],
-                    "median_mer": paper[3],
-                },
+                "paper": None if paper is None else dict(zip(TABLE2_COLUMNS, paper, strict=True)),
             }
         )
         if kept:
