@@ -24,9 +24,6 @@ BLOCK_BYTES = 1 << 20
 def file_sha256(path: str | Path) -> str:
     """Hex sha256 of a file's bytes, read in blocks.
 
-    Args:
-        path: the file.
-
     Example:
         >>> from pathlib import Path
         >>> path = Path("/tmp/cseaug-hashing-doctest.txt")
@@ -43,9 +40,6 @@ def file_sha256(path: str | Path) -> str:
 
 def path_sha256(path: str | Path) -> str:
     """Hex sha256 of a file, or of a directory: its files' relative paths and sha256, sorted.
-
-    Args:
-        path: a file or a directory.
 
     Raises:
         InputError: the path does not exist.

@@ -90,15 +90,8 @@ class Step(Protocol):
 
 
 def run_steps(steps: Sequence[Step], rows: pa.Table) -> list[StepResult]:
-    """Run ``rows`` through ``steps`` in order, each on the rows the one before it kept.
-
-    Args:
-        steps: the steps, first to last.
-        rows: canonical rows for the first step.
-
-    Returns:
-        The result of each step, in order (the last one's rows are what came through).
-    """
+    """Run ``rows`` through ``steps`` in order, each on the rows the one before it kept; the
+    result of each step, in order (the last one's rows are what came through)."""
     results = []
     for step in steps:
         result = step(rows)
@@ -111,13 +104,8 @@ def merged_results(
     steps: Sequence[Step], results: Sequence[StepResult], rows: pa.Table
 ) -> StepResult:
     """One result of a run of :func:`run_steps`: the last rows and details, every step's
-    rejects (in step order) and statistics (by step name).
-
-    Args:
-        steps: the steps that ran.
-        results: what :func:`run_steps` returned for them.
-        rows: the rows the first step got (the result when there were no steps).
-    """
+    rejects (in step order) and statistics (by step name); ``rows`` (what the first step got)
+    when there were no steps."""
     if not results:
         return StepResult(rows=rows)
     return StepResult(
@@ -176,11 +164,7 @@ class Chain(Step):
     """Several steps run as one: each on the rows the one before it kept.
 
     The chain's manifest merges its steps' manifests, its usage adds theirs up, and
-    closing it closes them all.
-
-    Args:
-        name: the chain's name.
-        steps: its steps, first to last; the chain owns them.
+    closing it closes them all: the chain owns its ``steps``.
     """
 
     def __init__(self, name: str, steps: Sequence[Step]) -> None:

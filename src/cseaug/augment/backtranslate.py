@@ -294,9 +294,7 @@ class BackTranslationStage(Step):
     Rows keep their other columns; anchors without a qualifying candidate go to rejects
     (stage ``backtranslation``, every candidate and its MER in ``detail``). ``details``
     give each kept row's candidate and MER per pivot (``candidate_<pivot>``, ``mer_<pivot>``).
-
-    Args:
-        backtranslator: the :class:`BackTranslator` to use; :meth:`close` frees its models.
+    :meth:`close` frees the back-translator's models.
     """
 
     name = STAGE

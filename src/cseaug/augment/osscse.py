@@ -25,12 +25,8 @@ METHOD = "osscse"
 
 
 class OssCSEStage(Chain):
-    """Negation then back-translation of each anchor: rows with both views.
-
-    Args:
-        negation: the negation step.
-        backtranslation: the back-translation step; closing the stage frees its models.
-    """
+    """Negation then back-translation of each anchor: rows with both views; closing the
+    stage frees the translation models."""
 
     def __init__(self, negation: NegationStage, backtranslation: BackTranslationStage) -> None:
         super().__init__(METHOD, [negation, backtranslation])

@@ -74,12 +74,8 @@ def _done(value: Any) -> Future[Any]:
 
 
 class InlineTokenizers:
-    """:class:`Tokenizers` that work at once, in this process.
-
-    Args:
-        tokenizers: model name → its tokenizer.
-        max_tokens: model name → longest input it takes.
-    """
+    """:class:`Tokenizers` that work at once, in this process (by model name: the tokenizer,
+    the longest input it takes)."""
 
     def __init__(self, tokenizers: Mapping[str, Any], max_tokens: Mapping[str, int]) -> None:
         self._work = _Work(tokenizers, max_tokens)
@@ -118,10 +114,8 @@ class TokenizerProcess:
     """:class:`Tokenizers` in one separate process (spawned: safe beside CUDA), in submission order.
 
     The process loads every tokenizer by name (``AutoTokenizer.from_pretrained``), as the
-    translators did, so it needs nothing from this process but the names.
-
-    Args:
-        max_tokens: model name → longest input it takes.
+    translators did, so it needs nothing from this process but the names (with the longest
+    input each takes).
     """
 
     def __init__(self, max_tokens: Mapping[str, int]) -> None:

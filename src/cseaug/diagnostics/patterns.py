@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -50,17 +51,23 @@ def order_holds(values: np.ndarray, metric: OrderMetric) -> tuple[np.ndarray, np
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 2 or values.shape[1] != 3:
         raise ValueError(f"values must have shape (n, 3), got {values.shape}")
-    present = np.isfinite(values)
-    eligible = present.sum(axis=1) >= 2
+    eligible = np.isfinite(values).sum(axis=1) >= 2
     ordered = eligible.copy()
-    for first, second in PAIRS:
-        both = present[:, first] & present[:, second]
-        if metric == "cs":
-            right = values[:, first] > values[:, second]
-        else:
-            right = values[:, first] < values[:, second]
+    for _, _, both, right in _pair_orders(values, metric):
         ordered &= ~both | right
     return eligible, ordered
+
+
+def _pair_orders(
+    values: np.ndarray, metric: OrderMetric
+) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
+    """For each pair of :data:`PAIRS`: its indices, the rows that have both views, and the
+    rows where the pair is in order."""
+    present = np.isfinite(values)
+    for first, second in PAIRS:
+        a, b = values[:, first], values[:, second]
+        in_order = a > b if metric == "cs" else a < b
+        yield first, second, present[:, first] & present[:, second], in_order
 
 
 @dataclass
@@ -82,14 +89,11 @@ class OrderCounts:
         self.ordered += int(ordered.sum())
         self.all_three += int(full.sum())
         self.all_three_ordered += int((ordered & full).sum())
-        for first, second in PAIRS:
-            both = present[:, first] & present[:, second]
-            a, b = values[both, first], values[both, second]
-            right = int((a > b).sum() if self.metric == "cs" else (a < b).sum())
-            relation = ">" if self.metric == "cs" else "<"
+        relation = ">" if self.metric == "cs" else "<"
+        for first, second, both, right in _pair_orders(values, self.metric):
             key = f"{ORDER_VIEWS[first]} {relation} {ORDER_VIEWS[second]}"
             held, seen = self.pairs.get(key, [0, 0])
-            self.pairs[key] = [held + right, seen + int(both.sum())]
+            self.pairs[key] = [held + int((both & right).sum()), seen + int(both.sum())]
 
     def to_dict(self) -> dict[str, Any]:
         def share(part: int, whole: int) -> float | None:

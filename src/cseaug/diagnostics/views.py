@@ -68,14 +68,8 @@ def view_mer(table: pa.Table, view: str, anchors: AnchorWords | None = None) -> 
 def view_cs(
     table: pa.Table, view: str, encoder: Encoder, rows: np.ndarray | None = None
 ) -> np.ndarray:
-    """CS(anchor, view) per row as float64; NaN where the view is null or the row not in ``rows``.
-
-    Args:
-        table: canonical rows.
-        view: the view column.
-        encoder: a sentence encoder (:func:`cseaug.encoders.loading.load_encoder`).
-        rows: boolean mask of the rows to embed (a sample); None: every row.
-    """
+    """CS(anchor, view) per row as float64; NaN where the view is null or the row not in ``rows``
+    (a boolean mask of the rows to embed, a sample; None: every row)."""
     texts = table.column(view)
     wanted = pc.is_valid(texts).to_numpy(zero_copy_only=False)
     if rows is not None:
