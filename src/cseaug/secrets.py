@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import re
@@ -101,11 +100,6 @@ def _mask_shaped(match: re.Match[str]) -> str:
     return kept + (MASK + "@" if match.group("url") else MASK)
 
 
-@functools.lru_cache(maxsize=16)
-def _values_pattern(values: tuple[str, ...]) -> re.Pattern[str] | None:
-    return re.compile("|".join(re.escape(v) for v in values)) if values else None
-
-
 class Scrubber:
     """:func:`scrub` with the secret values read once, for many texts in a row.
 
@@ -120,7 +114,8 @@ class Scrubber:
     def __init__(self, secrets: Iterable[str] = ()):
         values = set(known_secrets())
         values.update(s for s in secrets if len(s) >= MIN_SECRET_LENGTH)
-        self._values = _values_pattern(tuple(sorted(values, key=lambda v: (-len(v), v))))
+        longest_first = sorted(values, key=lambda v: (-len(v), v))
+        self._values = re.compile("|".join(map(re.escape, longest_first))) if values else None
 
     def __call__(self, text: str) -> str:
         if not text:

@@ -38,7 +38,6 @@ STS_YEARS = (12, 13, 14, 15, 16)
 EXAMPLES_KEPT = 10
 
 _NON_ALNUM = re.compile(r"[\W_]+")
-_ASCII_NON_ALNUM = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})
 
 
 def normalize_text(text: str) -> str:
@@ -50,9 +49,6 @@ def normalize_text(text: str) -> str:
     """
     if "&" in text:
         text = html.unescape(text)
-    if text.isascii():
-        # Same result as the regular expression below for ASCII, 1.5x faster (most text is ASCII).
-        return " ".join(text.lower().translate(_ASCII_NON_ALNUM).split())
     return _NON_ALNUM.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
 
 
