@@ -83,7 +83,6 @@ def test_card_body_has_counts_rejects_method_and_citations(
         root=tmp_path,
         name="demo",
         manifest=manifest,
-        images=["extra.png"],
     )
     card = (published.path / "README.md").read_text()
     header = yaml.safe_load(card.split("---")[1])
@@ -97,7 +96,6 @@ def test_card_body_has_counts_rejects_method_and_citations(
     assert "| 7 | 3 | 4 |" in card
     assert "| llm | too_short | 1 |" in card and "| corpus | empty | 1 |" in card
     assert "Method: `sts`" in card and "Model: `tiny`" in card and "sts_positive" in card
-    assert "![extra.png](extra.png)" in card
     assert CITATIONS["ngcse"] in card and CITATIONS["osscse"] in card
     assert "(by a hash of `id`): 10% in this version" in card  # publish_version's default share
 

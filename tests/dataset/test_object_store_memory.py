@@ -69,16 +69,12 @@ def test_uncommitted_version_is_invisible_and_its_name_never_reused(
     assert versions.list_versions(root, "demo") == ["v0002"]
 
 
-def test_claims_are_exclusive_and_explicit_versions_never_rewritten(
-    root, manifest, rows_factory
-) -> None:
+def test_claims_are_exclusive(root) -> None:
     store = Store.from_root(root)
     claimed = [
         commit_remote.claim_version(store, "demo", commit_remote.claim_token()) for _ in range(3)
     ]
     assert claimed == ["v0001", "v0002", "v0003"]
-    with pytest.raises(InputError, match="never rewritten"):
-        _publish(root, manifest, rows_factory(2, 2), version="v0002")
 
 
 def test_a_changed_object_fails_verify(root, manifest, rows_factory) -> None:

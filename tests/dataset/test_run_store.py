@@ -15,7 +15,7 @@ from cseaug.dataset.shards import RunStore
 from cseaug.errors import InputError
 
 
-def test_write_read_list_and_count(tmp_path: Path, rows_factory, rejects_factory) -> None:
+def test_write_read_and_list(tmp_path: Path, rows_factory, rejects_factory) -> None:
     store = RunStore(tmp_path, "run-1")
     assert store.path == tmp_path / "runs" / "run-1"
     store.write("input", 1, rows_factory(5, 0))
@@ -24,8 +24,6 @@ def test_write_read_list_and_count(tmp_path: Path, rows_factory, rejects_factory
     store.write("rows", 1, rows_factory(0, 4, start=100))
     store.write("rejects", 0, rejects_factory(2), stage="llm")
     assert [p.name for p in store.paths("input")] == ["shard-00000.parquet", "shard-00001.parquet"]
-    assert store.count("input") == 8
-    assert store.count("rows") == 7 and store.count("rows", stage="llm") == 3
     assert store.read("input", 1).schema.equals(CANONICAL_SCHEMA)
     assert store.read("rejects", 0, stage="llm").schema.equals(REJECTS_SCHEMA)
     assert sum(b.num_rows for b in store.iter_batches("rows")) == 7
@@ -78,13 +76,6 @@ def test_bad_names_are_refused(tmp_path: Path) -> None:
         store.shard_path("rows", 0, stage="../x")
     with pytest.raises(InputError, match="never written"):
         store.read("rows", 9)
-
-
-def test_remove(tmp_path: Path, rows_factory) -> None:
-    store = RunStore(tmp_path, "run")
-    store.write("rows", 0, rows_factory(1, 0))
-    store.remove()
-    assert not store.path.exists()
 
 
 def test_fsync_path_flushes_the_file_or_directory_itself(tmp_path: Path, monkeypatch) -> None:

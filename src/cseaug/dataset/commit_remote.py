@@ -58,21 +58,10 @@ def claim_token() -> str:
     return json.dumps({"pid": os.getpid(), "host": os.uname().nodename, "id": uuid.uuid4().hex})
 
 
-def claim_version(store: Store, name: str, token: str, version: str | None = None) -> str:
-    """Claim ``version`` (or the next free number) of ``name`` on the store with ``token``
-    (:func:`claim_token`); returns it.
-
-    Raises:
-        InputError: the explicit ``version`` is taken (published versions are never rewritten).
-    """
+def claim_version(store: Store, name: str, token: str) -> str:
+    """Claim the next free version number of ``name`` on the store with ``token``
+    (:func:`claim_token`); returns the version's name."""
     versions.check_name(name)
-    if version is not None:
-        if not store.create(f"datasets/{name}/{version}/{versions.CLAIM_FILE}", token.encode()):
-            raise InputError(
-                f"version {name}/{version} exists already on {store.uri}; published versions "
-                "are never rewritten"
-            )
-        return version
     number = max(_claimed_numbers(store, name), default=0) + 1
     for _ in range(MAX_CLAIM_TRIES):
         candidate = versions.version_name(number)

@@ -1,46 +1,10 @@
 """Exports of a published version in the files four trainers read unchanged.
 
 Each export streams the version (Arrow batches, flat memory), writes through a hidden
-temporary file and renames it into place. What each trainer's own loading code does, and
-so what the files must look like:
-
-* **SimCSE** (princeton-nlp/SimCSE ``train.py``, ``main``): ``load_dataset("csv", ...)``
-  with ``delimiter="\\t"`` if ``"tsv"`` is anywhere in the path, else ``","``; the layout
-  is read from the number of columns only: 3 = (sent0, sent1, hard negative), 2 = pairs,
-  1 = unsupervised (the column is used twice); a null cell becomes ``" "``. So one file
-  has one layout, the path must end in ``.csv`` and must not contain ``tsv``, and a cell
-  that pandas reads as missing (``NA``, ``null``, ``nan``, ... with ``keep_default_na``)
-  would silently become ``" "``: such rows are left out and counted. SKICSE trains on a
-  SimCSE fork; its quadruplets add a fourth column, ``knowledge`` (x_ski).
-* **NGCSE** (BDBC-KG-NLP/NGCSE ``train.py`` and ``ngcse/utils.py`` ``PrepareFeatures``):
-  ``load_dataset("json", ...)`` of a ``.json``/``.jsonl`` file. ``PrepareFeatures`` reads
-  the keys ``sentence``, ``'5'``, ``'4'``, ``'3'``, ``'2'``, ``'1'``, ``'0'`` of every row
-  (all must exist), takes for each ``split`` (``aigen``/``other``) the keys that are not
-  ``''`` in the FIRST row of that split and uses that key set for every row of the split;
-  an ``other`` row with only ``sentence`` is used twice (dropout positive). So absent views
-  are ``''`` (never null), and every ``aigen`` row must carry the same views: an ``aigen``
-  row missing one is exported as an ``other`` row and counted as demoted. Which key is
-  which view is set by ``ngcse/models.py`` ``_ng_forward`` (see :data:`NGCSE_HIERARCHY_SLOTS`).
-* **sentence-transformers** (``SentenceTransformerTrainer``, ``BaseDataCollator``): a
-  ``datasets.Dataset`` whose columns, in order, are the loss inputs (anchor, positive,
-  negative for ``MultipleNegativesRankingLoss``); every column that is not a label is
-  tokenized as text, so a file holds only text columns and no nulls. Written as Parquet
-  (``load_dataset("parquet", ...)``). A hybrid is a directory of two such files, one
-  per training set of a multi-dataset run (``aigen.parquet``, ``other.parquet``).
-* **JSONL** (any trainer, e.g. SKICSE's, OssCSE's, Generate-CSE's): one object per row
-  with every view under the contract's names, nulls kept, and every Generate-CSE view.
-
-Views: ``positive`` (in the pair and triplet layouts and NGCSE, ``knowledge`` stands in
-when a row has no positive: SKICSE's (x, x_ski) pair); ``intermediate`` (NGCSE and the
-hybrid only); ``negative``; ``knowledge`` (quadruplet, hybrid, JSONL). With ``epoch=k``,
-the positive is Generate-CSE's view ``k`` (the positive of training epoch ``k``).
-Layouts of SimCSE and sentence-transformers: ``pair`` keeps every row, a row without a
-positive paired with itself (unsupervised SimCSE's positive); ``triplet`` keeps rows with
-a positive and a negative; ``quadruplet`` rows with a positive, a negative and knowledge
-(SKICSE's (x, x+, x-, x_ski)); ``hybrid`` (sentence-transformers) keeps every row: aigen
-rows with all their views in one file, the rest as (x, x) pairs in the other; ``auto``
-picks quadruplet, else triplet, else pair, by what the selected aigen rows carry.
-Everything a layout leaves out is counted and explained (:attr:`ExportResult.notes`).
+temporary file and renames it into place. What each trainer's own loading code needs
+(SimCSE ``train.py``, NGCSE ``train.py`` and ``PrepareFeatures``, sentence-transformers'
+``SentenceTransformerTrainer``, plain JSONL), which view goes where, what each layout
+keeps, and what it leaves out and why: docs/dataset-contract.md, "Exports".
 
 Example:
     result = export_version("storage/datasets/wiki-sts/v0001", "ngcse", "wiki_sts.jsonl")
@@ -51,17 +15,17 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from cseaug.config import EXPORT_FORMATS, normalize_export_format
+from cseaug.config import normalize_export_format
 from cseaug.dataset import versions
 from cseaug.dataset.atomic import atomic_path
 from cseaug.dataset.export_records import record_export
@@ -70,11 +34,6 @@ from cseaug.dataset.schema import SPLIT_AIGEN, SPLIT_OTHER
 from cseaug.errors import InputError
 from cseaug.progress import progress_bar
 
-ExportFormat = Literal["simcse", "ngcse", "sentence-transformers", "jsonl"]
-Layout = Literal["auto", "pair", "triplet", "quadruplet", "hybrid"]
-SplitChoice = Literal["train", "heldout", "all"]
-
-FORMATS: tuple[str, ...] = EXPORT_FORMATS
 LAYOUTS: tuple[str, ...] = ("auto", "pair", "triplet", "quadruplet", "hybrid")
 SUFFIXES = {
     "simcse": ".csv",
@@ -493,6 +452,29 @@ def _ngcse_slots(census: ViewCensus) -> dict[str, str]:
     return {key: view for key, view in slots.items() if view in present}
 
 
+def _write_json_lines(
+    out: Path,
+    fmt: str,
+    census: ViewCensus,
+    batches: Iterator[pa.RecordBatch],
+    objects: Callable[[pa.RecordBatch], list[dict[str, Any]]],
+) -> int:
+    """Write the JSON objects of every batch, one a line, atomically; returns the rows."""
+    rows = 0
+    with (
+        atomic_path(out) as tmp,
+        open(tmp, "w", encoding="utf-8") as handle,
+        progress_bar(f"Exporting {fmt}", total=census.rows, unit="rows") as bar,
+    ):
+        for batch in batches:
+            for row in objects(batch):
+                handle.write(json.dumps(row, ensure_ascii=False))
+                handle.write("\n")
+            rows += batch.num_rows
+            bar.advance(batch.num_rows)
+    return rows
+
+
 def _export_ngcse(
     version_dir: Path, out: Path, split: str, census: ViewCensus, epoch: int | None
 ) -> ExportResult:
@@ -500,38 +482,29 @@ def _export_ngcse(
     generated = [view for view in slots.values() if view != "sentence"]
     result = ExportResult(out, "ngcse", split, "hybrid", [*NGCSE_KEYS, "split"])
     counts: Counter = Counter()
-    with (
-        atomic_path(out) as tmp,
-        open(tmp, "w", encoding="utf-8") as handle,
-        progress_bar("Exporting ngcse", total=census.rows, unit="rows") as bar,
-    ):
-        for batch in _batches(version_dir, split):
-            raw = _views(batch, epoch)
-            counts["knowledge_views_not_exported"] += _count(
-                pc.and_(pc.is_valid(raw["positive"]), pc.is_valid(raw["knowledge"]))
+    empty = pa.scalar("", pa.string())
+
+    def objects(batch: pa.RecordBatch) -> list[dict[str, Any]]:
+        raw = _views(batch, epoch)
+        counts["knowledge_views_not_exported"] += _count(
+            pc.and_(pc.is_valid(raw["positive"]), pc.is_valid(raw["knowledge"]))
+        )
+        views = _with_knowledge_as_positive(raw) | {"sentence": batch.column("sentence")}
+        aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
+        complete = pc.and_(aigen, _all_valid(views, generated, batch.num_rows))
+        if not generated:
+            complete = pc.and_(aigen, pa.scalar(False))
+        counts["aigen_rows_demoted_to_other"] += _count(pc.and_(aigen, pc.invert(complete)))
+        columns = {"sentence": batch.column("sentence")}
+        for key in NGCSE_KEYS[1:]:
+            view = slots.get(key)
+            columns[key] = (
+                pc.if_else(complete, views[view], empty) if view else pa.repeat(empty, len(batch))
             )
-            views = _with_knowledge_as_positive(raw) | {"sentence": batch.column("sentence")}
-            aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
-            complete = pc.and_(aigen, _all_valid(views, generated, batch.num_rows))
-            if not generated:
-                complete = pc.and_(aigen, pa.scalar(False))
-            counts["aigen_rows_demoted_to_other"] += _count(pc.and_(aigen, pc.invert(complete)))
-            empty = pa.scalar("", pa.string())
-            columns = {"sentence": batch.column("sentence")}
-            for key in NGCSE_KEYS[1:]:
-                view = slots.get(key)
-                columns[key] = (
-                    pc.if_else(complete, views[view], empty)
-                    if view
-                    else pa.repeat(empty, batch.num_rows)
-                )
-            columns["split"] = pc.if_else(complete, SPLIT_AIGEN, SPLIT_OTHER)
-            for row in pa.table(columns).to_pylist():
-                handle.write(json.dumps(row, ensure_ascii=False))
-                handle.write("\n")
-            result.rows += batch.num_rows
-            bar.advance(batch.num_rows)
-        handle.flush()
+        columns["split"] = pc.if_else(complete, SPLIT_AIGEN, SPLIT_OTHER)
+        return pa.table(columns).to_pylist()
+
+    result.rows = _write_json_lines(out, "ngcse", census, _batches(version_dir, split), objects)
     result.skipped = counts
     keys = ["sentence", *(f"'{k}' ({v})" for k, v in slots.items())]
     result.notes = [f"aigen rows carry keys {', '.join(keys)}; other rows carry 'sentence' only"]
@@ -541,20 +514,14 @@ def _export_ngcse(
 
 
 def _export_jsonl(version_dir: Path, out: Path, split: str, census: ViewCensus) -> ExportResult:
+    def objects(batch: pa.RecordBatch) -> list[dict[str, Any]]:
+        rows = batch.select(list(JSONL_KEYS)).to_pylist()
+        for row in rows:
+            row["augmentations"] = sorted(row["augmentations"] or [], key=lambda a: a["view"])
+        return rows
+
     result = ExportResult(out, "jsonl", split, "rows", list(JSONL_KEYS))
-    with (
-        atomic_path(out) as tmp,
-        open(tmp, "w", encoding="utf-8") as handle,
-        progress_bar("Exporting jsonl", total=census.rows, unit="rows") as bar,
-    ):
-        for batch in _batches(version_dir, split):
-            for row in batch.select(list(JSONL_KEYS)).to_pylist():
-                row["augmentations"] = sorted(row["augmentations"] or [], key=lambda a: a["view"])
-                handle.write(json.dumps(row, ensure_ascii=False))
-                handle.write("\n")
-            result.rows += batch.num_rows
-            bar.advance(batch.num_rows)
-        handle.flush()
+    result.rows = _write_json_lines(out, "jsonl", census, _batches(version_dir, split), objects)
     return result
 
 

@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
@@ -151,11 +150,3 @@ class RunStore:
                     f"{path} does not have the {kind} schema; was it written by RunStore?"
                 )
             yield from parquet.iter_batches(batch_size=batch_size)
-
-    def count(self, kind: ShardKind, stage: str | None = None) -> int:
-        """Rows in a kind's shards, from the Parquet footers (no data read)."""
-        return sum(pq.ParquetFile(p).metadata.num_rows for p in self.paths(kind, stage))
-
-    def remove(self) -> None:
-        """Delete the run's folder (after its version is published)."""
-        shutil.rmtree(self.path, ignore_errors=True)

@@ -1,36 +1,16 @@
 """Publishing a dataset version atomically: stage, validate, commit, make read-only.
 
-A version is written into a hidden staging directory beside the versions
-(``<root>/datasets/<name>/.staging-<uuid>``): canonical rows stream into
-``data/train-0000k-of-0000N.parquet`` through a rotating sink (:mod:`.sink`,
-``rows_per_file`` rows each), rejects into ``rejects.parquet``; the writer sets the
-deterministic ``heldout`` flag, counts everything (:mod:`.counts`), and computes nothing
-else (the build's MER step fills the ``mer_*`` columns). Once the data are sealed it lets the caller add
-files (diagnostics) before it validates the lot (schemas, row counts, unique ids,
-manifest), writes ``manifest.json`` and the card, fsyncs, and renames the staging
-directory to the next version name. Names are allocated and the rename done under an
-exclusive ``flock`` on the dataset's ``.lock`` file, so concurrent builds get distinct
-versions and never see each other's half-written files. Published files and directories
-are made read-only before the rename, and an existing version is never written into. What
-the build reports is what is on disk: a failure after the rename (a full disk at the
-``latest`` pointer) renames the version back out of sight, and a publish killed there is
-finished by the rerun of the same data instead of published twice
-(:meth:`StagedVersion.same_data_as_latest`).
-
-On an object store (``root`` an fsspec URI) the version is staged the same way in the
-root's local work directory (:mod:`cseaug.roots`), then claimed, uploaded and committed
-by writing its manifest last (:mod:`cseaug.dataset.commit_remote`); the staging
-directory becomes the local copy of the committed version that exports and readers use.
+A version is written into a hidden staging directory beside the versions, validated,
+given its ``manifest.json`` and card, made read-only and renamed to the next version name
+under the dataset's ``flock``; on an object store it is then claimed, uploaded and
+committed manifest last (:mod:`cseaug.dataset.commit_remote`). The steps, what a failure
+at each one leaves, and unchanged rebuilds are in docs/dataset-contract.md, "Writing and
+publishing".
 
 ``heldout`` (NGCSE appendix, "Training Details": 10% held out; the share is
-``RunConfig.heldout_fraction``, 0 for the methods without a held-out split): a row is held
-out when the first 8 bytes of sha256(id), read as a big-endian integer, are below
-``fraction * 2**64``. The share is recorded in the manifest (``heldout_fraction``).
-The same id gets the same flag in every version and every dataset, whatever the order of
-rows, so held-out anchors stay held out when a config changes.
-
-Memory: rows flow through as Arrow batches; Python objects exist only for the batch in
-hand (hashing ids), never for the whole corpus.
+``RunConfig.heldout_fraction``): a row is held out when the first 8 bytes of sha256(id),
+read as a big-endian integer, are below ``fraction * 2**64``, so an id gets the same flag
+in every version, whatever the order of rows.
 
 Example:
     from cseaug.dataset.schema import rows_table
@@ -275,7 +255,7 @@ class StagedVersion:
             self.abort()
 
     # -- rows -----------------------------------------------------------------------------
-    def write_rows(self, rows: Batches, expected_rows: int | None = None) -> int:
+    def write_rows(self, rows: Batches) -> int:
         """Stream canonical rows into the data files; may be called several times (e.g. aigen, then other).
 
         Each table or batch is conformed to the contract, gets its ``heldout`` flag and is
@@ -284,7 +264,7 @@ class StagedVersion:
         """
         self._check_open()
         written = 0
-        with progress_bar(f"Writing {self.name} rows", total=expected_rows, unit="rows") as bar:
+        with progress_bar(f"Writing {self.name} rows", total=None, unit="rows") as bar:
             for piece in rows:
                 table = with_heldout(
                     conform(piece, CANONICAL_SCHEMA, f"rows of {self.name}"), self.heldout_fraction
@@ -296,7 +276,7 @@ class StagedVersion:
         return written
 
     # -- rejects --------------------------------------------------------------------------
-    def write_rejects(self, rejects: Batches, expected_rows: int | None = None) -> int:
+    def write_rejects(self, rejects: Batches) -> int:
         """Stream every reject row into ``rejects.parquet`` (call once); returns the count."""
         self._check_open()
         if self._rejects_written:
@@ -308,7 +288,7 @@ class StagedVersion:
         written = 0
         with (
             pq.ParquetWriter(path, REJECTS_SCHEMA) as writer,
-            progress_bar(f"Writing {self.name} rejects", total=expected_rows, unit="rows") as bar,
+            progress_bar(f"Writing {self.name} rejects", total=None, unit="rows") as bar,
         ):
             for piece in rejects:
                 table = conform(piece, REJECTS_SCHEMA, f"rejects of {self.name}")
@@ -425,27 +405,19 @@ class StagedVersion:
             if p.suffix.lower() in IMAGE_SUFFIXES
         )
 
-    def commit(
-        self, manifest: Mapping[str, Any], images: Sequence[str] = (), version: str | None = None
-    ) -> PublishedVersion:
-        """Validate, write ``manifest.json`` and ``README.md``, and publish atomically.
+    def commit(self, manifest: Mapping[str, Any]) -> PublishedVersion:
+        """Validate, write ``manifest.json`` and ``README.md``, and publish as the next version.
 
         Args:
             manifest: from :func:`cseaug.dataset.manifest.build_manifest`; the writer adds
                 ``dataset``, ``version``, ``counts``, ``heldout_fraction``, ``files`` and
-                ``fingerprints.data``.
-            images: extra plot paths (relative to the version) for the card; staged
-                ``diagnostics/`` images are found by themselves.
-            version: an explicit version name (``vNNNN``); default: the next free number.
+                ``fingerprints.data``. The card shows the staged ``diagnostics/`` images.
 
         Raises:
-            InputError: invalid data or manifest, or ``version`` exists already (a
-                published version is never rewritten).
+            InputError: invalid data or manifest.
         """
         self.seal()
         self.validate()
-        if version is not None and versions.version_number(version) is None:
-            raise InputError(f"version name '{version}' must look like v0001")
         extras = sorted(p for p in (self.path / "diagnostics").rglob("*") if p.is_file())
         files = [
             self._file_entry(p)
@@ -463,13 +435,12 @@ class StagedVersion:
         final["files"] = files
         final[FILES_COMPLETE] = True
         final["dataset"] = self.name
-        plots = list(dict.fromkeys([*images, *self.images()]))
+        plots = self.images()
         if self.store is not None:
-            return self._commit_remote(self.store, final, files, plots, version)
+            return self._commit_remote(self.store, final, files, plots)
         with versions.dataset_lock(self.root, self.name) as directory:
             remove_stale_staging(directory)
-            if version is None:
-                version = versions.next_version(directory)
+            version = versions.next_version(directory)
             target = directory / version
             if target.exists():
                 raise InputError(
@@ -521,7 +492,6 @@ class StagedVersion:
         final: dict[str, Any],
         files: list[dict[str, Any]],
         plots: list[str],
-        version: str | None,
     ) -> PublishedVersion:
         """Claim, upload and commit on the object store (:mod:`.commit_remote`); the staging
         directory becomes the local copy of the committed version.
@@ -532,7 +502,7 @@ class StagedVersion:
         """
         remove_stale_staging(self.dataset_dir)
         token = claim_token()
-        version = claim_version(store, self.name, token, version)
+        version = claim_version(store, self.name, token)
         self._write_card_and_manifest(final, files, plots, version)
         os.chmod(self.path, READ_ONLY_DIR)
         location = upload_version(store, self.path, self.name, version, token)
@@ -626,9 +596,6 @@ def publish_version(
     heldout_fraction: float = 0.1,
     rows_per_file: int = 200_000,
     before_publish: Callable[[Path], Any] | None = None,
-    images: Sequence[str] = (),
-    version: str | None = None,
-    expected_rows: int | None = None,
     reuse_unchanged: bool = False,
     local_dir: str | Path | None = None,
 ) -> PublishedVersion:
@@ -646,9 +613,6 @@ def publish_version(
         rows_per_file: rows per data file.
         before_publish: called with the staging directory once the data files are sealed
             and before validation and renaming: the place to write ``diagnostics/``.
-        images: extra plot paths for the card.
-        version: explicit version name; default: the next number.
-        expected_rows: row count for the progress bar, if known.
         reuse_unchanged: when the sealed data files have the data fingerprint of the latest
             version, publish nothing and return that version (``reused=True``) before
             ``before_publish`` runs (a rebuild from a full cache; ``output.force_new_version``
@@ -665,7 +629,7 @@ def publish_version(
         rows_per_file=rows_per_file,
         local_dir=local_dir,
     ) as staged:
-        staged.write_rows(rows, expected_rows)
+        staged.write_rows(rows)
         staged.write_rejects(rejects)
         staged.seal()
         existing = staged.same_data_as_latest() if reuse_unchanged else None
@@ -674,4 +638,4 @@ def publish_version(
             return existing
         if before_publish is not None:
             before_publish(staged.path)
-        return staged.commit(manifest, images=images, version=version)
+        return staged.commit(manifest)
