@@ -1,25 +1,10 @@
 """Publishing a staged version to an object store, where a rename is not atomic.
 
-The version is staged locally as on a local root (:class:`cseaug.dataset.staging.StagedVersion`,
-in the root's work directory, :mod:`cseaug.roots`); then:
-
-1. **claim** a name: a conditional write of ``datasets/<name>/<version>/.claim``
-   (:meth:`cseaug.dataset.store.Store.create`: S3 ``If-None-Match: *``). A name someone
-   else holds (committed, being uploaded, or left by a crashed upload) is never reused:
-   the next number is tried. Two builds therefore never claim the same name.
-2. **upload** every file of the version but ``manifest.json`` into the claimed prefix,
-   which no other writer touches, holding a lease on it (``.lease``, renewed while the
-   upload runs, :mod:`cseaug.dataset.lease`) that keeps a pruner away.
-3. **commit**: check that the prefix is still this build's (:func:`check_still_ours`: the
-   lease never ran out, no ``.pruned`` marker, the claim holds this build's token, every
-   uploaded object is there), then write ``manifest.json`` last, again with a conditional
-   write. Readers list only versions whose manifest exists (:mod:`cseaug.dataset.versions`),
-   so a crash or a failed check before this step leaves nothing visible, and a committed
-   version's objects are never written again.
-
-Exports are written locally beside the local copy and uploaded to
-``<root>/exports/<name>/<version>/`` with their record (:func:`upload_exports`);
-``cseaug diagnose`` uploads to ``<root>/diagnostics/<name>/<version>/`` (:func:`upload_tree`).
+The version is staged locally as on a local root (:class:`cseaug.dataset.staging.StagedVersion`),
+then the name is **claimed** with a conditional write of ``.claim``, the files are
+**uploaded** under a lease (:mod:`cseaug.dataset.lease`), and the version is
+**committed** by writing ``manifest.json`` last, once :func:`check_still_ours` passes.
+The protocol and what each step guarantees: docs/dataset-contract.md, "Object storage".
 
 Example:
     token = claim_token()

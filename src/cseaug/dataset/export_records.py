@@ -35,28 +35,6 @@ def exports_folder(version_dir: str | Path) -> Path | None:
     return version_dir.parents[2] / "exports" / version_dir.parent.name / version_dir.name
 
 
-def check_exports(version_dir: str | Path) -> tuple[int, list[str], list[str]]:
-    """(files checked, changed files, missing files) of the version's recorded exports,
-    as paths relative to the output root (``exports/<name>/<version>/...``)."""
-    version_dir = Path(version_dir).resolve()
-    folder = exports_folder(version_dir)
-    changed: list[str] = []
-    missing: list[str] = []
-    checked = 0
-    if folder is None:
-        return checked, changed, missing
-    for relative, entry in sorted(read_record(folder)["files"].items()):
-        path = folder / relative
-        shown = path.relative_to(version_dir.parents[2]).as_posix()
-        if not path.is_file():
-            missing.append(shown)
-            continue
-        checked += 1
-        if file_sha256(path) != entry["sha256"]:
-            changed.append(shown)
-    return checked, changed, missing
-
-
 def read_record(folder: Path) -> dict[str, Any]:
     """The export record of an export folder (``{"files": {}}`` when nothing was exported)."""
     path = folder / RECORD_FILE

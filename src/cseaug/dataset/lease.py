@@ -1,18 +1,10 @@
 """The lease a build holds on the version prefix it uploads to an object store.
 
-Beside the prefix's ``.claim`` (:mod:`cseaug.dataset.commit_remote`) the build writes
-``.lease`` and rewrites it every :data:`RENEW_EVERY` while it uploads, from a background
-thread, so a slow upload (a slow network, a large file) never looks abandoned. The lease
-runs out :data:`LEASE_TTL` after its last renewal, by the store's clock (the object's
-last-modified time); the ``.claim`` counts as the first renewal, so the lease holds from the
-moment the name is taken:
-
-- the pruner (``cseaug versions --prune-uncommitted``, :mod:`cseaug.dataset.uncommitted`)
-  never touches a prefix whose lease is still running, whatever ``--older-than`` says;
-- the committer, right before it writes the manifest, checks that its own lease never ran
-  out (:meth:`Lease.check`: the last renewal is younger than the lease's time less a
-  margin), so a build stalled past its lease, which a pruner may have emptied, publishes
-  nothing.
+Beside the prefix's ``.claim`` the build writes ``.lease`` and rewrites it every
+:data:`RENEW_EVERY` from a background thread; it runs out :data:`LEASE_TTL` after its last
+renewal, by the store's clock (the ``.claim`` counts as the first renewal). The pruner
+never touches a prefix whose lease runs, and the committer refuses once its own lease may
+have run out (:meth:`Lease.check`): docs/dataset-contract.md, "Object storage".
 
 Example:
     >>> from cseaug.dataset.store import Store

@@ -1,12 +1,10 @@
 """Reading published versions (the one place besides the writer that opens their Parquet).
 
-Every read that hands rows on checks them first: a file of a published version is read
-whole, hashed and compared with the sha256 its manifest records before any of its rows
-is parsed (:func:`cseaug.dataset.verify.read_verified`), and a data file the manifest does
-not list, or one it lists that is gone, is an error. So is a manifest without the files'
-sha256, or whose data fingerprint is not the one of the data files it lists
-(:func:`cseaug.dataset.verify.checked_records`). Only a directory without a manifest (the
-staging directory the diagnostics read during a build, a bare copy) is read as it is.
+Every read that hands rows on checks them first (:mod:`cseaug.dataset.verify`): the
+manifest must hold together, and each data file is read whole, hashed and compared with
+its recorded sha256 before any of its rows is parsed; an unlisted or missing data file is
+an error. Only a directory without a manifest (a staging directory, a bare copy) is read
+as it is.
 """
 
 from __future__ import annotations

@@ -1,27 +1,12 @@
 """Uncommitted version prefixes on an object store: find them, and prune the abandoned ones.
 
-A build claims ``datasets/<name>/vNNNN/.claim``, uploads its files and writes
-``manifest.json`` last (:mod:`cseaug.dataset.commit_remote`). A build that dies in between
-leaves an *uncommitted* prefix: invisible to readers, its number skipped, its uploaded files
-kept (and paid for). ``cseaug versions`` warns about each one (:func:`find_uncommitted`);
-``cseaug versions NAME --prune-uncommitted`` empties those idle for longer than a threshold
-(:func:`prune`).
-
-Safety rules:
-
-- a prefix whose build holds a running lease (``.lease``, renewed while it uploads,
-  :mod:`cseaug.dataset.lease`; the ``.claim`` counts as its first renewal) is never pruned,
-  whatever the threshold: a slow upload is not an abandoned one;
-- only a prefix whose *newest* object (``.claim`` included) is older than the threshold
-  (24 h by default) is pruned: an upload in progress keeps writing objects;
-- the prefix is listed again right before it is emptied and left alone if ``manifest.json``
-  appeared (committed) or anything was written since; ``manifest.json`` is never deleted;
-- its number is never freed: ``.claim`` (and the dead build's ``.lease``) stays, with a
-  ``.pruned`` marker beside it (tiny objects), so no later build claims the same name.
-  Freeing the number would let a new build claim it while a build wrongly presumed dead
-  still uploads into the same prefix: two writers mixing files under one name. A build that comes back after its prefix was pruned finds the
-  marker and commits nothing (:func:`cseaug.dataset.commit_remote.check_still_ours`); files it
-  uploaded in the meantime make the prefix uncommitted again, to be pruned later.
+A build that dies between its ``.claim`` and its ``manifest.json``
+(:mod:`cseaug.dataset.commit_remote`) leaves an *uncommitted* prefix: invisible to readers,
+its number skipped, its files kept. ``cseaug versions`` warns about each one
+(:func:`find_uncommitted`); ``--prune-uncommitted`` empties those idle for longer than a
+threshold whose build's lease has run out (:func:`prune`), and never frees the number: the
+``.claim`` stays, with a ``.pruned`` marker. The safety rules and why:
+docs/dataset-contract.md, "Uncommitted prefixes".
 
 Example:
     >>> from cseaug.dataset.store import Store

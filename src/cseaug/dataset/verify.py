@@ -1,27 +1,14 @@
 """What a version holds is what was published: its files against the sha256 of its manifest.
 
-The manifest lists every published file with its sha256 (``files``: the data files,
-``rejects.parquet``, ``README.md`` and every file under ``diagnostics/``; only
-``manifest.json`` itself is not listed) and says so (``files_complete: true``; manifests
-written before listed only the data files and ``rejects.parquet``). Two ways to check them:
-
-* :func:`read_verified` reads one file whole and hashes the very bytes it returns, so a
-  reader that hands data on (:func:`cseaug.dataset.reader.iter_batches`: ``export``, the
-  trainer, ``diagnose``) pays for no second read: it parses the Parquet from those bytes.
-* :func:`verify_version` (``cseaug verify``, ``cseaug show``) checks every listed file,
-  reports files that are present but not listed, and checks the exports written beside the
-  version against their record (:mod:`.export_records`; their paths are reported relative
-  to the output root, ``exports/<name>/<version>/...``).
-* :func:`verify_stored_version` does the same for a version on an object store, hashing
-  each stored object as it streams (no local copy is trusted or made).
-
-A mismatch is an :class:`~cseaug.errors.InputError` that names the file (docs/security.md,
-"Verification"). A manifest must hold together before any file is checked against it
-(:func:`checked_records`): one without the ``files`` list is refused, and ``fingerprints.data``
-is recomputed from the data files' recorded sha256, so a file edited together with its
-sha256 is caught too. Only a directory without ``manifest.json`` (the staging directory the
-diagnostics read during a build, a bare copy) has nothing to be checked against:
-:func:`recorded_sha256` returns None for it and the readers read it as it is.
+The manifest lists every published file but itself with its sha256 (``files``;
+``files_complete: true``; older manifests listed only the data files and
+``rejects.parquet``). :func:`read_verified` reads one file whole and hashes the very bytes
+it returns (the readers parse those, :mod:`cseaug.dataset.reader`);
+:func:`verify_version` (``cseaug verify``, ``cseaug show``) checks every listed file, the
+files it does not list and the recorded exports (:mod:`.export_records`);
+:func:`verify_stored_version` does the same on an object store. A manifest must hold
+together first (:func:`checked_records`). A mismatch is an InputError that names the file:
+docs/dataset-contract.md and docs/security.md, "Verification".
 
 Example:
     report = verify_version("storage/datasets/wiki-sts/v0001")
@@ -31,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +26,7 @@ from typing import Any
 import pyarrow as pa
 
 from cseaug.dataset import versions
-from cseaug.dataset.export_records import RECORD_FILE, check_exports
+from cseaug.dataset.export_records import RECORD_FILE, exports_folder, read_record
 from cseaug.dataset.store import Store
 from cseaug.errors import InputError
 from cseaug.hashing import file_sha256, json_sha256
@@ -205,18 +193,21 @@ def verify_version(version_dir: str | Path) -> VerifyReport:
         raise InputError(f"{version_dir} has no manifest.json: nothing to verify against")
     complete = bool(versions.read_manifest(version_dir).get(FILES_COMPLETE))
     report = VerifyReport(version_dir, complete=complete)
-    for relative, sha256 in sorted(recorded.items()):
-        path = version_dir / relative
-        if not path.is_file():
-            report.missing.append(relative)
-            continue
-        report.checked += 1
-        if file_sha256(path) != sha256:
-            report.changed.append(relative)
-    checked, changed, missing = check_exports(version_dir)
-    report.exports_checked = checked
-    report.changed += changed
-    report.missing += missing
+    report.checked = _check_files(
+        report,
+        recorded,
+        lambda relative: (version_dir / relative).is_file(),
+        lambda relative: file_sha256(version_dir / relative),
+    )
+    folder = exports_folder(version_dir.resolve())
+    if folder is not None:
+        root = folder.parents[2]
+        report.exports_checked = _check_files(
+            report,
+            _exported(folder.relative_to(root).as_posix(), read_record(folder)),
+            lambda shown: (root / shown).is_file(),
+            lambda shown: file_sha256(root / shown),
+        )
     present = {
         p.relative_to(version_dir).as_posix() for p in version_dir.rglob("*") if not p.is_dir()
     }
@@ -247,10 +238,12 @@ def verify_stored_version(root: str | Path, ref: str) -> VerifyReport:
     recorded = checked_records(manifest, store.url(prefix))
     report = VerifyReport(store.url(prefix), complete=bool(manifest.get(FILES_COMPLETE)))
     present = set(store.find(prefix))
-    for relative, sha256 in sorted(recorded.items()):
-        report.checked += _check_object(
-            store, f"{prefix}/{relative}", relative, sha256, relative in present, report
-        )
+    report.checked = _check_files(
+        report,
+        recorded,
+        present.__contains__,
+        lambda relative: store.sha256(f"{prefix}/{relative}"),
+    )
     report.unlisted = sorted(
         present - set(recorded) - {versions.MANIFEST_FILE, versions.CLAIM_FILE, versions.LEASE_FILE}
     )
@@ -259,28 +252,32 @@ def verify_stored_version(root: str | Path, ref: str) -> VerifyReport:
         record = versions.parse_manifest(
             store.read_bytes(f"{exports}/{RECORD_FILE}"), store.url(f"{exports}/{RECORD_FILE}")
         )
-        exported = set(store.find(exports))
-        for relative, entry in sorted(record.get("files", {}).items()):
-            shown = f"{exports}/{relative}"
-            report.exports_checked += _check_object(
-                store, shown, shown, entry["sha256"], relative in exported, report
-            )
+        exported = {f"{exports}/{relative}" for relative in store.find(exports)}
+        report.exports_checked = _check_files(
+            report, _exported(exports, record), exported.__contains__, store.sha256
+        )
     return report
 
 
-def _check_object(
-    store: Store,
-    path: str,
-    shown: str,
-    sha256: str,
-    exists: bool,
+def _exported(folder: str, record: dict[str, Any]) -> dict[str, str]:
+    """``{<folder>/<file>: sha256}`` of the exports an ``exports.json`` record lists."""
+    return {f"{folder}/{relative}": entry["sha256"] for relative, entry in record["files"].items()}
+
+
+def _check_files(
     report: VerifyReport,
-) -> bool:
-    """Check ``path`` (relative to the root; ``shown`` in the report), adding it to the
-    report's missing or changed files; True when it was there and hashed."""
-    if not exists:
-        report.missing.append(shown)
-        return False
-    if store.sha256(path) != sha256:
-        report.changed.append(shown)
-    return True
+    expected: dict[str, str],
+    exists: Callable[[str], bool],
+    sha256: Callable[[str], str],
+) -> int:
+    """Hash every file of ``expected`` (path as reported -> recorded sha256) that exists,
+    adding the missing and changed ones to the report; returns how many were hashed."""
+    hashed = 0
+    for shown, recorded in sorted(expected.items()):
+        if not exists(shown):
+            report.missing.append(shown)
+            continue
+        hashed += 1
+        if sha256(shown) != recorded:
+            report.changed.append(shown)
+    return hashed

@@ -1,19 +1,11 @@
 """Where versions live, how they are named, found and listed, and the lock that orders publishers.
 
-Layout: ``<root>/datasets/<name>/<version>/`` with versions named ``v0001``, ``v0002``, ...
-in publishing order. Beside the versions, hidden entries belong to the writer: the lock
-file ``.lock`` (held only while a version name is allocated and the staging directory is
-renamed), staging directories ``.staging-<uuid>`` and their ``.staging-<uuid>.lock``
-files, and the pointer file ``latest`` (the newest version's name). Anything hidden is
-never a version.
-
-On an object store (an fsspec URI root, :mod:`cseaug.dataset.store`) the layout is the
-same, but a version is *committed* only once its ``manifest.json`` exists: the publisher
-(:mod:`cseaug.dataset.commit_remote`) claims ``<version>/.claim`` with a conditional write,
-uploads the files and writes the manifest last. Readers list only committed versions;
-``latest`` is the highest committed version (no pointer object, so no pointer race); the
-readers open a local copy of a remote version (:func:`local_copy`) whose files they verify
-against the manifest as they read.
+Layout (docs/dataset-contract.md, "Layout"): ``<root>/datasets/<name>/<version>/`` with
+versions ``v0001``, ``v0002``, ... in publishing order; hidden entries beside them (the
+``.lock``, ``.staging-<uuid>`` directories and their locks) and the ``latest`` pointer are
+never versions. On an object store a version is *committed* once its ``manifest.json``
+exists (:mod:`cseaug.dataset.commit_remote`): readers list only committed versions,
+``latest`` is the highest one, and they open a verified local copy (:func:`local_copy`).
 
 Example:
     >>> parse_ref("wiki-sts/v0002"), parse_ref("wiki-sts"), parse_ref("wiki-sts/latest")
