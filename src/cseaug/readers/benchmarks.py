@@ -1,23 +1,11 @@
 """Readers of public sentence-pair benchmarks: STS (SemEval and STS-B), SICK, MRPC, NLI.
 
-Every reader returns a :class:`pyarrow.Table` with a fixed schema and records what it did in
-the table's schema metadata (read it back with :func:`source_info`): the files read, the
-lines skipped and why, and how many lines needed lossy decoding. Nothing is skipped
-silently.
-
-Conventions shared by all readers (docs/prompts-and-patterns.md, "Benchmark readers"):
-
-* Files are decoded as UTF-8 (a leading BOM is dropped). Some historical STS releases are
-  not clean UTF-8; such a file is decoded with ``errors="replace"`` (U+FFFD for each bad
-  byte) and the number of affected lines is recorded as ``replaced_lines``, rather than
-  failing a whole build on one byte.
-* Lines are split on ``\\n`` only (a trailing ``\\r`` is dropped), never on the other
-  Unicode line breaks that :meth:`str.splitlines` honours, because those occur inside
-  sentences of these corpora.
-* Tab-separated files are split on tabs without any quote handling (``csv.QUOTE_NONE``):
-  STS-B and MRPC sentences contain unbalanced double quotes.
-* Surrounding whitespace of each sentence is stripped (SentEval's SNLI files end every
-  line with a space); nothing else in the text is changed.
+Every reader returns a :class:`pyarrow.Table` with a fixed schema and records in its schema
+metadata the files read, the lines skipped and why, and how many lines needed lossy
+decoding (read it back with :func:`source_info`): nothing is skipped silently. The rules
+they share (UTF-8 with ``errors="replace"`` counted, lines split on ``\\n`` only, tabs
+without quote handling, sentences stripped): docs/prompts-and-patterns.md, "Benchmark
+readers".
 
 Example:
     table = read_sts_dir("data/sts12_train")
@@ -88,7 +76,7 @@ def source_info(table: pa.Table) -> dict[str, Any]:
 
 
 def _with_info(
-    columns: dict[str, list[Any]],
+    rows: list[tuple[Any, ...]],
     schema: pa.Schema,
     files: Sequence[Path],
     skipped: dict[str, int],
@@ -108,8 +96,14 @@ def _with_info(
     for reason, count in skipped.items():
         if count:
             logger.info("skipped %d line(s) of %s: %s", count, ", ".join(map(str, files)), reason)
-    table = pa.table(columns, schema=schema)
-    return table.replace_schema_metadata({_META_KEY: json.dumps(info)})
+    return _table(rows, schema).replace_schema_metadata({_META_KEY: json.dumps(info)})
+
+
+def _table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
+    """The table of ``schema`` whose rows are the tuples ``rows``."""
+    columns = list(zip(*rows, strict=True)) or [() for _ in schema]
+    arrays = [pa.array(column, field.type) for column, field in zip(columns, schema, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _require_file(path: Path, what: str) -> Path:
@@ -159,17 +153,12 @@ def _float(value: str, path: Path, number: int, column: str) -> float:
 def read_sts_dir(path: str | Path, tasks: Iterable[str] | None = None) -> pa.Table:
     """Read a SemEval STS directory: ``STS.input.<task>.txt`` + ``STS.gs.<task>.txt`` per task.
 
-    Works for the STS12 train split and SentEval's ``STS1x-en-test`` folders. As SentEval
-    does, a pair whose gold score line is empty is left out (STS15 and STS16 distribute
-    unscored pairs); the count is in ``source_info(table)["skipped"]["empty_score"]``.
+    STS12 train or SentEval's ``STS1x-en-test``. As SentEval does, a pair whose gold score
+    line is empty is left out, counted in ``source_info(table)["skipped"]["empty_score"]``.
 
     Args:
         path: the directory.
-        tasks: read only these tasks (e.g. ``["MSRpar"]``); default: every
-            ``STS.input.*.txt`` in the directory, in name order.
-
-    Returns:
-        A table of :data:`STS_SCHEMA`.
+        tasks: read only these tasks (e.g. ``["MSRpar"]``); default: every task, in name order.
 
     Example:
         t = read_sts_dir("data/sts12_train", tasks=["MSRvid"])
@@ -189,7 +178,7 @@ def read_sts_dir(path: str | Path, tasks: Iterable[str] | None = None) -> pa.Tab
         raise InputError(
             f"{root}: no STS.input.<task>.txt for task(s) {missing}; available: {sorted(found)}"
         )
-    columns: dict[str, list[Any]] = {name: [] for name in STS_SCHEMA.names}
+    rows: list[tuple[Any, ...]] = []
     files: list[Path] = []
     empty = replaced = 0
     for task in wanted:
@@ -209,11 +198,9 @@ def read_sts_dir(path: str | Path, tasks: Iterable[str] | None = None) -> pa.Tab
                 empty += 1
                 continue
             fields = _fields(pair, input_path, number, 2)
-            columns["task"].append(task)
-            columns["s1"].append(fields[0].strip())
-            columns["s2"].append(fields[1].strip())
-            columns["score"].append(_float(score.strip(), gold_path, number, "gold score"))
-    return _with_info(columns, STS_SCHEMA, files, {"empty_score": empty}, replaced)
+            gold = _float(score.strip(), gold_path, number, "gold score")
+            rows.append((task, fields[0].strip(), fields[1].strip(), gold))
+    return _with_info(rows, STS_SCHEMA, files, {"empty_score": empty}, replaced)
 
 
 _S1_NAMES = ("sentence1", "s1", "sentence_a", "sent1", "text1", "sentence_1")
@@ -240,22 +227,10 @@ def _pick(header: list[str], names: Sequence[str]) -> str | None:
 def read_sts_table(path: str | Path, columns: Sequence[str] | None = None) -> pa.Table:
     """Read any table of scored sentence pairs as (task, s1, s2, score).
 
-    Two layouts are recognised:
-
-    * STS Benchmark (SentEval's lowercased copy or the raw release): tab-separated, no
-      header, fields genre, file, year, id, score, sentence1, sentence2, then optional source
-      columns that are ignored. ``task`` is the ``file`` field (MSRvid, headlines, ...).
-    * A csv/tsv with a header (tab-separated when the header has a tab, else comma with
-      standard csv quoting); ``columns`` names the (s1, s2, score) columns, or they are
-      found among common names (sentence1/sentence2/score, sentence_A/sentence_B/
-      relatedness_score, ...). ``task`` is the file stem.
-
-    Args:
-        path: the file.
-        columns: the (s1, s2, score) column names of a headed table.
-
-    Returns:
-        A table of :data:`STS_SCHEMA`.
+    STS Benchmark (tab-separated genre, file, year, id, score, sentence1, sentence2, then
+    ignored source columns; ``task`` is the ``file`` field), or a csv/tsv with a header
+    (``task`` is the file stem) whose (s1, s2, score) columns are ``columns`` or found among
+    common names (sentence1/sentence2/score, sentence_A/sentence_B/relatedness_score, ...).
 
     Example:
         t = read_sts_table("data/stsbenchmark/sts-dev.csv")
@@ -265,15 +240,13 @@ def read_sts_table(path: str | Path, columns: Sequence[str] | None = None) -> pa
     lines, replaced = _read_lines(file)
     if not lines:
         raise InputError(f"{file} is empty (expected scored sentence pairs)")
-    out: dict[str, list[Any]] = {name: [] for name in STS_SCHEMA.names}
+    rows: list[tuple[Any, ...]] = []
     if columns is None and _looks_like_stsb(lines[0]):
         for number, line in enumerate(lines, start=1):
             fields = _fields(line, file, number, 7)
-            out["task"].append(fields[1])
-            out["score"].append(_float(fields[4], file, number, "score"))
-            out["s1"].append(fields[5].strip())
-            out["s2"].append(fields[6].strip())
-        return _with_info(out, STS_SCHEMA, [file], {}, replaced)
+            score = _float(fields[4], file, number, "score")
+            rows.append((fields[1], fields[5].strip(), fields[6].strip(), score))
+        return _with_info(rows, STS_SCHEMA, [file], {}, replaced)
 
     if columns is not None and len(columns) != 3:
         raise InputError(f"columns must name (s1, s2, score) columns, got {list(columns)}")
@@ -298,11 +271,9 @@ def read_sts_table(path: str | Path, columns: Sequence[str] | None = None) -> pa
             raise InputError(
                 f"{file}, line {number}: {len(row)} fields, the header has {len(header)}"
             )
-        out["task"].append(file.stem)
-        out["s1"].append(row[index[0]].strip())
-        out["s2"].append(row[index[1]].strip())
-        out["score"].append(_float(row[index[2]], file, number, columns[2]))
-    return _with_info(out, STS_SCHEMA, [file], {}, replaced)
+        score = _float(row[index[2]], file, number, columns[2])
+        rows.append((file.stem, row[index[0]].strip(), row[index[1]].strip(), score))
+    return _with_info(rows, STS_SCHEMA, [file], {}, replaced)
 
 
 # --------------------------------------------------------------------------- SICK, MRPC
@@ -317,15 +288,10 @@ _SICK_NOHEADER = ("pair_ID", "sentence_A", "sentence_B", "relatedness_score", "e
 
 
 def read_sick(path: str | Path) -> pa.Table:
-    """Read SICK: the full ``SICK.txt`` (header, 12 columns) or a SemEval-2014 split file.
+    """Read SICK: the full ``SICK.txt`` or a SemEval-2014 split file, with or without header.
 
-    The split files (``SICK_train.txt``, ``SICK_trial.txt``, ``SICK_test_annotated.txt``)
-    may come with or without their header line ``pair_ID sentence_A sentence_B
-    relatedness_score entailment_judgment``; ``split`` is taken from the ``SemEval_set``
-    column of ``SICK.txt`` or else from the file name (null if neither says).
-
-    Returns:
-        A table of :data:`SICK_SCHEMA`.
+    ``split`` comes from the ``SemEval_set`` column of ``SICK.txt``, else from the file name
+    (null if neither says).
 
     Example:
         t = read_sick("data/sick/SICK.txt")
@@ -351,24 +317,26 @@ def read_sick(path: str | Path) -> pa.Table:
         raise InputError(f"{file}: SICK column(s) {missing} not in the header {header}")
     where = {name: header.index(name) for name in header}
     split_from_name = _SICK_SPLIT_FILES.get(file.stem.lower())
-    out: dict[str, list[Any]] = {name: [] for name in SICK_SCHEMA.names}
+    rows: list[tuple[Any, ...]] = []
     for number, line in enumerate(body, start=offset):
         fields = _fields(line, file, number, len(header))
         try:
-            out["pair_id"].append(int(fields[where["pair_ID"]]))
+            pair_id = int(fields[where["pair_ID"]])
         except ValueError:
             raise InputError(
                 f"{file}, line {number}: pair_ID {fields[0]!r} is not an integer"
             ) from None
-        out["s1"].append(fields[where["sentence_A"]].strip())
-        out["s2"].append(fields[where["sentence_B"]].strip())
-        out["relatedness"].append(
-            _float(fields[where["relatedness_score"]], file, number, "relatedness_score")
+        rows.append(
+            (
+                pair_id,
+                fields[where["sentence_A"]].strip(),
+                fields[where["sentence_B"]].strip(),
+                _float(fields[where["relatedness_score"]], file, number, "relatedness_score"),
+                fields[where[label_column]].strip(),
+                fields[where["SemEval_set"]].strip() if "SemEval_set" in where else split_from_name,
+            )
         )
-        out["entailment_label"].append(fields[where[label_column]].strip())
-        split = fields[where["SemEval_set"]].strip() if "SemEval_set" in where else split_from_name
-        out["split"].append(split)
-    return _with_info(out, SICK_SCHEMA, [file], {}, replaced)
+    return _with_info(rows, SICK_SCHEMA, [file], {}, replaced)
 
 
 _MRPC_HEADER = ("Quality", "#1 ID", "#2 ID", "#1 String", "#2 String")
@@ -376,9 +344,6 @@ _MRPC_HEADER = ("Quality", "#1 ID", "#2 ID", "#1 String", "#2 String")
 
 def read_mrpc(path: str | Path) -> pa.Table:
     """Read an MRPC file (``msr_paraphrase_{train,test}.txt``: BOM, header, CRLF, tabs).
-
-    Returns:
-        A table of :data:`MRPC_SCHEMA` (label 1 = paraphrase).
 
     Example:
         t = read_mrpc("data/mrpc/msr_paraphrase_test.txt")
@@ -389,15 +354,13 @@ def read_mrpc(path: str | Path) -> pa.Table:
     if not lines or tuple(h.strip() for h in lines[0].split("\t")) != _MRPC_HEADER:
         found = lines[0].split("\t") if lines else []
         raise InputError(f"{file}: expected the MRPC header {list(_MRPC_HEADER)}, found {found}")
-    out: dict[str, list[Any]] = {name: [] for name in MRPC_SCHEMA.names}
+    rows: list[tuple[Any, ...]] = []
     for number, line in enumerate(lines[1:], start=2):
         fields = _fields(line, file, number, 5)
         if fields[0] not in ("0", "1"):
             raise InputError(f"{file}, line {number}: Quality {fields[0]!r} is not 0 or 1")
-        out["label"].append(int(fields[0]))
-        out["s1"].append(fields[3].strip())
-        out["s2"].append(fields[4].strip())
-    return _with_info(out, MRPC_SCHEMA, [file], {}, replaced)
+        rows.append((int(fields[0]), fields[3].strip(), fields[4].strip()))
+    return _with_info(rows, MRPC_SCHEMA, [file], {}, replaced)
 
 
 # --------------------------------------------------------------------------- NLI
@@ -406,11 +369,8 @@ def read_mrpc(path: str | Path) -> pa.Table:
 def read_nli_csv(path: str | Path) -> pa.Table:
     """Read NLI triples in SimCSE's csv layout: header ``sent0,sent1,hard_neg``.
 
-    ``sent0`` is the premise, ``sent1`` its entailment, ``hard_neg`` its contradiction. A
-    file without ``hard_neg`` (two-column SimCSE data) gives null contradictions.
-
-    Returns:
-        A table of :data:`NLI_TRIPLE_SCHEMA`.
+    ``sent0`` is the premise, ``sent1`` its entailment, ``hard_neg`` its contradiction (null
+    when a two-column file has none).
 
     Example:
         t = read_nli_csv("data/nli_for_simcse.csv")  # SimCSE's file (cseaug data fetch nli)
@@ -427,33 +387,22 @@ def read_nli_csv(path: str | Path) -> pa.Table:
         )
     index = [header.index("sent0"), header.index("sent1")]
     negative = header.index("hard_neg") if "hard_neg" in header else None
-    out: dict[str, list[Any]] = {name: [] for name in NLI_TRIPLE_SCHEMA.names}
+    rows: list[tuple[Any, ...]] = []
     for number, row in enumerate(reader, start=2):
         if len(row) != len(header):
             raise InputError(
                 f"{file}, line {number}: {len(row)} fields, the header has {len(header)}"
             )
-        out["premise"].append(row[index[0]].strip())
-        out["entailment"].append(row[index[1]].strip())
-        out["contradiction"].append(row[negative].strip() if negative is not None else None)
-    return _with_info(out, NLI_TRIPLE_SCHEMA, [file], {}, replaced)
+        contradiction = row[negative].strip() if negative is not None else None
+        rows.append((row[index[0]].strip(), row[index[1]].strip(), contradiction))
+    return _with_info(rows, NLI_TRIPLE_SCHEMA, [file], {}, replaced)
 
 
 _SPLIT_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def read_snli_senteval(path: str | Path, split: str) -> pa.Table:
-    """Read SentEval's SNLI files ``s1.<split>``, ``s2.<split>``, ``labels.<split>`` of a directory.
-
-    ``s1`` holds premises, ``s2`` hypotheses, ``labels`` entailment / neutral /
-    contradiction, one per line, aligned.
-
-    Args:
-        path: the directory.
-        split: ``train``, ``dev`` or ``test``.
-
-    Returns:
-        A table of :data:`NLI_PAIR_SCHEMA`.
+    """Read SentEval's aligned SNLI files ``s1.<split>``, ``s2.<split>``, ``labels.<split>``.
 
     Example:
         t = read_snli_senteval("data/nli/snli_senteval", "dev")
@@ -474,13 +423,9 @@ def read_snli_senteval(path: str | Path, split: str) -> pa.Table:
     counts = {f.name: len(lines) for f, (lines, _) in zip(files, read, strict=True)}
     if len(set(counts.values())) != 1:
         raise InputError(f"{root}: the SNLI files of split {split!r} differ in length: {counts}")
-    (premises, _), (hypotheses, _), (labels, _) = read
-    out = {
-        "premise": [s.strip() for s in premises],
-        "hypothesis": [s.strip() for s in hypotheses],
-        "label": [s.strip() for s in labels],
-    }
-    return _with_info(out, NLI_PAIR_SCHEMA, files, {}, sum(r for _, r in read))
+    lines = zip(*(lines for lines, _ in read), strict=True)
+    rows = [tuple(field.strip() for field in fields) for fields in lines]
+    return _with_info(rows, NLI_PAIR_SCHEMA, files, {}, sum(r for _, r in read))
 
 
 def nli_triples(pairs: pa.Table) -> pa.Table:
@@ -501,13 +446,11 @@ def nli_triples(pairs: pa.Table) -> pa.Table:
         by_label = grouped.setdefault(row["premise"], {"entailment": [], "contradiction": []})
         if row["label"] in by_label:
             by_label[row["label"]].append(row["hypothesis"])
-    out: dict[str, list[Any]] = {name: [] for name in NLI_TRIPLE_SCHEMA.names}
-    for premise, by_label in grouped.items():
+    rows = [
+        (premise, entailment, contradiction)
+        for premise, by_label in grouped.items()
         for entailment, contradiction in zip(
             by_label["entailment"], by_label["contradiction"], strict=False
-        ):
-            out["premise"].append(premise)
-            out["entailment"].append(entailment)
-            out["contradiction"].append(contradiction)
-    table = pa.table(out, schema=NLI_TRIPLE_SCHEMA)
-    return table.replace_schema_metadata(pairs.schema.metadata)
+        )
+    ]
+    return _table(rows, NLI_TRIPLE_SCHEMA).replace_schema_metadata(pairs.schema.metadata)
