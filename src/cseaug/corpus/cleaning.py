@@ -1,31 +1,11 @@
 """Corpus cleaning, vectorised with Arrow compute: normalise, then drop with a reason.
 
-Every line is decoded (UTF-8), put in Unicode NFC (``utf8_normalize``), stripped of
-invisible characters (``corpus.invisible_characters: remove``, the default: Unicode's
-default-ignorable code points, tag characters included, :mod:`cseaug.text_hazards`), its whitespace runs
-collapsed to one space and stripped (with zero-width joiners at its edges). A line is then
-dropped with the first reason that applies, in this order:
-
-========================  ===========================================================
-``invalid_utf8``          the bytes are not UTF-8 (text and CSV/TSV files)
-``empty``                 nothing left after normalising (or a null value): a line of
-                          zero-width spaces is empty, and costs no request
-``control_characters``    a C0/C1 control character remains (U+0000–U+001F, U+007F–U+009F)
-``special_token``         the line or one of its given views holds a chat special token
-                          (``<|im_end|>``, ``[INST]``, ...; ``corpus.special_tokens: reject``)
-``invisible_characters``  it holds an invisible character (``corpus.invisible_characters:
-                          reject``; with ``remove`` they are removed and counted instead)
-``too_short``             fewer than ``corpus.min_chars`` characters (code points)
-``too_long``              more than ``corpus.max_chars`` characters
-========================  ===========================================================
-
-``malformed_row`` (a CSV row with the wrong number of fields) comes from the reader and
-``duplicate`` from :mod:`cseaug.corpus.dedup`. Whitespace is Unicode's ``White_Space``
-set written out (tab, LF, VT, FF, CR, space, U+0085, U+00A0, U+1680, U+2000–U+200A,
-U+2028, U+2029, U+202F, U+205F, U+3000), so it does not move with a library's Unicode
-tables; the control characters that are whitespace (tab, newline, ...) become spaces, the
-others reject the line. Given views (``corpus.view_columns``) are normalised the same way
-(an empty view becomes null) and reject their line only for a special token.
+Every line is put in NFC, stripped of invisible characters (``corpus.invisible_characters``),
+its runs of Unicode ``White_Space`` (written out, so it does not move with a library's
+tables) collapsed to one space and trimmed; then it is dropped with the first reason of
+:data:`REASONS` that applies (``malformed_row`` comes from the reader, ``duplicate`` from
+:mod:`cseaug.corpus.dedup`). Given views are normalised the same way and reject their
+line only for a special token. The rules and each reason: docs/corpus.md, "Cleaning".
 
 Example:
     >>> import pyarrow as pa

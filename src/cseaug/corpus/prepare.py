@@ -1,17 +1,11 @@
 """Corpus in, cleaned and sampled deterministically: the first step of every build.
 
-:func:`prepare_corpus` streams the corpus (:mod:`cseaug.readers`), cleans each
-batch (:mod:`~cseaug.corpus.cleaning`), hashes the kept sentences into row ids, drops
-repeats (:mod:`~cseaug.corpus.dedup`) and takes the seeded sample
-(:mod:`~cseaug.corpus.sampling`). The sample becomes the ``aigen`` rows that get views; the
-rest of the corpus becomes the ``other`` rows of the hybrid dataset, streamed to the writer
-batch by batch. Every dropped line is a reject with its reason.
-
-Memory: the kept sentences are held once as Arrow batches (the corpus's text plus about
-17 bytes per line: record number and offsets); numpy holds the 8-byte key of each line
-(ids are rendered from keys batch by batch) and, while deduplicating and sampling, up to
-~25 bytes per line more. No Python object per line outlives a 16k-line hashing chunk.
-See docs/corpus.md for measured figures.
+:func:`prepare_corpus` streams the corpus (:mod:`cseaug.readers`), cleans each batch
+(:mod:`~cseaug.corpus.cleaning`), hashes the kept sentences into row ids, drops repeats
+(:mod:`~cseaug.corpus.dedup`) and takes the seeded sample (:mod:`~cseaug.corpus.sampling`):
+the ``aigen`` rows that get views; the rest become the ``other`` rows, streamed batch by
+batch. Every dropped line is a reject with its reason. Memory (no Python object per line
+is kept): docs/corpus.md, "Memory and speed".
 
 Example:
     >>> from cseaug.config import CorpusConfig, SampleConfig

@@ -1,20 +1,10 @@
 """Row ids and the seeded sample, defined by integer arithmetic alone (any machine, any numpy).
 
-The id of a sentence is the contract's :func:`cseaug.dataset.schema.row_id`: the first 16
-hex digits of sha256(corpus name + NUL + text). Read as a big-endian unsigned 64-bit
-integer, that id is the sentence's *key*. The sample rank of a sentence is::
-
-    rank = mix64(key XOR splitmix64(seed mod 2**64))
-
-with ``mix64`` the SplitMix64 finaliser (Steele, Lea & Flood 2014) and ``splitmix64(s) =
-mix64(s + 0x9E3779B97F4A7C15)``, all modulo 2**64. The sample is the ``size`` sentences with
-the smallest ranks (ties, possible only for repeated sentences when dedup is off, go to
-the earlier row), returned in corpus order. Nothing depends on numpy's random generators,
-Python's ``hash`` (PYTHONHASHSEED) or the platform: the sample of a published version can
-be recomputed from its ``id`` column. Because the rank depends on the sentence and not on
-its position, reordering the corpus or adding lines to it does not change whether a
-sentence is sampled except through the count ``size`` itself; and the sample of size N is
-contained in the sample of size N + k.
+A sentence's *key* is its row id (:func:`cseaug.dataset.schema.row_id`) read as a
+big-endian unsigned 64-bit integer; its rank is ``mix64(key XOR splitmix64(seed mod
+2**64))`` with ``mix64`` the SplitMix64 finaliser (Steele, Lea & Flood 2014), and the
+sample is the ``size`` smallest ranks (ties to the earlier row), in corpus order. Why this
+is the same on any machine and stable when the corpus grows: docs/corpus.md, "Sampling".
 
 Example:
     >>> import pyarrow as pa
