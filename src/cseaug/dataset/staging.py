@@ -363,24 +363,13 @@ class StagedVersion:
     def validate(self) -> None:
         """Check the staged files against the contract and the counts (raises InputError)."""
         files = self.data_files()
-        found = 0
-        for path in files:
-            meta = pq.ParquetFile(path)
-            if not meta.schema_arrow.equals(CANONICAL_SCHEMA, check_metadata=False):
-                raise InputError(
-                    f"{path.name} does not have the canonical schema: {meta.schema_arrow}"
-                )
-            found += meta.metadata.num_rows
+        found = sum(_rows_checked(path, CANONICAL_SCHEMA, "canonical") for path in files)
         if found != self.counts.rows:
             raise InputError(f"data files hold {found} rows but {self.counts.rows} were written")
-        rejects = pq.ParquetFile(self.path / "rejects.parquet")
-        if not rejects.schema_arrow.equals(REJECTS_SCHEMA, check_metadata=False):
+        rejects = _rows_checked(self.path / "rejects.parquet", REJECTS_SCHEMA, "rejects")
+        if rejects != self.counts.rejects:
             raise InputError(
-                f"rejects.parquet does not have the rejects schema: {rejects.schema_arrow}"
-            )
-        if rejects.metadata.num_rows != self.counts.rejects:
-            raise InputError(
-                f"rejects.parquet holds {rejects.metadata.num_rows} rows but {self.counts.rejects} were written"
+                f"rejects.parquet holds {rejects} rows but {self.counts.rejects} were written"
             )
         if found:
             ids = (
@@ -460,7 +449,8 @@ class StagedVersion:
         _write_text(self.path / CARD_FILE, render_card(final, plots))
         files.append(self._file_entry(self.path / CARD_FILE))
         validate_manifest(final)
-        _write_text(self.path / versions.MANIFEST_FILE, _dump_json(final))
+        manifest = json.dumps(final, indent=2, ensure_ascii=False, default=str) + "\n"
+        _write_text(self.path / versions.MANIFEST_FILE, manifest)
         _make_read_only(self.path)
         _fsync_tree(self.path)
 
@@ -552,8 +542,12 @@ def data_fingerprint(files: Sequence[Path]) -> str:
     return json_sha256([file_sha256(path) for path in files])
 
 
-def _dump_json(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False, default=str) + "\n"
+def _rows_checked(path: Path, schema: pa.Schema, kind: str) -> int:
+    """The rows of a staged Parquet file, after checking that it has the ``kind`` schema."""
+    found = pq.ParquetFile(path)
+    if not found.schema_arrow.equals(schema, check_metadata=False):
+        raise InputError(f"{path.name} does not have the {kind} schema: {found.schema_arrow}")
+    return found.metadata.num_rows
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -603,21 +597,13 @@ def publish_version(
 
     Args:
         rows: canonical tables/batches (e.g. the aigen shards chained with the `other`
-            rows); never materialised as Python objects.
-        rejects: reject tables/batches.
-        root: the output root, a directory or an fsspec URI; the version goes to
-            ``<root>/datasets/<name>/vNNNN``.
-        name: the dataset name.
+            rows), streamed; ``rejects`` likewise.
+        root, name, heldout_fraction, rows_per_file, local_dir: as for :class:`StagedVersion`.
         manifest: from :func:`cseaug.dataset.manifest.build_manifest`.
-        heldout_fraction: share of rows flagged ``heldout``.
-        rows_per_file: rows per data file.
         before_publish: called with the staging directory once the data files are sealed
             and before validation and renaming: the place to write ``diagnostics/``.
-        reuse_unchanged: when the sealed data files have the data fingerprint of the latest
-            version, publish nothing and return that version (``reused=True``) before
-            ``before_publish`` runs (a rebuild from a full cache; ``output.force_new_version``
-            turns it off for builds).
-        local_dir: where a URI root's version is staged (see :class:`StagedVersion`).
+        reuse_unchanged: publish nothing and return the latest version (``reused=True``)
+            when it holds the sealed data (docs/dataset-contract.md, "Unchanged rebuilds").
 
     Example:
         published = publish_version(tables, root="storage", name="wiki-sts", manifest=m)
