@@ -22,6 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from cseaug.config import ExportConfig
 from cseaug.dataset.export import (
     NGCSE_KEYS,
     default_export_path,
@@ -475,9 +476,8 @@ def test_export_replaces_atomically_and_configured_exports(
     out.write_text("stale")
     export_version(version, "ngcse", out)
     assert out.read_text().startswith("{") and not list(tmp_path.glob(".x.jsonl.tmp-*"))
-    results = write_configured_exports(
-        version, ["ngcse", "sentence_transformers"], tmp_path / "storage"
-    )
+    exports = [ExportConfig(format="ngcse"), ExportConfig(format="sentence_transformers")]
+    results = write_configured_exports(version, exports, tmp_path / "storage")
     assert [r.path for r in results] == [
         default_export_path(tmp_path / "storage", "demo", "v0001", fmt, split)
         for fmt in ("ngcse", "sentence-transformers")

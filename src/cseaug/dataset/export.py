@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from cseaug.config import normalize_export_format
+from cseaug.config import ExportConfig, normalize_export_format
 from cseaug.dataset import versions
 from cseaug.dataset.atomic import atomic_path
 from cseaug.dataset.export_records import record_export
@@ -580,17 +580,8 @@ def default_export_path(
     )
 
 
-def _spec(export: str | Mapping[str, Any] | Any) -> tuple[str, str]:
-    """(format, layout) of a configured export: a format name or an ``ExportConfig``."""
-    if isinstance(export, str):
-        return export, "auto"
-    if isinstance(export, Mapping):
-        return export["format"], export.get("layout", "auto")
-    return export.format, export.layout
-
-
 def write_configured_exports(
-    version_dir: str | Path, exports: Sequence[Any], root: str | Path
+    version_dir: str | Path, exports: Sequence[ExportConfig], root: str | Path
 ) -> list[ExportResult]:
     """The exports ``output.exports`` asks for, beside the version: a train file and (when the
     version holds held-out rows) a heldout file per export, and for Generate-CSE versions one
@@ -601,7 +592,7 @@ def write_configured_exports(
     views = augmentation_views(version_dir)
     results = []
     for export in exports:
-        fmt, layout = _spec(export)
+        fmt, layout = export.format, export.layout
         epochs = list(range(views)) if views and normalize_format(fmt) != "jsonl" else [None]
         for split in splits:
             for epoch in epochs:

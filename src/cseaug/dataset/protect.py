@@ -49,23 +49,6 @@ def _uri_version(uri: str) -> str | None:
     return None
 
 
-def _refuse_uri(uri: str, root: str | Path | None, what: str) -> str:
-    version = _uri_version(uri)
-    if version is not None:
-        raise InputError(
-            f"{what} {uri} is inside the published version {version}: published versions are "
-            "never changed; write somewhere else (e.g. under <root>/exports/)"
-        )
-    if root is not None and is_uri(root):
-        datasets = versions.datasets_location(root)
-        if uri.rstrip("/") == datasets or uri.startswith(datasets + "/"):
-            raise InputError(
-                f"{what} {uri} is inside {datasets}, which only the publisher writes; write "
-                "somewhere else (e.g. under <root>/exports/)"
-            )
-    return uri
-
-
 def refuse_dataset_path(
     path: str | Path, root: str | Path | None = None, what: str = "output"
 ) -> Path | str:
@@ -82,20 +65,28 @@ def refuse_dataset_path(
             version directory, wherever it lies; for a URI, inside ``<root>/datasets/``
             of a URI root or inside any ``datasets/<name>/<vNNNN>`` prefix.
     """
+    datasets: str | Path | None = None
+    inside = False
     if is_uri(path):
-        return _refuse_uri(str(path), root, what)
-    version = published_version_of(path)
+        target = str(path).rstrip("/")
+        version = _uri_version(target)
+        if root is not None and is_uri(root):
+            datasets = versions.datasets_location(root)
+            inside = target == datasets or target.startswith(datasets + "/")
+    else:
+        version = published_version_of(path)
+        if root is not None and not is_uri(root):
+            datasets = versions.datasets_dir(root)
+            resolved, top = Path(path).resolve(), datasets.resolve()
+            inside = resolved == top or top in resolved.parents
     if version is not None:
         raise InputError(
             f"{what} {path} is inside the published version {version}: published versions are "
             "never changed; write somewhere else (e.g. under <root>/exports/)"
         )
-    if root is not None and not is_uri(root):
-        datasets = versions.datasets_dir(root).resolve()
-        resolved = Path(path).resolve()
-        if resolved == datasets or datasets in resolved.parents:
-            raise InputError(
-                f"{what} {path} is inside {versions.datasets_dir(root)}, which only the publisher "
-                "writes; write somewhere else (e.g. under <root>/exports/)"
-            )
-    return Path(path)
+    if inside:
+        raise InputError(
+            f"{what} {path} is inside {datasets}, which only the publisher writes; write "
+            "somewhere else (e.g. under <root>/exports/)"
+        )
+    return str(path) if is_uri(path) else Path(path)

@@ -81,8 +81,6 @@ class RunStore:
 
     def folder(self, kind: ShardKind, stage: str | None = None) -> Path:
         """The folder of one kind of shard (and stage)."""
-        if kind not in SHARD_SCHEMAS:
-            raise InputError(f"unknown shard kind '{kind}'; kinds: {sorted(SHARD_SCHEMAS)}")
         if stage is not None and (not stage or "/" in stage or stage.startswith(".")):
             raise InputError(f"stage name '{stage}' is not a plain directory name")
         return self.path / kind / stage if stage else self.path / kind

@@ -20,7 +20,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -146,12 +146,5 @@ class Store:
 
     def sha256(self, relative: str) -> str:
         """sha256 of a stored file, streamed in chunks (never whole in memory)."""
-        digest = hashlib.sha256()
-        for chunk in self._chunks(relative):
-            digest.update(chunk)
-        return digest.hexdigest()
-
-    def _chunks(self, relative: str) -> Iterator[bytes]:
         with self.fs.open(self.path(relative), "rb", block_size=CHUNK) as handle:
-            while chunk := handle.read(CHUNK):
-                yield chunk
+            return hashlib.file_digest(handle, "sha256").hexdigest()

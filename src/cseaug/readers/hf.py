@@ -25,9 +25,8 @@ def _load_hf(cfg: CorpusConfig) -> Any:
             loaded = datasets.load_from_disk(str(local))
             return loaded[cfg.hf_split] if isinstance(loaded, datasets.DatasetDict) else loaded
         return datasets.load_dataset(ident, cfg.hf_config, split=cfg.hf_split)
-    except (
-        Exception
-    ) as exc:  # datasets raises many unrelated types (ConnectionError, ValueError, ...)
+    # datasets raises many unrelated types (ConnectionError, ValueError, ...)
+    except Exception as exc:
         raise InputError(
             f"cannot load Hugging Face dataset '{ident}' (config {cfg.hf_config!r}, split "
             f"'{cfg.hf_split}'): {exc}. Offline, give a local dataset directory or data files."
