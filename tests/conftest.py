@@ -102,13 +102,11 @@ def run_config(tmp_path: Path) -> RunConfig:
 
 
 @pytest.fixture
-def manifest(run_config: RunConfig, tmp_path: Path) -> dict[str, Any]:
+def manifest(run_config: RunConfig) -> dict[str, Any]:
     """A manifest of ``run_config`` as the pipeline builds it, for publishing test rows."""
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("a\nb\n", encoding="utf-8")
     return build_manifest(
         run_config,
-        inputs={"corpus": corpus},
+        inputs={"corpus": {"name": "corpus", "files": {"corpus.txt": "cd" * 32}}},
         prompts=[{"name": "sts_positive", "sha256": "ab" * 32}],
         example_set={"positive": [["a", "b"]]},
         model={"backend": "openai-compatible", "model": "tiny"},

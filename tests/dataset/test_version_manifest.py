@@ -20,8 +20,7 @@ from cseaug.errors import InputError
 
 def test_records_inputs_prompts_model_usage_and_code(manifest, tmp_path: Path) -> None:
     assert manifest["contract"] == CONTRACT_VERSION == "1"
-    corpus = manifest["inputs"]["corpus"]
-    assert corpus["bytes"] == 4 and len(corpus["sha256"]) == 64
+    assert manifest["inputs"]["corpus"] == {"name": "corpus", "files": {"corpus.txt": "cd" * 32}}
     assert manifest["prompts"] == [{"name": "sts_positive", "sha256": "ab" * 32}]
     assert manifest["example_set"]["examples"] == {"positive": [["a", "b"]]}
     assert manifest["model"] == {"backend": "openai-compatible", "model": "tiny"}
@@ -30,14 +29,15 @@ def test_records_inputs_prompts_model_usage_and_code(manifest, tmp_path: Path) -
     assert manifest["config"]["llm"]["api_key_env"] == "OPENAI_API_KEY"
 
 
-def test_build_fingerprint_follows_config_and_inputs(run_config: RunConfig, tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("a\n")
+def test_build_fingerprint_follows_config_and_inputs(run_config: RunConfig) -> None:
+    corpus = {"name": "wiki", "files": {"a.txt": "11"}}
     first = build_manifest(run_config, inputs={"corpus": corpus})
     again = build_manifest(run_config, inputs={"corpus": corpus})
     assert first["fingerprints"] == again["fingerprints"]
-    corpus.write_text("b\n")
-    changed_input = build_manifest(run_config, inputs={"corpus": corpus})
+    assert first["inputs"]["corpus"] == corpus
+    changed_input = build_manifest(
+        run_config, inputs={"corpus": {**corpus, "files": {"a.txt": "22"}}}
+    )
     assert changed_input["fingerprints"]["config"] == first["fingerprints"]["config"]
     assert changed_input["fingerprints"]["build"] != first["fingerprints"]["build"]
     other_config = run_config.model_copy(deep=True)
@@ -48,17 +48,9 @@ def test_build_fingerprint_follows_config_and_inputs(run_config: RunConfig, tmp_
     )
 
 
-def test_describe_input_sizes_directories_and_keeps_mappings(tmp_path: Path) -> None:
-    folder = tmp_path / "sts12"
-    folder.mkdir()
-    (folder / "STS.input.MSRpar.txt").write_text("x\ty\n")
-    assert describe_input(folder)["bytes"] == 4
-    assert describe_input({"hf_dataset": "x/y", "fingerprint": "abc"}) == {
-        "hf_dataset": "x/y",
-        "fingerprint": "abc",
-    }
+def test_an_input_without_its_files_sha256_is_refused() -> None:
     with pytest.raises(InputError, match="does not identify its content"):
-        describe_input({"hf_dataset": "x/y"})
+        describe_input({"hf_dataset": "x/y", "fingerprint": "abc"})
 
 
 def test_validation_names_every_problem(manifest) -> None:
@@ -81,13 +73,6 @@ def test_validation_names_every_problem(manifest) -> None:
     leaky["config"]["llm"]["api_key"] = "sk-live"
     with pytest.raises(InputError, match="secret"):
         validate_manifest(leaky)
-
-
-def test_mapping_inputs_enter_the_build_fingerprint(run_config: RunConfig) -> None:
-    one = build_manifest(run_config, inputs={"corpus": {"name": "wiki", "files": {"a.txt": "11"}}})
-    two = build_manifest(run_config, inputs={"corpus": {"name": "wiki", "files": {"a.txt": "22"}}})
-    assert one["inputs"]["corpus"]["files"] == {"a.txt": "11"}
-    assert one["fingerprints"]["build"] != two["fingerprints"]["build"]
 
 
 def test_bad_prompt_records_are_refused(run_config: RunConfig) -> None:

@@ -32,7 +32,7 @@ from typing import Any
 from cseaug.config import RunConfig, config_fingerprint, redacted
 from cseaug.dataset.schema import CANONICAL_SCHEMA
 from cseaug.errors import InputError
-from cseaug.hashing import json_sha256, path_sha256
+from cseaug.hashing import json_sha256
 from cseaug.secrets import scrub_data
 
 CONTRACT_VERSION = CANONICAL_SCHEMA.metadata[b"cseaug.contract"].decode()
@@ -70,34 +70,15 @@ REQUIRED_COUNTS = (
 )
 REQUIRED_FINGERPRINTS = ("config", "build", "data")
 
-CONTENT_KEYS = ("sha256", "fingerprint", "files")
-"""Keys that identify the content of an input given as a mapping (``files``: path -> sha256)."""
 
-
-def describe_input(value: str | Path | Mapping[str, Any]) -> dict[str, Any]:
-    """``{"path", "sha256", "bytes"}`` of a local input; a mapping (e.g. a hub dataset id and
-    revision, or a reader's ``{"name", "files": {path: sha256}}``) is kept as given and must
-    carry ``sha256``, ``fingerprint`` or ``files``."""
-    if isinstance(value, Mapping):
-        if not set(CONTENT_KEYS) & set(value):
-            raise InputError(
-                f"input {dict(value)} does not identify its content: give one of {', '.join(CONTENT_KEYS)}"
-            )
-        return dict(value)
-    path = Path(value)
-    size = (
-        path.stat().st_size
-        if path.is_file()
-        else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-    )
-    return {"path": str(path), "sha256": path_sha256(path), "bytes": size}
-
-
-def input_identity(described: Mapping[str, Any]) -> str:
-    """The part of a described input that enters the build fingerprint."""
-    return str(
-        described.get("sha256") or described.get("fingerprint") or json_sha256(described["files"])
-    )
+def describe_input(value: Mapping[str, Any]) -> dict[str, Any]:
+    """An input as the manifest records it: a mapping that lists the sha256 of its files
+    (``{"name": ..., "files": {path: sha256}}``, as the corpus reader records them)."""
+    if not isinstance(value.get("files"), Mapping):
+        raise InputError(
+            f"input {dict(value)} does not identify its content: give its files' sha256 ('files')"
+        )
+    return dict(value)
 
 
 def code_version() -> dict[str, Any]:
@@ -133,7 +114,7 @@ def code_version() -> dict[str, Any]:
 def build_manifest(
     cfg: RunConfig,
     *,
-    inputs: Mapping[str, str | Path | Mapping[str, Any]] | None = None,
+    inputs: Mapping[str, Mapping[str, Any]] | None = None,
     prompts: Sequence[Mapping[str, Any]] = (),
     example_set: Any = None,
     model: Mapping[str, Any] | None = None,
@@ -146,9 +127,7 @@ def build_manifest(
     Args:
         cfg: the run config; stored with secrets redacted. Every string of the manifest is
             scrubbed of known secret values (:func:`cseaug.secrets.scrub_data`).
-        inputs: role -> local path (file or directory; its sha256 is computed here) or a
-            mapping that already identifies the input, e.g. ``{"corpus": "data/wiki.txt",
-            "patterns": "data/sts12_train"}``.
+        inputs: role -> the input's ``{"name", "files": {path: sha256}}``.
         prompts: ``[{"name": ..., "sha256": ...}, ...]`` as recorded by the prompt loader.
         example_set: the fixed in-context examples (or their ids), JSON-serialisable.
         model: the backend identity (``LLMBackend.identity()``) or other generator facts.
@@ -167,7 +146,7 @@ def build_manifest(
     build_fp = json_sha256(
         {
             "config": config_fp,
-            "inputs": {role: input_identity(d) for role, d in described.items()},
+            "inputs": {role: json_sha256(d["files"]) for role, d in described.items()},
             "prompts": sorted((p["name"], p["sha256"]) for p in prompt_list),
             "example_set": example_sha,
             "contract": CONTRACT_VERSION,

@@ -241,8 +241,6 @@ class StagedVersion:
         (self.path / "data").mkdir()
         self._sink = ParquetSink(self.path / "data", CANONICAL_SCHEMA, rows_per_file)
         self.counts = RowCounts()
-        self.manifest_extra: dict[str, Any] = {}
-        """Entries the caller adds to the manifest before :meth:`commit` (e.g. diagnostics)."""
         self._rejects_written = False
         self._sealed = False
         self._committed = False
@@ -412,7 +410,7 @@ class StagedVersion:
             self._file_entry(p)
             for p in [*self.data_files(), self.path / "rejects.parquet", *extras]
         ]
-        final = {**dict(manifest), **self.manifest_extra}
+        final = dict(manifest)
         final["fingerprints"] = {
             **dict(final.get("fingerprints", {})),
             # = data_fingerprint(self.data_files()), from the sha256 computed once here, by
