@@ -79,8 +79,6 @@ def open_delimited(cfg: CorpusConfig, path: Path, name: str, fmt: str) -> Corpus
         format=fmt,
         location=str(path),
         view_columns=views,
-        record_key="record",
-        total_records=None,
         _read=read,
         _hash_inputs=hash_files([path]),
         reader_rejects=malformed,

@@ -61,7 +61,6 @@ def open_hf(cfg: CorpusConfig) -> CorpusSource:
         format="hf",
         location=ident,
         view_columns=views,
-        record_key="record",
         total_records=len(dataset),
         _read=read,
         _hash_inputs=hash_inputs,

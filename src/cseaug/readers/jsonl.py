@@ -65,8 +65,6 @@ def open_jsonl(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
         format="jsonl",
         location=str(path),
         view_columns=views,
-        record_key="record",
-        total_records=None,
         _read=read,
         _hash_inputs=hash_files([path]),
     )

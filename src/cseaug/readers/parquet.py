@@ -38,7 +38,6 @@ def open_parquet(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
         format="parquet",
         location=str(path),
         view_columns=views,
-        record_key="record",
         total_records=total,
         _read=read,
         _hash_inputs=hash_files(files),

@@ -51,11 +51,11 @@ class CorpusSource:
     name: str
     format: str
     location: str
-    view_columns: dict[str, str]
-    record_key: str
-    total_records: int | None
     _read: Callable[[], Iterator[pa.RecordBatch]]
     _hash_inputs: Callable[[], dict[str, str]]
+    view_columns: dict[str, str] = field(default_factory=dict)
+    record_key: str = "record"
+    total_records: int | None = None
     reader_rejects: list[RejectRecord] = field(default_factory=list)
 
     def batches(self) -> Iterator[pa.RecordBatch]:

@@ -41,9 +41,7 @@ def open_text(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
         name=name,
         format="text",
         location=str(path),
-        view_columns={},
         record_key="line",
-        total_records=None,
         _read=lambda: read_lines(path),
         _hash_inputs=hash_files([path]),
     )
