@@ -30,7 +30,7 @@ from cseaug.dataset import versions
 from cseaug.dataset.atomic import atomic_path
 from cseaug.dataset.export_records import record_export
 from cseaug.dataset.reader import augmentation_view, augmentation_views, iter_batches
-from cseaug.dataset.schema import SPLIT_AIGEN, SPLIT_OTHER
+from cseaug.dataset.schema import SPLIT_AIGEN, SPLIT_OTHER, VIEW_COLUMNS
 from cseaug.errors import InputError
 from cseaug.progress import progress_bar
 
@@ -88,8 +88,6 @@ def trainer_notes(views: dict[str, int]) -> list[str]:
     return notes
 
 
-EXPORT_VIEWS = ("positive", "intermediate", "negative", "knowledge")
-"""Views an export can carry, in the contract's order."""
 LAYOUT_VIEWS = {
     "pair": ("positive",),
     "triplet": ("positive", "negative"),
@@ -98,12 +96,12 @@ LAYOUT_VIEWS = {
 """Views each single-file layout writes after the anchor (the pair's positive may be the anchor)."""
 COLUMN_NAMES = {
     "simcse": {"sentence": "sent0", "positive": "sent1", "negative": "hard_neg", "knowledge": "knowledge"},
-    "sentence-transformers": {v: v for v in EXPORT_VIEWS} | {"sentence": "anchor"},
+    "sentence-transformers": {v: v for v in VIEW_COLUMNS} | {"sentence": "anchor"},
 }  # fmt: skip
 """Column name of each view in a SimCSE or sentence-transformers file."""
 HYBRID_FILES = {SPLIT_AIGEN: "aigen.parquet", SPLIT_OTHER: "other.parquet"}
 """The files of a sentence-transformers hybrid: one training set each."""
-JSONL_KEYS = ("id", "sentence", "split", "method", *EXPORT_VIEWS, "augmentations")
+JSONL_KEYS = ("id", "sentence", "split", "method", *VIEW_COLUMNS, "augmentations")
 """Keys of every JSONL line (nulls kept)."""
 
 PANDAS_NA_STRINGS = frozenset(
@@ -113,8 +111,6 @@ PANDAS_NA_STRINGS = frozenset(
     }
 )  # fmt: skip
 """Cells pandas.read_csv turns into missing values by default (its documented ``na_values``)."""
-
-SCAN_COLUMNS = ["id", "sentence", "split", "method", *EXPORT_VIEWS, "augmentations"]
 
 
 def normalize_format(fmt: str) -> str:
@@ -157,7 +153,7 @@ def _split_filter(split: str) -> bool | None:
 def _batches(version_dir: Path, split: str) -> Iterator[pa.RecordBatch]:
     """The rows of a split, verified against the manifest while they are read (:mod:`.reader`)."""
     heldout = _split_filter(split)
-    for batch in iter_batches(version_dir, [*SCAN_COLUMNS, "heldout"]):
+    for batch in iter_batches(version_dir, [*JSONL_KEYS, "heldout"]):
         if heldout is not None:
             batch = batch.filter(pc.equal(batch.column("heldout"), heldout))
         yield batch.drop_columns(["heldout"])
@@ -165,7 +161,7 @@ def _batches(version_dir: Path, split: str) -> Iterator[pa.RecordBatch]:
 
 def _views(batch: pa.RecordBatch, epoch: int | None) -> dict[str, pa.Array]:
     """The export views of a batch; with ``epoch``, the positive is that Generate-CSE view."""
-    views = {view: batch.column(view) for view in EXPORT_VIEWS}
+    views = {view: batch.column(view) for view in VIEW_COLUMNS}
     if epoch is not None:
         views["positive"] = augmentation_view(batch.column("augmentations"), epoch)
     return views
@@ -192,7 +188,6 @@ class ViewCensus:
     """Selected rows, and how many aigen rows carry each view or layout (the first pass)."""
 
     rows: int = 0
-    aigen: int = 0
     aigen_views: Counter = field(default_factory=Counter)
 
     @classmethod
@@ -201,10 +196,9 @@ class ViewCensus:
         for batch in _batches(version_dir, split):
             census.rows += batch.num_rows
             aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
-            census.aigen += _count(aigen)
             views = _views(batch, epoch)
             coalesced = _with_knowledge_as_positive(views)
-            wanted = {view: (views, (view,)) for view in EXPORT_VIEWS} | {
+            wanted = {view: (views, (view,)) for view in VIEW_COLUMNS} | {
                 "positive_or_knowledge": (coalesced, ("positive",)),
                 "triplet": (coalesced, LAYOUT_VIEWS["triplet"]),
                 "quadruplet": (views, LAYOUT_VIEWS["quadruplet"]),
@@ -397,7 +391,7 @@ def _export_flat(
 def _export_hybrid(
     version_dir: Path, out: Path, split: str, census: ViewCensus, epoch: int | None
 ) -> ExportResult:
-    slots = [view for view in EXPORT_VIEWS if census.aigen_views[view]]
+    slots = [view for view in VIEW_COLUMNS if census.aigen_views[view]]
     if not slots:
         raise InputError(f"no aigen row of split '{split}' has a view: use --layout pair")
     names = {SPLIT_AIGEN: ["anchor", *slots], SPLIT_OTHER: ["anchor", "positive"]}
@@ -445,7 +439,7 @@ def _export_hybrid(
 
 def _ngcse_slots(census: ViewCensus) -> dict[str, str]:
     """The NGCSE key set of the aigen rows, from the views they carry (see NGCSE_HIERARCHY_SLOTS)."""
-    present = {"sentence"} | {view for view in EXPORT_VIEWS if census.aigen_views[view]}
+    present = {"sentence"} | {view for view in VIEW_COLUMNS if census.aigen_views[view]}
     if census.aigen_views["positive_or_knowledge"]:
         present.add("positive")
     slots = NGCSE_HIERARCHY_SLOTS if "intermediate" in present else NGCSE_SLOTS
@@ -571,13 +565,8 @@ def default_export_path(
     epoch: int | None = None,
 ) -> Path:
     """``<root>/exports/<name>/<version>/<export_name>`` (exports never live inside a version)."""
-    return (
-        Path(root)
-        / "exports"
-        / versions.check_name(name)
-        / version
-        / export_name(fmt, split, layout, epoch)
-    )
+    name = versions.check_name(name)
+    return Path(root, "exports", name, version, export_name(fmt, split, layout, epoch))
 
 
 def write_configured_exports(
