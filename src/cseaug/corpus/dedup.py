@@ -1,11 +1,8 @@
 """Exact duplicate detection on 64-bit keys, confirmed by string comparison.
 
-The key of a sentence is the 64-bit value of its row id (sha256 of corpus name + text,
-see :mod:`cseaug.corpus.sampling`), already computed for every kept line. Rows are grouped
-by key with one stable numpy sort; every row after the first of its group is compared with
-that first row as strings (Arrow ``equal``), so a key collision between two distinct
-sentences never drops either. Memory: the keys plus one sort permutation and one sorted copy
-(24 bytes per row, numpy), and the few candidate strings.
+Rows are grouped by their 64-bit key (:mod:`cseaug.corpus.sampling`) with one stable numpy
+sort; every row after the first of its group is compared with that first row as strings,
+so a key collision between two distinct sentences never drops either (docs/corpus.md).
 
 Example:
     >>> import numpy as np, pyarrow as pa

@@ -1,12 +1,8 @@
 """Files that appear whole or not at all: write a hidden sibling, fsync, rename.
 
-Every writer of the project that must survive a crash (run-store shards, staged versions,
-exports and their records, fetched files) goes through :func:`atomic_path`; it lives apart
-from the run store so that readers of published data (the trainer) never import the store.
-
-Every command writes its files this way, never by opening an existing file for writing: a
-file at the target, or a hard link there to a file elsewhere (a published version's), is
-replaced by the rename and the file it linked to keeps its bytes.
+Every writer that must survive a crash goes through :func:`atomic_path`, never opening an
+existing file for writing: a hard link at the target to a published version's file is
+replaced by the rename, and the file it linked to keeps its bytes.
 """
 
 from __future__ import annotations

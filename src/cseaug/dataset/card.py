@@ -1,11 +1,8 @@
 """The dataset card (``README.md``) of a version, with the YAML header ``datasets`` reads.
 
-``datasets.load_dataset(<version dir>)`` reads the ``configs`` entry of the header
-(``datasets.utils.metadata.MetadataConfigs``): one config, the default, named after the
-dataset, the version and its data (:func:`config_name`, so that ``datasets``' cache never
-mixes two versions up), whose ``train`` split is ``data/train-*``, so ``rejects.parquet``
-and ``diagnostics/`` are never taken for data. ``heldout`` is a column, not a split: held-out rows (NGCSE's 10%; none for the
-other methods by default) stay in the same files (filter on the column).
+``datasets.load_dataset(<version dir>)`` reads the header's one config
+(:func:`config_name`), whose ``train`` split is ``data/train-*`` only; ``heldout`` is a
+column, not a split (docs/dataset-contract.md, "Dataset card").
 
 Example:
     >>> card = render_card({"dataset": "demo", "version": "v0001", "method": "ski", "counts": {}})

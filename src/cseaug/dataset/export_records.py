@@ -1,11 +1,8 @@
 """The sha256 of a version's exports, kept beside them so ``cseaug verify`` checks them too.
 
-Exports are written after a version is sealed, into ``<root>/exports/<name>/<version>/``
-(never inside the version, whose manifest cannot change), so their record lives there:
-``exports.json`` maps each exported file, relative to that folder, to its sha256 and the
-data fingerprint of the version it came from. Every export written into the folder
-updates the record (under a lock, atomically); an export written elsewhere (``--out``
-anywhere else) is the user's file and is not recorded.
+``<root>/exports/<name>/<version>/exports.json`` maps each export written into that folder
+to its sha256 and the version's data fingerprint (updated under a lock, atomically); an
+export written elsewhere is the user's file and is not recorded.
 
 Example:
     >>> exports_folder("storage/datasets/wiki-sts/v0001")

@@ -1,16 +1,9 @@
 """``manifest.json`` of a version: what was built, from what, by which code, and what came out.
 
-The pipeline builds the part it knows with :func:`build_manifest` (config with secrets
-redacted, fingerprints, inputs' and prompts' sha256, example set, model, token usage,
-timings, code version); the writer adds what only it knows (dataset, version, counts,
-files, data fingerprint) and checks the whole with :func:`validate_manifest` before
-publishing.
-
-Fingerprints: ``config`` is :func:`cseaug.config.config_fingerprint`; ``build`` hashes the
-config fingerprint with the inputs', prompts' and example set's sha256 and the contract
-version, so the same config over the same inputs gives the same build fingerprint;
-``data`` hashes the sha256 of every published file, so two versions with identical bytes
-share it.
+The build writes the part it knows (:func:`build_manifest`), the writer adds what only it
+knows (dataset, version, counts, files, data fingerprint) and checks the whole
+(:func:`validate_manifest`). Every key and fingerprint: docs/dataset-contract.md,
+"manifest.json".
 
 Example:
     >>> from cseaug.config import RunConfig

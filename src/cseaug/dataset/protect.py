@@ -1,14 +1,9 @@
 """The one guard that keeps every writer but the publisher out of published versions.
 
-Only the publisher (:mod:`cseaug.dataset.staging`) writes under ``<root>/datasets/``.
-Every command that writes a path a user chose (``export --out``, ``diagnose``/``compare``/
-``probe-splits --out``, ``train-encoder --out``, ``negate``/``backtranslate``/``mer
---output``, ``synonyms --output``, ``train-vaegpt --output-dir``, ``data fetch --dir``) and a
-build's ``output.root`` pass through :func:`refuse_dataset_path` before any work, so a
-typo cannot overwrite a data file or a manifest. File modes are no protection for root,
-which ignores them, hence this check (docs/security.md, "Immutability"). On an object
-store (a URI root) the same holds for URIs: nothing the project writes goes under
-``<root>/datasets/`` but the publisher's claimed, uncommitted prefixes.
+Only the publisher (:mod:`cseaug.dataset.staging`) writes under ``<root>/datasets/``: every
+path a user chose for a command's output, and a build's ``output.root``, passes through
+:func:`refuse_dataset_path` before any work (file modes are no protection for root;
+docs/security.md, "Immutability"), URIs included.
 
 Example:
     >>> refuse_dataset_path("storage/exports/wiki.csv", "storage")

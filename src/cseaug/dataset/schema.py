@@ -1,9 +1,7 @@
 """The dataset contract (docs/dataset-contract.md): the canonical row and the reject row.
 
-One canonical row per anchor sentence. ``split`` is ``aigen`` for rows that got generated
-views and ``other`` for the rest of the corpus (the hybrid dataset). Views a method does
-not produce are null. Every stage builds its output with :func:`rows_table` so a column can
-never silently go missing or change type.
+One canonical row per anchor sentence: ``split`` is ``aigen`` for rows with generated views,
+``other`` for the rest of the corpus; views a method does not produce are null.
 
 Example:
     >>> t = rows_table([{"id": "a", "sentence": "A cat sat.", "split": "other"}])

@@ -1,12 +1,9 @@
 """The intermediate store of one run: shard tables on disk, so tasks exchange paths, not tables.
 
-A run lives in ``<root>/runs/<run_id>/``. Each kind of shard has its own folder and
-schema: ``input`` (anchors to augment, canonical rows), ``rows`` (canonical rows with
-views, or `other` rows) and ``rejects`` (reject rows). A stage may keep its shards apart
-under a ``stage`` sub-folder (e.g. ``rows/llm/``). Every write goes to a hidden temporary
-file in the same folder, is fsynced, then renamed over the final name: a task that crashes
-leaves no half-written shard, and a task that runs again replaces its shard whole
-(idempotent retries).
+A run lives in ``<root>/runs/<run_id>/<kind>[/<stage>]/``: ``input`` and ``rows`` shards
+hold canonical rows, ``rejects`` reject rows. Every shard is written atomically, so a
+crashed task leaves no half shard and a retried one replaces it whole
+(docs/dataset-contract.md, "Run store").
 
 Example:
     >>> import tempfile

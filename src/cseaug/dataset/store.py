@@ -1,15 +1,9 @@
 """An output root on an object store: the few fsspec calls the publisher and the readers need.
 
-A :class:`Store` is an fsspec filesystem and the root's path on it; every path it takes is
-relative to the root (``datasets/wiki-sts/v0001/manifest.json``). Credentials and the
-endpoint come from the environment, never from a config: fsspec's own
-``FSSPEC_<PROTOCOL>_<OPTION>`` variables (``FSSPEC_S3_ENDPOINT_URL``) or the SDK's
-(``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``; docs/deployment.md).
-
-:meth:`Store.create` is the conditional write that claims a version name: fsspec's
-``pipe_file(..., mode="create")``, which s3fs sends as ``PutObject`` with
-``If-None-Match: *`` and the memory and local filesystems check themselves; a second
-writer gets ``False``, never an overwrite.
+Every path a :class:`Store` takes is relative to the root. Credentials and the endpoint
+come from the environment (fsspec's ``FSSPEC_S3_...`` or the SDK's ``AWS_...`` variables;
+docs/deployment.md). :meth:`Store.create` is the conditional write that claims a version
+name (``pipe_file(..., mode="create")``: S3 ``If-None-Match: *``).
 
 Example:
     >>> store = Store.from_root("memory://demo-store")
