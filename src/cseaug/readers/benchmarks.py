@@ -116,18 +116,13 @@ def _read_lines(path: Path) -> tuple[list[str], int]:
     """The file's lines (without line endings) and how many needed lossy decoding."""
     data = path.read_bytes()
     try:
-        text = data.decode("utf-8-sig")
-        replaced = 0
+        text, lossy = data.decode("utf-8-sig"), False
     except UnicodeDecodeError:
-        text = data.decode("utf-8-sig", errors="replace")
-        replaced = -1  # counted below, per line
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-    if replaced:
-        replaced = sum(_REPLACEMENT in line for line in lines)
-    return lines, replaced
+        text, lossy = data.decode("utf-8-sig", errors="replace"), True
+    lines = (
+        [line.removesuffix("\r") for line in text.removesuffix("\n").split("\n")] if text else []
+    )
+    return lines, sum(_REPLACEMENT in line for line in lines) if lossy else 0
 
 
 def _fields(line: str, path: Path, number: int, minimum: int) -> list[str]:
