@@ -150,13 +150,9 @@ def _force_rmtree(path: Path) -> None:
 
 
 def remove_stale_staging(dataset_dir: Path) -> list[Path]:
-    """Delete staging directories whose writer is gone (its ``flock`` is free); returns them.
-
-    A live writer holds the lock on ``.staging-<uuid>.lock`` for as long as it stages, so
-    a directory whose lock can be taken belongs to a crashed build. A staging name that is
-    a symlink (or a lock file that is one) was never made by a writer: the link itself is
-    removed, and nothing it points at is opened, changed or deleted.
-    """
+    """Delete staging directories whose writer is gone (its ``.staging-<uuid>.lock`` is free:
+    a crashed build); returns them. A symlink among them, or among their lock files, is
+    removed as a link: nothing it points at is opened, changed or deleted."""
     removed: list[Path] = []
     if not dataset_dir.is_dir():
         return removed
@@ -193,9 +189,7 @@ def remove_stale_staging(dataset_dir: Path) -> list[Path]:
 class StagedVersion:
     """A version being written in a hidden staging directory; :meth:`commit` publishes it.
 
-    Use it as a context manager: leaving the block without committing (an exception)
-    deletes the staging directory. A crashed process leaves it behind, and the next
-    publisher of the dataset removes it.
+    As a context manager, leaving the block without committing deletes the staging directory.
 
     Args:
         root: the output root (``output.root``): a directory or an fsspec URI.
@@ -254,12 +248,8 @@ class StagedVersion:
 
     # -- rows -----------------------------------------------------------------------------
     def write_rows(self, rows: Batches) -> int:
-        """Stream canonical rows into the data files; may be called several times (e.g. aigen, then other).
-
-        Each table or batch is conformed to the contract, gets its ``heldout`` flag and is
-        counted; ``mer_*`` columns are written as given (the build's MER step fills them).
-        Returns the number of rows written by this call.
-        """
+        """Stream canonical rows into the data files (conformed, ``heldout`` set, counted);
+        may be called several times. Returns the number of rows this call wrote."""
         self._check_open()
         written = 0
         with progress_bar(f"Writing {self.name} rows", total=None, unit="rows") as bar:
@@ -299,12 +289,8 @@ class StagedVersion:
 
     # -- sealing and publishing -----------------------------------------------------------
     def seal(self) -> list[Path]:
-        """Finish the data files (final ``train-0000k-of-0000N`` names); no rows after this.
-
-        Returns the data files. Callers add their own files (diagnostics) after sealing
-        and before :meth:`commit`; :func:`cseaug.dataset.reader.iter_batches` reads the
-        staged rows from :attr:`path`.
-        """
+        """Finish the data files (``train-0000k-of-0000N``) and return them; no rows after this.
+        Callers may add files (diagnostics) under :attr:`path` before :meth:`commit`."""
         if self._sealed:
             return self.data_files()
         self._check_open()
@@ -453,14 +439,9 @@ class StagedVersion:
         _fsync_tree(self.path)
 
     def _rename_into_place(self, directory: Path, target: Path) -> None:
-        """Make the staged version ``target`` and point ``latest`` at it, or publish nothing.
-
-        Everything that needs disk space (the pointer's temporary file) and the permissions
-        are done while the version is still hidden; then only renames remain. A failure
-        after the version's rename (a full disk, an I/O error, Ctrl-C) renames it back into
-        staging, so the build's error is the outcome on disk: nothing was published and
-        ``latest`` still names the previous version.
-        """
+        """Make the staged version ``target`` and point ``latest`` at it, or publish nothing:
+        only renames remain once the pointer's temporary file is written, and a failure after
+        the version's rename renames it back into staging (docs/dataset-contract.md, step 6)."""
         os.chmod(self.path, READ_ONLY_DIR)
         renamed = False
         try:

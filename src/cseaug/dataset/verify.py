@@ -50,12 +50,9 @@ def recorded_sha256(version_dir: str | Path) -> dict[str, str] | None:
 
 
 def checked_records(manifest: dict[str, Any], where: str | Path) -> dict[str, str]:
-    """The ``{relative path: sha256}`` a manifest records, once the manifest holds together.
-
-    The publisher lists every file with its sha256 and derives ``fingerprints.data`` from
-    the data files' sha256 (:func:`cseaug.dataset.staging.data_fingerprint`); both are
-    required, and the fingerprint is recomputed from the list, so a manifest stripped of
-    its hashes, or a data file edited together with its sha256, is refused.
+    """The ``{relative path: sha256}`` a manifest records, once the manifest holds together:
+    the ``files`` list is required and ``fingerprints.data`` must be the one of the data
+    files it lists, so a data file edited together with its sha256 is refused too.
 
     Raises:
         InputError: naming ``where`` (the version) and what is wrong.
@@ -95,12 +92,8 @@ def _changed(path: Path) -> InputError:
 
 
 def read_verified(path: Path, version_dir: Path, recorded: dict[str, str]) -> pa.Buffer:
-    """The bytes of a version's file, after checking them against the manifest's sha256.
-
-    Args:
-        path: the file, inside ``version_dir``.
-        version_dir: the version.
-        recorded: :func:`recorded_sha256` of the version.
+    """The bytes of ``path`` (a file of ``version_dir``), after checking them against
+    ``recorded`` (:func:`recorded_sha256` of the version).
 
     Raises:
         InputError: the manifest does not list the file, or its bytes differ.
@@ -119,13 +112,8 @@ def read_verified(path: Path, version_dir: Path, recorded: dict[str, str]) -> pa
 
 
 def check_listed(version_dir: Path, relative_paths: list[str], recorded: dict[str, str]) -> None:
-    """Raise InputError naming a file the manifest lists under a folder that is gone.
-
-    Args:
-        version_dir: the version.
-        relative_paths: the files present under the folder, relative to the version.
-        recorded: :func:`recorded_sha256` of the version, narrowed to that folder.
-    """
+    """Raise InputError naming a file that ``recorded`` (narrowed to a folder) lists and
+    ``relative_paths`` (the files present there, relative to the version) lacks."""
     missing = sorted(set(recorded) - set(relative_paths))
     if missing:
         raise InputError(

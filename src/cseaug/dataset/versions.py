@@ -192,13 +192,11 @@ def resolve(root: str | Path, ref: str) -> Path:
 
 
 def local_copy(root: str | Path, name: str, version: str) -> Path:
-    """A local copy of a committed version of a remote root, under its work directory
-    (``<work dir>/datasets/<name>/<version>``, :mod:`cseaug.roots`).
+    """A local copy of a committed version of a remote root, under its work directory.
 
-    A copy whose manifest equals the stored one is reused (a committed version never
-    changes); otherwise the listed files are downloaded into a hidden directory, the
-    manifest last, and renamed into place. The copy is not trusted: every reader checks
-    each file against the manifest's sha256 as it reads (:mod:`.verify`).
+    A copy whose manifest equals the stored one is reused; otherwise the listed files, then
+    the manifest, are downloaded into a hidden directory renamed into place. Readers verify
+    the copy as they read it (:mod:`.verify`).
 
     Raises:
         InputError: the version is not committed, or a local copy with another manifest
