@@ -13,12 +13,8 @@ from cseaug.dataset.schema import VIEW_COLUMNS
 
 
 def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:
-    counts = pc.value_counts(column.drop_null())
     return {
-        str(v): int(n)
-        for v, n in zip(
-            counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True
-        )
+        str(row["values"]): row["counts"] for row in pc.value_counts(column.drop_null()).to_pylist()
     }
 
 

@@ -306,7 +306,7 @@ def export_version(
     layout: str = "auto",
     epoch: int | None = None,
 ) -> ExportResult:
-    """Export a version for one trainer (see the module docstring for each file's layout).
+    """Export a version for one trainer (each file's layout: docs/dataset-contract.md).
 
     Args:
         version_dir: the published version.

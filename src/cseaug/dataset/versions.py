@@ -149,10 +149,8 @@ def latest_version(root: str | Path, name: str) -> str | None:
     """The newest version: the ``latest`` pointer if it names a published version, else the
     highest (always the highest committed one on an object store)."""
     versions = list_versions(root, name)
-    if is_uri(root):
-        return versions[-1] if versions else None
-    pointer = dataset_dir(root, name) / LATEST_FILE
-    if pointer.is_file():
+    pointer = None if is_uri(root) else dataset_dir(root, name) / LATEST_FILE
+    if pointer is not None and pointer.is_file():
         named = pointer.read_text(encoding="utf-8").strip()
         if named in versions:
             return named

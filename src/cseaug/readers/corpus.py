@@ -65,12 +65,6 @@ def open_corpus(cfg: CorpusConfig) -> CorpusSource:
         ConfigError: options that contradict the format (columns for a text file, ...).
         InputError: missing file, unknown format, missing column, empty corpus,
             dataset that cannot be loaded.
-
-    Example:
-        from cseaug.config import CorpusConfig
-        cfg = CorpusConfig(path="nli.csv", text_column="sent0",
-                           view_columns={"positive": "sent1"})
-        source = open_corpus(cfg)
     """
     if cfg.hf_dataset is not None:
         if cfg.format not in ("auto", "hf"):
