@@ -65,27 +65,19 @@ def read_lines(path: Path, block_bytes: int = TEXT_BLOCK_BYTES) -> Iterator[pa.R
         [[b'one'], [b'two']]
     """
     with pa.input_stream(str(path), compression="detect") as stream:
-        carry: pa.Buffer | None = None
-        first = True
+        data = stream.read_buffer(max(block_bytes, len(UTF8_BOM)))
+        if bytes(memoryview(data)[: len(UTF8_BOM)]) == UTF8_BOM:
+            data = data.slice(len(UTF8_BOM))
         while True:
-            block = stream.read_buffer(max(block_bytes, len(UTF8_BOM)) if first else block_bytes)
+            cut = _last_newline(data)
+            if cut >= 0:
+                yield _lines_batch(data.slice(0, cut))
+            carry = data.slice(cut + 1)
+            block = stream.read_buffer(block_bytes)
             if block.size == 0:
                 break
-            if first:
-                first = False
-                if (
-                    block.size >= len(UTF8_BOM)
-                    and block.slice(0, len(UTF8_BOM)).to_pybytes() == UTF8_BOM
-                ):
-                    block = block.slice(len(UTF8_BOM))
-            data = _join(carry, block) if carry is not None and carry.size else block
-            cut = _last_newline(data)
-            if cut < 0:
-                carry = data
-                continue
-            carry = data.slice(cut + 1)
-            yield _lines_batch(data.slice(0, cut))
-        if carry is not None and carry.size:
+            data = _join(carry, block) if carry.size else block
+        if carry.size:
             yield _lines_batch(carry)
 
 
