@@ -27,15 +27,9 @@ ALLOWED_VALUES: dict[str, frozenset[str]] = {"split": frozenset({SPLIT_AIGEN, SP
 
 
 def conform(data: pa.Table | pa.RecordBatch, schema: pa.Schema, what: str = "table") -> pa.Table:
-    """Return ``data`` with exactly the columns, order and types of ``schema``.
-
-    Missing nullable columns become nulls; a missing ``heldout`` becomes False (the writer
-    sets it). Types are cast safely (no silent truncation).
-
-    Args:
-        data: the table or record batch to check.
-        schema: the contract schema (``CANONICAL_SCHEMA`` or ``REJECTS_SCHEMA``).
-        what: names the data in error messages, e.g. ``"rows shard 3"``.
+    """Return ``data`` with exactly the columns, order and types of ``schema``: missing
+    nullable columns become nulls, a missing ``heldout`` False, types are cast safely.
+    ``what`` names the data in error messages (``"rows shard 3"``).
 
     Raises:
         InputError: an unknown column, a missing required column, a value that cannot be

@@ -311,11 +311,9 @@ def export_version(
     Args:
         version_dir: the published version.
         fmt: ``simcse``, ``ngcse``, ``sentence-transformers`` or ``jsonl``.
-        out: the file to write (replaced atomically if it exists); a directory for the
-            hybrid layout.
+        out: the file (a directory for the hybrid layout), replaced atomically.
         split: ``train`` (rows not held out), ``heldout`` or ``all``.
-        layout: for SimCSE and sentence-transformers: ``auto``, ``pair``, ``triplet``,
-            ``quadruplet``; ``hybrid`` for sentence-transformers.
+        layout: ``auto``, ``pair``, ``triplet``, ``quadruplet`` or ``hybrid``.
         epoch: use Generate-CSE's view ``epoch`` (``augmentations``) as the positive.
 
     Raises:

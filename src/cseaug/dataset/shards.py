@@ -95,13 +95,8 @@ class RunStore:
         data: pa.Table | Iterable[pa.Table | pa.RecordBatch],
         stage: str | None = None,
     ) -> Path:
-        """Write (or atomically replace) one shard; returns its path.
-
-        Args:
-            kind: ``input``, ``rows`` or ``rejects``; decides the schema enforced.
-            index: the shard number.
-            data: a table, or an iterable of tables/batches for a large shard (streamed).
-            stage: optional sub-folder of the stage that wrote it.
+        """Write (or atomically replace) one shard of ``kind``'s schema; returns its path.
+        ``data`` is a table, or tables/batches streamed for a large shard.
 
         Raises:
             InputError: the data does not fit the kind's schema (nothing is written).
