@@ -222,7 +222,6 @@ class StagedVersion:
         self.root: str | Path = str(root) if is_uri(root) else Path(root)
         self.name = versions.check_name(name)
         self.heldout_fraction = heldout_fraction
-        self.rows_per_file = rows_per_file
         self.store = Store.from_root(root) if is_uri(root) else None
         staging_root = work_dir(root, local_dir) if self.store else self.root
         self.dataset_dir = versions.dataset_dir(staging_root, name)
