@@ -167,39 +167,22 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
         "",
     ]
     by_split = counts.get("by_split", {})
-    lines += _table(
-        ("rows", "aigen", "other", "heldout", "rejects"),
-        [
-            (
-                counts.get("rows", 0),
-                by_split.get("aigen", 0),
-                by_split.get("other", 0),
-                counts.get("heldout", 0),
-                counts.get("rejects", 0),
-            )
-        ],
-    )
+    totals = [counts.get("rows", 0), by_split.get("aigen", 0), by_split.get("other", 0)]
+    totals += [counts.get("heldout", 0), counts.get("rejects", 0)]
+    lines += _table(("rows", "aigen", "other", "heldout", "rejects"), [totals])
     views = counts.get("views", {})
     if views:
         lines += ["", "Rows with each view:", ""]
         lines += _table(("view", "rows"), sorted(views.items()))
-    rejects = counts.get("rejects_by_stage", {})
-    if rejects:
-        lines += [
-            "",
-            "## Rejects by reason",
-            "",
-            "Every dropped input or output is in `rejects.parquet`.",
-            "",
-        ]
-        lines += _table(
-            ("stage", "reason", "rows"),
-            [
-                (stage, reason, n)
-                for stage, reasons in sorted(rejects.items())
-                for reason, n in sorted(reasons.items())
-            ],
-        )
+    rejects = [
+        (stage, reason, n)
+        for stage, reasons in sorted(counts.get("rejects_by_stage", {}).items())
+        for reason, n in sorted(reasons.items())
+    ]
+    if counts.get("rejects_by_stage"):
+        lines += ["", "## Rejects by reason", ""]
+        lines += ["Every dropped input or output is in `rejects.parquet`.", ""]
+        lines += _table(("stage", "reason", "rows"), rejects)
     lines += ["", "## How it was made", "", f"- Method: `{method}`: {how}."]
     lines.append(f"- Quality gate: {describe_quality_gate(manifest.get('quality_gate'))}.")
     model = manifest.get("model")
@@ -210,11 +193,10 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
     usage = manifest.get("token_usage") or {}
     if usage:
         lines.append(f"- Token usage: {describe_usage(usage)}")
-    fingerprints = manifest.get("fingerprints", {})
+    fingerprints = sorted(manifest.get("fingerprints", {}).items())
     if fingerprints:
         lines.append(
-            "- Fingerprints: "
-            + ", ".join(f"{k} `{str(v)[:16]}`" for k, v in sorted(fingerprints.items()))
+            "- Fingerprints: " + ", ".join(f"{k} `{str(v)[:16]}`" for k, v in fingerprints)
         )
     code = manifest.get("code", {})
     if code:
@@ -222,9 +204,7 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
             f"- Code: cseaug {code.get('version')} (git {str(code.get('git_commit'))[:12]}, dirty: {code.get('git_dirty')})"
         )
     lines += [
-        "- Full record: `manifest.json` (config with secrets redacted, inputs' sha256, counts)."
-    ]
-    lines += [
+        "- Full record: `manifest.json` (config with secrets redacted, inputs' sha256, counts).",
         "",
         "## Loading",
         "",
