@@ -72,6 +72,9 @@ def _uncommitted(
     files = tuple(sorted(path for path in objects if path not in MARKERS))
     if versions.PRUNED_FILE in objects and not files:
         return None
+    renewals = [
+        objects[m].modified for m in (versions.CLAIM_FILE, versions.LEASE_FILE) if m in objects
+    ]
     return UncommittedPrefix(
         dataset=dataset,
         version=version,
@@ -80,13 +83,7 @@ def _uncommitted(
         last_write=max(entry.modified for entry in objects.values()),
         files=files,
         size=sum(objects[path].size for path in files),
-        lease_until=lease_expiry(
-            max(
-                objects[m].modified
-                for m in (versions.CLAIM_FILE, versions.LEASE_FILE)
-                if m in objects
-            )
-        ),
+        lease_until=lease_expiry(max(renewals)),
     )
 
 
