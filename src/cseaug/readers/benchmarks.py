@@ -301,13 +301,10 @@ def read_sick(path: str | Path) -> pa.Table:
         header, body, offset = [h.strip() for h in first], lines[1:], 2
     else:
         header, body, offset = list(_SICK_NOHEADER), lines, 1
-    label_column = next(
-        (c for c in ("entailment_label", "entailment_judgment") if c in header), None
-    )
-    needed = ["pair_ID", "sentence_A", "sentence_B", "relatedness_score"]
-    missing = [c for c in needed if c not in header] + (
-        [] if label_column else ["entailment_label"]
-    )
+    labels = ("entailment_label", "entailment_judgment")
+    label_column = next((c for c in labels if c in header), "entailment_label")
+    needed = ["pair_ID", "sentence_A", "sentence_B", "relatedness_score", label_column]
+    missing = [c for c in needed if c not in header]
     if missing:
         raise InputError(f"{file}: SICK column(s) {missing} not in the header {header}")
     where = {name: header.index(name) for name in header}
@@ -321,16 +318,11 @@ def read_sick(path: str | Path) -> pa.Table:
             raise InputError(
                 f"{file}, line {number}: pair_ID {fields[0]!r} is not an integer"
             ) from None
-        rows.append(
-            (
-                pair_id,
-                fields[where["sentence_A"]].strip(),
-                fields[where["sentence_B"]].strip(),
-                _float(fields[where["relatedness_score"]], file, number, "relatedness_score"),
-                fields[where[label_column]].strip(),
-                fields[where["SemEval_set"]].strip() if "SemEval_set" in where else split_from_name,
-            )
-        )
+        s1, s2 = fields[where["sentence_A"]].strip(), fields[where["sentence_B"]].strip()
+        score = _float(fields[where["relatedness_score"]], file, number, "relatedness_score")
+        label = fields[where[label_column]].strip()
+        split = fields[where["SemEval_set"]].strip() if "SemEval_set" in where else split_from_name
+        rows.append((pair_id, s1, s2, score, label, split))
     return _with_info(rows, SICK_SCHEMA, [file], {}, replaced)
 
 
