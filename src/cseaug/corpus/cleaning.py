@@ -258,25 +258,20 @@ def clean_batch(
     normal = _normalise(text, rules)
     sentence = normal.text
     length = pc.utf8_length(sentence)
-    control = _test_where(normal.attention, sentence, _CONTROL_CHARACTER)
     views = [name for name in batch.schema.names if name != TEXT]
     normal_views = [_normalise(batch.column(name), rules) for name in views]
     special = _all_false(rows)
     if rules.special_tokens == "reject":
         for part in [normal, *normal_views]:
             special = pc.or_(special, _test_where(part.attention, part.text, SPECIAL_TOKEN_PATTERN))
-    invisible = normal.invisible if rules.invisible == "reject" else _all_false(rows)
-    invalid = pc.is_valid(escaped) if escaped is not None else _all_false(rows)
-    too_short = pc.fill_null(pc.less(length, min_chars), False)
-    too_long = pc.fill_null(pc.greater(length, max_chars), False)
     reasons = {
-        INVALID_UTF8: invalid,
+        INVALID_UTF8: pc.is_valid(escaped) if escaped is not None else _all_false(rows),
         EMPTY: pc.fill_null(pc.equal(length, 0), True),
-        CONTROL_CHARACTERS: control,
+        CONTROL_CHARACTERS: _test_where(normal.attention, sentence, _CONTROL_CHARACTER),
         SPECIAL_TOKEN: special,
-        INVISIBLE_CHARACTERS: invisible,
-        TOO_SHORT: too_short,
-        TOO_LONG: too_long,
+        INVISIBLE_CHARACTERS: normal.invisible if rules.invisible == "reject" else _all_false(rows),
+        TOO_SHORT: pc.fill_null(pc.less(length, min_chars), False),
+        TOO_LONG: pc.fill_null(pc.greater(length, max_chars), False),
     }
     conditions = pc.make_struct(*reasons.values(), field_names=list(reasons))
     reason = pc.case_when(conditions, *reasons)
@@ -301,11 +296,7 @@ def clean_batch(
     keep = pc.invert(dropped)
     kept_text = text.filter(keep)
     kept_sentence = sentence.filter(keep)
-    arrays = [
-        records.filter(keep),
-        kept_sentence,
-        _raw_where_changed(kept_text, kept_sentence),
-    ]
+    arrays = [records.filter(keep), kept_sentence, _raw_where_changed(kept_text, kept_sentence)]
     arrays += [_null_if_empty(part.text.filter(keep)) for part in normal_views]
     removed = pc.sum(normal.invisible.filter(keep)).as_py() if rules.invisible == "remove" else 0
     return CleanedBatch(
