@@ -179,16 +179,22 @@ class LLMBackend(abc.ABC):
         whole batch is answered; a :class:`~cseaug.llm.streaming.StreamingBackend` calls it
         as each answer arrives.
         """
-        responses = self._generate(list(requests), progress)
+        responses = self._counted(requests, self._generate(list(requests), progress))
+        if on_response is not None:
+            for index, response in enumerate(responses):
+                on_response(index, response)
+        return responses
+
+    def _counted(
+        self, requests: Sequence[ChatRequest], responses: list[ChatResponse]
+    ) -> list[ChatResponse]:
+        """``responses``, one per request (checked), added to :attr:`usage`."""
         if len(responses) != len(requests):
             raise RuntimeError(
                 f"{self.name} backend returned {len(responses)} answers for {len(requests)} requests"
             )
         for response in responses:
             self.usage.add(response)
-        if on_response is not None:
-            for index, response in enumerate(responses):
-                on_response(index, response)
         return responses
 
     @abc.abstractmethod

@@ -33,12 +33,13 @@ Example:
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from cseaug.llm.cache import connect, transaction
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS openai_batches (
@@ -87,20 +88,9 @@ class BatchLedger:
     """
 
     def __init__(self, path: str | Path | None) -> None:
-        if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(
-            ":memory:" if path is None else str(path),
-            timeout=60.0,
-            isolation_level=None,
-            check_same_thread=False,
-        )
+        self._conn = connect(None if path is None else Path(path))
         self._lock = threading.Lock()
-        with self._lock:
-            if path is not None:
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
+        self._conn.executescript(_SCHEMA)
 
     def pend(
         self, input_file_id: str, base_url: str, request_keys: Sequence[str], uploaded_at: float
@@ -133,20 +123,14 @@ class BatchLedger:
 
         Both happen in one transaction, committed before this returns.
         """
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO openai_batches VALUES (?, ?, ?, ?)",
-                    (batch_id, base_url, json.dumps(list(request_keys)), time.time()),
-                )
-                self._conn.execute(
-                    "DELETE FROM openai_batch_uploads WHERE input_file_id = ?", (upload,)
-                )
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+        with self._lock, transaction(self._conn, "IMMEDIATE"):
+            self._conn.execute(
+                "INSERT OR REPLACE INTO openai_batches VALUES (?, ?, ?, ?)",
+                (batch_id, base_url, json.dumps(list(request_keys)), time.time()),
+            )
+            self._conn.execute(
+                "DELETE FROM openai_batch_uploads WHERE input_file_id = ?", (upload,)
+            )
 
     def drop_upload(self, input_file_id: str) -> None:
         """Forget a pending upload that will never become a batch."""

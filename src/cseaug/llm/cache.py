@@ -62,7 +62,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,11 +185,6 @@ def _owner_is_dead(owner: str) -> bool:
     return False
 
 
-def _chunks(items: Sequence[str]) -> Iterator[list[str]]:
-    for start in range(0, len(items), _LOOKUP_CHUNK):
-        yield list(items[start : start + _LOOKUP_CHUNK])
-
-
 def request_hash(identity: dict[str, Any], request: ChatRequest) -> str:
     """The cache key of one request for a backend of the given :meth:`~LLMBackend.identity`.
 
@@ -215,6 +210,34 @@ class CachedAnswer:
     completion_tokens: int
 
 
+def connect(path: Path | None) -> sqlite3.Connection:
+    """An autocommit connection (every statement is its own committed transaction unless
+    :func:`transaction` groups some) to the database at ``path``, in WAL mode, that threads
+    share; None: a database in memory."""
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(
+        path or ":memory:", timeout=60.0, isolation_level=None, check_same_thread=False
+    )
+    if path is not None:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, mode: str = "") -> Iterator[None]:
+    """One committed transaction on ``conn`` (``mode``: ``IMMEDIATE`` to take the write lock
+    first); call with the lock of ``conn`` held."""
+    conn.execute(f"BEGIN {mode}")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 class ResponseCache:
     """The SQLite file of stored answers, safe to share between threads and processes.
 
@@ -225,15 +248,9 @@ class ResponseCache:
     @_reported
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # autocommit (isolation_level=None): every put is its own committed transaction
-        self._conn = sqlite3.connect(
-            self.path, timeout=60.0, isolation_level=None, check_same_thread=False
-        )
+        self._conn = connect(self.path)
         self._lock = threading.Lock()
         with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
             columns = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
             if columns and "spent_by" not in columns:  # a cache file of an earlier version
                 self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
@@ -246,7 +263,7 @@ class ResponseCache:
         """Give a cache file of an earlier version its ``digest`` column, and its answers
         their digests (trusted once: nothing recorded what they were)."""
         added, after = 0, ""
-        with self._transaction("IMMEDIATE"):
+        with transaction(self._conn, "IMMEDIATE"):
             self._conn.execute("ALTER TABLE responses ADD COLUMN digest TEXT")
             while rows := self._conn.execute(  # a page at a time: a cache may be large
                 "SELECT hash, text, prompt_tokens, completion_tokens FROM responses "
@@ -267,27 +284,31 @@ class ResponseCache:
         found: dict[str, CachedAnswer] = {}
         mismatched: set[str] = set()
         with self._lock:
-            for chunk in _chunks(list(dict.fromkeys(hashes))):
-                marks = ",".join("?" * len(chunk))
-                rows = self._conn.execute(
+            rows = list(
+                self._rows(
                     "SELECT hash, text, prompt_tokens, completion_tokens, digest FROM responses "
-                    f"WHERE hash IN ({marks})",
-                    chunk,
+                    "WHERE hash IN ({marks})",
+                    list(dict.fromkeys(hashes)),
                 )
-                for digest, text, prompt_tokens, completion_tokens, stored in rows:
-                    if stored != answer_digest(digest, text, prompt_tokens, completion_tokens):
-                        mismatched.add(digest)
-                        continue
-                    found[digest] = CachedAnswer(text, prompt_tokens, completion_tokens)
+            )
+        for digest, text, prompt_tokens, completion_tokens, stored in rows:
+            if stored != answer_digest(digest, text, prompt_tokens, completion_tokens):
+                mismatched.add(digest)
+                continue
+            found[digest] = CachedAnswer(text, prompt_tokens, completion_tokens)
         return found, mismatched
+
+    def _rows(self, query: str, hashes: Sequence[str], *extra: Any) -> Iterator[Any]:
+        """The rows of ``query`` for ``hashes``, a chunk at a time (``{marks}``: a chunk's
+        placeholders, followed by those of ``extra``); call with ``self._lock`` held."""
+        for start in range(0, len(hashes), _LOOKUP_CHUNK):
+            chunk = hashes[start : start + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            yield from self._conn.execute(query.format(marks=marks), [*chunk, *extra])
 
     def get_many(self, hashes: Sequence[str]) -> dict[str, CachedAnswer]:
         """The stored answers among ``hashes`` that match their digest (:meth:`lookup`)."""
         return self.lookup(hashes)[0]
-
-    def count(self, hashes: Iterable[str]) -> int:
-        """How many distinct ``hashes`` have a stored answer that matches its digest."""
-        return len(self.get_many(list(hashes)))
 
     @_reported
     def put(
@@ -317,26 +338,21 @@ class ResponseCache:
             if not failed_before:  # one statement, one commit: the common case stays cheap
                 self._conn.execute(insert, row)
                 return
-            with self._transaction():
+            with transaction(
+                self._conn,
+            ):
                 self._conn.execute(insert, row)
                 self._conn.execute("DELETE FROM failures WHERE hash = ?", (digest,))
-
-    @contextmanager
-    def _transaction(self, mode: str = "") -> Iterator[None]:
-        """One committed transaction (``mode``: ``IMMEDIATE`` to take the write lock first);
-        call with ``self._lock`` held."""
-        self._conn.execute(f"BEGIN {mode}")
-        try:
-            yield
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
 
     @_reported
     def fail(self, digest: str, error: str) -> None:
         """Remember that the request ``digest`` failed (and release its claim)."""
-        with self._lock, self._transaction():
+        with (
+            self._lock,
+            transaction(
+                self._conn,
+            ),
+        ):
             self._conn.execute(
                 "INSERT INTO failures VALUES (?, ?, 1, ?) ON CONFLICT(hash) DO UPDATE SET "
                 "error = excluded.error, attempts = attempts + 1, failed_at = excluded.failed_at",
@@ -347,15 +363,9 @@ class ResponseCache:
     @_reported
     def failed_before(self, hashes: Sequence[str]) -> set[str]:
         """Those of ``hashes`` whose last attempt failed."""
-        found: set[str] = set()
         with self._lock:
-            for chunk in _chunks(hashes):
-                marks = ",".join("?" * len(chunk))
-                rows = self._conn.execute(
-                    f"SELECT hash FROM failures WHERE hash IN ({marks})", chunk
-                )
-                found.update(digest for (digest,) in rows)
-        return found
+            rows = self._rows("SELECT hash FROM failures WHERE hash IN ({marks})", hashes)
+            return {digest for (digest,) in rows}
 
     @_reported
     def claim(self, hashes: Sequence[str], owner: str, lease_s: float = LEASE_S) -> set[str]:
@@ -365,43 +375,32 @@ class ResponseCache:
         dead process of this host.
         """
         now = time.time()
-        mine: set[str] = set()
-        with self._lock, self._transaction("IMMEDIATE"):
-            for chunk in _chunks(hashes):
-                marks = ",".join("?" * len(chunk))
-                self._conn.executemany(
-                    "INSERT OR IGNORE INTO claims VALUES (?, ?, ?)",
-                    [(digest, owner, now + lease_s) for digest in chunk],
+        with self._lock, transaction(self._conn, "IMMEDIATE"):
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO claims VALUES (?, ?, ?)",
+                [(digest, owner, now + lease_s) for digest in hashes],
+            )
+            held = list(
+                self._rows(
+                    "SELECT hash, owner, lease_until FROM claims WHERE hash IN ({marks})", hashes
                 )
-                held = self._conn.execute(
-                    f"SELECT hash, owner, lease_until FROM claims WHERE hash IN ({marks})",
-                    chunk,
-                ).fetchall()
-                dead = {o for _, o, _ in held if o != owner and _owner_is_dead(o)}
-                take = [d for d, o, until in held if o != owner and (until < now or o in dead)]
-                self._conn.executemany(
-                    "UPDATE claims SET owner = ?, lease_until = ? WHERE hash = ?",
-                    [(owner, now + lease_s, digest) for digest in take],
-                )
-                mine.update(d for d, o, _ in held if o == owner)
-                mine.update(take)
-        return mine
+            )
+            dead = {o for _, o, _ in held if o != owner and _owner_is_dead(o)}
+            take = [d for d, o, until in held if o != owner and (until < now or o in dead)]
+            self._conn.executemany(
+                "UPDATE claims SET owner = ?, lease_until = ? WHERE hash = ?",
+                [(owner, now + lease_s, digest) for digest in take],
+            )
+        return {d for d, o, _ in held if o == owner} | set(take)
 
     @_reported
     def claimed_by_others(self, hashes: Sequence[str], owner: str) -> set[str]:
         """Those of ``hashes`` that another owner holds now (lease still running)."""
-        now = time.time()
-        found: set[str] = set()
+        query = (
+            "SELECT hash FROM claims WHERE hash IN ({marks}) AND owner != ? AND lease_until >= ?"
+        )
         with self._lock:
-            for chunk in _chunks(hashes):
-                marks = ",".join("?" * len(chunk))
-                rows = self._conn.execute(
-                    f"SELECT hash FROM claims WHERE hash IN ({marks}) AND owner != ? "
-                    "AND lease_until >= ?",
-                    [*chunk, owner, now],
-                )
-                found.update(digest for (digest,) in rows)
-        return found
+            return {digest for (digest,) in self._rows(query, hashes, owner, time.time())}
 
     @_reported
     def release(self, owner: str) -> None:
@@ -663,7 +662,7 @@ class CachedBackend(StreamingBackend):
             self.cache.path,
         )
         while self.cache.claimed_by_others(pending, self.owner) == set(pending):
-            if self.cache.count(pending):
+            if self.cache.get_many(pending):
                 return
             time.sleep(POLL_S)
 

@@ -71,7 +71,6 @@ from cseaug.errors import BackendError
 from cseaug.llm.base import (
     CIRCUIT_OPEN,
     MALFORMED,
-    TRANSIENT,
     ChatRequest,
     ChatResponse,
     ProgressCallback,
@@ -167,6 +166,16 @@ def retry_delay(
         delay = min(delay, MAX_RETRY_AFTER_S)
         return delay + random.uniform(0, min(1.0, 0.1 * delay))
     return random.uniform(0, min(max_s, initial_s * 2 ** (attempt - 1)))
+
+
+def scrubbed(response: ChatResponse, scrub: Scrubber) -> ChatResponse:
+    """``response`` with ``scrub`` applied to its text and error: the server's words may hold
+    the key it was sent."""
+    if response.text is not None:
+        response.text = scrub(response.text)
+    if response.error is not None:
+        response.error = valid_unicode(scrub(response.error))
+    return response
 
 
 def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
@@ -310,16 +319,28 @@ class OpenAIBackend(StreamingBackend):
             max_bytes=body_limit(self.sampling.get("max_tokens")),
         )
 
-    async def _retry(
-        self, client: PooledClient, body: dict[str, Any], first: BaseException
-    ) -> bytes:
-        """Attempts 2 .. max_retries + 1 of a request whose first attempt failed with ``first``."""
-        await asyncio.sleep(self._delay(first, 1))
+    async def _answer(
+        self, client: PooledClient, request: ChatRequest, scrub: Scrubber
+    ) -> ChatResponse:
+        try:
+            body = await self._attempts(client, self._body(request))
+        except MalformedResponse as exc:
+            response = ChatResponse(key=request.key, error=str(exc), failure=MALFORMED)
+        except _CLIENT_ERRORS as exc:
+            response = ChatResponse(
+                key=request.key, error=self._reason(exc), failure=failure_kind(exc)
+            )
+        else:
+            response = parse_completion(request.key, body, self.sampling.get("max_tokens"))
+        return scrubbed(response, scrub)
+
+    async def _attempts(self, client: PooledClient, body: dict[str, Any]) -> bytes:
+        """The body of the first answer to ``body``, retried on retryable failures."""
         retrying = AsyncRetrying(
             retry=retry_if_exception(is_retryable),
-            stop=stop_after_attempt(self.max_retries),
+            stop=stop_after_attempt(self.max_retries + 1),
             wait=lambda state: self._delay(
-                state.outcome.exception() if state.outcome else None, state.attempt_number + 1
+                state.outcome.exception() if state.outcome else None, state.attempt_number
             ),
             reraise=True,
         )
@@ -328,51 +349,14 @@ class OpenAIBackend(StreamingBackend):
                 return await self._post(client, body)
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
-    async def _answer(
-        self, client: PooledClient, request: ChatRequest, scrub: Scrubber
-    ) -> ChatResponse:
-        response = await self._ask(client, request)
-        # The server's words, answer or error, may hold the key it was sent.
-        if response.text is not None:
-            response.text = scrub(response.text)
-        if response.error is not None:
-            response.error = valid_unicode(scrub(response.error))
-        return response
-
-    async def _ask(self, client: PooledClient, request: ChatRequest) -> ChatResponse:
-        try:
-            raw = await self._attempts(client, request)
-        except MalformedResponse as exc:
-            return ChatResponse(key=request.key, error=str(exc), failure=MALFORMED)
-        if isinstance(raw, ChatResponse):
-            return raw
-        return parse_completion(request.key, raw, self.sampling.get("max_tokens"))
-
-    async def _attempts(self, client: PooledClient, request: ChatRequest) -> bytes | ChatResponse:
-        """The body of the first answer to ``request``, or its failure after every attempt."""
-        body = self._body(request)
-        try:
-            # the first attempt runs outside tenacity: its bookkeeping costs ~30 us a
-            # request, which is measurable at full speed; retries go through it
-            return await self._post(client, body)
-        except _CLIENT_ERRORS as exc:
-            if not is_retryable(exc):
-                return ChatResponse(
-                    key=request.key, error=describe_error(exc), failure=failure_kind(exc)
-                )
-            if self.max_retries == 0:
-                return ChatResponse(
-                    key=request.key,
-                    error=f"{describe_error(exc)} (retries disabled)",
-                    failure=TRANSIENT,
-                )
-            try:
-                return await self._retry(client, body, exc)
-            except _CLIENT_ERRORS as final:
-                reason = describe_error(final)
-                if is_retryable(final):
-                    reason = f"{reason} (gave up after {self.max_retries + 1} attempts)"
-                return ChatResponse(key=request.key, error=reason, failure=failure_kind(final))
+    def _reason(self, exc: BaseException) -> str:
+        """Why a request failed after its last attempt."""
+        reason = describe_error(exc)
+        if not is_retryable(exc):
+            return reason
+        if self.max_retries == 0:
+            return f"{reason} (retries disabled)"
+        return f"{reason} (gave up after {self.max_retries + 1} attempts)"
 
     async def _answer_all(
         self,

@@ -58,9 +58,8 @@ from cseaug.llm.batch_jsonl import BATCH_ENDPOINT, read_results, request_line, s
 from cseaug.llm.batch_ledger import BatchLedger, LedgerEntry, PendingUpload
 from cseaug.llm.cache import request_hash
 from cseaug.llm.http_errors import describe_error
-from cseaug.llm.openai_backend import OpenAIBackend
+from cseaug.llm.openai_backend import OpenAIBackend, scrubbed
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
-from cseaug.llm.wire import valid_unicode
 from cseaug.secrets import Scrubber
 
 logger = logging.getLogger(__name__)
@@ -116,12 +115,15 @@ class _Call:
     def deliver(self, key: str, response: ChatResponse) -> None:
         """Hand ``response`` to every request of ``key`` (the cache stores it now)."""
         for index in self.indices[key]:
-            answer = ChatResponse(
-                key=self.requests[index].key,
-                text=None if response.text is None else self.scrub(response.text),
-                error=None if response.error is None else valid_unicode(self.scrub(response.error)),
-                prompt_tokens=response.prompt_tokens,
-                completion_tokens=response.completion_tokens,
+            answer = scrubbed(
+                ChatResponse(
+                    key=self.requests[index].key,
+                    text=response.text,
+                    error=response.error,
+                    prompt_tokens=response.prompt_tokens,
+                    completion_tokens=response.completion_tokens,
+                ),
+                self.scrub,
             )
             self.results[index] = answer
             if self.on_response is not None:

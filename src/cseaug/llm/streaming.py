@@ -45,15 +45,7 @@ class StreamingBackend(LLMBackend):
         """
         if on_response is None:
             return super().generate(requests, progress)
-        batch = list(requests)
-        responses = self._stream(batch, progress, on_response)
-        if len(responses) != len(batch):
-            raise RuntimeError(
-                f"{self.name} backend returned {len(responses)} answers for {len(batch)} requests"
-            )
-        for response in responses:
-            self.usage.add(response)
-        return responses
+        return self._counted(requests, self._stream(list(requests), progress, on_response))
 
     def _generate(
         self, requests: list[ChatRequest], progress: ProgressCallback | None
