@@ -1,8 +1,7 @@
 """Put downloaded files in place: a verified file renamed into place, or listed archive members.
 
-Only the members a catalogue entry names are extracted, each to its own target path and
-never to a path taken from the archive, so an archive cannot write outside the data
-directory. Every member is checked against its sha256 before it is renamed into place.
+Only the members an entry names are extracted, each to its own target (never a path from the
+archive) and checked against its sha256 before it is renamed into place.
 
 Example:
     >>> import io, tarfile, tempfile

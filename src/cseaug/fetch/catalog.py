@@ -1,24 +1,9 @@
 """What ``cseaug data fetch`` can download: the public inputs the shipped configs name.
 
-Each :class:`Entry` is one download (a plain file, an archive from which listed members
-are extracted, or a folder of plain files fetched one by one) with its provenance: the configs that read it, the URLs it is served from
-(tried in order), the sha256 it must have, and its licence. Provenance of the pinned
-copies and how their checksums were established: docs/data.md.
-
-Where no checksum is published (SimCSE's two training files on the Hugging Face hub),
-``sha256`` is None and the fetcher records the sha256 of what it downloaded in
-``<dir>/.fetched.json`` (trust on first use): later fetches and re-downloads are checked
-against that record.
-
-URLs are resolved at fetch time (:func:`source_urls`): ``{HF_ENDPOINT}`` becomes the
-``HF_ENDPOINT`` environment variable (a hub mirror) or ``https://huggingface.co``, hub
-URLs are left out under ``HF_HUB_OFFLINE=1``, and a ``mirror`` base URL replaces every URL
-by ``<mirror>/<filename>`` (a folder entry's files: ``<mirror>/<folder>/<file>``).
-
-The trainer's evaluation sets (STS12-16, STS-B, SICK-R in SentEval's layout, the layout
-``evaluation.data_dir`` is read in) are folder entries: ``sts12-test`` ... ``sts16-test``,
-``stsb``, ``sick-splits``, each file checked against its sha256
-(:mod:`cseaug.fetch.senteval_sums`).
+Each :class:`Entry` is one download (a plain file, archive members, or a folder of files)
+with its provenance: configs, URLs, sha256 (None: trusted on first use and recorded), licence.
+URLs are resolved at fetch time (:func:`source_urls`: ``HF_ENDPOINT``, ``HF_HUB_OFFLINE``, a
+mirror). docs/data.md lists the catalogue and how each checksum is known.
 
 Example:
     >>> [e.name for e in select(["sick", "mrpc-train"])]

@@ -1,23 +1,10 @@
 """Resumable downloads into a ``.part`` file, over plain urllib (HTTP(S) and ``file://``).
 
-:func:`download` writes a URL's bytes into a part file and returns their sha256 and size;
-checking the sha256 and moving the file into place is the caller's job
-(:mod:`cseaug.fetch.fetcher`). What it guarantees:
-
-* **Resumable.** A part file left by an earlier run, or by a connection that dropped, is
-  continued with an HTTP ``Range`` request; a server that ignores ``Range`` (answers 200)
-  makes the download restart from zero, never append a second copy.
-* **Retries in this layer only**, for a listed set of transient errors (HTTP 408/425/429/5xx,
-  a connection reset or dropped mid-body, a read timeout), with exponential backoff and
-  jitter. An attempt that made the part file grow is not counted: a flaky connection that
-  keeps delivering bytes finishes the file.
-* **Mirrors**: the URLs are tried in order; a URL that cannot be connected to at all (name
-  resolution, refused, unreachable, connect timeout) or answers a permanent error (404,
-  TLS failure) passes to the next. When no URL could even be connected to,
-  :class:`UnreachableError` says so: the machine is probably offline.
-
-Redirects are followed (urllib keeps the ``Range`` header across them, which the Hugging
-Face hub's CDN redirects need).
+:func:`download` continues a part file with ``Range`` (restarting when the server ignores
+it), retries transient errors (an attempt that made progress does not count), passes to the
+next URL on a permanent error and raises :class:`UnreachableError` when no URL could be
+connected to. Checking and placing the file is :mod:`cseaug.fetch.fetcher`'s job;
+docs/data.md, "What a fetch does".
 
 Example:
     >>> from pathlib import Path

@@ -1,20 +1,10 @@
 """Fetch catalogue entries into a data directory (``cseaug data fetch``).
 
-For each entry: a file already present and matching its sha256 is skipped; otherwise it is
-downloaded into a ``.part`` file (resumed if one is there), its sha256 checked, and only
-then renamed into place (archives: the listed members are extracted, each verified; folder
-entries: each missing file is downloaded and verified on its own). A
-mismatch deletes the download and fails naming the file, the expected and the actual
-sha256. What was fetched is recorded in ``<dir>/.fetched.json``
-(:mod:`cseaug.fetch.records`); for files without a published checksum that record is the
-reference later fetches are checked against (trust on first use).
-
-Two fetches into one directory never run at once: the first holds an exclusive lock on
-``<dir>/.fetch.lock``, and removes the file when it is done.
-
-When the very first download cannot connect to any of its URLs, the machine is taken to be
-offline: :class:`OfflineError` stops the run at once and says how to proceed without the
-internet, instead of failing every entry in turn.
+A present file that matches its sha256 is skipped; anything else is downloaded into a
+``.part`` file, checked, and only then put in place, and recorded in ``.fetched.json``
+(:mod:`cseaug.fetch.records`). One fetch at a time writes a directory (``.fetch.lock``); a
+first download that cannot connect anywhere stops the run with :class:`OfflineError`.
+docs/data.md, "What a fetch does".
 
 Example:
     from cseaug.fetch.catalog import select

@@ -1,10 +1,5 @@
-"""``<data dir>/.fetched.json``: what ``cseaug data fetch`` put there, from where, with which sha256.
-
-One record per file, keyed by its path relative to the data directory. For a file whose
-sha256 the catalogue does not know, the record is the trust-on-first-use reference: a
-later fetch checks the file (or a fresh download) against it. The file is rewritten
-atomically after each download, so an interrupted fetch keeps the records of what it
-finished.
+"""``<data dir>/.fetched.json``: what ``cseaug data fetch`` put there, from where, with which
+sha256 (the trust-on-first-use reference of a file without a published one).
 
 Example:
     >>> import tempfile

@@ -1,16 +1,9 @@
 """The one LLM interface every backend implements; stages never know which backend runs.
 
-A stage builds :class:`ChatRequest` objects (chat messages plus a stable ``key``) and
-receives one :class:`ChatResponse` per request, in the same order. A failed request is
-never an exception that sinks the batch and never a silent ``None``: its response has
-``error`` set and the stage sends it to rejects with that reason.
-
-Backends: ``openai`` / ``openai-compatible`` (:mod:`cseaug.llm.openai_backend`),
-``openai-batch`` (:mod:`cseaug.llm.openai_batch_backend`),
-``vllm`` (:mod:`cseaug.llm.vllm_backend`), ``transformers``
-(:mod:`cseaug.llm.transformers_backend`); :func:`cseaug.llm.factory.make_backend` picks
-one from an :class:`~cseaug.config.LLMConfig`. :mod:`cseaug.llm.cache` wraps any backend
-so that no request whose answer was received is ever sent again.
+A stage sends :class:`ChatRequest` objects and gets one :class:`ChatResponse` per request, in
+order; a failed request is a response with ``error`` set (never an exception, never ``None``)
+that the stage sends to rejects. :func:`cseaug.llm.factory.make_backend` picks the backend;
+docs/llm-backends.md describes them all.
 """
 
 from __future__ import annotations

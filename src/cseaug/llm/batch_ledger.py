@@ -1,19 +1,9 @@
 """Which OpenAI batches a build has submitted and not read yet, so a resumed build re-attaches.
 
-A batch submitted to the OpenAI Batch API keeps running (and is paid for) whether or not
-the process that submitted it is still alive. :class:`BatchLedger` records each submitted
-batch (its id, the endpoint, and the set of request keys it answers: the response cache's
-keys, which are also the batches' ``custom_id``) in a table of the response cache's own
-SQLite file. A later run that needs the same requests finds the batch here and polls it
-for them instead of paying again; an entry is removed once the batch's answers are in the
-cache (or the batch ended and its unanswered requests were handed on).
-
-A batch is recorded in two steps, so that no moment exists when OpenAI has a batch the
-ledger knows nothing of: its uploaded input file is recorded as a *pending upload*
-(:meth:`BatchLedger.pend`, committed before ``batches.create`` is called), and the batch
-replaces that entry once created (:meth:`BatchLedger.record`, one transaction). A pending
-upload found by a later run is a batch that may or may not exist: the backend looks for a
-batch made from that file before creating one.
+Tables of the response cache's SQLite file. A batch is recorded in two steps, so that OpenAI
+never has a batch the ledger knows nothing of: its uploaded input file as a *pending upload*
+(:meth:`BatchLedger.pend`, before ``batches.create``), then the batch in its place
+(:meth:`BatchLedger.record`, one transaction). docs/llm-backends.md, "The Batch API".
 
 Example:
     >>> ledger = BatchLedger(None)  # in memory: nothing survives the process

@@ -1,46 +1,12 @@
 """A persistent request-level cache: no answer is ever paid for twice.
 
-Every successful answer is stored in SQLite under the sha256 of the canonical JSON of
-(backend name, model, sampling parameters, messages, sample_index), see
-:func:`request_hash`. :class:`CachedBackend` wraps any backend: it looks every request
-up, sends only the misses (each distinct one once, even when a batch repeats it) and
-stores each answer the moment it arrives, so a crash, even ``kill -9``, loses at most
-the requests that were in flight. A rerun of the same requests sends none of the
-answered ones again. Failed answers are not stored: a rerun tries them again, and the
-``failures`` table remembers them, so that a request sent again counts as ``retried``.
-
-**In-flight claims** (several processes building the same dataset at once): before a miss
-is sent, its hash is claimed in the ``claims`` table with an owner (host, process, backend)
-and a lease (:data:`LEASE_S`, renewed while the owner works). A process sends only what it
-claimed; a prompt another live owner holds is waited for and read from the cache when its
-answer lands. A claim whose lease ran out, or whose owner is a dead process on this host,
-is taken over; a failed request's claim is released at once, so the waiter sends it itself.
-
-**What a build spent**: each stored answer records who paid for it (``spent_by``, the
-build's run id) and each call that sent requests is a row of ``calls`` (seconds, sent,
-failed), so :meth:`ResponseCache.spending` sums a build's tokens and generate time over
-all its attempts, also after a crash or a resume.
-
-Streaming backends (:class:`~cseaug.llm.streaming.StreamingBackend`: ``openai``,
-``openai-compatible``, ``transformers``) hand each answer to the cache as it arrives;
-the others (``vllm``) get their misses in chunks of ``chunk_size`` and each chunk is
-stored when it returns.
-
-The database runs in WAL mode with ``synchronous=NORMAL``: a committed answer survives
-the death of the process at any point (the operating system holds the write) and
-several processes can read and write the same file at once; only a power loss or an
-operating-system crash can lose the last few answers, never corrupt the file.
-
-**Integrity** (issue 21, item 9): each stored answer carries a ``digest``, the sha256 of its
-request hash, text and token counts (:func:`answer_digest`), checked whenever it is read. An
-answer that does not match (edited or damaged in the file) is not used: it is asked again,
-its fresh answer replaces it, and the backend's usage counts it (``cache_mismatched``). A
-cache file of an earlier version gets the column when it is opened, and its answers, written
-before digests existed, are trusted once: their digests are written then. A file SQLite
-cannot read (truncated, overwritten) is a :class:`CacheDamagedError` of one line naming the
-file and the command that sets it aside; it is never deleted (it holds paid answers). A full
-disk is an ``OSError`` ``ENOSPC`` naming the file (one line, exit status 2, like every full
-disk): every answer committed before it stays.
+Each answer is stored in SQLite (WAL mode) under :func:`request_hash` the moment it arrives,
+with the digest that is checked when it is read (:func:`answer_digest`) and the build that
+paid for it. :class:`CachedBackend` wraps any backend: it sends only the misses, each
+distinct one once, after claiming them (``claims``: several processes building at once
+never send one prompt twice; a dead owner's or an expired claim is taken over). Failed
+answers are not stored. A damaged file is a :class:`CacheDamagedError` and is never deleted;
+a full disk is an ``OSError`` ``ENOSPC``. docs/llm-backends.md, "The response cache".
 
 Example:
     >>> import tempfile

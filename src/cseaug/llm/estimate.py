@@ -1,20 +1,9 @@
-"""What a build would send to the LLM: requests, cache hits and tokens (for the dry run).
+"""What a build would send to the LLM: requests, cache hits, tokens and prices (dry run).
 
-Prompt tokens are counted with the model's own tokenizer and chat template when they
-can be loaded from the local Hugging Face cache or a local directory (``transformers``
-installed, nothing downloaded); otherwise with the usual rule of thumb for English,
-about 4 characters per token plus 4 tokens of framing per message and 3 to prime the
-answer, the figures OpenAI gives for its chat models. :attr:`Estimate.method` says which
-was used. (No tiktoken: its encodings are downloaded on first use.)
-
-Token figures cover the requests that are still to be sent, i.e. not answered in the
-cache: that is what the build will cost. ``max_completion_tokens`` is the ceiling
-``max_tokens`` × requests to send; real answers are shorter.
-
-For the paid APIs (``openai``, ``openai-batch``) :func:`api_costs` prices the estimate with
-``llm.price`` (USD per 1M prompt and completion tokens): the online API's cost and the Batch
-API's (``batch_discount`` × that: half price at OpenAI). Completion tokens are priced at the
-``max_tokens`` ceiling, so both are upper bounds.
+Prompt tokens of the requests still to send are counted with the model's tokenizer and chat
+template when they load without a download, otherwise by OpenAI's rule of thumb (~4
+characters per token, plus framing); completion tokens and prices are ceilings at
+``max_tokens``. docs/llm-backends.md, "Dry-run estimate".
 
 Example:
     >>> from cseaug.config import LLMConfig

@@ -1,47 +1,11 @@
 """OpenAI chat completions over HTTP: backends ``openai`` and ``openai-compatible``.
 
-``openai`` talks to api.openai.com; ``openai-compatible`` to any server that speaks the
-same wire format at ``base_url`` (``vllm serve``, TGI, llama.cpp, ...). Both use the
-official ``openai`` async client with the aiohttp transport (``DefaultAioHttpClient``),
-and send ``POST /chat/completions`` through the client's documented raw-request method
-(``client.post(..., cast_to=httpx2.Response)``) and parse the JSON body themselves:
-``chat.completions.create`` spends about half of its CPU time validating the request
-parameters and building response models, and at a few hundred requests per second on
-two cores that CPU time is the throughput (see ``benchmarks/bench_llm_throughput.py``).
-
-``llm.request_timeout_s`` is a deadline: it bounds each attempt from sending to the last
-byte of the answer, so a server that trickles its answer a byte at a time cannot hold a
-request longer. What the server sends is judged by :mod:`cseaug.llm.wire`: the body is read
-uncompressed and only up to a size that follows from ``max_tokens``, a redirect to another
-origin ends the build, and a body that is not a usable chat completion is a
-``malformed_response`` failure, whatever its bytes.
-
-Retries live in one layer only: tenacity, around each request, on 408/429/5xx, timeouts
-and connection errors, with exponential backoff and full jitter, honouring
-``Retry-After`` / ``retry-after-ms`` (seconds or an HTTP date, capped at
-:data:`MAX_RETRY_AFTER_S`). The client's own retries are switched off
-(``max_retries=0``) so that the two layers do not multiply. Other failures (400, 401,
-404, a malformed body) are not retried; the request's response
-carries the reason in ``error``.
-
-Every answer and every error is scrubbed (:func:`cseaug.secrets.scrub`) before it leaves
-the backend: a server that echoes the key (``Incorrect API key provided: Bearer sk-...``)
-cannot put it into the response cache, a reject or a log. A ``base_url`` with credentials
-in it is refused: the key belongs in the environment variable ``api_key_env``.
-
-``base_url`` may list several endpoints of the same model: each gets its own client and
-``concurrency`` requests in flight; :mod:`cseaug.llm.endpoints` places each attempt of a
-request and takes a failing endpoint out of service for a while.
-
-``check()`` probes the endpoints before any work (:mod:`cseaug.llm.probe`); what they report
-about the model is part of its cache identity (:mod:`cseaug.llm.identity`). Each failure is
-classified (:mod:`cseaug.llm.http_errors`: transient or permanent, "connection refused" named
-as such) and counted by the circuit breaker (:mod:`cseaug.llm.breaker`), which stops sending
-once most requests fail: requests not yet sent come back as ``circuit_open``.
-
-Requests run on a pool of ``concurrency`` workers per endpoint on one event loop.
-``generate`` is synchronous: it runs the loop itself, or in a worker thread when called
-from inside a running loop (e.g. a Prefect task running in async code).
+Requests go through the official async client (aiohttp transport) as raw
+``POST /chat/completions`` whose bodies :mod:`cseaug.llm.wire` judges: ``chat.completions.create``
+spends half its CPU time on models (``benchmarks/bench_llm_throughput.py``). Retries live in
+one tenacity layer (the client's are off); answers and errors are scrubbed of the key;
+several endpoints share the requests (:mod:`cseaug.llm.endpoints`); the circuit breaker
+stops a failing build (:mod:`cseaug.llm.breaker`). docs/llm-backends.md, "The HTTP backends".
 
 Example:
     from cseaug.llm.base import ChatRequest

@@ -1,37 +1,10 @@
-"""Backend ``openai-batch``: the same chat completions as ``openai``, through the Batch API.
+"""Backend ``openai-batch``: the ``openai`` backend's requests, through the Batch API.
 
-The OpenAI Batch API answers a file of requests within 24 hours at half the price of the
-online API. :meth:`OpenAIBatchBackend.generate` writes the requests as JSONL
-(:mod:`cseaug.llm.batch_jsonl`; each ``custom_id`` is the request's response-cache key),
-uploads it (``client.files.create(purpose="batch")``), creates a batch
-(``client.batches.create``, endpoint ``/v1/chat/completions``), polls it
-(``client.batches.retrieve``) with a growing interval (``llm.batch``) while it reports
-progress, downloads its output and error files (``client.files.content``) and hands every
-answer on as it is read, so the response cache stores it like any other backend's.
-
-Answers are shared with ``openai``: the request bodies are the ``openai`` backend's and so
-is the cache identity (backend ``openai``, model, sampling), so a build may switch between
-the two without asking anything twice.
-
-Nothing is paid twice. Each uploaded input file is recorded in the
-:class:`~cseaug.llm.batch_ledger.BatchLedger` (tables of the response cache's database) as a
-pending upload before its batch is created, and the batch replaces that entry once created;
-a resumed build that still needs some of a recorded batch's requests polls that batch for
-them instead of submitting them again. A pending upload left by a run killed around
-``batches.create`` is looked up in the account's batches (``client.batches.list``, newest
-first, down to the file's upload time): the batch made from that file is re-attached to,
-and only when none exists are its requests submitted (once). ``batches.create`` is not
-retried by the client (it sends no idempotency key, so a retry after a lost answer could
-create a second batch): after a connection error, a timeout or a 5xx the same lookup runs
-before trying again.
-
-A batch that ends ``expired`` or ``failed`` is reported (a warning with its reason); its
-answered requests are kept and the others are submitted again, once per :meth:`generate`
-call; what is still unanswered then (or was in a ``cancelled`` batch: someone stopped it on
-purpose) comes back as a failed response with the reason, like a failed request of the
-other backends (the build's rejects; a rerun tries it again). Waiting longer than
-``max_wait_s`` stops the build with a :class:`~cseaug.errors.BackendError`: the batch runs
-on, and the next run re-attaches.
+Requests are uploaded as JSONL (:mod:`cseaug.llm.batch_jsonl`), batched, polled and read
+back; each answer goes to the response cache like any backend's, under the ``openai``
+identity. Every upload and batch is recorded in the :class:`~cseaug.llm.batch_ledger.BatchLedger`
+first, so a resumed build re-attaches instead of paying twice, and ``batches.create`` is
+never retried blind. docs/llm-backends.md, "The Batch API".
 
 Example:
     from cseaug.llm.base import ChatRequest

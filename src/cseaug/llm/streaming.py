@@ -1,13 +1,5 @@
-"""Backends that hand out every answer the moment it arrives.
-
-The response cache (:mod:`cseaug.llm.cache`) stores each answer as soon as it exists, so
-that a crash (even ``kill -9``) loses at most the requests in flight. A backend that
-derives from :class:`StreamingBackend` makes that possible: its :meth:`generate` takes
-an ``on_response(index, response)`` callback, called once per request as it finishes,
-in completion order. Backends that only answer a whole batch at once (the vLLM offline
-engine) stay plain :class:`~cseaug.llm.base.LLMBackend` subclasses; the cache then sends
-them their misses in chunks.
-"""
+"""Backends that hand out every answer the moment it arrives, for the response cache to
+store at once (:mod:`cseaug.llm.cache`); the others answer a batch as a whole."""
 
 from __future__ import annotations
 

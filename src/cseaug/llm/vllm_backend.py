@@ -1,33 +1,10 @@
 """vLLM's offline engine in this process: backend ``vllm`` (and ``auto`` on a GPU).
 
-The engine (``vllm.LLM(model=..., dtype=..., **engine arguments)``) is created on first use
-(or by :meth:`VLLMBackend.check`). Its arguments (:func:`engine_arguments`) come from
-``llm.vllm`` with defaults chosen for this workload (docs/gpu.md): prefix caching on (every
-request of a view starts with the same system message, its instructions and k-shot
-examples, so their KV cache is computed once), chunked prefill, ``max_num_seqs`` 512,
-``max_model_len`` sized to the prompts (``max_tokens`` + 2,048, capped at the model's
-context), ``gpu_memory_utilization`` 0.9, one GPU; then ``llm.engine_kwargs`` on top.
-
-Every batch goes to ``LLM.chat`` in one call, so that vLLM's continuous batching schedules
-all of it. ``LLM.chat`` returns only when every request of the call is done (it collects
-finished ``RequestOutput`` objects internally; its ``use_tqdm`` callback never sees them),
-so answers cannot be handed to the cache one by one; instead the response cache sends a
-shard's misses in calls of ``llm.vllm.requests_per_call`` (16,384) and stores each call's
-answers when it returns: a crash loses at most one call. (``LLMEngine.add_request`` /
-``step`` would stream, but that interface changed shape between vLLM releases, while
-``LLM.chat`` did not.)
-
-Sampling starts from ``LLM.get_default_sampling_params()`` (the model's generation config,
-as ``vllm serve`` does) and overrides what the config sets; with a seed, sample *k* of a
-request uses ``seed + k`` (:func:`cseaug.llm.sampling.request_seed`). Token counts come from
-each ``RequestOutput`` (``prompt_token_ids``, ``outputs[0].token_ids``).
-
-vLLM rejects a whole ``chat`` call when one prompt is invalid (e.g. longer than
-``max_model_len``) with a ``ValueError``; the batch is then split in halves until the bad
-requests stand alone, so only they fail. Any other engine error fails every request of
-the batch with its message.
-
-vLLM needs CUDA (extra ``vllm``); the engine factory can be injected for tests.
+The engine's arguments (:func:`engine_arguments`) come from ``llm.vllm`` and
+``llm.engine_kwargs``; each batch goes to ``LLM.chat`` in one call, which answers only as a
+whole, so the response cache sends it ``llm.vllm.requests_per_call`` requests at a time. A
+batch vLLM rejects is halved until the bad prompts fail alone. docs/llm-backends.md, "The
+offline engines"; docs/gpu.md.
 
 Example:
     backend = VLLMBackend("Qwen/Qwen2.5-7B-Instruct", {"temperature": 0.0, "max_tokens": 64})
