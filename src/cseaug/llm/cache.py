@@ -27,7 +27,6 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -521,35 +520,33 @@ class CachedBackend(StreamingBackend):
         on_response: ResponseSink | None,
     ) -> list[ChatResponse]:
         hashes = self.hashes(requests)
-        answers: dict[str, ChatResponse] = {}  # hash -> the answer of its first request
-        first_of: dict[str, int] = {}  # hash -> index of its first request
-        positions: dict[str, list[int]] = {}  # hash -> index of each of its requests
+        positions: dict[str, list[int]] = {}  # hash -> the index of each of its requests
         for index, digest in enumerate(hashes):
-            first_of.setdefault(digest, index)
             positions.setdefault(digest, []).append(index)
-        copies = Counter(hashes)
+        answers: dict[str, ChatResponse] = {}  # hash -> the answer of its first request
 
         def answered(digest: str, answer: ChatResponse) -> None:
+            answers[digest] = answer
             if on_response is not None:
+                first = positions[digest][0]
                 for index in positions[digest]:
-                    on_response(index, _answer_of(requests[index], answer, index, first_of[digest]))
+                    on_response(index, _answer_of(requests[index], answer, index != first))
 
-        pending = list(first_of)
+        pending = list(positions)
         with self.cache.leased(self.owner, self.lease_s):
             while pending:
-                pending = self._take_stored(
-                    pending, requests, first_of, answers, progress, copies, answered
-                )
+                pending = self._take_stored(pending, requests, positions, progress, answered)
                 mine = self.cache.claim(pending, self.owner, self.lease_s)
                 to_send = [digest for digest in pending if digest in mine]
-                answers.update(self._send_claimed(to_send, requests, first_of, progress, answered))
+                misses = [requests[positions[digest][0]] for digest in to_send]
+                self._send_claimed(to_send, misses, progress, answered)
                 if progress is not None and to_send:
-                    progress(sum(copies[digest] - 1 for digest in to_send))  # the repeats
+                    progress(sum(len(positions[digest]) - 1 for digest in to_send))  # the repeats
                 pending = [digest for digest in pending if digest not in answers]
                 if pending:
                     self._wait_for_others(pending)
         return [
-            _answer_of(request, answers[digest], index, first_of[digest])
+            _answer_of(request, answers[digest], index != positions[digest][0])
             for index, (request, digest) in enumerate(zip(requests, hashes, strict=True))
         ]
 
@@ -557,15 +554,12 @@ class CachedBackend(StreamingBackend):
         self,
         pending: list[str],
         requests: list[ChatRequest],
-        first_of: dict[str, int],
-        answers: dict[str, ChatResponse],
+        positions: dict[str, list[int]],
         progress: ProgressCallback | None,
-        copies: Counter[str],
         answered: Callable[[str, ChatResponse], None],
     ) -> list[str]:
-        """Fill ``answers`` with what the cache holds among ``pending`` (each one also to
-        ``answered``); return the rest (stored answers that fail their digest check among
-        them: they are asked again)."""
+        """Hand what the cache holds among ``pending`` to ``answered``; return the rest (stored
+        answers that fail their digest check among them: they are asked again)."""
         stored, mismatched = self.cache.lookup(pending)
         if mismatched:
             self.usage.cache_mismatched += len(mismatched)
@@ -576,30 +570,29 @@ class CachedBackend(StreamingBackend):
                 self.cache.path,
             )
         for digest, hit in stored.items():
-            answers[digest] = ChatResponse(
-                key=requests[first_of[digest]].key,
+            answer = ChatResponse(
+                key=requests[positions[digest][0]].key,
                 text=hit.text,
                 prompt_tokens=hit.prompt_tokens,
                 completion_tokens=hit.completion_tokens,
                 cached=True,
             )
-            answered(digest, answers[digest])
+            answered(digest, answer)
         if progress is not None and stored:
-            progress(sum(copies[digest] for digest in stored))
+            progress(sum(len(positions[digest]) for digest in stored))
         return [digest for digest in pending if digest not in stored]
 
     def _send_claimed(
         self,
         to_send: list[str],
-        requests: list[ChatRequest],
-        first_of: dict[str, int],
+        misses: list[ChatRequest],
         progress: ProgressCallback | None,
         answered: Callable[[str, ChatResponse], None],
-    ) -> dict[str, ChatResponse]:
-        """Send the requests of ``to_send`` (claimed by this backend), storing each answer and
-        handing it to ``answered`` as it arrives."""
+    ) -> None:
+        """Send ``misses`` (the requests of the hashes ``to_send``, claimed by this backend),
+        storing each answer and handing it to ``answered`` as it arrives."""
         if not to_send:
-            return {}
+            return
         retried = self.cache.failed_before(to_send)
         started, clock = time.time(), time.perf_counter()
 
@@ -612,12 +605,11 @@ class CachedBackend(StreamingBackend):
                 self.cache.fail(digest, response.error or "failed")
             answered(digest, response)
 
-        sent = self._send([requests[first_of[d]] for d in to_send], progress, store)
+        sent = self._send(misses, progress, store)
         failed = sum(1 for r in sent if not r.ok)
         self.cache.record_call(
             self.spent_by, started, time.perf_counter() - clock, len(sent), failed
         )
-        return dict(zip(to_send, sent, strict=True))
 
     def _wait_for_others(self, pending: list[str]) -> None:
         """Wait while other owners hold every one of ``pending`` and none has an answer yet."""
@@ -635,8 +627,6 @@ class CachedBackend(StreamingBackend):
     def _send(
         self, misses: list[ChatRequest], progress: ProgressCallback | None, store: ResponseSink
     ) -> list[ChatResponse]:
-        if not misses:
-            return []
         if isinstance(self.inner, StreamingBackend):
             return self.inner.generate(misses, progress, on_response=store)
         answers: list[ChatResponse] = []
@@ -652,10 +642,9 @@ class CachedBackend(StreamingBackend):
         self.cache.close()
 
 
-def _answer_of(request: ChatRequest, answer: ChatResponse, index: int, first: int) -> ChatResponse:
-    """The response to ``request`` (at ``index``) from the ``answer`` of its first copy (at
-    ``first``): repeats of a request share the one answer that was paid for."""
-    repeat = index != first
+def _answer_of(request: ChatRequest, answer: ChatResponse, repeat: bool) -> ChatResponse:
+    """The response to ``request`` from the ``answer`` of its first copy (``repeat``: this is
+    a later copy): repeats of a request share the one answer that was paid for."""
     return ChatResponse(
         key=request.key,
         text=answer.text,
