@@ -128,13 +128,6 @@ def cached_answers(
     return [stored[digest].text if digest in stored else None for digest in hashes]
 
 
-def cached_mask(
-    requests: Sequence[ChatRequest], cfg: LLMConfig, cache_path: Path | None
-) -> list[bool]:
-    """For each request, whether the cache at ``cache_path`` answers it (no file: none does)."""
-    return [answer is not None for answer in cached_answers(requests, cfg, cache_path)]
-
-
 def estimate(
     requests: Sequence[ChatRequest], cfg: LLMConfig, cache_path: Path | None = None
 ) -> Estimate:
@@ -145,7 +138,7 @@ def estimate(
         cfg: the ``llm`` section (model, backend, ``max_tokens``).
         cache_path: the response cache to consult; None or an absent file: nothing cached.
     """
-    cached = cached_mask(requests, cfg, cache_path)
+    cached = [answer is not None for answer in cached_answers(requests, cfg, cache_path)]
     to_send = [r for r, hit in zip(requests, cached, strict=True) if not hit]
     tokenizer = local_chat_tokenizer(cfg.model) if to_send else None
     if tokenizer is not None:

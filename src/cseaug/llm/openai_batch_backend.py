@@ -28,7 +28,7 @@ from cseaug.config import BatchAPIConfig
 from cseaug.errors import BackendError
 from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
 from cseaug.llm.batch_jsonl import BATCH_ENDPOINT, read_results, request_line, split_into_files
-from cseaug.llm.batch_ledger import BatchLedger, LedgerEntry, PendingUpload
+from cseaug.llm.batch_ledger import BatchLedger, PendingUpload
 from cseaug.llm.cache import request_hash
 from cseaug.llm.http_errors import describe_error
 from cseaug.llm.openai_backend import OpenAIBackend, scrubbed
@@ -215,17 +215,10 @@ class OpenAIBatchBackend(StreamingBackend):
         jobs: list[_Job] = []
         for entry in self.ledger.open_batches(self.base_url):
             mine = tuple(key for key in entry.request_keys if key in wanted)
-            if not mine:
-                continue
-            wanted.difference_update(mine)
-            logger.warning(
-                "re-attaching to batch %s (%d of its %d requests still needed), submitted by an "
-                "earlier run",
-                entry.batch_id,
-                len(mine),
-                len(entry.request_keys),
-            )
-            jobs.append(self._job(LedgerEntry(entry.batch_id, mine), call))
+            if mine:
+                origin = "submitted by an earlier run"
+                jobs.append(self._reattach(entry.batch_id, entry.request_keys, mine, origin, call))
+                wanted.difference_update(mine)
         return jobs
 
     def _reclaim(self, client: openai.OpenAI, wanted: set[str], call: _Call) -> list[_Job]:
@@ -254,22 +247,29 @@ class OpenAIBatchBackend(StreamingBackend):
             self.ledger.record(
                 batch.id, self.base_url, upload.request_keys, upload=upload.input_file_id
             )
+            origin = "created by an earlier run that stopped before recording it"
+            jobs.append(self._reattach(batch.id, upload.request_keys, mine, origin, call))
             wanted.difference_update(mine)
-            logger.warning(
-                "re-attaching to batch %s (%d of its %d requests still needed), created by an "
-                "earlier run that stopped before recording it",
-                batch.id,
-                len(mine),
-                len(upload.request_keys),
-            )
-            jobs.append(self._job(LedgerEntry(batch.id, mine), call))
         return jobs
 
+    def _reattach(
+        self, batch_id: str, keys: Sequence[str], mine: tuple[str, ...], origin: str, call: _Call
+    ) -> _Job:
+        """Wait on an earlier run's batch ``batch_id`` of ``keys`` for the requests ``mine``."""
+        logger.warning(
+            "re-attaching to batch %s (%d of its %d requests still needed), %s",
+            batch_id,
+            len(mine),
+            len(keys),
+            origin,
+        )
+        return self._job(batch_id, mine, call)
+
     @staticmethod
-    def _job(entry: LedgerEntry, call: _Call) -> _Job:
-        for key in entry.request_keys:
+    def _job(batch_id: str, keys: tuple[str, ...], call: _Call) -> _Job:
+        for key in keys:
             call.submissions[key] = call.submissions.get(key, 0) + 1
-        return _Job(entry.batch_id, entry.request_keys)
+        return _Job(batch_id, keys)
 
     def _submit(
         self,
@@ -299,7 +299,7 @@ class OpenAIBatchBackend(StreamingBackend):
             finally:
                 self._uploading.discard(upload.input_file_id)
             logger.info("submitted batch %s: %d requests", batch_id, len(file_keys))
-            jobs.append(self._job(LedgerEntry(batch_id, upload.request_keys), call))
+            jobs.append(self._job(batch_id, upload.request_keys, call))
         return jobs
 
     def _create(self, client: openai.OpenAI, upload: PendingUpload) -> str:
