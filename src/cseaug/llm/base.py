@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 Message = dict[str, str]
@@ -97,10 +97,9 @@ class Usage:
     retried: int = 0
     cached: int = 0
     circuit_open: int = 0
-    cache_mismatched: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    cache_mismatched: int = 0
 
     def add(self, response: ChatResponse) -> None:
         if response.cached:
@@ -116,17 +115,9 @@ class Usage:
         self.completion_tokens += response.completion_tokens
 
     def as_dict(self) -> dict[str, int]:
-        counts = {
-            "requests": self.requests,
-            "failed": self.failed,
-            "retried": self.retried,
-            "cached": self.cached,
-            "circuit_open": self.circuit_open,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-        }
-        if self.cache_mismatched:
-            counts["cache_mismatched"] = self.cache_mismatched
+        counts = asdict(self)
+        if not self.cache_mismatched:
+            del counts["cache_mismatched"]
         return counts
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cseaug.config import LLMConfig, PriceConfig
+from cseaug.hub import in_hub_cache
 from cseaug.llm.base import ChatRequest
 from cseaug.llm.cache import ResponseCache, request_hash
 
@@ -70,11 +71,7 @@ def tokenizer_on_disk(model: str) -> bool:
     if Path(model).expanduser().is_dir():
         return True
     try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:
-        return False
-    try:
-        return isinstance(try_to_load_from_cache(model, "tokenizer_config.json"), str)
+        return in_hub_cache(model, "tokenizer_config.json")
     except ValueError:  # not a valid repository id
         return False
 
