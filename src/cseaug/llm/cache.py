@@ -49,8 +49,7 @@ LEASE_S = 60.0
 POLL_S = 0.25
 """How often a process waiting for another one's claimed prompts looks for their answers."""
 
-_SCHEMA = (
-    """
+_SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     hash TEXT PRIMARY KEY,
     text TEXT NOT NULL,
@@ -59,26 +58,19 @@ CREATE TABLE IF NOT EXISTS responses (
     created_at REAL NOT NULL,
     spent_by TEXT,
     digest TEXT
-) WITHOUT ROWID
-""",
-    "CREATE INDEX IF NOT EXISTS responses_spent_by ON responses (spent_by)",
-    """
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS responses_spent_by ON responses (spent_by);
 CREATE TABLE IF NOT EXISTS failures (
     hash TEXT PRIMARY KEY, error TEXT NOT NULL, attempts INTEGER NOT NULL, failed_at REAL NOT NULL
-) WITHOUT ROWID
-""",
-    """
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS claims (
     hash TEXT PRIMARY KEY, owner TEXT NOT NULL, lease_until REAL NOT NULL
-) WITHOUT ROWID
-""",
-    """
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS calls (
     spent_by TEXT, started_at REAL NOT NULL, seconds REAL NOT NULL,
     sent INTEGER NOT NULL, failed INTEGER NOT NULL
-)
-""",
-)
+);
+"""
 
 
 class CacheDamagedError(CseaugError):
@@ -221,8 +213,7 @@ class ResponseCache:
                 self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
             if columns and "digest" not in columns:
                 self._add_digests()
-            for statement in _SCHEMA:
-                self._conn.execute(statement)
+            self._conn.executescript(_SCHEMA)
 
     def _add_digests(self) -> None:
         """Give a cache file of an earlier version its ``digest`` column, and its answers
@@ -303,21 +294,14 @@ class ResponseCache:
             if not failed_before:  # one statement, one commit: the common case stays cheap
                 self._conn.execute(insert, row)
                 return
-            with transaction(
-                self._conn,
-            ):
+            with transaction(self._conn):
                 self._conn.execute(insert, row)
                 self._conn.execute("DELETE FROM failures WHERE hash = ?", (digest,))
 
     @_reported
     def fail(self, digest: str, error: str) -> None:
         """Remember that the request ``digest`` failed (and release its claim)."""
-        with (
-            self._lock,
-            transaction(
-                self._conn,
-            ),
-        ):
+        with self._lock, transaction(self._conn):
             self._conn.execute(
                 "INSERT INTO failures VALUES (?, ?, 1, ?) ON CONFLICT(hash) DO UPDATE SET "
                 "error = excluded.error, attempts = attempts + 1, failed_at = excluded.failed_at",
