@@ -81,17 +81,9 @@ class Downloaded:
 
 
 class UnreachableError(DownloadError):
-    """No URL of a download could be connected to (name resolution, refused, unreachable).
+    """No URL of a download could be connected to (name resolution, refused, unreachable)."""
 
-    Args:
-        label: what was to be downloaded.
-        reasons: (URL, why) for each URL tried.
-    """
-
-    def __init__(self, label: str, reasons: Sequence[tuple[str, str]]) -> None:
-        self.label = label
-        self.reasons = tuple(reasons)
-        tried = "; ".join(f"{url}: {reason}" for url, reason in self.reasons)
+    def __init__(self, label: str, tried: str) -> None:
         super().__init__(f"cannot connect to any source of {label} ({tried})")
 
 
@@ -140,20 +132,17 @@ def download(
     """
     policy = policy or RetryPolicy()
     part.parent.mkdir(parents=True, exist_ok=True)
-    reasons: list[tuple[str, str]] = []
+    reasons: list[str] = []
     connected = False
     for url in urls:
         try:
             return _download_from(url, part, label, policy)
-        except _Unreachable as exc:
-            reasons.append((url, str(exc)))
-        except _Permanent as exc:
-            connected = True
-            reasons.append((url, str(exc)))
+        except (_Unreachable, _Permanent) as exc:
+            connected = connected or isinstance(exc, _Permanent)
+            reasons.append(f"{url}: {exc}")
     if not connected:
-        raise UnreachableError(label, tuple(reasons))
-    tried = "; ".join(f"{url}: {reason}" for url, reason in reasons)
-    raise DownloadError(f"could not download {label}: {tried}")
+        raise UnreachableError(label, "; ".join(reasons))
+    raise DownloadError(f"could not download {label}: {'; '.join(reasons)}")
 
 
 def _download_from(url: str, part: Path, label: str, policy: RetryPolicy) -> Downloaded:

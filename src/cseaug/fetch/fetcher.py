@@ -188,7 +188,7 @@ def _fetch_entry(
         return Outcome(entry, "present", detail)
     if not urls:  # every URL is on the hub and HF_HUB_OFFLINE is set
         reason = "HF_HUB_OFFLINE is set; unset it, or use --mirror"
-        raise UnreachableError(entry.filename, (("the Hugging Face hub", reason),))
+        raise UnreachableError(entry.filename, f"the Hugging Face hub: {reason}")
     if entry.is_folder:
         return _fetch_files(entry, data_dir, urls, force, policy)
     part = _part_path(entry, data_dir)
