@@ -41,11 +41,6 @@ def place(part: Path, target: Path) -> None:
 def extract_members(archive: Path, members: Sequence[Member], data_dir: Path) -> None:
     """Extract ``members`` of a tar archive (any compression) to their targets under ``data_dir``.
 
-    Args:
-        archive: the downloaded, verified archive.
-        members: which files to take out, where to put them and their sha256.
-        data_dir: the directory the members' targets are relative to.
-
     Raises:
         DownloadError: the archive cannot be read, lacks a member, or a member's sha256
             differs; members already placed stay (each was verified).

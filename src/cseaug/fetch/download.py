@@ -49,14 +49,8 @@ _CONTENT_RANGE = re.compile(r"bytes\s+(?:(\d+)-\d+|\*)/(\d+|\*)")
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How hard one URL is tried.
-
-    Args:
-        attempts: failed attempts in a row that made no progress before the URL is given up.
-        backoff_s: pause after the first such failure; doubled after each next one.
-        max_backoff_s: the longest pause.
-        timeout_s: socket timeout (connect, and each read) in seconds.
-    """
+    """How hard one URL is tried: ``attempts`` failures in a row without progress, pauses
+    from ``backoff_s`` doubling up to ``max_backoff_s``, a socket timeout of ``timeout_s``."""
 
     attempts: int = 4
     backoff_s: float = 1.0
@@ -114,16 +108,9 @@ def download(
     label: str,
     policy: RetryPolicy | None = None,
 ) -> Downloaded:
-    """Download the first URL that works into ``part``, continuing what ``part`` holds.
-
-    Args:
-        urls: byte-identical sources, tried in order.
-        part: the part file to write (created with its folder; continued if present).
-        label: what is downloaded, for the progress bar and the messages (e.g. a file name).
-        policy: retry settings; the defaults suit the public internet.
-
-    Returns:
-        The URL that served the file, the sha256 and size of the complete part file.
+    """Download the first of ``urls`` (byte-identical sources) that works into ``part``,
+    continuing what ``part`` holds; ``label`` names the download in the progress bar and
+    the messages.
 
     Raises:
         UnreachableError: no URL could be connected to.

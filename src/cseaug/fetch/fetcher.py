@@ -95,19 +95,11 @@ def fetch(
     environ: Mapping[str, str] = os.environ,
     on_outcome: Callable[[Outcome], None] | None = None,
 ) -> FetchReport:
-    """Make every entry present and verified under ``data_dir``.
+    """Make every entry present and verified under ``data_dir`` (created if needed).
 
     A failing entry does not stop the others (its outcome says why), except when the first
-    download cannot connect at all (:class:`OfflineError`).
-
-    Args:
-        entries: what to fetch (:func:`cseaug.fetch.catalog.select`).
-        data_dir: the target directory (created if needed); configs read ``data/``.
-        mirror: a base URL that replaces every catalogue URL (``<mirror>/<filename>``).
-        force: download again even what is present (a file that differs is replaced).
-        policy: retry settings of each download.
-        environ: where ``HF_ENDPOINT`` and ``HF_HUB_OFFLINE`` are read.
-        on_outcome: called after each entry, e.g. to print its line at once.
+    download cannot connect at all. ``mirror`` and ``environ``: :func:`source_urls`;
+    ``force``: download again what is present; ``on_outcome``: called after each entry.
 
     Raises:
         OfflineError: the first download could not connect to any of its URLs.
@@ -341,12 +333,7 @@ def _shown(entry: Entry, data_dir: Path) -> str:
 @contextmanager
 def _exclusive(data_dir: Path) -> Iterator[None]:
     """Hold ``<data_dir>/.fetch.lock`` so two fetches never write the same part file, and
-    remove it afterwards.
-
-    The file is removed while the lock is held; a fetch that opened it before the removal
-    then holds a lock on a file no longer in the directory, so after locking it checks that
-    the path still names the file it locked, and starts over when it does not.
-    """
+    remove it afterwards (a fetch that locked the removed file locks the new one)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / LOCK_FILE
     while True:
