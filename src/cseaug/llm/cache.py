@@ -448,14 +448,8 @@ class CachedBackend(StreamingBackend):
     Each answer goes to ``generate``'s ``on_response`` as it exists: a stored one when it is
     looked up, a sent one when it arrives (every repeat of a request gets its answer then).
 
-    Args:
-        inner: the backend that answers the misses.
-        cache: a :class:`ResponseCache` or the path of its database file.
-        chunk_size: misses per call of a non-streaming inner backend; each chunk is
-            stored when it returns.
-        spent_by: who pays for what is sent (a build's run id), for
-            :meth:`ResponseCache.spending`.
-        lease_s: lease of this backend's in-flight claims.
+    ``inner`` answers the misses, in calls of ``chunk_size`` when it does not stream; what
+    is sent is paid for by ``spent_by`` (a build's run id, :meth:`ResponseCache.spending`).
 
     Example:
         >>> from cseaug.config import LLMConfig

@@ -191,14 +191,9 @@ def _prompt_profile(prompt_text: str) -> _PromptProfile:
 def echoes_prompt(
     text: str, source_sentence: str, prompt: Sequence[Message], max_overlap: float
 ) -> bool:
-    """Whether an answer repeats its prompt's instructions or examples (``prompt_echo``).
-
-    Args:
-        text: the cleaned answer.
-        source_sentence: the input sentence of the prompt (left out of the comparison).
-        prompt: the chat messages the answer replies to.
-        max_overlap: share of the answer's word 5-grams found in the prompt (and not in the
-            input) from which the answer is an echo.
+    """Whether the cleaned answer ``text`` repeats its prompt's instructions or examples
+    (``prompt_echo``): ``max_overlap`` of its word 5-grams are in the prompt and not in the
+    input ``source_sentence``.
 
     Example:
         >>> prompt = ({"role": "system", "content": "Your task is to generate a new sentence "
@@ -249,19 +244,9 @@ def clean_answer(
     cfg: CleaningConfig,
     prompt: Sequence[Message] = (),
 ) -> Cleaned:
-    """Tidy one LLM answer and validate it against the sentence it was written from.
-
-    Args:
-        raw: the answer text.
-        view: ``positive``, ``intermediate``, ``negative`` or ``knowledge``.
-        source_sentence: the user input of the prompt (the anchor, or the positive when
-            views are derived from it).
-        cfg: the ``cleaning`` section of the run config.
-        prompt: the chat messages the answer replies to, for the ``prompt_echo`` check
-            (none: no check).
-
-    Returns:
-        :class:`Cleaned` with ``text`` set, or with ``reason`` set and ``text`` None.
+    """Tidy one LLM answer and validate it against ``source_sentence``, the user input of its
+    prompt; ``view``: ``positive``, ``intermediate``, ``negative`` or ``knowledge``;
+    ``prompt``: the chat messages, for the ``prompt_echo`` check (none: no check).
 
     Example:
         >>> from cseaug.config import CleaningConfig

@@ -159,20 +159,10 @@ def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
 class OpenAIBackend(StreamingBackend):
     """Chat completions from api.openai.com or any OpenAI-compatible server.
 
-    Args:
-        model: model name as the server knows it.
-        sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (None: server default).
-        name: ``"openai"`` or ``"openai-compatible"`` (part of the cache key).
-        base_url: the endpoint, e.g. ``http://127.0.0.1:8000/v1``, or a list of endpoints
-            of the same model; default api.openai.com.
-        api_key_env: environment variable holding the key, read when requests are sent.
-        concurrency: requests in flight at once on each endpoint, per :meth:`generate` call.
-        max_retries: retries of one request after a retryable failure.
-        request_timeout_s: deadline of one attempt of a request, body included.
-        retry_initial_s: first backoff; later ones double, up to ``retry_max_s``, each
-            drawn uniformly below that bound (full jitter).
-        retry_max_s: longest backoff without a ``Retry-After``.
-        failover: several endpoints: when one is taken out of service and tried again.
+    The arguments are the ``llm`` keys of the same names; ``name`` is ``openai`` or
+    ``openai-compatible``, ``base_url`` one endpoint or several of the same model (default
+    api.openai.com). Without a ``Retry-After``, backoff bounds start at ``retry_initial_s``
+    and double up to ``retry_max_s`` (full jitter).
     """
 
     def __init__(

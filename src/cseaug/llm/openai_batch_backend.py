@@ -106,17 +106,10 @@ class _Call:
 class OpenAIBatchBackend(StreamingBackend):
     """Chat completions through the OpenAI Batch API (see the module docstring).
 
-    Args:
-        model: model name.
-        sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (None: API default).
-        ledger_path: SQLite file that records submitted batches (the response cache's);
-            None: in memory (a later process cannot re-attach).
-        base_url: the endpoint; default api.openai.com.
-        api_key_env: environment variable holding the key.
-        batch: polling and waiting settings (``llm.batch``).
-        max_retries: retries of one files/batches API call (the client's own retries).
-        request_timeout_s: timeout of one API call (an upload or download included).
-        sleep: how to wait between status checks (tests pass a fast one).
+    ``ledger_path``: the response cache's file, which records submitted batches (None: in
+    memory, nothing to re-attach to later); ``batch``: ``llm.batch``; ``max_retries`` and
+    ``request_timeout_s`` apply to each files/batches API call; ``sleep`` waits between
+    status checks (tests pass a fast one).
     """
 
     name = "openai-batch"

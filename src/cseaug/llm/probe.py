@@ -39,17 +39,8 @@ _PROBE_RETRIES = 2
 def probe_endpoint(
     base_url: str, api_key: str, model: str, timeout_s: float, key_variable: str = ""
 ) -> dict[str, Any]:
-    """What ``base_url`` reports about ``model``; raise if it cannot answer for it.
-
-    Args:
-        base_url: the endpoint, e.g. ``http://127.0.0.1:8000/v1``.
-        api_key: the key sent (``EMPTY`` where none is needed).
-        model: the configured model name.
-        timeout_s: timeout of each probe request.
-        key_variable: the environment variable of the key (named in a 401's message).
-
-    Returns:
-        The model's ``/models`` entry, or ``{}`` when the server has no model list.
+    """What ``base_url`` reports about ``model`` (its ``/models`` entry; ``{}`` without a
+    model list); ``key_variable`` is named when the key is refused.
 
     Raises:
         BackendError: the endpoint cannot be reached, refuses the key, or does not serve

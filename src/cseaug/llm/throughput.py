@@ -110,20 +110,9 @@ def gpu_plan(
     prompt_tokens: int,
     max_tokens: int,
 ) -> dict[str, Any]:
-    """The dry run's GPU plan rows for ``requests`` still to send on ``engine``.
-
-    Args:
-        engine: the resolved backend, ``vllm`` or ``transformers``.
-        model: ``llm.model``.
-        batch_size: ``llm.batch_size`` (transformers).
-        requests: requests still to send.
-        prompt_tokens: their prompt tokens.
-        max_tokens: ``llm.max_tokens``.
-
-    Returns:
-        ``gpu_plan`` (engine, GPU, model size), ``gpu_plan_throughput`` (rate and its source)
-        and ``gpu_plan_wall_time``; only the first two when nothing applies.
-    """
+    """The dry run's GPU plan rows for ``requests`` (of ``prompt_tokens`` in all) still to
+    send on ``engine`` (``vllm`` or ``transformers``): ``gpu_plan``, ``gpu_plan_throughput``
+    and, when a rate applies, ``gpu_plan_wall_time``."""
     parameters = parameters_of(model)
     size = f"{parameters / 1e9:g}B parameters" if parameters else "size unknown"
     plan: dict[str, Any] = {"gpu_plan": f"{engine} on {GPU}, {model} ({size})"}

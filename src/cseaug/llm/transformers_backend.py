@@ -61,15 +61,8 @@ def generate_kwargs(sampling: dict[str, Any]) -> dict[str, Any]:
 
 
 class TransformersBackend(StreamingBackend):
-    """Chat completions from a local Hugging Face causal LM.
-
-    Args:
-        model: Hugging Face id (cached locally or downloadable) or local directory.
-        sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed``.
-        device: ``auto``, ``cpu``, ``cuda``, ``cuda:1``, ...
-        dtype: ``auto``, ``float32``, ``float16``, ``bfloat16``.
-        batch_size: prompts per ``generate()`` call, or ``auto`` (see the module docstring).
-    """
+    """Chat completions from a local Hugging Face causal LM (a hub id or a local directory);
+    ``device``, ``dtype`` and ``batch_size`` are the ``llm`` keys of the same names."""
 
     name = "transformers"
 

@@ -58,14 +58,9 @@ def engine_arguments(
     engine_kwargs: dict[str, Any],
     context_length: int | None,
 ) -> dict[str, Any]:
-    """The keyword arguments of ``vllm.LLM`` besides ``model``.
-
-    Args:
-        settings: the ``llm.vllm`` section.
-        dtype: ``llm.dtype``.
-        max_tokens: the longest answer (``llm.max_tokens``).
-        engine_kwargs: ``llm.engine_kwargs``, applied last.
-        context_length: the model's context (None: unknown), the cap of ``max_model_len: auto``.
+    """The keyword arguments of ``vllm.LLM`` besides ``model``: ``settings`` (``llm.vllm``),
+    then ``engine_kwargs`` on top; ``max_model_len: auto`` makes room for ``max_tokens`` and
+    a prompt, within ``context_length`` when it is known.
 
     Example:
         >>> engine_arguments(VLLMEngineConfig(), "auto", 256, {"enforce_eager": True}, 32768)["max_model_len"]
@@ -88,16 +83,8 @@ def engine_arguments(
 
 
 class VLLMBackend(LLMBackend):
-    """Chat completions from a vLLM engine in this process.
-
-    Args:
-        model: Hugging Face id or local path of the chat model.
-        sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (None: model default).
-        dtype: weights dtype passed to ``vllm.LLM``.
-        engine: scheduling and memory settings (``llm.vllm``); default: the defaults.
-        engine_kwargs: more keyword arguments of ``vllm.LLM``, applied last.
-        engine_factory: called like ``vllm.LLM(model=..., **arguments)``; tests inject a fake.
-    """
+    """Chat completions from a vLLM engine in this process, made with :func:`engine_arguments`
+    by ``engine_factory`` (default ``vllm.LLM``; tests inject a fake)."""
 
     name = "vllm"
 

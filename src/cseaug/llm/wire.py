@@ -68,16 +68,13 @@ def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
 class ResponseGuard:
     """An ``httpx2`` response hook: checks every response before its body is read.
 
-    Args:
-        max_bytes: largest ``Content-Length`` accepted (:func:`body_limit`); None: any.
-
     Raises (from the hook):
         RedirectRefused: a redirect to another origin.
         MalformedResponse: a redirect to something that is not a URL, a compressed body,
-            or one that announces more than ``max_bytes``.
+            or one that announces more than ``max_bytes`` (:func:`body_limit`).
     """
 
-    def __init__(self, max_bytes: int | None = None) -> None:
+    def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
 
     def check(self, response: httpx2.Response) -> None:
@@ -106,7 +103,7 @@ class ResponseGuard:
                 "uncompressed body was accepted)"
             )
         declared = response.headers.get("Content-Length", "")
-        if self.max_bytes is not None and declared.isdigit() and int(declared) > self.max_bytes:
+        if declared.isdigit() and int(declared) > self.max_bytes:
             raise MalformedResponse(_too_large(self.max_bytes, f"announces {declared} bytes"))
 
     async def acheck(self, response: httpx2.Response) -> None:
