@@ -99,13 +99,8 @@ class Ticket:
 
 
 class EndpointPool:
-    """The health of several endpoints, and the choice of one per request (thread-safe).
-
-    Args:
-        urls: the endpoints.
-        failover: when an endpoint is taken out and tried again.
-        clock: monotonic seconds (tests pass their own).
-    """
+    """The health of several endpoints, and the choice of one per request (thread-safe;
+    ``clock``: monotonic seconds, tests pass their own)."""
 
     def __init__(
         self,
@@ -197,13 +192,8 @@ class EndpointPool:
 
 
 class PooledClient:
-    """One ``generate()`` call's clients, one per endpoint, placed by an :class:`EndpointPool`.
-
-    Args:
-        pool: the endpoints' health (shared by every call of a backend).
-        clients: one ``AsyncOpenAI`` client per endpoint of ``pool``, in its order.
-        concurrency: requests in flight at most on each endpoint.
-    """
+    """One ``generate()`` call's clients, one per endpoint of ``pool`` in its order, with at
+    most ``concurrency`` requests in flight on each."""
 
     def __init__(
         self, pool: EndpointPool, clients: Sequence[openai.AsyncOpenAI], concurrency: int
@@ -222,13 +212,12 @@ class PooledClient:
     async def post(
         self, path: str, body: dict[str, Any], deadline_s: float, max_bytes: int
     ) -> bytes:
-        """``POST path`` on the endpoint the pool chooses; the body of its answer.
+        """``POST path`` on the endpoint the pool chooses; the raw body of its answer
+        (:func:`~cseaug.llm.wire.read_body`).
 
-        ``deadline_s`` bounds the whole exchange, from sending to the answer's last byte
-        (a server that trickles its answer a byte at a time meets it): past it, the request
-        fails with ``openai.APITimeoutError``. The body is read raw and refused past
-        ``max_bytes`` (:func:`~cseaug.llm.wire.read_body`); a connection lost while it is read
-        is an ``openai.APIConnectionError``, as one lost before. The client's errors propagate.
+        ``deadline_s`` bounds the exchange up to the body's last byte (then
+        ``openai.APITimeoutError``); a connection lost while the body is read is an
+        ``openai.APIConnectionError``, as one lost before.
         """
         ticket = await self._place()
         self.in_flight[ticket.index] += 1

@@ -35,15 +35,9 @@ _ENCODE_CHUNK = 1000
 
 @dataclass(frozen=True)
 class Estimate:
-    """Requests and tokens of a build.
-
-    Attributes:
-        requests: all LLM requests of the build.
-        cached: how many of them already have an answer in the cache.
-        prompt_tokens: prompt tokens of the ``requests - cached`` requests still to send.
-        max_completion_tokens: ``max_tokens`` × requests still to send (a ceiling).
-        method: how prompt tokens were counted (a tokenizer or the heuristic).
-    """
+    """Requests of a build, how many are ``cached``, and the tokens of those still to send
+    (``max_completion_tokens``: the ``max_tokens`` ceiling; ``method``: how prompt tokens
+    were counted)."""
 
     requests: int
     cached: int
@@ -128,13 +122,8 @@ def cached_answers(
 def estimate(
     requests: Sequence[ChatRequest], cfg: LLMConfig, cache_path: Path | None = None
 ) -> Estimate:
-    """Count requests, cache hits and tokens of a build without sending anything.
-
-    Args:
-        requests: every request the build would make.
-        cfg: the ``llm`` section (model, backend, ``max_tokens``).
-        cache_path: the response cache to consult; None or an absent file: nothing cached.
-    """
+    """Count requests, hits in the cache at ``cache_path`` (None or no file: none) and
+    tokens of a build without sending anything."""
     cached = [answer is not None for answer in cached_answers(requests, cfg, cache_path)]
     to_send = [r for r, hit in zip(requests, cached, strict=True) if not hit]
     tokenizer = local_chat_tokenizer(cfg.model) if to_send else None

@@ -68,13 +68,8 @@ def breaker_from_config(cfg: CircuitBreakerConfig | None) -> CircuitBreaker | No
 def make_backend(
     cfg: LLMConfig, cache_path: Path | None, spent_by: str | None = None
 ) -> LLMBackend:
-    """The backend of ``cfg``, behind the response cache at ``cache_path`` when one is given.
-
-    Args:
-        cfg: the ``llm`` section of a run config.
-        cache_path: SQLite file of the response cache; None: no cache.
-        spent_by: who pays for the requests (a build's run id; the cache records it).
-    """
+    """The backend of ``cfg``, behind the response cache at ``cache_path`` when one is given;
+    ``spent_by`` (a build's run id) pays for what it sends."""
     sampling = sampling_from_config(cfg)
     name = resolve_backend(cfg.backend)
     if name != cfg.backend:

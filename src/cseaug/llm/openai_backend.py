@@ -108,16 +108,9 @@ def retry_delay(
 ) -> float:
     """Seconds to wait before retrying after failed attempt number ``attempt`` (1 = the first).
 
-    A wait the response asks for (:func:`retry_after_seconds`, capped at
-    :data:`MAX_RETRY_AFTER_S`) wins, plus a little jitter (up to 10 %, at most 1 s) so that
-    many throttled requests do not return in one burst; otherwise exponential backoff with
-    full jitter, drawn uniformly below ``min(max_s, initial_s * 2 ** (attempt - 1))``.
-
-    Args:
-        headers: the failed response's headers; None when there was no response.
-        attempt: the number of the attempt that failed.
-        initial_s: the first backoff bound.
-        max_s: the largest backoff bound.
+    A wait the failed response's ``headers`` ask for (:func:`retry_after_seconds`, capped at
+    :data:`MAX_RETRY_AFTER_S`) wins, plus up to 10 % jitter (at most 1 s); otherwise exponential
+    backoff with full jitter, uniform below ``min(max_s, initial_s * 2 ** (attempt - 1))``.
 
     Example:
         >>> 2.0 <= retry_delay({"Retry-After": "2"}, 1, 0.5, 30.0) <= 2.2

@@ -27,14 +27,8 @@ class StreamingBackend(LLMBackend):
         progress: ProgressCallback | None = None,
         on_response: ResponseSink | None = None,
     ) -> list[ChatResponse]:
-        """Answer every request, in order, and pass each answer to ``on_response`` as it arrives.
-
-        Args:
-            requests: the requests.
-            progress: called with the number of requests just finished.
-            on_response: called with ``(index, response)`` for each request as soon as it
-                has its answer (success or failure); an exception it raises stops the batch.
-        """
+        """Answer every request, in order, and pass each answer to ``on_response`` as it
+        arrives (an exception it raises stops the batch)."""
         if on_response is None:
             return super().generate(requests, progress)
         return self._counted(requests, self._stream(list(requests), progress, on_response))
