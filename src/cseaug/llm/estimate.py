@@ -59,28 +59,19 @@ def heuristic_tokens(request: ChatRequest) -> int:
     return content + TOKENS_PER_MESSAGE * len(request.messages) + TOKENS_PER_REPLY
 
 
-def tokenizer_on_disk(model: str) -> bool:
-    """Whether ``model``'s tokenizer files are local (a directory, or the Hugging Face cache),
-    found without importing transformers (and torch): ~2 s of a dry run's start-up otherwise."""
-    if Path(model).expanduser().is_dir():
-        return True
-    try:
-        return in_hub_cache(model, "tokenizer_config.json")
-    except ValueError:  # not a valid repository id
-        return False
-
-
 def local_chat_tokenizer(model: str) -> Any | None:
-    """The model's tokenizer with a chat template, if it loads without any download; else None."""
-    if not tokenizer_on_disk(model):
-        return None
-    try:
+    """The model's tokenizer with a chat template, if it loads without any download; else None.
+
+    Whether its files are local (a directory, or the Hugging Face cache) is asked first,
+    without importing transformers (and torch): ~2 s of a dry run's start-up otherwise.
+    """
+    try:  # ValueError: not a repository id, or a tokenizer that does not load
+        if not (Path(model).expanduser().is_dir() or in_hub_cache(model, "tokenizer_config.json")):
+            return None
         from transformers import AutoTokenizer
-    except ImportError:
-        return None
-    try:
+
         tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=True)
-    except (OSError, ValueError):
+    except (ImportError, OSError, ValueError):
         return None
     return tokenizer if getattr(tokenizer, "chat_template", None) else None
 

@@ -67,10 +67,12 @@ class _Job:
 
 @dataclass
 class _Call:
-    """The state of one ``generate`` call: which indices each key answers, what is done."""
+    """The state of one ``generate`` call: which indices each key answers, the request body
+    of each key, what is done."""
 
     requests: list[ChatRequest]
     indices: dict[str, list[int]]
+    bodies: dict[str, dict[str, Any]]
     progress: ProgressCallback | None
     on_response: ResponseSink | None
     scrub: Scrubber
@@ -176,7 +178,7 @@ class OpenAIBatchBackend(StreamingBackend):
             if key not in indices:
                 bodies[key] = self.online._body(request)
             indices.setdefault(key, []).append(index)
-        call = _Call(requests, indices, progress, on_response, Scrubber([api_key]))
+        call = _Call(requests, indices, bodies, progress, on_response, Scrubber([api_key]))
         client = openai.OpenAI(
             api_key=api_key,
             base_url=self.base_url,
@@ -187,8 +189,8 @@ class OpenAIBatchBackend(StreamingBackend):
             wanted = set(indices)
             jobs = self._attach(wanted, call)
             jobs += self._reclaim(client, wanted, call)
-            jobs += self._submit(client, [k for k in indices if k in wanted], bodies, call)
-            self._wait(client, jobs, bodies, call)
+            jobs += self._submit(client, [k for k in indices if k in wanted], call)
+            self._wait(client, jobs, call)
             call.advance(len(requests))  # the rest: repeats of one request, failures
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             raise BackendError(
@@ -264,20 +266,14 @@ class OpenAIBatchBackend(StreamingBackend):
             call.submissions[key] = call.submissions.get(key, 0) + 1
         return _Job(batch_id, keys)
 
-    def _submit(
-        self,
-        client: openai.OpenAI,
-        keys: Sequence[str],
-        bodies: dict[str, dict[str, Any]],
-        call: _Call,
-    ) -> list[_Job]:
+    def _submit(self, client: openai.OpenAI, keys: Sequence[str], call: _Call) -> list[_Job]:
         """Upload and create one batch per input file of ``keys``, recording each first.
 
         The upload is recorded (pending) before ``batches.create``, and the batch replaces
         it once created: a run killed at any point leaves a record a rerun resolves.
         """
         jobs = []
-        lines = ((key, request_line(key, bodies[key])) for key in keys)
+        lines = ((key, request_line(key, call.bodies[key])) for key in keys)
         for file_keys, content in split_into_files(lines):
             uploaded = client.files.create(
                 file=("cseaug-batch.jsonl", content, "application/jsonl"), purpose="batch"
@@ -359,13 +355,7 @@ class OpenAIBatchBackend(StreamingBackend):
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             logger.info("could not delete file %s: %s", upload.input_file_id, describe_error(exc))
 
-    def _wait(
-        self,
-        client: openai.OpenAI,
-        jobs: list[_Job],
-        bodies: dict[str, dict[str, Any]],
-        call: _Call,
-    ) -> None:
+    def _wait(self, client: openai.OpenAI, jobs: list[_Job], call: _Call) -> None:
         """Poll ``jobs`` until each has ended and its answers are handed on."""
         started = time.monotonic()
         interval = self.settings.poll_interval_s
@@ -383,14 +373,14 @@ class OpenAIBatchBackend(StreamingBackend):
                 try:
                     batch = client.batches.retrieve(job.batch_id)
                 except openai.NotFoundError:
-                    still += self._forget(client, job, bodies, call)
+                    still += self._forget(client, job, call)
                     continue
                 job.status = batch.status
                 self._report_progress(job, batch, call)
                 if batch.status in RUNNING:
                     still.append(job)
                 else:
-                    still += self._finish(client, job, batch, bodies, call)
+                    still += self._finish(client, job, batch, call)
             jobs = still
 
     @staticmethod
@@ -404,14 +394,7 @@ class OpenAIBatchBackend(StreamingBackend):
             "batch %s: %s, %d/%d requests done", job.batch_id, batch.status, done, len(job.keys)
         )
 
-    def _finish(
-        self,
-        client: openai.OpenAI,
-        job: _Job,
-        batch: Any,
-        bodies: dict[str, dict[str, Any]],
-        call: _Call,
-    ) -> list[_Job]:
+    def _finish(self, client: openai.OpenAI, job: _Job, batch: Any, call: _Call) -> list[_Job]:
         """Read an ended batch's results, hand them on, and resubmit what it never ran."""
         results: dict[str, ChatResponse] = {}
         for file_id in (batch.output_file_id, batch.error_file_id):
@@ -436,11 +419,9 @@ class OpenAIBatchBackend(StreamingBackend):
         call.advance(len(job.keys) - len(resubmit) - job.done)
         # the answers are in the cache and the rest is handed on: nothing left to re-attach to
         self.ledger.remove(job.batch_id)
-        return self._submit(client, resubmit, bodies, call) if resubmit else []
+        return self._submit(client, resubmit, call) if resubmit else []
 
-    def _forget(
-        self, client: openai.OpenAI, job: _Job, bodies: dict[str, dict[str, Any]], call: _Call
-    ) -> list[_Job]:
+    def _forget(self, client: openai.OpenAI, job: _Job, call: _Call) -> list[_Job]:
         """A recorded batch the API does not know (deleted, another account): submit again."""
         logger.warning(
             "batch %s is unknown to %s (HTTP 404): submitting its %d requests again",
@@ -449,7 +430,7 @@ class OpenAIBatchBackend(StreamingBackend):
             len(job.keys),
         )
         self.ledger.remove(job.batch_id)
-        return self._submit(client, job.keys, bodies, call)
+        return self._submit(client, job.keys, call)
 
     @staticmethod
     def _why_unanswered(batch: Any) -> str:

@@ -124,14 +124,12 @@ async def read_body(response: httpx2.Response, limit: int) -> bytes:
     Raises:
         MalformedResponse: the body is longer than ``limit`` (the rest is not read).
     """
-    chunks: list[bytes] = []
-    size = 0
+    body = bytearray()
     async for chunk in response.aiter_raw():
-        size += len(chunk)
-        if size > limit:
+        body += chunk
+        if len(body) > limit:
             raise MalformedResponse(_too_large(limit, f"more than {limit} bytes"))
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return bytes(body)
 
 
 def valid_unicode(text: str) -> str:
