@@ -81,14 +81,11 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
         >>> retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=1445412470.0)
         10.0
     """
-    lowered = {
-        k.lower(): v for k, v in headers.items() if k.lower() in ("retry-after", "retry-after-ms")
-    }
-    if "retry-after-ms" in lowered:
-        try:
-            return max(float(lowered["retry-after-ms"]) / 1000.0, 0.0)
-        except ValueError:
-            pass
+    lowered = {k.lower(): v for k, v in headers.items()}
+    try:
+        return max(float(lowered["retry-after-ms"]) / 1000.0, 0.0)
+    except (KeyError, ValueError):
+        pass
     value = lowered.get("retry-after")
     if value is None:
         return None
