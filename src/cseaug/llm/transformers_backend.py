@@ -12,7 +12,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from cseaug.batching import (
@@ -24,6 +23,7 @@ from cseaug.batching import (
 )
 from cseaug.devices import resolve_device, resolve_dtype
 from cseaug.errors import BackendError, require
+from cseaug.hub import hub_offline
 from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
 from cseaug.llm.identity import local_model_identity
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
@@ -123,12 +123,11 @@ class TransformersBackend(StreamingBackend):
         )
 
     def _load(self, auto_class: Any, kwargs: dict[str, Any]) -> Any:
-        offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
         try:
             # local first: an absent model fails at once instead of after network timeouts
             return auto_class.from_pretrained(self.model, local_files_only=True, **kwargs)
         except (OSError, ValueError) as local_error:
-            if offline:
+            if hub_offline():
                 raise BackendError(
                     f"cannot load {self.model!r} for the transformers backend: it is not in the local "
                     f"Hugging Face cache and HF_HUB_OFFLINE is set ({local_error}). {ENDPOINT_HINT}"
