@@ -117,9 +117,8 @@ class VLLMBackend(LLMBackend):
 
     def check(self) -> None:
         """Create the engine now (loads the model onto the GPU); fails before any work."""
-        self._get_engine()
-
-    def _create_engine(self) -> Any:
+        if self._engine is not None:
+            return
         factory = self._engine_factory or require("vllm", "vllm", "The vllm backend").LLM
         settings = self.engine_settings
         kwargs = engine_arguments(
@@ -132,17 +131,12 @@ class VLLMBackend(LLMBackend):
         shown = redacted(kwargs)  # engine_kwargs may carry e.g. hf_token
         logger.info("starting vLLM for %s with %s", self.model, shown)
         try:
-            return factory(model=self.model, **kwargs)
+            self._engine = factory(model=self.model, **kwargs)
         except Exception as exc:  # vLLM raises many types here; all mean "no engine"
             raise BackendError(
                 f"vLLM could not start model {self.model!r} with {shown}: {exc}. Check llm.model, "
                 "llm.vllm (e.g. gpu_memory_utilization, max_model_len) and llm.engine_kwargs"
             ) from exc
-
-    def _get_engine(self) -> Any:
-        if self._engine is None:
-            self._engine = self._create_engine()
-        return self._engine
 
     def _sampling_params(self, engine: Any, sample_index: int) -> Any:
         params = engine.get_default_sampling_params()
@@ -159,8 +153,8 @@ class VLLMBackend(LLMBackend):
     ) -> list[ChatResponse]:
         if not requests:
             return []
-        engine = self._get_engine()
-        responses = self._chat(engine, requests)
+        self.check()
+        responses = self._chat(self._engine, requests)
         if progress is not None:
             progress(len(requests))
         return responses
