@@ -358,17 +358,17 @@ class ResponseCache:
             self._conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
 
     @contextmanager
-    def leased(self, owner: str, lease_s: float = LEASE_S) -> Iterator[None]:
-        """Renew ``owner``'s claims every third of ``lease_s`` while the block runs; release
+    def leased(self, owner: str) -> Iterator[None]:
+        """Renew ``owner``'s claims every third of :data:`LEASE_S` while the block runs; release
         them after it."""
         stop = threading.Event()
 
         def renew() -> None:
-            while not stop.wait(lease_s / 3):
+            while not stop.wait(LEASE_S / 3):
                 with self._lock:
                     self._conn.execute(
                         "UPDATE claims SET lease_until = ? WHERE owner = ?",
-                        (time.time() + lease_s, owner),
+                        (time.time() + LEASE_S, owner),
                     )
 
         renewer = threading.Thread(target=renew, name="cseaug-cache-lease", daemon=True)
@@ -468,7 +468,6 @@ class CachedBackend(StreamingBackend):
         cache: ResponseCache | str | Path,
         chunk_size: int = 1024,
         spent_by: str | None = None,
-        lease_s: float = LEASE_S,
     ) -> None:
         super().__init__(inner.model, inner.sampling, inner.model_revision)
         self.inner = inner
@@ -476,7 +475,6 @@ class CachedBackend(StreamingBackend):
         self.cache = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
         self.chunk_size = chunk_size
         self.spent_by = spent_by
-        self.lease_s = lease_s
         self.owner = new_owner()
 
     def identity(self) -> dict[str, Any]:
@@ -511,10 +509,10 @@ class CachedBackend(StreamingBackend):
                     on_response(index, _answer_of(requests[index], answer, index != first))
 
         pending = list(positions)
-        with self.cache.leased(self.owner, self.lease_s):
+        with self.cache.leased(self.owner):
             while pending:
                 pending = self._take_stored(pending, requests, positions, progress, answered)
-                mine = self.cache.claim(pending, self.owner, self.lease_s)
+                mine = self.cache.claim(pending, self.owner)
                 to_send = [digest for digest in pending if digest in mine]
                 misses = [requests[positions[digest][0]] for digest in to_send]
                 self._send_claimed(to_send, misses, progress, answered)
