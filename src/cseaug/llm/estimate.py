@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cseaug.config import LLMConfig, PriceConfig
-from cseaug.hub import in_hub_cache
+from cseaug.hub import cached_file
 from cseaug.llm.base import ChatRequest
 from cseaug.llm.cache import ResponseCache, request_hash
 
@@ -66,7 +66,8 @@ def local_chat_tokenizer(model: str) -> Any | None:
     without importing transformers (and torch): ~2 s of a dry run's start-up otherwise.
     """
     try:  # ValueError: not a repository id, or a tokenizer that does not load
-        if not (Path(model).expanduser().is_dir() or in_hub_cache(model, "tokenizer_config.json")):
+        on_disk = Path(model).expanduser().is_dir() or cached_file(model, "tokenizer_config.json")
+        if not on_disk:
             return None
         from transformers import AutoTokenizer
 
