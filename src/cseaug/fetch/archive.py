@@ -1,8 +1,7 @@
 """Put downloaded files in place: a verified file renamed into place, or listed archive members.
 
-Only the members a catalogue entry names are extracted, each to its own target path and
-never to a path taken from the archive, so an archive cannot write outside the data
-directory. Every member is checked against its sha256 before it is renamed into place.
+Only the members an entry names are extracted, each to its own target (never a path from the
+archive) and checked against its sha256 before it is renamed into place.
 
 Example:
     >>> import io, tarfile, tempfile
@@ -41,11 +40,6 @@ def place(part: Path, target: Path) -> None:
 
 def extract_members(archive: Path, members: Sequence[Member], data_dir: Path) -> None:
     """Extract ``members`` of a tar archive (any compression) to their targets under ``data_dir``.
-
-    Args:
-        archive: the downloaded, verified archive.
-        members: which files to take out, where to put them and their sha256.
-        data_dir: the directory the members' targets are relative to.
 
     Raises:
         DownloadError: the archive cannot be read, lacks a member, or a member's sha256

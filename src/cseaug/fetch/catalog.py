@@ -1,24 +1,9 @@
 """What ``cseaug data fetch`` can download: the public inputs the shipped configs name.
 
-Each :class:`Entry` is one download (a plain file, an archive from which listed members
-are extracted, or a folder of plain files fetched one by one) with its provenance: the configs that read it, the URLs it is served from
-(tried in order), the sha256 it must have, and its licence. Provenance of the pinned
-copies and how their checksums were established: docs/data.md.
-
-Where no checksum is published (SimCSE's two training files on the Hugging Face hub),
-``sha256`` is None and the fetcher records the sha256 of what it downloaded in
-``<dir>/.fetched.json`` (trust on first use): later fetches and re-downloads are checked
-against that record.
-
-URLs are resolved at fetch time (:func:`source_urls`): ``{HF_ENDPOINT}`` becomes the
-``HF_ENDPOINT`` environment variable (a hub mirror) or ``https://huggingface.co``, hub
-URLs are left out under ``HF_HUB_OFFLINE=1``, and a ``mirror`` base URL replaces every URL
-by ``<mirror>/<filename>`` (a folder entry's files: ``<mirror>/<folder>/<file>``).
-
-The trainer's evaluation sets (STS12-16, STS-B, SICK-R in SentEval's layout, the layout
-``evaluation.data_dir`` is read in) are folder entries: ``sts12-test`` ... ``sts16-test``,
-``stsb``, ``sick-splits``, each file checked against its sha256
-(:mod:`cseaug.fetch.senteval_sums`).
+Each :class:`Entry` is one download (a plain file, archive members, or a folder of files)
+with its provenance: configs, URLs, sha256 (None: trusted on first use and recorded), licence.
+URLs are resolved at fetch time (:func:`source_urls`: ``HF_ENDPOINT``, ``HF_HUB_OFFLINE``, a
+mirror). docs/data.md lists the catalogue and how each checksum is known.
 
 Example:
     >>> [e.name for e in select(["sick", "mrpc-train"])]
@@ -31,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -75,13 +60,8 @@ _NLI_CONFIGS = (
 
 @dataclass(frozen=True)
 class Member:
-    """One file extracted from an archive entry.
-
-    Args:
-        name: its path inside the archive.
-        target: where it goes, relative to the data directory (POSIX separators).
-        sha256: the hex sha256 it must have.
-    """
+    """One file of an archive (``name``: its path inside) or of a folder entry, with its
+    ``target`` (relative to the data directory, POSIX separators) and ``sha256``."""
 
     name: str
     target: str
@@ -90,24 +70,12 @@ class Member:
 
 @dataclass(frozen=True)
 class Entry:
-    """One download of the catalogue.
+    """One download of the catalogue (``name``: what users type).
 
-    Args:
-        name: what users type (``cseaug data fetch NAME``).
-        description: what the file is.
-        configs: the shipped configs that read it.
-        urls: where it is served, tried in order (byte-identical copies).
-        filename: the downloaded object's file name (``<mirror>/<filename>`` under a mirror).
-        sha256: hex sha256 of the downloaded object, or None when none is published (then
-            the first download is recorded and trusted: see the module docstring).
-        licence: the licence, short.
-        terms: whose terms apply and where they are stated.
-        size: approximate size, for people.
-        target: the file's path relative to the data directory (plain files).
-        members: the files to extract (archives); ``target`` is then None.
-        files: the files of a folder entry, each downloaded on its own from
-            ``<url>/<name>`` for each of ``urls`` (base URLs) and checked against its sha256;
-            ``target`` and ``sha256`` are then None and ``filename`` is the folder's name.
+    ``urls`` are byte-identical copies, tried in order; ``filename`` is the name under a
+    mirror; ``sha256`` None: none is published (trusted on first use). A plain file has a
+    ``target``; an archive its ``members``; a folder entry its ``files``, each fetched from
+    ``<url>/<name>`` (``urls`` are then base URLs and ``filename`` the folder's name).
     """
 
     name: str
@@ -323,12 +291,8 @@ CATALOG: tuple[Entry, ...] = (
 """Every download ``cseaug data fetch`` knows, in the order it fetches them."""
 
 
-def select(names: Iterable[str], catalog: Sequence[Entry] = CATALOG) -> list[Entry]:
+def select(names: Iterable[str]) -> list[Entry]:
     """The entries called ``names`` (all of them when ``names`` is empty), in catalogue order.
-
-    Args:
-        names: entry names as typed by the user.
-        catalog: the entries to choose from.
 
     Raises:
         ConfigError: a name is unknown; the message suggests the closest and lists all.
@@ -338,7 +302,7 @@ def select(names: Iterable[str], catalog: Sequence[Entry] = CATALOG) -> list[Ent
         ['wiki1m', 'nli']
     """
     wanted = list(dict.fromkeys(names))
-    known = [entry.name for entry in catalog]
+    known = [entry.name for entry in CATALOG]
     for name in wanted:
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
@@ -347,20 +311,15 @@ def select(names: Iterable[str], catalog: Sequence[Entry] = CATALOG) -> list[Ent
                 f"no dataset '{name}' in the catalogue; {hint}known: {', '.join(known)} "
                 "(cseaug data fetch --list describes them)"
             )
-    return [entry for entry in catalog if not wanted or entry.name in wanted]
+    return [entry for entry in CATALOG if not wanted or entry.name in wanted]
 
 
 def source_urls(
     entry: Entry, mirror: str | None = None, environ: Mapping[str, str] = os.environ
 ) -> list[str]:
-    """The URLs to try for ``entry``, in order.
-
-    Args:
-        entry: the catalogue entry.
-        mirror: a base URL (``http(s)://`` or ``file://``) serving the downloads by file
-            name; it replaces every catalogue URL, so nothing else is contacted.
-        environ: where ``HF_ENDPOINT`` (a hub mirror for the hub URLs) and
-            ``HF_HUB_OFFLINE`` (leave the hub URLs out) are read.
+    """The URLs to try for ``entry``, in order: ``<mirror>/<filename>`` alone under a
+    ``mirror`` (``http(s)://`` or ``file://``); else the catalogue's, hub URLs on ``HF_ENDPOINT``
+    and left out under ``HF_HUB_OFFLINE`` (read from ``environ``).
 
     Example:
         >>> source_urls(select(["nli"])[0], environ={"HF_ENDPOINT": "https://hf-mirror.example/"})

@@ -1,23 +1,10 @@
 """Resumable downloads into a ``.part`` file, over plain urllib (HTTP(S) and ``file://``).
 
-:func:`download` writes a URL's bytes into a part file and returns their sha256 and size;
-checking the sha256 and moving the file into place is the caller's job
-(:mod:`cseaug.fetch.fetcher`). What it guarantees:
-
-* **Resumable.** A part file left by an earlier run, or by a connection that dropped, is
-  continued with an HTTP ``Range`` request; a server that ignores ``Range`` (answers 200)
-  makes the download restart from zero, never append a second copy.
-* **Retries in this layer only**, for a listed set of transient errors (HTTP 408/425/429/5xx,
-  a connection reset or dropped mid-body, a read timeout), with exponential backoff and
-  jitter. An attempt that made the part file grow is not counted: a flaky connection that
-  keeps delivering bytes finishes the file.
-* **Mirrors**: the URLs are tried in order; a URL that cannot be connected to at all (name
-  resolution, refused, unreachable, connect timeout) or answers a permanent error (404,
-  TLS failure) passes to the next. When no URL could even be connected to,
-  :class:`UnreachableError` says so: the machine is probably offline.
-
-Redirects are followed (urllib keeps the ``Range`` header across them, which the Hugging
-Face hub's CDN redirects need).
+:func:`download` continues a part file with ``Range`` (restarting when the server ignores
+it), retries transient errors (an attempt that made progress does not count), passes to the
+next URL on a permanent error and raises :class:`UnreachableError` when no URL could be
+connected to. Checking and placing the file is :mod:`cseaug.fetch.fetcher`'s job;
+docs/data.md, "What a fetch does".
 
 Example:
     >>> from pathlib import Path
@@ -62,14 +49,8 @@ _CONTENT_RANGE = re.compile(r"bytes\s+(?:(\d+)-\d+|\*)/(\d+|\*)")
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How hard one URL is tried.
-
-    Args:
-        attempts: failed attempts in a row that made no progress before the URL is given up.
-        backoff_s: pause after the first such failure; doubled after each next one.
-        max_backoff_s: the longest pause.
-        timeout_s: socket timeout (connect, and each read) in seconds.
-    """
+    """How hard one URL is tried: ``attempts`` failures in a row without progress, pauses
+    from ``backoff_s`` doubling up to ``max_backoff_s``, a socket timeout of ``timeout_s``."""
 
     attempts: int = 4
     backoff_s: float = 1.0
@@ -94,17 +75,9 @@ class Downloaded:
 
 
 class UnreachableError(DownloadError):
-    """No URL of a download could be connected to (name resolution, refused, unreachable).
+    """No URL of a download could be connected to (name resolution, refused, unreachable)."""
 
-    Args:
-        label: what was to be downloaded.
-        reasons: (URL, why) for each URL tried.
-    """
-
-    def __init__(self, label: str, reasons: Sequence[tuple[str, str]]) -> None:
-        self.label = label
-        self.reasons = tuple(reasons)
-        tried = "; ".join(f"{url}: {reason}" for url, reason in self.reasons)
+    def __init__(self, label: str, tried: str) -> None:
         super().__init__(f"cannot connect to any source of {label} ({tried})")
 
 
@@ -135,16 +108,9 @@ def download(
     label: str,
     policy: RetryPolicy | None = None,
 ) -> Downloaded:
-    """Download the first URL that works into ``part``, continuing what ``part`` holds.
-
-    Args:
-        urls: byte-identical sources, tried in order.
-        part: the part file to write (created with its folder; continued if present).
-        label: what is downloaded, for the progress bar and the messages (e.g. a file name).
-        policy: retry settings; the defaults suit the public internet.
-
-    Returns:
-        The URL that served the file, the sha256 and size of the complete part file.
+    """Download the first of ``urls`` (byte-identical sources) that works into ``part``,
+    continuing what ``part`` holds; ``label`` names the download in the progress bar and
+    the messages.
 
     Raises:
         UnreachableError: no URL could be connected to.
@@ -153,20 +119,17 @@ def download(
     """
     policy = policy or RetryPolicy()
     part.parent.mkdir(parents=True, exist_ok=True)
-    reasons: list[tuple[str, str]] = []
+    reasons: list[str] = []
     connected = False
     for url in urls:
         try:
             return _download_from(url, part, label, policy)
-        except _Unreachable as exc:
-            reasons.append((url, str(exc)))
-        except _Permanent as exc:
-            connected = True
-            reasons.append((url, str(exc)))
+        except (_Unreachable, _Permanent) as exc:
+            connected = connected or isinstance(exc, _Permanent)
+            reasons.append(f"{url}: {exc}")
     if not connected:
-        raise UnreachableError(label, tuple(reasons))
-    tried = "; ".join(f"{url}: {reason}" for url, reason in reasons)
-    raise DownloadError(f"could not download {label}: {tried}")
+        raise UnreachableError(label, "; ".join(reasons))
+    raise DownloadError(f"could not download {label}: {'; '.join(reasons)}")
 
 
 def _download_from(url: str, part: Path, label: str, policy: RetryPolicy) -> Downloaded:

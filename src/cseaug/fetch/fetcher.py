@@ -1,20 +1,10 @@
 """Fetch catalogue entries into a data directory (``cseaug data fetch``).
 
-For each entry: a file already present and matching its sha256 is skipped; otherwise it is
-downloaded into a ``.part`` file (resumed if one is there), its sha256 checked, and only
-then renamed into place (archives: the listed members are extracted, each verified; folder
-entries: each missing file is downloaded and verified on its own). A
-mismatch deletes the download and fails naming the file, the expected and the actual
-sha256. What was fetched is recorded in ``<dir>/.fetched.json``
-(:mod:`cseaug.fetch.records`); for files without a published checksum that record is the
-reference later fetches are checked against (trust on first use).
-
-Two fetches into one directory never run at once: the first holds an exclusive lock on
-``<dir>/.fetch.lock``, and removes the file when it is done.
-
-When the very first download cannot connect to any of its URLs, the machine is taken to be
-offline: :class:`OfflineError` stops the run at once and says how to proceed without the
-internet, instead of failing every entry in turn.
+A present file that matches its sha256 is skipped; anything else is downloaded into a
+``.part`` file, checked, and only then put in place, and recorded in ``.fetched.json``
+(:mod:`cseaug.fetch.records`). One fetch at a time writes a directory (``.fetch.lock``); a
+first download that cannot connect anywhere stops the run with :class:`OfflineError`.
+docs/data.md, "What a fetch does".
 
 Example:
     from cseaug.fetch.catalog import select
@@ -105,19 +95,11 @@ def fetch(
     environ: Mapping[str, str] = os.environ,
     on_outcome: Callable[[Outcome], None] | None = None,
 ) -> FetchReport:
-    """Make every entry present and verified under ``data_dir``.
+    """Make every entry present and verified under ``data_dir`` (created if needed).
 
     A failing entry does not stop the others (its outcome says why), except when the first
-    download cannot connect at all (:class:`OfflineError`).
-
-    Args:
-        entries: what to fetch (:func:`cseaug.fetch.catalog.select`).
-        data_dir: the target directory (created if needed); configs read ``data/``.
-        mirror: a base URL that replaces every catalogue URL (``<mirror>/<filename>``).
-        force: download again even what is present (a file that differs is replaced).
-        policy: retry settings of each download.
-        environ: where ``HF_ENDPOINT`` and ``HF_HUB_OFFLINE`` are read.
-        on_outcome: called after each entry, e.g. to print its line at once.
+    download cannot connect at all. ``mirror`` and ``environ``: :func:`source_urls`;
+    ``force``: download again what is present; ``on_outcome``: called after each entry.
 
     Raises:
         OfflineError: the first download could not connect to any of its URLs.
@@ -198,7 +180,7 @@ def _fetch_entry(
         return Outcome(entry, "present", detail)
     if not urls:  # every URL is on the hub and HF_HUB_OFFLINE is set
         reason = "HF_HUB_OFFLINE is set; unset it, or use --mirror"
-        raise UnreachableError(entry.filename, (("the Hugging Face hub", reason),))
+        raise UnreachableError(entry.filename, f"the Hugging Face hub: {reason}")
     if entry.is_folder:
         return _fetch_files(entry, data_dir, urls, force, policy)
     part = _part_path(entry, data_dir)
@@ -351,12 +333,7 @@ def _shown(entry: Entry, data_dir: Path) -> str:
 @contextmanager
 def _exclusive(data_dir: Path) -> Iterator[None]:
     """Hold ``<data_dir>/.fetch.lock`` so two fetches never write the same part file, and
-    remove it afterwards.
-
-    The file is removed while the lock is held; a fetch that opened it before the removal
-    then holds a lock on a file no longer in the directory, so after locking it checks that
-    the path still names the file it locked, and starts over when it does not.
-    """
+    remove it afterwards (a fetch that locked the removed file locks the new one)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / LOCK_FILE
     while True:

@@ -1,10 +1,5 @@
-"""``<data dir>/.fetched.json``: what ``cseaug data fetch`` put there, from where, with which sha256.
-
-One record per file, keyed by its path relative to the data directory. For a file whose
-sha256 the catalogue does not know, the record is the trust-on-first-use reference: a
-later fetch checks the file (or a fresh download) against it. The file is rewritten
-atomically after each download, so an interrupted fetch keeps the records of what it
-finished.
+"""``<data dir>/.fetched.json``: what ``cseaug data fetch`` put there, from where, with which
+sha256 (the trust-on-first-use reference of a file without a published one).
 
 Example:
     >>> import tempfile
@@ -26,14 +21,9 @@ from cseaug.errors import InputError
 RECORDS_FILE = ".fetched.json"
 
 
-def records_path(data_dir: Path) -> Path:
-    """Where the records of ``data_dir`` live."""
-    return Path(data_dir) / RECORDS_FILE
-
-
 def read_records(data_dir: Path) -> dict[str, dict[str, Any]]:
     """Every record of ``data_dir`` (empty when nothing was fetched there yet)."""
-    path = records_path(data_dir)
+    path = Path(data_dir) / RECORDS_FILE
     if not path.exists():
         return {}
     try:
@@ -55,5 +45,5 @@ def write_record(data_dir: Path, target: str, record: dict[str, Any]) -> None:
         "published, this sha256 is the reference later fetches are checked against)",
         "files": dict(sorted(records.items())),
     }
-    with atomic_path(records_path(data_dir)) as tmp:
+    with atomic_path(Path(data_dir) / RECORDS_FILE) as tmp:
         tmp.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -1,23 +1,16 @@
 """The one LLM interface every backend implements; stages never know which backend runs.
 
-A stage builds :class:`ChatRequest` objects (chat messages plus a stable ``key``) and
-receives one :class:`ChatResponse` per request, in the same order. A failed request is
-never an exception that sinks the batch and never a silent ``None``: its response has
-``error`` set and the stage sends it to rejects with that reason.
-
-Backends: ``openai`` / ``openai-compatible`` (:mod:`cseaug.llm.openai_backend`),
-``openai-batch`` (:mod:`cseaug.llm.openai_batch_backend`),
-``vllm`` (:mod:`cseaug.llm.vllm_backend`), ``transformers``
-(:mod:`cseaug.llm.transformers_backend`); :func:`cseaug.llm.factory.make_backend` picks
-one from an :class:`~cseaug.config.LLMConfig`. :mod:`cseaug.llm.cache` wraps any backend
-so that no request whose answer was received is ever sent again.
+A stage sends :class:`ChatRequest` objects and gets one :class:`ChatResponse` per request, in
+order; a failed request is a response with ``error`` set (never an exception, never ``None``)
+that the stage sends to rejects. :func:`cseaug.llm.factory.make_backend` picks the backend;
+docs/llm-backends.md describes them all.
 """
 
 from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 Message = dict[str, str]
@@ -104,10 +97,9 @@ class Usage:
     retried: int = 0
     cached: int = 0
     circuit_open: int = 0
-    cache_mismatched: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    cache_mismatched: int = 0
 
     def add(self, response: ChatResponse) -> None:
         if response.cached:
@@ -123,17 +115,9 @@ class Usage:
         self.completion_tokens += response.completion_tokens
 
     def as_dict(self) -> dict[str, int]:
-        counts = {
-            "requests": self.requests,
-            "failed": self.failed,
-            "retried": self.retried,
-            "cached": self.cached,
-            "circuit_open": self.circuit_open,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-        }
-        if self.cache_mismatched:
-            counts["cache_mismatched"] = self.cache_mismatched
+        counts = asdict(self)
+        if not self.cache_mismatched:
+            del counts["cache_mismatched"]
         return counts
 
 
@@ -179,16 +163,22 @@ class LLMBackend(abc.ABC):
         whole batch is answered; a :class:`~cseaug.llm.streaming.StreamingBackend` calls it
         as each answer arrives.
         """
-        responses = self._generate(list(requests), progress)
+        responses = self._counted(requests, self._generate(list(requests), progress))
+        if on_response is not None:
+            for index, response in enumerate(responses):
+                on_response(index, response)
+        return responses
+
+    def _counted(
+        self, requests: Sequence[ChatRequest], responses: list[ChatResponse]
+    ) -> list[ChatResponse]:
+        """``responses``, one per request (checked), added to :attr:`usage`."""
         if len(responses) != len(requests):
             raise RuntimeError(
                 f"{self.name} backend returned {len(responses)} answers for {len(requests)} requests"
             )
         for response in responses:
             self.usage.add(response)
-        if on_response is not None:
-            for index, response in enumerate(responses):
-                on_response(index, response)
         return responses
 
     @abc.abstractmethod

@@ -1,13 +1,8 @@
 """The JSONL files of the OpenAI Batch API: the requests going up, the results coming down.
 
-Each input line is one chat completion, ``{"custom_id", "method": "POST", "url":
-"/v1/chat/completions", "body"}``; one batch holds at most :data:`MAX_REQUESTS_PER_BATCH`
-lines and :data:`MAX_BATCH_FILE_BYTES` (the API's limits: 50,000 requests, 200 MB).
-Each line of a batch's output or error file is ``{"custom_id", "response": {"status_code",
-"body"}, "error"}``: a 200 holds a chat completion, parsed as the ``openai`` backend parses
-one (:func:`~cseaug.llm.wire.parse_completion`); anything else is the request's
-error. A request the batch never ran (error code ``batch_expired`` or ``batch_cancelled``)
-has no result at all: it is to be sent again, not rejected.
+A 200 result is parsed as the ``openai`` backend parses a body
+(:func:`~cseaug.llm.wire.parse_completion`); a request the batch never ran has no result
+and is sent again (docs/llm-backends.md, "The Batch API").
 
 Example:
     >>> line = request_line("k1", {"model": "m", "messages": []})

@@ -1,19 +1,9 @@
 """Which OpenAI batches a build has submitted and not read yet, so a resumed build re-attaches.
 
-A batch submitted to the OpenAI Batch API keeps running (and is paid for) whether or not
-the process that submitted it is still alive. :class:`BatchLedger` records each submitted
-batch (its id, the endpoint, and the set of request keys it answers: the response cache's
-keys, which are also the batches' ``custom_id``) in a table of the response cache's own
-SQLite file. A later run that needs the same requests finds the batch here and polls it
-for them instead of paying again; an entry is removed once the batch's answers are in the
-cache (or the batch ended and its unanswered requests were handed on).
-
-A batch is recorded in two steps, so that no moment exists when OpenAI has a batch the
-ledger knows nothing of: its uploaded input file is recorded as a *pending upload*
-(:meth:`BatchLedger.pend`, committed before ``batches.create`` is called), and the batch
-replaces that entry once created (:meth:`BatchLedger.record`, one transaction). A pending
-upload found by a later run is a batch that may or may not exist: the backend looks for a
-batch made from that file before creating one.
+Tables of the response cache's SQLite file. A batch is recorded in two steps, so that OpenAI
+never has a batch the ledger knows nothing of: its uploaded input file as a *pending upload*
+(:meth:`BatchLedger.pend`, before ``batches.create``), then the batch in its place
+(:meth:`BatchLedger.record`, one transaction). docs/llm-backends.md, "The Batch API".
 
 Example:
     >>> ledger = BatchLedger(None)  # in memory: nothing survives the process
@@ -33,12 +23,13 @@ Example:
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from cseaug.llm.cache import connect, transaction
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS openai_batches (
@@ -87,20 +78,9 @@ class BatchLedger:
     """
 
     def __init__(self, path: str | Path | None) -> None:
-        if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(
-            ":memory:" if path is None else str(path),
-            timeout=60.0,
-            isolation_level=None,
-            check_same_thread=False,
-        )
+        self._conn = connect(None if path is None else Path(path))
         self._lock = threading.Lock()
-        with self._lock:
-            if path is not None:
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
+        self._conn.executescript(_SCHEMA)
 
     def pend(
         self, input_file_id: str, base_url: str, request_keys: Sequence[str], uploaded_at: float
@@ -133,20 +113,14 @@ class BatchLedger:
 
         Both happen in one transaction, committed before this returns.
         """
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO openai_batches VALUES (?, ?, ?, ?)",
-                    (batch_id, base_url, json.dumps(list(request_keys)), time.time()),
-                )
-                self._conn.execute(
-                    "DELETE FROM openai_batch_uploads WHERE input_file_id = ?", (upload,)
-                )
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+        with self._lock, transaction(self._conn, "IMMEDIATE"):
+            self._conn.execute(
+                "INSERT OR REPLACE INTO openai_batches VALUES (?, ?, ?, ?)",
+                (batch_id, base_url, json.dumps(list(request_keys)), time.time()),
+            )
+            self._conn.execute(
+                "DELETE FROM openai_batch_uploads WHERE input_file_id = ?", (upload,)
+            )
 
     def drop_upload(self, input_file_id: str) -> None:
         """Forget a pending upload that will never become a batch."""

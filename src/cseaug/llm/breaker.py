@@ -1,12 +1,8 @@
 """The circuit breaker: stop sending when the endpoint fails most requests.
 
-A request reaches the breaker only after its own retries (``llm.max_retries``) are spent,
-so each failure it counts is already a request that could not be answered. When at least
-``failure_rate`` of the last ``window`` finished requests failed, the breaker opens and
-stays open for the rest of the build: requests not yet sent come back at once with
-``failure=circuit_open`` and are never sent. Answers already received are in the response
-cache; the rejects record every unsent prompt with the reason ``circuit_open`` and a rerun
-sends them (docs/llm-backends.md, "When the endpoint fails").
+It counts requests whose own retries are spent; once ``failure_rate`` of the last ``window``
+failed, it stays open for the rest of the build and unsent requests come back as
+``circuit_open`` rejects (docs/llm-backends.md, "When the endpoint fails").
 
 Example:
     >>> breaker = CircuitBreaker(window=4, failure_rate=0.75)

@@ -1,46 +1,12 @@
 """A persistent request-level cache: no answer is ever paid for twice.
 
-Every successful answer is stored in SQLite under the sha256 of the canonical JSON of
-(backend name, model, sampling parameters, messages, sample_index), see
-:func:`request_hash`. :class:`CachedBackend` wraps any backend: it looks every request
-up, sends only the misses (each distinct one once, even when a batch repeats it) and
-stores each answer the moment it arrives, so a crash, even ``kill -9``, loses at most
-the requests that were in flight. A rerun of the same requests sends none of the
-answered ones again. Failed answers are not stored: a rerun tries them again, and the
-``failures`` table remembers them, so that a request sent again counts as ``retried``.
-
-**In-flight claims** (several processes building the same dataset at once): before a miss
-is sent, its hash is claimed in the ``claims`` table with an owner (host, process, backend)
-and a lease (:data:`LEASE_S`, renewed while the owner works). A process sends only what it
-claimed; a prompt another live owner holds is waited for and read from the cache when its
-answer lands. A claim whose lease ran out, or whose owner is a dead process on this host,
-is taken over; a failed request's claim is released at once, so the waiter sends it itself.
-
-**What a build spent**: each stored answer records who paid for it (``spent_by``, the
-build's run id) and each call that sent requests is a row of ``calls`` (seconds, sent,
-failed), so :meth:`ResponseCache.spending` sums a build's tokens and generate time over
-all its attempts, also after a crash or a resume.
-
-Streaming backends (:class:`~cseaug.llm.streaming.StreamingBackend`: ``openai``,
-``openai-compatible``, ``transformers``) hand each answer to the cache as it arrives;
-the others (``vllm``) get their misses in chunks of ``chunk_size`` and each chunk is
-stored when it returns.
-
-The database runs in WAL mode with ``synchronous=NORMAL``: a committed answer survives
-the death of the process at any point (the operating system holds the write) and
-several processes can read and write the same file at once; only a power loss or an
-operating-system crash can lose the last few answers, never corrupt the file.
-
-**Integrity** (issue 21, item 9): each stored answer carries a ``digest``, the sha256 of its
-request hash, text and token counts (:func:`answer_digest`), checked whenever it is read. An
-answer that does not match (edited or damaged in the file) is not used: it is asked again,
-its fresh answer replaces it, and the backend's usage counts it (``cache_mismatched``). A
-cache file of an earlier version gets the column when it is opened, and its answers, written
-before digests existed, are trusted once: their digests are written then. A file SQLite
-cannot read (truncated, overwritten) is a :class:`CacheDamagedError` of one line naming the
-file and the command that sets it aside; it is never deleted (it holds paid answers). A full
-disk is an ``OSError`` ``ENOSPC`` naming the file (one line, exit status 2, like every full
-disk): every answer committed before it stays.
+Each answer is stored in SQLite (WAL mode) under :func:`request_hash` the moment it arrives,
+with the digest that is checked when it is read (:func:`answer_digest`) and the build that
+paid for it. :class:`CachedBackend` wraps any backend: it sends only the misses, each
+distinct one once, after claiming them (``claims``: several processes building at once
+never send one prompt twice; a dead owner's or an expired claim is taken over). Failed
+answers are not stored. A damaged file is a :class:`CacheDamagedError` and is never deleted;
+a full disk is an ``OSError`` ``ENOSPC``. docs/llm-backends.md, "The response cache".
 
 Example:
     >>> import tempfile
@@ -61,8 +27,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,8 +49,7 @@ LEASE_S = 60.0
 POLL_S = 0.25
 """How often a process waiting for another one's claimed prompts looks for their answers."""
 
-_SCHEMA = (
-    """
+_SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     hash TEXT PRIMARY KEY,
     text TEXT NOT NULL,
@@ -94,26 +58,19 @@ CREATE TABLE IF NOT EXISTS responses (
     created_at REAL NOT NULL,
     spent_by TEXT,
     digest TEXT
-) WITHOUT ROWID
-""",
-    "CREATE INDEX IF NOT EXISTS responses_spent_by ON responses (spent_by)",
-    """
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS responses_spent_by ON responses (spent_by);
 CREATE TABLE IF NOT EXISTS failures (
     hash TEXT PRIMARY KEY, error TEXT NOT NULL, attempts INTEGER NOT NULL, failed_at REAL NOT NULL
-) WITHOUT ROWID
-""",
-    """
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS claims (
     hash TEXT PRIMARY KEY, owner TEXT NOT NULL, lease_until REAL NOT NULL
-) WITHOUT ROWID
-""",
-    """
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS calls (
     spent_by TEXT, started_at REAL NOT NULL, seconds REAL NOT NULL,
     sent INTEGER NOT NULL, failed INTEGER NOT NULL
-)
-""",
-)
+);
+"""
 
 
 class CacheDamagedError(CseaugError):
@@ -185,11 +142,6 @@ def _owner_is_dead(owner: str) -> bool:
     return False
 
 
-def _chunks(items: Sequence[str]) -> Iterator[list[str]]:
-    for start in range(0, len(items), _LOOKUP_CHUNK):
-        yield list(items[start : start + _LOOKUP_CHUNK])
-
-
 def request_hash(identity: dict[str, Any], request: ChatRequest) -> str:
     """The cache key of one request for a backend of the given :meth:`~LLMBackend.identity`.
 
@@ -215,6 +167,34 @@ class CachedAnswer:
     completion_tokens: int
 
 
+def connect(path: Path | None) -> sqlite3.Connection:
+    """An autocommit connection (every statement is its own committed transaction unless
+    :func:`transaction` groups some) to the database at ``path``, in WAL mode, that threads
+    share; None: a database in memory."""
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(
+        path or ":memory:", timeout=60.0, isolation_level=None, check_same_thread=False
+    )
+    if path is not None:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, mode: str = "") -> Iterator[None]:
+    """One committed transaction on ``conn`` (``mode``: ``IMMEDIATE`` to take the write lock
+    first); call with the lock of ``conn`` held."""
+    conn.execute(f"BEGIN {mode}")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 class ResponseCache:
     """The SQLite file of stored answers, safe to share between threads and processes.
 
@@ -225,28 +205,21 @@ class ResponseCache:
     @_reported
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # autocommit (isolation_level=None): every put is its own committed transaction
-        self._conn = sqlite3.connect(
-            self.path, timeout=60.0, isolation_level=None, check_same_thread=False
-        )
+        self._conn = connect(self.path)
         self._lock = threading.Lock()
         with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
             columns = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
             if columns and "spent_by" not in columns:  # a cache file of an earlier version
                 self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
             if columns and "digest" not in columns:
                 self._add_digests()
-            for statement in _SCHEMA:
-                self._conn.execute(statement)
+            self._conn.executescript(_SCHEMA)
 
     def _add_digests(self) -> None:
         """Give a cache file of an earlier version its ``digest`` column, and its answers
         their digests (trusted once: nothing recorded what they were)."""
         added, after = 0, ""
-        with self._transaction("IMMEDIATE"):
+        with transaction(self._conn, "IMMEDIATE"):
             self._conn.execute("ALTER TABLE responses ADD COLUMN digest TEXT")
             while rows := self._conn.execute(  # a page at a time: a cache may be large
                 "SELECT hash, text, prompt_tokens, completion_tokens FROM responses "
@@ -267,27 +240,31 @@ class ResponseCache:
         found: dict[str, CachedAnswer] = {}
         mismatched: set[str] = set()
         with self._lock:
-            for chunk in _chunks(list(dict.fromkeys(hashes))):
-                marks = ",".join("?" * len(chunk))
-                rows = self._conn.execute(
+            rows = list(
+                self._rows(
                     "SELECT hash, text, prompt_tokens, completion_tokens, digest FROM responses "
-                    f"WHERE hash IN ({marks})",
-                    chunk,
+                    "WHERE hash IN ({marks})",
+                    list(dict.fromkeys(hashes)),
                 )
-                for digest, text, prompt_tokens, completion_tokens, stored in rows:
-                    if stored != answer_digest(digest, text, prompt_tokens, completion_tokens):
-                        mismatched.add(digest)
-                        continue
-                    found[digest] = CachedAnswer(text, prompt_tokens, completion_tokens)
+            )
+        for digest, text, prompt_tokens, completion_tokens, stored in rows:
+            if stored != answer_digest(digest, text, prompt_tokens, completion_tokens):
+                mismatched.add(digest)
+                continue
+            found[digest] = CachedAnswer(text, prompt_tokens, completion_tokens)
         return found, mismatched
+
+    def _rows(self, query: str, hashes: Sequence[str], *extra: Any) -> Iterator[Any]:
+        """The rows of ``query`` for ``hashes``, a chunk at a time (``{marks}``: a chunk's
+        placeholders, followed by those of ``extra``); call with ``self._lock`` held."""
+        for start in range(0, len(hashes), _LOOKUP_CHUNK):
+            chunk = hashes[start : start + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            yield from self._conn.execute(query.format(marks=marks), [*chunk, *extra])
 
     def get_many(self, hashes: Sequence[str]) -> dict[str, CachedAnswer]:
         """The stored answers among ``hashes`` that match their digest (:meth:`lookup`)."""
         return self.lookup(hashes)[0]
-
-    def count(self, hashes: Iterable[str]) -> int:
-        """How many distinct ``hashes`` have a stored answer that matches its digest."""
-        return len(self.get_many(list(hashes)))
 
     @_reported
     def put(
@@ -317,26 +294,14 @@ class ResponseCache:
             if not failed_before:  # one statement, one commit: the common case stays cheap
                 self._conn.execute(insert, row)
                 return
-            with self._transaction():
+            with transaction(self._conn):
                 self._conn.execute(insert, row)
                 self._conn.execute("DELETE FROM failures WHERE hash = ?", (digest,))
-
-    @contextmanager
-    def _transaction(self, mode: str = "") -> Iterator[None]:
-        """One committed transaction (``mode``: ``IMMEDIATE`` to take the write lock first);
-        call with ``self._lock`` held."""
-        self._conn.execute(f"BEGIN {mode}")
-        try:
-            yield
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
 
     @_reported
     def fail(self, digest: str, error: str) -> None:
         """Remember that the request ``digest`` failed (and release its claim)."""
-        with self._lock, self._transaction():
+        with self._lock, transaction(self._conn):
             self._conn.execute(
                 "INSERT INTO failures VALUES (?, ?, 1, ?) ON CONFLICT(hash) DO UPDATE SET "
                 "error = excluded.error, attempts = attempts + 1, failed_at = excluded.failed_at",
@@ -347,15 +312,9 @@ class ResponseCache:
     @_reported
     def failed_before(self, hashes: Sequence[str]) -> set[str]:
         """Those of ``hashes`` whose last attempt failed."""
-        found: set[str] = set()
         with self._lock:
-            for chunk in _chunks(hashes):
-                marks = ",".join("?" * len(chunk))
-                rows = self._conn.execute(
-                    f"SELECT hash FROM failures WHERE hash IN ({marks})", chunk
-                )
-                found.update(digest for (digest,) in rows)
-        return found
+            rows = self._rows("SELECT hash FROM failures WHERE hash IN ({marks})", hashes)
+            return {digest for (digest,) in rows}
 
     @_reported
     def claim(self, hashes: Sequence[str], owner: str, lease_s: float = LEASE_S) -> set[str]:
@@ -365,43 +324,32 @@ class ResponseCache:
         dead process of this host.
         """
         now = time.time()
-        mine: set[str] = set()
-        with self._lock, self._transaction("IMMEDIATE"):
-            for chunk in _chunks(hashes):
-                marks = ",".join("?" * len(chunk))
-                self._conn.executemany(
-                    "INSERT OR IGNORE INTO claims VALUES (?, ?, ?)",
-                    [(digest, owner, now + lease_s) for digest in chunk],
+        with self._lock, transaction(self._conn, "IMMEDIATE"):
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO claims VALUES (?, ?, ?)",
+                [(digest, owner, now + lease_s) for digest in hashes],
+            )
+            held = list(
+                self._rows(
+                    "SELECT hash, owner, lease_until FROM claims WHERE hash IN ({marks})", hashes
                 )
-                held = self._conn.execute(
-                    f"SELECT hash, owner, lease_until FROM claims WHERE hash IN ({marks})",
-                    chunk,
-                ).fetchall()
-                dead = {o for _, o, _ in held if o != owner and _owner_is_dead(o)}
-                take = [d for d, o, until in held if o != owner and (until < now or o in dead)]
-                self._conn.executemany(
-                    "UPDATE claims SET owner = ?, lease_until = ? WHERE hash = ?",
-                    [(owner, now + lease_s, digest) for digest in take],
-                )
-                mine.update(d for d, o, _ in held if o == owner)
-                mine.update(take)
-        return mine
+            )
+            dead = {o for _, o, _ in held if o != owner and _owner_is_dead(o)}
+            take = [d for d, o, until in held if o != owner and (until < now or o in dead)]
+            self._conn.executemany(
+                "UPDATE claims SET owner = ?, lease_until = ? WHERE hash = ?",
+                [(owner, now + lease_s, digest) for digest in take],
+            )
+        return {d for d, o, _ in held if o == owner} | set(take)
 
     @_reported
     def claimed_by_others(self, hashes: Sequence[str], owner: str) -> set[str]:
         """Those of ``hashes`` that another owner holds now (lease still running)."""
-        now = time.time()
-        found: set[str] = set()
+        query = (
+            "SELECT hash FROM claims WHERE hash IN ({marks}) AND owner != ? AND lease_until >= ?"
+        )
         with self._lock:
-            for chunk in _chunks(hashes):
-                marks = ",".join("?" * len(chunk))
-                rows = self._conn.execute(
-                    f"SELECT hash FROM claims WHERE hash IN ({marks}) AND owner != ? "
-                    "AND lease_until >= ?",
-                    [*chunk, owner, now],
-                )
-                found.update(digest for (digest,) in rows)
-        return found
+            return {digest for (digest,) in self._rows(query, hashes, owner, time.time())}
 
     @_reported
     def release(self, owner: str) -> None:
@@ -410,17 +358,17 @@ class ResponseCache:
             self._conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
 
     @contextmanager
-    def leased(self, owner: str, lease_s: float = LEASE_S) -> Iterator[None]:
-        """Renew ``owner``'s claims every third of ``lease_s`` while the block runs; release
+    def leased(self, owner: str) -> Iterator[None]:
+        """Renew ``owner``'s claims every third of :data:`LEASE_S` while the block runs; release
         them after it."""
         stop = threading.Event()
 
         def renew() -> None:
-            while not stop.wait(lease_s / 3):
+            while not stop.wait(LEASE_S / 3):
                 with self._lock:
                     self._conn.execute(
                         "UPDATE claims SET lease_until = ? WHERE owner = ?",
-                        (time.time() + lease_s, owner),
+                        (time.time() + LEASE_S, owner),
                     )
 
         renewer = threading.Thread(target=renew, name="cseaug-cache-lease", daemon=True)
@@ -500,14 +448,8 @@ class CachedBackend(StreamingBackend):
     Each answer goes to ``generate``'s ``on_response`` as it exists: a stored one when it is
     looked up, a sent one when it arrives (every repeat of a request gets its answer then).
 
-    Args:
-        inner: the backend that answers the misses.
-        cache: a :class:`ResponseCache` or the path of its database file.
-        chunk_size: misses per call of a non-streaming inner backend; each chunk is
-            stored when it returns.
-        spent_by: who pays for what is sent (a build's run id), for
-            :meth:`ResponseCache.spending`.
-        lease_s: lease of this backend's in-flight claims.
+    ``inner`` answers the misses, in calls of ``chunk_size`` when it does not stream; what
+    is sent is paid for by ``spent_by`` (a build's run id, :meth:`ResponseCache.spending`).
 
     Example:
         >>> from cseaug.config import LLMConfig
@@ -526,7 +468,6 @@ class CachedBackend(StreamingBackend):
         cache: ResponseCache | str | Path,
         chunk_size: int = 1024,
         spent_by: str | None = None,
-        lease_s: float = LEASE_S,
     ) -> None:
         super().__init__(inner.model, inner.sampling, inner.model_revision)
         self.inner = inner
@@ -534,7 +475,6 @@ class CachedBackend(StreamingBackend):
         self.cache = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
         self.chunk_size = chunk_size
         self.spent_by = spent_by
-        self.lease_s = lease_s
         self.owner = new_owner()
 
     def identity(self) -> dict[str, Any]:
@@ -556,35 +496,33 @@ class CachedBackend(StreamingBackend):
         on_response: ResponseSink | None,
     ) -> list[ChatResponse]:
         hashes = self.hashes(requests)
-        answers: dict[str, ChatResponse] = {}  # hash -> the answer of its first request
-        first_of: dict[str, int] = {}  # hash -> index of its first request
-        positions: dict[str, list[int]] = {}  # hash -> index of each of its requests
+        positions: dict[str, list[int]] = {}  # hash -> the index of each of its requests
         for index, digest in enumerate(hashes):
-            first_of.setdefault(digest, index)
             positions.setdefault(digest, []).append(index)
-        copies = Counter(hashes)
+        answers: dict[str, ChatResponse] = {}  # hash -> the answer of its first request
 
         def answered(digest: str, answer: ChatResponse) -> None:
+            answers[digest] = answer
             if on_response is not None:
+                first = positions[digest][0]
                 for index in positions[digest]:
-                    on_response(index, _answer_of(requests[index], answer, index, first_of[digest]))
+                    on_response(index, _answer_of(requests[index], answer, index != first))
 
-        pending = list(first_of)
-        with self.cache.leased(self.owner, self.lease_s):
+        pending = list(positions)
+        with self.cache.leased(self.owner):
             while pending:
-                pending = self._take_stored(
-                    pending, requests, first_of, answers, progress, copies, answered
-                )
-                mine = self.cache.claim(pending, self.owner, self.lease_s)
+                pending = self._take_stored(pending, requests, positions, progress, answered)
+                mine = self.cache.claim(pending, self.owner)
                 to_send = [digest for digest in pending if digest in mine]
-                answers.update(self._send_claimed(to_send, requests, first_of, progress, answered))
+                misses = [requests[positions[digest][0]] for digest in to_send]
+                self._send_claimed(to_send, misses, progress, answered)
                 if progress is not None and to_send:
-                    progress(sum(copies[digest] - 1 for digest in to_send))  # the repeats
+                    progress(sum(len(positions[digest]) - 1 for digest in to_send))  # the repeats
                 pending = [digest for digest in pending if digest not in answers]
                 if pending:
                     self._wait_for_others(pending)
         return [
-            _answer_of(request, answers[digest], index, first_of[digest])
+            _answer_of(request, answers[digest], index != positions[digest][0])
             for index, (request, digest) in enumerate(zip(requests, hashes, strict=True))
         ]
 
@@ -592,15 +530,12 @@ class CachedBackend(StreamingBackend):
         self,
         pending: list[str],
         requests: list[ChatRequest],
-        first_of: dict[str, int],
-        answers: dict[str, ChatResponse],
+        positions: dict[str, list[int]],
         progress: ProgressCallback | None,
-        copies: Counter[str],
         answered: Callable[[str, ChatResponse], None],
     ) -> list[str]:
-        """Fill ``answers`` with what the cache holds among ``pending`` (each one also to
-        ``answered``); return the rest (stored answers that fail their digest check among
-        them: they are asked again)."""
+        """Hand what the cache holds among ``pending`` to ``answered``; return the rest (stored
+        answers that fail their digest check among them: they are asked again)."""
         stored, mismatched = self.cache.lookup(pending)
         if mismatched:
             self.usage.cache_mismatched += len(mismatched)
@@ -611,30 +546,29 @@ class CachedBackend(StreamingBackend):
                 self.cache.path,
             )
         for digest, hit in stored.items():
-            answers[digest] = ChatResponse(
-                key=requests[first_of[digest]].key,
+            answer = ChatResponse(
+                key=requests[positions[digest][0]].key,
                 text=hit.text,
                 prompt_tokens=hit.prompt_tokens,
                 completion_tokens=hit.completion_tokens,
                 cached=True,
             )
-            answered(digest, answers[digest])
+            answered(digest, answer)
         if progress is not None and stored:
-            progress(sum(copies[digest] for digest in stored))
+            progress(sum(len(positions[digest]) for digest in stored))
         return [digest for digest in pending if digest not in stored]
 
     def _send_claimed(
         self,
         to_send: list[str],
-        requests: list[ChatRequest],
-        first_of: dict[str, int],
+        misses: list[ChatRequest],
         progress: ProgressCallback | None,
         answered: Callable[[str, ChatResponse], None],
-    ) -> dict[str, ChatResponse]:
-        """Send the requests of ``to_send`` (claimed by this backend), storing each answer and
-        handing it to ``answered`` as it arrives."""
+    ) -> None:
+        """Send ``misses`` (the requests of the hashes ``to_send``, claimed by this backend),
+        storing each answer and handing it to ``answered`` as it arrives."""
         if not to_send:
-            return {}
+            return
         retried = self.cache.failed_before(to_send)
         started, clock = time.time(), time.perf_counter()
 
@@ -647,12 +581,11 @@ class CachedBackend(StreamingBackend):
                 self.cache.fail(digest, response.error or "failed")
             answered(digest, response)
 
-        sent = self._send([requests[first_of[d]] for d in to_send], progress, store)
+        sent = self._send(misses, progress, store)
         failed = sum(1 for r in sent if not r.ok)
         self.cache.record_call(
             self.spent_by, started, time.perf_counter() - clock, len(sent), failed
         )
-        return dict(zip(to_send, sent, strict=True))
 
     def _wait_for_others(self, pending: list[str]) -> None:
         """Wait while other owners hold every one of ``pending`` and none has an answer yet."""
@@ -663,15 +596,13 @@ class CachedBackend(StreamingBackend):
             self.cache.path,
         )
         while self.cache.claimed_by_others(pending, self.owner) == set(pending):
-            if self.cache.count(pending):
+            if self.cache.get_many(pending):
                 return
             time.sleep(POLL_S)
 
     def _send(
         self, misses: list[ChatRequest], progress: ProgressCallback | None, store: ResponseSink
     ) -> list[ChatResponse]:
-        if not misses:
-            return []
         if isinstance(self.inner, StreamingBackend):
             return self.inner.generate(misses, progress, on_response=store)
         answers: list[ChatResponse] = []
@@ -687,10 +618,9 @@ class CachedBackend(StreamingBackend):
         self.cache.close()
 
 
-def _answer_of(request: ChatRequest, answer: ChatResponse, index: int, first: int) -> ChatResponse:
-    """The response to ``request`` (at ``index``) from the ``answer`` of its first copy (at
-    ``first``): repeats of a request share the one answer that was paid for."""
-    repeat = index != first
+def _answer_of(request: ChatRequest, answer: ChatResponse, repeat: bool) -> ChatResponse:
+    """The response to ``request`` from the ``answer`` of its first copy (``repeat``: this is
+    a later copy): repeats of a request share the one answer that was paid for."""
     return ChatResponse(
         key=request.key,
         text=answer.text,

@@ -1,26 +1,9 @@
 """Several OpenAI-compatible endpoints behind one backend: balance, take out, try again.
 
-``llm.base_url`` may list several servers of the same model (one ``vllm serve`` per GPU
-or per machine). Each endpoint gets its own ``AsyncOpenAI`` client (its own connection
-pool of ``llm.concurrency`` connections); a request goes to the endpoint in service with
-the fewest requests in flight, and waits while every endpoint in service already has
-``concurrency`` in flight. Retries stay where they are (the backend's tenacity loop around
-each request): a retried attempt is placed again, so it lands on a healthy endpoint.
-
-Health (:class:`EndpointPool`) lives as long as the backend, across ``generate()`` calls
-and threads: an endpoint whose requests fail ``llm.failover.failures`` times in a row with
-a connection error, a timeout or a 5xx is taken out of service for ``cooldown_s``. When
-that has passed, one request at a time tries it: an answer puts it back into service, a
-failure takes it out again for twice as long (at most ``max_cooldown_s``). A 4xx or 429 is
-the server answering, and counts as healthy. When no endpoint is in service, a request is
-sent to the one due back first: it fails with the usual transient reason (``connection
-error (... Connection refused)``) and the backend's retries and backoff apply, exactly as
-with one endpoint today. A single endpoint therefore behaves as before: every request goes
-to it.
-
-Which endpoint answered is not part of the cache key (:meth:`~cseaug.llm.base.LLMBackend.identity`):
-listed endpoints must serve the same model, so answers stored from one are reused when
-another is configured.
+A request goes to the endpoint in service with the fewest requests in flight (each takes
+``llm.concurrency``); an endpoint that fails ``llm.failover.failures`` times in a row (no
+connection, timeout, 5xx) is out of service for a cool-down, then tried by one request. One
+endpoint behaves as if there were no pool. docs/llm-backends.md, "Several endpoints".
 
 Example:
     >>> pool = EndpointPool(["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"])
@@ -116,13 +99,8 @@ class Ticket:
 
 
 class EndpointPool:
-    """The health of several endpoints, and the choice of one per request (thread-safe).
-
-    Args:
-        urls: the endpoints.
-        failover: when an endpoint is taken out and tried again.
-        clock: monotonic seconds (tests pass their own).
-    """
+    """The health of several endpoints, and the choice of one per request (thread-safe;
+    ``clock``: monotonic seconds, tests pass their own)."""
 
     def __init__(
         self,
@@ -214,13 +192,8 @@ class EndpointPool:
 
 
 class PooledClient:
-    """One ``generate()`` call's clients, one per endpoint, placed by an :class:`EndpointPool`.
-
-    Args:
-        pool: the endpoints' health (shared by every call of a backend).
-        clients: one ``AsyncOpenAI`` client per endpoint of ``pool``, in its order.
-        concurrency: requests in flight at most on each endpoint.
-    """
+    """One ``generate()`` call's clients, one per endpoint of ``pool`` in its order, with at
+    most ``concurrency`` requests in flight on each."""
 
     def __init__(
         self, pool: EndpointPool, clients: Sequence[openai.AsyncOpenAI], concurrency: int
@@ -239,13 +212,12 @@ class PooledClient:
     async def post(
         self, path: str, body: dict[str, Any], deadline_s: float, max_bytes: int
     ) -> bytes:
-        """``POST path`` on the endpoint the pool chooses; the body of its answer.
+        """``POST path`` on the endpoint the pool chooses; the raw body of its answer
+        (:func:`~cseaug.llm.wire.read_body`).
 
-        ``deadline_s`` bounds the whole exchange, from sending to the answer's last byte
-        (a server that trickles its answer a byte at a time meets it): past it, the request
-        fails with ``openai.APITimeoutError``. The body is read raw and refused past
-        ``max_bytes`` (:func:`~cseaug.llm.wire.read_body`); a connection lost while it is read
-        is an ``openai.APIConnectionError``, as one lost before. The client's errors propagate.
+        ``deadline_s`` bounds the exchange up to the body's last byte (then
+        ``openai.APITimeoutError``); a connection lost while the body is read is an
+        ``openai.APIConnectionError``, as one lost before.
         """
         ticket = await self._place()
         self.in_flight[ticket.index] += 1

@@ -1,20 +1,9 @@
-"""What a build would send to the LLM: requests, cache hits and tokens (for the dry run).
+"""What a build would send to the LLM: requests, cache hits, tokens and prices (dry run).
 
-Prompt tokens are counted with the model's own tokenizer and chat template when they
-can be loaded from the local Hugging Face cache or a local directory (``transformers``
-installed, nothing downloaded); otherwise with the usual rule of thumb for English,
-about 4 characters per token plus 4 tokens of framing per message and 3 to prime the
-answer, the figures OpenAI gives for its chat models. :attr:`Estimate.method` says which
-was used. (No tiktoken: its encodings are downloaded on first use.)
-
-Token figures cover the requests that are still to be sent, i.e. not answered in the
-cache: that is what the build will cost. ``max_completion_tokens`` is the ceiling
-``max_tokens`` × requests to send; real answers are shorter.
-
-For the paid APIs (``openai``, ``openai-batch``) :func:`api_costs` prices the estimate with
-``llm.price`` (USD per 1M prompt and completion tokens): the online API's cost and the Batch
-API's (``batch_discount`` × that: half price at OpenAI). Completion tokens are priced at the
-``max_tokens`` ceiling, so both are upper bounds.
+Prompt tokens of the requests still to send are counted with the model's tokenizer and chat
+template when they load without a download, otherwise by OpenAI's rule of thumb (~4
+characters per token, plus framing); completion tokens and prices are ceilings at
+``max_tokens``. docs/llm-backends.md, "Dry-run estimate".
 
 Example:
     >>> from cseaug.config import LLMConfig
@@ -34,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cseaug.config import LLMConfig, PriceConfig
+from cseaug.hub import cached_file
 from cseaug.llm.base import ChatRequest
 from cseaug.llm.cache import ResponseCache, request_hash
 
@@ -45,15 +35,9 @@ _ENCODE_CHUNK = 1000
 
 @dataclass(frozen=True)
 class Estimate:
-    """Requests and tokens of a build.
-
-    Attributes:
-        requests: all LLM requests of the build.
-        cached: how many of them already have an answer in the cache.
-        prompt_tokens: prompt tokens of the ``requests - cached`` requests still to send.
-        max_completion_tokens: ``max_tokens`` × requests still to send (a ceiling).
-        method: how prompt tokens were counted (a tokenizer or the heuristic).
-    """
+    """Requests of a build, how many are ``cached``, and the tokens of those still to send
+    (``max_completion_tokens``: the ``max_tokens`` ceiling; ``method``: how prompt tokens
+    were counted)."""
 
     requests: int
     cached: int
@@ -75,32 +59,20 @@ def heuristic_tokens(request: ChatRequest) -> int:
     return content + TOKENS_PER_MESSAGE * len(request.messages) + TOKENS_PER_REPLY
 
 
-def tokenizer_on_disk(model: str) -> bool:
-    """Whether ``model``'s tokenizer files are local (a directory, or the Hugging Face cache),
-    found without importing transformers (and torch): ~2 s of a dry run's start-up otherwise."""
-    if Path(model).expanduser().is_dir():
-        return True
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:
-        return False
-    try:
-        return isinstance(try_to_load_from_cache(model, "tokenizer_config.json"), str)
-    except ValueError:  # not a valid repository id
-        return False
-
-
 def local_chat_tokenizer(model: str) -> Any | None:
-    """The model's tokenizer with a chat template, if it loads without any download; else None."""
-    if not tokenizer_on_disk(model):
-        return None
-    try:
+    """The model's tokenizer with a chat template, if it loads without any download; else None.
+
+    Whether its files are local (a directory, or the Hugging Face cache) is asked first,
+    without importing transformers (and torch): ~2 s of a dry run's start-up otherwise.
+    """
+    try:  # ValueError: not a repository id, or a tokenizer that does not load
+        on_disk = Path(model).expanduser().is_dir() or cached_file(model, "tokenizer_config.json")
+        if not on_disk:
+            return None
         from transformers import AutoTokenizer
-    except ImportError:
-        return None
-    try:
+
         tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=True)
-    except (OSError, ValueError):
+    except (ImportError, OSError, ValueError):
         return None
     return tokenizer if getattr(tokenizer, "chat_template", None) else None
 
@@ -139,24 +111,12 @@ def cached_answers(
     return [stored[digest].text if digest in stored else None for digest in hashes]
 
 
-def cached_mask(
-    requests: Sequence[ChatRequest], cfg: LLMConfig, cache_path: Path | None
-) -> list[bool]:
-    """For each request, whether the cache at ``cache_path`` answers it (no file: none does)."""
-    return [answer is not None for answer in cached_answers(requests, cfg, cache_path)]
-
-
 def estimate(
     requests: Sequence[ChatRequest], cfg: LLMConfig, cache_path: Path | None = None
 ) -> Estimate:
-    """Count requests, cache hits and tokens of a build without sending anything.
-
-    Args:
-        requests: every request the build would make.
-        cfg: the ``llm`` section (model, backend, ``max_tokens``).
-        cache_path: the response cache to consult; None or an absent file: nothing cached.
-    """
-    cached = cached_mask(requests, cfg, cache_path)
+    """Count requests, hits in the cache at ``cache_path`` (None or no file: none) and
+    tokens of a build without sending anything."""
+    cached = [answer is not None for answer in cached_answers(requests, cfg, cache_path)]
     to_send = [r for r, hit in zip(requests, cached, strict=True) if not hit]
     tokenizer = local_chat_tokenizer(cfg.model) if to_send else None
     if tokenizer is not None:

@@ -1,17 +1,8 @@
 """Pick the backend an :class:`~cseaug.config.LLMConfig` asks for.
 
-Constructing a backend is cheap and never fails for want of a key or a model: the dry
-run builds one only to learn its cache identity. Every backend has ``check()``, which
-does the up-front work and fails before any request is sent: the API key of ``openai``,
-loading the ``transformers`` model, creating the ``vllm`` engine. The build calls
-``backend.check()`` once when it makes its stage; ``generate`` calls it too if nobody did.
-
-``backend: auto`` runs the model in this process on the fastest engine the machine has:
-``vllm`` when the vllm package is installed and a CUDA GPU is visible, else
-``transformers`` (:func:`resolve_backend`). An explicit backend is always used as given.
-``openai-batch`` sends the ``openai`` backend's requests through the OpenAI Batch API and
-records its batches in the response cache's database, so a resumed build re-attaches.
-The backend's ``name`` (part of every cache key) is the resolved one, never ``auto``.
+Constructing a backend is cheap and never fails for want of a key or a model (the dry run
+builds one for its cache identity); ``check()`` does the up-front work. ``backend: auto``
+is resolved here, and the backend's name is the resolved one.
 
 Example:
     >>> from cseaug.config import LLMConfig
@@ -77,13 +68,8 @@ def breaker_from_config(cfg: CircuitBreakerConfig | None) -> CircuitBreaker | No
 def make_backend(
     cfg: LLMConfig, cache_path: Path | None, spent_by: str | None = None
 ) -> LLMBackend:
-    """The backend of ``cfg``, behind the response cache at ``cache_path`` when one is given.
-
-    Args:
-        cfg: the ``llm`` section of a run config.
-        cache_path: SQLite file of the response cache; None: no cache.
-        spent_by: who pays for the requests (a build's run id; the cache records it).
-    """
+    """The backend of ``cfg``, behind the response cache at ``cache_path`` when one is given;
+    ``spent_by`` (a build's run id) pays for what it sends."""
     sampling = sampling_from_config(cfg)
     name = resolve_backend(cfg.backend)
     if name != cfg.backend:
@@ -124,11 +110,6 @@ def make_backend(
             engine_kwargs=cfg.engine_kwargs,
             model_revision=cfg.model_revision,
         )
-        if cache_path is not None:
-            # LLM.chat answers a call only as a whole: the cache stores each call's answers
-            return CachedBackend(
-                backend, cache_path, chunk_size=cfg.vllm.requests_per_call, spent_by=spent_by
-            )
     elif name == "transformers":
         backend = TransformersBackend(
             cfg.model,
@@ -142,4 +123,7 @@ def make_backend(
         raise ValueError(f"unknown llm.backend {cfg.backend!r}")
     if cache_path is None:
         return backend
-    return CachedBackend(backend, cache_path, spent_by=spent_by)
+    # vLLM's LLM.chat answers a call only as a whole (the only backend that does): the cache
+    # stores each call of llm.vllm.requests_per_call answers when it returns
+    chunk_size = cfg.vllm.requests_per_call
+    return CachedBackend(backend, cache_path, chunk_size=chunk_size, spent_by=spent_by)

@@ -1,11 +1,7 @@
 """What went wrong with one HTTP request to an OpenAI-wire server, in one line.
 
-Shared by the request path (:mod:`cseaug.llm.openai_backend`) and the up-front probe
-(:mod:`cseaug.llm.probe`). The ``openai`` client on the aiohttp transport reports a
-refused connection as a *connect timeout*; the real cause sits further down the exception
-chain, and a user who reads "request timed out" looks for a slow server instead of a dead
-one. :func:`describe_error` walks the chain and names the cause: ``connection refused``,
-``host not found``, ``connection dropped by the server``, ``request timed out``.
+The aiohttp transport reports a refused connection as a connect timeout; :func:`describe_error`
+walks the exception chain and names the real cause.
 
 Example:
     >>> describe_error(ConnectionRefusedError(111, "Connect call failed"))

@@ -1,18 +1,9 @@
 """What identifies the model that writes an answer: part of every response-cache key.
 
-Two endpoints that serve different weights under one model name must never share an
-answer, nor may a checkpoint replaced at the same path. Besides the backend name, the
-model name and the sampling parameters (:meth:`cseaug.llm.base.LLMBackend.identity`), a
-backend's identity holds:
-
-* ``revision``: ``llm.model_revision`` when it is set (the user's word for the weights);
-* ``served`` (``openai``, ``openai-compatible``): what the server reports about the model
-  in ``GET /models`` (:func:`served_identity`: ``id``, ``owned_by``, ``root``, ``parent``,
-  ``revision`` where present; ``vllm serve`` reports the checkpoint it loaded as ``root``);
-* ``dtype`` (``transformers``, ``vllm``): the configured weights dtype;
-* ``engine_args`` (``vllm``): the ``llm.engine_kwargs`` that may change an answer
-  (:func:`answer_changing_engine_args`); the speed-only ones and ``llm.vllm`` are left out;
-* ``checkpoint`` (``transformers``, ``vllm``, a local directory): :func:`checkpoint_fingerprint`.
+Besides backend, model and sampling, an identity holds what applies of ``revision``,
+``served`` (:func:`served_identity`), ``dtype``, ``engine_args``
+(:func:`answer_changing_engine_args`) and ``checkpoint`` (:func:`checkpoint_fingerprint`);
+docs/llm-backends.md, "What identifies a model".
 
 Example:
     >>> served_identity({"id": "m", "object": "model", "created": 1732, "owned_by": "vllm", "root": "/ckpt/a"})

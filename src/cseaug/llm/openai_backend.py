@@ -1,47 +1,11 @@
 """OpenAI chat completions over HTTP: backends ``openai`` and ``openai-compatible``.
 
-``openai`` talks to api.openai.com; ``openai-compatible`` to any server that speaks the
-same wire format at ``base_url`` (``vllm serve``, TGI, llama.cpp, ...). Both use the
-official ``openai`` async client with the aiohttp transport (``DefaultAioHttpClient``),
-and send ``POST /chat/completions`` through the client's documented raw-request method
-(``client.post(..., cast_to=httpx2.Response)``) and parse the JSON body themselves:
-``chat.completions.create`` spends about half of its CPU time validating the request
-parameters and building response models, and at a few hundred requests per second on
-two cores that CPU time is the throughput (see ``benchmarks/bench_llm_throughput.py``).
-
-``llm.request_timeout_s`` is a deadline: it bounds each attempt from sending to the last
-byte of the answer, so a server that trickles its answer a byte at a time cannot hold a
-request longer. What the server sends is judged by :mod:`cseaug.llm.wire`: the body is read
-uncompressed and only up to a size that follows from ``max_tokens``, a redirect to another
-origin ends the build, and a body that is not a usable chat completion is a
-``malformed_response`` failure, whatever its bytes.
-
-Retries live in one layer only: tenacity, around each request, on 408/429/5xx, timeouts
-and connection errors, with exponential backoff and full jitter, honouring
-``Retry-After`` / ``retry-after-ms`` (seconds or an HTTP date, capped at
-:data:`MAX_RETRY_AFTER_S`). The client's own retries are switched off
-(``max_retries=0``) so that the two layers do not multiply. Other failures (400, 401,
-404, a malformed body) are not retried; the request's response
-carries the reason in ``error``.
-
-Every answer and every error is scrubbed (:func:`cseaug.secrets.scrub`) before it leaves
-the backend: a server that echoes the key (``Incorrect API key provided: Bearer sk-...``)
-cannot put it into the response cache, a reject or a log. A ``base_url`` with credentials
-in it is refused: the key belongs in the environment variable ``api_key_env``.
-
-``base_url`` may list several endpoints of the same model: each gets its own client and
-``concurrency`` requests in flight; :mod:`cseaug.llm.endpoints` places each attempt of a
-request and takes a failing endpoint out of service for a while.
-
-``check()`` probes the endpoints before any work (:mod:`cseaug.llm.probe`); what they report
-about the model is part of its cache identity (:mod:`cseaug.llm.identity`). Each failure is
-classified (:mod:`cseaug.llm.http_errors`: transient or permanent, "connection refused" named
-as such) and counted by the circuit breaker (:mod:`cseaug.llm.breaker`), which stops sending
-once most requests fail: requests not yet sent come back as ``circuit_open``.
-
-Requests run on a pool of ``concurrency`` workers per endpoint on one event loop.
-``generate`` is synchronous: it runs the loop itself, or in a worker thread when called
-from inside a running loop (e.g. a Prefect task running in async code).
+Requests go through the official async client (aiohttp transport) as raw
+``POST /chat/completions`` whose bodies :mod:`cseaug.llm.wire` judges: ``chat.completions.create``
+spends half its CPU time on models (``benchmarks/bench_llm_throughput.py``). Retries live in
+one tenacity layer (the client's are off); answers and errors are scrubbed of the key;
+several endpoints share the requests (:mod:`cseaug.llm.endpoints`); the circuit breaker
+stops a failing build (:mod:`cseaug.llm.breaker`). docs/llm-backends.md, "The HTTP backends".
 
 Example:
     from cseaug.llm.base import ChatRequest
@@ -71,7 +35,6 @@ from cseaug.errors import BackendError
 from cseaug.llm.base import (
     CIRCUIT_OPEN,
     MALFORMED,
-    TRANSIENT,
     ChatRequest,
     ChatResponse,
     ProgressCallback,
@@ -118,14 +81,11 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
         >>> retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=1445412470.0)
         10.0
     """
-    lowered = {
-        k.lower(): v for k, v in headers.items() if k.lower() in ("retry-after", "retry-after-ms")
-    }
-    if "retry-after-ms" in lowered:
-        try:
-            return max(float(lowered["retry-after-ms"]) / 1000.0, 0.0)
-        except ValueError:
-            pass
+    lowered = {k.lower(): v for k, v in headers.items()}
+    try:
+        return max(float(lowered["retry-after-ms"]) / 1000.0, 0.0)
+    except (KeyError, ValueError):
+        pass
     value = lowered.get("retry-after")
     if value is None:
         return None
@@ -145,16 +105,9 @@ def retry_delay(
 ) -> float:
     """Seconds to wait before retrying after failed attempt number ``attempt`` (1 = the first).
 
-    A wait the response asks for (:func:`retry_after_seconds`, capped at
-    :data:`MAX_RETRY_AFTER_S`) wins, plus a little jitter (up to 10 %, at most 1 s) so that
-    many throttled requests do not return in one burst; otherwise exponential backoff with
-    full jitter, drawn uniformly below ``min(max_s, initial_s * 2 ** (attempt - 1))``.
-
-    Args:
-        headers: the failed response's headers; None when there was no response.
-        attempt: the number of the attempt that failed.
-        initial_s: the first backoff bound.
-        max_s: the largest backoff bound.
+    A wait the failed response's ``headers`` ask for (:func:`retry_after_seconds`, capped at
+    :data:`MAX_RETRY_AFTER_S`) wins, plus up to 10 % jitter (at most 1 s); otherwise exponential
+    backoff with full jitter, uniform below ``min(max_s, initial_s * 2 ** (attempt - 1))``.
 
     Example:
         >>> 2.0 <= retry_delay({"Retry-After": "2"}, 1, 0.5, 30.0) <= 2.2
@@ -167,6 +120,16 @@ def retry_delay(
         delay = min(delay, MAX_RETRY_AFTER_S)
         return delay + random.uniform(0, min(1.0, 0.1 * delay))
     return random.uniform(0, min(max_s, initial_s * 2 ** (attempt - 1)))
+
+
+def scrubbed(response: ChatResponse, scrub: Scrubber) -> ChatResponse:
+    """``response`` with ``scrub`` applied to its text and error: the server's words may hold
+    the key it was sent."""
+    if response.text is not None:
+        response.text = scrub(response.text)
+    if response.error is not None:
+        response.error = valid_unicode(scrub(response.error))
+    return response
 
 
 def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
@@ -186,20 +149,10 @@ def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
 class OpenAIBackend(StreamingBackend):
     """Chat completions from api.openai.com or any OpenAI-compatible server.
 
-    Args:
-        model: model name as the server knows it.
-        sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (None: server default).
-        name: ``"openai"`` or ``"openai-compatible"`` (part of the cache key).
-        base_url: the endpoint, e.g. ``http://127.0.0.1:8000/v1``, or a list of endpoints
-            of the same model; default api.openai.com.
-        api_key_env: environment variable holding the key, read when requests are sent.
-        concurrency: requests in flight at once on each endpoint, per :meth:`generate` call.
-        max_retries: retries of one request after a retryable failure.
-        request_timeout_s: deadline of one attempt of a request, body included.
-        retry_initial_s: first backoff; later ones double, up to ``retry_max_s``, each
-            drawn uniformly below that bound (full jitter).
-        retry_max_s: longest backoff without a ``Retry-After``.
-        failover: several endpoints: when one is taken out of service and tried again.
+    The arguments are the ``llm`` keys of the same names; ``name`` is ``openai`` or
+    ``openai-compatible``, ``base_url`` one endpoint or several of the same model (default
+    api.openai.com). Without a ``Retry-After``, backoff bounds start at ``retry_initial_s``
+    and double up to ``retry_max_s`` (full jitter).
     """
 
     def __init__(
@@ -310,16 +263,28 @@ class OpenAIBackend(StreamingBackend):
             max_bytes=body_limit(self.sampling.get("max_tokens")),
         )
 
-    async def _retry(
-        self, client: PooledClient, body: dict[str, Any], first: BaseException
-    ) -> bytes:
-        """Attempts 2 .. max_retries + 1 of a request whose first attempt failed with ``first``."""
-        await asyncio.sleep(self._delay(first, 1))
+    async def _answer(
+        self, client: PooledClient, request: ChatRequest, scrub: Scrubber
+    ) -> ChatResponse:
+        try:
+            body = await self._attempts(client, self._body(request))
+        except MalformedResponse as exc:
+            response = ChatResponse(key=request.key, error=str(exc), failure=MALFORMED)
+        except _CLIENT_ERRORS as exc:
+            response = ChatResponse(
+                key=request.key, error=self._reason(exc), failure=failure_kind(exc)
+            )
+        else:
+            response = parse_completion(request.key, body, self.sampling.get("max_tokens"))
+        return scrubbed(response, scrub)
+
+    async def _attempts(self, client: PooledClient, body: dict[str, Any]) -> bytes:
+        """The body of the first answer to ``body``, retried on retryable failures."""
         retrying = AsyncRetrying(
             retry=retry_if_exception(is_retryable),
-            stop=stop_after_attempt(self.max_retries),
+            stop=stop_after_attempt(self.max_retries + 1),
             wait=lambda state: self._delay(
-                state.outcome.exception() if state.outcome else None, state.attempt_number + 1
+                state.outcome.exception() if state.outcome else None, state.attempt_number
             ),
             reraise=True,
         )
@@ -328,51 +293,14 @@ class OpenAIBackend(StreamingBackend):
                 return await self._post(client, body)
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
-    async def _answer(
-        self, client: PooledClient, request: ChatRequest, scrub: Scrubber
-    ) -> ChatResponse:
-        response = await self._ask(client, request)
-        # The server's words, answer or error, may hold the key it was sent.
-        if response.text is not None:
-            response.text = scrub(response.text)
-        if response.error is not None:
-            response.error = valid_unicode(scrub(response.error))
-        return response
-
-    async def _ask(self, client: PooledClient, request: ChatRequest) -> ChatResponse:
-        try:
-            raw = await self._attempts(client, request)
-        except MalformedResponse as exc:
-            return ChatResponse(key=request.key, error=str(exc), failure=MALFORMED)
-        if isinstance(raw, ChatResponse):
-            return raw
-        return parse_completion(request.key, raw, self.sampling.get("max_tokens"))
-
-    async def _attempts(self, client: PooledClient, request: ChatRequest) -> bytes | ChatResponse:
-        """The body of the first answer to ``request``, or its failure after every attempt."""
-        body = self._body(request)
-        try:
-            # the first attempt runs outside tenacity: its bookkeeping costs ~30 us a
-            # request, which is measurable at full speed; retries go through it
-            return await self._post(client, body)
-        except _CLIENT_ERRORS as exc:
-            if not is_retryable(exc):
-                return ChatResponse(
-                    key=request.key, error=describe_error(exc), failure=failure_kind(exc)
-                )
-            if self.max_retries == 0:
-                return ChatResponse(
-                    key=request.key,
-                    error=f"{describe_error(exc)} (retries disabled)",
-                    failure=TRANSIENT,
-                )
-            try:
-                return await self._retry(client, body, exc)
-            except _CLIENT_ERRORS as final:
-                reason = describe_error(final)
-                if is_retryable(final):
-                    reason = f"{reason} (gave up after {self.max_retries + 1} attempts)"
-                return ChatResponse(key=request.key, error=reason, failure=failure_kind(final))
+    def _reason(self, exc: BaseException) -> str:
+        """Why a request failed after its last attempt."""
+        reason = describe_error(exc)
+        if not is_retryable(exc):
+            return reason
+        if self.max_retries == 0:
+            return f"{reason} (retries disabled)"
+        return f"{reason} (gave up after {self.max_retries + 1} attempts)"
 
     async def _answer_all(
         self,

@@ -1,37 +1,10 @@
-"""Backend ``openai-batch``: the same chat completions as ``openai``, through the Batch API.
+"""Backend ``openai-batch``: the ``openai`` backend's requests, through the Batch API.
 
-The OpenAI Batch API answers a file of requests within 24 hours at half the price of the
-online API. :meth:`OpenAIBatchBackend.generate` writes the requests as JSONL
-(:mod:`cseaug.llm.batch_jsonl`; each ``custom_id`` is the request's response-cache key),
-uploads it (``client.files.create(purpose="batch")``), creates a batch
-(``client.batches.create``, endpoint ``/v1/chat/completions``), polls it
-(``client.batches.retrieve``) with a growing interval (``llm.batch``) while it reports
-progress, downloads its output and error files (``client.files.content``) and hands every
-answer on as it is read, so the response cache stores it like any other backend's.
-
-Answers are shared with ``openai``: the request bodies are the ``openai`` backend's and so
-is the cache identity (backend ``openai``, model, sampling), so a build may switch between
-the two without asking anything twice.
-
-Nothing is paid twice. Each uploaded input file is recorded in the
-:class:`~cseaug.llm.batch_ledger.BatchLedger` (tables of the response cache's database) as a
-pending upload before its batch is created, and the batch replaces that entry once created;
-a resumed build that still needs some of a recorded batch's requests polls that batch for
-them instead of submitting them again. A pending upload left by a run killed around
-``batches.create`` is looked up in the account's batches (``client.batches.list``, newest
-first, down to the file's upload time): the batch made from that file is re-attached to,
-and only when none exists are its requests submitted (once). ``batches.create`` is not
-retried by the client (it sends no idempotency key, so a retry after a lost answer could
-create a second batch): after a connection error, a timeout or a 5xx the same lookup runs
-before trying again.
-
-A batch that ends ``expired`` or ``failed`` is reported (a warning with its reason); its
-answered requests are kept and the others are submitted again, once per :meth:`generate`
-call; what is still unanswered then (or was in a ``cancelled`` batch: someone stopped it on
-purpose) comes back as a failed response with the reason, like a failed request of the
-other backends (the build's rejects; a rerun tries it again). Waiting longer than
-``max_wait_s`` stops the build with a :class:`~cseaug.errors.BackendError`: the batch runs
-on, and the next run re-attaches.
+Requests are uploaded as JSONL (:mod:`cseaug.llm.batch_jsonl`), batched, polled and read
+back; each answer goes to the response cache like any backend's, under the ``openai``
+identity. Every upload and batch is recorded in the :class:`~cseaug.llm.batch_ledger.BatchLedger`
+first, so a resumed build re-attaches instead of paying twice, and ``batches.create`` is
+never retried blind. docs/llm-backends.md, "The Batch API".
 
 Example:
     from cseaug.llm.base import ChatRequest
@@ -55,12 +28,11 @@ from cseaug.config import BatchAPIConfig
 from cseaug.errors import BackendError
 from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
 from cseaug.llm.batch_jsonl import BATCH_ENDPOINT, read_results, request_line, split_into_files
-from cseaug.llm.batch_ledger import BatchLedger, LedgerEntry, PendingUpload
+from cseaug.llm.batch_ledger import BatchLedger, PendingUpload
 from cseaug.llm.cache import request_hash
 from cseaug.llm.http_errors import describe_error
-from cseaug.llm.openai_backend import OpenAIBackend
+from cseaug.llm.openai_backend import OpenAIBackend, scrubbed
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
-from cseaug.llm.wire import valid_unicode
 from cseaug.secrets import Scrubber
 
 logger = logging.getLogger(__name__)
@@ -95,10 +67,12 @@ class _Job:
 
 @dataclass
 class _Call:
-    """The state of one ``generate`` call: which indices each key answers, what is done."""
+    """The state of one ``generate`` call: which indices each key answers, the request body
+    of each key, what is done."""
 
     requests: list[ChatRequest]
     indices: dict[str, list[int]]
+    bodies: dict[str, dict[str, Any]]
     progress: ProgressCallback | None
     on_response: ResponseSink | None
     scrub: Scrubber
@@ -116,12 +90,15 @@ class _Call:
     def deliver(self, key: str, response: ChatResponse) -> None:
         """Hand ``response`` to every request of ``key`` (the cache stores it now)."""
         for index in self.indices[key]:
-            answer = ChatResponse(
-                key=self.requests[index].key,
-                text=None if response.text is None else self.scrub(response.text),
-                error=None if response.error is None else valid_unicode(self.scrub(response.error)),
-                prompt_tokens=response.prompt_tokens,
-                completion_tokens=response.completion_tokens,
+            answer = scrubbed(
+                ChatResponse(
+                    key=self.requests[index].key,
+                    text=response.text,
+                    error=response.error,
+                    prompt_tokens=response.prompt_tokens,
+                    completion_tokens=response.completion_tokens,
+                ),
+                self.scrub,
             )
             self.results[index] = answer
             if self.on_response is not None:
@@ -131,17 +108,10 @@ class _Call:
 class OpenAIBatchBackend(StreamingBackend):
     """Chat completions through the OpenAI Batch API (see the module docstring).
 
-    Args:
-        model: model name.
-        sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (None: API default).
-        ledger_path: SQLite file that records submitted batches (the response cache's);
-            None: in memory (a later process cannot re-attach).
-        base_url: the endpoint; default api.openai.com.
-        api_key_env: environment variable holding the key.
-        batch: polling and waiting settings (``llm.batch``).
-        max_retries: retries of one files/batches API call (the client's own retries).
-        request_timeout_s: timeout of one API call (an upload or download included).
-        sleep: how to wait between status checks (tests pass a fast one).
+    ``ledger_path``: the response cache's file, which records submitted batches (None: in
+    memory, nothing to re-attach to later); ``batch``: ``llm.batch``; ``max_retries`` and
+    ``request_timeout_s`` apply to each files/batches API call; ``sleep`` waits between
+    status checks (tests pass a fast one).
     """
 
     name = "openai-batch"
@@ -208,7 +178,7 @@ class OpenAIBatchBackend(StreamingBackend):
             if key not in indices:
                 bodies[key] = self.online._body(request)
             indices.setdefault(key, []).append(index)
-        call = _Call(requests, indices, progress, on_response, Scrubber([api_key]))
+        call = _Call(requests, indices, bodies, progress, on_response, Scrubber([api_key]))
         client = openai.OpenAI(
             api_key=api_key,
             base_url=self.base_url,
@@ -219,8 +189,8 @@ class OpenAIBatchBackend(StreamingBackend):
             wanted = set(indices)
             jobs = self._attach(wanted, call)
             jobs += self._reclaim(client, wanted, call)
-            jobs += self._submit(client, [k for k in indices if k in wanted], bodies, call)
-            self._wait(client, jobs, bodies, call)
+            jobs += self._submit(client, [k for k in indices if k in wanted], call)
+            self._wait(client, jobs, call)
             call.advance(len(requests))  # the rest: repeats of one request, failures
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             raise BackendError(
@@ -240,17 +210,10 @@ class OpenAIBatchBackend(StreamingBackend):
         jobs: list[_Job] = []
         for entry in self.ledger.open_batches(self.base_url):
             mine = tuple(key for key in entry.request_keys if key in wanted)
-            if not mine:
-                continue
-            wanted.difference_update(mine)
-            logger.warning(
-                "re-attaching to batch %s (%d of its %d requests still needed), submitted by an "
-                "earlier run",
-                entry.batch_id,
-                len(mine),
-                len(entry.request_keys),
-            )
-            jobs.append(self._job(LedgerEntry(entry.batch_id, mine), call))
+            if mine:
+                origin = "submitted by an earlier run"
+                jobs.append(self._reattach(entry.batch_id, entry.request_keys, mine, origin, call))
+                wanted.difference_update(mine)
         return jobs
 
     def _reclaim(self, client: openai.OpenAI, wanted: set[str], call: _Call) -> list[_Job]:
@@ -279,37 +242,38 @@ class OpenAIBatchBackend(StreamingBackend):
             self.ledger.record(
                 batch.id, self.base_url, upload.request_keys, upload=upload.input_file_id
             )
+            origin = "created by an earlier run that stopped before recording it"
+            jobs.append(self._reattach(batch.id, upload.request_keys, mine, origin, call))
             wanted.difference_update(mine)
-            logger.warning(
-                "re-attaching to batch %s (%d of its %d requests still needed), created by an "
-                "earlier run that stopped before recording it",
-                batch.id,
-                len(mine),
-                len(upload.request_keys),
-            )
-            jobs.append(self._job(LedgerEntry(batch.id, mine), call))
         return jobs
 
-    @staticmethod
-    def _job(entry: LedgerEntry, call: _Call) -> _Job:
-        for key in entry.request_keys:
-            call.submissions[key] = call.submissions.get(key, 0) + 1
-        return _Job(entry.batch_id, entry.request_keys)
+    def _reattach(
+        self, batch_id: str, keys: Sequence[str], mine: tuple[str, ...], origin: str, call: _Call
+    ) -> _Job:
+        """Wait on an earlier run's batch ``batch_id`` of ``keys`` for the requests ``mine``."""
+        logger.warning(
+            "re-attaching to batch %s (%d of its %d requests still needed), %s",
+            batch_id,
+            len(mine),
+            len(keys),
+            origin,
+        )
+        return self._job(batch_id, mine, call)
 
-    def _submit(
-        self,
-        client: openai.OpenAI,
-        keys: Sequence[str],
-        bodies: dict[str, dict[str, Any]],
-        call: _Call,
-    ) -> list[_Job]:
+    @staticmethod
+    def _job(batch_id: str, keys: tuple[str, ...], call: _Call) -> _Job:
+        for key in keys:
+            call.submissions[key] = call.submissions.get(key, 0) + 1
+        return _Job(batch_id, keys)
+
+    def _submit(self, client: openai.OpenAI, keys: Sequence[str], call: _Call) -> list[_Job]:
         """Upload and create one batch per input file of ``keys``, recording each first.
 
         The upload is recorded (pending) before ``batches.create``, and the batch replaces
         it once created: a run killed at any point leaves a record a rerun resolves.
         """
         jobs = []
-        lines = ((key, request_line(key, bodies[key])) for key in keys)
+        lines = ((key, request_line(key, call.bodies[key])) for key in keys)
         for file_keys, content in split_into_files(lines):
             uploaded = client.files.create(
                 file=("cseaug-batch.jsonl", content, "application/jsonl"), purpose="batch"
@@ -324,7 +288,7 @@ class OpenAIBatchBackend(StreamingBackend):
             finally:
                 self._uploading.discard(upload.input_file_id)
             logger.info("submitted batch %s: %d requests", batch_id, len(file_keys))
-            jobs.append(self._job(LedgerEntry(batch_id, upload.request_keys), call))
+            jobs.append(self._job(batch_id, upload.request_keys, call))
         return jobs
 
     def _create(self, client: openai.OpenAI, upload: PendingUpload) -> str:
@@ -391,13 +355,7 @@ class OpenAIBatchBackend(StreamingBackend):
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             logger.info("could not delete file %s: %s", upload.input_file_id, describe_error(exc))
 
-    def _wait(
-        self,
-        client: openai.OpenAI,
-        jobs: list[_Job],
-        bodies: dict[str, dict[str, Any]],
-        call: _Call,
-    ) -> None:
+    def _wait(self, client: openai.OpenAI, jobs: list[_Job], call: _Call) -> None:
         """Poll ``jobs`` until each has ended and its answers are handed on."""
         started = time.monotonic()
         interval = self.settings.poll_interval_s
@@ -415,14 +373,14 @@ class OpenAIBatchBackend(StreamingBackend):
                 try:
                     batch = client.batches.retrieve(job.batch_id)
                 except openai.NotFoundError:
-                    still += self._forget(client, job, bodies, call)
+                    still += self._forget(client, job, call)
                     continue
                 job.status = batch.status
                 self._report_progress(job, batch, call)
                 if batch.status in RUNNING:
                     still.append(job)
                 else:
-                    still += self._finish(client, job, batch, bodies, call)
+                    still += self._finish(client, job, batch, call)
             jobs = still
 
     @staticmethod
@@ -436,14 +394,7 @@ class OpenAIBatchBackend(StreamingBackend):
             "batch %s: %s, %d/%d requests done", job.batch_id, batch.status, done, len(job.keys)
         )
 
-    def _finish(
-        self,
-        client: openai.OpenAI,
-        job: _Job,
-        batch: Any,
-        bodies: dict[str, dict[str, Any]],
-        call: _Call,
-    ) -> list[_Job]:
+    def _finish(self, client: openai.OpenAI, job: _Job, batch: Any, call: _Call) -> list[_Job]:
         """Read an ended batch's results, hand them on, and resubmit what it never ran."""
         results: dict[str, ChatResponse] = {}
         for file_id in (batch.output_file_id, batch.error_file_id):
@@ -468,11 +419,9 @@ class OpenAIBatchBackend(StreamingBackend):
         call.advance(len(job.keys) - len(resubmit) - job.done)
         # the answers are in the cache and the rest is handed on: nothing left to re-attach to
         self.ledger.remove(job.batch_id)
-        return self._submit(client, resubmit, bodies, call) if resubmit else []
+        return self._submit(client, resubmit, call) if resubmit else []
 
-    def _forget(
-        self, client: openai.OpenAI, job: _Job, bodies: dict[str, dict[str, Any]], call: _Call
-    ) -> list[_Job]:
+    def _forget(self, client: openai.OpenAI, job: _Job, call: _Call) -> list[_Job]:
         """A recorded batch the API does not know (deleted, another account): submit again."""
         logger.warning(
             "batch %s is unknown to %s (HTTP 404): submitting its %d requests again",
@@ -481,7 +430,7 @@ class OpenAIBatchBackend(StreamingBackend):
             len(job.keys),
         )
         self.ledger.remove(job.batch_id)
-        return self._submit(client, job.keys, bodies, call)
+        return self._submit(client, job.keys, call)
 
     @staticmethod
     def _why_unanswered(batch: Any) -> str:

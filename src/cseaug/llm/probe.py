@@ -1,15 +1,8 @@
 """Ask an OpenAI-wire endpoint, before any work, whether it serves the configured model.
 
-:func:`probe_endpoint` lists the models (``GET <base_url>/models``); where a server has
-no such list (404 / 405) it sends one chat request of one token instead. Any failure is
-a :class:`~cseaug.errors.BackendError` of one line that names the URL and the cause:
-``connection refused``, ``host not found``, ``request timed out``, ``HTTP 401`` (the key),
-``model 'x' not served (it serves: a, b)``. On success it returns what the server says
-about the model (its ``/models`` entry), which becomes part of the model's identity
-(:mod:`cseaug.llm.identity`). :func:`probe_endpoints` probes every endpoint of a list:
-one that answers is enough, but endpoints that report different weights under one name
-are refused. Every probe response passes :class:`~cseaug.llm.wire.ResponseGuard`: a
-redirect to another origin, or a compressed body, is refused.
+``GET /models`` (or one one-token request where there is no list); a failure is a one-line
+:class:`~cseaug.errors.BackendError` naming the URL and the cause. What the server reports
+about the model becomes part of its identity (:mod:`cseaug.llm.identity`).
 
 Example:
     probe_endpoint("http://127.0.0.1:8000/v1", "EMPTY", "m", timeout_s=5)
@@ -46,17 +39,8 @@ _PROBE_RETRIES = 2
 def probe_endpoint(
     base_url: str, api_key: str, model: str, timeout_s: float, key_variable: str = ""
 ) -> dict[str, Any]:
-    """What ``base_url`` reports about ``model``; raise if it cannot answer for it.
-
-    Args:
-        base_url: the endpoint, e.g. ``http://127.0.0.1:8000/v1``.
-        api_key: the key sent (``EMPTY`` where none is needed).
-        model: the configured model name.
-        timeout_s: timeout of each probe request.
-        key_variable: the environment variable of the key (named in a 401's message).
-
-    Returns:
-        The model's ``/models`` entry, or ``{}`` when the server has no model list.
+    """What ``base_url`` reports about ``model`` (its ``/models`` entry; ``{}`` without a
+    model list); ``key_variable`` is named when the key is refused.
 
     Raises:
         BackendError: the endpoint cannot be reached, refuses the key, or does not serve

@@ -1,11 +1,7 @@
 """Sampling parameters shared by every backend: one dict, part of every cache key.
 
-Every backend receives the same ``sampling`` dict (``temperature``, ``top_p``,
-``max_tokens``, ``seed``), built from :class:`~cseaug.config.LLMConfig` by
-:func:`sampling_from_config`; ``None`` keeps the backend's (or model's) default. When a
-seed is set, request ``sample_index`` *k* is sampled with seed ``seed + k``, so that
-asking for several samples of the same messages on purpose gives different answers while
-each one stays reproducible.
+With a seed, sample *k* of the same messages uses ``seed + k``: asking several times on
+purpose gives different answers, each reproducible.
 
 Example:
     >>> request_seed({"seed": 7}, sample_index=2)

@@ -1,13 +1,5 @@
-"""Backends that hand out every answer the moment it arrives.
-
-The response cache (:mod:`cseaug.llm.cache`) stores each answer as soon as it exists, so
-that a crash (even ``kill -9``) loses at most the requests in flight. A backend that
-derives from :class:`StreamingBackend` makes that possible: its :meth:`generate` takes
-an ``on_response(index, response)`` callback, called once per request as it finishes,
-in completion order. Backends that only answer a whole batch at once (the vLLM offline
-engine) stay plain :class:`~cseaug.llm.base.LLMBackend` subclasses; the cache then sends
-them their misses in chunks.
-"""
+"""Backends that hand out every answer the moment it arrives, for the response cache to
+store at once (:mod:`cseaug.llm.cache`); the others answer a batch as a whole."""
 
 from __future__ import annotations
 
@@ -35,25 +27,11 @@ class StreamingBackend(LLMBackend):
         progress: ProgressCallback | None = None,
         on_response: ResponseSink | None = None,
     ) -> list[ChatResponse]:
-        """Answer every request, in order, and pass each answer to ``on_response`` as it arrives.
-
-        Args:
-            requests: the requests.
-            progress: called with the number of requests just finished.
-            on_response: called with ``(index, response)`` for each request as soon as it
-                has its answer (success or failure); an exception it raises stops the batch.
-        """
+        """Answer every request, in order, and pass each answer to ``on_response`` as it
+        arrives (an exception it raises stops the batch)."""
         if on_response is None:
             return super().generate(requests, progress)
-        batch = list(requests)
-        responses = self._stream(batch, progress, on_response)
-        if len(responses) != len(batch):
-            raise RuntimeError(
-                f"{self.name} backend returned {len(responses)} answers for {len(batch)} requests"
-            )
-        for response in responses:
-            self.usage.add(response)
-        return responses
+        return self._counted(requests, self._stream(list(requests), progress, on_response))
 
     def _generate(
         self, requests: list[ChatRequest], progress: ProgressCallback | None

@@ -1,20 +1,8 @@
 """The GPU plan of a dry run: expected wall time of a build's LLM requests on one GPU.
 
-Figures come from a table of throughputs, each with its source. What was measured is used
-as measured; where nothing was measured (vLLM), the plan prints a *bound*, labelled
-"estimate, not measured", never a guess presented as a measurement:
-
-- ``transformers``: issue 13's measurements on one H100 80GB (random weights of the real
-  shapes, bf16, NGCSE ``sts_positive`` prompts of ~221 tokens, 32 new tokens), per batch
-  size, for the Qwen2-0.5B and Qwen2-7B shapes.
-- ``vllm``: the roofline of issue 13: a request whose prompt is prefilled in full costs
-  2 × parameters × prompt tokens FLOP (~3 TFLOP for a 7B model and 221 tokens), and
-  ~200 such requests per second is the compute bound of one H100, i.e. ~600 TFLOP/s
-  usable. Prefix caching of the shared system prompt can go beyond it; nothing measured it.
-
-The measured rates are for 32-token answers: a build whose answers are longer takes
-longer, up to ``max_tokens / 32`` times if every answer ran to ``max_tokens``; the plan
-prints both ends. docs/gpu.md lists the measurements and the commands that refresh them.
+``transformers`` rates are issue 13's measurements (H100, per shape and batch size); for
+``vllm`` only a roofline bound is printed, labelled as an estimate. docs/gpu.md, "The GPU
+plan of a dry run".
 
 Example:
     >>> plan = gpu_plan("vllm", "Qwen/Qwen2.5-7B-Instruct", "auto", requests=60000,
@@ -122,20 +110,9 @@ def gpu_plan(
     prompt_tokens: int,
     max_tokens: int,
 ) -> dict[str, Any]:
-    """The dry run's GPU plan rows for ``requests`` still to send on ``engine``.
-
-    Args:
-        engine: the resolved backend, ``vllm`` or ``transformers``.
-        model: ``llm.model``.
-        batch_size: ``llm.batch_size`` (transformers).
-        requests: requests still to send.
-        prompt_tokens: their prompt tokens.
-        max_tokens: ``llm.max_tokens``.
-
-    Returns:
-        ``gpu_plan`` (engine, GPU, model size), ``gpu_plan_throughput`` (rate and its source)
-        and ``gpu_plan_wall_time``; only the first two when nothing applies.
-    """
+    """The dry run's GPU plan rows for ``requests`` (of ``prompt_tokens`` in all) still to
+    send on ``engine`` (``vllm`` or ``transformers``): ``gpu_plan``, ``gpu_plan_throughput``
+    and, when a rate applies, ``gpu_plan_wall_time``."""
     parameters = parameters_of(model)
     size = f"{parameters / 1e9:g}B parameters" if parameters else "size unknown"
     plan: dict[str, Any] = {"gpu_plan": f"{engine} on {GPU}, {model} ({size})"}

@@ -1,27 +1,9 @@
 """A local Hugging Face chat model: backend ``transformers``.
 
-The model (``AutoModelForCausalLM``) and its tokenizer (``AutoTokenizer``, which must
-carry a chat template) are loaded by :meth:`TransformersBackend.check`, which the
-build calls before any work, so that a model that is neither cached locally nor
-downloadable fails at once, with a message that says how to use an endpoint instead;
-``generate`` loads it too if nobody called ``check``. Prompts are rendered with
-``apply_chat_template(..., add_generation_prompt=True)``, tokenized, sorted by token
-length, longest first (less padding; an out-of-memory shows in the first batch), and
-generated in left-padded batches; each batch's answers are handed out as soon as it
-finishes (the cache stores them at once).
-
-Batch size (``batch_size``): a number is used as given. ``auto`` is 8 on the CPU; on a GPU it
-is a token budget (:mod:`cseaug.batching`): half of the free memory after loading, divided
-by the KV-cache bytes of one token (2 × layers × KV heads × head size × dtype bytes), holds
-the prompt and ``max_tokens`` new tokens of every sequence of a batch, at most
-:data:`GPU_MAX_BATCH` sequences. A batch that runs out of memory anyway is split in halves
-and retried, and the budget remembers it. A batch's tensors and KV cache are dropped
-before the next batch starts.
-
-Decoding: greedy when ``temperature`` is None or 0, otherwise sampling with
-``temperature`` and ``top_p``; ``max_tokens`` is ``max_new_tokens``. With a seed, torch's
-generator is seeded at the start of each ``generate`` call. An error inside one batch
-(e.g. a prompt longer than the model's context) fails that batch's requests, not the run.
+:meth:`TransformersBackend.check` loads the model (a clear error says how to use an endpoint
+instead); prompts are rendered with the chat template, sorted longest first and generated
+in left-padded batches (``batch_size: auto``: a token budget on a GPU, :mod:`cseaug.batching`),
+each batch's answers handed out when it finishes. docs/llm-backends.md, "The offline engines".
 
 Example:
     backend = TransformersBackend("Qwen/Qwen2.5-0.5B-Instruct", {"max_tokens": 64})
@@ -30,7 +12,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from cseaug.batching import (
@@ -42,6 +23,7 @@ from cseaug.batching import (
 )
 from cseaug.devices import resolve_device, resolve_dtype
 from cseaug.errors import BackendError, require
+from cseaug.hub import hub_offline
 from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
 from cseaug.llm.identity import local_model_identity
 from cseaug.llm.streaming import ResponseSink, StreamingBackend
@@ -79,15 +61,8 @@ def generate_kwargs(sampling: dict[str, Any]) -> dict[str, Any]:
 
 
 class TransformersBackend(StreamingBackend):
-    """Chat completions from a local Hugging Face causal LM.
-
-    Args:
-        model: Hugging Face id (cached locally or downloadable) or local directory.
-        sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed``.
-        device: ``auto``, ``cpu``, ``cuda``, ``cuda:1``, ...
-        dtype: ``auto``, ``float32``, ``float16``, ``bfloat16``.
-        batch_size: prompts per ``generate()`` call, or ``auto`` (see the module docstring).
-    """
+    """Chat completions from a local Hugging Face causal LM (a hub id or a local directory);
+    ``device``, ``dtype`` and ``batch_size`` are the ``llm`` keys of the same names."""
 
     name = "transformers"
 
@@ -148,12 +123,11 @@ class TransformersBackend(StreamingBackend):
         )
 
     def _load(self, auto_class: Any, kwargs: dict[str, Any]) -> Any:
-        offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
         try:
             # local first: an absent model fails at once instead of after network timeouts
             return auto_class.from_pretrained(self.model, local_files_only=True, **kwargs)
         except (OSError, ValueError) as local_error:
-            if offline:
+            if hub_offline():
                 raise BackendError(
                     f"cannot load {self.model!r} for the transformers backend: it is not in the local "
                     f"Hugging Face cache and HF_HUB_OFFLINE is set ({local_error}). {ENDPOINT_HINT}"

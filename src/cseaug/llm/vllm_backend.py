@@ -1,33 +1,10 @@
 """vLLM's offline engine in this process: backend ``vllm`` (and ``auto`` on a GPU).
 
-The engine (``vllm.LLM(model=..., dtype=..., **engine arguments)``) is created on first use
-(or by :meth:`VLLMBackend.check`). Its arguments (:func:`engine_arguments`) come from
-``llm.vllm`` with defaults chosen for this workload (docs/gpu.md): prefix caching on (every
-request of a view starts with the same system message, its instructions and k-shot
-examples, so their KV cache is computed once), chunked prefill, ``max_num_seqs`` 512,
-``max_model_len`` sized to the prompts (``max_tokens`` + 2,048, capped at the model's
-context), ``gpu_memory_utilization`` 0.9, one GPU; then ``llm.engine_kwargs`` on top.
-
-Every batch goes to ``LLM.chat`` in one call, so that vLLM's continuous batching schedules
-all of it. ``LLM.chat`` returns only when every request of the call is done (it collects
-finished ``RequestOutput`` objects internally; its ``use_tqdm`` callback never sees them),
-so answers cannot be handed to the cache one by one; instead the response cache sends a
-shard's misses in calls of ``llm.vllm.requests_per_call`` (16,384) and stores each call's
-answers when it returns: a crash loses at most one call. (``LLMEngine.add_request`` /
-``step`` would stream, but that interface changed shape between vLLM releases, while
-``LLM.chat`` did not.)
-
-Sampling starts from ``LLM.get_default_sampling_params()`` (the model's generation config,
-as ``vllm serve`` does) and overrides what the config sets; with a seed, sample *k* of a
-request uses ``seed + k`` (:func:`cseaug.llm.sampling.request_seed`). Token counts come from
-each ``RequestOutput`` (``prompt_token_ids``, ``outputs[0].token_ids``).
-
-vLLM rejects a whole ``chat`` call when one prompt is invalid (e.g. longer than
-``max_model_len``) with a ``ValueError``; the batch is then split in halves until the bad
-requests stand alone, so only they fail. Any other engine error fails every request of
-the batch with its message.
-
-vLLM needs CUDA (extra ``vllm``); the engine factory can be injected for tests.
+The engine's arguments (:func:`engine_arguments`) come from ``llm.vllm`` and
+``llm.engine_kwargs``; each batch goes to ``LLM.chat`` in one call, which answers only as a
+whole, so the response cache sends it ``llm.vllm.requests_per_call`` requests at a time. A
+batch vLLM rejects is halved until the bad prompts fail alone. docs/llm-backends.md, "The
+offline engines"; docs/gpu.md.
 
 Example:
     backend = VLLMBackend("Qwen/Qwen2.5-7B-Instruct", {"temperature": 0.0, "max_tokens": 64})
@@ -81,14 +58,9 @@ def engine_arguments(
     engine_kwargs: dict[str, Any],
     context_length: int | None,
 ) -> dict[str, Any]:
-    """The keyword arguments of ``vllm.LLM`` besides ``model``.
-
-    Args:
-        settings: the ``llm.vllm`` section.
-        dtype: ``llm.dtype``.
-        max_tokens: the longest answer (``llm.max_tokens``).
-        engine_kwargs: ``llm.engine_kwargs``, applied last.
-        context_length: the model's context (None: unknown), the cap of ``max_model_len: auto``.
+    """The keyword arguments of ``vllm.LLM`` besides ``model``: ``settings`` (``llm.vllm``),
+    then ``engine_kwargs`` on top; ``max_model_len: auto`` makes room for ``max_tokens`` and
+    a prompt, within ``context_length`` when it is known.
 
     Example:
         >>> engine_arguments(VLLMEngineConfig(), "auto", 256, {"enforce_eager": True}, 32768)["max_model_len"]
@@ -111,16 +83,8 @@ def engine_arguments(
 
 
 class VLLMBackend(LLMBackend):
-    """Chat completions from a vLLM engine in this process.
-
-    Args:
-        model: Hugging Face id or local path of the chat model.
-        sampling: ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (None: model default).
-        dtype: weights dtype passed to ``vllm.LLM``.
-        engine: scheduling and memory settings (``llm.vllm``); default: the defaults.
-        engine_kwargs: more keyword arguments of ``vllm.LLM``, applied last.
-        engine_factory: called like ``vllm.LLM(model=..., **arguments)``; tests inject a fake.
-    """
+    """Chat completions from a vLLM engine in this process, made with :func:`engine_arguments`
+    by ``engine_factory`` (default ``vllm.LLM``; tests inject a fake)."""
 
     name = "vllm"
 
@@ -153,9 +117,8 @@ class VLLMBackend(LLMBackend):
 
     def check(self) -> None:
         """Create the engine now (loads the model onto the GPU); fails before any work."""
-        self._get_engine()
-
-    def _create_engine(self) -> Any:
+        if self._engine is not None:
+            return
         factory = self._engine_factory or require("vllm", "vllm", "The vllm backend").LLM
         settings = self.engine_settings
         kwargs = engine_arguments(
@@ -168,17 +131,12 @@ class VLLMBackend(LLMBackend):
         shown = redacted(kwargs)  # engine_kwargs may carry e.g. hf_token
         logger.info("starting vLLM for %s with %s", self.model, shown)
         try:
-            return factory(model=self.model, **kwargs)
+            self._engine = factory(model=self.model, **kwargs)
         except Exception as exc:  # vLLM raises many types here; all mean "no engine"
             raise BackendError(
                 f"vLLM could not start model {self.model!r} with {shown}: {exc}. Check llm.model, "
                 "llm.vllm (e.g. gpu_memory_utilization, max_model_len) and llm.engine_kwargs"
             ) from exc
-
-    def _get_engine(self) -> Any:
-        if self._engine is None:
-            self._engine = self._create_engine()
-        return self._engine
 
     def _sampling_params(self, engine: Any, sample_index: int) -> Any:
         params = engine.get_default_sampling_params()
@@ -195,8 +153,8 @@ class VLLMBackend(LLMBackend):
     ) -> list[ChatResponse]:
         if not requests:
             return []
-        engine = self._get_engine()
-        responses = self._chat(engine, requests)
+        self.check()
+        responses = self._chat(self._engine, requests)
         if progress is not None:
             progress(len(requests))
         return responses

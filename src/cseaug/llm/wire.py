@@ -1,26 +1,9 @@
 """What cseaug accepts from an OpenAI-wire server: a bounded body, a chat completion, no detour.
 
-Whatever bytes a server sends, a request ends as an answer or as a one-line reason; nothing
-the server sends can crash a build (issue 21, item 1). Three rules, each applied where it can
-be applied first:
-
-* **No detour** (:class:`ResponseGuard`, an event hook on every response): a redirect to
-  another origin (scheme, host or port) is refused with :class:`RedirectRefused`, which ends
-  the build in one line: the other origin would receive every prompt (corpus text) and write
-  the published answers. A redirect within the endpoint's own origin is followed.
-* **A bounded body** (:func:`read_body`, with :func:`body_limit`): the body is read raw, never
-  decompressed (cseaug asks for ``Accept-Encoding: identity``; a body that is compressed all
-  the same is refused before a byte of it is inflated, so a compression bomb costs nothing),
-  and refused once it passes :func:`body_limit` bytes, which follows from ``max_tokens``.
-* **A chat completion** (:func:`parse_completion`): JSON (at most :data:`MAX_JSON_DEPTH`
-  levels deep) with ``choices[0].message.content`` a string of valid Unicode (no lone
-  surrogate: it cannot be written to Parquet or SQLite), ``usage`` an object or absent, its
-  token counts whole numbers from 0 to :data:`MAX_TOKEN_COUNT`, ``completion_tokens`` at most
-  the ``max_tokens`` asked for.
-
-A body that breaks a rule is a :data:`~cseaug.llm.base.MALFORMED` failure: reject reason
-``malformed_response``, not retried and not cached (the same request would get the same
-bytes); the reason names what was wrong and quotes at most 200 bytes of the body.
+Nothing a server sends can crash a build (issue 21, item 1): a redirect to another origin
+ends it (:class:`ResponseGuard`), a compressed or oversized body (:func:`body_limit`) or one
+that is not a chat completion (:func:`parse_completion`) is a ``malformed_response`` reject.
+docs/llm-backends.md, "The HTTP backends"; docs/reliability.md.
 
 Example:
     >>> parse_completion("k", b'{"choices": [{"message": {"content": "Hi"}}]}').text
@@ -85,16 +68,13 @@ def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
 class ResponseGuard:
     """An ``httpx2`` response hook: checks every response before its body is read.
 
-    Args:
-        max_bytes: largest ``Content-Length`` accepted (:func:`body_limit`); None: any.
-
     Raises (from the hook):
         RedirectRefused: a redirect to another origin.
         MalformedResponse: a redirect to something that is not a URL, a compressed body,
-            or one that announces more than ``max_bytes``.
+            or one that announces more than ``max_bytes`` (:func:`body_limit`).
     """
 
-    def __init__(self, max_bytes: int | None = None) -> None:
+    def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
 
     def check(self, response: httpx2.Response) -> None:
@@ -123,7 +103,7 @@ class ResponseGuard:
                 "uncompressed body was accepted)"
             )
         declared = response.headers.get("Content-Length", "")
-        if self.max_bytes is not None and declared.isdigit() and int(declared) > self.max_bytes:
+        if declared.isdigit() and int(declared) > self.max_bytes:
             raise MalformedResponse(_too_large(self.max_bytes, f"announces {declared} bytes"))
 
     async def acheck(self, response: httpx2.Response) -> None:
@@ -144,14 +124,12 @@ async def read_body(response: httpx2.Response, limit: int) -> bytes:
     Raises:
         MalformedResponse: the body is longer than ``limit`` (the rest is not read).
     """
-    chunks: list[bytes] = []
-    size = 0
+    body = bytearray()
     async for chunk in response.aiter_raw():
-        size += len(chunk)
-        if size > limit:
+        body += chunk
+        if len(body) > limit:
             raise MalformedResponse(_too_large(limit, f"more than {limit} bytes"))
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return bytes(body)
 
 
 def valid_unicode(text: str) -> str:
