@@ -231,16 +231,21 @@ def test_a_cached_default_encoder_costs_no_probe_of_the_hub(
 def test_the_pattern_filters_encoder_is_checked_with_the_diagnostics_off(
     tmp_path: Path, http_llm: list[str]
 ) -> None:
-    """The pattern filter's cosine similarity (cs, both) loads the encoder during generation;
-    its MER filter loads none."""
+    """The pattern filter's cosine similarity (cs, both) loads the encoder during generation,
+    and so does the quality gate (diagnostics off do not turn it off); the MER filter without
+    the gate loads none."""
     base = [*http_llm, f"output.root={tmp_path / 's'}", "diagnostics.enabled=false"]
     base.append("diagnostics.encoder=nobody/no-encoder")
-    for metric in ("cs", "both"):
-        (problem,) = preflight_problems(
-            load_config(DEMO, [*base, f"diagnostics.pattern_filter={metric}"])
-        )
+    no_gate = "publish.min_pattern_share=0"
+    for settings in (
+        ["diagnostics.pattern_filter=cs", no_gate],
+        ["diagnostics.pattern_filter=both", no_gate],
+        ["diagnostics.pattern_filter=mer"],
+    ):
+        (problem,) = preflight_problems(load_config(DEMO, [*base, *settings]))
         assert problem.startswith("diagnostics.encoder: 'nobody/no-encoder' is not in")
-    assert preflight_problems(load_config(DEMO, [*base, "diagnostics.pattern_filter=mer"])) == []
+    settings = ["diagnostics.pattern_filter=mer", no_gate]
+    assert preflight_problems(load_config(DEMO, [*base, *settings])) == []
 
 
 def test_a_missing_evaluation_data_directory_is_named_before_any_work(

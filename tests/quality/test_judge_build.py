@@ -56,6 +56,7 @@ def config(root: Path, base_url: str, cache: Path, judge: dict[str, Any] | None)
         "llm": llm,
         "output": {"root": str(root)},
         "diagnostics": {"enabled": False},
+        "publish": {"min_pattern_share": 0},  # the fake answers are not graded
         "execution": {"cache_path": str(cache)},
     }
     if judge is not None:

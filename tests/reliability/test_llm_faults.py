@@ -71,7 +71,7 @@ def config(root: Path, base_url: str, **llm: Any) -> RunConfig:
             "output": {"root": str(root)},
             # these tests read what a failing build records in its version: the publish gate,
             # which would stop it (tests/pipeline/test_publish_gate.py), is off
-            "publish": {"min_generated_share": 0},
+            "publish": {"min_generated_share": 0, "min_pattern_share": 0},
             "diagnostics": {"enabled": False},
         }
     )

@@ -156,6 +156,31 @@ def test_a_server_answering_out_of_order_stops_at_the_quality_gate(
     assert rows - ordered == len(failures) and ordered / rows < cfg.publish.min_pattern_share
 
 
+def test_turning_the_diagnostics_off_does_not_turn_the_gate_off(
+    tmp_path: Path, sts_answers: Answers
+) -> None:
+    """Proves 20.2 has no back door: with ``diagnostics.enabled: false`` a swapping server's
+    build still stops at the gate (the encoder is loaded for the gate alone; no diagnostics
+    are written), and only ``publish.min_pattern_share: 0`` lets it publish, recorded as
+    unchecked."""
+    with FakeOpenAIServer(policy=answering(sts_answers, swapped)) as server:
+        cfg = config(tmp_path, server.base_url, "sts", sts_answers, diagnostics__enabled=False)
+        with pytest.raises(PublishGateError, match="nothing published"):
+            build(cfg)
+        assert list_versions(tmp_path, cfg.dataset_name) == []
+        anyway = cfg.model_copy(
+            update={"publish": cfg.publish.model_copy(update={"min_pattern_share": 0})}
+        )
+        summary = build(anyway)
+    gate = json.loads((summary.version_dir / "manifest.json").read_text())["quality_gate"]
+    assert gate == {
+        "check": "pattern_order",
+        "checked": False,
+        "reason": "publish.min_pattern_share is 0 and diagnostics.enabled is false",
+    }
+    assert not (summary.version_dir / "diagnostics").exists()
+
+
 def refusing(answers: dict[str, str], view: str) -> str:
     return "I'm sorry, but I cannot help with that."
 

@@ -69,7 +69,7 @@ def config(root: Path, base_url: str, method: str = "sts") -> RunConfig:
             "patterns": {"source": "paper"} if method == "sts" else None,
             "llm": {"backend": "openai-compatible", "base_url": base_url, "model": "fake"},
             "output": {"root": str(root)},
-            "publish": {"min_generated_share": 0},
+            "publish": {"min_generated_share": 0, "min_pattern_share": 0},
             "diagnostics": {"enabled": False},
         }
     )

@@ -38,6 +38,7 @@ from cseaug.config import LLM_METHODS, PATTERN_METHODS, LLMConfig, RunConfig
 from cseaug.encoders.minilm import MINILM_ID, MINILM_NAMES, minilm_problem
 from cseaug.errors import CseaugError, PreflightError, os_error_message
 from cseaug.hub import cached_file, go_offline_unless_reachable, is_local_name, model_problem
+from cseaug.pipeline.run import loads_encoder
 from cseaug.roots import is_uri
 
 Check = Callable[[RunConfig], list[str]]
@@ -153,12 +154,6 @@ def eval_data_problems(cfg: RunConfig) -> list[str]:
     if diag.eval_data_dir and (diag.enabled or diag.remove_contaminated):
         eval_set_readers(diag.eval_data_dir)  # finds the sets' files; reads none
     return []
-
-
-def loads_encoder(cfg: RunConfig) -> bool:
-    """Whether the build loads ``diagnostics.encoder``: for the diagnostics' cosine
-    similarity, or for the pattern filter's (``cs``, ``both``)."""
-    return cfg.diagnostics.enabled or cfg.diagnostics.pattern_filter in ("cs", "both")
 
 
 def hub_models(cfg: RunConfig) -> list[tuple[str, str]]:

@@ -202,8 +202,9 @@ def check_quality_gate(run: BuildRun) -> dict[str, Any]:
     The order is measured with the build's diagnostics encoder (its worker and embedding
     cache) on the rows the diagnostics measure: every generated row, or a seeded sample of
     ``diagnostics.cs_sample`` of them; rows ``diagnostics.pattern_filter`` dropped count as
-    out of order. With ``diagnostics.enabled: false`` there is no encoder: the gate is not
-    run, the build says so and the record says why.
+    out of order. ``diagnostics.enabled: false`` does not turn the gate off: the encoder is
+    loaded for it all the same; only ``publish.min_pattern_share: 0`` with diagnostics off
+    leaves the order unmeasured, and the record says so.
 
     Returns:
         The ``quality_gate`` record of the manifest.
@@ -218,12 +219,11 @@ def check_quality_gate(run: BuildRun) -> dict[str, Any]:
     minimum = cfg.publish.min_pattern_share
     if cfg.method not in ORDERED_METHODS:
         return {"check": "pattern_order", "checked": False, "reason": NOT_ORDERED[cfg.method]}
-    if not cfg.diagnostics.enabled:
-        reason = "diagnostics.enabled is false: no encoder to measure the order with"
+    encoder = run.diagnostics_encoder()
+    if encoder is None:
+        reason = "publish.min_pattern_share is 0 and diagnostics.enabled is false"
         logger.warning("quality gate not run: %s", reason)
         return {"check": "pattern_order", "checked": False, "reason": reason}
-    encoder = run.diagnostics_encoder()
-    assert encoder is not None  # diagnostics are on
     sample = sample_order(
         _generated_rows(run), encoder, cfg.diagnostics.cs_sample, cfg.diagnostics.seed
     )

@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cseaug.config import RunConfig, config_fingerprint
+from cseaug.config import PATTERN_METHODS, RunConfig, config_fingerprint
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.dataset.shards import RunStore
 from cseaug.errors import InputError
@@ -73,6 +73,17 @@ def read_plan(plan_path: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise InputError(f"run plan {path} not found; start the build again with `cseaug build`")
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def loads_encoder(cfg: RunConfig) -> bool:
+    """Whether the build loads ``diagnostics.encoder``: for the diagnostics' cosine
+    similarity, the pattern filter's (``cs``, ``both``), or the quality gate's pattern order
+    (NGCSE with ``publish.min_pattern_share`` above 0: ``diagnostics.enabled: false`` turns off
+    the diagnostics, never the gate).
+    """
+    diagnostics = cfg.diagnostics
+    gate = cfg.method in PATTERN_METHODS and cfg.publish.min_pattern_share > 0
+    return diagnostics.enabled or diagnostics.pattern_filter in ("cs", "both") or gate
 
 
 class BuildRun:
@@ -154,8 +165,8 @@ class BuildRun:
 
     def start_encoder(self, anchors: Sequence[str], *, stream_views: bool) -> None:
         """Start the diagnostics encoder in its worker process (:mod:`cseaug.encoders.worker`)
-        and have it embed ``anchors`` while the LLM works, when diagnostics are on; the run
-        closes it.
+        and have it embed ``anchors`` while the LLM works, when the build needs it
+        (:func:`loads_encoder`); the run closes it.
 
         Args:
             anchors: texts the cosine-similarity pass will need (the sample's anchors).
@@ -166,7 +177,7 @@ class BuildRun:
         """
         if self._closed:
             raise InputError(f"build run {self.store.path.name} is closed")
-        if self.cfg.diagnostics.enabled and self._encoder is None:
+        if loads_encoder(self.cfg) and self._encoder is None:
             from cseaug.encoders.worker import EncoderWorker
 
             cache = self.cfg.work_dir / "cache" / "embeddings"
@@ -202,7 +213,7 @@ class BuildRun:
     def diagnostics_encoder(self) -> EncoderWorker | None:
         """The encoder worker for the diagnostics (started now when the plan did not start one:
         every shard was already finished), told that generation is over so it may take
-        ``diagnostics.publish_threads``; None when diagnostics are off."""
+        ``diagnostics.publish_threads``; None when the build needs no encoder."""
         if self._encoder is None:
             self.start_encoder([], stream_views=False)
         if self._encoder is not None:
