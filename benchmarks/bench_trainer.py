@@ -107,7 +107,8 @@ def run_baseline(version: Path, args: argparse.Namespace, out: Path) -> float:
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     from cseaug.dataset.reader import augmentation_view, read_rows
-    from cseaug.trainer.train import device_and_precision, model_location
+    from cseaug.encoders.minilm import model_location
+    from cseaug.trainer.train import device_and_precision
 
     rows = read_rows(version, ["sentence", "augmentations"])
     pairs = Dataset.from_dict(

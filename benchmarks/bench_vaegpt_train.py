@@ -74,31 +74,32 @@ def measure(variant: str, args: argparse.Namespace) -> dict[str, Any]:
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel, GPT2Model
 
-    from cseaug.devices import resolve_device
-    from cseaug.vaegpt.loss import FrozenJudge, LossSettings
+    from cseaug.devices import resolve_device, resolve_precision
+    from cseaug.encoders.precision import autocast
+    from cseaug.vaegpt.config import LossConfig
+    from cseaug.vaegpt.loss import FrozenJudge
     from cseaug.vaegpt.model import VAEGPTSim
-    from cseaug.vaegpt.runtime import training_precision
     from cseaug.vaegpt.train import loss_on_batch
 
     torch.manual_seed(0)
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(resolve_device(args.device, "--device"))
-    precision = training_precision(args.precision, device)
+    precision = resolve_precision(args.precision, str(device), purpose="training")
     config = GPT2Config(**SIZES[args.size])
     batch = _batch(args, config.vocab_size, device)
-    settings = LossSettings()
+    settings = LossConfig()
     if variant == "gpt2+ce":
         model = GPT2LMHeadModel(config).to(device)
     else:
         model = VAEGPTSim.from_config(config).to(device)
     judge = (
-        FrozenJudge(GPT2Model(config)).to(device, dtype=precision.frozen_dtype)
+        FrozenJudge(GPT2Model(config)).to(device, dtype=getattr(torch, precision))
         if variant == "vaegpt-sim"
         else None
     )
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-7)
-    scaler = torch.amp.GradScaler(device.type, enabled=precision.scaler)
+    scaler = torch.amp.GradScaler(device.type, enabled=precision == "float16")
     labels = batch.target_ids.flatten()
 
     def step() -> None:
@@ -106,7 +107,7 @@ def measure(variant: str, args: argparse.Namespace) -> dict[str, Any]:
         if judge is not None:
             loss = loss_on_batch(model, judge, batch, settings, precision).total
         else:
-            with precision.autocast(device):
+            with autocast(torch, str(device), precision):
                 if variant == "gpt2+ce":
                     out = model(
                         input_ids=batch.input_ids,
@@ -162,7 +163,7 @@ def measure(variant: str, args: argparse.Namespace) -> dict[str, Any]:
         "peak_memory_bytes": peak,
         "memory_kind": memory_kind,
         "device": str(device) if device.type == "cpu" else torch.cuda.get_device_name(device),
-        "precision": precision.name,
+        "precision": precision,
         "parameters": sum(p.numel() for p in model.parameters()),
     }
 

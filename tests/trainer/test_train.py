@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from cseaug.dataset.reader import read_rows
+from cseaug.encoders.minilm import model_location
 from cseaug.errors import ConfigError, InputError
 from cseaug.hashing import file_sha256
 from cseaug.trainer.config import TrainConfig
 from cseaug.trainer.evaluation import eval_sets, read_eval_set
-from cseaug.trainer.train import device_and_precision, model_location, train_encoder
+from cseaug.trainer.train import device_and_precision, train_encoder
 from cseaug.vaegpt.config import VAEGPTTrainConfig
 
 pytest.importorskip("sentence_transformers")

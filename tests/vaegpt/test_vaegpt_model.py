@@ -10,12 +10,13 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from cseaug.devices import resolve_precision  # noqa: E402
 from cseaug.errors import ConfigError  # noqa: E402
+from cseaug.vaegpt.config import LossConfig  # noqa: E402
 from cseaug.vaegpt.generate import load_tokenizer  # noqa: E402
 from cseaug.vaegpt.layout import pair_batch  # noqa: E402
 from cseaug.vaegpt.loss import (  # noqa: E402
     FrozenJudge,
-    LossSettings,
     gumbel_softmax_embeddings,
     pool,
     vaegpt_loss,
@@ -27,7 +28,6 @@ from cseaug.vaegpt.model import (  # noqa: E402
     VAEGPTSim,
     VAEGPTSimSettings,
 )
-from cseaug.vaegpt.runtime import training_precision  # noqa: E402
 from cseaug.vaegpt.train import loss_on_batch  # noqa: E402
 from tests.vaegpt.toy_pairs import TOY_PAIRS  # noqa: E402
 
@@ -140,7 +140,7 @@ def test_loss_is_one_minus_cosine_plus_weighted_kl(
         batch.position_ids,
         logits_to_keep=batch.target_positions,
     )
-    settings = LossSettings(kl_weight=1e-2)
+    settings = LossConfig(kl_weight=1e-2)
     parts = vaegpt_loss(out.logits, out.kl, batch.target_ids, batch.target_mask, judge, settings)
     assert parts.target == pytest.approx(1 - parts.cosine, abs=1e-6)
     assert parts.total.item() == pytest.approx(parts.target + 1e-2 * parts.kl, rel=1e-5)
@@ -183,7 +183,7 @@ def test_the_fused_loss_gives_the_same_loss_and_gradients_as_gumbel_softmax_then
 ) -> None:
     judge = FrozenJudge.from_pretrained(str(tiny_gpt2))
     batch = pair_batch(tokenizer, TOY_PAIRS[:4], "<|endoftext|>", 64, 64)
-    settings = LossSettings(kl_weight=1e-2, gumbel_tau=tau, gumbel_hard=hard)
+    settings = LossConfig(kl_weight=1e-2, gumbel_tau=tau, gumbel_hard=hard)
     model.eval()  # no dropout: both passes see the same network
 
     def gradients(loss_function) -> tuple[float, list]:
@@ -229,7 +229,7 @@ def test_lm_weight_adds_cross_entropy(model: VAEGPTSim, tiny_gpt2: Path, tokeniz
             batch.target_ids,
             batch.target_mask,
             judge,
-            LossSettings(lm_weight=0.5),
+            LossConfig(lm_weight=0.5),
         )
     assert parts.lm > 0
     assert parts.total.item() == pytest.approx(
@@ -242,8 +242,8 @@ def test_a_few_steps_lower_the_loss_on_toy_pairs(
 ) -> None:
     judge = FrozenJudge.from_pretrained(str(tiny_gpt2))
     batch = pair_batch(tokenizer, TOY_PAIRS, "<|endoftext|>", 64, 64)
-    settings = LossSettings()
-    precision = training_precision("float32", torch.device("cpu"))
+    settings = LossConfig()
+    precision = "float32"
 
     def measured() -> float:
         model.eval()
@@ -266,25 +266,23 @@ def test_a_few_steps_lower_the_loss_on_toy_pairs(
 def test_bfloat16_autocast_on_cpu_gives_a_finite_loss(
     model: VAEGPTSim, tiny_gpt2: Path, tokenizer
 ) -> None:
-    precision = training_precision("bfloat16", torch.device("cpu"))
-    assert precision.autocast_dtype is torch.bfloat16 and not precision.scaler
-    assert training_precision("float32", torch.device("cpu")).frozen_dtype is torch.float32
+    precision = resolve_precision("bfloat16", "cpu", purpose="training")
     # as training keeps it: the frozen judge in the training precision
-    judge = FrozenJudge.from_pretrained(str(tiny_gpt2)).to(dtype=precision.frozen_dtype)
+    judge = FrozenJudge.from_pretrained(str(tiny_gpt2)).to(dtype=getattr(torch, precision))
     assert judge.embedding_table.dtype is torch.bfloat16
     model.train()
     parts = loss_on_batch(
         model,
         judge,
         pair_batch(tokenizer, TOY_PAIRS[:4], "<|endoftext|>", 64, 64),
-        LossSettings(),
+        LossConfig(),
         precision,
     )
     parts.total.backward()
     assert math.isfinite(parts.total.item())
     assert model.lm.transformer.h[0].attn.c_attn.weight.grad.isfinite().all()
     with pytest.raises(ConfigError, match="float16 needs a GPU"):
-        training_precision("float16", torch.device("cpu"))
+        resolve_precision("float16", "cpu", purpose="training")
 
 
 def test_save_and_load_round_trip(model: VAEGPTSim, tokenizer, tmp_path: Path) -> None:

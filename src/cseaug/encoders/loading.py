@@ -30,7 +30,7 @@ from cseaug.devices import (
     resolve_precision,
 )
 from cseaug.encoders.base import Encoder, unit_rows
-from cseaug.encoders.minilm import MINILM_ID, MINILM_NAMES, MINILM_REVISION, minilm_location
+from cseaug.encoders.minilm import MINILM_ID, MINILM_REVISION, model_location
 from cseaug.encoders.onnx import ONNX_FILE, OnnxEncoder, onnx_applicable
 from cseaug.encoders.precision import EncoderPrecision, autocast
 from cseaug.encoders.store import CachedEncoder, EmbeddingStore
@@ -43,8 +43,6 @@ DEFAULT_ENCODER = MINILM_ID
 Pooling = Literal["auto", "sentence_transformers", "cls"]
 Runtime = Literal["auto", "torch", "onnx"]
 
-_ST_MARKERS = ("modules.json", "config_sentence_transformers.json")
-
 
 def _quiet_loading() -> None:
     """Hide transformers' weight-loading bars when cseaug's own bars are off (CI, Prefect logs)."""
@@ -55,29 +53,18 @@ def _quiet_loading() -> None:
 def resolve_model(
     name: str, pooling: Pooling = "auto", revision: str = MINILM_REVISION
 ) -> tuple[str, Literal["sentence_transformers", "cls"]]:
-    """Where a model name points and how it pools.
-
-    ``all-MiniLM-L6-v2`` resolves to the hub snapshot at ``revision`` (or, offline only, the
-    packaged copy: :func:`~cseaug.encoders.minilm.minilm_location`); an existing
-    directory is used as it is (sentence-transformers when it holds ``modules.json``, else
-    [CLS] of the transformers model); any other name is passed to transformers ([CLS]) or
-    sentence-transformers as a Hugging Face id, which works offline only when cached.
+    """Where a model name points (:func:`~cseaug.encoders.minilm.model_location`) and how it
+    pools: ``auto`` is sentence-transformers' own pooling for a sentence-transformers model,
+    else [CLS] of the transformers model.
 
     Example:
         >>> resolve_model("bert-base-uncased")
         ('bert-base-uncased', 'cls')
     """
-    if name in MINILM_NAMES:
-        location = minilm_location(revision)
-        detected: Literal["sentence_transformers", "cls"] = "sentence_transformers"
-    elif Path(name).expanduser().is_dir():
-        location = str(Path(name).expanduser())
-        marked = any((Path(location) / m).is_file() for m in _ST_MARKERS)
-        detected = "sentence_transformers" if marked else "cls"
-    else:
-        location = name
-        detected = "sentence_transformers" if name.startswith("sentence-transformers/") else "cls"
-    return location, detected if pooling == "auto" else pooling
+    location, is_sentence_transformer = model_location(name, revision)
+    if pooling != "auto":
+        return location, pooling
+    return location, "sentence_transformers" if is_sentence_transformer else "cls"
 
 
 class SentenceTransformerEncoder:

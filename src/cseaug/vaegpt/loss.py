@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from cseaug.errors import InputError, require
+from cseaug.vaegpt.config import LossConfig
 
 torch = require("torch", "hf", "The VAEGPT-Sim generator")
 nn = torch.nn
@@ -149,16 +150,6 @@ def gumbel_softmax_embeddings(logits: Any, table: Any, tau: float = 1.0, hard: b
 
 
 @dataclass
-class LossSettings:
-    """Weights and Gumbel-softmax settings of the loss."""
-
-    kl_weight: float = 1e-4
-    gumbel_tau: float = 1.0
-    gumbel_hard: bool = True
-    lm_weight: float = 0.0
-
-
-@dataclass
 class LossParts:
     """The loss and its terms (detached floats except ``total``)."""
 
@@ -175,7 +166,7 @@ def vaegpt_loss(
     target_ids: Any,
     target_mask: Any,
     judge: FrozenJudge,
-    settings: LossSettings,
+    settings: LossConfig,
 ) -> LossParts:
     """The training loss of a batch from the generator's target logits and KL.
 
@@ -185,7 +176,7 @@ def vaegpt_loss(
         target_ids: (batch, target positions) target ids (right-padded).
         target_mask: their mask.
         judge: the frozen discriminator.
-        settings: weights and Gumbel-softmax settings.
+        settings: the ``loss`` section (weights and Gumbel-softmax settings).
     """
     embeds = gumbel_softmax_embeddings(
         logits, judge.embedding_table, settings.gumbel_tau, settings.gumbel_hard

@@ -31,17 +31,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cseaug.devices import resolve_device
+from cseaug.devices import PrecisionName, resolve_device, resolve_precision
+from cseaug.encoders.precision import autocast
 from cseaug.errors import ConfigError, require
 from cseaug.metrics.quality import avg_rouge
 from cseaug.progress import progress_bar
-from cseaug.vaegpt.config import VAEGPTTrainConfig
+from cseaug.vaegpt.config import LossConfig, VAEGPTTrainConfig
 from cseaug.vaegpt.data import Pair, PairSplits, load_pairs
 from cseaug.vaegpt.generate import VAEGPTSimGenerator, load_tokenizer
 from cseaug.vaegpt.layout import PairBatch, pair_batch
-from cseaug.vaegpt.loss import FrozenJudge, LossParts, LossSettings, vaegpt_loss
+from cseaug.vaegpt.loss import FrozenJudge, LossParts, vaegpt_loss
 from cseaug.vaegpt.model import VAEGPTSim, VAEGPTSimSettings
-from cseaug.vaegpt.runtime import Precision, training_precision
 
 torch = require("torch", "hf", "VAEGPT-Sim training")
 
@@ -80,11 +80,11 @@ def loss_on_batch(
     model: VAEGPTSim,
     judge: FrozenJudge,
     batch: PairBatch,
-    settings: LossSettings,
-    precision: Precision,
+    settings: LossConfig,
+    precision: PrecisionName,
 ) -> LossParts:
-    """Forward pass of the generator and the judge on one batch, under ``precision``."""
-    with precision.autocast(batch.input_ids.device):
+    """Forward pass of the generator and the judge on one batch, autocast to ``precision``."""
+    with autocast(torch, str(batch.input_ids.device), precision):
         out = model(
             batch.input_ids,
             batch.attention_mask,
@@ -94,25 +94,9 @@ def loss_on_batch(
         return vaegpt_loss(out.logits, out.kl, batch.target_ids, batch.target_mask, judge, settings)
 
 
-def loss_settings(cfg: VAEGPTTrainConfig) -> LossSettings:
-    """The loss settings of a training config."""
-    return LossSettings(
-        kl_weight=cfg.loss.kl_weight,
-        gumbel_tau=cfg.loss.gumbel_tau,
-        gumbel_hard=cfg.loss.gumbel_hard,
-        lm_weight=cfg.loss.lm_weight,
-    )
-
-
 def model_settings(cfg: VAEGPTTrainConfig) -> VAEGPTSimSettings:
     """The latent settings of a training config."""
-    return VAEGPTSimSettings(
-        latent_weight=cfg.model.latent_weight,
-        latent_dropout=cfg.model.latent_dropout,
-        mean_bn_scale=cfg.model.mean_bn_scale,
-        separator=cfg.model.separator,
-        base_model=cfg.base_model,
-    )
+    return VAEGPTSimSettings(**cfg.model.model_dump(), base_model=cfg.base_model)
 
 
 def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
@@ -145,8 +129,8 @@ class _Run:
         self.out.mkdir(parents=True, exist_ok=True)
         self.metrics_path = self.out / "metrics.jsonl"
         self.device = torch.device(resolve_device(cfg.device, "device"))
-        self.precision = training_precision(cfg.precision, self.device)
-        self.loss_settings = loss_settings(cfg)
+        # mixed precision: bfloat16 where the GPU has it, else float16 with loss scaling
+        self.precision = resolve_precision(cfg.precision, str(self.device), purpose="training")
         torch.manual_seed(cfg.seed)
 
         existing = checkpoints(self.out) if cfg.schedule.resume else []
@@ -159,7 +143,8 @@ class _Run:
             self.tokenizer = load_tokenizer(cfg.base_model)
         self.judge = FrozenJudge.from_pretrained(self.model.settings.base_model, cfg.loss.pooling)
         self.model.to(self.device)
-        self.judge.to(self.device, dtype=self.precision.frozen_dtype)
+        # the judge is never trained: kept in the training precision, it is not cast per step
+        self.judge.to(self.device, dtype=getattr(torch, self.precision))
 
         parameters = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(
@@ -169,7 +154,7 @@ class _Run:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0
         )
-        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision.scaler)
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision == "float16")
         self.state = TrainerState()
         if self.resumed_from is not None:
             self._load_state(self.resumed_from)
@@ -249,7 +234,7 @@ class _Run:
     def train_step(self, pairs: list[Pair]) -> LossParts:
         self.model.train()
         parts = loss_on_batch(
-            self.model, self.judge, self.batch(pairs), self.loss_settings, self.precision
+            self.model, self.judge, self.batch(pairs), self.cfg.loss, self.precision
         )
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(parts.total).backward()
@@ -274,7 +259,7 @@ class _Run:
             for start in range(0, len(validation), size):
                 chunk = validation[start : start + size]
                 parts = loss_on_batch(
-                    self.model, self.judge, self.batch(chunk), self.loss_settings, self.precision
+                    self.model, self.judge, self.batch(chunk), self.cfg.loss, self.precision
                 )
                 totals["val_loss"] += float(parts.total.detach()) * len(chunk)
                 totals["val_cosine"] += parts.cosine * len(chunk)
@@ -310,7 +295,7 @@ class _Run:
             "start",
             resumed_from=str(self.resumed_from) if self.resumed_from else None,
             total_steps=self.total_steps,
-            precision=self.precision.name,
+            precision=self.precision,
             device=str(self.device),
             data=self.splits.stats,
         )
@@ -364,7 +349,7 @@ class _Run:
         final_dir = self.save_generator("final")
         stats: dict[str, Any] = {
             "data": self.splits.stats,
-            "precision": self.precision.name,
+            "precision": self.precision,
             "device": str(self.device),
         }
         if self.timed_steps:
