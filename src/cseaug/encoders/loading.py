@@ -18,7 +18,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -67,30 +67,43 @@ def resolve_model(
     return location, "sentence_transformers" if is_sentence_transformer else "cls"
 
 
-class SentenceTransformerEncoder:
-    """A sentence-transformers model (its own pooling; normalised in float32)."""
+class TorchEncoder:
+    """A sentence-transformers model with its own pooling, or (``cls``) a transformers model
+    pooled by the last hidden state of its first token, [CLS], as NGCSE; rows normalised in
+    float32."""
 
     def __init__(
         self,
         location: str,
         *,
+        pooling: Literal["sentence_transformers", "cls"],
         device: str,
         batch_size: int,
         max_seq_length: int | None,
         precision: EncoderPrecision = "float32",
     ) -> None:
-        st = require(
-            "sentence_transformers", "hf", "Cosine similarity with a sentence-transformers model"
+        cls = pooling == "cls"
+        purpose = (
+            "[CLS] sentence embeddings"
+            if cls
+            else "Cosine similarity with a sentence-transformers model"
         )
-        self._torch = require("torch", "hf", "Cosine similarity with a sentence-transformers model")
+        st = require("sentence_transformers", "hf", purpose)
+        modules = require("sentence_transformers.sentence_transformer.modules", "hf", purpose)
+        self._torch = require("torch", "hf", purpose)
+        device = resolve_device(device, "diagnostics.device")
         try:
-            self.model = st.SentenceTransformer(
-                location, device=resolve_device(device, "diagnostics.device")
-            )
+            if cls:
+                transformer = modules.Transformer(location)
+                pooled = modules.Pooling(transformer.get_embedding_dimension(), "cls")
+                self.model = st.SentenceTransformer(modules=[transformer, pooled], device=device)
+            else:
+                self.model = st.SentenceTransformer(location, device=device)
         except OSError as exc:
+            kind = "transformers" if cls else "sentence-transformers"
             raise ConfigError(
-                f"cannot load the sentence-transformers model {location!r} ({exc}); offline, give a "
-                "local model directory (diagnostics.encoder) or 'all-MiniLM-L6-v2'"
+                f"cannot load the {kind} model {location!r} ({exc}); offline, give a local model "
+                "directory (diagnostics.encoder)" + ("" if cls else " or 'all-MiniLM-L6-v2'")
             ) from exc
         if max_seq_length:
             self.model.max_seq_length = max_seq_length
@@ -120,65 +133,6 @@ class SentenceTransformerEncoder:
                 show_progress_bar=False,
             )
         return unit_rows(pooled.float().cpu().numpy().reshape(len(texts), self.dimension))
-
-    def close(self) -> None:
-        """Free the model (and the GPU memory it held)."""
-        self.model = None
-        free_device_memory(self.device)
-
-
-class ClsEncoder:
-    """A transformers encoder pooled by the last hidden state of its first token ([CLS]), as NGCSE."""
-
-    def __init__(
-        self,
-        location: str,
-        *,
-        device: str,
-        batch_size: int,
-        max_seq_length: int | None,
-        precision: EncoderPrecision = "float32",
-    ) -> None:
-        self._torch = require("torch", "hf", "[CLS] sentence embeddings")
-        transformers = require("transformers", "hf", "[CLS] sentence embeddings")
-        try:
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(location)
-            model = transformers.AutoModel.from_pretrained(location)
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot load the transformers model {location!r} ({exc}); offline, give a local "
-                "model directory (diagnostics.encoder)"
-            ) from exc
-        self.device = resolve_device(device, "diagnostics.device")
-        self.precision = resolve_precision(
-            precision, self.device, "diagnostics.precision", purpose="inference"
-        )
-        self.model = model.to(self.device).eval()
-        self.name = location
-        self.dimension = int(model.config.hidden_size)
-        self.batch_size = batch_size
-        limit = getattr(self.tokenizer, "model_max_length", 512)
-        self.max_length = min(max_seq_length or 512, limit if limit and limit < 100_000 else 512)
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        torch = self._torch
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        # Length-sorted batches waste less padding; rows go back to their input positions.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            index = order[start : start + self.batch_size]
-            batch = self.tokenizer(
-                [texts[i] for i in index],
-                padding=True,
-                truncation=True,
-                max_length=self.max_length,
-                return_tensors="pt",
-            ).to(self.device)
-            with torch.inference_mode(), autocast(torch, self.device, self.precision):
-                cls = self.model(**batch).last_hidden_state[:, 0]
-                cls = torch.nn.functional.normalize(cls.float(), dim=-1)
-            out[index] = cls.cpu().numpy()
-        return out
 
     def close(self) -> None:
         """Free the model (and the GPU memory it held)."""
@@ -301,16 +255,13 @@ def load_encoder(
         _quiet_loading()
         if torch_threads is not None:
             require("torch", "hf", "Sentence embeddings").set_num_threads(torch_threads)
-        options: dict[str, Any] = {
-            "device": device,
-            "batch_size": batch_size,
-            "max_seq_length": max_seq_length,
-            "precision": precision,
-        }
-        backend = (
-            SentenceTransformerEncoder(location, **options)
-            if how == "sentence_transformers"
-            else ClsEncoder(location, **options)
+        backend = TorchEncoder(
+            location,
+            pooling=how,
+            device=device,
+            batch_size=batch_size,
+            max_seq_length=max_seq_length,
+            precision=precision,
         )
     backend.name = name
     store = None

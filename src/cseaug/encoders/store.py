@@ -89,7 +89,7 @@ class CachedEncoder:
     Only texts missing from both caches reach the model, each unique text once.
 
     Args:
-        backend: the model (:class:`SentenceTransformerEncoder`, :class:`ClsEncoder`, or any
+        backend: the model (:class:`~cseaug.encoders.loading.TorchEncoder`, or any
             :class:`Encoder`).
         memory_items: embeddings kept in memory (384 floats of MiniLM: 1.5 kB each).
         store: the on-disk cache, or None.

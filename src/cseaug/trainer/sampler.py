@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 from typing import Any
 
 from cseaug.errors import require
@@ -31,24 +30,13 @@ class EpochBlockBatchSampler(sampler.DefaultBatchSampler):
     """A batch sampler over block ``epoch mod blocks`` of a dataset of ``blocks`` equal blocks.
 
     Args:
-        dataset: the training set; its length is a multiple of ``blocks``.
-        batch_size, drop_last, valid_label_columns, generator, seed: as sentence-transformers'
-            ``DefaultBatchSampler``.
+        dataset, *args, **kwargs: as sentence-transformers' ``DefaultBatchSampler``; the
+            dataset's length is a multiple of ``blocks``.
         blocks: the number of per-epoch blocks.
     """
 
-    def __init__(
-        self,
-        dataset: Any,
-        batch_size: int,
-        drop_last: bool,
-        valid_label_columns: list[str] | None = None,
-        generator: Any = None,
-        seed: int = 0,
-        *,
-        blocks: int,
-    ) -> None:
-        super().__init__(dataset, batch_size, drop_last, valid_label_columns, generator, seed)
+    def __init__(self, dataset: Any, *args: Any, blocks: int, **kwargs: Any) -> None:
+        super().__init__(dataset, *args, **kwargs)
         if blocks < 1 or len(dataset) % blocks:
             raise ValueError(f"{len(dataset)} rows do not split into {blocks} equal blocks")
         self.blocks = blocks
@@ -70,11 +58,6 @@ class EpochBlockBatchSampler(sampler.DefaultBatchSampler):
         return -(-self.block_size // self.batch_size)
 
 
-def epoch_block_sampler(blocks: int) -> Any:
-    """The ``batch_sampler`` argument of the training arguments for ``blocks`` epoch blocks."""
-    return partial(EpochBlockBatchSampler, blocks=blocks)
-
-
 class MixedBatchSampler(sampler.DefaultBatchSampler):
     """NGCSE's schedule over a dataset whose first ``generated`` rows are LLM-generated.
 
@@ -86,27 +69,17 @@ class MixedBatchSampler(sampler.DefaultBatchSampler):
     rows still cached when the epoch ends make its last batch, so every row trains once.
 
     Args:
-        dataset, batch_size, drop_last, valid_label_columns, generator, seed: as
-            sentence-transformers' ``DefaultBatchSampler`` (``drop_last`` is not used: the
-            batches vary in size by construction).
+        dataset, *args, **kwargs: as sentence-transformers' ``DefaultBatchSampler``
+            (``drop_last`` is not used: the batches vary in size by construction).
         generated: how many rows, at the start of ``dataset``, are generated.
         per_batch: the generated rows cached before they join a batch (the authors'
             ``aigen_batch_size``).
     """
 
     def __init__(
-        self,
-        dataset: Any,
-        batch_size: int,
-        drop_last: bool,
-        valid_label_columns: list[str] | None = None,
-        generator: Any = None,
-        seed: int = 0,
-        *,
-        generated: int,
-        per_batch: int,
+        self, dataset: Any, *args: Any, generated: int, per_batch: int, **kwargs: Any
     ) -> None:
-        super().__init__(dataset, batch_size, drop_last, valid_label_columns, generator, seed)
+        super().__init__(dataset, *args, **kwargs)
         if not 0 <= generated <= len(dataset) or per_batch < 1:
             raise ValueError(f"{generated} generated rows of {len(dataset)}, {per_batch} per batch")
         self.rows = len(dataset)
@@ -143,11 +116,6 @@ class MixedBatchSampler(sampler.DefaultBatchSampler):
 
     def __len__(self) -> int:
         return len(self.batches())
-
-
-def mixed_batch_sampler(generated: int, per_batch: int) -> Any:
-    """The ``batch_sampler`` argument of the training arguments for NGCSE's mixed batches."""
-    return partial(MixedBatchSampler, generated=generated, per_batch=per_batch)
 
 
 class MixedBatchCollator(collator.SentenceTransformerDataCollator):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -128,13 +129,15 @@ def _trainer(
     losses = make_losses(cfg, model, tuple(data.sets.values()))
     extra: dict[str, Any] = {}
     if data.epoch_blocks:
-        from cseaug.trainer.sampler import epoch_block_sampler
+        from cseaug.trainer.sampler import EpochBlockBatchSampler
 
-        extra["batch_sampler"] = epoch_block_sampler(data.epoch_blocks)
+        extra["batch_sampler"] = partial(EpochBlockBatchSampler, blocks=data.epoch_blocks)
     if MIXED.name in data.sets:
-        from cseaug.trainer.sampler import mixed_batch_sampler
+        from cseaug.trainer.sampler import MixedBatchSampler
 
-        extra["batch_sampler"] = mixed_batch_sampler(data.generated, cfg.ngcse.generated_per_batch)
+        extra["batch_sampler"] = partial(
+            MixedBatchSampler, generated=data.generated, per_batch=cfg.ngcse.generated_per_batch
+        )
     if cfg.pooling == "prompt":
         from cseaug.trainer.heads import template_prompts
 
