@@ -1,16 +1,13 @@
 """Load a sentence encoder by name or path, behind the embedding cache.
 
-NGCSE measures cosine similarity with BERT-base [CLS]; the project's default is
-``sentence-transformers/all-MiniLM-L6-v2`` from the Hugging Face hub at a pinned revision,
-cached like any model (:mod:`cseaug.encoders.minilm`).
-:func:`load_encoder` resolves a name or a path to an
-:class:`~cseaug.encoders.base.Encoder` whose ``encode`` returns L2-normalised float32 rows,
-wrapped in a :class:`~cseaug.encoders.store.CachedEncoder`.
+:func:`load_encoder` resolves a name or a path (:func:`resolve_model`) to an
+:class:`~cseaug.encoders.base.Encoder` of L2-normalised float32 rows (ONNX Runtime or torch),
+wrapped in a :class:`~cseaug.encoders.store.CachedEncoder` (docs/diagnostics.md, "The encoder
+and its cache").
 
 Example:
     encoder = load_encoder("all-MiniLM-L6-v2")
-    encoder.encode(["A cat sat."]).shape  # (1, 384)
-"""
+    encoder.encode(["A cat sat."]).shape  # (1, 384)"""
 
 from __future__ import annotations
 

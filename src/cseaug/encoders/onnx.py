@@ -1,13 +1,8 @@
 """A sentence-transformers model run by ONNX Runtime, without torch (issue 14).
 
-The diagnostics' encoder (NGCSE appendix, "Match Error Rate and Cosine Similarity") on the
-CPU can spend more time importing torch and sentence-transformers than a small build spends
-embedding. A sentence-transformers model directory that carries an ONNX export
-(``onnx/model.onnx``, as the pinned all-MiniLM-L6-v2 revision does), a ``tokenizer.json`` and
-mean pooling (``1_Pooling/config.json``) runs here on tokenizers, onnxruntime and numpy only:
-it loads in under a second instead of several, with the same vectors, and embeds at about
-0.9x torch's speed on one thread (benchmarks/bench_encoder_runtime.py, docs/performance.md).
-Quantised exports are not used: their cosine error is about one histogram bin.
+A model directory with an fp32 ONNX export (``onnx/model.onnx``), a ``tokenizer.json`` and
+mean pooling runs on tokenizers, onnxruntime and numpy only: it loads in under a second and
+gives torch's vectors at about 0.9x its speed (docs/performance.md, "The encoder's runtime").
 
 Example:
     >>> onnx_applicable("bert-base-uncased")

@@ -1,30 +1,15 @@
 """The diagnostics encoder in a child process, embedding ahead while the build generates (issue 14).
 
-A version's diagnostics embed every anchor and view of the cosine-similarity pass (NGCSE
-appendix, "Match Error Rate and Cosine Similarity"). Done in the build's own process, the
-encoder costs the asyncio LLM client the GIL and a core, and its torch import and model load
-stay on the critical path. :class:`EncoderWorker` holds the encoder that
-:func:`~cseaug.encoders.loading.encoder_from_config` builds (behind the same on-disk cache)
-in a child process: a fresh interpreter (``python -m cseaug.encoders.worker``, never a fork of
-a process that runs asyncio and Prefect threads, and unlike multiprocessing's *spawn* it
-does not import the caller's ``__main__`` again, so a script without a ``__main__`` guard
-works), connected by a socket pair. The build's process never imports torch for it:
-
-* :meth:`~EncoderWorker.prefetch` hands texts over and returns at once; the child embeds
-  them in order, in chunks, with ``diagnostics.torch_threads`` (default 1: the other core
-  is the LLM client's);
-* :meth:`~EncoderWorker.generation_done` says the LLM is done: the child then uses
-  ``diagnostics.publish_threads`` when set (a number, or ``all``: every core this process
-  may use);
-* :meth:`~EncoderWorker.encode` (the :class:`~cseaug.encoders.base.Encoder` protocol) is
-  served before the prefetched backlog; a text already embedded comes from the cache, so no
-  text is embedded twice;
-* :meth:`~EncoderWorker.close` ends the child; the child also exits on its own when the
-  parent dies (end of file on its pipe).
-
-An error in the child (the model cannot be loaded: :class:`~cseaug.errors.ConfigError`)
-is raised in the parent, same class and message, by the call that needs the encoder; when
-none does (the build failed earlier), :meth:`~EncoderWorker.close` logs it at debug level.
+:class:`EncoderWorker` holds the encoder that
+:func:`~cseaug.encoders.loading.encoder_from_config` builds in a fresh interpreter
+(``python -m cseaug.encoders.worker``: never a fork of a process running asyncio and Prefect
+threads, and unlike *spawn* it does not import the caller's ``__main__``), connected by a
+socket pair, so the build's process never imports torch for it. :meth:`~EncoderWorker.prefetch`
+hands texts over for the background, :meth:`~EncoderWorker.encode` is served before that
+backlog, :meth:`~EncoderWorker.generation_done` switches the child to
+``diagnostics.publish_threads``; an error in the child is raised in the parent, same class
+and message, by the call that needs the encoder. docs/diagnostics.md ("In a build: the
+encoder worker") has the whole behaviour.
 
 Example:
     worker = EncoderWorker(DiagnosticsConfig(), None)

@@ -1,15 +1,7 @@
 """Cosine similarity of sentence pairs (NGCSE appendix, "Match Error Rate and Cosine Similarity").
 
-NGCSE defines CS(s1, s2) = f(s1)^T f(s2) with f a sentence encoder onto the unit
-hypersphere (eq. 9). The encoder (loading, caching) is :mod:`cseaug.encoders`; this module
-only does the maths, streaming pairs in chunks so that no more than one chunk of
-embeddings is ever held in memory.
-
-Example:
-    from cseaug.encoders.loading import load_encoder
-    encoder = load_encoder("all-MiniLM-L6-v2")
-    cosine_pairs(["A cat sat."], ["A cat was sitting."], encoder)
-    # array([0.87...], dtype=float32)
+CS(s1, s2) = f(s1)^T f(s2) with f an encoder onto the unit hypersphere (NGCSE eq. 9); the
+encoder is :mod:`cseaug.encoders`, this module only streams the pairs in chunks.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Density histograms of MER and cosine similarity on fixed bins (NGCSE appendix, Figure 7).
 
-NGCSE compares training sets by the density histograms of MER and CS of their positive and
-negative pairs. For panels to compare at a glance every histogram of a metric uses the same
-bins: MER over [0, 1], CS over [-1, 1] (the whole range of a cosine, so no value of any
-encoder falls outside; plots zoom the CS axis to the occupied part, the same for every
-panel). Histograms are plain data (:class:`Histogram`: edges, counts, density) that
-accumulate batch by batch; :class:`MetricValues` adds the summary statistics;
-:func:`plot_panels` draws them with matplotlib's Agg canvas, imported only when drawing.
+Every histogram of a metric uses the same bins (MER over [0, 1], CS over [-1, 1]) so that
+panels compare at a glance (docs/diagnostics.md, "How to read the plots"). :class:`Histogram`
+accumulates batch by batch, :class:`MetricValues` adds the summary statistics and
+:func:`plot_panels` draws them with matplotlib's Agg canvas.
 
 Example:
     >>> h = Histogram.empty("mer", bins=4)

@@ -1,24 +1,10 @@
 """Generation-quality scorecard of synonym generators (VAEGPT-Sim paper, section 4.1.2, Table 2).
 
-For any generator's output (VAEGPT-Sim, back-translation, an LLM) against its sources and
-targets:
-
-* similarity to the target: **Avg-ROUGE**, the mean of the ROUGE-1, ROUGE-2 and ROUGE-L
-  F1 scores (``rouge-score``), and **cosine** similarity under a sentence encoder
-  (all-MiniLM-L6-v2 by default);
-* diversity: **word diversity against the source**, **diversity across multiple
-  generations** of one source, and the **type-token ratio** of each generation;
-* the **average score** (mean of every metric computed) and the **deficiency score**
-  (the smaller of the mean similarity and the mean diversity).
-
-The paper leaves the word-level definitions open; this module uses (docs/vaegpt.md):
-words are the lower-cased ``[a-z0-9]+`` runs (the tokenisation ``rouge-score`` applies);
-the "proportion of non-repeating words" of two sentences is the share of their distinct
-words that occur in only one of them (1 - Jaccard similarity of the word sets); across
-several generations it is the mean over all pairs of them. The paper's third similarity,
-GloVe vector-mean cosine, is left out (no GloVe vectors offline). The encoder comes from
-:mod:`cseaug.encoders.loading`. Metrics are fractions in [0, 1]; Table 2 prints them
-multiplied by 100.
+Similarity to the target (Avg-ROUGE: mean of ROUGE-1, -2, -L F1; cosine under a sentence
+encoder), diversity (against the source, across several generations, type-token ratio), and
+the average and deficiency scores. The word-level definitions the paper leaves open, and the
+GloVe cosine left out, are in docs/vaegpt.md ("Generation quality scorecard"); metrics are
+fractions, Table 2 prints them x100.
 
 Example:
     >>> card = score_generations(["a man is cooking"], ["a man cooks"], [["a man is cooking food"]], encoder=None)

@@ -1,19 +1,11 @@
 """What the trainer does between optimisation steps: show progress, select the checkpoint.
 
-Two ``transformers.TrainerCallback`` classes that :func:`cseaug.trainer.train.train_encoder`
-adds to sentence-transformers' trainer:
-
-* :class:`StepProgress`: a progress bar over the steps with its ETA (:mod:`cseaug.progress`),
-  or, where bars are off (a Prefect worker, a CI log), one line with the step, the loss and
-  the ETA every ``logging_steps`` steps;
-* :class:`BestCheckpoint`: the papers' model selection: the test scores reported are those
-  of the checkpoint best on STS-B dev. NGCSE (appendix, "Training Details") and OssCSE
-  (appendix A) evaluate every 125 steps, as SimCSE's released scripts do
-  (``--eval_steps 125``; its appendix A says 250); SKICSE (section 4, "Datasets") keeps the
-  model best on STS-B dev without a cadence; VAEGPT-Sim does not say. The dev set is scored
-  every ``eval_steps`` and at the last step; the weights of the best score so far are kept
-  as one copy in CPU memory (nothing is written to disk until the selected model is saved),
-  and put back into the model when training ends.
+* :class:`StepProgress`: a progress bar over the steps (:mod:`cseaug.progress`), or where
+  bars are off one line with the step, the loss and the ETA every ``logging_steps`` steps;
+* :class:`BestCheckpoint`: the papers' model selection, the checkpoint best on the dev set
+  scored every ``eval_steps`` (125: NGCSE appendix "Training Details", OssCSE appendix A,
+  SimCSE's scripts) and at the last step, its weights kept in CPU memory
+  (docs/trainer.md, "Checkpoint selection").
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""What a trained model carries about its training: the card section and the score files.
-
-Beside the saved model (``model.save``) the trainer writes ``evaluation.json`` (the dataset
-version, its manifest fingerprints, the objective, the training rows and steps, the
-selected checkpoint, the scores before and after) and ``evaluation.md`` (the scores as
-tables), and puts a "Training data" section at the top of the model card (``README.md``)
-naming the same version, fingerprints and scores, so the model can always be traced back to
-the data it was trained on.
+"""What a trained model carries about its training: ``evaluation.json``, ``evaluation.md`` and
+a "Training data" section at the top of the model card, naming the dataset version, its
+fingerprints, the selected checkpoint and the scores.
 """
 
 from __future__ import annotations

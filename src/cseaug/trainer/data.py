@@ -1,19 +1,11 @@
 """The training sets of an objective, read from a published version's ``data/*.parquet`` alone.
 
-Nothing here knows how a version was built: the rows are read through the dataset
-contract's read side (:mod:`cseaug.dataset.reader`), the held-out rows are left out by their
-``heldout`` flag, and each row goes to the first training set of the objective whose views
-it has (:mod:`cseaug.trainer.objectives`). Rows are streamed in Arrow batches and the sets
-are kept as Arrow tables (``datasets.Dataset`` over in-memory Arrow, no Python row objects).
-
-Generate-CSE trains epoch ``k`` on view ``k`` of each row's ``augmentations`` (view
-``k mod V`` when the version holds fewer views than epochs): its set holds one block of
-rows per epoch, in epoch order, and :class:`cseaug.trainer.sampler.EpochBlockBatchSampler`
-draws the batches of epoch ``k`` from block ``k`` only.
-
-NGCSE's default batching (``ngcse.batching: mixed``) trains its sets as one, :data:`~cseaug.
-trainer.objectives.MIXED`: generated rows first, each row's kind in ``label``
-(:func:`mix_ngcse_sets`), batched by :class:`cseaug.trainer.sampler.MixedBatchSampler`.
+The rows are read through the dataset contract's read side (:mod:`cseaug.dataset.reader`) as
+Arrow batches, held-out rows are left out by their flag, and each row goes to the first
+training set of the objective whose views it has (:mod:`cseaug.trainer.objectives`); the sets
+stay Arrow tables. Generate-CSE's set holds one block of rows per epoch, with view ``k mod V``
+in block ``k`` (:class:`cseaug.trainer.sampler.EpochBlockBatchSampler`); NGCSE's mixed
+batching trains its sets as one (:func:`mix_ngcse_sets`).
 
 Example:
     data = load_training_data("storage/datasets/wiki-sts/v0001", cfg)

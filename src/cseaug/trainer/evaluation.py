@@ -1,26 +1,10 @@
 """Spearman correlation of a sentence encoder on the STS sets, as the four papers report it.
 
-The sets are read in SentEval's layout (``cseaug data fetch`` puts it under ``data/``) with
-the benchmark readers of :mod:`cseaug.readers.benchmarks`:
-
-* STS12-STS16: every scored pair of ``senteval_sts/STS1x-en-test``, with its subset
-  (MSRpar, headlines, ...);
-* STS-B: ``senteval_sts/STSBenchmark/sts-{test,dev}.csv`` (or ``stsbenchmark/``);
-* SICK-R: SemEval-2014's ``SICK_test_annotated.txt`` (4,927 pairs, as SentEval) or
-  ``SICK_trial.txt`` (dev), else the TEST / TRIAL rows of the full ``sick/SICK.txt``.
-
-A pair's score is the cosine similarity of its two embeddings; a set's score is the
-Spearman correlation of those with the gold scores. For STS12-16 SentEval
-(``senteval/sts.py``, ``STSEval.run``, as SimCSE ships it) reports three aggregates over
-the subsets of a year, all kept here (:func:`senteval_aggregates`):
-
-* ``all``: Spearman over every pair of the year pooled (SimCSE, NGCSE, OssCSE and SKICSE
-  report this one: SimCSE's ``evaluation.py`` prints ``results[task]['all']['spearman']['all']``);
-* ``mean``: the plain mean of the per-subset Spearman correlations;
-* ``wmean``: their mean weighted by each subset's number of pairs (VAEGPT-Sim reports it).
-
-STS-B and SICK-R have no subsets: each is one Spearman (SentEval's ``test`` split).
-Scores are fractions; tables show them x100 like the papers.
+The sets are read in SentEval's layout with :mod:`cseaug.readers.benchmarks`; a pair's score
+is the cosine similarity of its embeddings, a set's score the Spearman correlation with the
+gold scores. For STS12-16 SentEval's three aggregates over a year's subsets are kept
+(:func:`senteval_aggregates`): ``all`` (the papers' number), ``mean`` and ``wmean``
+(VAEGPT-Sim's). docs/trainer.md ("Evaluation") lists the files and who reports what.
 
 Example:
     scores = evaluate(model, eval_sets(EvaluationConfig(data_dir="data")))

@@ -1,23 +1,12 @@
 """The papers' sentence representations as sentence-transformers modules, and the encoder they make.
 
-* **MLP over [CLS], trained and dropped** (SimCSE section 6.3 "MLP (train)", NGCSE's
-  ``_get_embedding(with_mlp=True)`` in training and ``with_mlp=False`` for sentence
-  embeddings, SKICSE on SimCSE's code, VAEGPT-Sim section 4 "cls vector with an added mlp
-  layer during the training phase"): :class:`TrainingHead` applies the MLP while the model
-  trains and is the identity in eval mode, so every evaluation during and after training
-  scores the representation the paper evaluates; :func:`inference_encoder` leaves it out
-  of the saved encoder.
-* **MLP kept** (supervised SimCSE, section 6.3: "[CLS] with MLP"): sentence-transformers'
-  ``Dense`` with tanh, saved with the encoder.
-* **PromptBERT's template** (NGCSE appendix "Training Details" for the Final Performance
-  rows, OssCSE section 4): :class:`PromptTransformer` places the sentence in
-  ``This sentence : "s" means [MASK] .`` and :class:`MaskTokenPooling` takes the last
-  hidden state of [MASK]. A column given another template (the training arguments'
-  ``prompts``, :func:`template_prompts`) uses it: PromptBERT's two templates make the
-  positive pair of a sentence with itself.
-* **Evaluated with another pooling** (VAEGPT-Sim section 4 and Table A6: trained on [CLS] +
-  MLP, evaluated with the last layer's mean, "last-pool"): :class:`TrainingHead` pools
-  with ``evaluation_pooling`` in eval mode, and the saved encoder is that pooling.
+* :class:`TrainingHead`: an MLP applied in training only (SimCSE section 6.3 "MLP (train)",
+  NGCSE, SKICSE, VAEGPT-Sim section 4) and/or another pooling in eval mode (VAEGPT-Sim's
+  "last-pool"); a kept MLP is sentence-transformers' ``Dense`` (supervised SimCSE);
+* :class:`PromptTransformer` and :class:`MaskTokenPooling`: PromptBERT's template and its
+  [MASK] (NGCSE appendix "Training Details", OssCSE section 4).
+
+docs/trainer.md ("Sentence representation") maps each setting to its paper.
 
 Example:
     model = build_encoder(cfg, "bert-base-uncased", device="cpu")

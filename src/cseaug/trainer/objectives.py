@@ -1,32 +1,10 @@
 """What each paper trains on which rows: the training sets of an objective and their losses.
 
-A row of a version trains in the first training set of its objective whose views it has
-(``requires``); a row that has none of them is left out and counted. Each set becomes a
-``datasets.Dataset`` whose columns, in order, are the loss inputs. Sets of one objective
-train together as a sentence-transformers multi-dataset run: each batch is drawn from one
-set, sets in proportion to their size, and each set has its loss. NGCSE's default batching
-is the authors' instead: its sets become one (:data:`MIXED`) whose batches mix generated and
-other rows (:class:`cseaug.trainer.sampler.MixedBatchSampler`).
-
-==============  ==========================================  ===============================
-objective       training sets (columns)                     loss
-==============  ==========================================  ===============================
-simcse-unsup    dropout: every row (x, x)                   InfoNCE, dropout positive
-simcse-sup      triplets: (x, x+, x-)                       InfoNCE, hard negative
-ngcse           hierarchy: (s, s^p, s^m, s^n)               NGCSE eq. 1 + 6 + 7
-                pattern: (s, s^p, s^n); pairs: (s, s^p)     NGCSE eq. 1 (s^n hard negative)
-                dropout: other rows (x, x)                  InfoNCE, dropout positive
-                (batching "mixed", the default: the four    eq. 1 over the whole batch +
-                as one set ``mixed``, :data:`MIXED`)        beta * eq. 6 on its hierarchy rows
-osscse          augmented: (s, s, s^p, s^n)                 OssCSE eq. 2 + 3 + 4
-                dropout: other rows (s, s)                  OssCSE eq. 2 + 4
-skicse-unsup    ski: (x, x, x_ski)                          SKICSE eq. 1-3
-                dropout: other rows (x, x)                  SKICSE eq. 1
-skicse-sup      ski: (x, x+, x-, x_ski)                     SKICSE eq. 4-7
-                nli: (x, x+, x-)                            SKICSE eq. 4
-generate-cse    views: (s, view of epoch k)                 NT-Xent over 2N (VAEGPT-Sim 3.2),
-                                                            both sides by default
-==============  ==========================================  ===============================
+A row trains in the first training set of its objective whose views it has (``requires``);
+a row with none of them is left out and counted. Each set's columns, in order, are its
+loss's inputs; the sets of an objective train as a sentence-transformers multi-dataset run,
+except NGCSE's default mixed batches (:data:`MIXED`). docs/trainer.md ("Objectives") has the
+table of objective, sets and loss with the papers' equations.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The batches of the papers whose batches are not sentence-transformers' default.
 
-* :class:`EpochBlockBatchSampler`, Generate-CSE's view of epoch ``k``: the training set of
-  the ``generate-cse`` objective holds one block of (anchor, view) rows per epoch, in epoch
-  order (:mod:`cseaug.trainer.data`). The trainer calls ``set_epoch`` on its batch sampler
-  at the start of every epoch; this sampler then shuffles only that epoch's block (seeded
-  by ``seed + epoch``), so every epoch sees each anchor once, paired with a different view.
-* :class:`MixedBatchSampler`, NGCSE's batches: the authors' collator
-  (``OurDataCollatorWithPadding`` in BDBC-KG-NLP/NGCSE ``ngcse/utils.py``, the branch their
-  code runs, with ``combine_training``) caches the generated rows of each shuffled batch and
-  sends them, with that batch's other rows, once ``aigen_batch_size`` are cached;
-  :class:`MixedBatchCollator` tokenizes each column of such a batch for the rows that have it.
+* :class:`EpochBlockBatchSampler`: Generate-CSE's epoch ``k`` shuffles only block ``k`` of
+  its set (:mod:`cseaug.trainer.data`), so every epoch pairs each anchor with another view;
+* :class:`MixedBatchSampler` and :class:`MixedBatchCollator`: NGCSE's batches as the
+  authors' collator makes them (``OurDataCollatorWithPadding``, BDBC-KG-NLP/NGCSE
+  ``ngcse/utils.py``; docs/trainer.md, "NGCSE batches").
 """
 
 from __future__ import annotations

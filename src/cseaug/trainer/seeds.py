@@ -1,10 +1,8 @@
 """Train one config with several seeds and report the mean ± std of each score.
 
 NGCSE (appendix "Training Details") reports the mean of three seeds. :func:`train_seeds`
-trains seeds ``cfg.seed``, ``cfg.seed + 1``, ... into ``<out_dir>/seed-<n>/`` (each a full
-model directory with its own ``evaluation.json``), then writes ``seeds.json`` and
-``seeds.md`` in ``out_dir``: per set the mean and the sample standard deviation (n - 1) of
-the selected checkpoints' test scores, and each seed's selected step.
+trains seeds ``cfg.seed``, ``cfg.seed + 1``, ... into ``<out_dir>/seed-<n>/`` and writes
+``seeds.json`` and ``seeds.md`` (docs/trainer.md, "Seeds").
 
 Example:
     >>> summary = seed_summary([

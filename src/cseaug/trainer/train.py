@@ -1,12 +1,10 @@
 """Train a sentence encoder on a published version with one paper's objective.
 
-:func:`train_encoder` is the whole trainer stage: read the version's training sets
-(:mod:`.data`), load the encoder, score it on the STS sets, train it with
-sentence-transformers' ``SentenceTransformerTrainer`` and the objective's losses
-(:mod:`.objectives`) while scoring the dev set every ``evaluation.eval_steps`` steps and
-keeping the best weights (:mod:`.callbacks`), score the selected checkpoint on the test
-sets, save it with its training record and card (:mod:`.card`). It runs without Prefect;
-``cseaug train-encoder`` runs it as the flow ``train-sentence-encoder``.
+:func:`train_encoder` is the whole trainer stage: read the training sets (:mod:`.data`),
+score the encoder on the STS sets, train it with sentence-transformers'
+``SentenceTransformerTrainer`` and the objective's losses (:mod:`.objectives`) while keeping
+the best dev checkpoint (:mod:`.callbacks`), score that checkpoint and save it with its
+record and card (:mod:`.card`). ``cseaug train-encoder`` runs it as a Prefect flow.
 
 Example:
     from cseaug.trainer.config import load_train_config

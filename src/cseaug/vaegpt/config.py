@@ -1,8 +1,7 @@
-"""Configuration of VAEGPT-Sim training (``configs/vaegpt/train.yaml``).
+"""Configuration of VAEGPT-Sim training (``configs/vaegpt/train.yaml``; docs/vaegpt.md).
 
 Defaults are the paper's (Table A1: learning rate 5e-7, batch 32, W 0.1, W_KL 1e-4;
-section 4.1.1: SICK relatedness > 3 and MRPC label 1, split 12:1). Values the paper leaves
-open are documented in docs/vaegpt.md.
+section 4.1.1: SICK relatedness > 3 and MRPC label 1, split 12:1).
 
 Example:
     >>> cfg = VAEGPTTrainConfig.model_validate({"data": {"mrpc": ["msr_paraphrase_train.txt"]}})

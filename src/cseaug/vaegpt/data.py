@@ -1,13 +1,9 @@
 """Training pairs of VAEGPT-Sim (section 4.1.1, appendix A.8).
 
-SICK pairs with relatedness above 3 and MRPC paraphrase pairs (label 1), read with
-:func:`cseaug.readers.benchmarks.read_sick` and :func:`cseaug.readers.benchmarks.read_mrpc` from the files as
-they are distributed; exact duplicate pairs are kept once. The pairs are split 12:1 into
-train and validation with a seed. The "fully unsupervised" variant (``pairing: self``)
-takes every distinct sentence of those pairs once and pairs it with itself.
-
-SICK's TRIAL split is left out by default: the paper evaluates the generators on
-SICK-trial pairs (section 4.1.2), so training on them would leak the test set.
+SICK pairs with relatedness above 3 and MRPC paraphrase pairs, exact duplicates kept once,
+split 12:1 with a seed; ``pairing: self`` pairs every distinct sentence with itself (the
+"fully unsupervised" variant). SICK's TRIAL split is left out by default: the paper
+evaluates the generators on it (docs/vaegpt.md, "Training").
 
 Example:
     from cseaug.vaegpt.config import PairDataConfig

@@ -1,11 +1,9 @@
 """Synonym generation with a trained VAEGPT-Sim: beam search with sampling (appendix A.1).
 
-Sentences are sorted by length and generated in batches of left-padded ``source SEP``
-prompts (:mod:`.layout`) with ``num_beams=3``, ``do_sample=True`` and
-``no_repeat_ngram_size=4`` by default; the generated continuation up to the end token is
-the synonym. Several candidates per sentence come from ``num_return_sequences`` (at most
-``num_beams``). Each batch is seeded from the configured seed and its sentences, so the
-same sentences give the same candidates on the same device whatever ran before.
+Length-sorted batches of left-padded ``source SEP`` prompts (:mod:`.layout`) are decoded with
+``generate_cse.generation``; each batch is seeded from the configured seed and its sentences,
+so the same sentences give the same candidates on the same device (docs/vaegpt.md,
+"Generation").
 
 Example:
     generator = VAEGPTSimGenerator.load("storage/models/vaegpt-sim/best")

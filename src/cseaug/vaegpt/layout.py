@@ -1,13 +1,8 @@
 """How a (source, target) pair is laid out for GPT-2 (a choice the paper leaves open).
 
-One row is ``[pad … pad] source SEP | target EOS [pad … pad]``: the source and the
-separator are left-padded to a common width S, the target and its end token are
-right-padded to a common width T. The target therefore starts at column S in every row,
-so the predictions for the target are the logits at columns S-1 … S+T-2 for the whole
-batch (one slice, no per-row gather), and the prompt part is exactly what batched
-generation feeds the model (left-padded ``source SEP``). Position ids count real tokens
-only (``cumsum(mask) - 1``), as ``generate`` does with left padding, so training and
-generation see the same positions.
+One row is ``[pad … pad] source SEP | target EOS [pad … pad]``: every target starts at the
+same column S, so its logits are one slice, and the prompt part is what batched generation
+feeds the model; position ids count real tokens only (docs/vaegpt.md, "Choices").
 
 Example:
     batch = pair_batch(tokenizer, [("a cat", "a kitten")], "<|endoftext|>", 32, 32)

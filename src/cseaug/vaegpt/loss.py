@@ -2,28 +2,13 @@
 
     L = 1 - mean_batch cos(V_predict, V_target) + W_KL * KL
 
-The generator's logits at the target positions (see :mod:`.layout`) are turned into token
-distributions with Gumbel-softmax; the frozen original GPT-2 (the discriminator, used
-only in training) embeds them as ``probabilities @ word_embeddings`` and pools its last
-hidden states into V_predict; it embeds the real target sentence the same way into
-V_target. KL is the latents' KL summed over the blocks (:class:`.model.VAEGPTSim`).
-
-Speed and memory (docs/gpu.md): the judge is frozen, so training keeps its weights in the
-training precision (bf16 / fp16 under mixed precision) instead of casting float32 weights
-on every step, and V_target, which no gradient flows through, is computed under
-``torch.inference_mode``. The gradient does flow through the judge's input embeddings of
-the Gumbel-softmax sample, so :func:`gumbel_softmax_embeddings` computes them in one
-autograd function: the sample's embeddings are a row lookup for hard samples (a one-hot
-row times the table is that row), and backward needs only the soft sample, so none of the
-(batch, positions, vocabulary) one-hot, straight-through and low-precision copies of
-``F.gumbel_softmax(...) @ table`` is made or kept. Same noise for the same seed, same
-values, same gradients (tested against that path in float32).
-
-Choices (docs/vaegpt.md): straight-through *hard* samples by default, so the judge reads
-real token sequences like those it was trained on while gradients flow through the soft
-sample; temperature 1.0; mean pooling over the target's real tokens. An optional
-cross-entropy term on the target tokens (``lm_weight``, 0 by default, not in the paper)
-can teach the output format faster.
+The frozen original GPT-2 (:class:`FrozenJudge`, training only) embeds the Gumbel-softmax
+sample of the generator's target logits as ``probabilities @ word_embeddings`` into
+V_predict, and the real target into V_target (under ``torch.inference_mode``).
+:func:`gumbel_softmax_embeddings` fuses the sample and the embedding lookup into one autograd
+function that keeps only the soft sample for backward (same values and gradients as
+``F.gumbel_softmax(...) @ table``; docs/gpu.md). The choices the paper leaves open (hard
+samples, temperature 1, mean pooling, the optional ``lm_weight``) are in docs/vaegpt.md.
 """
 
 from __future__ import annotations

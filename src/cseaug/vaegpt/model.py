@@ -1,26 +1,12 @@
 """The VAEGPT-Sim network: GPT-2 with a gradually fading latent in every block (section 3.1).
 
-Each decoder block i gets a latent structure computed from the block's output hidden
-states: a mean and a (log-)variance solver, batch normalisation of both against KL
-vanishing (Zhu et al., 2020), a reparameterised Gaussian sample and a dropout layer. The
-sample is added to the hidden state with the weight W / e^(i+1) (W = 0.1), so the noise
-fades towards the output, and the noisy state is what the next block reads:
-
-    h_i = h_i + l_i * W / e^(i+1)
-
-The latents are attached with forward hooks on the unchanged GPT-2 blocks of a
-``GPT2LMHeadModel``, so every GPT-2 feature (KV cache, ``generate``, attention kernels)
-keeps working, and a saved generator is a plain GPT-2 directory (``save_pretrained``)
-plus two files: the latent weights (``vaegpt_latents.safetensors``) and the settings
-(``vaegpt_sim.json``). The latents are sampled at generation too: they are the
-generator's source of diversity; only the discriminator is dropped after training.
-
-Choices the paper leaves open (docs/vaegpt.md): the latent has the hidden size (it is
-added to the hidden state without a projection); the batch normalisation of the mean is
-not affine but scaled by a fixed ``mean_bn_scale`` with a learnt shift, which is what
-keeps the expected KL away from zero in Zhu et al.; the variance branch predicts the
-log-variance and its batch normalisation is affine; during training the statistics are
-taken over real tokens only (padding excluded).
+Each block i gets a :class:`LatentLayer` (mean and log-variance solvers, batch normalisation
+against KL vanishing, Zhu et al. 2020, a reparameterised sample, dropout) whose sample is
+added to the block's output with the weight W / e^(i+1): ``h_i = h_i + l_i * W / e^(i+1)``.
+The latents hang on forward hooks of an unchanged ``GPT2LMHeadModel``, so ``generate`` and
+the KV cache keep working and a saved generator is a GPT-2 directory plus
+``vaegpt_latents.safetensors`` and ``vaegpt_sim.json``. docs/vaegpt.md ("The model", and the
+choices the paper leaves open) has the details.
 
 Example:
     >>> from transformers import GPT2Config

@@ -1,17 +1,9 @@
 """Training of VAEGPT-Sim (section 3.1 loss, section 4.1.1 data, appendix A.1 settings).
 
-The generator starts from a GPT-2 checkpoint, the frozen discriminator is the same
-checkpoint, and AdamW minimises 1 - cos + W_KL * KL (:mod:`.loss`) with the paper's
-defaults (learning rate 5e-7, batch 32). Mixed precision on GPU (bf16, or fp16 with loss
-scaling), gradient clipping, optional warm-up. Validation reports the loss and the
-Avg-ROUGE of generations against the targets; as in the paper, the checkpoint with the
-best Avg-ROUGE is kept (``best/``; the lowest validation loss when ROUGE is off).
-
-``output_dir`` holds ``checkpoint-<step>/`` (resumable: weights, optimiser, scheduler,
-scaler, random state, position in the data), ``best/`` and ``final/`` (generators that
-:class:`~.generate.VAEGPTSimGenerator` loads) and ``metrics.jsonl`` (one JSON object per
-log, validation and checkpoint event). A run with ``schedule.resume`` continues from the
-newest checkpoint: same data order, same step count.
+AdamW minimises the loss of :mod:`.loss` with the paper's defaults, in mixed precision on a
+GPU; validation scores the loss and the Avg-ROUGE of generations, and the best Avg-ROUGE is
+kept in ``best/``. ``output_dir`` holds resumable ``checkpoint-<step>/``, ``best/``,
+``final/`` and ``metrics.jsonl`` (docs/vaegpt.md, "Validation, checkpoints, resume").
 
 Example:
     from cseaug.vaegpt.config import load_train_config

@@ -1,23 +1,11 @@
 """NGCSE's loss on rows with the STS hierarchy (s, s^p, s^m, s^n).
 
-NGCSE (AAAI 2024), "Pattern Utilization with Hierarchical Triplet Loss":
-
-* eq. 1, the contrastive loss with s^p as the positive and the other rows' positives as
-  negatives: ``L_C = -log e^{cos(s, s^p)/tau} / sum_j e^{cos(s, s_j^p)/tau}``. As in the
-  authors' ``_ng_forward`` with ``--use_loss3``, s^n is not a hard negative here: the
-  hierarchical loss places it.
-* eq. 6, the hierarchical triplet (HT) loss:
-  ``L_HT = 1/2 (max(cos(s, s^m) - cos(s, s^p) + m1, 0) + max(cos(s, s^n) - cos(s, s^m) + m2, 0))``
-* eq. 7: ``L = L_C + beta * L_HT``, computed on the LLM-generated rows only.
-
-Defaults (appendix, Table 6 and the authors' ``sts_ht.sh``): tau 0.05, m1 5e-3, m2 5e-2, beta 1.
-
-:class:`NGCSEHierarchicalLoss` trains a batch of generated rows with the STS hierarchy;
-:class:`NGCSEMixedLoss` a batch of the authors' mixed batches, generated and other rows in
-one softmax (their ``_ng_forward`` with ``--use_native_loss --use_loss3``).
-
-Example:
-    loss = NGCSEHierarchicalLoss(model, temperature=0.05, margins=(5e-3, 5e-2), beta=1.0)
+NGCSE (AAAI 2024), "Pattern Utilization with Hierarchical Triplet Loss": eq. 7 ``L = L_C +
+beta * L_HT`` with eq. 1, the contrastive loss with s^p as the positive (s^n is no hard
+negative here, as the authors' ``_ng_forward`` with ``--use_loss3``), and eq. 6, ``L_HT =
+1/2 (max(cos(s, s^m) - cos(s, s^p) + m1, 0) + max(cos(s, s^n) - cos(s, s^m) + m2, 0))``.
+Defaults (Table 6, the authors' ``sts_ht.sh``): tau 0.05, m1 5e-3, m2 5e-2, beta 1.
+:class:`NGCSEMixedLoss` takes the authors' mixed batches (docs/trainer.md, "NGCSE batches").
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Generate-CSE's NT-Xent over the 2N sentences of a batch, both sides (VAEGPT-Sim section 3.2).
 
-VAEGPT-Sim's loss, ``-log e^{sim(h_i, h'_i)/tau} / sum_{j != i} e^{sim(h_i, h_j)/tau}`` over
-the set of 2N source and generated sentences, is "adopted from previous studies" (ConSERT,
-SimCSE) whose NT-Xent (SimCLR's) averages that term over all 2N sentences: each source
-sentence against its view, and each view against its source. sentence-transformers'
-``MultipleNegativesRankingLoss`` with ``directions=("query_to_doc", "query_to_query")`` is the
-term of the N source sentences; :class:`SymmetricNTXentLoss` averages it with the same term
-taken from the N views.
-
-Example:
-    loss = SymmetricNTXentLoss(model, scale=1 / 0.05)
+The paper adopts SimCLR's NT-Xent (via ConSERT, SimCSE), which averages the term of each of
+the 2N source and generated sentences; ``MultipleNegativesRankingLoss`` with
+:data:`NT_XENT_DIRECTIONS` is the term of the N sources, and :class:`SymmetricNTXentLoss`
+averages it with the term of the N views.
 """
 
 from __future__ import annotations

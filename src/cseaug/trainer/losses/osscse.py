@@ -1,22 +1,13 @@
-"""OssCSE's loss: dropout InfoNCE on every sentence, recall loss, two-way margin loss.
+"""OssCSE's loss (EMNLP 2023, section 4): ``L = l_c + l_r + lambda * l_m`` (eq. 5).
 
-OssCSE (EMNLP 2023), section 4:
+* eq. 2, ``l_c``: unsupervised SimCSE on every sentence (two dropout passes h_i, h_i^+);
+* eq. 3, ``l_m``: the two-way max margin loss on the back-translation s^p and the negation
+  s^n, ``alpha < sim(h, h^p) - sim(h, h^n) < beta``;
+* eq. 4, ``l_r = 1/2 gamma sum_i (theta_i - theta_i^*)^2``, theta^* taken at the first batch.
 
-* eq. 2, unsupervised SimCSE on every sentence s_i (two dropout passes h_i, h_i^+):
-  ``l_c = -log e^{sim(h_i, h_i^+)/tau} / sum_j e^{sim(h_i, h_j^+)/tau}``;
-* eq. 3, the two-way max margin loss on the back-translation s^p and the negation s^n:
-  ``l_m = max(sim(h, h^n) - sim(h, h^p) + alpha, 0) + max(sim(h, h^p) - sim(h, h^n) - beta, 0)``,
-  i.e. ``alpha < sim(h, h^p) - sim(h, h^n) < beta``;
-* eq. 4, the recall loss that keeps the weights near the pre-trained ones:
-  ``l_r = 1/2 gamma sum_i (theta_i - theta_i^*)^2``;
-* eq. 5: ``L = l_c + l_r + lambda * l_m``.
-
-Rows with both views come as (anchor, anchor, positive, negative); the rest as (anchor,
-anchor) and train l_c (+ l_r) only. theta^* is taken at the first batch, before any update.
-Defaults (appendix A): tau 0.05, alpha 0.05, beta 0.2, lambda 1e-3, gamma 2e-3.
-
-Example:
-    loss = OssCSELoss(model, temperature=0.05)
+Rows with both views come as (anchor, anchor, positive, negative), the rest as (anchor,
+anchor) and train l_c + l_r only. Defaults (appendix A): tau 0.05, alpha 0.05, beta 0.2,
+lambda 1e-3, gamma 2e-3.
 """
 
 from __future__ import annotations

@@ -2,28 +2,16 @@
 
 SKICSE (anonymous ACL submission), section 3.2, with h = f(x), sim = cosine, tau 0.05:
 
-* unsupervised (3.2.1), rows (x, x, x_ski): eq. 1 is unsupervised SimCSE (h' a second
-  dropout pass), eq. 2 the same InfoNCE with h^ski as the positive and the batch's
-  h_j^ski as negatives, eq. 3 ``L = (1 - lambda) L_simcse + lambda L_skicse``;
-* supervised (3.2.2), rows (x, x+, x-, x_ski), every denominator over the batch's
-  {h_j^+, h_j^-}: eq. 4 is supervised SimCSE, ``-log e^{sim(h_i, h_i^+)/tau} / D(h_i)``;
-  eq. 5 ``-log e^{sim(h_i^ski, h_i^-)/tau} / D(h_i^ski)``; eq. 6
-  ``-log e^{sim(h_i, h_i^ski)/tau} / D(h_i)``; eq. 7
-  ``L = (1 - lambda_1 - lambda_2) eq.4 + lambda_1 eq.5 + lambda_2 eq.6``.
+* unsupervised, rows (x, x, x_ski): eq. 3 ``L = (1 - lambda) L_simcse (eq. 1) + lambda
+  L_skicse (eq. 2)``, eq. 2 the InfoNCE of h against h^ski;
+* supervised, rows (x, x+, x-, x_ski), every denominator D over the batch's {h_j^+, h_j^-}:
+  eq. 4 ``-log e^{sim(h_i, h_i^+)/tau} / D(h_i)``, eq. 5 ``-log e^{sim(h_i^ski, h_i^-)/tau} /
+  D(h_i^ski)`` (as printed), eq. 6 ``-log e^{sim(h_i, h_i^ski)/tau} / D(h_i)``, eq. 7 ``L =
+  (1 - lambda_1 - lambda_2) eq.4 + lambda_1 eq.5 + lambda_2 eq.6``.
 
-Eq. 5 is implemented as printed, although its numerator pairs the knowledge with the
-*contradiction* h_i^- (where the text speaks of SKI as a positive). Eq. 6's numerator
-h_i^ski is not among its denominator's terms, so read literally it is not a log-probability:
-it falls without bound below 0 as h_i^ski is pulled above every h_j^+ and h_j^- (measured,
-the loss fell from -0.75 to -1.49 while STS-B dropped 2.44 points in 20 steps). The default
-``eq6_reading="bounded"`` adds the numerator's term to the denominator, as every InfoNCE
-term of the paper has it (eq. 1, 2, 4, 5), so eq. 6 is >= 0; ``"literal"`` keeps the
-printed form. The paper's code is not public (anonymous submission); docs/trainer.md says
-why the bounded reading is the default. Defaults (appendix A): lambda 0.15; lambda_1 0.1,
-lambda_2 0.3.
-
-Example:
-    loss = SKICSESupervisedLoss(model, temperature=0.05, ski_weights=(0.1, 0.3))
+Eq. 6 read literally is unbounded below; ``eq6_reading="bounded"`` (the default) adds its
+numerator's term to the denominator (docs/trainer.md, "SKICSE eq. 6"). Defaults (appendix
+A): lambda 0.15; lambda_1 0.1, lambda_2 0.3.
 """
 
 from __future__ import annotations
