@@ -212,6 +212,6 @@ def test_ngcse_trains_a_tiny_bert_on_mixed_batches(
         }
     )
     result = train_encoder(version, cfg, tmp_path / "model")
-    assert result.record["steps"] == 4 and len(result.losses) == 4
+    assert result.record["steps"] == 4 and len(result.record["losses"]) == 4
     assert result.record["training_rows"] == {"hierarchy": 6, "dropout": 40}
-    assert all(math.isfinite(loss) for _, loss in result.losses)
+    assert all(math.isfinite(loss) for _, loss in result.record["losses"])

@@ -55,7 +55,7 @@ def test_the_model_is_saved_with_its_dataset_version_fingerprints_and_scores(
     trained = [r for r in rows if not r["heldout"]]
     assert sum(record["training_rows"].values()) == len(trained)
     assert record["left_out"] == {"heldout": len(rows) - len(trained)}
-    assert record["steps"] == 4 and len(result.losses) == 4
+    assert record["steps"] == 4 and len(result.record["losses"]) == 4
     assert set(record["scores"]["after"]) == {"STS-B", "SICK-R", "avg"}
 
     card = (tmp_path / "model" / "README.md").read_text()

@@ -127,7 +127,7 @@ def test_each_objective_trains_minilm_and_writes_its_scores(
     )
     result = train_encoder(versions[OBJECTIVES[objective]], cfg, tmp_path / "model")
 
-    losses = [loss for _, loss in result.losses]
+    losses = [loss for _, loss in result.record["losses"]]
     assert len(losses) == STEPS // LOGGED
     assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3, losses  # the loss decreases
     record = json.loads((tmp_path / "model" / "evaluation.json").read_text())

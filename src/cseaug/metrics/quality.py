@@ -85,6 +85,11 @@ def avg_rouge(generations: Sequence[str], targets: Sequence[str]) -> list[float]
     ]
 
 
+def _mean_computed(*values: float | None) -> float:
+    """The mean of the values that are not None (the metrics that apply)."""
+    return float(np.mean([v for v in values if v is not None]))
+
+
 @dataclass
 class Scorecard:
     """Table 2's metrics for one generator (fractions; None where a metric does not apply)."""
@@ -100,25 +105,23 @@ class Scorecard:
     @property
     def similarity(self) -> float:
         """Mean of the similarity metrics computed (Avg-ROUGE, cosine)."""
-        return float(np.mean([v for v in (self.avg_rouge, self.cosine) if v is not None]))
+        return _mean_computed(self.avg_rouge, self.cosine)
 
     @property
     def diversity(self) -> float:
         """Mean of the diversity metrics computed (source, multiple generations, TTR)."""
-        values = (self.word_diversity_source, self.diversity_multiple, self.ttr)
-        return float(np.mean([v for v in values if v is not None]))
+        return _mean_computed(self.word_diversity_source, self.diversity_multiple, self.ttr)
 
     @property
     def average(self) -> float:
         """Mean of every metric computed (the paper's Average Score)."""
-        values = (
+        return _mean_computed(
             self.avg_rouge,
             self.cosine,
             self.word_diversity_source,
             self.diversity_multiple,
             self.ttr,
         )
-        return float(np.mean([v for v in values if v is not None]))
 
     @property
     def deficiency(self) -> float:

@@ -14,7 +14,7 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 
@@ -26,7 +26,7 @@ Objective = Literal[
 """What the model is trained to do with the version's rows (docs/trainer.md)."""
 
 EvalSet = Literal["STS12", "STS13", "STS14", "STS15", "STS16", "STS-B", "SICK-R"]
-EVAL_SETS: tuple[str, ...] = ("STS12", "STS13", "STS14", "STS15", "STS16", "STS-B", "SICK-R")
+EVAL_SETS: tuple[str, ...] = get_args(EvalSet)
 """The seven STS sets every paper reports (SentEval: STS12-16 all subsets, STS-B test, SICK-R test)."""
 
 

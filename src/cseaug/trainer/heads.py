@@ -33,10 +33,9 @@ SENTENCE_SLOT = "{sentence}"
 class PromptTransformer(modules.Transformer):
     """A transformer that encodes each sentence inside a PromptBERT template.
 
-    The sentence is cut to ``max_seq_length`` tokens first and the template's tokens added
-    around it, as PromptBERT's ``prepare_features`` and NGCSE's ``add_prompt`` do, so a long
-    sentence never loses its [MASK]. ``[MASK]`` in a template is the tokenizer's mask token;
-    a mask token in the sentence itself is dropped, so the template's is the only one.
+    The sentence is cut to ``max_seq_length`` tokens before the template's tokens go around
+    it (PromptBERT's ``prepare_features``, NGCSE's ``add_prompt``), so [MASK] is never cut; a
+    mask token in the sentence itself is dropped.
 
     Args:
         model_name_or_path: as sentence-transformers' ``Transformer``.
@@ -115,15 +114,10 @@ class MaskTokenPooling(modules.Module):
 
 
 class TrainingHead(modules.Module):
-    """What a paper trains on and drops at evaluation: an MLP on the pooled embedding in
-    training mode, and (optionally) another pooling of the tokens in eval mode.
-
-    In training mode the sentence embedding of the modules before it goes through
-    ``Linear(d, d)`` and ``activation`` (``"tanh"``: SimCSE's ``MLPLayer``; ``"identity"``:
-    NGCSE's ``nn.Linear``); in eval mode the MLP is skipped and, with
-    ``evaluation_pooling``, the embedding is pooled again from the token embeddings
-    (``"mean"``: VAEGPT-Sim's last-pool). It is saved in checkpoints (to resume), never in
-    the encoder :func:`inference_encoder` returns.
+    """What a paper trains on and drops at evaluation: in training mode ``Linear(d, d)`` and
+    ``activation`` on the pooled embedding (tanh: SimCSE's ``MLPLayer``; identity: NGCSE's
+    ``nn.Linear``); in eval mode no MLP and, with ``evaluation_pooling``, the tokens pooled
+    again (``"mean"``: VAEGPT-Sim's last-pool). Never in :func:`inference_encoder`'s encoder.
 
     Args:
         dimension: the embedding size.

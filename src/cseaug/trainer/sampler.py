@@ -56,12 +56,10 @@ class EpochBlockBatchSampler(sampler.DefaultBatchSampler):
 class MixedBatchSampler(sampler.DefaultBatchSampler):
     """NGCSE's schedule over a dataset whose first ``generated`` rows are LLM-generated.
 
-    Each epoch shuffles every row (seeded by ``seed + epoch``) and walks the order in chunks
-    of ``batch_size``. A chunk's generated rows join a cache; once the cache holds at least
-    ``per_batch`` rows, the step's batch is the whole cache plus the chunk's other rows,
-    otherwise the chunk's other rows alone (the authors' collator, which trains generated and
-    other rows in one softmax). A chunk of cached generated rows only is no step; generated
-    rows still cached when the epoch ends make its last batch, so every row trains once.
+    Each epoch walks a shuffled order (seed ``seed + epoch``) in chunks of ``batch_size``; a
+    chunk's generated rows join a cache, which joins the chunk's other rows once it holds
+    ``per_batch`` rows. A chunk of cached rows only is no step; rows still cached at the end
+    of the epoch make its last batch.
 
     Args:
         dataset, *args, **kwargs: as sentence-transformers' ``DefaultBatchSampler``
@@ -115,12 +113,8 @@ class MixedBatchSampler(sampler.DefaultBatchSampler):
 
 class MixedBatchCollator(collator.SentenceTransformerDataCollator):
     """sentence-transformers' collator, with each of ``sparse_columns`` tokenized for the rows
-    whose label has it only, and left out of a batch where no row has it.
-
-    NGCSE's mixed set (:data:`cseaug.trainer.objectives.MIXED`) carries s^m and s^n for its
-    few hierarchy rows only: a dense column would encode a padding sentence for every other
-    row. The loss finds each column's rows from the batch's labels the same way
-    (:class:`cseaug.trainer.losses.ngcse.NGCSEMixedLoss`).
+    whose label has it only (NGCSE's s^m and s^n: a dense column would encode a padding
+    sentence for every other row), and left out of a batch where no row has it.
 
     Args:
         sparse_columns: each sparse column and the labels of the rows that have it.

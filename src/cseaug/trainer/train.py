@@ -51,11 +51,6 @@ class TrainResult:
     model_dir: Path
     record: dict[str, Any]
 
-    @property
-    def losses(self) -> list[tuple[int, float]]:
-        """(step, training loss) every ``logging_steps`` steps."""
-        return [(int(step), float(loss)) for step, loss in self.record["losses"]]
-
     def as_dict(self) -> dict[str, Any]:
         """The record and the model directory, for Prefect and the CLI."""
         return {"model_dir": str(self.model_dir), **self.record}

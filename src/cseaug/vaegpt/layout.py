@@ -112,10 +112,8 @@ def pair_batch(
     max_target_tokens: int,
 ) -> PairBatch:
     """Encode (source, target) pairs into a :class:`PairBatch`."""
-    source, source_mask = pad(
-        prompt_ids(tokenizer, [s for s, _ in pairs], separator, max_source_tokens),
-        pad_id(tokenizer),
-        left=True,
+    source, source_mask = prompt_batch(
+        tokenizer, [s for s, _ in pairs], separator, max_source_tokens
     )
     target, target_mask = pad(
         target_ids(tokenizer, [t for _, t in pairs], max_target_tokens),

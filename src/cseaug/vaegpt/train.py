@@ -104,13 +104,6 @@ def checkpoints(output_dir: Path) -> list[Path]:
     return sorted(found, key=lambda p: int(p.name[len(CHECKPOINT_PREFIX) :]))
 
 
-def _replace_dir(tmp: Path, final: Path) -> None:
-    # written beside the target, then swapped, so a crash never leaves half a generator
-    if final.exists():
-        shutil.rmtree(final)
-    tmp.rename(final)
-
-
 class _Run:
     """One training run: the objects and the bookkeeping shared by its steps."""
 
@@ -179,37 +172,34 @@ class _Run:
         logger.info("resumed from %s at step %d", directory, self.state.step)
 
     def save_checkpoint(self) -> Path:
-        target = self.out / f"{CHECKPOINT_PREFIX}{self.state.step:08d}"
-        tmp = self.out / f".tmp-{target.name}"
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        self.model.save_pretrained(tmp, self.tokenizer)
-        torch.save(
-            {
-                "optimizer": self.optimizer.state_dict(),
-                "scheduler": self.scheduler.state_dict(),
-                "scaler": self.scaler.state_dict(),
-                "rng_cpu": torch.get_rng_state(),
-                "rng_cuda": torch.cuda.get_rng_state(self.device)
-                if self.device.type == "cuda"
-                else None,
-            },
-            tmp / STATE_FILE,
-        )
-        (tmp / STATE_JSON).write_text(json.dumps(asdict(self.state)), encoding="utf-8")
-        _replace_dir(tmp, target)
+        target = self.save_generator(f"{CHECKPOINT_PREFIX}{self.state.step:08d}", with_state=True)
         for old in checkpoints(self.out)[: -self.cfg.schedule.keep_checkpoints]:
             shutil.rmtree(old)
         self.log("checkpoint", path=str(target))
         return target
 
-    def save_generator(self, name: str) -> Path:
-        tmp = self.out / f".tmp-{name}"
+    def save_generator(self, name: str, with_state: bool = False) -> Path:
+        """Write the generator (with the trainer's state for a resumable checkpoint) beside
+        ``<out>/<name>``, then swap it in, so a crash never leaves half a generator."""
+        tmp, target = self.out / f".tmp-{name}", self.out / name
         if tmp.exists():
             shutil.rmtree(tmp)
         self.model.save_pretrained(tmp, self.tokenizer)
-        _replace_dir(tmp, self.out / name)
-        return self.out / name
+        if with_state:
+            cuda = self.device.type == "cuda"
+            state = {
+                "optimizer": self.optimizer.state_dict(),
+                "scheduler": self.scheduler.state_dict(),
+                "scaler": self.scaler.state_dict(),
+                "rng_cpu": torch.get_rng_state(),
+                "rng_cuda": torch.cuda.get_rng_state(self.device) if cuda else None,
+            }
+            torch.save(state, tmp / STATE_FILE)
+            (tmp / STATE_JSON).write_text(json.dumps(asdict(self.state)), encoding="utf-8")
+        if target.exists():
+            shutil.rmtree(target)
+        tmp.rename(target)
+        return target
 
     # ------------------------------------------------------------------ work
 

@@ -76,14 +76,11 @@ class NGCSEHierarchicalLoss(nn.Module):
 class NGCSEMixedLoss(NGCSEHierarchicalLoss):
     """NGCSE eq. 7 on a mixed batch: eq. 1 over every row, beta * eq. 6 on its hierarchy rows.
 
-    The batch is NGCSE's mixed set (:data:`cseaug.trainer.objectives.MIXED`): ``anchor``
-    for every row, then the columns of :data:`~cseaug.trainer.objectives.MIXED_COLUMNS`
-    holding only the rows that have them (a column no row has is absent), and ``labels``
-    the kind of each row (its index in ``MIXED_KINDS``). As the authors' ``_ng_forward``
-    with ``--use_native_loss --use_loss3``: each anchor's positive is s^p (generated rows)
-    or its dropout view (other rows), every positive of the batch and the s^n of the NLI
-    pattern's rows are candidates of one softmax, and s^n of a hierarchy row is placed by
-    eq. 6 only.
+    The batch (:data:`cseaug.trainer.objectives.MIXED`) holds ``anchor`` for every row, then
+    each column of ``MIXED_COLUMNS`` for the rows that have it only, and ``labels``, each
+    row's kind. As the authors' ``_ng_forward`` (``--use_native_loss --use_loss3``): the
+    positive is s^p or the dropout view, every positive and the NLI pattern's s^n are
+    candidates of one softmax, and a hierarchy row's s^n is placed by eq. 6 only.
 
     Args:
         model, temperature, margins, beta: as :class:`NGCSEHierarchicalLoss`.
