@@ -1,10 +1,14 @@
-"""The pieces the papers' losses share: cosine similarities and InfoNCE with in-batch negatives."""
+"""The pieces the papers' losses share: cosine similarities, InfoNCE with in-batch negatives,
+and :class:`PaperLoss`, what makes a paper's loss a sentence-transformers loss.
+"""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
+from cseaug.dataset.card import CITATIONS
 from cseaug.errors import require
 
 torch = require("torch", "hf", "Training a sentence encoder")
@@ -40,3 +44,37 @@ def info_nce(anchors: Any, candidates: Any, temperature: float) -> Any:
     logits = cosine_matrix(anchors, candidates) / temperature
     labels = torch.arange(len(anchors), device=anchors.device)
     return F.cross_entropy(logits, labels)
+
+
+class PaperLoss(torch.nn.Module, ABC):
+    """A paper's loss on the embeddings of a training set's columns (:meth:`loss`), with its
+    settings (``config_keys``) and the paper's citation for the model card.
+
+    Args:
+        model: the SentenceTransformer being trained.
+        temperature: tau of the loss's InfoNCE terms.
+    """
+
+    paper: ClassVar[str]
+    """The paper's key in :data:`cseaug.dataset.card.CITATIONS`."""
+    config_keys: ClassVar[tuple[str, ...]]
+    """The attributes the model card lists as the loss's settings."""
+
+    def __init__(self, model: Any, temperature: float) -> None:
+        super().__init__()
+        self.model = model
+        self.temperature = temperature
+
+    def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Any = None) -> Any:
+        return self.loss(*embed(self.model, sentence_features))
+
+    @abstractmethod
+    def loss(self, *embeddings: Any) -> Any:
+        """The loss of a batch of embeddings, one matrix per column."""
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {key: getattr(self, key) for key in self.config_keys}
+
+    @property
+    def citation(self) -> str:
+        return CITATIONS[self.paper]

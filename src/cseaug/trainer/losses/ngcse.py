@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cseaug.dataset.card import CITATIONS
-from cseaug.trainer.losses.contrastive import embed, info_nce, pairwise_cosine, torch
+from cseaug.trainer.losses.contrastive import PaperLoss, embed, info_nce, pairwise_cosine, torch
 
-nn = torch.nn
 F = torch.nn.functional
 
 
@@ -31,7 +29,7 @@ def hierarchical_triplet(
     return 0.5 * (F.relu(s_m - s_p + m1) + F.relu(s_n - s_m + m2)).mean()
 
 
-class NGCSEHierarchicalLoss(nn.Module):
+class NGCSEHierarchicalLoss(PaperLoss):
     """L_C + beta * L_HT (NGCSE eq. 1, 6, 7) on columns (anchor, positive, intermediate, negative).
 
     Args:
@@ -41,6 +39,9 @@ class NGCSEHierarchicalLoss(nn.Module):
         beta: weight of L_HT, eq. 7.
     """
 
+    paper = "ngcse"
+    config_keys = ("temperature", "margins", "beta")
+
     def __init__(
         self,
         model: Any,
@@ -48,15 +49,9 @@ class NGCSEHierarchicalLoss(nn.Module):
         margins: tuple[float, float] = (5e-3, 5e-2),
         beta: float = 1.0,
     ) -> None:
-        super().__init__()
-        self.model = model
-        self.temperature = temperature
+        super().__init__(model, temperature)
         self.margins = tuple(margins)
         self.beta = beta
-
-    def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Any = None) -> Any:
-        anchor, positive, intermediate, negative = embed(self.model, sentence_features)
-        return self.loss(anchor, positive, intermediate, negative)
 
     def loss(self, anchor: Any, positive: Any, intermediate: Any, negative: Any) -> Any:
         """The loss of a batch of embeddings (one row per anchor in each argument)."""
@@ -64,13 +59,6 @@ class NGCSEHierarchicalLoss(nn.Module):
         return contrastive + self.beta * hierarchical_triplet(
             anchor, positive, intermediate, negative, self.margins
         )
-
-    def get_config_dict(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "margins": self.margins, "beta": self.beta}
-
-    @property
-    def citation(self) -> str:
-        return CITATIONS["ngcse"]
 
 
 class NGCSEMixedLoss(NGCSEHierarchicalLoss):

@@ -15,10 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cseaug.dataset.card import CITATIONS
-from cseaug.trainer.losses.contrastive import embed, info_nce, pairwise_cosine, torch
+from cseaug.trainer.losses.contrastive import PaperLoss, embed, info_nce, pairwise_cosine, torch
 
-nn = torch.nn
 F = torch.nn.functional
 
 
@@ -28,7 +26,7 @@ def two_way_margin(anchor: Any, positive: Any, negative: Any, alpha: float, beta
     return (F.relu(alpha - gap) + F.relu(gap - beta)).mean()
 
 
-class OssCSELoss(nn.Module):
+class OssCSELoss(PaperLoss):
     """l_c + l_r + lambda * l_m (OssCSE eq. 5) on (anchor, anchor[, positive, negative]).
 
     Args:
@@ -39,6 +37,9 @@ class OssCSELoss(nn.Module):
         recall_weight: gamma of eq. 4 (0: no recall loss).
     """
 
+    paper = "osscse"
+    config_keys = ("temperature", "alpha", "beta", "margin_weight", "recall_weight")
+
     def __init__(
         self,
         model: Any,
@@ -48,9 +49,7 @@ class OssCSELoss(nn.Module):
         margin_weight: float = 1e-3,
         recall_weight: float = 2e-3,
     ) -> None:
-        super().__init__()
-        self.model = model
-        self.temperature = temperature
+        super().__init__(model, temperature)
         self.alpha = alpha
         self.beta = beta
         self.margin_weight = margin_weight
@@ -58,8 +57,7 @@ class OssCSELoss(nn.Module):
         self._initial: list[tuple[Any, Any]] | None = None
 
     def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Any = None) -> Any:
-        embeddings = embed(self.model, sentence_features)
-        return self.loss(*embeddings) + self.recall()
+        return self.loss(*embed(self.model, sentence_features)) + self.recall()
 
     def loss(
         self, anchor: Any, dropout_view: Any, positive: Any = None, negative: Any = None
@@ -81,16 +79,3 @@ class OssCSELoss(nn.Module):
             ]
         total = sum(((p - start) ** 2).sum() for p, start in self._initial)
         return 0.5 * self.recall_weight * total
-
-    def get_config_dict(self) -> dict[str, Any]:
-        return {
-            "temperature": self.temperature,
-            "alpha": self.alpha,
-            "beta": self.beta,
-            "margin_weight": self.margin_weight,
-            "recall_weight": self.recall_weight,
-        }
-
-    @property
-    def citation(self) -> str:
-        return CITATIONS["osscse"]

@@ -16,26 +16,20 @@ A): lambda 0.15; lambda_1 0.1, lambda_2 0.3.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
-from cseaug.dataset.card import CITATIONS
 from cseaug.trainer.losses.contrastive import (
+    PaperLoss,
     cosine_matrix,
-    embed,
     info_nce,
     pairwise_cosine,
     torch,
 )
 
-nn = torch.nn
 F = torch.nn.functional
 
-EQ6_READINGS = ("bounded", "literal")
-"""How eq. 6's denominator is read: with its numerator's term (InfoNCE) or as printed."""
 
-
-class SKICSEUnsupervisedLoss(nn.Module):
+class SKICSEUnsupervisedLoss(PaperLoss):
     """(1 - lambda) InfoNCE(h, h') + lambda InfoNCE(h, h^ski) (SKICSE eq. 1-3) on (x, x, x_ski).
 
     Args:
@@ -44,15 +38,12 @@ class SKICSEUnsupervisedLoss(nn.Module):
         ski_weight: lambda of eq. 3.
     """
 
-    def __init__(self, model: Any, temperature: float = 0.05, ski_weight: float = 0.15) -> None:
-        super().__init__()
-        self.model = model
-        self.temperature = temperature
-        self.ski_weight = ski_weight
+    paper = "skicse"
+    config_keys = ("temperature", "ski_weight")
 
-    def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Any = None) -> Any:
-        anchor, dropout_view, knowledge = embed(self.model, sentence_features)
-        return self.loss(anchor, dropout_view, knowledge)
+    def __init__(self, model: Any, temperature: float = 0.05, ski_weight: float = 0.15) -> None:
+        super().__init__(model, temperature)
+        self.ski_weight = ski_weight
 
     def loss(self, anchor: Any, dropout_view: Any, knowledge: Any) -> Any:
         """The loss of a batch of embeddings."""
@@ -60,15 +51,8 @@ class SKICSEUnsupervisedLoss(nn.Module):
         skicse = info_nce(anchor, knowledge, self.temperature)
         return (1 - self.ski_weight) * simcse + self.ski_weight * skicse
 
-    def get_config_dict(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "ski_weight": self.ski_weight}
 
-    @property
-    def citation(self) -> str:
-        return CITATIONS["skicse"]
-
-
-class SKICSESupervisedLoss(nn.Module):
+class SKICSESupervisedLoss(PaperLoss):
     """SKICSE eq. 7 on (x, x+, x-, x_ski): SimCSE's supervised loss and the two SKI terms.
 
     Args:
@@ -79,24 +63,19 @@ class SKICSESupervisedLoss(nn.Module):
             or ``"literal"`` (the denominator as printed, unbounded below).
     """
 
+    paper = "skicse"
+    config_keys = ("temperature", "ski_weights", "eq6_reading")
+
     def __init__(
         self,
         model: Any,
         temperature: float = 0.05,
         ski_weights: tuple[float, float] = (0.1, 0.3),
-        eq6_reading: str = "bounded",
+        eq6_reading: Literal["bounded", "literal"] = "bounded",
     ) -> None:
-        super().__init__()
-        if eq6_reading not in EQ6_READINGS:
-            raise ValueError(f"eq6_reading must be one of {EQ6_READINGS}, not {eq6_reading!r}")
-        self.model = model
-        self.temperature = temperature
+        super().__init__(model, temperature)
         self.ski_weights = tuple(ski_weights)
         self.eq6_reading = eq6_reading
-
-    def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Any = None) -> Any:
-        anchor, positive, negative, knowledge = embed(self.model, sentence_features)
-        return self.loss(anchor, positive, negative, knowledge)
 
     def loss(self, anchor: Any, positive: Any, negative: Any, knowledge: Any) -> Any:
         """The loss of a batch of embeddings."""
@@ -121,14 +100,3 @@ class SKICSESupervisedLoss(nn.Module):
             + lambda_1 * ski_to_negative
             + lambda_2 * anchor_to_ski
         )
-
-    def get_config_dict(self) -> dict[str, Any]:
-        return {
-            "temperature": self.temperature,
-            "ski_weights": self.ski_weights,
-            "eq6_reading": self.eq6_reading,
-        }
-
-    @property
-    def citation(self) -> str:
-        return CITATIONS["skicse"]
