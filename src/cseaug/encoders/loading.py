@@ -158,12 +158,9 @@ def use_onnx(
     runtime: Runtime,
     precision: EncoderPrecision = "float32",
 ) -> bool:
-    """Whether ``runtime`` and the model make :func:`load_encoder` use ONNX Runtime.
-
-    ONNX Runtime computes in float32 here: ``auto`` takes it when the precision is float32
-    (it loads in under a second, embeds at ~0.9x torch's float32 speed), and leaves a CPU with
-    native bfloat16 to torch, whose bfloat16 embeds ~2x faster than float32
-    (:mod:`cseaug.encoders.precision`).
+    """Whether ``runtime`` and the model make :func:`load_encoder` use ONNX Runtime, which
+    computes in float32: ``auto`` takes it when the precision is float32 (a CPU with native
+    bfloat16 embeds faster with torch, :mod:`cseaug.encoders.precision`).
 
     Raises:
         ConfigError: ``onnx`` was asked for a model, device or precision it cannot run.
@@ -214,25 +211,13 @@ def load_encoder(
     """Load a sentence encoder behind an embedding cache.
 
     Args:
-        name: ``sentence-transformers/all-MiniLM-L6-v2`` (the default, also ``all-MiniLM-L6-v2``),
-            a local model directory, or another Hugging Face id (``bert-base-uncased``: NGCSE's
-            BERT-base [CLS]; offline only when cached).
-        revision: the hub commit of all-MiniLM-L6-v2.
-        pooling: ``auto`` (sentence-transformers when the model has its modules, else
-            [CLS]), or force ``sentence_transformers`` / ``cls``.
-        device: ``auto`` (cuda when available), ``cpu``, ``cuda``, ...
-        batch_size: sentences per forward pass.
-        max_seq_length: truncate to this many tokens (None: the model's limit).
-        torch_threads: ``torch.set_num_threads`` (process-wide); None leaves it.
+        name, revision, pooling, device, batch_size, max_seq_length, torch_threads, runtime,
+            precision: as the ``diagnostics`` keys ``encoder``, ``encoder_revision`` and the
+            others of the same names (:class:`~cseaug.config.DiagnosticsConfig`), except that
+            ``precision`` is ``float32`` unless asked (only the diagnostics want ``auto``).
         cache_dir: directory of the on-disk cache (one sqlite file per encoder); None keeps
             embeddings in memory only.
         memory_items: size of the in-memory LRU.
-        runtime: ``auto``: ONNX Runtime (:mod:`cseaug.encoders.onnx`, no torch) for a
-            sentence-transformers model with an ONNX export on the CPU when the precision is
-            float32, else torch; or force ``torch`` / ``onnx``.
-        precision: ``float32`` (exact: the default for every caller but the diagnostics'
-            cosine similarity), ``auto`` (bfloat16 on a CPU with native bfloat16, else
-            float32), ``bfloat16`` or ``float16`` (GPU only): :mod:`cseaug.encoders.precision`.
 
     Returns:
         A :class:`CachedEncoder`; ``encode(texts)`` gives L2-normalised float32 rows.

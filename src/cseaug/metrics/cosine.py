@@ -21,15 +21,9 @@ def cosine_pairs(
     encoder: Encoder,
     chunk_size: int = 2048,
 ) -> np.ndarray:
-    """Cosine similarity of each pair (a_texts[i], b_texts[i]), streamed in chunks.
-
-    Args:
-        a_texts, b_texts: equally long sequences; a pair with a None side gives NaN.
-        encoder: an :class:`Encoder` whose rows are L2-normalised.
-        chunk_size: pairs embedded at once (memory: 2 × chunk_size × dimension floats at most).
-
-    Returns:
-        float32 array of len(a_texts), clipped to [-1, 1].
+    """Cosine similarity of each pair (a_texts[i], b_texts[i]) as float32 clipped to [-1, 1],
+    NaN where a side is None; ``chunk_size`` pairs are embedded at once (``encoder``'s rows
+    are unit vectors).
 
     Example:
         >>> cosine_pairs(["a b"], [None], encoder=None)

@@ -181,6 +181,10 @@ class Panel:
     bands: Sequence[tuple[float, float]] = ()
 
 
+PANEL_SIZE = (3.4, 2.4)
+"""Inches of one panel (width, height)."""
+DPI = 110
+
 BAND_GID = "band"
 """``gid`` of the shaded band areas (how a reader of the figure finds them)."""
 
@@ -218,28 +222,14 @@ def shared_ylimit(panels: Sequence[Panel]) -> float:
     return top * 1.05 if top > 0 else 1.0
 
 
-def draw_panels(
-    grid: Sequence[Sequence[Panel | None]],
-    *,
-    title: str | None = None,
-    panel_size: tuple[float, float] = (3.4, 2.4),
-    dpi: int = 110,
-) -> Any:
-    """Draw a grid of density-histogram panels on a matplotlib Figure (Agg canvas, no pyplot).
+def draw_panels(grid: Sequence[Sequence[Panel | None]], title: str | None = None) -> Any:
+    """A matplotlib Figure (Agg canvas, no pyplot) of a grid of density-histogram panels
+    (None: an empty cell), :data:`PANEL_SIZE` inches each.
 
     Every MER panel spans [0, 1]; every CS panel spans the same occupied part of [-1, 1];
     the y axis of all panels of a metric has the same limit (:func:`shared_ylimit`), so
     heights compare across panels as in NGCSE's Figure 7. A panel's bands are shaded, with
     dashed lines at their ends.
-
-    Args:
-        grid: rows of panels; None leaves a cell empty.
-        title: figure title.
-        panel_size: inches per panel (width, height).
-        dpi: resolution.
-
-    Returns:
-        The ``matplotlib.figure.Figure``.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -255,9 +245,8 @@ def draw_panels(
     }
     ymax = {metric: shared_ylimit([p for p in panels if p.metric == metric]) for metric in xlim}
 
-    figure = Figure(
-        figsize=(panel_size[0] * cols, panel_size[1] * rows + (0.4 if title else 0)), dpi=dpi
-    )
+    width, height = PANEL_SIZE
+    figure = Figure(figsize=(width * cols, height * rows + (0.4 if title else 0)), dpi=DPI)
     FigureCanvasAgg(figure)
     axes = figure.subplots(rows, cols, squeeze=False)
     for r in range(rows):
@@ -310,7 +299,7 @@ def draw_panels(
 
 
 def plot_panels(
-    grid: Sequence[Sequence[Panel | None]], out_path: str | Path, **options: Any
+    grid: Sequence[Sequence[Panel | None]], out_path: str | Path, title: str | None = None
 ) -> Path:
     """:func:`draw_panels` saved as a PNG at ``out_path`` (parents created); returns the path.
 
@@ -320,7 +309,7 @@ def plot_panels(
         'demo.png'
     """
     out = Path(out_path)
-    figure = draw_panels(grid, **options)
+    figure = draw_panels(grid, title)
     with atomic_path(out) as tmp:  # a new file renamed into place: never written through a link
         # "tight": the saved area grows to hold every label and title, none is cut at the frame
         figure.savefig(tmp, format="png", bbox_inches="tight", pad_inches=0.08)

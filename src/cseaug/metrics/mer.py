@@ -36,13 +36,8 @@ def punctuation() -> tuple[str, frozenset[str]]:
 
 
 def normalize_words(text: str) -> list[str]:
-    """The project's one MER normalisation: lower-cased words, edge punctuation stripped.
-
-    Args:
-        text: any string.
-
-    Returns:
-        The words; punctuation-only tokens are dropped, so ``"..."`` gives ``[]``.
+    """The project's one MER normalisation: lower-cased words, edge punctuation stripped,
+    punctuation-only tokens dropped (``"..."`` gives ``[]``).
 
     Example:
         >>> normalize_words('He said: "Spin-off, (2010)!"')
@@ -61,14 +56,8 @@ def normalize_words(text: str) -> list[str]:
 
 
 def mer_words(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
-    """MER of two already normalised word lists.
-
-    Args:
-        reference: words of the source sentence.
-        hypothesis: words of the transformed sentence.
-
-    Returns:
-        A value in [0, 1]; 0.0 when both are empty, 1.0 when exactly one is.
+    """MER of two normalised word lists (source, transformed): 0.0 when both are empty, 1.0
+    when exactly one is.
 
     Example:
         >>> mer_words(["a", "b"], ["b", "c"])
@@ -97,17 +86,8 @@ def mer(reference: str, hypothesis: str) -> float:
 
 
 def mer_pairs(references: Sequence[str | None], hypotheses: Sequence[str | None]) -> np.ndarray:
-    """Per-pair MER of two equally long sequences of strings (NaN where either is None).
-
-    Memory stays flat (nothing is cached), so a million pairs need only the output array;
-    benchmarks/bench_mer.py measures the speed.
-
-    Args:
-        references: source sentences.
-        hypotheses: transformed sentences, same length as ``references``.
-
-    Returns:
-        float64 array of the MER of each pair.
+    """Per-pair MER (float64) of two equally long sequences of strings, NaN where either is
+    None; nothing is cached (benchmarks/bench_mer.py measures the speed).
 
     Example:
         >>> mer_pairs(["a b", "x", None], ["a c", "", "y"]).tolist()
