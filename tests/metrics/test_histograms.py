@@ -65,14 +65,6 @@ def test_density_integrates_to_one_and_is_zero_when_empty():
     assert h.density.tolist() == pytest.approx([0, 0, 1, 0, 2, 0, 0, 1])
 
 
-def test_histogram_round_trips_through_its_dict():
-    h = Histogram.empty("mer", 10)
-    h.add([0.05, 0.55, float("nan")])
-    back = Histogram.from_dict(h.to_dict())
-    assert back.counts.tolist() == h.counts.tolist() and back.missing == 1
-    np.testing.assert_array_equal(back.edges, h.edges)
-
-
 def test_summary_has_exact_quartiles_and_closed_band_shares():
     values = MetricValues("mer", bins=10)
     values.add([0.0, 0.15, 0.3])

@@ -97,13 +97,6 @@ class Histogram:
             "missing": self.missing,
         }
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Histogram:
-        edges = bin_edges(data["metric"], int(data["bins"]))
-        return cls(
-            data["metric"], edges, np.asarray(data["counts"], dtype=np.int64), int(data["missing"])
-        )
-
 
 @dataclass
 class MetricValues:

@@ -176,10 +176,6 @@ class VAEGPTSim(nn.Module):
         """The GPT-2 config."""
         return self.lm.config
 
-    @property
-    def device(self) -> Any:
-        return self.lm.device
-
     def forward(
         self,
         input_ids: Any,
