@@ -132,16 +132,10 @@ class EncoderWorker:
             return self._receive_until("vectors")
 
     def overlap(self) -> dict[str, int]:
-        """How the texts asked for through :meth:`encode` were embedded:
-
-        * ``texts``: distinct texts asked for;
-        * ``before_publish``: of those, embedded (or read from the cache) before
-          :meth:`generation_done`, i.e. while the LLM generated (all of them when it was
-          never called);
-        * ``after_publish``: the rest;
-        * ``waiting``: prefetched texts not embedded yet (at the end of a build: texts the
-          pass did not need, e.g. anchors whose views failed).
-        """
+        """How the texts asked for through :meth:`encode` were embedded: ``texts`` (distinct),
+        ``before_publish`` (before :meth:`generation_done`, or all when it was never called),
+        ``after_publish``, and ``waiting``, prefetched texts not embedded yet
+        (docs/diagnostics.md, "What was overlapped")."""
         with self._lock:
             self._send(("overlap",))
             return self._receive_until("overlap")

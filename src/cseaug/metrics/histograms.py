@@ -118,28 +118,22 @@ class MetricValues:
         self.histogram.add(array)
         finite = array[np.isfinite(array)]
         if finite.size:
-            self._chunks.append(finite.astype(np.float64))
+            self._chunks.append(finite)
 
     def values(self) -> np.ndarray:
         return np.concatenate(self._chunks) if self._chunks else np.empty(0, dtype=np.float64)
 
     def summary(self, bands: Sequence[tuple[float, float]] = ()) -> dict[str, Any]:
         """n, missing, mean, std, min, quartiles, max, the share inside each closed band, the histogram."""
-        values = self.values().astype(np.float64)
+        values = self.values()
         stats: dict[str, Any] = {"n": int(values.size), "missing": self.histogram.missing}
+        names = ("mean", "std", "min", "q1", "median", "q3", "max")
         if values.size:
             q1, median, q3 = np.quantile(values, [0.25, 0.5, 0.75])
-            stats.update(
-                mean=float(values.mean()),
-                std=float(values.std()),
-                min=float(values.min()),
-                q1=float(q1),
-                median=float(median),
-                q3=float(q3),
-                max=float(values.max()),
-            )
+            numbers = (values.mean(), values.std(), values.min(), q1, median, q3, values.max())
+            stats.update({name: float(number) for name, number in zip(names, numbers, strict=True)})
         else:
-            stats.update({k: None for k in ("mean", "std", "min", "q1", "median", "q3", "max")})
+            stats.update(dict.fromkeys(names))
         stats["bands"] = [
             {
                 "low": low,

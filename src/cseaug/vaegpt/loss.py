@@ -113,16 +113,8 @@ class _GumbelSoftmaxEmbeddings(torch.autograd.Function):
 
 
 def gumbel_softmax_embeddings(logits: Any, table: Any, tau: float = 1.0, hard: bool = True) -> Any:
-    """The embeddings ``F.gumbel_softmax(logits.float(), tau, hard) @ table``, fused (see the module docstring).
-
-    Args:
-        logits: (batch, positions, vocabulary) logits; gradients flow back to them.
-        table: the frozen embedding table (vocabulary, width).
-        tau: Gumbel-softmax temperature.
-        hard: straight-through one-hot samples (True) or soft distributions.
-
-    Returns:
-        (batch, positions, width) embeddings in the table's dtype.
+    """The embeddings ``F.gumbel_softmax(logits.float(), tau, hard) @ table``, fused (see the
+    module docstring): (batch, positions, width) in the table's dtype, gradients to ``logits``.
 
     Raises:
         ValueError: the table requires gradients (this function gives it none).

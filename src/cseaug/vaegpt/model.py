@@ -34,16 +34,9 @@ SETTINGS_FILE = "vaegpt_sim.json"
 
 @dataclass
 class VAEGPTSimSettings:
-    """What a VAEGPT-Sim adds to GPT-2; saved with the generator in ``vaegpt_sim.json``.
-
-    Args:
-        latent_weight: W of the noise weight W / e^(i+1) (the paper: 0.1).
-        latent_dropout: dropout on the sampled latent.
-        mean_bn_scale: fixed scale of the batch-normalised mean (BN-VAE's gamma).
-        separator: text between the source and the generated sentence.
-        base_model: the original GPT-2 checkpoint (name or path) the generator started from;
-            the frozen discriminator of training is loaded from it.
-    """
+    """What a VAEGPT-Sim adds to GPT-2, saved with the generator in ``vaegpt_sim.json``: the
+    training config's ``model`` section (:class:`~cseaug.vaegpt.config.ModelConfig`) and
+    ``base_model``, the GPT-2 checkpoint it started from (the judge of training)."""
 
     latent_weight: float = 0.1
     latent_dropout: float = 0.1
