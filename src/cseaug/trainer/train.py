@@ -156,19 +156,19 @@ def _trainer(
         **extra,
     )
     if len(train_sets) == 1:
-        [name] = train_sets
-        trainer = st.SentenceTransformerTrainer(
-            model=model,
-            args=args,
-            train_dataset=train_sets[name],
-            loss=losses[name],
-            data_collator=_collator(model, args, data),
-        )
+        [(name, train_dataset)] = train_sets.items()
+        loss = losses[name]
     else:
         datasets = require("datasets", "hf", "Training a sentence encoder")
-        trainer = st.SentenceTransformerTrainer(
-            model=model, args=args, train_dataset=datasets.DatasetDict(train_sets), loss=losses
-        )
+        train_dataset = datasets.DatasetDict(train_sets)
+        loss = losses
+    trainer = st.SentenceTransformerTrainer(
+        model=model,
+        args=args,
+        train_dataset=train_dataset,
+        loss=loss,
+        data_collator=_mixed_collator(model, args) if MIXED.name in data.sets else None,
+    )
     # transformers prints every logged loss as a dict to stdout; StepProgress reports instead
     transformers = require("transformers", "hf", "Training a sentence encoder")
     trainer.remove_callback(transformers.PrinterCallback)
@@ -196,10 +196,8 @@ def refuse_fallback_only(cfg: TrainConfig, data: TrainingData, version_dir: Path
     )
 
 
-def _collator(model: Any, args: Any, data: TrainingData) -> Any:
-    """NGCSE's mixed set needs its sparse columns collated (None: sentence-transformers' own)."""
-    if MIXED.name not in data.sets:
-        return None
+def _mixed_collator(model: Any, args: Any) -> Any:
+    """The collator of NGCSE's mixed set, whose sparse columns only some rows have."""
     from cseaug.trainer.sampler import MixedBatchCollator
 
     return MixedBatchCollator(
