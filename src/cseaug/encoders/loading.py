@@ -258,13 +258,8 @@ def load_encoder(
 def encoder_from_config(
     cfg: DiagnosticsConfig, cache_dir: str | Path | None = None
 ) -> CachedEncoder:
-    """:func:`load_encoder` with the settings of a ``diagnostics`` config section.
-
-    Args:
-        cfg: the section.
-        cache_dir: where the on-disk cache lives (the build passes
-            ``<output.root>/cache/embeddings``); ignored when ``cfg.embedding_cache`` is off.
-    """
+    """:func:`load_encoder` with the settings of a ``diagnostics`` config section; ``cache_dir``
+    (the build's ``<work_dir>/cache/embeddings``) is ignored when ``embedding_cache`` is off."""
     return load_encoder(
         cfg.encoder,
         revision=cfg.encoder_revision,

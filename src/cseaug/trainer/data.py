@@ -73,11 +73,8 @@ def _has_all(arrays: list[pa.Array], length: int) -> pa.Array:
 
 
 def load_training_data(version_dir: str | Path, cfg: TrainConfig) -> TrainingData:
-    """Read a version's rows into the training sets of ``cfg.objective``.
-
-    Args:
-        version_dir: the published version (``cseaug.dataset.versions.resolve``).
-        cfg: the training config (objective, ``include_heldout``, ``epochs``).
+    """Read a published version's rows into the training sets of ``cfg.objective`` (with
+    ``include_heldout`` and, for Generate-CSE, one block per epoch).
 
     Raises:
         InputError: no row of the version fits any training set of the objective, or a

@@ -232,8 +232,6 @@ def train_encoder(
     (``record["selection"]``) and the test scores under ``after`` are that checkpoint's.
 
     Args:
-        version_dir: the published version (e.g. from ``cseaug.dataset.versions.resolve``).
-        cfg: the training config.
         out_dir: where the model, ``evaluation.json``, ``evaluation.md`` and the card go.
         say: where progress lines go (dev scores; steps when progress bars are off);
             default: this module's logger.

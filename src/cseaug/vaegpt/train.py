@@ -357,15 +357,8 @@ class _Run:
 
 
 def train_vaegpt(cfg: VAEGPTTrainConfig, pairs: PairSplits | None = None) -> TrainResult:
-    """Train (or resume training) a VAEGPT-Sim generator.
-
-    Args:
-        cfg: the training configuration.
-        pairs: train/validation pairs; default: read from ``cfg.data`` (:func:`.data.load_pairs`).
-
-    Returns:
-        Where the generators and metrics went, the steps run and the best validation Avg-ROUGE.
-    """
+    """Train (or resume training) a VAEGPT-Sim generator on ``pairs`` (default: read from
+    ``cfg.data``, :func:`.data.load_pairs`)."""
     splits = pairs if pairs is not None else load_pairs(cfg.data, cfg.seed)
     if not splits.train:
         raise ConfigError("no training pairs: check the data section of the training config")
