@@ -109,9 +109,7 @@ def read_eval_set(data_dir: str | Path, name: str, split: Split = "test") -> pa.
             )
         )
         rows = sick.filter(pc.equal(sick.column("split"), label))
-        return pa.table(
-            {"s1": rows.column("s1"), "s2": rows.column("s2"), "score": rows.column("relatedness")}
-        )
+        return rows.select(["s1", "s2", "relatedness"]).rename_columns(["s1", "s2", "score"])
     raise InputError(f"unknown evaluation set '{name}'")
 
 
