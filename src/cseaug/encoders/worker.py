@@ -272,10 +272,6 @@ class _Child:
         self.handover: int | None = None  # len(ready) when generation was done
         self.asked: set[bytes] = set()  # texts of encode requests
 
-    def run(self, inbox: queue.SimpleQueue) -> None:
-        while True:
-            self.step(inbox)
-
     def step(self, inbox: queue.SimpleQueue) -> None:
         """Handle the next request, or, when none waits, embed the next chunk of the backlog
         (with neither: wait for a request)."""
@@ -337,8 +333,10 @@ def serve(conn: Connection) -> None:
         conn.send(("failed", _portable(exc)))
         return
     conn.send(("ready", {"dimension": encoder.dimension, "precision": encoder.precision}))
+    child = _Child(conn, encoder, cfg)
     try:
-        _Child(conn, encoder, cfg).run(inbox)
+        while True:
+            child.step(inbox)
     except BaseException as exc:
         conn.send(("failed", _portable(exc)))
 

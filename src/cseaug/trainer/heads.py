@@ -58,24 +58,17 @@ class PromptTransformer(modules.Transformer):
         if not inputs:
             return {}
         tokenizer = self.tokenizer
+        first, last, mask = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.mask_token_id
         prefix, suffix = (
-            tokenizer(part.replace("[MASK]", tokenizer.mask_token), add_special_tokens=False)[
-                "input_ids"
-            ]
+            tokenizer.encode(part.replace("[MASK]", tokenizer.mask_token), add_special_tokens=False)
             for part in _template_parts(prompt or self.template)
         )
         sentences = tokenizer(
-            list(inputs),
-            add_special_tokens=False,
-            truncation=True,
-            max_length=self.max_seq_length,
+            list(inputs), add_special_tokens=False, truncation=True, max_length=self.max_seq_length
         )["input_ids"]
-        first, last, mask = (
-            [tokenizer.cls_token_id],
-            [tokenizer.sep_token_id],
-            tokenizer.mask_token_id,
-        )
-        rows = [first + prefix + [i for i in ids if i != mask] + suffix + last for ids in sentences]
+        rows = [
+            [first, *prefix, *(i for i in ids if i != mask), *suffix, last] for ids in sentences
+        ]
         features = dict(tokenizer.pad({"input_ids": rows}, return_tensors="pt"))
         if "token_type_ids" in tokenizer.model_input_names:
             features["token_type_ids"] = torch.zeros_like(features["input_ids"])
