@@ -204,7 +204,6 @@ def load_encoder(
     max_seq_length: int | None = None,
     torch_threads: int | None = 1,
     cache_dir: str | Path | None = None,
-    memory_items: int = 50_000,
     runtime: Runtime = "auto",
     precision: EncoderPrecision = "float32",
 ) -> CachedEncoder:
@@ -217,7 +216,6 @@ def load_encoder(
             ``precision`` is ``float32`` unless asked (only the diagnostics want ``auto``).
         cache_dir: directory of the on-disk cache (one sqlite file per encoder); None keeps
             embeddings in memory only.
-        memory_items: size of the in-memory LRU.
 
     Returns:
         A :class:`CachedEncoder`; ``encode(texts)`` gives L2-normalised float32 rows.
@@ -252,7 +250,7 @@ def load_encoder(
         digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
         path = Path(cache_dir) / f"{_slug(name)}-{how}-{digest}.sqlite"
         store = EmbeddingStore(path, identity, backend.dimension)
-    return CachedEncoder(backend, memory_items=memory_items, store=store)
+    return CachedEncoder(backend, store=store)
 
 
 def encoder_from_config(
