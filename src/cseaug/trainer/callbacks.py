@@ -99,14 +99,8 @@ class BestCheckpoint(transformers.TrainerCallback):
                 key: tensor.detach().to("cpu", copy=True)
                 for key, tensor in self.model.state_dict().items()
             }
-        self.say(
-            f"{label}: Spearman {100 * value:.2f}"
-            + (
-                " (best so far)"
-                if best
-                else f" (best {100 * self.best_score:.2f}, step {self.best_step})"
-            )
-        )
+        note = "best so far" if best else f"best {100 * self.best_score:.2f}, step {self.best_step}"
+        self.say(f"{label}: Spearman {100 * value:.2f} ({note})")
         return value
 
     def restore(self) -> None:
