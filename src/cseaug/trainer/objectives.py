@@ -128,6 +128,11 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
     """One loss per training set; sets naming the same loss share one instance."""
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
+    from cseaug.trainer.losses.ngcse import NGCSEHierarchicalLoss, NGCSEMixedLoss
+    from cseaug.trainer.losses.nt_xent import NT_XENT_DIRECTIONS, SymmetricNTXentLoss
+    from cseaug.trainer.losses.osscse import OssCSELoss
+    from cseaug.trainer.losses.skicse import SKICSESupervisedLoss, SKICSEUnsupervisedLoss
+
     tau = cfg.temperature
 
     def build(name: str) -> Any:
@@ -136,35 +141,22 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
             return MultipleNegativesRankingLoss(model, scale=1 / tau)
         if name == "nt-xent":
             # VAEGPT-Sim section 3.2: h_i against every other of the 2N sentences of the batch
-            from cseaug.trainer.losses.nt_xent import NT_XENT_DIRECTIONS, SymmetricNTXentLoss
-
             if cfg.generate_cse.nt_xent == "symmetric":
                 return SymmetricNTXentLoss(model, scale=1 / tau)
             return MultipleNegativesRankingLoss(
                 model, scale=1 / tau, directions=NT_XENT_DIRECTIONS, partition_mode="joint"
             )
         if name == "ngcse":
-            from cseaug.trainer.losses.ngcse import NGCSEHierarchicalLoss
-
             return NGCSEHierarchicalLoss(model, tau, cfg.ngcse.margins, cfg.ngcse.beta)
         if name == "ngcse-mixed":
-            from cseaug.trainer.losses.ngcse import NGCSEMixedLoss
-
             return NGCSEMixedLoss(
                 model, tau, cfg.ngcse.margins, cfg.ngcse.beta,
                 kinds=MIXED_KINDS, column_labels=mixed_column_labels(),
             )  # fmt: skip
         if name == "osscse":
-            from cseaug.trainer.losses.osscse import OssCSELoss
-
-            o = cfg.osscse
-            return OssCSELoss(model, tau, o.alpha, o.beta, o.margin_weight, o.recall_weight)
+            return OssCSELoss(model, tau, **cfg.osscse.model_dump())
         if name == "skicse-unsup":
-            from cseaug.trainer.losses.skicse import SKICSEUnsupervisedLoss
-
             return SKICSEUnsupervisedLoss(model, tau, cfg.skicse.ski_weight)
-        from cseaug.trainer.losses.skicse import SKICSESupervisedLoss
-
         return SKICSESupervisedLoss(model, tau, cfg.skicse.ski_weights, cfg.skicse.eq6_reading)
 
     built: dict[str, Any] = {}
