@@ -12,7 +12,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from cseaug.errors import require
@@ -94,14 +94,8 @@ class PairBatch:
         )
 
     def to(self, device: Any) -> PairBatch:
-        return PairBatch(
-            self.input_ids.to(device),
-            self.attention_mask.to(device),
-            self.position_ids.to(device),
-            self.target_ids.to(device),
-            self.target_mask.to(device),
-            self.source_width,
-        )
+        tensors = [f.name for f in fields(self) if f.name != "source_width"]
+        return replace(self, **{name: getattr(self, name).to(device) for name in tensors})
 
 
 def pair_batch(

@@ -120,20 +120,15 @@ class LatentLayer(nn.Module):
 
 
 class VAEGPTSim(nn.Module):
-    """GPT-2 (``GPT2LMHeadModel``) with a latent in every block; see the module docstring.
+    """GPT-2 (``GPT2LMHeadModel`` ``lm``) with a freshly initialised latent in every block; see
+    the module docstring."""
 
-    Args:
-        lm: the GPT-2 language model the latents are attached to.
-        settings: the VAEGPT-Sim settings.
-        latents: existing latent layers (when loading); default: freshly initialised.
-    """
-
-    def __init__(self, lm: Any, settings: VAEGPTSimSettings, latents: Any | None = None) -> None:
+    def __init__(self, lm: Any, settings: VAEGPTSimSettings) -> None:
         super().__init__()
         config = lm.config
         self.lm = lm
         self.settings = settings
-        self.latents = latents or nn.ModuleList(
+        self.latents = nn.ModuleList(
             LatentLayer(
                 config.n_embd,
                 settings.latent_dropout,
@@ -142,10 +137,6 @@ class VAEGPTSim(nn.Module):
             )
             for _ in range(config.n_layer)
         )
-        if len(self.latents) != config.n_layer:
-            raise InputError(
-                f"{len(self.latents)} latent layers for a GPT-2 of {config.n_layer} blocks"
-            )
         scales = [settings.latent_weight / math.e ** (i + 1) for i in range(config.n_layer)]
         self.register_buffer(
             "noise_scales", torch.tensor(scales, dtype=torch.float32), persistent=False
