@@ -94,7 +94,6 @@ class OnnxEncoder:
         self.name = location
         self.dimension = int(_json(root / "config.json")["hidden_size"])
         self.batch_size = batch_size
-        self.device = "cpu"
         self.precision = "float32"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
