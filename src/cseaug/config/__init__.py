@@ -49,6 +49,7 @@ from cseaug.config.loading import (
     load_config,
     load_yaml_model,
     parse_override,
+    run_config,
 )
 from cseaug.config.osscse import (
     SPACY_COMPONENTS_NOT_NEEDED,
@@ -123,4 +124,5 @@ __all__ = [
     "normalize_export_format",
     "parse_override",
     "redacted",
+    "run_config",
 ]

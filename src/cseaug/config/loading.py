@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import types
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -13,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from cseaug.config.run import RunConfig
 from cseaug.errors import ConfigError
+from cseaug.secrets import holds_secret
 
 MAX_CONFIG_BYTES = 1_000_000
 """Largest config file read (a run config is a few KB)."""
@@ -76,6 +78,13 @@ def safe_load_yaml(text: str) -> Any:
 def parse_override(item: str) -> tuple[list[str], Any]:
     """Split ``a.b.c=value`` into its key path and a YAML-parsed value.
 
+    A value that holds a secret is refused: a config is stored with its run (``plan.json``,
+    the manifest, the parameters of a Prefect flow run).
+
+    Raises:
+        ConfigError: not ``key=value``, an empty key, a value that is not YAML or holds a
+            secret (the message names the key, never the value).
+
     Example:
         >>> parse_override("sample.size=500")
         (['sample', 'size'], 500)
@@ -88,6 +97,12 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     path = [part for part in key.strip().split(".") if part]
     if not path:
         raise ConfigError(f"override '{item}' has an empty key")
+    if holds_secret(item):
+        raise ConfigError(
+            f"--set {'.'.join(path)}=...: the value holds a secret (an API key, a token or "
+            "credentials), and a config is stored with its run; keep secrets in environment "
+            "variables (the API key's variable is named by llm.api_key_env)"
+        )
     try:
         value = safe_load_yaml(raw) if raw.strip() else None
     except yaml.YAMLError as exc:
@@ -233,3 +248,21 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConf
         500
     """
     return load_yaml_model(RunConfig, path, overrides)
+
+
+def run_config(config: RunConfig | str | Path, overrides: Sequence[str] = ()) -> RunConfig:
+    """``config`` as a validated run config: a :class:`RunConfig` as it is (validated where it
+    was made), a YAML file's path read with ``overrides`` by :func:`load_config`.
+
+    The edge of every build (``cseaug build``, :func:`cseaug.build_dataset`, a deployment run
+    of the flow ``build-hybrid-dataset``) calls it once and passes the result down.
+
+    Raises:
+        ConfigError: as :func:`load_config`.
+        ValueError: overrides given with a RunConfig.
+    """
+    if not isinstance(config, RunConfig):
+        return load_config(config, list(overrides))
+    if overrides:
+        raise ValueError("overrides apply to a config path; change a RunConfig with model_copy")
+    return config
