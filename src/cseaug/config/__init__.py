@@ -50,6 +50,7 @@ from cseaug.config.loading import (
     load_yaml_model,
     parse_override,
     run_config,
+    validated,
 )
 from cseaug.config.osscse import (
     SPACY_COMPONENTS_NOT_NEEDED,
@@ -125,4 +126,5 @@ __all__ = [
     "parse_override",
     "redacted",
     "run_config",
+    "validated",
 ]

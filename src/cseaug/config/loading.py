@@ -226,6 +226,15 @@ def load_yaml_model(
             raise ConfigError(f"{what} {path} must be a mapping at the top level")
     data = apply_overrides(data, overrides or [])
     count_values(data, source)  # before validation copies every alias
+    return validated(model, data, source)
+
+
+def validated(model: type[ModelT], data: Any, source: str) -> ModelT:
+    """``data`` validated as ``model``.
+
+    Raises:
+        ConfigError: one line per bad key (:func:`format_validation_error`), naming ``source``.
+    """
     try:
         return model.model_validate(data)
     except ValidationError as exc:
