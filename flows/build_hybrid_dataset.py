@@ -17,8 +17,9 @@ shard on the cluster's workers, each loading the steps it needs for its shard on
 config, reporting to the flow's Prefect server.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: Prefect validates the flows' parameters against
+# their annotations, which must be objects (RunConfig, PlanRef), not strings, when a worker or
+# `flow.serve` loads the flow from its entrypoint.
 from prefect import flow, unmapped
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
