@@ -263,8 +263,8 @@ def run_config(config: RunConfig | str | Path, overrides: Sequence[str] = ()) ->
     """``config`` as a validated run config: a :class:`RunConfig` as it is (validated where it
     was made), a YAML file's path read with ``overrides`` by :func:`load_config`.
 
-    The edge of every build (``cseaug build``, :func:`cseaug.build_dataset`, a deployment run
-    of the flow ``build-hybrid-dataset``) calls it once and passes the result down.
+    :func:`cseaug.build_dataset` and the flow ``build-hybrid-dataset`` (a deployment run gives
+    it a path; ``cseaug build`` the config it loaded) call it once and pass the result down.
 
     Raises:
         ConfigError: as :func:`load_config`.
