@@ -1,25 +1,30 @@
 """The ``build-hybrid-dataset`` flow: corpus -> sample shards -> views -> published version.
 
 Composition only: every step is a task in :mod:`cseaug_prefect.tasks.build`, every computation is in
-:mod:`cseaug.pipeline`. Tasks pass the path of the run plan and counts, never tables. The flow
-owns the build's open run: it enters an :class:`~cseaug.pipeline.run.OpenRuns`, passes it to
-its tasks, and leaving it closes the models the plan task loaded, whether the build
-succeeds or not.
+:mod:`cseaug.pipeline`. The config is validated once, at the flow's edge: ``cseaug build``
+passes the :class:`~cseaug.config.RunConfig` it validated, a deployment run (``prefect.yaml``)
+passes a config path and ``--set``-style overrides, which the flow validates when it starts.
+Tasks pass that config, the run plan (:class:`~cseaug.pipeline.plan.PlanRef`) and counts,
+never tables. The flow owns the build's open run: it enters an
+:class:`~cseaug.pipeline.run.OpenRuns`, passes it to its tasks, and leaving it closes the
+models the plan task loaded, whether the build succeeds or not.
 
 With ``execution.runner`` local the shards run one after another in the flow's process, on
 the models the plan task loaded. With dask or ray they run in the sub-flow
 ``generate-shards``, whose task runner is Prefect's Dask or Ray task runner
 (:mod:`cseaug_prefect.tasks.runners`, docs/scaling.md): one ``generate-shard`` task per
-shard on the cluster's workers, each loading the steps it needs for its shard, reporting to
-the flow's Prefect server.
+shard on the cluster's workers, each loading the steps it needs for its shard on the plan's
+config, reporting to the flow's Prefect server.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: Prefect validates the flows' parameters against
+# their annotations, which must be objects (RunConfig, PlanRef), not strings, when a worker or
+# `flow.serve` loads the flow from its entrypoint.
 from prefect import flow, unmapped
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
-from cseaug.config import load_config
+from cseaug.config import RunConfig, run_config
+from cseaug.pipeline.plan import PlanRef
 from cseaug.pipeline.run import OpenRuns
 from cseaug.pipeline.shard import ShardOutcome
 from cseaug.secrets import install_log_scrubbing
@@ -29,29 +34,30 @@ from cseaug_prefect.tasks.runners import shard_task_runner, workers_server
 
 
 @flow(name="build-hybrid-dataset", log_prints=True)
-def build_hybrid_dataset(config: str, overrides: list[str] | None = None) -> dict:
-    """Build and publish one dataset version from a YAML config.
+def build_hybrid_dataset(config: RunConfig | str, overrides: list[str] | None = None) -> dict:
+    """Build and publish one dataset version.
 
     Args:
-        config: path of the run config (relative to the working directory).
-        overrides: ``key.path=value`` strings, as ``cseaug build --set``.
+        config: the validated run config (``cseaug build`` passes it), or the path of a YAML
+            run config (relative to the working directory), validated here.
+        overrides: with a path only: ``key.path=value`` strings, as ``cseaug build --set``.
 
     Returns:
         The build summary: version directory, row and reject counts, token usage, exports.
     """
     install_log_scrubbing()  # a worker or `flow.serve` process starts here, not in the CLI
-    overrides = list(overrides or [])
+    cfg = run_config(config, overrides or [])
     # Before any work: a missing extra, or a remote cluster with no server to report to.
-    runner = load_config(config, overrides).execution.runner
+    runner = cfg.execution.runner
     cluster, server = shard_task_runner(runner), workers_server(runner)
     with OpenRuns() as runs:
-        plan = plan_build(config, overrides, runs)
+        plan = plan_build(cfg, runs)
         if cluster is None:
-            outcomes = [generate_shard(plan.path, index, runs) for index in range(plan.shards)]
+            outcomes = [generate_shard(plan, index, runs) for index in range(plan.shards)]
         else:
             with temporary_settings(updates={PREFECT_API_URL: server} if server else None):
-                outcomes = generate_shards.with_options(task_runner=cluster)(plan.path, plan.shards)
-        summary = publish_build(plan.path, outcomes, runs)
+                outcomes = generate_shards.with_options(task_runner=cluster)(plan)
+        summary = publish_build(plan, outcomes, runs)
     if summary["diagnostics_dir"]:
         diagnostics_artifact_task(
             summary["diagnostics_dir"],
@@ -62,15 +68,16 @@ def build_hybrid_dataset(config: str, overrides: list[str] | None = None) -> dic
 
 
 @flow(name="generate-shards")
-def generate_shards(plan_path: str, shards: int) -> list[ShardOutcome]:
+def generate_shards(plan: PlanRef) -> list[ShardOutcome]:
     """One ``generate-shard`` task per shard on this flow's task runner (a Dask or Ray cluster).
 
     Every shard runs to its end before a failure is raised, so each finished shard is in the
     run store and a rerun of the build reuses it. Its tasks run in the cluster's worker
     processes, where no run is open (a flow's parameters must be JSON, so the parent's
-    :class:`~cseaug.pipeline.run.OpenRuns` is not one): each makes a run of its own.
+    :class:`~cseaug.pipeline.run.OpenRuns` is not one): each makes a run of its own on the
+    plan's validated config.
     """
     with OpenRuns() as runs:
-        futures = generate_shard.map(unmapped(plan_path), range(shards), unmapped(runs))
+        futures = generate_shard.map(unmapped(plan), range(plan.shards), unmapped(runs))
         futures.wait()
         return futures.result()

@@ -39,14 +39,14 @@ def layers() -> dict[str, int]:
 
 
 def rooms() -> set[str]:
-    """The top-level modules (``config.py``) and packages (``build/``) of the library."""
+    """The top-level modules (``errors.py``) and packages (``config/``) of the library."""
     return {p.name for p in PACKAGE.glob("*.py")} | {
         f"{p.name}/" for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()
     }
 
 
 def room_of(module: str) -> str | None:
-    """``cseaug.pipeline.run`` -> ``build/``, ``cseaug.config`` -> ``config.py``."""
+    """``cseaug.pipeline.run`` -> ``pipeline/``, ``cseaug.errors`` -> ``errors.py``."""
     parts = module.split(".")
     if parts[0] != "cseaug":
         return None

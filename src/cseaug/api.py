@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cseaug.config import RunConfig, load_config
+from cseaug.config import RunConfig, run_config
+from cseaug.config import load_config as load_config  # public as cseaug.load_config
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -60,12 +61,7 @@ def build_dataset(
     from cseaug.pipeline.local import run_build
     from cseaug.pipeline.preflight import check_before_build
 
-    if isinstance(config, RunConfig):
-        if overrides:
-            raise ValueError("overrides apply to a config path; change a RunConfig with model_copy")
-        cfg = config
-    else:
-        cfg = load_config(config, list(overrides))
+    cfg = run_config(config, overrides)
     check_before_build(cfg, say=say)
     return run_build(cfg)
 

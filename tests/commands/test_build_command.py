@@ -9,18 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from cseaug.commands.build import refuse_secrets_in_overrides
+from cseaug.config import RunConfig, load_config
 from cseaug.errors import ConfigError
+
+DEMO = Path(__file__).resolve().parents[2] / "configs" / "demo.yaml"
 
 
 def test_an_override_holding_a_secret_is_refused_by_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Overrides become the flow run's parameters, stored by Prefect: a secret pasted into one
-    is refused, and the message names the key, never the value."""
+    """The config becomes the flow run's parameter, stored by Prefect: a secret pasted into an
+    override is refused where the overrides are parsed, and the message names the key, never
+    the value."""
     key = "sk-test-SECRET-1234567890"
     monkeypatch.setenv("OPENAI_API_KEY", key)
-    refuse_secrets_in_overrides(["sample.size=500", "llm.model=gpt-4o-mini"])
+    assert (
+        load_config(DEMO, ["sample.size=500", "llm.model=gpt-4o-mini"]).llm.model == "gpt-4o-mini"
+    )
     with pytest.raises(ConfigError, match=r"--set description=\.\.\.") as caught:
-        refuse_secrets_in_overrides(["sample.size=500", f"description=built with {key}"])
+        load_config(DEMO, ["sample.size=500", f"description=built with {key}"])
     assert key not in str(caught.value) and "environment variable" in str(caught.value)
 
 
@@ -205,8 +210,8 @@ def test_offline_a_build_of_a_hub_model_fails_in_seconds_and_says_it_once(tmp_pa
 def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
     monkeypatch: pytest.MonkeyPatch, tmp_path, cached_hub_model
 ) -> None:
-    """`--force-new-version` becomes the override output.force_new_version=true of the flow
-    run; a summary that reuses a version is printed as the one `unchanged:` line first."""
+    """`--force-new-version` becomes output.force_new_version=true of the config the flow run
+    is given; a summary that reuses a version is printed as the one `unchanged:` line first."""
     cached_hub_model("Qwen/Qwen2.5-0.5B-Instruct")  # the demo's model passes the preflight
     from typer.testing import CliRunner
 
@@ -215,15 +220,15 @@ def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
     from cseaug.cli import app
     from cseaug.pipeline.publish import BuildSummary
 
-    calls: list[list[str]] = []
+    calls: list[RunConfig] = []
     summary = BuildSummary(
         dataset="demo", version="v0003", version_dir=tmp_path / "v0003", rows=4, aigen=2,
         other=2, rejects=0, rejects_by_stage={}, token_usage={}, seconds=0.1, exports=[],
         reused_version="demo/v0003",
     )  # fmt: skip
 
-    def fake_flow(config: str, overrides: list[str]) -> dict:
-        calls.append(overrides)
+    def fake_flow(config: RunConfig) -> dict:
+        calls.append(config)
         return summary.as_dict()
 
     monkeypatch.setattr(flow_module, "build_hybrid_dataset", fake_flow)
@@ -233,13 +238,13 @@ def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
     args = ["build", "--config", "configs/demo.yaml", "--set", f"corpus.path={corpus}"]
     result = CliRunner().invoke(app, [*args, "--force-new-version"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert calls[-1][-1] == "output.force_new_version=true"
+    assert calls[-1].output.force_new_version
     assert result.output.splitlines()[0] == (
         "unchanged: demo/v0003 already holds this data; nothing new published "
         "(--force-new-version publishes anyway)"
     )
     CliRunner().invoke(app, args)
-    assert "output.force_new_version=true" not in calls[-1]
+    assert not calls[-1].output.force_new_version
 
 
 def test_the_console_leaves_out_only_the_traceback_of_an_expected_failure() -> None:

@@ -106,7 +106,7 @@ def test_the_build_context_holds_the_deployments_files_and_nothing_private() -> 
         "flows",
         "tasks",
         "examples",
-        "src/cseaug/config.py",
+        "src/cseaug/config/run.py",
         "pyproject.toml",
         "README.md",
         "constraints.txt",
@@ -118,7 +118,7 @@ def test_the_build_context_holds_the_deployments_files_and_nothing_private() -> 
         "storage/datasets",
         "data/wiki1m_for_simcse.txt",
         "tests/conftest.py",
-        "src/cseaug/__pycache__/config.pyc",
+        "src/cseaug/config/__pycache__/run.cpython-312.pyc",
     ]
     assert [path for path in kept if is_ignored(Path(path), patterns)] == []
     assert [path for path in left_out if not is_ignored(Path(path), patterns)] == []

@@ -6,6 +6,7 @@ import json
 import logging
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -98,8 +99,6 @@ def test_cli_build_reports_a_bad_config_value_before_any_work(tmp_path: Path) ->
 def test_a_failed_flow_closes_the_models_its_plan_task_loaded(
     prefect_harness: None, shared_data: Path, tmp_path: Path, monkeypatch
 ) -> None:
-    import pytest
-
     from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
     backend = ScriptedBackend(crash)
@@ -125,3 +124,51 @@ def test_every_deployment_entrypoint_of_prefect_yaml_loads(monkeypatch) -> None:
     for entrypoint in sorted(entrypoints):
         function = entrypoint.rsplit(":", 1)[1]
         assert load_flow_from_entrypoint(entrypoint).name == function.replace("_", "-")
+
+
+def count_validations(monkeypatch) -> list[str]:
+    """Every YAML read (:func:`cseaug.config.loading.load_yaml_model`, behind ``load_config``)
+    and every validation of a whole :class:`RunConfig` from data, from now on."""
+    from cseaug.config import RunConfig, loading
+
+    calls: list[str] = []
+    read, validate = loading.load_yaml_model, RunConfig.model_validate.__func__
+
+    def counted_read(*args, **kwargs):
+        calls.append("read")
+        return read(*args, **kwargs)
+
+    def counted_validate(cls, *args, **kwargs):
+        calls.append("validate")
+        return validate(cls, *args, **kwargs)
+
+    monkeypatch.setattr(loading, "load_yaml_model", counted_read)
+    monkeypatch.setattr(RunConfig, "model_validate", classmethod(counted_validate))
+    return calls
+
+
+@pytest.mark.slow
+@pytest.mark.prefect
+@pytest.mark.parametrize("edge", ["cseaug build", "deployment run"])
+def test_a_build_reads_and_validates_its_config_once_at_its_edge(
+    prefect_harness: None, tmp_path: Path, monkeypatch, edge: str
+) -> None:
+    """`cseaug build` validates the YAML and its --set values once and hands the flow the
+    validated config; a deployment run (a config path and overrides) is validated once at the
+    flow's start. Neither the flow nor its tasks read or validate the config again."""
+    from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
+
+    monkeypatch.chdir(REPO)
+    overrides = [
+        "corpus.path=examples/demo_corpus.txt", "sample.size=8", "generate_cse.generator=null",
+        "diagnostics.enabled=false", "output.exports=[]", f"output.root={tmp_path}",
+    ]  # fmt: skip
+    calls = count_validations(monkeypatch)
+    if edge == "cseaug build":
+        args = ["build", "--config", "configs/generate-cse.yaml"]
+        result = CliRunner().invoke(app, [*args, *(f"--set={item}" for item in overrides)])
+        assert result.exit_code == 0, result.output
+    else:
+        build_hybrid_dataset("configs/generate-cse.yaml", overrides)
+    assert calls == ["read", "validate"]
+    assert (tmp_path / "datasets" / "generate-cse" / "v0001" / "manifest.json").is_file()

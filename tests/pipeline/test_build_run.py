@@ -194,11 +194,36 @@ def test_finished_shards_are_not_run_again(shared_data: Path, tmp_path: Path, se
         first = generate_shard(build, 0)
     sent = sum(server.counts.values())
     # Another process (a run made from the plan alone) finds the shard done and loads nothing.
-    with BuildRun.from_plan(plan.path) as elsewhere:
+    with BuildRun.from_plan(plan) as elsewhere:
         again = generate_shard(elsewhere, 0)
         assert elsewhere.usage() == {}, "a finished shard needs no stage"
     assert not first.reused and again.reused and again.rows == first.rows
     assert sum(server.counts.values()) == sent
+
+
+def test_a_worker_runs_a_shard_on_the_plans_config_without_reading_or_validating_it(
+    shared_data: Path, tmp_path: Path, server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Dask or Ray worker gets the shard task's arguments pickled: the plan carries the
+    build's validated config, so the worker reads no YAML file and no plan file, and
+    validates nothing again."""
+    from cseaug.config import loading
+
+    cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
+    with BuildRun(cfg) as build:
+        plan = plan_build(build)
+    Path(plan.path).unlink()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a worker read or validated the config again")
+
+    monkeypatch.setattr(loading, "load_yaml_model", refuse)
+    monkeypatch.setattr(RunConfig, "model_validate", classmethod(refuse))
+    worker_plan, worker_runs = pickle.loads(pickle.dumps((plan, OpenRuns())))
+    with worker_runs.use(worker_plan) as run:
+        outcome = generate_shard(run, 0)
+    assert run.cfg == cfg and run.store.path == build.store.path
+    assert outcome.rows > 0 and not outcome.reused
 
 
 def test_unloadable_model_stops_before_any_work(shared_data: Path, tmp_path: Path) -> None:
@@ -387,17 +412,17 @@ def test_open_runs_lend_the_plan_tasks_run_and_close_it_on_exit(
         plan = plan_build(build)
         with pytest.raises(InputError, match="already running"):
             runs.open(cfg)
-        with runs.use(plan.path) as lent:
+        with runs.use(plan) as lent:
             assert lent is build
             generate_shard(lent, 0)
         assert build.view_steps(), "using a lent run does not close it"
         # A copy in another process (a Dask or Ray worker) holds no run.
-        with pickle.loads(pickle.dumps(runs)).use(plan.path) as copied:
+        with pickle.loads(pickle.dumps(runs)).use(plan) as copied:
             assert copied is not build
     with pytest.raises(InputError, match="is closed"):
         build.view_steps()
     # Once the owner has left it, a task gets a run of its own for one call.
-    with runs.use(plan.path) as own:
+    with runs.use(plan) as own:
         assert own is not build and own.store.path == build.store.path
     with pytest.raises(InputError, match="is closed"):
         own.view_steps()

@@ -25,9 +25,8 @@ from rich.table import Table
 from cseaug import wallclock
 from cseaug.commands.quiet_logs import quiet_expected_tracebacks
 from cseaug.commands.stopping import one_line_on_stop
-from cseaug.config import RunConfig, load_config, parse_override
-from cseaug.errors import ConfigError, CseaugError
-from cseaug.secrets import holds_secret
+from cseaug.config import RunConfig, load_config
+from cseaug.errors import CseaugError
 
 if TYPE_CHECKING:
     from cseaug_prefect.flows.temporary_server import TemporaryServer
@@ -112,23 +111,6 @@ def print_estimate(estimate: dict[str, Any], build_needs: list[str]) -> None:
         )
 
 
-def refuse_secrets_in_overrides(overrides: list[str]) -> None:
-    """Refuse a ``--set`` value that holds a secret: overrides are the flow's parameters,
-    which Prefect stores in its database.
-
-    Raises:
-        ConfigError: naming the key (never the value) and where the secret belongs.
-    """
-    for item in overrides:
-        if holds_secret(item):
-            key = ".".join(parse_override(item)[0])
-            raise ConfigError(
-                f"--set {key}=...: the value holds a secret (an API key, a token or credentials), "
-                "and overrides are stored with the run; keep secrets in environment variables "
-                "(the API key's variable is named by llm.api_key_env)"
-            )
-
-
 def build(
     config: Path = typer.Option(
         ..., "--config", "-c", help="YAML run config, e.g. configs/wiki-sts.yaml."
@@ -153,14 +135,14 @@ def build(
 ) -> None:
     """Build a dataset version from a config (runs the Prefect flow build-hybrid-dataset)."""
     set_ = [*set_, "output.force_new_version=true"] if force_new_version else set_
-    cfg = load_config(config, set_)
-    refuse_secrets_in_overrides(set_)
+    cfg = load_config(config, set_)  # the build's one validation: the flow is given cfg
     with one_line_on_stop(lambda: kept_for_rerun(cfg)):
-        run_build_command(cfg, config, set_, dry_run=dry_run or cfg.execution.dry_run)
+        run_build_command(cfg, dry_run=dry_run or cfg.execution.dry_run)
 
 
-def run_build_command(cfg: RunConfig, config: Path, overrides: list[str], *, dry_run: bool) -> None:
-    """The preflight, then the dry run's estimate or the build's flow and its summary."""
+def run_build_command(cfg: RunConfig, *, dry_run: bool) -> None:
+    """The preflight, then the dry run's estimate or the build's flow (given the validated
+    ``cfg``) and its summary."""
     from cseaug.pipeline.preflight import check_before_build
 
     # every problem at once, in seconds, before any server or flow starts
@@ -178,7 +160,7 @@ def run_build_command(cfg: RunConfig, config: Path, overrides: list[str], *, dry
     wallclock.mark(wallclock.FLOW_CALLED)
     if server is not None:
         server.wait_until_ready()  # counted in prefect_start, as Prefect's own start was
-    print_summary(build_hybrid_dataset(config=str(config), overrides=list(overrides)))
+    print_summary(build_hybrid_dataset(config=cfg))
 
 
 def kept_for_rerun(cfg: RunConfig) -> str | None:

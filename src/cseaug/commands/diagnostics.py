@@ -20,15 +20,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
 from cseaug.commands.options import RootOption
-from cseaug.config import DiagnosticsConfig, apply_overrides, format_validation_error, load_config
+from cseaug.config import DiagnosticsConfig, apply_overrides, load_config, validated
 from cseaug.dataset import versions
 from cseaug.dataset.protect import refuse_dataset_path
-from cseaug.errors import ConfigError, InputError
+from cseaug.errors import InputError
 from cseaug.roots import default_work_dir, is_uri
 
 SetOption = Annotated[
@@ -80,12 +79,7 @@ def diagnostics_config(
     else:
         data, source = {}, "defaults"
     data = apply_overrides(data, settings)
-    try:
-        return DiagnosticsConfig.model_validate(data), source
-    except ValidationError as exc:
-        raise ConfigError(
-            format_validation_error(exc, f"diagnostics settings ({source})", DiagnosticsConfig)
-        ) from exc
+    return validated(DiagnosticsConfig, data, f"diagnostics settings ({source})"), source
 
 
 def diagnose_command(

@@ -30,6 +30,7 @@ from cseaug.config import (
     apply_overrides,
     format_validation_error,
     load_config,
+    validated,
 )
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import ConfigError, InputError
@@ -73,10 +74,7 @@ def section(
     data = getattr(load_config(config), name).model_dump(mode="json") if config is not None else {}
     data = apply_overrides(data, list(settings or []))
     data.update({key: value for key, value in flags.items() if value is not None})
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, f"section '{name}'", model)) from exc
+    return validated(model, data, f"section '{name}'")
 
 
 def read_sentences(path: Path, column: str) -> tuple[pa.Table, pa.Table]:

@@ -22,7 +22,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from cseaug.commands.build import refuse_secrets_in_overrides, say, temporary_server
+from cseaug.commands.build import say, temporary_server
 from cseaug.commands.quiet_logs import quiet_expected_tracebacks
 from cseaug.commands.stopping import one_line_on_stop
 from cseaug.dataset import versions
@@ -102,8 +102,7 @@ def train_encoder_command(
     from cseaug.trainer.seeds import summary_table
 
     overrides = list(set_ or [])
-    cfg = load_train_config(config, overrides)  # a bad value fails before Prefect starts
-    refuse_secrets_in_overrides(overrides)
+    cfg = load_train_config(config, overrides)  # a bad value or a secret fails before Prefect
     version_dir = versions.resolve(root, version)  # an unknown version fails here too
     if out is not None:
         refuse_dataset_path(out, root, "--out")

@@ -4,7 +4,8 @@ The steps are made first, so that a model that cannot be loaded or an endpoint t
 misconfigured stops the build before any work. The sample is cut into shards of
 ``execution.shard_size`` sentences in the run store; the rest of the corpus (when
 ``sample.include_other``) runs through the ``other`` rows' steps into the store too. The
-plan is a JSON file beside them; Prefect tasks pass its path.
+plan is a JSON file beside them; Prefect tasks pass its :class:`PlanRef`, which carries the
+validated config, so that a worker process neither reads the YAML nor validates it again.
 
 Example:
     from cseaug.pipeline.run import BuildRun
@@ -24,6 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from cseaug import wallclock
+from cseaug.config import RunConfig
 from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.pipeline.run import BuildRun
@@ -37,11 +39,13 @@ CORPUS = "corpus"
 
 @dataclass(frozen=True)
 class PlanRef:
-    """What the plan step hands on: where the plan is and how many shards it has."""
+    """What the plan step hands on: where the plan is, how many shards it has, and the
+    build's validated config (:meth:`BuildRun.from_plan` opens the run of it anywhere)."""
 
     path: str
     run_id: str
     shards: int
+    config: RunConfig
 
 
 def anchors_to_embed(sample: pa.Table, cs_sample: int | None) -> list[str]:
@@ -109,4 +113,4 @@ def plan_build(run: BuildRun) -> PlanRef:
     store.path.mkdir(parents=True, exist_ok=True)
     plan_text = json.dumps(scrub_data(plan), indent=2, default=str)
     Path(run.plan_path).write_text(plan_text, encoding="utf-8")
-    return PlanRef(path=run.plan_path, run_id=store.path.name, shards=shards)
+    return PlanRef(path=run.plan_path, run_id=store.path.name, shards=shards, config=cfg)

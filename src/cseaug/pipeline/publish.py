@@ -9,7 +9,7 @@ local copy in the work directory and uploaded to ``<root>/exports/<name>/<versio
 
 Example:
     from cseaug.pipeline.run import BuildRun
-    with BuildRun.from_plan(plan.path) as run:
+    with BuildRun.from_plan(plan) as run:
         publish_build(run, outcomes).version_dir  # PosixPath('storage/datasets/demo/v0001')
 """
 

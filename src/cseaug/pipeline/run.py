@@ -15,9 +15,9 @@ The steps of a build:
 * ``other`` rows (the rest of the corpus, and sample anchors whose views failed):
   ``[contamination, mer]``.
 
-Prefect tasks pass only paths and counts; an :class:`OpenRuns` the flow enters lets the
-tasks of that flow in its process use the run the plan task opened, and closes it when the
-flow leaves it.
+Prefect tasks pass the plan (:class:`~cseaug.pipeline.plan.PlanRef`: its path, counts and the
+validated config) and counts; an :class:`OpenRuns` the flow enters lets the tasks of that
+flow in its process use the run the plan task opened, and closes it when the flow leaves it.
 
 Example:
     from cseaug.config import load_config
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from cseaug.encoders.worker import EncoderWorker
+    from cseaug.pipeline.plan import PlanRef
 
 PLAN_FILE = "plan.json"
 VIEW_BATCH = 64
@@ -116,15 +117,10 @@ class BuildRun:
         self._closed = False
 
     @classmethod
-    def from_plan(cls, plan_path: str | Path) -> BuildRun:
-        """The run of a plan written earlier (by this or another process).
-
-        Raises:
-            InputError: there is no plan at ``plan_path``.
-        """
-        plan = read_plan(plan_path)
-        cfg = RunConfig.model_validate(plan["config"])
-        return cls(cfg, RunStore(cfg.work_dir, plan["run_id"]))
+    def from_plan(cls, plan: PlanRef) -> BuildRun:
+        """The run of a plan made earlier (by this or another process), on the plan's
+        validated config and run store: nothing is read or validated again."""
+        return cls(plan.config, RunStore(plan.config.work_dir, plan.run_id))
 
     def __enter__(self) -> BuildRun:
         return self
@@ -321,14 +317,14 @@ class OpenRuns:
         return run
 
     @contextlib.contextmanager
-    def use(self, plan_path: str) -> Iterator[BuildRun]:
-        """The open run of ``plan_path``, or a run of its own for this call (closed after it)."""
+    def use(self, plan: PlanRef) -> Iterator[BuildRun]:
+        """The open run of ``plan``, or a run of its own for this call (closed after it)."""
         with self._lock:
-            run = self._runs.get(plan_path)
+            run = self._runs.get(plan.path)
         if run is not None:
             yield run
             return
-        with BuildRun.from_plan(plan_path) as own:
+        with BuildRun.from_plan(plan) as own:
             yield own
 
     def __reduce__(self) -> tuple[type[OpenRuns], tuple[()]]:

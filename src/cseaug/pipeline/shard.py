@@ -13,7 +13,7 @@ judge or the filters drop are not kept at all.
 
 Example:
     from cseaug.pipeline.run import BuildRun
-    with BuildRun.from_plan(plan.path) as run:
+    with BuildRun.from_plan(plan) as run:
         generate_shard(run, 0).rows
 """
 

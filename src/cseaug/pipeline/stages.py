@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from cseaug.config import LLM_METHODS, PATTERN_METHODS, RunConfig
-from cseaug.errors import ConfigError
+from cseaug.config import RunConfig
 from cseaug.step import Step
 
 if TYPE_CHECKING:
@@ -40,21 +39,18 @@ def make_stage(cfg: RunConfig, spent_by: str | None = None) -> Step:
     cache, so that the manifest can say what the whole build spent.
 
     Raises:
-        ConfigError: an unknown method or a section it needs is missing.
+        ConfigError: the prompts, the pattern source or a model cannot be loaded.
         BackendError: the LLM or model cannot be reached or loaded.
     """
-    if cfg.method in LLM_METHODS:
-        from cseaug.llm.factory import make_backend
-
-        if cfg.llm is None:
-            raise ConfigError(f"method '{cfg.method}' needs an 'llm' section")
-        backend = make_backend(cfg.llm, cfg.cache_path, spent_by)
-        return on_checked_backend(backend, lambda checked: make_llm_stage(cfg, checked))
     if cfg.method == "osscse":
         return make_osscse_stage(cfg)
     if cfg.method == "generate_cse":
         return make_generate_cse_stage(cfg)
-    raise ConfigError(f"unknown method '{cfg.method}'")
+    from cseaug.llm.factory import make_backend
+
+    assert cfg.llm is not None  # RunConfig requires it of the LLM methods
+    backend = make_backend(cfg.llm, cfg.cache_path, spent_by)
+    return on_checked_backend(backend, lambda checked: make_llm_stage(cfg, checked))
 
 
 def make_judge(cfg: RunConfig, spent_by: str | None = None) -> LLMJudge | None:
@@ -96,8 +92,7 @@ def make_llm_stage(cfg: RunConfig, backend: LLMBackend) -> PatternSimulationStag
     The stage closes ``backend`` when it is closed. The dry run passes a recording backend.
 
     Raises:
-        ConfigError: the method is not an LLM method, or its pattern source or prompts
-            cannot be loaded.
+        ConfigError: the pattern source or prompts cannot be loaded.
     """
     from cseaug.augment.pattern_sim import PatternSimulationStage
     from cseaug.augment.ski import SKIStage
@@ -107,12 +102,11 @@ def make_llm_stage(cfg: RunConfig, backend: LLMBackend) -> PatternSimulationStag
     prompts = load_method_prompts(cfg.method, cfg.generation.prompts_dir)
     if cfg.method == "ski":
         return SKIStage(backend, prompts, cfg.cleaning)
-    if cfg.method in PATTERN_METHODS and cfg.patterns is not None:
-        examples = load_examples(cfg.patterns, cfg.method)  # type: ignore[arg-type]
-        return PatternSimulationStage(
-            cfg.method, backend, examples, prompts, cfg.cleaning, cfg.generation
-        )
-    raise ConfigError(f"method {cfg.method!r} needs a 'patterns' section (the pattern source)")
+    assert cfg.patterns is not None  # RunConfig requires it of sts and nli
+    examples = load_examples(cfg.patterns, cfg.method)  # type: ignore[arg-type]
+    return PatternSimulationStage(
+        cfg.method, backend, examples, prompts, cfg.cleaning, cfg.generation
+    )
 
 
 def make_osscse_stage(cfg: RunConfig) -> OssCSEStage:

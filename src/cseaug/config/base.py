@@ -1,0 +1,45 @@
+"""What every config model shares: strict validation, ``auto`` sizes, training precisions."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+OLD_PRECISION_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+"""The training precisions' names before they took torch's, as every precision and dtype of
+a config has (:func:`cseaug.devices.resolve_precision`): still accepted, because the docs
+showed them (``--precision bf16``) and users' configs may hold them; read as the new names."""
+
+
+def _torch_precision_name(value: Any) -> Any:
+    """``value`` with an old precision name replaced by torch's."""
+    return OLD_PRECISION_NAMES.get(value, value) if isinstance(value, str) else value
+
+
+TrainingPrecision = Annotated[
+    Literal["auto", "float32", "bfloat16", "float16"], BeforeValidator(_torch_precision_name)
+]
+"""A training precision setting (the trainer's, VAEGPT-Sim's); ``fp32``, ``bf16`` and
+``fp16`` are read as ``float32``, ``bfloat16``, ``float16``."""
+
+
+class StrictModel(BaseModel):
+    """Base of every config model: unknown keys are errors, values are validated on assignment,
+    and every number is finite (``allow_inf_nan=False``: an infinite timeout or a NaN
+    threshold passed validation and failed later, in the HTTP client or a comparison).
+
+    A rejected value is never repeated in the error (``hide_input_in_errors``): it may be a
+    secret pasted in the wrong place, and errors reach logs and Prefect's database.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, hide_input_in_errors=True, allow_inf_nan=False
+    )
+
+
+AUTO = "auto"
+"""The value of a size or engine setting that the library chooses for the machine it runs on."""
+
+BatchSize = Annotated[int, Field(ge=1)] | Literal["auto"]
+"""A batch size: a number, or ``auto`` (chosen from the device and its free memory)."""

@@ -1,0 +1,83 @@
+"""What of a config is recorded: its fingerprint (what changes the data) and its redacted
+copy (docs/dataset-contract.md, the manifest)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cseaug.config.diagnostics import DiagnosticsConfig
+from cseaug.config.run import RunConfig
+from cseaug.hashing import json_sha256
+from cseaug.secrets import is_secret_name
+
+
+def redacted(data: Any) -> Any:
+    """A copy of a config dump with every value under a secret-looking key masked
+    (:func:`cseaug.secrets.is_secret_name`).
+
+    ``api_key_env`` names a variable, not a secret, and is kept; so is ``max_tokens``.
+
+    Example:
+        >>> redacted({"llm": {"api_key": "sk-1", "api_key_env": "OPENAI_API_KEY", "max_tokens": 9}})
+        {'llm': {'api_key': '***', 'api_key_env': 'OPENAI_API_KEY', 'max_tokens': 9}}
+    """
+    if isinstance(data, dict):
+        out = {}
+        for key, value in data.items():
+            secret = is_secret_name(str(key))
+            out[key] = "***" if secret and value not in (None, "") else redacted(value)
+        return out
+    if isinstance(data, list):
+        return [redacted(v) for v in data]
+    return data
+
+
+def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
+    """The diagnostics settings that filter rows (reports alone do not change the data)."""
+    out: dict[str, Any] = {}
+    if diag.remove_contaminated:
+        out.update(eval_data_dir=diag.eval_data_dir, contamination_fields=diag.contamination_fields)
+    if diag.pattern_filter != "off":
+        out["pattern_filter"] = diag.pattern_filter
+        if diag.pattern_filter in ("cs", "both"):
+            out.update(
+                encoder=diag.encoder,
+                encoder_revision=diag.encoder_revision,
+                pooling=diag.pooling,
+                max_seq_length=diag.max_seq_length,
+            )
+    return out
+
+
+def _drop_timing(llm: dict[str, Any] | None) -> None:
+    """Drop from an ``llm`` section's dump what decides how fast or when, not what is asked."""
+    if llm is not None:
+        llm.pop("vllm")  # engine scheduling: how fast, not what is asked
+        llm.pop("circuit_breaker")  # when to stop sending, not what is asked
+        llm.pop("batch")  # Batch API polling: when answers come, not what is asked
+        llm.pop("price")  # the dry run's cost estimate
+        llm.pop("failover")  # when an endpoint is tried again, not what is asked
+
+
+def config_fingerprint(cfg: RunConfig) -> str:
+    """sha256 of everything in the config that changes the data (not ``execution``, ``publish``,
+    ``output.root`` nor the vLLM engine's scheduling settings ``llm.vllm``, the Batch API's
+    polling ``llm.batch``, the prices ``llm.price`` or the endpoints' failover timing
+    ``llm.failover``, nor these settings of ``quality.judge.llm``). ``quality.judge`` (its model
+    and ``min_score``) is part of it: the judge decides which rows are kept; a config without a
+    judge has the fingerprint it had before the judge existed."""
+    data = cfg.model_dump(mode="json", exclude={"execution", "publish"})
+    _drop_timing(data["llm"])
+    if data["quality"]["judge"] is None:  # no judge: the fingerprint of a build without one
+        del data["quality"]["judge"]
+    else:
+        _drop_timing(data["quality"]["judge"]["llm"])
+    if not data["quality"]:
+        del data["quality"]
+    data["output"].pop("root", None)
+    data["output"].pop("exports", None)
+    data["output"].pop("force_new_version", None)
+    # the share actually held out, so an unset fraction and its explicit default agree
+    data["output"]["heldout_fraction"] = cfg.heldout_fraction
+    data["diagnostics"] = _data_changing_diagnostics(cfg.diagnostics)
+    return json_sha256(data, ascii_only=True)

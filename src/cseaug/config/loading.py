@@ -1,0 +1,277 @@
+"""Reading a YAML config: ``--set`` overrides, size limits, validation, one-line errors."""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from cseaug.config.run import RunConfig
+from cseaug.errors import ConfigError
+from cseaug.secrets import holds_secret
+
+MAX_CONFIG_BYTES = 1_000_000
+"""Largest config file read (a run config is a few KB)."""
+MAX_CONFIG_VALUES = 100_000
+"""Most values (mappings, lists and scalars, each YAML alias counted as what it expands to)
+a config may hold with its overrides: a few hundred characters of nested aliases (an
+"alias bomb") expand to billions, which validation would build in memory."""
+
+
+def count_values(data: Any, source: str) -> int:
+    """Values in ``data`` with every YAML alias expanded (an alias is the same Python object
+    again), counted without expanding anything.
+
+    Example:
+        >>> inner = ["a", "b"]
+        >>> count_values({"x": inner, "y": inner}, "c.yaml")
+        7
+
+    Raises:
+        ConfigError: more than :data:`MAX_CONFIG_VALUES`, an alias inside its own anchor,
+            or nesting too deep to walk.
+    """
+    sizes: dict[int, int] = {}
+    walking: set[int] = set()
+
+    def size(node: Any) -> int:
+        if not isinstance(node, (dict, list)):
+            return 1
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in walking:
+            raise ConfigError(f"config {source}: a YAML alias refers to its own anchor")
+        walking.add(key)
+        total = 1
+        for child in node.values() if isinstance(node, dict) else node:
+            total += size(child)
+            if total > MAX_CONFIG_VALUES:
+                raise ConfigError(
+                    f"config {source} holds more than {MAX_CONFIG_VALUES:,} values once its "
+                    "YAML aliases are expanded; a run config needs a few hundred"
+                )
+        walking.discard(key)
+        sizes[key] = total
+        return total
+
+    try:
+        return size(data)
+    except RecursionError:
+        raise ConfigError(f"config {source} is nested too deeply") from None
+
+
+def safe_load_yaml(text: str) -> Any:
+    """``yaml.safe_load``, with nesting too deep for the parser as a :class:`yaml.YAMLError`."""
+    try:
+        return yaml.safe_load(text)
+    except RecursionError:
+        raise yaml.YAMLError("nested too deeply") from None
+
+
+def parse_override(item: str) -> tuple[list[str], Any]:
+    """Split ``a.b.c=value`` into its key path and a YAML-parsed value.
+
+    A value that holds a secret is refused: a config is stored with its run (``plan.json``,
+    the manifest, the parameters of a Prefect flow run).
+
+    Raises:
+        ConfigError: not ``key=value``, an empty key, a value that is not YAML or holds a
+            secret (the message names the key, never the value).
+
+    Example:
+        >>> parse_override("sample.size=500")
+        (['sample', 'size'], 500)
+    """
+    if "=" not in item:
+        raise ConfigError(
+            f"override '{item}' is not of the form key.path=value (e.g. sample.size=500)"
+        )
+    key, raw = item.split("=", 1)
+    path = [part for part in key.strip().split(".") if part]
+    if not path:
+        raise ConfigError(f"override '{item}' has an empty key")
+    if holds_secret(item):
+        raise ConfigError(
+            f"--set {'.'.join(path)}=...: the value holds a secret (an API key, a token or "
+            "credentials), and a config is stored with its run; keep secrets in environment "
+            "variables (the API key's variable is named by llm.api_key_env)"
+        )
+    try:
+        value = safe_load_yaml(raw) if raw.strip() else None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"override '{item}': value is not valid YAML ({exc})") from exc
+    return path, value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``--set key.path=value`` overrides to a raw config mapping, creating sections as needed."""
+    for item in overrides:
+        path, value = parse_override(item)
+        node = data
+        for part in path[:-1]:
+            child = node.get(part)
+            if child is None:
+                child = node[part] = {}
+            if not isinstance(child, dict):
+                raise ConfigError(f"override '{item}': '{part}' is a value, not a section")
+            node = child
+        node[path[-1]] = value
+    return data
+
+
+def _section_models(annotation: Any) -> list[type[BaseModel]]:
+    """The config models an annotation holds (through ``X | None``, lists and dict values)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    origin = typing.get_origin(annotation)
+    if origin is None:
+        return []
+    args = typing.get_args(annotation)
+    if origin is dict:
+        args = args[1:]
+    elif origin is typing.Annotated:
+        args = args[:1]
+    elif origin not in (list, tuple, typing.Union, types.UnionType):
+        return []
+    return [model for arg in args for model in _section_models(arg)]
+
+
+def known_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The keys the section at ``loc`` (a path of keys and list indices) of ``model`` accepts.
+
+    Example:
+        >>> known_keys(RunConfig, ("sample",))
+        ['size', 'seed', 'include_other']
+    """
+    models = [model]
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        fields = [m.model_fields[part] for m in models if part in m.model_fields]
+        models = [sub for f in fields for sub in _section_models(f.annotation)]
+    return [name for m in models for name in m.model_fields]
+
+
+def _did_you_mean(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str:
+    """``; did you mean 'x'?`` for an unknown key close to a known one, else the empty string."""
+    if model is None or not loc or not isinstance(loc[-1], str):
+        return ""
+    close = difflib.get_close_matches(loc[-1], known_keys(model, loc[:-1]), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def format_validation_error(
+    exc: ValidationError, source: str, model: type[BaseModel] | None = None
+) -> str:
+    """One line per problem, each naming the dotted key, for humans (one line in all for one
+    problem). The rejected values are never repeated: they may be secrets. With ``model``,
+    an unknown key gets the closest known key of its section as a "did you mean"."""
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown key" + _did_you_mean(model, tuple(err["loc"]))
+        problems.append(f"{where}: {message}")
+    if len(problems) == 1:
+        return f"invalid config {source}: {problems[0]}"
+    return "\n".join([f"invalid config {source}:", *(f"  - {p}" for p in problems)])
+
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def load_yaml_model(
+    model: type[ModelT],
+    path: str | Path | None,
+    overrides: list[str] | None = None,
+    what: str = "config",
+) -> ModelT:
+    """Read a YAML file (None: defaults only), apply ``key.path=value`` overrides, validate.
+
+    Args:
+        model: the pydantic model to validate against.
+        path: the YAML file, or None for the model's defaults.
+        overrides: e.g. ``["sample.size=500"]``.
+        what: what the file is, for messages (``config``, ``training config``).
+
+    Raises:
+        ConfigError: the file is missing or unreadable, or a value is invalid; the message
+            names every bad key.
+    """
+    data: dict[str, Any] = {}
+    source = "(defaults)"
+    if path is not None:
+        path = Path(path)
+        source = str(path)
+        if not path.is_file():
+            raise ConfigError(f"{what} file not found: {path}")
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"{what} {path} is {path.stat().st_size:,} bytes: at most {MAX_CONFIG_BYTES:,} "
+                "(a config is a few KB)"
+            )
+        try:
+            data = safe_load_yaml(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{what} {path} is not valid YAML: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{what} {path} must be a mapping at the top level")
+    data = apply_overrides(data, overrides or [])
+    count_values(data, source)  # before validation copies every alias
+    return validated(model, data, source)
+
+
+def validated(model: type[ModelT], data: Any, source: str) -> ModelT:
+    """``data`` validated as ``model``.
+
+    Raises:
+        ConfigError: one line per bad key (:func:`format_validation_error`), naming ``source``.
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, source, model)) from exc
+
+
+def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
+    """Read a YAML run config, apply ``key.path=value`` overrides and validate it.
+
+    Args:
+        path: the YAML file.
+        overrides: e.g. ``["sample.size=500", "llm.concurrency=8"]``.
+
+    Raises:
+        ConfigError: the file is missing or unreadable, or a value is invalid; the message
+            names every bad key.
+
+    Example:
+        >>> load_config("configs/wiki-sts.yaml", ["sample.size=500"]).sample.size
+        500
+    """
+    return load_yaml_model(RunConfig, path, overrides)
+
+
+def run_config(config: RunConfig | str | Path, overrides: Sequence[str] = ()) -> RunConfig:
+    """``config`` as a validated run config: a :class:`RunConfig` as it is (validated where it
+    was made), a YAML file's path read with ``overrides`` by :func:`load_config`.
+
+    :func:`cseaug.build_dataset` and the flow ``build-hybrid-dataset`` (a deployment run gives
+    it a path; ``cseaug build`` the config it loaded) call it once and pass the result down.
+
+    Raises:
+        ConfigError: as :func:`load_config`.
+        ValueError: overrides given with a RunConfig.
+    """
+    if not isinstance(config, RunConfig):
+        return load_config(config, list(overrides))
+    if overrides:
+        raise ValueError("overrides apply to a config path; change a RunConfig with model_copy")
+    return config

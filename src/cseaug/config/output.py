@@ -1,0 +1,135 @@
+"""The ``output`` section: where a version is published, its dataset name and its exports
+(docs/dataset-contract.md)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from cseaug.config.base import StrictModel
+from cseaug.errors import ConfigError
+from cseaug.roots import check_root
+
+DATASET_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+"""A dataset name: a plain directory name under ``<root>/datasets``."""
+MAX_DATASET_NAME = 100
+"""Longest dataset name: file names made of it (the run store ``<name>-<id>``, exports,
+staging folders) stay far below a file system's 255 bytes per name."""
+
+
+def dataset_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a dataset name, or None when it can.
+
+    Example:
+        >>> dataset_name_problem("wiki-sts") is None, dataset_name_problem("../x")[:22]
+        (True, "dataset name '../x' is")
+    """
+    if len(name) > MAX_DATASET_NAME:
+        return (
+            f"dataset name of {len(name)} characters is too long: at most {MAX_DATASET_NAME} "
+            "(it names directories and files)"
+        )
+    if DATASET_NAME_RE.match(name):
+        return None
+    return (
+        f"dataset name '{name}' is not allowed: use letters, digits, '.', '_' and '-', "
+        "starting with a letter or digit"
+    )
+
+
+EXPORT_FORMATS: tuple[str, ...] = ("simcse", "ngcse", "sentence-transformers", "jsonl")
+"""The export formats, in the one spelling :func:`normalize_export_format` returns."""
+
+
+def normalize_export_format(fmt: str) -> str:
+    """The one spelling of an export format: the config's ``sentence_transformers`` and the
+    command line's ``sentence-transformers`` are one format, in any case.
+
+    Raises:
+        ValueError: an unknown format, with the known ones.
+
+    Example:
+        >>> normalize_export_format("sentence_transformers"), normalize_export_format("SimCSE")
+        ('sentence-transformers', 'simcse')
+    """
+    value = fmt.strip().lower().replace("_", "-")
+    if value not in EXPORT_FORMATS:
+        raise ValueError(
+            f"unknown export format '{fmt}'; formats: {', '.join(EXPORT_FORMATS)} "
+            "(sentence_transformers is accepted too)"
+        )
+    return value
+
+
+class ExportConfig(StrictModel):
+    """One export written after publishing (docs/dataset-contract.md, "Exports")."""
+
+    format: str = Field(
+        description="simcse (CSV), ngcse (JSONL), sentence-transformers (Parquet; "
+        "sentence_transformers is the same) or jsonl (every view of every row)."
+    )
+    layout: Literal["auto", "pair", "triplet", "quadruplet", "hybrid"] = Field(
+        "auto",
+        description="SimCSE / sentence-transformers layout; 'hybrid' (sentence-transformers) keeps "
+        "every row: aigen rows with their views, the rest as (x, x) pairs.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _format_name_alone(cls, value: Any) -> Any:
+        return {"format": value} if isinstance(value, str) else value
+
+    @field_validator("format")
+    @classmethod
+    def _known_format(cls, fmt: str) -> str:
+        return normalize_export_format(fmt)
+
+
+class OutputConfig(StrictModel):
+    """Where and how the version is published."""
+
+    root: str = Field(
+        "storage",
+        description="Output root; datasets go to <root>/datasets/<name>/<version>. A local "
+        "directory or an fsspec URI (s3://bucket/prefix with cseaug[s3], gs://..., memory://...); "
+        "endpoint and credentials of a URI come from the environment (docs/deployment.md).",
+    )
+    dataset_name: str | None = Field(
+        None, description="Dataset name; defaults to the config's name."
+    )
+    heldout_fraction: float | None = Field(
+        None,
+        ge=0,
+        lt=1,
+        description="Deterministic share of rows flagged heldout; None: the method's default "
+        "(0.1 for NGCSE's sts and nli, 0 for the others), see RunConfig.heldout_fraction.",
+    )
+    rows_per_file: int = Field(200_000, ge=1, description="Rows per Parquet data file.")
+    exports: list[ExportConfig] = Field(
+        default_factory=list,
+        description="Exports written beside the version after publishing: a format name, or "
+        "{format, layout}.",
+    )
+    force_new_version: bool = Field(
+        False,
+        description="Publish a new version even when its data fingerprint equals the latest "
+        "version's (by default such a rebuild publishes nothing and reports that version).",
+    )
+
+    @field_validator("root")
+    @classmethod
+    def _known_storage(cls, root: str) -> str:
+        try:
+            return check_root(root)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("dataset_name")
+    @classmethod
+    def _plain_dataset_name(cls, name: str | None) -> str | None:
+        problem = dataset_name_problem(name) if name is not None else None
+        if problem:
+            raise ValueError(problem)
+        return name
