@@ -24,8 +24,7 @@ from prefect import flow, unmapped
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from cseaug.config import RunConfig, run_config
-from cseaug.pipeline.plan import PlanRef
-from cseaug.pipeline.run import OpenRuns
+from cseaug.pipeline.run import OpenRuns, PlanRef
 from cseaug.pipeline.shard import ShardOutcome
 from cseaug.secrets import install_log_scrubbing
 from cseaug_prefect.tasks.build import generate_shard, plan_build, publish_build

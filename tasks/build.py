@@ -16,10 +16,9 @@ from __future__ import annotations
 from prefect import get_run_logger, task
 
 from cseaug.config import RunConfig
-from cseaug.pipeline.plan import PlanRef
 from cseaug.pipeline.plan import plan_build as plan_run
 from cseaug.pipeline.publish import publish_build as publish_run
-from cseaug.pipeline.run import OpenRuns
+from cseaug.pipeline.run import OpenRuns, PlanRef
 from cseaug.pipeline.shard import ShardOutcome
 from cseaug.pipeline.shard import generate_shard as generate_run_shard
 from cseaug.secrets import install_log_scrubbing

@@ -8,7 +8,7 @@ plan is a JSON file beside them; Prefect tasks pass its :class:`PlanRef`, which 
 validated config, so that a worker process neither reads the YAML nor validates it again.
 
 Example:
-    from cseaug.pipeline.run import BuildRun
+    from cseaug.pipeline.run import BuildRun, PlanRef
     from cseaug.config import load_config
     with BuildRun(load_config("configs/demo.yaml")) as run:
         plan_build(run).shards  # 1
@@ -19,33 +19,20 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
 from cseaug import wallclock
-from cseaug.config import RunConfig
 from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.dataset.schema import SPLIT_OTHER
-from cseaug.pipeline.run import BuildRun
+from cseaug.pipeline.run import BuildRun, PlanRef
 from cseaug.pipeline.shard import VIEWS
 from cseaug.secrets import scrub_data
 from cseaug.step import merged_manifest, merged_results, run_steps
 
 CORPUS = "corpus"
 """Run-store stage folder of the corpus rejects and the other rows' filter rejects."""
-
-
-@dataclass(frozen=True)
-class PlanRef:
-    """What the plan step hands on: where the plan is, how many shards it has, and the
-    build's validated config (:meth:`BuildRun.from_plan` opens the run of it anywhere)."""
-
-    path: str
-    run_id: str
-    shards: int
-    config: RunConfig
 
 
 def anchors_to_embed(sample: pa.Table, cs_sample: int | None) -> list[str]:

@@ -32,6 +32,7 @@ import contextlib
 import json
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,12 +47,22 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from cseaug.encoders.worker import EncoderWorker
-    from cseaug.pipeline.plan import PlanRef
 
 PLAN_FILE = "plan.json"
 VIEW_BATCH = 64
 """Views handed to the encoder worker in one message as their answers arrive: the worker
 embeds them a batch at a time rather than one sentence per forward pass."""
+
+
+@dataclass(frozen=True)
+class PlanRef:
+    """What the plan step hands on: where the plan is, how many shards it has, and the
+    build's validated config (:meth:`BuildRun.from_plan` opens the run of it anywhere)."""
+
+    path: str
+    run_id: str
+    shards: int
+    config: RunConfig
 
 
 def run_id(cfg: RunConfig) -> str:
