@@ -4,7 +4,7 @@ Composition only: every step is a task in :mod:`cseaug_prefect.tasks.build`, eve
 :mod:`cseaug.pipeline`. The config is validated once, at the flow's edge: ``cseaug build``
 passes the :class:`~cseaug.config.RunConfig` it validated, a deployment run (``prefect.yaml``)
 passes a config path and ``--set``-style overrides, which the flow validates when it starts.
-Tasks pass that config, the run plan (:class:`~cseaug.pipeline.plan.PlanRef`) and counts,
+Tasks pass that config, the run plan (:class:`~cseaug.pipeline.run.PlanRef`) and counts,
 never tables. The flow owns the build's open run: it enters an
 :class:`~cseaug.pipeline.run.OpenRuns`, passes it to its tasks, and leaving it closes the
 models the plan task loaded, whether the build succeeds or not.

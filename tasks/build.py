@@ -1,6 +1,6 @@
 """Thin Prefect tasks of the build flow: each calls one function of :mod:`cseaug.pipeline`.
 
-Tasks exchange the validated config, the run plan (:class:`~cseaug.pipeline.plan.PlanRef`:
+Tasks exchange the validated config, the run plan (:class:`~cseaug.pipeline.run.PlanRef`:
 its path, counts and that config) and counts, never tables; no task reads a YAML file. The
 flow owns an :class:`~cseaug.pipeline.run.OpenRuns` and passes it to every task: the plan
 task opens the build's :class:`~cseaug.pipeline.run.BuildRun` (its models loaded once) in

@@ -15,7 +15,7 @@ The steps of a build:
 * ``other`` rows (the rest of the corpus, and sample anchors whose views failed):
   ``[contamination, mer]``.
 
-Prefect tasks pass the plan (:class:`~cseaug.pipeline.plan.PlanRef`: its path, counts and the
+Prefect tasks pass the plan (:class:`~cseaug.pipeline.run.PlanRef`: its path, counts and the
 validated config) and counts; an :class:`OpenRuns` the flow enters lets the tasks of that
 flow in its process use the run the plan task opened, and closes it when the flow leaves it.
 
