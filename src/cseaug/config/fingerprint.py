@@ -74,9 +74,8 @@ def config_fingerprint(cfg: RunConfig) -> str:
         _drop_timing(data["quality"]["judge"]["llm"])
     if not data["quality"]:
         del data["quality"]
-    data["output"].pop("root", None)
-    data["output"].pop("exports", None)
-    data["output"].pop("force_new_version", None)
+    for key in ("root", "exports", "force_new_version"):
+        del data["output"][key]
     # the share actually held out, so an unset fraction and its explicit default agree
     data["output"]["heldout_fraction"] = cfg.heldout_fraction
     data["diagnostics"] = _data_changing_diagnostics(cfg.diagnostics)

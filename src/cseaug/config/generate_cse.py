@@ -53,13 +53,7 @@ class GenerateCSEConfig(StrictModel):
     views: int = Field(1, ge=1, description="Views per sentence (one per training epoch).")
     seed: int = Field(0, description="Seed of the random selection.")
     probabilities: dict[str, float] = Field(
-        default_factory=lambda: {
-            "shuffle": 0.2,
-            "cutoff": 0.2,
-            "dropout": 0.2,
-            "repetition": 0.2,
-            "generator": 0.2,
-        },
+        default_factory=lambda: dict.fromkeys(GENERATE_CSE_METHODS, 0.2),
         description="Probability of each method (shuffle, cutoff, dropout, repetition, generator); "
         "renormalised over the methods available.",
     )

@@ -263,15 +263,6 @@ class LLMConfig(StrictModel):
             raise ValueError(problem)
         return urls[0] if len(urls) == 1 else urls  # a list of one is that URL, in every way
 
-    @model_validator(mode="after")
-    def _one_endpoint_for_batches(self) -> LLMConfig:
-        if self.backend == "openai-batch" and isinstance(self.base_url, list):
-            raise ValueError(
-                f"backend 'openai-batch' submits to one endpoint: llm.base_url lists "
-                f"{len(self.base_url)}; give one URL (or use 'openai-compatible' for several)"
-            )
-        return self
-
     @field_validator("api_key_env")
     @classmethod
     def _a_variable_name(cls, name: str) -> str:
@@ -284,6 +275,11 @@ class LLMConfig(StrictModel):
 
     @model_validator(mode="after")
     def _endpoint(self) -> LLMConfig:
+        if self.backend == "openai-batch" and isinstance(self.base_url, list):
+            raise ValueError(
+                f"backend 'openai-batch' submits to one endpoint: llm.base_url lists "
+                f"{len(self.base_url)}; give one URL (or use 'openai-compatible' for several)"
+            )
         if self.backend == "openai-compatible" and not self.base_url:
             raise ValueError("llm.base_url is required for backend 'openai-compatible'")
         http = self.backend in ("openai", "openai-compatible", "openai-batch")

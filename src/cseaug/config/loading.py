@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import types
 import typing
 from collections.abc import Sequence
 from pathlib import Path
@@ -130,17 +129,7 @@ def _section_models(annotation: Any) -> list[type[BaseModel]]:
     """The config models an annotation holds (through ``X | None``, lists and dict values)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
-    origin = typing.get_origin(annotation)
-    if origin is None:
-        return []
-    args = typing.get_args(annotation)
-    if origin is dict:
-        args = args[1:]
-    elif origin is typing.Annotated:
-        args = args[:1]
-    elif origin not in (list, tuple, typing.Union, types.UnionType):
-        return []
-    return [model for arg in args for model in _section_models(arg)]
+    return [model for arg in typing.get_args(annotation) for model in _section_models(arg)]
 
 
 def known_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:

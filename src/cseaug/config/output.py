@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from cseaug.config.base import StrictModel
 from cseaug.errors import ConfigError
@@ -37,6 +37,17 @@ def dataset_name_problem(name: str) -> str | None:
         f"dataset name '{name}' is not allowed: use letters, digits, '.', '_' and '-', "
         "starting with a letter or digit"
     )
+
+
+def _checked_dataset_name(name: str) -> str:
+    problem = dataset_name_problem(name)
+    if problem:
+        raise ValueError(problem)
+    return name
+
+
+DatasetName = Annotated[str, AfterValidator(_checked_dataset_name)]
+"""A config value that names a dataset: checked before any work, not at publish time."""
 
 
 EXPORT_FORMATS: tuple[str, ...] = ("simcse", "ngcse", "sentence-transformers", "jsonl")
@@ -96,7 +107,7 @@ class OutputConfig(StrictModel):
         "directory or an fsspec URI (s3://bucket/prefix with cseaug[s3], gs://..., memory://...); "
         "endpoint and credentials of a URI come from the environment (docs/deployment.md).",
     )
-    dataset_name: str | None = Field(
+    dataset_name: DatasetName | None = Field(
         None, description="Dataset name; defaults to the config's name."
     )
     heldout_fraction: float | None = Field(
@@ -125,11 +136,3 @@ class OutputConfig(StrictModel):
             return check_root(root)
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
-
-    @field_validator("dataset_name")
-    @classmethod
-    def _plain_dataset_name(cls, name: str | None) -> str | None:
-        problem = dataset_name_problem(name) if name is not None else None
-        if problem:
-            raise ValueError(problem)
-        return name

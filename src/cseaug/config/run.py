@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from cseaug.config.base import StrictModel
 from cseaug.config.corpus import CorpusConfig, SampleConfig
@@ -16,7 +16,7 @@ from cseaug.config.generate_cse import GenerateCSEConfig
 from cseaug.config.generation import CleaningConfig, GenerationConfig
 from cseaug.config.llm import LLMConfig
 from cseaug.config.osscse import BacktranslationConfig, NegationConfig
-from cseaug.config.output import OutputConfig, dataset_name_problem
+from cseaug.config.output import DatasetName, OutputConfig
 from cseaug.config.patterns import PatternConfig
 from cseaug.config.publish import PublishConfig
 from cseaug.config.quality import QualityConfig
@@ -37,7 +37,9 @@ every row (0 for every method not listed)."""
 class RunConfig(StrictModel):
     """A whole build: corpus -> sample -> views -> published version."""
 
-    name: str = Field(description="Name of the setting, e.g. 'wiki-sts'; the default dataset name.")
+    name: DatasetName = Field(
+        description="Name of the setting, e.g. 'wiki-sts'; the default dataset name."
+    )
     description: str = Field("", description="One line shown in the dataset card.")
     method: Method = Field(
         description="How aigen rows get their views: sts, nli, ski, osscse, generate_cse."
@@ -56,15 +58,6 @@ class RunConfig(StrictModel):
     publish: PublishConfig = Field(default_factory=PublishConfig)
     quality: QualityConfig = Field(default_factory=QualityConfig)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
-
-    @field_validator("name")
-    @classmethod
-    def _plain_name(cls, name: str) -> str:
-        # the default dataset name: checked here, before any work, not at publish time
-        problem = dataset_name_problem(name)
-        if problem:
-            raise ValueError(problem)
-        return name
 
     @model_validator(mode="after")
     def _sections_for_method(self) -> RunConfig:
