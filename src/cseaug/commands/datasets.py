@@ -59,16 +59,9 @@ def report_console() -> Console:
     return console if console.is_terminal else Console(width=PIPED_WIDTH, soft_wrap=True)
 
 
-def _summary(manifest: dict[str, Any]) -> dict[str, Any]:
-    counts = manifest.get("counts", {})
-    return {
-        "created": str(manifest.get("created_at", ""))[:19].replace("T", " "),
-        "rows": counts.get("rows", 0),
-        "aigen": counts.get("by_split", {}).get("aigen", 0),
-        "rejects": counts.get("rejects", 0),
-        "method": manifest.get("method", ""),
-        "fingerprint": str(manifest.get("fingerprints", {}).get("build", ""))[:12],
-    }
+def _say(console: Console, text: str) -> None:
+    """``text`` as it is: no markup, no highlighting, never wrapped."""
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 VERSION_COLUMNS = (
@@ -84,39 +77,40 @@ VERSION_COLUMNS = (
 """Columns of ``cseaug versions``."""
 
 
+def _version_row(dataset: str, version: str, manifest: dict[str, Any]) -> tuple[str, ...]:
+    """The :data:`VERSION_COLUMNS` of one version (``version`` as it is shown)."""
+    counts = manifest.get("counts", {})
+    return (
+        dataset,
+        version,
+        str(manifest.get("created_at", ""))[:19].replace("T", " "),
+        str(counts.get("rows", 0)),
+        str(counts.get("by_split", {}).get("aigen", 0)),
+        str(counts.get("rejects", 0)),
+        manifest.get("method", ""),
+        str(manifest.get("fingerprints", {}).get("build", ""))[:12],
+    )
+
+
 def _version_rows(root: str, names: list[str], warn: Console) -> list[tuple[str, ...]]:
     """One row per readable version; a stray or damaged entry is a warning line instead."""
     rows = []
     for dataset in names:
         latest = versions.latest_version(root, dataset)
         for stray in versions.stray_versions(root, dataset):
-            warn.print(
+            _say(
+                warn,
                 f"warning: {stray} is not a published version (no manifest.json, or a file "
                 "or symlink): skipped",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
             )
         for version in versions.list_versions(root, dataset):
             try:
-                info = _summary(versions.read_stored_manifest(root, dataset, version))
+                manifest = versions.read_stored_manifest(root, dataset, version)
             except InputError as exc:
-                warn.print(
-                    f"warning: {exc}: skipped", markup=False, highlight=False, soft_wrap=True
-                )
+                _say(warn, f"warning: {exc}: skipped")
                 continue
-            rows.append(
-                (
-                    dataset,
-                    version + (" (latest)" if version == latest else ""),
-                    info["created"],
-                    str(info["rows"]),
-                    str(info["aigen"]),
-                    str(info["rejects"]),
-                    info["method"],
-                    info["fingerprint"],
-                )
-            )
+            shown = version + (" (latest)" if version == latest else "")
+            rows.append(_version_row(dataset, shown, manifest))
     return rows
 
 
@@ -144,10 +138,6 @@ def _describe(prefix: uncommitted.UncommittedPrefix) -> str:
         f"{uncommitted.describe_age(now - prefix.claimed_at)} ago, last written "
         f"{uncommitted.describe_age(now - prefix.last_write)} ago"
     )
-
-
-def _say(console: Console, text: str) -> None:
-    console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def _require_dataset(root: str, name: str, found: list[uncommitted.UncommittedPrefix]) -> None:
@@ -307,10 +297,7 @@ def show_command(
             "code",
             f"cseaug {code.get('version')} git {str(code.get('git_commit'))[:12]} dirty={code.get('git_dirty')}",
         ),
-        (
-            "token usage",
-            describe_usage(manifest.get("token_usage")),
-        ),
+        ("token usage", describe_usage(manifest.get("token_usage"))),
         ("quality gate", describe_quality_gate(manifest.get("quality_gate"))),
     ):
         console.print(f"  {label:<13} {value}")

@@ -102,27 +102,39 @@ def read_sentences(path: Path, column: str) -> tuple[pa.Table, pa.Table]:
 
 def rejects_path(output: Path, rejects: Path | None) -> Path:
     """``--rejects`` or ``<output stem>.rejects<suffix>``."""
-    return (
-        rejects
-        if rejects is not None
-        else output.with_name(f"{output.stem}.rejects{output.suffix}")
-    )
+    return rejects or output.with_name(f"{output.stem}.rejects{output.suffix}")
 
 
-def check_outputs(output: Path, rejects: Path | None) -> None:
-    """Refuse result and rejects paths with a suffix no writer knows, or inside a published version."""
+def check_output(output: Path) -> None:
+    """Refuse a result path with a suffix no writer knows, or inside a published version."""
     from cseaug.dataset.tables import check_table_path
 
     check_table_path(output)
     refuse_dataset_path(output, None, "--output")
+
+
+def check_outputs(output: Path, rejects: Path | None) -> None:
+    """:func:`check_output`, and refuse a rejects path inside a published version."""
+    check_output(output)
     refuse_dataset_path(rejects_path(output, rejects), None, "--rejects")
 
 
+def write_results(
+    table: pa.Table, rejected: list[pa.Table], output: Path, rejects: Path | None
+) -> None:
+    """Write the results to ``output`` and every rejected row to the rejects file."""
+    import pyarrow as pa
+
+    from cseaug.dataset.tables import write_table
+
+    write_table(table, output)
+    write_table(pa.concat_tables(rejected), rejects_path(output, rejects))
+
+
 def _counts_table(title: str, counts: dict[str, int], total: int) -> Table:
-    table = Table(title=title)
-    table.add_column("")
-    table.add_column("sentences", justify="right")
-    table.add_column("share", justify="right")
+    table = Table("", title=title)
+    for column in ("sentences", "share"):
+        table.add_column(column, justify="right")
     for key, count in counts.items():
         table.add_row(key, str(count), f"{count / total:.1%}" if total else "-")
     return table
@@ -146,7 +158,6 @@ def negate_command(
     import pyarrow as pa
 
     from cseaug.augment.negation import NegationStage, Negator
-    from cseaug.dataset.tables import write_table
     from cseaug.pipeline.mer import MERStep
 
     check_outputs(output, rejects)
@@ -170,8 +181,7 @@ def negate_command(
         ],
         names=["id", "sentence", "negative", *result.details.column_names, "mer_negative"],
     )
-    write_table(table, output)
-    write_table(pa.concat_tables([corpus_rejects, result.rejects]), rejects_path(output, rejects))
+    write_results(table, [corpus_rejects, result.rejects], output, rejects)
 
     stats = result.stats
     console = Console()
@@ -234,7 +244,6 @@ def backtranslate_command(
     import pyarrow as pa
 
     from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
-    from cseaug.dataset.tables import write_table
     from cseaug.pipeline.mer import MERStep
 
     check_outputs(output, rejects)
@@ -258,13 +267,7 @@ def backtranslate_command(
                     f"--pivot {name!r} is not configured (configured: {sorted(cfg.pivots)}); give {name}=FORWARD,BACKWARD"
                 )
             chosen[name] = pair or cfg.pivots[name]
-        cfg = section(
-            BacktranslationConfig,
-            "backtranslation",
-            None,
-            None,
-            {**cfg.model_dump(mode="json"), "pivots": chosen},
-        )
+        cfg = cfg.model_copy(update={"pivots": chosen})
 
     rows, corpus_rejects = read_sentences(input, column)
     stage = BackTranslationStage(BackTranslator.from_config(cfg))
@@ -279,8 +282,7 @@ def backtranslate_command(
         [*kept.select(columns).columns, *result.details.columns],
         names=[*columns, *result.details.column_names],
     )
-    write_table(table, output)
-    write_table(pa.concat_tables([corpus_rejects, result.rejects]), rejects_path(output, rejects))
+    write_results(table, [corpus_rejects, result.rejects], output, rejects)
 
     stats = result.stats
     console = Console()
@@ -326,13 +328,12 @@ def mer_command(
     import pyarrow as pa
 
     from cseaug.config import CorpusConfig
-    from cseaug.dataset.tables import check_table_path, write_table
+    from cseaug.dataset.tables import write_table
     from cseaug.metrics.mer import mer, mer_pairs
     from cseaug.readers.corpus import detect_format, open_corpus
 
     if output is not None:
-        check_table_path(output)
-        refuse_dataset_path(output, None, "--output")
+        check_output(output)
     console = Console()
     if pair is not None:
         console.print(f"{mer(*pair):.4f}")
@@ -363,9 +364,7 @@ def mer_command(
     valid = values[~np.isnan(values)]
     low, high = mer_range
     summary = Table(title=f"MER of {input}")
-    summary.add_column("pairs", justify="right")
-    summary.add_column("missing", justify="right")
-    for name in ("mean", "p10", "median", "p90", f"in [{low}, {high}]"):
+    for name in ("pairs", "missing", "mean", "p10", "median", "p90", f"in [{low}, {high}]"):
         summary.add_column(name, justify="right")
     if valid.size:
         p10, median, p90 = np.percentile(valid, [10, 50, 90])
