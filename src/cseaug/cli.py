@@ -31,16 +31,9 @@ from cseaug.commands.stopping import install_stop_handlers
 from cseaug.errors import CseaugError, expected_os_error, os_error_message
 from cseaug.secrets import install_log_scrubbing, scrub
 
-COMMAND_MODULES: tuple[str, ...] = (
-    "build",
-    "data",
-    "datasets",
-    "diagnostics",
-    "osscse",
-    "train",
-    "vaegpt",
-)
-"""Modules under :mod:`cseaug.commands` whose ``register(app)`` adds commands."""
+COMMAND_MODULES = ("build", "datasets", "diagnostics", "osscse", "train", "vaegpt", "data")
+"""Modules under :mod:`cseaug.commands`, each with a typer ``app`` of its commands (in the
+order the help lists them; ``data`` is a group of its own)."""
 
 app = typer.Typer(
     name="cseaug",
@@ -52,7 +45,7 @@ app = typer.Typer(
 )
 
 for _name in COMMAND_MODULES:
-    importlib.import_module(f"cseaug.commands.{_name}").register(app)
+    app.add_typer(importlib.import_module(f"cseaug.commands.{_name}").app)
 use_plain_flags(app)
 
 PREFECT_DEFAULTS: dict[str, str] = {

@@ -1,1 +1,1 @@
-"""Command groups of the ``cseaug`` CLI; each module exposes ``register(app)``."""
+"""Command groups of the ``cseaug`` CLI; each module has a typer ``app`` of its commands."""

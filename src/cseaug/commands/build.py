@@ -31,6 +31,8 @@ from cseaug.errors import CseaugError
 if TYPE_CHECKING:
     from cseaug_prefect.flows.temporary_server import TemporaryServer
 
+app = typer.Typer()
+
 console = Console(stderr=True)
 
 TIME_PARTS = {
@@ -111,6 +113,7 @@ def print_estimate(estimate: dict[str, Any], build_needs: list[str]) -> None:
         )
 
 
+@app.command("build")
 def build(
     config: Path = typer.Option(
         ..., "--config", "-c", help="YAML run config, e.g. configs/wiki-sts.yaml."
@@ -196,8 +199,3 @@ def temporary_server() -> TemporaryServer | None:
             "a running server saves its start on every run (docs/prefect.md)"
         )
     return server
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``build`` to the CLI."""
-    app.command("build")(build)

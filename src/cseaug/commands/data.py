@@ -25,7 +25,7 @@ from cseaug.fetch.catalog import MIRROR_ENV, Entry, select
 if TYPE_CHECKING:
     from cseaug.fetch.fetcher import Outcome
 
-data_app = typer.Typer(
+app = typer.Typer(
     name="data",
     help="The public input data the shipped configs read (SimCSE, STS12, SICK, MRPC) and the "
     "trainer's STS evaluation sets.",
@@ -35,6 +35,7 @@ data_app = typer.Typer(
 _MARKS = {"downloaded": ("✓", "green"), "present": ("✓", "green"), "failed": ("✗", "red")}
 
 
+@app.command("fetch")
 def fetch_command(
     names: Annotated[
         list[str] | None,
@@ -55,7 +56,6 @@ def fetch_command(
     mirror: Annotated[
         str | None,
         typer.Option(
-            "--mirror",
             envvar=MIRROR_ENV,
             help="Base URL (http(s):// or file://) serving the files by name; replaces every "
             "catalogue URL. HF_ENDPOINT alone redirects the Hugging Face hub files.",
@@ -135,9 +135,3 @@ def _checksum_note(entry: Entry) -> str:
     if entry.is_archive:
         return f"{entry.sha256} (archive), and each of the {len(entry.members)} files extracted"
     return entry.sha256
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``data fetch`` to the ``cseaug`` app."""
-    data_app.command("fetch")(fetch_command)
-    app.add_typer(data_app)

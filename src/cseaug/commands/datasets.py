@@ -28,6 +28,8 @@ from cseaug.dataset import uncommitted, versions
 from cseaug.errors import InputError
 from cseaug.roots import default_work_dir, is_uri
 
+app = typer.Typer()
+
 RefArgument = Annotated[
     str, typer.Argument(help="NAME, NAME/latest, NAME/vNNNN, or a version directory.")
 ]
@@ -188,6 +190,7 @@ def _prune_uncommitted(root: str, name: str | None, idle: timedelta, dry_run: bo
     )
 
 
+@app.command("versions")
 def versions_command(
     name: Annotated[
         str | None, typer.Argument(help="Only this dataset (default: every dataset).")
@@ -205,7 +208,6 @@ def versions_command(
     older_than: Annotated[
         str | None,
         typer.Option(
-            "--older-than",
             help="With --prune-uncommitted: only prefixes whose newest object is older than "
             "this (30m, 24h, 7d; default 24h, so an upload in progress is left alone).",
         ),
@@ -259,6 +261,7 @@ def versions_command(
     console.print(table)
 
 
+@app.command("show")
 def show_command(
     ref: RefArgument,
     root: RootOption = "storage",
@@ -329,21 +332,7 @@ def show_command(
     report.raise_if_wrong()
 
 
-def verify_command(ref: RefArgument, root: RootOption = "storage") -> None:
-    """Check every file of a version against the sha256 its manifest records, and find files
-    the manifest does not list; exit 2 naming each wrong file. On an object store each
-    object is hashed as it streams."""
-    from cseaug.dataset.verify import verify_stored_version
-
-    report = verify_stored_version(root, ref)
-    report.raise_if_wrong()
-    report_console().print(
-        f"ok: {report.version_dir}: {report.summary()}",
-        markup=False,
-        highlight=False,
-    )
-
-
+@app.command("export")
 def export_command(
     ref: RefArgument,
     fmt: Annotated[
@@ -414,9 +403,17 @@ def export_command(
         console.print(f"  note: {note}")
 
 
-def register(app: typer.Typer) -> None:
-    """Add ``versions``, ``show``, ``export`` and ``verify`` to the ``cseaug`` app."""
-    app.command("versions")(versions_command)
-    app.command("show")(show_command)
-    app.command("export")(export_command)
-    app.command("verify")(verify_command)
+@app.command("verify")
+def verify_command(ref: RefArgument, root: RootOption = "storage") -> None:
+    """Check every file of a version against the sha256 its manifest records, and find files
+    the manifest does not list; exit 2 naming each wrong file. On an object store each
+    object is hashed as it streams."""
+    from cseaug.dataset.verify import verify_stored_version
+
+    report = verify_stored_version(root, ref)
+    report.raise_if_wrong()
+    report_console().print(
+        f"ok: {report.version_dir}: {report.summary()}",
+        markup=False,
+        highlight=False,
+    )

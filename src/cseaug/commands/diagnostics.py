@@ -30,6 +30,8 @@ from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import InputError
 from cseaug.roots import default_work_dir, is_uri
 
+app = typer.Typer()
+
 SetOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -82,31 +84,29 @@ def diagnostics_config(
     return validated(DiagnosticsConfig, data, f"diagnostics settings ({source})"), source
 
 
+@app.command("diagnose")
 def diagnose_command(
     ref: Annotated[str, typer.Argument(help="NAME, NAME/vNNNN, or a version directory.")],
     root: RootOption = "storage",
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out",
             help="Output directory (default: <root>/diagnostics/<name>/<version>; on an object "
             "store written in the work directory and uploaded there).",
         ),
     ] = None,
     config: Annotated[
         Path | None,
-        typer.Option("--config", help="Take the diagnostics section of this run config (YAML)."),
+        typer.Option(help="Take the diagnostics section of this run config (YAML)."),
     ] = None,
     settings: SetOption = None,
     eval_data_dir: Annotated[
         Path | None,
-        typer.Option(
-            "--eval-data-dir", help="Evaluation sets for the contamination check (shared/data)."
-        ),
+        typer.Option(help="Evaluation sets for the contamination check (shared/data)."),
     ] = None,
     cs_sample: Annotated[
         int | None,
-        typer.Option("--cs-sample", help="Cosine similarity on a seeded sample of this many rows."),
+        typer.Option(help="Cosine similarity on a seeded sample of this many rows."),
     ] = None,
     encoder: EncoderOption = None,
     no_cache: NoCacheOption = False,
@@ -163,44 +163,39 @@ def diagnose_command(
     Console().print(f"wrote {', '.join(summary.plots.values())} and summary.json to {where}")
 
 
+@app.command("compare")
 def compare_command(
-    out: Annotated[Path, typer.Option("--out", help="Directory for figure7.png and compare.json.")],
+    out: Annotated[Path, typer.Option(help="Directory for figure7.png and compare.json.")],
     version: Annotated[
         list[str] | None,
         typer.Option(
-            "--version",
             help="NAME, NAME/vNNNN or a version directory, optionally as LABEL=... (repeatable).",
         ),
     ] = None,
     stsb: Annotated[
-        Path | None, typer.Option("--stsb", help="An STS-B file (sts-dev.csv, ...) as reference.")
+        Path | None, typer.Option(help="An STS-B file (sts-dev.csv, ...) as reference.")
     ] = None,
     nli: Annotated[
         Path | None,
-        typer.Option("--nli", help="NLI triples csv (sent0,sent1,hard_neg) as reference."),
+        typer.Option(help="NLI triples csv (sent0,sent1,hard_neg) as reference."),
     ] = None,
     corpus: Annotated[
         list[str] | None,
         typer.Option(
-            "--corpus",
             help="FILE or LABEL=FILE, one sentence per line: its dropout, token-shuffle and token-cutoff views (repeatable).",
         ),
     ] = None,
     root: RootOption = "storage",
     max_pairs: Annotated[
-        int, typer.Option("--max-pairs", help="Pairs per polarity and setting (seeded sample).")
+        int, typer.Option(help="Pairs per polarity and setting (seeded sample).")
     ] = 1000,
-    per_row: Annotated[int, typer.Option("--per-row", help="Settings per row of the figure.")] = 2,
-    positive_above: Annotated[
-        float, typer.Option("--positive-above", help="STS-B positives: score above this.")
-    ] = 4.0,
-    negative_below: Annotated[
-        float, typer.Option("--negative-below", help="STS-B negatives: score below this.")
-    ] = 1.0,
+    per_row: Annotated[int, typer.Option(help="Settings per row of the figure.")] = 2,
+    positive_above: Annotated[float, typer.Option(help="STS-B positives: score above this.")] = 4.0,
+    negative_below: Annotated[float, typer.Option(help="STS-B negatives: score below this.")] = 1.0,
     cutoff_ratio: Annotated[
-        float, typer.Option("--cutoff-ratio", help="Share of words token_cutoff removes.")
+        float, typer.Option(help="Share of words token_cutoff removes.")
     ] = 0.05,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of samples and transformations.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of samples and transformations.")] = 0,
     encoder: EncoderOption = None,
     no_cache: NoCacheOption = False,
 ) -> None:
@@ -240,26 +235,25 @@ def compare_command(
     Console().print(f"wrote {figure} and {summary} ({len(settings)} settings)")
 
 
+@app.command("probe-splits")
 def probe_splits_command(
     data_dir: Annotated[
         Path,
-        typer.Option("--data-dir", help="SentEval's STS directory (STS1x-en-test, STSBenchmark)."),
+        typer.Option(help="SentEval's STS directory (STS1x-en-test, STSBenchmark)."),
     ],
     out: Annotated[
         Path,
-        typer.Option("--out", help="Directory for probe_splits.parquet, table.json, table.md."),
+        typer.Option(help="Directory for probe_splits.parquet, table.json, table.md."),
     ],
     min_median: Annotated[
-        float, typer.Option("--min-median", help="Keep sets whose median score is at least this.")
+        float, typer.Option(help="Keep sets whose median score is at least this.")
     ] = 2.0,
     max_median: Annotated[
-        float, typer.Option("--max-median", help="Keep sets whose median score is at most this.")
+        float, typer.Option(help="Keep sets whose median score is at most this.")
     ] = 3.5,
     words: Annotated[
         WordsChoice,
-        typer.Option(
-            "--words", help="MER words: whitespace (the paper's) or project (punctuation dropped)."
-        ),
+        typer.Option(help="MER words: whitespace (the paper's) or project (punctuation dropped)."),
     ] = WordsChoice.whitespace,
 ) -> None:
     """Split the STS sets into OssCSE's Cont. / Oppn. probes and print a table like its Table 2."""
@@ -270,10 +264,3 @@ def probe_splits_command(
     paths = write_probe_splits(result, out)
     Console().print(table_markdown(result), markup=False, highlight=False)
     Console().print(f"wrote {', '.join(str(p) for p in paths.values())}")
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``diagnose``, ``compare`` and ``probe-splits`` to the ``cseaug`` app."""
-    app.command("diagnose")(diagnose_command)
-    app.command("compare")(compare_command)
-    app.command("probe-splits")(probe_splits_command)

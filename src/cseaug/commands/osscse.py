@@ -38,6 +38,8 @@ from cseaug.errors import ConfigError, InputError
 if TYPE_CHECKING:
     import pyarrow as pa
 
+app = typer.Typer()
+
 InputArgument = Annotated[
     Path,
     typer.Argument(
@@ -140,6 +142,7 @@ def _counts_table(title: str, counts: dict[str, int], total: int) -> Table:
     return table
 
 
+@app.command("negate")
 def negate_command(
     input: InputArgument,
     output: OutputOption = Path("negated.parquet"),
@@ -147,7 +150,7 @@ def negate_command(
     rejects: RejectsOption = None,
     model: Annotated[
         str | None,
-        typer.Option("--model", help="spaCy pipeline name or path (default en_core_web_sm)."),
+        typer.Option(help="spaCy pipeline name or path (default en_core_web_sm)."),
     ] = None,
     batch_size: Annotated[int | None, typer.Option(help="Sentences per nlp.pipe batch.")] = None,
     n_process: Annotated[int | None, typer.Option(help="Processes of nlp.pipe.")] = None,
@@ -206,6 +209,7 @@ def _pivot(value: str) -> tuple[str, tuple[str, str] | None]:
     return pivot, (pair[0], pair[1])
 
 
+@app.command("backtranslate")
 def backtranslate_command(
     input: InputArgument,
     output: OutputOption = Path("backtranslated.parquet"),
@@ -220,7 +224,7 @@ def backtranslate_command(
     ] = None,
     mer_range: Annotated[
         tuple[float, float] | None,
-        typer.Option("--mer-range", help="Keep candidates whose MER lies in LOW HIGH."),
+        typer.Option(help="Keep candidates whose MER lies in LOW HIGH."),
     ] = None,
     prefer: Annotated[
         str | None, typer.Option(help="higher_mer, lower_mer or first_pivot.")
@@ -295,6 +299,7 @@ def backtranslate_command(
     console.print(f"results: {output}\nrejects: {rejects_path(output, rejects)}")
 
 
+@app.command("mer")
 def mer_command(
     input: Annotated[
         Path | None,
@@ -316,11 +321,11 @@ def mer_command(
     ] = None,
     pair: Annotated[
         tuple[str, str] | None,
-        typer.Option("--pair", help="Print the MER of one REFERENCE HYPOTHESIS pair instead."),
+        typer.Option(help="Print the MER of one REFERENCE HYPOTHESIS pair instead."),
     ] = None,
     mer_range: Annotated[
         tuple[float, float],
-        typer.Option("--mer-range", help="Report the share of pairs within LOW HIGH."),
+        typer.Option(help="Report the share of pairs within LOW HIGH."),
     ] = (0.15, 0.6),
 ) -> None:
     """Match Error Rate (OssCSE eq. 1) of sentence pairs, lower-cased with edge punctuation stripped."""
@@ -376,10 +381,3 @@ def mer_command(
     console.print(summary)
     if output is not None:
         console.print(f"results: {output}")
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``negate``, ``backtranslate`` and ``mer`` to the ``cseaug`` app."""
-    app.command("negate")(negate_command)
-    app.command("backtranslate")(backtranslate_command)
-    app.command("mer")(mer_command)

@@ -28,6 +28,8 @@ from cseaug.commands.stopping import one_line_on_stop
 from cseaug.dataset import versions
 from cseaug.errors import ConfigError
 
+app = typer.Typer()
+
 
 def check_model(name: str) -> None:
     """Fail now when the encoder ``name`` cannot be had (the build's check, :mod:`cseaug.hub`):
@@ -55,6 +57,7 @@ NOT_RESUMABLE = "no model was written; run the same command again to train from 
 """What a stopped ``cseaug train-encoder`` says it kept: a training run does not resume."""
 
 
+@app.command("train-encoder")
 def train_encoder_command(
     version: Annotated[
         str,
@@ -74,7 +77,6 @@ def train_encoder_command(
     root: Annotated[
         str,
         typer.Option(
-            "--root",
             help="Output root holding datasets/ (output.root of the build): a directory or an "
             "fsspec URI such as s3://bucket/prefix.",
         ),
@@ -133,8 +135,3 @@ def train_encoder_command(
     elif result["runs"][0]["scores"]["after"]:
         record = result["runs"][0]
         console.print(scores_table(record["scores"]["before"], record["scores"]["after"]))
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``train-encoder`` to the CLI."""
-    app.command("train-encoder")(train_encoder_command)

@@ -20,7 +20,10 @@ from cseaug.dataset.atomic import write_text_atomic
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import InputError
 
+app = typer.Typer()
 
+
+@app.command("train-vaegpt")
 def train_command(
     config: Annotated[
         Path | None,
@@ -70,6 +73,7 @@ def train_command(
     console.print(f"metrics: {result.metrics_path}")
 
 
+@app.command("synonyms")
 def synonyms_command(
     generator: Annotated[
         Path, typer.Option(help="A trained generator (best/ or final/ of a training run).")
@@ -125,6 +129,7 @@ def synonyms_command(
     Console().print(f"wrote {len(sentences)} sentence(s) x {num_return_sequences} to {output}")
 
 
+@app.command("score")
 def score_command(
     file: Annotated[
         Path,
@@ -190,10 +195,3 @@ def score_command(
     Console().print(out)
     if json_path is not None:
         write_text_atomic(json_path, json.dumps(values, indent=2) + "\n")
-
-
-def register(app: typer.Typer) -> None:
-    """Add the VAEGPT-Sim commands to the ``cseaug`` app."""
-    app.command("train-vaegpt")(train_command)
-    app.command("synonyms")(synonyms_command)
-    app.command("score")(score_command)
