@@ -169,7 +169,7 @@ def compare_command(
     version: Annotated[
         list[str] | None,
         typer.Option(
-            help="NAME, NAME/vNNNN or a version directory, optionally as LABEL=... (repeatable).",
+            help="NAME, NAME/vNNNN or a version directory, optionally as LABEL=... (repeatable)."
         ),
     ] = None,
     stsb: Annotated[
@@ -182,7 +182,7 @@ def compare_command(
     corpus: Annotated[
         list[str] | None,
         typer.Option(
-            help="FILE or LABEL=FILE, one sentence per line: its dropout, token-shuffle and token-cutoff views (repeatable).",
+            help="FILE or LABEL=FILE, one sentence per line: its dropout, token-shuffle and token-cutoff views (repeatable)."
         ),
     ] = None,
     root: RootOption = "storage",

@@ -13,46 +13,34 @@ from typing import Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup, TyperOption
-from typer.models import DefaultPlaceholder
 
 
-def _plain_flags(params: list[Any]) -> list[Any]:
-    """``params`` with an empty metavar on each flag and counting option that has none."""
-    for param in params:
-        if isinstance(param, TyperOption) and (param.is_flag or param.count):
-            param.metavar = param.metavar or ""
-    return params
+class _PlainFlags:
+    """Gives every flag and counting option that has no metavar an empty one (the
+    ``--help`` option included)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)  # type: ignore[misc]
+        for param in params:
+            if isinstance(param, TyperOption) and (param.is_flag or param.count):
+                param.metavar = param.metavar or ""
+        return params
 
 
-class PlainFlagsCommand(TyperCommand):
+class PlainFlagsCommand(_PlainFlags, TyperCommand):
     """A typer command whose help shows no type on its flags (see the module docstring)."""
 
-    def get_params(self, ctx: Any) -> list[Any]:
-        return _plain_flags(super().get_params(ctx))  # the --help option included
 
-
-class PlainFlagsGroup(TyperGroup):
+class PlainFlagsGroup(_PlainFlags, TyperGroup):
     """A typer group whose help shows no type on its flags (see the module docstring)."""
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        return _plain_flags(super().get_params(ctx))
-
-
-def _typers(cls: Any, default: type) -> bool:
-    """True when ``cls`` is typer's own class (or its unset default), not one a module chose."""
-    return cls is None or cls is default or isinstance(cls, DefaultPlaceholder)
 
 
 def use_plain_flags(app: typer.Typer) -> None:
-    """Give ``app``, its commands and its sub-apps (recursively) the classes above, where
-    they have typer's own."""
-    if _typers(app.info.cls, TyperGroup):
-        app.info.cls = PlainFlagsGroup
+    """Give ``app``, its commands and its sub-apps (recursively) the classes above."""
+    app.info.cls = PlainFlagsGroup
     for command in app.registered_commands:
-        if _typers(command.cls, TyperCommand):
-            command.cls = PlainFlagsCommand
+        command.cls = PlainFlagsCommand
     for group in app.registered_groups:
-        if _typers(group.cls, TyperGroup):
-            group.cls = PlainFlagsGroup
+        group.cls = PlainFlagsGroup
         if group.typer_instance is not None:
             use_plain_flags(group.typer_instance)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
@@ -28,7 +28,6 @@ from cseaug.config import (
     BacktranslationConfig,
     NegationConfig,
     apply_overrides,
-    format_validation_error,
     load_config,
     validated,
 )
@@ -92,10 +91,7 @@ def read_sentences(path: Path, column: str) -> tuple[pa.Table, pa.Table]:
     from cseaug.readers.corpus import detect_format
 
     is_text = detect_format(path) == "text" if path.exists() else True
-    try:
-        corpus = CorpusConfig(path=str(path), text_column=None if is_text else column)
-    except ValidationError as exc:
-        raise InputError(format_validation_error(exc, str(path))) from exc
+    corpus = CorpusConfig(path=str(path), text_column=None if is_text else column)
     # A sample at least as large as the corpus is the whole corpus, in corpus order.
     everything = SampleConfig(size=2**62, include_other=False)
     prepared = prepare_corpus(corpus, everything, method="osscse")
