@@ -1,17 +1,11 @@
 """The ``cseaug`` command line (typer). Commands live in :mod:`cseaug.commands`.
 
-This is the top floor of the library: ``cseaug build`` and ``cseaug train-encoder`` start
-their Prefect flows so that every run shows in Prefect. Errors of the
-:class:`~cseaug.errors.CseaugError` family, and the operating-system errors a user can
-meet (a full disk, permission denied), are printed as one clear message with exit status
-2, without a traceback; ``--debug`` anywhere on the command line shows the traceback.
-
-Nothing leaves the machine unless the user asks: before any command runs (and so before
-Prefect is imported), :func:`apply_prefect_defaults` switches Prefect's telemetry off and
-gives its temporary server time to start, unless the user set those variables. Every log
-record and every error message is scrubbed of secrets (:mod:`cseaug.secrets`). Ctrl-C or
-SIGTERM ends a build within seconds with one line saying what was kept
-(:mod:`cseaug.commands.stopping`).
+The top floor of the library (docs/architecture.md). A :class:`~cseaug.errors.CseaugError`,
+or an operating-system error a user can meet (a full disk, permission denied), is one
+message, scrubbed of secrets (:mod:`cseaug.secrets`), and exit status 2; ``--debug``
+anywhere on the command line shows the traceback (docs/prefect.md). Before any command runs,
+and so before Prefect is imported, :func:`apply_prefect_defaults` switches Prefect's
+telemetry off (docs/security.md).
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
-"""``cseaug build``: build and publish a dataset version from a YAML config.
+"""``cseaug build``: build and publish a dataset version from a YAML config (docs/prefect.md).
 
-The build runs as the Prefect flow ``build-hybrid-dataset`` so that every run shows in
-Prefect (an ephemeral local server when no ``PREFECT_API_URL`` is set, which the command
-starts itself while it imports the flow: :mod:`cseaug_prefect.flows.temporary_server`).
-Before either, the preflight (:mod:`cseaug.pipeline.preflight`) checks everything the build
-needs and reports every problem at once. ``--dry-run`` runs the same checks, then counts the
-requests and tokens the build would spend, and publishes nothing; it stops only on the
-config's inputs, and lists what a real build would still need (an API key, models, ...).
-Stopped (Ctrl-C, SIGTERM), a build ends with one line saying what the run store and the
-response cache kept for the rerun (:mod:`cseaug.pipeline.resume`).
+The build runs as the Prefect flow ``build-hybrid-dataset``, after the preflight
+(:mod:`cseaug.pipeline.preflight`) has reported every problem at once. ``--dry-run`` runs
+the checks a dry run needs, counts the requests and tokens the build would spend and
+publishes nothing. A stopped build ends with one line saying what was kept for the rerun
+(:mod:`cseaug.pipeline.resume`).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
-"""Prefect's console without the tracebacks of expected failures.
+"""Prefect's console without the tracebacks of expected failures (docs/prefect.md).
 
-Prefect logs the traceback of every failed task and flow run on its console handler. For an
-expected failure (a :class:`~cseaug.errors.CseaugError`, a full disk, permission denied) the
-CLI's last line already says what failed and what to do (:func:`cseaug.cli.main`), so the
-commands that run a flow (``cseaug build``, ``cseaug train-encoder``) leave that traceback
-out of the console; Prefect's own log store keeps it, and ``--debug`` (``CSEAUG_DEBUG``)
-shows it. A stop (Ctrl-C, SIGTERM) is expected too: from its first moment the console
-says nothing more, so the command's last line says what was kept
+For an expected failure (a :class:`~cseaug.errors.CseaugError`, a full disk, permission
+denied) the CLI's last line already says what failed (:func:`cseaug.cli.main`), so the
+commands that run a flow leave Prefect's traceback of it out of the console (Prefect's log
+store keeps it; ``--debug`` shows it), and say nothing more once a stop is under way
 (:mod:`cseaug.commands.stopping`).
 """
 

@@ -1,23 +1,14 @@
-"""A stop request ends a command within seconds, in one line (issue 21, item 11).
+"""A stop request ends a command within seconds, in one line (docs/prefect.md, "Stopping a
+build"; issue 21, item 11).
 
-The ``cseaug`` script (:func:`cseaug.cli.run`) turns SIGINT (Ctrl-C) and SIGTERM into
-:class:`StopRequested`, a :class:`KeyboardInterrupt` raised in the main thread: whatever
-cleans up after Ctrl-C does so after SIGTERM too. The commands that run a flow (``cseaug
-build``, ``cseaug train-encoder``) run it inside :func:`one_line_on_stop`. Prefect marks
-the flow and task runs crashed on its server (the temporary server runs in a session of
-its own, so a terminal's Ctrl-C does not stop it first:
-:mod:`cseaug_prefect.flows.temporary_server`), the build's ``finally`` closes its models and
-its encoder worker, and the run store and the LLM response cache keep everything finished,
-so the same command resumes. Other commands end as typer ends them on Ctrl-C: exit status
-130, no traceback.
-
-While a flow runs, Prefect's own SIGTERM handler raises its ``TerminationSignal`` first,
-reports the crash, then hands the signal back to the handler installed here. From the
-first stop on, Prefect's console says nothing more (:func:`stop_under_way`,
-:mod:`cseaug.commands.quiet_logs`; its log store keeps the records): the command's last
-word is one line, ``stopped (SIGINT): ...``, saying what was kept and how to resume. The exit
-status is 128 plus the signal's number (130 for SIGINT, 143 for SIGTERM), what a shell
-reports for a command a signal ended.
+The ``cseaug`` script (:func:`cseaug.cli.run`) turns SIGINT and SIGTERM into
+:class:`StopRequested`, a :class:`KeyboardInterrupt` raised in the main thread, so whatever
+cleans up after Ctrl-C does so after SIGTERM too. The commands that run a flow run it inside
+:func:`one_line_on_stop`; while a flow runs, Prefect's own SIGTERM handler raises its
+``TerminationSignal`` first, reports the crash, then hands the signal back to the handler
+installed here. From the first stop on, Prefect's console says nothing more
+(:func:`stop_under_way`, :mod:`cseaug.commands.quiet_logs`). Other commands end as typer
+ends them on Ctrl-C: exit status 130, no traceback.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """``cseaug train-encoder``: train a sentence encoder on a published version (docs/trainer.md).
 
-Runs the Prefect flow ``train-sentence-encoder`` so that every run shows in Prefect (an
-ephemeral local server when no ``PREFECT_API_URL`` is set, which the command starts itself,
-like ``cseaug build``). Before Prefect starts, the config, the version and the model are
-checked: a model to come from the Hugging Face hub is checked with the build's offline probe
-(:mod:`cseaug.hub`, ~2 s at most), so that an offline run without the model in the cache
-fails at once, not after the libraries' retries. Ctrl-C or SIGTERM ends it within seconds, in
-one line (:mod:`cseaug.commands.stopping`).
+Runs the Prefect flow ``train-sentence-encoder`` as ``cseaug build`` runs its flow (a
+temporary server when no ``PREFECT_API_URL`` is set; one line on a stop). The config, the
+version and the model are checked before Prefect starts, the model with the build's offline
+probe (:mod:`cseaug.hub`), so an offline run without the model cached fails at once.
 
 Example:
     $ cseaug train-encoder --version wiki-sts/v0001 --config configs/train/ngcse.yaml
