@@ -10,7 +10,8 @@ from the environment only when a request is sent.
 Each section has a module of its own (``config/llm.py`` holds the ``llm`` section, ...);
 ``config/run.py`` assembles them into :class:`RunConfig`, and :func:`load_config`
 (``config/loading.py``) is the one entry point that reads and validates a whole config.
-Every name is imported from here.
+Every name is imported from here: each is re-exported with the ``import X as X`` form,
+which type checkers read as public (PEP 484), so no ``__all__`` list repeats them.
 
 Example:
     >>> from cseaug.config import RunConfig
@@ -23,108 +24,53 @@ Example:
     20000
 """
 
-from cseaug.config.base import AUTO, BatchSize, StrictModel, TrainingPrecision
-from cseaug.config.corpus import CorpusConfig, SampleConfig, ViewName
-from cseaug.config.diagnostics import MINILM_REVISION, DiagnosticsConfig
-from cseaug.config.execution import ExecutionConfig, RunnerConfig
-from cseaug.config.fingerprint import config_fingerprint, redacted
-from cseaug.config.generate_cse import (
-    GENERATE_CSE_METHODS,
-    GenerateCSEConfig,
-    SynonymGenerationConfig,
-)
-from cseaug.config.generation import CleaningConfig, GenerationConfig
-from cseaug.config.llm import (
-    BatchAPIConfig,
-    CircuitBreakerConfig,
-    FailoverConfig,
-    LLMConfig,
-    PriceConfig,
-    VLLMEngineConfig,
-    base_url_problem,
-)
-from cseaug.config.loading import (
-    apply_overrides,
-    format_validation_error,
-    load_config,
-    load_yaml_model,
-    parse_override,
-    run_config,
-    validated,
-)
-from cseaug.config.osscse import (
-    SPACY_COMPONENTS_NOT_NEEDED,
-    BacktranslationConfig,
-    NegationConfig,
-)
-from cseaug.config.output import (
-    DATASET_NAME_RE,
-    EXPORT_FORMATS,
-    ExportConfig,
-    OutputConfig,
-    dataset_name_problem,
-    normalize_export_format,
-)
-from cseaug.config.patterns import PatternConfig
-from cseaug.config.publish import PublishConfig
-from cseaug.config.quality import JudgeConfig, QualityConfig
-from cseaug.config.run import (
-    HELDOUT_FRACTIONS,
-    LLM_METHODS,
-    PATTERN_METHODS,
-    Method,
-    RunConfig,
-)
-
-__all__ = [
-    "AUTO",
-    "DATASET_NAME_RE",
-    "EXPORT_FORMATS",
-    "GENERATE_CSE_METHODS",
-    "HELDOUT_FRACTIONS",
-    "LLM_METHODS",
-    "MINILM_REVISION",
-    "PATTERN_METHODS",
-    "SPACY_COMPONENTS_NOT_NEEDED",
-    "BacktranslationConfig",
-    "BatchAPIConfig",
-    "BatchSize",
-    "CircuitBreakerConfig",
-    "CleaningConfig",
-    "CorpusConfig",
-    "DiagnosticsConfig",
-    "ExecutionConfig",
-    "ExportConfig",
-    "FailoverConfig",
-    "GenerateCSEConfig",
-    "GenerationConfig",
-    "JudgeConfig",
-    "LLMConfig",
-    "Method",
-    "NegationConfig",
-    "OutputConfig",
-    "PatternConfig",
-    "PriceConfig",
-    "PublishConfig",
-    "QualityConfig",
-    "RunConfig",
-    "RunnerConfig",
-    "SampleConfig",
-    "StrictModel",
-    "SynonymGenerationConfig",
-    "TrainingPrecision",
-    "VLLMEngineConfig",
-    "ViewName",
-    "apply_overrides",
-    "base_url_problem",
-    "config_fingerprint",
-    "dataset_name_problem",
-    "format_validation_error",
-    "load_config",
-    "load_yaml_model",
-    "normalize_export_format",
-    "parse_override",
-    "redacted",
-    "run_config",
-    "validated",
-]
+from cseaug.config.base import AUTO as AUTO
+from cseaug.config.base import BatchSize as BatchSize
+from cseaug.config.base import StrictModel as StrictModel
+from cseaug.config.base import TrainingPrecision as TrainingPrecision
+from cseaug.config.corpus import CorpusConfig as CorpusConfig
+from cseaug.config.corpus import SampleConfig as SampleConfig
+from cseaug.config.corpus import ViewName as ViewName
+from cseaug.config.diagnostics import MINILM_REVISION as MINILM_REVISION
+from cseaug.config.diagnostics import DiagnosticsConfig as DiagnosticsConfig
+from cseaug.config.execution import ExecutionConfig as ExecutionConfig
+from cseaug.config.execution import RunnerConfig as RunnerConfig
+from cseaug.config.fingerprint import config_fingerprint as config_fingerprint
+from cseaug.config.fingerprint import redacted as redacted
+from cseaug.config.generate_cse import GENERATE_CSE_METHODS as GENERATE_CSE_METHODS
+from cseaug.config.generate_cse import GenerateCSEConfig as GenerateCSEConfig
+from cseaug.config.generate_cse import SynonymGenerationConfig as SynonymGenerationConfig
+from cseaug.config.generation import CleaningConfig as CleaningConfig
+from cseaug.config.generation import GenerationConfig as GenerationConfig
+from cseaug.config.llm import BatchAPIConfig as BatchAPIConfig
+from cseaug.config.llm import CircuitBreakerConfig as CircuitBreakerConfig
+from cseaug.config.llm import FailoverConfig as FailoverConfig
+from cseaug.config.llm import LLMConfig as LLMConfig
+from cseaug.config.llm import PriceConfig as PriceConfig
+from cseaug.config.llm import VLLMEngineConfig as VLLMEngineConfig
+from cseaug.config.llm import base_url_problem as base_url_problem
+from cseaug.config.loading import apply_overrides as apply_overrides
+from cseaug.config.loading import format_validation_error as format_validation_error
+from cseaug.config.loading import load_config as load_config
+from cseaug.config.loading import load_yaml_model as load_yaml_model
+from cseaug.config.loading import parse_override as parse_override
+from cseaug.config.loading import run_config as run_config
+from cseaug.config.loading import validated as validated
+from cseaug.config.osscse import SPACY_COMPONENTS_NOT_NEEDED as SPACY_COMPONENTS_NOT_NEEDED
+from cseaug.config.osscse import BacktranslationConfig as BacktranslationConfig
+from cseaug.config.osscse import NegationConfig as NegationConfig
+from cseaug.config.output import DATASET_NAME_RE as DATASET_NAME_RE
+from cseaug.config.output import EXPORT_FORMATS as EXPORT_FORMATS
+from cseaug.config.output import ExportConfig as ExportConfig
+from cseaug.config.output import OutputConfig as OutputConfig
+from cseaug.config.output import dataset_name_problem as dataset_name_problem
+from cseaug.config.output import normalize_export_format as normalize_export_format
+from cseaug.config.patterns import PatternConfig as PatternConfig
+from cseaug.config.publish import PublishConfig as PublishConfig
+from cseaug.config.quality import JudgeConfig as JudgeConfig
+from cseaug.config.quality import QualityConfig as QualityConfig
+from cseaug.config.run import HELDOUT_FRACTIONS as HELDOUT_FRACTIONS
+from cseaug.config.run import LLM_METHODS as LLM_METHODS
+from cseaug.config.run import PATTERN_METHODS as PATTERN_METHODS
+from cseaug.config.run import Method as Method
+from cseaug.config.run import RunConfig as RunConfig
