@@ -209,7 +209,7 @@ def versions_command(
         str | None,
         typer.Option(
             help="With --prune-uncommitted: only prefixes whose newest object is older than "
-            "this (30m, 24h, 7d; default 24h, so an upload in progress is left alone).",
+            "this (30m, 24h, 7d; default 24h, so an upload in progress is left alone)."
         ),
     ] = None,
     dry_run: Annotated[
@@ -413,7 +413,5 @@ def verify_command(ref: RefArgument, root: RootOption = "storage") -> None:
     report = verify_stored_version(root, ref)
     report.raise_if_wrong()
     report_console().print(
-        f"ok: {report.version_dir}: {report.summary()}",
-        markup=False,
-        highlight=False,
+        f"ok: {report.version_dir}: {report.summary()}", markup=False, highlight=False
     )

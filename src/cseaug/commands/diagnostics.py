@@ -92,21 +92,18 @@ def diagnose_command(
         Path | None,
         typer.Option(
             help="Output directory (default: <root>/diagnostics/<name>/<version>; on an object "
-            "store written in the work directory and uploaded there).",
+            "store written in the work directory and uploaded there)."
         ),
     ] = None,
     config: Annotated[
-        Path | None,
-        typer.Option(help="Take the diagnostics section of this run config (YAML)."),
+        Path | None, typer.Option(help="Take the diagnostics section of this run config (YAML).")
     ] = None,
     settings: SetOption = None,
     eval_data_dir: Annotated[
-        Path | None,
-        typer.Option(help="Evaluation sets for the contamination check (shared/data)."),
+        Path | None, typer.Option(help="Evaluation sets for the contamination check (shared/data).")
     ] = None,
     cs_sample: Annotated[
-        int | None,
-        typer.Option(help="Cosine similarity on a seeded sample of this many rows."),
+        int | None, typer.Option(help="Cosine similarity on a seeded sample of this many rows.")
     ] = None,
     encoder: EncoderOption = None,
     no_cache: NoCacheOption = False,
@@ -176,8 +173,7 @@ def compare_command(
         Path | None, typer.Option(help="An STS-B file (sts-dev.csv, ...) as reference.")
     ] = None,
     nli: Annotated[
-        Path | None,
-        typer.Option(help="NLI triples csv (sent0,sent1,hard_neg) as reference."),
+        Path | None, typer.Option(help="NLI triples csv (sent0,sent1,hard_neg) as reference.")
     ] = None,
     corpus: Annotated[
         list[str] | None,
@@ -238,12 +234,10 @@ def compare_command(
 @app.command("probe-splits")
 def probe_splits_command(
     data_dir: Annotated[
-        Path,
-        typer.Option(help="SentEval's STS directory (STS1x-en-test, STSBenchmark)."),
+        Path, typer.Option(help="SentEval's STS directory (STS1x-en-test, STSBenchmark).")
     ],
     out: Annotated[
-        Path,
-        typer.Option(help="Directory for probe_splits.parquet, table.json, table.md."),
+        Path, typer.Option(help="Directory for probe_splits.parquet, table.json, table.md.")
     ],
     min_median: Annotated[
         float, typer.Option(help="Keep sets whose median score is at least this.")

@@ -145,8 +145,7 @@ def negate_command(
     column: ColumnOption = "sentence",
     rejects: RejectsOption = None,
     model: Annotated[
-        str | None,
-        typer.Option(help="spaCy pipeline name or path (default en_core_web_sm)."),
+        str | None, typer.Option(help="spaCy pipeline name or path (default en_core_web_sm).")
     ] = None,
     batch_size: Annotated[int | None, typer.Option(help="Sentences per nlp.pipe batch.")] = None,
     n_process: Annotated[int | None, typer.Option(help="Processes of nlp.pipe.")] = None,
@@ -219,8 +218,7 @@ def backtranslate_command(
         ),
     ] = None,
     mer_range: Annotated[
-        tuple[float, float] | None,
-        typer.Option(help="Keep candidates whose MER lies in LOW HIGH."),
+        tuple[float, float] | None, typer.Option(help="Keep candidates whose MER lies in LOW HIGH.")
     ] = None,
     prefer: Annotated[
         str | None, typer.Option(help="higher_mer, lower_mer or first_pivot.")
@@ -320,8 +318,7 @@ def mer_command(
         typer.Option(help="Print the MER of one REFERENCE HYPOTHESIS pair instead."),
     ] = None,
     mer_range: Annotated[
-        tuple[float, float],
-        typer.Option(help="Report the share of pairs within LOW HIGH."),
+        tuple[float, float], typer.Option(help="Report the share of pairs within LOW HIGH.")
     ] = (0.15, 0.6),
 ) -> None:
     """Match Error Rate (OssCSE eq. 1) of sentence pairs, lower-cased with edge punctuation stripped."""

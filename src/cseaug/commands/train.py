@@ -75,7 +75,7 @@ def train_encoder_command(
         str,
         typer.Option(
             help="Output root holding datasets/ (output.root of the build): a directory or an "
-            "fsspec URI such as s3://bucket/prefix.",
+            "fsspec URI such as s3://bucket/prefix."
         ),
     ] = "storage",
     out: Annotated[
@@ -116,7 +116,7 @@ def train_encoder_command(
 
         result = train_sentence_encoder(
             version=str(version_dir), config=str(config), out=str(out) if out else None,
-            root=str(root), overrides=overrides, seeds=seeds,
+            root=str(root), overrides=overrides, seeds=seeds
         )  # fmt: skip
     console = Console()
     for record in result["runs"]:
