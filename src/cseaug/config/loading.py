@@ -231,15 +231,8 @@ def validated(model: type[ModelT], data: Any, source: str) -> ModelT:
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
-    """Read a YAML run config, apply ``key.path=value`` overrides and validate it.
-
-    Args:
-        path: the YAML file.
-        overrides: e.g. ``["sample.size=500", "llm.concurrency=8"]``.
-
-    Raises:
-        ConfigError: the file is missing or unreadable, or a value is invalid; the message
-            names every bad key.
+    """Read a YAML run config, apply ``key.path=value`` overrides and validate it
+    (:func:`load_yaml_model`, whose ConfigError names every bad key).
 
     Example:
         >>> load_config("configs/wiki-sts.yaml", ["sample.size=500"]).sample.size
