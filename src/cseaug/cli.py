@@ -10,7 +10,6 @@ telemetry off (docs/security.md).
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 import traceback
@@ -20,14 +19,11 @@ import typer
 from rich.console import Console
 
 from cseaug import wallclock
+from cseaug.commands import build, data, datasets, diagnostics, osscse, train, vaegpt
 from cseaug.commands.help_screens import use_plain_flags
 from cseaug.commands.stopping import install_stop_handlers
 from cseaug.errors import CseaugError, expected_os_error, os_error_message
 from cseaug.secrets import install_log_scrubbing, scrub
-
-COMMAND_MODULES = ("build", "datasets", "diagnostics", "osscse", "train", "vaegpt", "data")
-"""Modules under :mod:`cseaug.commands`, each with a typer ``app`` of its commands (in the
-order the help lists them; ``data`` is a group of its own)."""
 
 app = typer.Typer(
     name="cseaug",
@@ -38,8 +34,9 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for _name in COMMAND_MODULES:
-    app.add_typer(importlib.import_module(f"cseaug.commands.{_name}").app)
+# each module's commands, in the order the help lists them (``data`` is a group of its own)
+for commands in (build, datasets, diagnostics, osscse, train, vaegpt, data):
+    app.add_typer(commands.app)
 use_plain_flags(app)
 
 PREFECT_DEFAULTS: dict[str, str] = {
