@@ -26,6 +26,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 from cseaug.config import RunConfig, run_config
 from cseaug.pipeline.run import OpenRuns, PlanRef
 from cseaug.pipeline.shard import ShardOutcome
+from cseaug.pipeline.stages import ServedModels
 from cseaug.secrets import install_log_scrubbing
 from cseaug_prefect.tasks.build import generate_shard, plan_build, publish_build
 from cseaug_prefect.tasks.diagnostics import artifact_key, diagnostics_artifact_task
@@ -33,13 +34,19 @@ from cseaug_prefect.tasks.runners import shard_task_runner, workers_server
 
 
 @flow(name="build-hybrid-dataset", log_prints=True)
-def build_hybrid_dataset(config: RunConfig | str, overrides: list[str] | None = None) -> dict:
+def build_hybrid_dataset(
+    config: RunConfig | str,
+    overrides: list[str] | None = None,
+    served: ServedModels | None = None,
+) -> dict:
     """Build and publish one dataset version.
 
     Args:
         config: the validated run config (``cseaug build`` passes it), or the path of a YAML
             run config (relative to the working directory), validated here.
         overrides: with a path only: ``key.path=value`` strings, as ``cseaug build --set``.
+        served: what the LLM endpoints reported when ``cseaug build``'s preflight probed
+            them; None (a deployment run): the plan task probes them, once.
 
     Returns:
         The build summary: version directory, row and reject counts, token usage, exports.
@@ -50,7 +57,7 @@ def build_hybrid_dataset(config: RunConfig | str, overrides: list[str] | None = 
     runner = cfg.execution.runner
     cluster, server = shard_task_runner(runner), workers_server(runner)
     with OpenRuns() as runs:
-        plan = plan_build(cfg, runs)
+        plan = plan_build(cfg, runs, served)
         if cluster is None:
             outcomes = [generate_shard(plan, index, runs) for index in range(plan.shards)]
         else:

@@ -62,8 +62,7 @@ def build_dataset(
     from cseaug.pipeline.preflight import check_before_build
 
     cfg = run_config(config, overrides)
-    check_before_build(cfg, say=say)
-    return run_build(cfg)
+    return run_build(cfg, check_before_build(cfg, say=say).served)
 
 
 @dataclass(frozen=True)

@@ -227,7 +227,7 @@ def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
         reused_version="demo/v0003",
     )  # fmt: skip
 
-    def fake_flow(config: RunConfig) -> dict:
+    def fake_flow(config: RunConfig, served: object) -> dict:
         calls.append(config)
         return summary.as_dict()
 

@@ -99,18 +99,20 @@ def test_cli_build_reports_a_bad_config_value_before_any_work(tmp_path: Path) ->
 def test_a_failed_flow_closes_the_models_its_plan_task_loaded(
     prefect_harness: None, shared_data: Path, tmp_path: Path, monkeypatch
 ) -> None:
+    from cseaug.pipeline.stages import ServedModels
     from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
     backend = ScriptedBackend(crash)
     monkeypatch.setattr(
-        "cseaug.pipeline.stages.make_stage", lambda cfg, **_: failing_stage(backend)
+        "cseaug.pipeline.stages.make_stage", lambda cfg, served, **_: failing_stage(backend)
     )
     config = write_config(
         tmp_path / "nli-sts.yaml", shared_data, tmp_path / "out", "http://127.0.0.1:1/v1"
     )
     overrides = ["sample.size=20", "diagnostics.enabled=false"]
     with pytest.raises(RuntimeError, match="engine died"):
-        build_hybrid_dataset(str(config), overrides)
+        # nothing to probe: the stage is the failing one
+        build_hybrid_dataset(str(config), overrides, served=ServedModels())
     assert backend.closed
 
 

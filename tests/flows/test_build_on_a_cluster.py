@@ -120,6 +120,44 @@ def test_a_ray_cluster_publishes_the_same_bytes(
     assert fingerprint(version) == GOLDENS[GOLDEN]["published"]
 
 
+@pytest.mark.slow
+@pytest.mark.prefect
+@pytest.mark.shared_data
+@pytest.mark.parametrize(
+    ("edge", "runner"),
+    [("cseaug build", "local"), ("cseaug build", "dask"), ("deployment run", "dask")],
+)
+def test_a_build_probes_its_llm_endpoint_once(
+    prefect_harness: None, shared_data: Path, tmp_path: Path, edge: str, runner: str
+) -> None:
+    """The LLM endpoint is probed (``GET /models``) once per build: by `cseaug build`'s
+    preflight, which hands the flow what it reported, or, in a deployment run, by the plan
+    task. The plan, the shards in the flow's process and those on a Dask cluster's workers
+    reuse it, and the published bytes are the goldens' (the same backend identity in every
+    cache key and in the manifest's ``model.llm``).
+
+    `cseaug build` is run from its validated config on (``run_build_command``, what the
+    command runs after ``load_config``): Prefect's console handler outlives a CliRunner's
+    captured stream, so a second CliRunner build in one process cannot log."""
+    if runner == "dask":
+        pytest.importorskip("prefect_dask")
+    from cseaug.commands.build import run_build_command
+    from cseaug.config import load_config
+
+    with FakeOpenAIServer(policy=golden_policy) as server:
+        config = golden_config(shared_data, server, tmp_path)
+        if edge == "deployment run":
+            version = build_on(runner, config, tmp_path)
+        else:
+            path = tmp_path / f"{GOLDEN}.yaml"
+            path.write_text(json.dumps(config), encoding="utf-8")
+            cfg = load_config(path, [f"execution.runner.kind={runner}"])
+            run_build_command(cfg, dry_run=False)
+            (version,) = (tmp_path / "storage" / "datasets" / GOLDEN).glob("v0*")
+        assert server.state.model_requests == 1
+    assert fingerprint(version) == GOLDENS[GOLDEN]["published"]
+
+
 @pytest.mark.prefect
 @pytest.mark.shared_data
 def test_a_remote_cluster_without_a_prefect_server_stops_before_any_work(

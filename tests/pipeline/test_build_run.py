@@ -22,6 +22,7 @@ from cseaug.pipeline.plan import plan_build
 from cseaug.pipeline.publish import BuildSummary, publish_build
 from cseaug.pipeline.run import BuildRun, OpenRuns
 from cseaug.pipeline.shard import generate_shard
+from cseaug.pipeline.stages import ServedModels
 from cseaug.step import Step
 from tests.augment.scripted_backend import ScriptedBackend
 from tests.fake_openai_server import Action, FakeOpenAIServer
@@ -226,6 +227,44 @@ def test_a_worker_runs_a_shard_on_the_plans_config_without_reading_or_validating
     assert outcome.rows > 0 and not outcome.reused
 
 
+def test_the_plan_probes_the_endpoint_once_and_a_worker_reuses_what_it_reported(
+    shared_data: Path, tmp_path: Path, server
+) -> None:
+    """The plan probes the LLM endpoint (``GET /models``) once; a worker's run, opened from
+    the pickled plan, answers its shard on what the plan's probe reported, without probing
+    again, and records the same backend identity in its stage's manifest."""
+    cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
+    with BuildRun(cfg) as build:
+        plan = plan_build(build)
+        identity = build.stage.manifest()["model"]["llm"]
+    assert server.state.model_requests == 1 and identity["served"]["id"] == "fake"
+    with pickle.loads(pickle.dumps(OpenRuns())).use(pickle.loads(pickle.dumps(plan))) as run:
+        assert generate_shard(run, 0).rows > 0
+        assert run.stage.manifest()["model"]["llm"] == identity
+    assert server.state.model_requests == 1
+
+
+def test_a_worker_that_cannot_reach_the_endpoint_fails_its_shard_in_one_line(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """A worker does not probe the endpoint before its shard (the plan did), but one that
+    cannot reach it gets no answer: the endpoint is probed again, and the shard fails with
+    the probe's one-line error, naming the URL and the cause, rather than passing on
+    nothing but failed requests."""
+    llm = {"max_retries": 0}
+    with FakeOpenAIServer() as server:
+        url = server.base_url
+        cfg = make_config(shared_data, tmp_path, url, sample={"size": 20, "seed": 3})
+        cfg.llm = cfg.llm.model_copy(update=llm)
+        with BuildRun(cfg) as build:
+            plan = plan_build(build)
+    with (
+        pytest.raises(BackendError, match=f"^LLM endpoint {url} cannot be reached: connection"),
+        pickle.loads(pickle.dumps(OpenRuns())).use(plan) as worker,
+    ):
+        generate_shard(worker, 0)
+
+
 def test_unloadable_model_stops_before_any_work(shared_data: Path, tmp_path: Path) -> None:
     cfg = make_config(shared_data, tmp_path, "http://127.0.0.1:9/v1")
     cfg.llm = cfg.llm.model_copy(
@@ -378,7 +417,7 @@ def test_a_failing_shard_still_closes_the_backend_and_every_step(
     backend = ScriptedBackend(crash)
     closed: list[str] = []
     monkeypatch.setattr(
-        "cseaug.pipeline.stages.make_stage", lambda cfg, **_: failing_stage(backend)
+        "cseaug.pipeline.stages.make_stage", lambda cfg, served, **_: failing_stage(backend)
     )
     monkeypatch.setattr("cseaug.pipeline.mer.MERStep.close", lambda self: closed.append(self.name))
     cfg = make_config(
@@ -389,7 +428,7 @@ def test_a_failing_shard_still_closes_the_backend_and_every_step(
         diagnostics={"enabled": False, "pattern_filter": "mer"},
     )
     with pytest.raises(RuntimeError, match="engine died"):
-        run_build(cfg)
+        run_build(cfg, ServedModels())  # nothing probed: the stage is the failing one
     assert backend.closed and closed == ["mer"]
 
 

@@ -11,7 +11,12 @@ from cseaug.augment.pattern_sim import PatternSimulationStage
 from cseaug.augment.ski import SKIStage
 from cseaug.config import RunConfig
 from cseaug.errors import ConfigError
-from cseaug.pipeline.stages import make_generate_cse_stage, make_llm_stage, make_stage
+from cseaug.pipeline.stages import (
+    ServedModels,
+    make_generate_cse_stage,
+    make_llm_stage,
+    make_stage,
+)
 from tests.augment.scripted_backend import ScriptedBackend
 
 
@@ -74,7 +79,7 @@ def test_generate_cse_without_a_generator() -> None:
     cfg = RunConfig.model_validate(
         {"name": "g", "method": "generate_cse", "corpus": {"path": "c.txt"}}
     )
-    stage = make_stage(cfg)
+    stage = make_stage(cfg, ServedModels())
     assert stage.name == "generate_cse"
     assert stage.manifest()["model"]["generate_cse"]["generator"] is None
 

@@ -141,15 +141,15 @@ def build(
 
 def run_build_command(cfg: RunConfig, *, dry_run: bool) -> None:
     """The preflight, then the dry run's estimate or the build's flow (given the validated
-    ``cfg``) and its summary."""
+    ``cfg`` and what the preflight's probes of the LLM endpoints reported) and its summary."""
     from cseaug.pipeline.preflight import check_before_build
 
     # every problem at once, in seconds, before any server or flow starts
-    build_needs = check_before_build(cfg, say=say, dry_run=dry_run)
+    found = check_before_build(cfg, say=say, dry_run=dry_run)
     if dry_run:
         from cseaug.pipeline.dry_run import estimate_build
 
-        print_estimate(estimate_build(cfg), build_needs)
+        print_estimate(estimate_build(cfg), found.build_needs)
         return
     # Prefect's temporary server starts on the other core while the flow is imported (issue 14)
     server = temporary_server() if cfg.execution.runner.kind == "local" else None
@@ -159,7 +159,7 @@ def run_build_command(cfg: RunConfig, *, dry_run: bool) -> None:
     wallclock.mark(wallclock.FLOW_CALLED)
     if server is not None:
         server.wait_until_ready()  # counted in prefect_start, as Prefect's own start was
-    print_summary(build_hybrid_dataset(config=cfg))
+    print_summary(build_hybrid_dataset(config=cfg, served=found.served))
 
 
 def kept_for_rerun(cfg: RunConfig) -> str | None:

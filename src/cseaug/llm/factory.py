@@ -2,7 +2,9 @@
 
 Constructing a backend is cheap and never fails for want of a key or a model (the dry run
 builds one for its cache identity); ``check()`` does the up-front work. ``backend: auto``
-is resolved here, and the backend's name is the resolved one.
+is resolved here, and the backend's name is the resolved one. An API backend's endpoint is
+probed once per build (:func:`probe_served`), and what it reported is given to the
+backends that answer the build's requests (``served``), which do not probe again.
 
 Example:
     >>> from cseaug.config import LLMConfig
@@ -16,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 from pathlib import Path
+from typing import Any
 
 from cseaug.config import AUTO, CircuitBreakerConfig, LLMConfig
 from cseaug.devices import gpu_driver_present
@@ -29,6 +32,9 @@ from cseaug.llm.transformers_backend import TransformersBackend
 from cseaug.llm.vllm_backend import VLLMBackend
 
 logger = logging.getLogger(__name__)
+
+LOCAL_BACKENDS = frozenset({"transformers", "vllm"})
+"""Backends that load the model in this process (every other one sends requests to an API)."""
 
 
 def cuda_visible() -> bool:
@@ -66,10 +72,14 @@ def breaker_from_config(cfg: CircuitBreakerConfig | None) -> CircuitBreaker | No
 
 
 def make_backend(
-    cfg: LLMConfig, cache_path: Path | None, spent_by: str | None = None
+    cfg: LLMConfig,
+    cache_path: Path | None,
+    spent_by: str | None = None,
+    served: dict[str, Any] | None = None,
 ) -> LLMBackend:
     """The backend of ``cfg``, behind the response cache at ``cache_path`` when one is given;
-    ``spent_by`` (a build's run id) pays for what it sends."""
+    ``spent_by`` (a build's run id) pays for what it sends; an API backend given ``served``
+    (what :func:`probe_served` reported) does not probe its endpoint again."""
     sampling = sampling_from_config(cfg)
     name = resolve_backend(cfg.backend)
     if name != cfg.backend:
@@ -88,6 +98,7 @@ def make_backend(
             failover=cfg.failover,
             breaker=breaker_from_config(cfg.circuit_breaker),
             model_revision=cfg.model_revision,
+            served=served,
         )
     elif name == "openai-batch":
         backend = OpenAIBatchBackend(
@@ -100,6 +111,7 @@ def make_backend(
             max_retries=cfg.max_retries,
             request_timeout_s=cfg.request_timeout_s,
             model_revision=cfg.model_revision,
+            served=served,
         )
     elif name == "vllm":
         backend = VLLMBackend(
@@ -127,3 +139,22 @@ def make_backend(
     # stores each call of llm.vllm.requests_per_call answers when it returns
     chunk_size = cfg.vllm.requests_per_call
     return CachedBackend(backend, cache_path, chunk_size=chunk_size, spent_by=spent_by)
+
+
+def probe_served(cfg: LLMConfig) -> dict[str, Any] | None:
+    """What the endpoint of an API backend reports about ``cfg.model``, probed now (the API key
+    and the endpoint checked: ``check()``), as the backend's identity holds it
+    (:func:`~cseaug.llm.identity.served_identity`; ``{}`` when the server lists no models);
+    None for a backend that loads its model in this process (nothing to probe).
+
+    Raises:
+        BackendError: the key is missing, or no endpoint answers for the model (one line).
+    """
+    if resolve_backend(cfg.backend) in LOCAL_BACKENDS:
+        return None
+    backend = make_backend(cfg, None)  # no cache: nothing is written before the build
+    try:
+        backend.check()
+        return backend.identity().get("served", {})
+    finally:
+        backend.close()

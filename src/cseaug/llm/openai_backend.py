@@ -151,7 +151,8 @@ class OpenAIBackend(StreamingBackend):
 
     The arguments are the ``llm`` keys of the same names; ``name`` is ``openai`` or
     ``openai-compatible``, ``base_url`` one endpoint or several of the same model (default
-    api.openai.com). Without a ``Retry-After``, backoff bounds start at ``retry_initial_s``
+    api.openai.com); ``served`` what an earlier probe of them reported about the model
+    (:meth:`served`), so that it is not probed again. Without a ``Retry-After``, backoff bounds start at ``retry_initial_s``
     and double up to ``retry_max_s`` (full jitter).
     """
 
@@ -171,6 +172,7 @@ class OpenAIBackend(StreamingBackend):
         failover: FailoverConfig | None = None,
         breaker: CircuitBreaker | None = None,
         model_revision: str | None = None,
+        served: dict[str, Any] | None = None,
     ) -> None:
         if name not in ("openai", "openai-compatible"):
             raise ValueError(
@@ -194,21 +196,23 @@ class OpenAIBackend(StreamingBackend):
         self.retry_initial_s = retry_initial_s
         self.retry_max_s = retry_max_s
         self.breaker = breaker
-        self._served: dict[str, Any] | None = None
+        self._served = served
 
     def check(self) -> None:
         """Fail before any work when the API key is missing (backend ``openai``) or no
-        endpoint can answer for the model (:func:`~cseaug.llm.probe.probe_endpoints`).
+        endpoint can answer for the model (:func:`~cseaug.llm.probe.probe_endpoints`; not
+        again when the backend was given what a probe reported).
 
         Raises:
             BackendError: one line naming the URL and the cause (key unset, connection
                 refused, HTTP 401, model not served, ...).
         """
+        self._api_key()
         self.served()
 
     def served(self) -> dict[str, Any]:
-        """What the endpoints report about the model (probed once, on first use;
-        :func:`~cseaug.llm.probe.probe_endpoints`)."""
+        """What the endpoints report about the model: as the backend was given it, else
+        probed once, on first use (:func:`~cseaug.llm.probe.probe_endpoints`)."""
         if self._served is None:
             self._served = probe_endpoints(
                 self.base_urls,

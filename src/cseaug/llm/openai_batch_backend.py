@@ -111,7 +111,8 @@ class OpenAIBatchBackend(StreamingBackend):
     ``ledger_path``: the response cache's file, which records submitted batches (None: in
     memory, nothing to re-attach to later); ``batch``: ``llm.batch``; ``max_retries`` and
     ``request_timeout_s`` apply to each files/batches API call; ``sleep`` waits between
-    status checks (tests pass a fast one).
+    status checks (tests pass a fast one); ``served``: what an earlier probe of the endpoint
+    reported about the model (not probed again).
     """
 
     name = "openai-batch"
@@ -129,6 +130,7 @@ class OpenAIBatchBackend(StreamingBackend):
         request_timeout_s: float = 600.0,
         sleep: Sleep = time.sleep,
         model_revision: str | None = None,
+        served: dict[str, Any] | None = None,
     ) -> None:
         # the online backend it stands in for: same bodies, same key check, same cache identity
         self.online = OpenAIBackend(
@@ -138,6 +140,7 @@ class OpenAIBatchBackend(StreamingBackend):
             base_url=base_url,
             api_key_env=api_key_env,
             model_revision=model_revision,
+            served=served,
         )
         super().__init__(model, sampling, model_revision)
         self.base_url = self.online.base_url

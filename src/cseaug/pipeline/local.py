@@ -16,15 +16,19 @@ from cseaug.pipeline.plan import plan_build
 from cseaug.pipeline.publish import BuildSummary, publish_build
 from cseaug.pipeline.run import BuildRun
 from cseaug.pipeline.shard import generate_shard
+from cseaug.pipeline.stages import ServedModels
 
 
-def run_build(cfg: RunConfig) -> BuildSummary:
+def run_build(cfg: RunConfig, served: ServedModels | None = None) -> BuildSummary:
     """Build and publish one version of ``cfg``; every step is closed at the end, also on failure.
+
+    ``served``: what the preflight's probes of the LLM endpoints reported (None: the plan
+    probes them).
 
     Raises:
         ConfigError, InputError, BackendError: as the plan, shard and publish steps do.
     """
-    with BuildRun(cfg) as run:
+    with BuildRun(cfg, served=served) as run:
         plan = plan_build(run)
         outcomes = [generate_shard(run, index) for index in range(plan.shards)]
         return publish_build(run, outcomes)

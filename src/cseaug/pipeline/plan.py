@@ -5,7 +5,8 @@ misconfigured stops the build before any work. The sample is cut into shards of
 ``execution.shard_size`` sentences in the run store; the rest of the corpus (when
 ``sample.include_other``) runs through the ``other`` rows' steps into the store too. The
 plan is a JSON file beside them; Prefect tasks pass its :class:`PlanRef`, which carries the
-validated config, so that a worker process neither reads the YAML nor validates it again.
+validated config and what the LLM endpoints reported when they were probed, so that a
+worker process neither reads the YAML nor validates it, nor probes the endpoints again.
 
 Example:
     from cseaug.pipeline.run import BuildRun, PlanRef
@@ -100,4 +101,6 @@ def plan_build(run: BuildRun) -> PlanRef:
     store.path.mkdir(parents=True, exist_ok=True)
     plan_text = json.dumps(scrub_data(plan), indent=2, default=str)
     Path(run.plan_path).write_text(plan_text, encoding="utf-8")
-    return PlanRef(path=run.plan_path, run_id=store.path.name, shards=shards, config=cfg)
+    return PlanRef(
+        path=run.plan_path, run_id=store.path.name, shards=shards, config=cfg, served=run.served
+    )

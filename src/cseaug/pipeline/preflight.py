@@ -11,6 +11,10 @@ install offline has no all-MiniLM-L6-v2 at all, and heard it only at publish); s
 contamination check's ``diagnostics.eval_data_dir``. Every check
 runs even when an earlier one failed, so that one run reports every problem, one line each.
 
+The LLM endpoints are probed here, once each, and what they reported
+(:class:`~cseaug.pipeline.stages.ServedModels`, :attr:`Preflight.served`) is handed to the
+build, whose stages do not probe them again.
+
 The problems fall in two groups (:class:`Preflight`): the config's *inputs* (the corpus, the
 prompts, the pattern source), without which a dry run cannot count anything either, and
 what only a real build needs (a writable storage root, an API key and a reachable endpoint,
@@ -33,19 +37,21 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from cseaug.config import LLM_METHODS, PATTERN_METHODS, LLMConfig, RunConfig
+from cseaug.config import LLM_METHODS, PATTERN_METHODS, RunConfig
 from cseaug.encoders.minilm import MINILM_ID, MINILM_NAMES, minilm_problem
 from cseaug.errors import CseaugError, PreflightError, os_error_message
 from cseaug.hub import cached_file, go_offline_unless_reachable, is_local_name, model_problem
 from cseaug.pipeline.run import loads_encoder
+from cseaug.pipeline.stages import ServedModels, probe_llm, served_models
 from cseaug.roots import is_uri
 
 Check = Callable[[RunConfig], list[str]]
 """A check: the problems it found (a check may also raise a CseaugError or an OSError)."""
 
-LOCAL_BACKENDS = frozenset({"transformers", "vllm"})
-"""Backends that load the model in this process (every other one sends requests to an API)."""
+Probed = dict[str, dict[str, Any] | None]
+"""What the LLM checks' probes reported, by section (``llm``, ``quality.judge.llm``)."""
 
 
 def storage_root_problems(cfg: RunConfig) -> list[str]:
@@ -86,11 +92,10 @@ def prompt_problems(cfg: RunConfig) -> list[str]:
     return []
 
 
-def llm_problems(cfg: RunConfig) -> list[str]:
-    """An API backend's own check (API key, endpoint); a local backend's model is among
-    :func:`hub_models`."""
-    assert cfg.llm is not None  # RunConfig guarantees it for LLM methods
-    check_api_backend(cfg.llm)
+def llm_problems(cfg: RunConfig, probed: Probed) -> list[str]:
+    """An API backend's probe (API key, endpoint), what it reported kept in ``probed``; a
+    local backend's model is among :func:`hub_models`."""
+    probed["llm"] = probe_llm(cfg.llm)
     return []
 
 
@@ -103,29 +108,17 @@ def judge_prompt_problems(cfg: RunConfig) -> list[str]:
     return []
 
 
-def judge_backend_problems(cfg: RunConfig) -> list[str]:
-    """The LLM judge's own ``llm`` section (when it has one) passes :func:`check_api_backend`."""
+def judge_backend_problems(cfg: RunConfig, probed: Probed) -> list[str]:
+    """The LLM judge's own ``llm`` section (when it has one) passes its probe, as
+    :func:`llm_problems`."""
     assert cfg.quality.judge is not None  # build_checks asks only then
     if cfg.quality.judge.llm is None:
         return []  # the build's llm section, checked by llm_problems
     try:
-        check_api_backend(cfg.quality.judge.llm)
+        probed["quality.judge.llm"] = probe_llm(cfg.quality.judge.llm)
     except CseaugError as exc:
         return [f"quality.judge.llm: {exc}"]
     return []
-
-
-def check_api_backend(llm: LLMConfig) -> None:
-    """An API backend's own check (API key, endpoint), nothing for a local backend."""
-    from cseaug.llm.factory import make_backend, resolve_backend
-
-    if resolve_backend(llm.backend) in LOCAL_BACKENDS:
-        return
-    backend = make_backend(llm, None)  # no cache: nothing is written before the build
-    try:
-        backend.check()
-    finally:
-        backend.close()
 
 
 def spacy_problems(cfg: RunConfig) -> list[str]:
@@ -162,7 +155,7 @@ def hub_models(cfg: RunConfig) -> list[tuple[str, str]]:
     checked on their own)."""
     models: list[tuple[str, str]] = []
     if cfg.method in LLM_METHODS and cfg.llm is not None:
-        from cseaug.llm.factory import resolve_backend
+        from cseaug.llm.factory import LOCAL_BACKENDS, resolve_backend
 
         if resolve_backend(cfg.llm.backend) in LOCAL_BACKENDS:
             models.append((cfg.llm.model, "llm.model"))
@@ -222,13 +215,14 @@ def input_checks(cfg: RunConfig) -> list[Check]:
     return checks
 
 
-def build_checks(cfg: RunConfig, say: Callable[[str], None]) -> list[Check]:
-    """The checks of what only a real build needs, cheapest first."""
+def build_checks(cfg: RunConfig, say: Callable[[str], None], probed: Probed) -> list[Check]:
+    """The checks of what only a real build needs, cheapest first; the LLM probes keep what
+    the endpoints reported in ``probed``."""
     checks: list[Check] = [storage_root_problems, eval_data_problems]
     if cfg.method in LLM_METHODS:
-        checks.append(llm_problems)
+        checks.append(lambda c: llm_problems(c, probed))
         if cfg.quality.judge is not None:
-            checks.append(judge_backend_problems)
+            checks.append(lambda c: judge_backend_problems(c, probed))
     if cfg.method == "osscse":
         checks.append(spacy_problems)
     if cfg.method == "generate_cse":
@@ -244,6 +238,8 @@ class Preflight:
     """The config's inputs do not load: neither a build nor a dry run can start."""
     build_needs: list[str]
     """What only a real build needs and is missing (a dry run lists it)."""
+    served: ServedModels
+    """What the LLM endpoints reported, for the build (complete when there is no problem)."""
 
     @property
     def problems(self) -> list[str]:
@@ -266,10 +262,11 @@ def run_checks(cfg: RunConfig, checks: list[Check]) -> list[str]:
 
 def preflight(cfg: RunConfig, say: Callable[[str], None] = print) -> Preflight:
     """Run every check of ``cfg`` (``say`` prints the hub probe's note, if any)."""
-    return Preflight(
-        inputs=run_checks(cfg, input_checks(cfg)),
-        build_needs=run_checks(cfg, build_checks(cfg, say)),
-    )
+    probed: Probed = {}
+    inputs = run_checks(cfg, input_checks(cfg))
+    build_needs = run_checks(cfg, build_checks(cfg, say, probed))
+    served = served_models(cfg, probed.get("llm"), probed.get("quality.judge.llm"))
+    return Preflight(inputs=inputs, build_needs=build_needs, served=served)
 
 
 def preflight_problems(cfg: RunConfig, say: Callable[[str], None] = print) -> list[str]:
@@ -279,15 +276,16 @@ def preflight_problems(cfg: RunConfig, say: Callable[[str], None] = print) -> li
 
 def check_before_build(
     cfg: RunConfig, say: Callable[[str], None] = print, *, dry_run: bool = False
-) -> list[str]:
+) -> Preflight:
     """Raise :class:`PreflightError` listing every problem that stops the build (a dry run:
-    only the inputs'); return what a real build would still need (always empty for a build).
+    only the inputs'); return what was found: what a real build would still need (always
+    empty for a build) and what the LLM endpoints reported, which the build is given.
     """
     found = preflight(cfg, say)
     if dry_run:
         if found.inputs:
             raise PreflightError(found.inputs, "the dry run")
-        return found.build_needs
+        return found
     if found.problems:
         raise PreflightError(found.problems)
-    return []
+    return found

@@ -15,9 +15,15 @@ The steps of a build:
 * ``other`` rows (the rest of the corpus, and sample anchors whose views failed):
   ``[contamination, mer]``.
 
-Prefect tasks pass the plan (:class:`~cseaug.pipeline.run.PlanRef`: its path, counts and the
-validated config) and counts; an :class:`OpenRuns` the flow enters lets the tasks of that
-flow in its process use the run the plan task opened, and closes it when the flow leaves it.
+The build's LLM endpoints are probed once (by the preflight, which hands the run what they
+reported, or by the run itself when its steps are first made:
+:func:`~cseaug.pipeline.stages.probe_llms`); the plan carries what they reported to every
+other run of the build, which does not probe again.
+
+Prefect tasks pass the plan (:class:`PlanRef`: its path, counts, the validated config and
+what the LLM endpoints reported) and counts; an :class:`OpenRuns` the flow enters lets the
+tasks of that flow in its process use the run the plan task opened, and closes it when the
+flow leaves it.
 
 Example:
     from cseaug.config import load_config
@@ -41,6 +47,7 @@ from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.dataset.shards import RunStore
 from cseaug.errors import InputError
 from cseaug.hashing import json_sha256
+from cseaug.pipeline.stages import ServedModels
 from cseaug.step import Step, StepResult, close_all, summed_usage
 
 if TYPE_CHECKING:
@@ -56,13 +63,15 @@ embeds them a batch at a time rather than one sentence per forward pass."""
 
 @dataclass(frozen=True)
 class PlanRef:
-    """What the plan step hands on: where the plan is, how many shards it has, and the
-    build's validated config (:meth:`BuildRun.from_plan` opens the run of it anywhere)."""
+    """What the plan step hands on: where the plan is, how many shards it has, the build's
+    validated config and what its LLM endpoints reported when they were probed
+    (:meth:`BuildRun.from_plan` opens the run of it anywhere, and probes nothing)."""
 
     path: str
     run_id: str
     shards: int
     config: RunConfig
+    served: ServedModels
 
 
 def run_id(cfg: RunConfig) -> str:
@@ -105,16 +114,21 @@ class BuildRun:
         cfg: the run config.
         store: the run store; default ``<work_dir>/runs/<dataset>-<fingerprint>`` (the work
             directory is ``output.root`` when it is local, :attr:`RunConfig.work_dir`).
+        served: what the build's LLM endpoints reported when the preflight or the plan
+            probed them; None: the run probes them when it makes its steps (:attr:`served`).
 
     Attributes:
         plan_path: where the plan is (or will be) written, in the run store.
     """
 
-    def __init__(self, cfg: RunConfig, store: RunStore | None = None) -> None:
+    def __init__(
+        self, cfg: RunConfig, store: RunStore | None = None, served: ServedModels | None = None
+    ) -> None:
         self.cfg = cfg
         refuse_dataset_path(cfg.output.root, None, "output.root")
         self.store = store or RunStore(cfg.work_dir, run_id(cfg))
         self.plan_path = str(self.store.path / PLAN_FILE)
+        self._served = served
         self._owned: list[Step] = []
         self._stage: Step | None = None
         self._quality: Step | None = None
@@ -130,8 +144,34 @@ class BuildRun:
     @classmethod
     def from_plan(cls, plan: PlanRef) -> BuildRun:
         """The run of a plan made earlier (by this or another process), on the plan's
-        validated config and run store: nothing is read or validated again."""
-        return cls(plan.config, RunStore(plan.config.work_dir, plan.run_id))
+        validated config, run store and served models: nothing is read, validated or probed
+        again."""
+        return cls(plan.config, RunStore(plan.config.work_dir, plan.run_id), plan.served)
+
+    @property
+    def served(self) -> ServedModels:
+        """What the build's LLM endpoints reported: as the run was given it, else probed now,
+        once (:func:`~cseaug.pipeline.stages.probe_llms`).
+
+        Raises:
+            BackendError: an API key is missing or an endpoint cannot answer for its model.
+        """
+        if self._served is None:
+            from cseaug.pipeline.stages import probe_llms
+
+            self._served = probe_llms(self.cfg)
+        return self._served
+
+    def confirm_served(self) -> None:
+        """Probe the build's LLM endpoints again (a shard got nothing but failures from them).
+
+        Raises:
+            BackendError: this process cannot reach an endpoint (or it no longer serves the
+                model): the probe's one-line error, naming the URL and the cause.
+        """
+        from cseaug.pipeline.stages import probe_llms
+
+        probe_llms(self.cfg)
 
     def __enter__(self) -> BuildRun:
         return self
@@ -265,12 +305,12 @@ class BuildRun:
         diag = self.cfg.diagnostics
         # Each step is owned as soon as it exists: a later one that fails to load leaves
         # the earlier ones to close().
-        stage = self._own(make_stage(self.cfg, spent_by=self.store.path.name))
+        stage = self._own(make_stage(self.cfg, self.served, spent_by=self.store.path.name))
         stage.stream_views(self._take_view)
         quality = RowChecks.from_config(self.cfg)
         if quality.checks:
             self._quality = self._own(quality)
-        judge = make_judge(self.cfg, spent_by=self.store.path.name)
+        judge = make_judge(self.cfg, self.served, spent_by=self.store.path.name)
         if judge is not None:
             self._judge = self._own(judge)
         if diag.remove_contaminated and diag.eval_data_dir:
@@ -311,13 +351,14 @@ class OpenRuns:
             for run in runs:
                 closing.callback(run.close)
 
-    def open(self, cfg: RunConfig) -> BuildRun:
-        """Open the run of ``cfg`` and keep it under its plan path.
+    def open(self, cfg: RunConfig, served: ServedModels | None = None) -> BuildRun:
+        """Open the run of ``cfg`` (given what its LLM endpoints reported: ``served``, as
+        :class:`BuildRun` takes it) and keep it under its plan path.
 
         Raises:
             InputError: a build of the same config is already open in this process.
         """
-        run = BuildRun(cfg)
+        run = BuildRun(cfg, served=served)
         with self._lock:
             if run.plan_path in self._runs:
                 raise InputError(

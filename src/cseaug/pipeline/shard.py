@@ -6,6 +6,11 @@ finished shard whose rejects hold transient LLM failures (connection, timeout, 4
 malformed body: ``detail.retryable``) or prompts the circuit breaker never sent
 (``circuit_open``) is run again: its answered prompts come from the cache, the failed ones
 are sent again.
+A shard whose LLM answered nothing but failures that a rerun retries has the build's
+endpoints probed again (:meth:`~cseaug.pipeline.run.BuildRun.confirm_served`): where this
+process cannot reach them (a cluster's worker cut off from the endpoint, a server that went
+away after the plan), the shard fails with the probe's one-line error instead of passing on
+nothing but failed requests.
 Anchors whose views failed (in the stage or the per-row checks, :mod:`cseaug.quality.rows`)
 are in the rejects and, when ``sample.include_other``, are kept as ``other`` rows (they are
 still corpus sentences of the hybrid dataset), through the ``other`` rows' steps. Rows the
@@ -124,6 +129,9 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
     steps = run.view_steps()
     results = run_steps(steps, inputs)
     views = merged_results(steps, results, inputs)
+    answered = llm_outcome(views.rows.num_rows, views.rejects)
+    if answered["generated"] == 0 and answered["retryable"] > 0:
+        run.confirm_served()
     other_steps = run.other_steps()
     failed = (
         demoted_rows(inputs, run.checked_rows(results))

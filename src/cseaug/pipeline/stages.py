@@ -6,19 +6,26 @@ that the build never knows which paper, model or backend is behind its stage. Fa
 import their heavy dependencies lazily: choosing the ``sts`` method never imports spaCy or
 torch. Whatever a factory loaded before it failed is closed again.
 
+The LLM endpoints of a build are probed once (:func:`probe_llms`: by the preflight, or by the
+plan step of a build that had none); what they reported (:class:`ServedModels`) goes down
+with the plan to every stage and judge of the build, in this process or a cluster's worker,
+which do not probe again: it is part of the backend identity that the response cache keys
+and the manifest's ``model.llm`` record (docs/llm-backends.md, "What identifies a model").
+
 Example:
     >>> from cseaug.config import RunConfig
     >>> cfg = RunConfig.model_validate({"name": "g", "method": "generate_cse", "corpus": {"path": "c.txt"}})
-    >>> make_stage(cfg).name
+    >>> make_stage(cfg, ServedModels()).name
     'generate_cse'
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from cseaug.config import RunConfig
+from cseaug.config import LLM_METHODS, LLMConfig, RunConfig
 from cseaug.step import Step
 
 if TYPE_CHECKING:
@@ -32,11 +39,59 @@ if TYPE_CHECKING:
 StepT = TypeVar("StepT", bound=Step)
 
 
-def make_stage(cfg: RunConfig, spent_by: str | None = None) -> Step:
+@dataclass(frozen=True)
+class ServedModels:
+    """What the API endpoints of a build's LLMs reported about their models when they were
+    probed (:func:`~cseaug.llm.factory.probe_served`): ``llm`` the build's, ``judge`` the LLM
+    judge's (the build's when the judge has no ``llm`` of its own). None where there is
+    nothing to probe: no such LLM, or one loaded in this process."""
+
+    llm: dict[str, Any] | None = None
+    judge: dict[str, Any] | None = None
+
+
+def probe_llm(llm: LLMConfig | None) -> dict[str, Any] | None:
+    """:func:`~cseaug.llm.factory.probe_served` of ``llm`` (None: no LLM, nothing probed).
+
+    Raises:
+        BackendError: the API key is missing or the endpoint cannot answer for the model.
+    """
+    if llm is None:
+        return None
+    from cseaug.llm.factory import probe_served
+
+    return probe_served(llm)
+
+
+def probe_llms(cfg: RunConfig) -> ServedModels:
+    """Probe the endpoint of each API LLM of ``cfg`` once: the build's ``llm`` and the judge's
+    own ``quality.judge.llm``.
+
+    Raises:
+        BackendError: as :func:`probe_llm`, for the first LLM that fails.
+    """
+    llm = probe_llm(cfg.llm if cfg.method in LLM_METHODS else None)
+    own_judge = cfg.quality.judge.llm if cfg.quality.judge is not None else None
+    return served_models(cfg, llm, probe_llm(own_judge))
+
+
+def served_models(
+    cfg: RunConfig, llm: dict[str, Any] | None, own_judge: dict[str, Any] | None
+) -> ServedModels:
+    """The :class:`ServedModels` of ``cfg`` from what the probes of its ``llm`` and of its
+    judge's own ``quality.judge.llm`` reported (a judge without one uses the build's)."""
+    if cfg.judge_llm is None:
+        return ServedModels(llm=llm)
+    has_own = cfg.quality.judge is not None and cfg.quality.judge.llm is not None
+    return ServedModels(llm=llm, judge=own_judge if has_own else llm)
+
+
+def make_stage(cfg: RunConfig, served: ServedModels, spent_by: str | None = None) -> Step:
     """The stage of ``cfg.method``, with its backend or models ready.
 
-    ``spent_by`` (the build's run id) tags what the LLM backend pays for in the response
-    cache, so that the manifest can say what the whole build spent.
+    ``served`` is what the build's LLM endpoint reported (:func:`probe_llms`), given to its
+    backend. ``spent_by`` (the build's run id) tags what the LLM backend pays for in the
+    response cache, so that the manifest can say what the whole build spent.
 
     Raises:
         ConfigError: the prompts, the pattern source or a model cannot be loaded.
@@ -49,13 +104,16 @@ def make_stage(cfg: RunConfig, spent_by: str | None = None) -> Step:
     from cseaug.llm.factory import make_backend
 
     assert cfg.llm is not None  # RunConfig requires it of the LLM methods
-    backend = make_backend(cfg.llm, cfg.cache_path, spent_by)
+    backend = make_backend(cfg.llm, cfg.cache_path, spent_by, served.llm)
     return on_checked_backend(backend, lambda checked: make_llm_stage(cfg, checked))
 
 
-def make_judge(cfg: RunConfig, spent_by: str | None = None) -> LLMJudge | None:
+def make_judge(
+    cfg: RunConfig, served: ServedModels, spent_by: str | None = None
+) -> LLMJudge | None:
     """The LLM judge of ``quality.judge`` on its own backend (``quality.judge.llm``, else the
-    build's ``llm``; checked now), or None when the config has no judge.
+    build's ``llm``; checked now, given what its endpoint reported: ``served.judge``), or
+    None when the config has no judge.
 
     ``spent_by`` (the build's run id) tags the judge's requests in the response cache apart
     from generation's (:func:`cseaug.quality.judge.judge_spent_by`).
@@ -71,7 +129,7 @@ def make_judge(cfg: RunConfig, spent_by: str | None = None) -> LLMJudge | None:
     from cseaug.quality.judge import LLMJudge, judge_spent_by
 
     payer = judge_spent_by(spent_by) if spent_by is not None else None
-    backend = make_backend(llm, cfg.cache_path, payer)
+    backend = make_backend(llm, cfg.cache_path, payer, served.judge)
     return on_checked_backend(backend, lambda checked: LLMJudge.from_config(cfg, checked))
 
 
