@@ -17,24 +17,24 @@ from prefect.artifacts import create_markdown_artifact
 
 from cseaug.dataset import versions
 from cseaug.trainer.card import scores_markdown
-from cseaug.trainer.config import load_train_config
+from cseaug.trainer.config import TrainConfig
 from cseaug.trainer.seeds import SEEDS_MARKDOWN, train_seeds
 from cseaug.trainer.train import default_model_dir, train_encoder
 
 
 @task(name="train-encoder")
 def train_encoder_task(
-    version: str, root: str, config: str, overrides: list[str], out: str | None, seeds: int = 1
+    version: str, root: str, cfg: TrainConfig, out: str | None, seeds: int = 1
 ) -> dict[str, Any]:
-    """Train a sentence encoder on ``version`` (``name/vNNNN`` under ``root``) into ``out``
-    (None: ``<root>/models/<dataset>-<version>-<objective>``), once per seed.
+    """Train a sentence encoder with the validated ``cfg`` on ``version`` (``name/vNNNN``
+    under ``root``) into ``out`` (None: ``<root>/models/<dataset>-<version>-<objective>``),
+    once per seed.
 
     Returns:
         ``{"runs": [record, ...], "summary": None}`` for one seed; with several, the models
         are in ``<out>/seed-<n>`` and ``summary`` is :func:`cseaug.trainer.seeds.seed_summary`.
     """
     version_dir = versions.resolve(root, version)
-    cfg = load_train_config(config, overrides)
     logger = get_run_logger()
     model_dir = out or default_model_dir(root, version_dir, cfg.objective)
     if seeds > 1:

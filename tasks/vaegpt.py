@@ -10,14 +10,15 @@ from typing import Any
 
 from prefect import get_run_logger, task
 
-from cseaug.vaegpt.config import load_train_config
+from cseaug.vaegpt.config import VAEGPTTrainConfig
 from cseaug.vaegpt.train import train_vaegpt
 
 
 @task(name="train-vaegpt")
-def train_vaegpt_task(config: str | None, overrides: list[str]) -> dict[str, Any]:
-    """Train (or resume) a VAEGPT-Sim generator; returns its paths and figures, not the model."""
-    result = train_vaegpt(load_train_config(config, overrides))
+def train_vaegpt_task(cfg: VAEGPTTrainConfig) -> dict[str, Any]:
+    """Train (or resume) a VAEGPT-Sim generator with the validated ``cfg``; returns its paths
+    and figures, not the model."""
+    result = train_vaegpt(cfg)
     summary = {
         "final_dir": str(result.final_dir),
         "best_dir": str(result.best_dir) if result.best_dir else None,

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from cseaug.cli import app
 from tests.augment.scripted_backend import ScriptedBackend
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.flows.validations import count_validations
 from tests.pipeline.test_build_run import crash, failing_stage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -128,27 +129,6 @@ def test_every_deployment_entrypoint_of_prefect_yaml_loads(monkeypatch) -> None:
         assert load_flow_from_entrypoint(entrypoint).name == function.replace("_", "-")
 
 
-def count_validations(monkeypatch) -> list[str]:
-    """Every YAML read (:func:`cseaug.config.loading.load_yaml_model`, behind ``load_config``)
-    and every validation of a whole :class:`RunConfig` from data, from now on."""
-    from cseaug.config import RunConfig, loading
-
-    calls: list[str] = []
-    read, validate = loading.load_yaml_model, RunConfig.model_validate.__func__
-
-    def counted_read(*args, **kwargs):
-        calls.append("read")
-        return read(*args, **kwargs)
-
-    def counted_validate(cls, *args, **kwargs):
-        calls.append("validate")
-        return validate(cls, *args, **kwargs)
-
-    monkeypatch.setattr(loading, "load_yaml_model", counted_read)
-    monkeypatch.setattr(RunConfig, "model_validate", classmethod(counted_validate))
-    return calls
-
-
 @pytest.mark.slow
 @pytest.mark.prefect
 @pytest.mark.parametrize("edge", ["cseaug build", "deployment run"])
@@ -158,6 +138,7 @@ def test_a_build_reads_and_validates_its_config_once_at_its_edge(
     """`cseaug build` validates the YAML and its --set values once and hands the flow the
     validated config; a deployment run (a config path and overrides) is validated once at the
     flow's start. Neither the flow nor its tasks read or validate the config again."""
+    from cseaug.config import RunConfig, loading
     from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
 
     monkeypatch.chdir(REPO)
@@ -165,7 +146,7 @@ def test_a_build_reads_and_validates_its_config_once_at_its_edge(
         "corpus.path=examples/demo_corpus.txt", "sample.size=8", "generate_cse.generator=null",
         "diagnostics.enabled=false", "output.exports=[]", f"output.root={tmp_path}",
     ]  # fmt: skip
-    calls = count_validations(monkeypatch)
+    calls = count_validations(monkeypatch, loading, RunConfig)
     if edge == "cseaug build":
         args = ["build", "--config", "configs/generate-cse.yaml"]
         result = CliRunner().invoke(app, [*args, *(f"--set={item}" for item in overrides)])

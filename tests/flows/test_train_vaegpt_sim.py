@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.flows.validations import count_validations
+
 pytest.importorskip("torch")
 
 
@@ -14,6 +16,17 @@ pytest.importorskip("torch")
 @pytest.mark.prefect
 def test_flow_trains_a_generator(prefect_harness: None, tmp_path: Path) -> None:
     from cseaug_prefect.flows.train_vaegpt_sim import train_vaegpt_sim
+
+    config = tiny_training_config(tmp_path)
+    summary = train_vaegpt_sim(str(config), ["optim.learning_rate=0.001"])
+    assert summary["steps"] == 2
+    assert Path(summary["final_dir"], "vaegpt_sim.json").is_file()
+    assert summary["best_dir"] is not None and summary["steps_per_second"] > 0
+    assert summary["precision"] == "float32" and summary["device"] == "cpu"
+
+
+def tiny_training_config(tmp_path: Path) -> Path:
+    """A two-step training config of a tiny GPT-2 on three MRPC pairs, under ``tmp_path``."""
     from tests.tiny_models import build_tiny_gpt2
 
     base = build_tiny_gpt2(tmp_path / "gpt2")
@@ -40,8 +53,24 @@ def test_flow_trains_a_generator(prefect_harness: None, tmp_path: Path) -> None:
         ),
         encoding="utf-8",
     )
-    summary = train_vaegpt_sim(str(config), ["optim.learning_rate=0.001"])
-    assert summary["steps"] == 2
-    assert Path(summary["final_dir"], "vaegpt_sim.json").is_file()
-    assert summary["best_dir"] is not None and summary["steps_per_second"] > 0
-    assert summary["precision"] == "float32" and summary["device"] == "cpu"
+    return config
+
+
+@pytest.mark.slow
+@pytest.mark.prefect
+@pytest.mark.parametrize("given", ["a validated config", "a config path"])
+def test_the_flow_validates_its_config_once_at_its_start(
+    prefect_harness: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """A config path (a deployment run) is read and validated once, at the flow's start; a
+    validated config is used as it is. The task is given the validated config and neither
+    reads nor validates it again."""
+    from cseaug.vaegpt import config as vaegpt_config
+    from cseaug.vaegpt.config import VAEGPTTrainConfig, load_train_config
+    from cseaug_prefect.flows.train_vaegpt_sim import train_vaegpt_sim
+
+    path = tiny_training_config(tmp_path)
+    config = load_train_config(path) if given == "a validated config" else str(path)
+    calls = count_validations(monkeypatch, vaegpt_config, VAEGPTTrainConfig)
+    assert train_vaegpt_sim(config)["steps"] == 2
+    assert calls == ([] if given == "a validated config" else ["read", "validate"])

@@ -100,8 +100,8 @@ def train_encoder_command(
     from cseaug.trainer.evaluation import scores_table
     from cseaug.trainer.seeds import summary_table
 
-    overrides = list(set_ or [])
-    cfg = load_train_config(config, overrides)  # a bad value or a secret fails before Prefect
+    # the run's one validation, before Prefect starts (a bad value, a secret): the flow is given cfg
+    cfg = load_train_config(config, list(set_ or []))
     version_dir = versions.resolve(root, version)  # an unknown version fails here too
     if out is not None:
         refuse_dataset_path(out, root, "--out")
@@ -115,8 +115,8 @@ def train_encoder_command(
             server.wait_until_ready()
 
         result = train_sentence_encoder(
-            version=str(version_dir), config=str(config), out=str(out) if out else None,
-            root=str(root), overrides=overrides, seeds=seeds
+            version=str(version_dir), config=cfg, out=str(out) if out else None,
+            root=str(root), seeds=seeds
         )  # fmt: skip
     console = Console()
     for record in result["runs"]:
