@@ -23,7 +23,7 @@ config, reporting to the flow's Prefect server.
 from prefect import flow, unmapped
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
-from cseaug.config import RunConfig, run_config
+from cseaug.config import RunConfig, edge_config
 from cseaug.pipeline.run import OpenRuns, PlanRef
 from cseaug.pipeline.shard import ShardOutcome
 from cseaug.pipeline.stages import ServedModels
@@ -52,7 +52,7 @@ def build_hybrid_dataset(
         The build summary: version directory, row and reject counts, token usage, exports.
     """
     install_log_scrubbing()  # a worker or `flow.serve` process starts here, not in the CLI
-    cfg = run_config(config, overrides or [])
+    cfg = edge_config(RunConfig, config, overrides or [])
     # Before any work: a missing extra, or a remote cluster with no server to report to.
     runner = cfg.execution.runner
     cluster, server = shard_task_runner(runner), workers_server(runner)

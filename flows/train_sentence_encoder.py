@@ -21,8 +21,9 @@ from typing import Any
 
 from prefect import flow
 
+from cseaug.config import edge_config
 from cseaug.secrets import install_log_scrubbing
-from cseaug.trainer.config import TrainConfig, train_config
+from cseaug.trainer.config import TrainConfig
 from cseaug_prefect.tasks.train import scores_artifact_task, train_encoder_task
 
 
@@ -55,7 +56,7 @@ def train_sentence_encoder(
         checkpoint, scores) and, for several seeds, their mean ± std.
     """
     install_log_scrubbing()  # a worker or `flow.serve` process starts here, not in the CLI
-    cfg = train_config(config, overrides or [])
+    cfg = edge_config(TrainConfig, config, overrides or [])
     result = train_encoder_task(version, root, cfg, out, seeds)
     scores_artifact_task(result)
     return result

@@ -15,8 +15,9 @@ from typing import Any
 
 from prefect import flow
 
+from cseaug.config import edge_config
 from cseaug.secrets import install_log_scrubbing
-from cseaug.vaegpt.config import VAEGPTTrainConfig, train_config
+from cseaug.vaegpt.config import VAEGPTTrainConfig
 from cseaug_prefect.tasks.vaegpt import train_vaegpt_task
 
 
@@ -36,7 +37,7 @@ def train_vaegpt_sim(
         The generator's directories, steps, best validation Avg-ROUGE and speed.
     """
     install_log_scrubbing()  # a worker or `flow.serve` process starts here, not in the CLI
-    return train_vaegpt_task(train_config(config, overrides or []))
+    return train_vaegpt_task(edge_config(VAEGPTTrainConfig, config, overrides or []))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cseaug.config import RunConfig, run_config
+from cseaug.config import RunConfig, edge_config
 from cseaug.config import load_config as load_config  # public as cseaug.load_config
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def build_dataset(
     from cseaug.pipeline.local import run_build
     from cseaug.pipeline.preflight import check_before_build
 
-    cfg = run_config(config, overrides)
+    cfg = edge_config(RunConfig, config, overrides)
     return run_build(cfg, check_before_build(cfg, say=say).served)
 
 

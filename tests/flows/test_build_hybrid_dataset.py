@@ -146,7 +146,7 @@ def test_a_build_reads_and_validates_its_config_once_at_its_edge(
         "corpus.path=examples/demo_corpus.txt", "sample.size=8", "generate_cse.generator=null",
         "diagnostics.enabled=false", "output.exports=[]", f"output.root={tmp_path}",
     ]  # fmt: skip
-    calls = count_validations(monkeypatch, loading, RunConfig)
+    calls = count_validations(monkeypatch, RunConfig, loading)
     if edge == "cseaug build":
         args = ["build", "--config", "configs/generate-cse.yaml"]
         result = CliRunner().invoke(app, [*args, *(f"--set={item}" for item in overrides)])

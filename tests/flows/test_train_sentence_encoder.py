@@ -29,6 +29,7 @@ def test_a_training_run_reads_and_validates_its_config_once_at_its_edge(
     """`cseaug train-encoder` validates the YAML and its --set values once and hands the flow
     the validated config; a deployment run (a config path and overrides) is validated once at
     the flow's start. Neither the flow nor its task reads or validates the config again."""
+    from cseaug.config import loading
     from cseaug.trainer import config as train_config
     from cseaug.trainer.config import TrainConfig
     from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
@@ -40,7 +41,7 @@ def test_a_training_run_reads_and_validates_its_config_once_at_its_edge(
         yaml.safe_dump({**settings, "device": "cpu", "evaluation": {"sets": [], "dev": None}})
     )
     root = tmp_path / "storage"
-    calls = count_validations(monkeypatch, train_config, TrainConfig)
+    calls = count_validations(monkeypatch, TrainConfig, loading, train_config)
     if edge == "cseaug train-encoder":
         args = ["train-encoder", "--version", "once/v0001", "--config", str(config)]
         result = CliRunner().invoke(app, [*args, "--set", "max_steps=2", "--root", str(root)])

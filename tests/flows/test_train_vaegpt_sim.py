@@ -65,12 +65,13 @@ def test_the_flow_validates_its_config_once_at_its_start(
     """A config path (a deployment run) is read and validated once, at the flow's start; a
     validated config is used as it is. The task is given the validated config and neither
     reads nor validates it again."""
+    from cseaug.config import loading
     from cseaug.vaegpt import config as vaegpt_config
     from cseaug.vaegpt.config import VAEGPTTrainConfig, load_train_config
     from cseaug_prefect.flows.train_vaegpt_sim import train_vaegpt_sim
 
     path = tiny_training_config(tmp_path)
     config = load_train_config(path) if given == "a validated config" else str(path)
-    calls = count_validations(monkeypatch, vaegpt_config, VAEGPTTrainConfig)
+    calls = count_validations(monkeypatch, VAEGPTTrainConfig, loading, vaegpt_config)
     assert train_vaegpt_sim(config)["steps"] == 2
     assert calls == ([] if given == "a validated config" else ["read", "validate"])

@@ -9,21 +9,25 @@ from pydantic import BaseModel
 
 
 def count_validations(
-    monkeypatch: pytest.MonkeyPatch, loader: ModuleType, model: type[BaseModel]
+    monkeypatch: pytest.MonkeyPatch, model: type[BaseModel], *loaders: ModuleType
 ) -> list[str]:
-    """Every YAML read through ``loader.load_yaml_model`` (``"read"``) and every validation of
-    a whole ``model`` from data (``"validate"``), from now on, in order."""
+    """Every YAML read through ``load_yaml_model`` of one of ``loaders`` (``"read"``) and every
+    validation of a whole ``model`` from data (``"validate"``), from now on, in order."""
     calls: list[str] = []
-    read, validate = loader.load_yaml_model, model.model_validate.__func__
+    validate = model.model_validate.__func__
 
-    def counted_read(*args, **kwargs):
-        calls.append("read")
-        return read(*args, **kwargs)
+    def counted(read):
+        def counted_read(*args, **kwargs):
+            calls.append("read")
+            return read(*args, **kwargs)
+
+        return counted_read
 
     def counted_validate(cls, *args, **kwargs):
         calls.append("validate")
         return validate(cls, *args, **kwargs)
 
-    monkeypatch.setattr(loader, "load_yaml_model", counted_read)
+    for loader in loaders:
+        monkeypatch.setattr(loader, "load_yaml_model", counted(loader.load_yaml_model))
     monkeypatch.setattr(model, "model_validate", classmethod(counted_validate))
     return calls

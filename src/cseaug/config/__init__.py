@@ -50,11 +50,11 @@ from cseaug.config.llm import PriceConfig as PriceConfig
 from cseaug.config.llm import VLLMEngineConfig as VLLMEngineConfig
 from cseaug.config.llm import base_url_problem as base_url_problem
 from cseaug.config.loading import apply_overrides as apply_overrides
+from cseaug.config.loading import edge_config as edge_config
 from cseaug.config.loading import format_validation_error as format_validation_error
 from cseaug.config.loading import load_config as load_config
 from cseaug.config.loading import load_yaml_model as load_yaml_model
 from cseaug.config.loading import parse_override as parse_override
-from cseaug.config.loading import run_config as run_config
 from cseaug.config.loading import validated as validated
 from cseaug.config.osscse import SPACY_COMPONENTS_NOT_NEEDED as SPACY_COMPONENTS_NOT_NEEDED
 from cseaug.config.osscse import BacktranslationConfig as BacktranslationConfig

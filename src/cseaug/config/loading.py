@@ -241,19 +241,26 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConf
     return load_yaml_model(RunConfig, path, overrides)
 
 
-def run_config(config: RunConfig | str | Path, overrides: Sequence[str] = ()) -> RunConfig:
-    """``config`` as a validated run config: a :class:`RunConfig` as it is (validated where it
-    was made), a YAML file's path read with ``overrides`` by :func:`load_config`.
+def edge_config(
+    model: type[ModelT], config: ModelT | str | Path | None, overrides: Sequence[str] = ()
+) -> ModelT:
+    """``config`` as a validated ``model``: an instance as it is (validated where it was made),
+    else a YAML file's path (None: the defaults) read with ``overrides`` by
+    :func:`load_yaml_model`.
 
-    :func:`cseaug.build_dataset` and the flow ``build-hybrid-dataset`` (a deployment run gives
-    it a path; ``cseaug build`` the config it loaded) call it once and pass the result down.
+    The edge of every run calls it once and passes the result down: the flows
+    ``build-hybrid-dataset`` (a deployment run gives it a path, ``cseaug build`` the config it
+    loaded), ``train-sentence-encoder`` and ``train-vaegpt-sim``, and
+    :func:`cseaug.build_dataset`.
 
     Raises:
-        ConfigError: as :func:`load_config`.
-        ValueError: overrides given with a RunConfig.
+        ConfigError: as :func:`load_yaml_model`.
+        ValueError: overrides given with an instance.
     """
-    if not isinstance(config, RunConfig):
-        return load_config(config, list(overrides))
+    if not isinstance(config, model):
+        return load_yaml_model(model, config, list(overrides))
     if overrides:
-        raise ValueError("overrides apply to a config path; change a RunConfig with model_copy")
+        raise ValueError(
+            f"overrides apply to a config path; change a {model.__name__} with model_copy"
+        )
     return config

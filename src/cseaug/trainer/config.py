@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -305,21 +304,3 @@ def load_train_config(path: str | Path | None, overrides: list[str] | None = Non
         10
     """
     return load_yaml_model(TrainConfig, path, overrides, what="training config")
-
-
-def train_config(config: TrainConfig | str | Path, overrides: Sequence[str] = ()) -> TrainConfig:
-    """``config`` as a validated training config: a :class:`TrainConfig` as it is (validated
-    where it was made), a YAML file's path read with ``overrides`` by :func:`load_train_config`.
-
-    The edge of every training run (``cseaug train-encoder``, a deployment run of the flow
-    ``train-sentence-encoder``) validates once; the flow and its task are given the result.
-
-    Raises:
-        ConfigError: as :func:`load_train_config`.
-        ValueError: overrides given with a TrainConfig.
-    """
-    if not isinstance(config, TrainConfig):
-        return load_train_config(config, list(overrides))
-    if overrides:
-        raise ValueError("overrides apply to a config path; change a TrainConfig with model_copy")
-    return config

@@ -11,7 +11,6 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -176,24 +175,3 @@ def load_train_config(
         10
     """
     return load_yaml_model(VAEGPTTrainConfig, path, overrides, what="training config")
-
-
-def train_config(
-    config: VAEGPTTrainConfig | str | Path | None, overrides: Sequence[str] = ()
-) -> VAEGPTTrainConfig:
-    """``config`` as a validated training config: a :class:`VAEGPTTrainConfig` as it is
-    (validated where it was made), a YAML file's path (None: the defaults) read with
-    ``overrides`` by :func:`load_train_config`. The flow ``train-vaegpt-sim`` calls it once, at
-    its start, and gives its task the result.
-
-    Raises:
-        ConfigError: as :func:`load_train_config`.
-        ValueError: overrides given with a VAEGPTTrainConfig.
-    """
-    if not isinstance(config, VAEGPTTrainConfig):
-        return load_train_config(config, list(overrides))
-    if overrides:
-        raise ValueError(
-            "overrides apply to a config path; change a VAEGPTTrainConfig with model_copy"
-        )
-    return config
