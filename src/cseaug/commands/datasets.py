@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import timedelta
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -35,13 +35,13 @@ RefArgument = Annotated[
 ]
 
 
-class SplitChoice(str, Enum):
+class SplitChoice(StrEnum):
     train = "train"
     heldout = "heldout"
     all = "all"
 
 
-class LayoutChoice(str, Enum):
+class LayoutChoice(StrEnum):
     auto = "auto"
     pair = "pair"
     triplet = "triplet"

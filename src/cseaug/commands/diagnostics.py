@@ -15,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -49,7 +49,7 @@ NoCacheOption = Annotated[
 ]
 
 
-class WordsChoice(str, Enum):
+class WordsChoice(StrEnum):
     whitespace = "whitespace"
     project = "project"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -162,7 +162,7 @@ def build_manifest(
         "token_usage": dict(token_usage or {}),
         "timings": dict(timings or {}),
         "code": code_version(),
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     if extra:
         manifest["extra"] = dict(extra)

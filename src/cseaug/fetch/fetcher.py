@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Literal
 
@@ -238,7 +238,7 @@ def _fetch_files(
                 + _mismatch_hint(entry, data_dir)
             )
         place(part, target)
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        now = datetime.now(UTC).isoformat(timespec="seconds")
         record = {"entry": entry.name, "url": got.url, "checksum": "catalogue",
                   "fetched_at": now, "sha256": got.sha256}  # fmt: skip
         write_record(data_dir, member.target, record)
@@ -308,7 +308,7 @@ def _mismatch_hint(entry: Entry, data_dir: Path) -> str:
 
 
 def _record(entry: Entry, data_dir: Path, url: str, sha256: str, checksum: str) -> None:
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    now = datetime.now(UTC).isoformat(timespec="seconds")
     base = {"entry": entry.name, "url": url, "checksum": checksum, "fetched_at": now}
     if not entry.is_archive:
         write_record(data_dir, entry.target or "", {**base, "sha256": sha256})
