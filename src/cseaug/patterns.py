@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from cseaug.config import PatternConfig
+from cseaug.config import SOURCE_KIND, PatternConfig
 from cseaug.errors import ConfigError
 from cseaug.hashing import file_sha256
 from cseaug.readers.benchmarks import (
@@ -44,12 +44,6 @@ NLI_LEVELS: tuple[str, ...] = ("positive", "negative")
 LEVELS: dict[str, tuple[str, ...]] = {"sts": STS_LEVELS, "nli": NLI_LEVELS}
 """Levels of each pattern kind; they are also the names of the views they generate."""
 
-SOURCE_KIND: dict[str, PatternKind] = {
-    "sts12": "sts",
-    "sts_table": "sts",
-    "nli_csv": "nli",
-    "snli_senteval": "nli",
-}
 
 # Verbatim from the appendix (only the text extraction's "\\$" escape undone): the examples
 # the paper's prompts showed. tests/test_prompts.py checks them against the paper's text.

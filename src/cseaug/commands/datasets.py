@@ -147,11 +147,7 @@ def _require_dataset(root: str, name: str, found: list[uncommitted.UncommittedPr
     uncommitted prefix under ``root``."""
     if versions.list_versions(root, name) or versions.stray_versions(root, name) or found:
         return
-    known = versions.list_datasets(root)
-    raise InputError(
-        f"no dataset '{name}' under {versions.datasets_location(root)}; "
-        + (f"datasets there: {', '.join(known)}" if known else "there are no datasets yet")
-    )
+    raise versions.no_such_dataset(root, name)
 
 
 def _prune_uncommitted(root: str, name: str | None, idle: timedelta, dry_run: bool) -> None:

@@ -65,6 +65,7 @@ from cseaug.config.output import ExportConfig as ExportConfig
 from cseaug.config.output import OutputConfig as OutputConfig
 from cseaug.config.output import dataset_name_problem as dataset_name_problem
 from cseaug.config.output import normalize_export_format as normalize_export_format
+from cseaug.config.patterns import SOURCE_KIND as SOURCE_KIND
 from cseaug.config.patterns import PatternConfig as PatternConfig
 from cseaug.config.publish import PublishConfig as PublishConfig
 from cseaug.config.quality import JudgeConfig as JudgeConfig

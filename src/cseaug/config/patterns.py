@@ -9,6 +9,14 @@ from pydantic import Field
 
 from cseaug.config.base import StrictModel
 
+SOURCE_KIND: dict[str, Literal["sts", "nli"]] = {
+    "sts12": "sts",
+    "sts_table": "sts",
+    "nli_csv": "nli",
+    "snli_senteval": "nli",
+}
+"""The pattern kind each source's examples have (``paper`` has both)."""
+
 
 class PatternConfig(StrictModel):
     """The pattern source and the fixed in-context examples (NGCSE, 'Pattern Simulation with LLM')."""

@@ -17,7 +17,7 @@ from cseaug.config.generation import CleaningConfig, GenerationConfig
 from cseaug.config.llm import LLMConfig
 from cseaug.config.osscse import BacktranslationConfig, NegationConfig
 from cseaug.config.output import DatasetName, OutputConfig
-from cseaug.config.patterns import PatternConfig
+from cseaug.config.patterns import SOURCE_KIND, PatternConfig
 from cseaug.config.publish import PublishConfig
 from cseaug.config.quality import QualityConfig
 from cseaug.roots import work_dir
@@ -68,12 +68,10 @@ class RunConfig(StrictModel):
         if self.method in LLM_METHODS and self.llm is None:
             raise ValueError(f"method '{self.method}' needs an 'llm' section")
         if self.patterns is not None and self.method in PATTERN_METHODS:
-            nli_sources = {"nli_csv", "snli_senteval"}
-            sts_sources = {"sts12", "sts_table"}
-            wrong = nli_sources if self.method == "sts" else sts_sources
-            if self.patterns.source in wrong:
+            kind = SOURCE_KIND.get(self.patterns.source, self.method)  # paper: both kinds
+            if kind != self.method:
                 raise ValueError(
-                    f"patterns.source '{self.patterns.source}' gives {'NLI' if self.method == 'sts' else 'STS'} "
+                    f"patterns.source '{self.patterns.source}' gives {kind.upper()} "
                     f"examples but method is '{self.method}'"
                 )
         return self

@@ -157,6 +157,15 @@ def latest_version(root: str | Path, name: str) -> str | None:
     return versions[-1] if versions else None
 
 
+def no_such_dataset(root: str | Path, name: str) -> InputError:
+    """The error for a dataset ``name`` that ``root`` does not hold, listing those it does."""
+    known = list_datasets(root)
+    return InputError(
+        f"no dataset '{name}' under {datasets_location(root)}; "
+        + (f"datasets there: {', '.join(known)}" if known else "there are no datasets yet")
+    )
+
+
 def resolve(root: str | Path, ref: str) -> Path:
     """The directory of ``name``, ``name/latest`` or ``name/vNNNN`` under ``root``.
 
@@ -173,11 +182,7 @@ def resolve(root: str | Path, ref: str) -> Path:
     check_name(name)
     versions = list_versions(root, name)
     if not versions:
-        known = list_datasets(root)
-        raise InputError(
-            f"no dataset '{name}' under {datasets_location(root)}; "
-            + (f"datasets there: {', '.join(known)}" if known else "there are no datasets yet")
-        )
+        raise no_such_dataset(root, name)
     if version is None:
         version = latest_version(root, name)
     elif version not in versions:
