@@ -123,6 +123,45 @@ def test_a_dry_run_without_a_key_counts_every_request_when_a_cache_exists(
     assert found["requests"] == found["to send"] == str(3 * 8) and found["cached"] == "0"
 
 
+def test_a_rerun_dry_run_probes_the_endpoint_once_and_finds_every_cached_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 23 item 1: a dry run's preflight probes the endpoint (``GET /models``) and the
+    estimate matches the response cache with what that probe reported, instead of asking the
+    endpoint again for every lookup (it asked 4 times for this build before). After a build,
+    every request of the same config is found in the cache."""
+    from cseaug.commands.build import run_build_command
+    from cseaug.pipeline.local import run_build
+    from tests.fake_openai_server import FakeOpenAIServer
+    from tests.reliability.attack_tools import REPO
+
+    with FakeOpenAIServer() as server:
+        cfg = load_config(
+            DEMO,
+            [
+                f"corpus.path={REPO / 'examples' / 'demo_corpus.txt'}",
+                "llm.backend=openai-compatible",
+                f"llm.base_url={server.base_url}",
+                "llm.model=fake",
+                "sample.size=8",
+                "diagnostics.enabled=false",
+                "publish.min_pattern_share=0",  # the fake answers are not graded
+                f"output.root={tmp_path / 'storage'}",
+            ],
+        )
+        run_build(cfg)
+        probes = server.state.model_requests
+        capsys.readouterr()
+        run_build_command(cfg, dry_run=True)
+        assert server.state.model_requests - probes == 1
+    cells = [
+        [c.strip() for c in line.split("│") if c.strip()]
+        for line in capsys.readouterr().err.splitlines()  # the CLI's console is stderr
+    ]
+    found = {row[0]: row[1] for row in cells if len(row) == 2}
+    assert found["requests"] == found["cached"] == str(3 * 8) and found["to send"] == "0"
+
+
 FULL_DISK_AT_FSYNC = """
 import errno, os, sys
 real_fsync, root = os.fsync, sys.argv.pop(1)

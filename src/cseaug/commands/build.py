@@ -149,7 +149,7 @@ def run_build_command(cfg: RunConfig, *, dry_run: bool) -> None:
     if dry_run:
         from cseaug.pipeline.dry_run import estimate_build
 
-        print_estimate(estimate_build(cfg), found.build_needs)
+        print_estimate(estimate_build(cfg, found.served), found.build_needs)
         return
     # Prefect's temporary server starts on the other core while the flow is imported (issue 14)
     server = temporary_server() if cfg.execution.runner.kind == "local" else None

@@ -93,15 +93,13 @@ def tokenizer_tokens(tokenizer: Any, requests: Sequence[ChatRequest]) -> int:
 
 
 def cached_answers(
-    requests: Sequence[ChatRequest], cfg: LLMConfig, cache_path: Path | None
+    requests: Sequence[ChatRequest], identity: dict[str, Any] | None, cache_path: Path | None
 ) -> list[str | None]:
     """For each request, the answer the cache at ``cache_path`` holds for the backend of
-    ``cfg``, or None (no file: none)."""
-    if cache_path is None or not Path(cache_path).is_file():
+    ``identity`` (:meth:`~cseaug.llm.base.LLMBackend.identity`), or None (no identity or no
+    file: none)."""
+    if identity is None or cache_path is None or not Path(cache_path).is_file():
         return [None] * len(requests)
-    from cseaug.llm.factory import make_backend
-
-    identity = make_backend(cfg, cache_path=None).identity()
     hashes = [request_hash(identity, r) for r in requests]
     cache = ResponseCache(cache_path)
     try:
@@ -112,11 +110,19 @@ def cached_answers(
 
 
 def estimate(
-    requests: Sequence[ChatRequest], cfg: LLMConfig, cache_path: Path | None = None
+    requests: Sequence[ChatRequest],
+    cfg: LLMConfig,
+    cache_path: Path | None = None,
+    identity: dict[str, Any] | None = None,
 ) -> Estimate:
-    """Count requests, hits in the cache at ``cache_path`` (None or no file: none) and
-    tokens of a build without sending anything."""
-    cached = [answer is not None for answer in cached_answers(requests, cfg, cache_path)]
+    """Count requests, hits in the cache at ``cache_path`` (None or no file: none) under the
+    backend's ``identity`` (None: asked of the backend of ``cfg``, an API backend's endpoint
+    probed) and tokens of a build without sending anything."""
+    if identity is None and cache_path is not None and Path(cache_path).is_file():
+        from cseaug.llm.factory import make_backend
+
+        identity = make_backend(cfg, cache_path=None).identity()
+    cached = [answer is not None for answer in cached_answers(requests, identity, cache_path)]
     to_send = [r for r, hit in zip(requests, cached, strict=True) if not hit]
     tokenizer = local_chat_tokenizer(cfg.model) if to_send else None
     if tokenizer is not None:

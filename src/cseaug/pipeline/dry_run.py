@@ -6,8 +6,9 @@ with a stand-in (the input sentence's words reversed plus one word, which passes
 checks), so second-round requests (``generation.derive_from: positive``) are counted too,
 with a positive not yet written approximated by the input. Nothing is sent, nothing is
 published, and the run store is not touched. The cache is read only where the backend's
-identity can be had (:func:`readable_cache`: an API backend asks its endpoint), since a
-dry run works without an API key and offline (issue 22). On the paid APIs (``openai``, ``openai-batch``)
+identity can be had (:func:`cache_identity`: an API backend's from what the preflight's probe
+reported, else asked of its endpoint), since a dry run works without an API key and offline
+(issue 22). On the paid APIs (``openai``, ``openai-batch``)
 the estimate is priced for the online and the Batch API
 (:func:`cseaug.llm.estimate.api_costs`). With ``quality.judge`` the judge runs on a recorder
 of its own over the rows the stage filled (one request per row), and its requests, cache
@@ -35,33 +36,33 @@ from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallb
 from cseaug.llm.estimate import PRICED_BACKENDS, Estimate, api_costs, cached_answers, estimate
 from cseaug.llm.factory import cuda_visible, make_backend, resolve_backend
 from cseaug.llm.throughput import gpu_plan
-from cseaug.pipeline.stages import make_llm_stage
+from cseaug.pipeline.stages import ServedModels, make_llm_stage
 
 
 class RecordingBackend(LLMBackend):
-    """Records requests and answers each with its answer in the response cache (given ``llm``
-    and ``cache_path``), else with its last message's words reversed, plus one.
+    """Records requests and answers each with its answer in the response cache (given
+    ``identity`` and ``cache_path``), else with its last message's words reversed, plus one.
 
     Args:
-        llm: the section of the backend whose answers the cache holds; None: stand-ins only.
+        identity: the identity of the backend whose answers the cache holds; None: stand-ins only.
         cache_path: the response cache; None or an absent file: stand-ins only.
     """
 
     name = "recording"
 
-    def __init__(self, llm: LLMConfig | None = None, cache_path: Path | None = None) -> None:
+    def __init__(
+        self, identity: dict[str, Any] | None = None, cache_path: Path | None = None
+    ) -> None:
         super().__init__(model="recording", sampling={})
         self.requests: list[ChatRequest] = []
-        self._llm = llm
+        self._identity = identity
         self._cache_path = cache_path
 
     def _generate(
         self, requests: list[ChatRequest], progress: ProgressCallback | None
     ) -> list[ChatResponse]:
         self.requests.extend(requests)
-        stored: list[str | None] = [None] * len(requests)
-        if self._llm is not None:
-            stored = cached_answers(requests, self._llm, self._cache_path)
+        stored = cached_answers(requests, self._identity, self._cache_path)
         return [
             ChatResponse(key=r.key, text=answer if answer is not None else stand_in(r))
             for r, answer in zip(requests, stored, strict=True)
@@ -87,29 +88,34 @@ def priced(found: Estimate, llm: LLMConfig) -> dict[str, Any]:
     return out
 
 
-def readable_cache(llm: LLMConfig, cache_path: Path) -> tuple[Path | None, str | None]:
-    """The response cache the estimate may read for ``llm``'s answers, and why not when it
-    may not: an answer is found by the backend's identity, which an API backend asks its
-    endpoint for, and a dry run must work without a key or a reachable endpoint (issue 22)
-    (the preflight lists those among what a real build would still need).
+def cache_identity(
+    llm: LLMConfig, cache_path: Path, served: dict[str, Any] | None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The identity under which the response cache holds ``llm``'s answers, and why it cannot
+    be had when it cannot: an API backend's identity holds what its endpoint reports about the
+    model (``served``, from the preflight's probe; asked of the endpoint when the probe had
+    nothing), and a dry run must work without a key or a reachable endpoint (issue 22; the
+    preflight lists those among what a real build would still need).
 
     Returns:
-        ``(cache_path, None)``, or ``(None, reason)``: every request is then counted as to send.
+        ``(identity, None)``; ``(None, None)`` without a cache file (nothing to find); or
+        ``(None, reason)``: every request is then counted as to send.
     """
     if not cache_path.is_file():
-        return cache_path, None
-    backend = make_backend(llm, None)
+        return None, None
+    backend = make_backend(llm, None, served=served)
     try:
-        backend.identity()
+        return backend.identity(), None
     except BackendError:
         return None, "not read (the endpoint is needed to match its answers): every request counted"
     finally:
         backend.close()
-    return cache_path, None
 
 
-def estimate_build(cfg: RunConfig) -> dict[str, Any]:
-    """Corpus counts and, for LLM methods, requests and tokens the build would spend."""
+def estimate_build(cfg: RunConfig, served: ServedModels | None = None) -> dict[str, Any]:
+    """Corpus counts and, for LLM methods, requests and tokens the build would spend; the
+    response cache is matched with what the preflight's probe reported (``served``; None:
+    an API backend's endpoint is asked now)."""
     prepared = prepare_corpus(cfg.corpus, cfg.sample, cfg.method)
     warn_short_sample(prepared)
     shard = cfg.execution.shard_size
@@ -123,11 +129,12 @@ def estimate_build(cfg: RunConfig) -> dict[str, Any]:
     if cfg.method not in LLM_METHODS or cfg.llm is None:
         out["llm_requests"] = 0
         return out
-    cache_path, unread = readable_cache(cfg.llm, cfg.cache_path)
-    recorder = RecordingBackend(cfg.llm, cache_path)
+    served = served or ServedModels()
+    identity, unread = cache_identity(cfg.llm, cfg.cache_path, served.llm)
+    recorder = RecordingBackend(identity, cfg.cache_path)
     stage = make_llm_stage(cfg, recorder)
     generated = stage(prepared.sample).rows
-    found = estimate(recorder.requests, cfg.llm, cache_path)
+    found = estimate(recorder.requests, cfg.llm, cfg.cache_path if identity else None, identity)
     out.update(priced(found, cfg.llm))
     out["token_count"] = found.method
     if unread:
@@ -136,10 +143,11 @@ def estimate_build(cfg: RunConfig) -> dict[str, Any]:
     if judge_llm is not None:  # one request per generated row, counted and priced apart
         from cseaug.quality.judge import LLMJudge
 
-        judge_cache, unread = readable_cache(judge_llm, cfg.cache_path)
-        judge_recorder = RecordingBackend(judge_llm, judge_cache)
+        judge_identity, unread = cache_identity(judge_llm, cfg.cache_path, served.judge)
+        judge_recorder = RecordingBackend(judge_identity, cfg.cache_path)
         LLMJudge.from_config(cfg, judge_recorder)(generated)
-        judged = estimate(judge_recorder.requests, judge_llm, judge_cache)
+        judge_cache = cfg.cache_path if judge_identity else None
+        judged = estimate(judge_recorder.requests, judge_llm, judge_cache, judge_identity)
         out.update({f"judge_{key}": value for key, value in priced(judged, judge_llm).items()})
         if unread:
             out["judge_cache"] = unread
