@@ -9,7 +9,7 @@ import pytest
 from cseaug.config import LLMConfig
 from cseaug.errors import BackendError
 from cseaug.llm.cache import CachedBackend
-from cseaug.llm.estimate import estimate, heuristic_tokens
+from cseaug.llm.estimate import cached_answers, estimate, heuristic_tokens
 from cseaug.llm.factory import make_backend
 from cseaug.llm.openai_backend import OpenAIBackend
 from cseaug.llm.transformers_backend import TransformersBackend
@@ -32,7 +32,12 @@ def test_estimate_with_the_heuristic_and_the_cache(
     requests = [ask(f"sentence {i}") for i in range(10)]
     cache_path = tmp_path / "llm.sqlite"
 
-    before = estimate(requests, cfg, cache_path)
+    identity = make_backend(cfg, None).identity()
+
+    def hits() -> list[bool]:
+        return [answer is not None for answer in cached_answers(requests, identity, cache_path)]
+
+    before = estimate(requests, cfg, hits())
     assert not cache_path.exists()  # a dry run creates nothing
     assert (before.requests, before.cached, before.to_send) == (10, 0, 10)
     assert before.prompt_tokens == sum(heuristic_tokens(r) for r in requests)
@@ -40,7 +45,7 @@ def test_estimate_with_the_heuristic_and_the_cache(
     assert before.method.startswith("heuristic")
 
     make_backend(cfg, cache_path).generate(requests[:4])
-    after = estimate(requests, cfg, cache_path)
+    after = estimate(requests, cfg, hits())
     assert (after.cached, after.to_send) == (4, 6)
     assert after.prompt_tokens == sum(heuristic_tokens(r) for r in requests[4:])
     assert after.max_completion_tokens == 300

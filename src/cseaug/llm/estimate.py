@@ -110,19 +110,11 @@ def cached_answers(
 
 
 def estimate(
-    requests: Sequence[ChatRequest],
-    cfg: LLMConfig,
-    cache_path: Path | None = None,
-    identity: dict[str, Any] | None = None,
+    requests: Sequence[ChatRequest], cfg: LLMConfig, cached: Sequence[bool] | None = None
 ) -> Estimate:
-    """Count requests, hits in the cache at ``cache_path`` (None or no file: none) under the
-    backend's ``identity`` (None: asked of the backend of ``cfg``, an API backend's endpoint
-    probed) and tokens of a build without sending anything."""
-    if identity is None and cache_path is not None and Path(cache_path).is_file():
-        from cseaug.llm.factory import make_backend
-
-        identity = make_backend(cfg, cache_path=None).identity()
-    cached = [answer is not None for answer in cached_answers(requests, identity, cache_path)]
+    """Count requests, those ``cached`` (a flag per request, as :func:`cached_answers` found
+    them; None: none) and the tokens of those still to send, without sending anything."""
+    cached = list(cached) if cached is not None else [False] * len(requests)
     to_send = [r for r, hit in zip(requests, cached, strict=True) if not hit]
     tokenizer = local_chat_tokenizer(cfg.model) if to_send else None
     if tokenizer is not None:

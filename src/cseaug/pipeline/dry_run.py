@@ -55,6 +55,8 @@ class RecordingBackend(LLMBackend):
     ) -> None:
         super().__init__(model="recording", sampling={})
         self.requests: list[ChatRequest] = []
+        self.cached: list[bool] = []
+        """Per recorded request: whether the cache held its answer."""
         self._identity = identity
         self._cache_path = cache_path
 
@@ -63,6 +65,7 @@ class RecordingBackend(LLMBackend):
     ) -> list[ChatResponse]:
         self.requests.extend(requests)
         stored = cached_answers(requests, self._identity, self._cache_path)
+        self.cached.extend(answer is not None for answer in stored)
         return [
             ChatResponse(key=r.key, text=answer if answer is not None else stand_in(r))
             for r, answer in zip(requests, stored, strict=True)
@@ -134,7 +137,7 @@ def estimate_build(cfg: RunConfig, served: ServedModels | None = None) -> dict[s
     recorder = RecordingBackend(identity, cfg.cache_path)
     stage = make_llm_stage(cfg, recorder)
     generated = stage(prepared.sample).rows
-    found = estimate(recorder.requests, cfg.llm, cfg.cache_path if identity else None, identity)
+    found = estimate(recorder.requests, cfg.llm, recorder.cached)
     out.update(priced(found, cfg.llm))
     out["token_count"] = found.method
     if unread:
@@ -146,8 +149,7 @@ def estimate_build(cfg: RunConfig, served: ServedModels | None = None) -> dict[s
         judge_identity, unread = cache_identity(judge_llm, cfg.cache_path, served.judge)
         judge_recorder = RecordingBackend(judge_identity, cfg.cache_path)
         LLMJudge.from_config(cfg, judge_recorder)(generated)
-        judge_cache = cfg.cache_path if judge_identity else None
-        judged = estimate(judge_recorder.requests, judge_llm, judge_cache, judge_identity)
+        judged = estimate(judge_recorder.requests, judge_llm, judge_recorder.cached)
         out.update({f"judge_{key}": value for key, value in priced(judged, judge_llm).items()})
         if unread:
             out["judge_cache"] = unread
