@@ -81,45 +81,6 @@ SPECIAL_TOKEN_PATTERN = (
 _SPECIAL_TOKEN = re.compile(SPECIAL_TOKEN_PATTERN)
 
 
-def _utf8_sequences(lo: int, hi: int) -> list[list[tuple[int, int]]]:
-    """The byte ranges whose concatenations are exactly the UTF-8 encodings of ``lo``..``hi``
-    (the classic construction of RE2 and Rust's ``utf8-ranges``): a range is split where the
-    encoded length changes and where its continuation bytes do not cover their whole span."""
-    for limit in (0x7F, 0x7FF, 0xFFFF):  # one encoded length per range
-        if lo <= limit < hi:
-            return _utf8_sequences(lo, limit) + _utf8_sequences(limit + 1, hi)
-    for shift in (6, 12, 18):  # continuation bytes below the first differing one: all or split
-        mask = (1 << shift) - 1
-        if lo >> shift != hi >> shift:
-            if lo & mask:
-                return _utf8_sequences(lo, lo | mask) + _utf8_sequences((lo | mask) + 1, hi)
-            if hi & mask != mask:
-                return _utf8_sequences(lo, (hi & ~mask) - 1) + _utf8_sequences(hi & ~mask, hi)
-    first, last = chr(lo).encode(), chr(hi).encode()
-    return [list(zip(first, last, strict=True))]
-
-
-def utf8_alternatives(ranges: tuple[tuple[int, int], ...]) -> bytes:
-    """A byte-level regex alternation matching the UTF-8 encoding of every code point in ``ranges``.
-
-    For a regex over bytes (Arrow's binary arrays): each range becomes one or more sequences
-    of byte classes.
-
-    Example:
-        >>> utf8_alternatives(((0x200B, 0x200B), (0xE0000, 0xE0FFF)))
-        b'\\\\xe2\\\\x80[\\\\x8b-\\\\x8b]|\\\\xf3\\\\xa0[\\\\x80-\\\\xbf][\\\\x80-\\\\xbf]'
-    """
-    parts = []
-    for lo, hi in ranges:
-        for sequence in _utf8_sequences(lo, hi):
-            *lead, (a, b) = sequence
-            prefix = "".join(
-                f"\\x{x:02x}" if x == y else f"[\\x{x:02x}-\\x{y:02x}]" for x, y in lead
-            )
-            parts.append(f"{prefix}[\\x{a:02x}-\\x{b:02x}]")
-    return "|".join(parts).encode()
-
-
 @functools.cache
 def _invisible() -> re.Pattern[str]:
     return re.compile(invisible_pattern())

@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,13 +26,7 @@ import pyarrow.compute as pc
 
 from cseaug.dataset.schema import REJECTS_SCHEMA
 from cseaug.readers.source import TEXT, RejectRecord
-from cseaug.text_hazards import (
-    EDGE_JOINERS,
-    SPECIAL_TOKEN_PATTERN,
-    invisible_pattern,
-    invisible_ranges,
-    utf8_alternatives,
-)
+from cseaug.text_hazards import EDGE_JOINERS, SPECIAL_TOKEN_PATTERN, invisible_pattern
 
 STAGE = "corpus"
 
@@ -63,22 +56,14 @@ _WHITESPACE = (
     r"\t\n\x{0B}\f\r\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}"
 )
 _WHITESPACE_RUN = rf"[ {_WHITESPACE}]+"
-_CONTROL_CHARACTER = r"[\x{00}-\x{1F}\x{7F}-\x{9F}]"
-# One regex pass over the UTF-8 bytes of every line finds the few lines that need a closer
-# look: a control character, a whitespace character other than the space (both spelled as
-# their UTF-8 byte sequences), or two spaces in a row; then, as the rules ask, an invisible
-# character or joiner, and the start of a special token. The slower work runs on those only.
-_NEEDS_ATTENTION = (
-    rb"[\x00-\x1f\x7f]|  |\xc2[\x80-\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
-    rb"|\xe2\x81\x9f|\xe3\x80\x80"
-)
-_SPECIAL_TOKEN_START = rb"<\||\[/?INST\]|<</?SYS>>|_of_turn>|</?s>|<\xef\xbd\x9c"
-
-
-@functools.cache
-def _invisible_bytes() -> bytes:
-    # the invisible characters and the joiners (trimmed at a line's edges), as UTF-8 bytes
-    return utf8_alternatives(invisible_ranges()) + rb"|\xe2\x80[\x8c\x8d]"
+_CONTROL = r"\x{00}-\x{1F}\x{7F}-\x{9F}"
+_CONTROL_CHARACTER = f"[{_CONTROL}]"
+# One regex pass over every line finds the few lines that need a closer look: a control
+# character, a whitespace character other than the space, or two spaces in a row; then, as
+# the rules ask, an invisible character or joiner, and the start of a special token. The
+# slower work runs on those only.
+_NEEDS_ATTENTION = f"[{_CONTROL}{_WHITESPACE}]|  "
+_SPECIAL_TOKEN_START = r"<\||\[/?INST\]|<</?SYS>>|_of_turn>|</?s>|<｜"
 
 
 @dataclass(frozen=True)
@@ -94,12 +79,12 @@ class TextRules:
     special_tokens: Literal["reject", "keep"] = "reject"
 
     @property
-    def attention(self) -> bytes:
+    def attention(self) -> str:
         pattern = _NEEDS_ATTENTION
         if self.invisible != "keep":
-            pattern += b"|" + _invisible_bytes()
+            pattern += f"|{invisible_pattern()}|[{EDGE_JOINERS}]"
         if self.special_tokens != "keep":
-            pattern += b"|" + _SPECIAL_TOKEN_START
+            pattern += "|" + _SPECIAL_TOKEN_START
         return pattern
 
     def fix(self, text: pa.Array) -> pa.Array:
@@ -173,9 +158,7 @@ def _normalise(text: pa.Array, rules: TextRules) -> Normalised:
     # ASCII is always NFC: normalise the other lines only (about one in eight on Wikipedia).
     not_ascii = pc.fill_null(pc.invert(pc.string_is_ascii(text)), False)
     text = _replace_where(not_ascii, text, lambda part: pc.utf8_normalize(part, "NFC"))
-    attention = pc.fill_null(
-        pc.match_substring_regex(text.cast(pa.binary()), rules.attention), False
-    )
+    attention = pc.fill_null(pc.match_substring_regex(text, rules.attention), False)
     invisible = (
         _test_where(attention, text, invisible_pattern())
         if rules.invisible != "keep"
