@@ -5,18 +5,11 @@ A present file that matches its sha256 is skipped; anything else is downloaded i
 (:mod:`cseaug.fetch.records`). One fetch at a time writes a directory (``.fetch.lock``); a
 first download that cannot connect anywhere stops the run with :class:`OfflineError`.
 docs/data.md, "What a fetch does".
-
-Example:
-    from cseaug.fetch.catalog import select
-    report = fetch(select(["sick"]), Path("data"))
-    report.summary()
-    # '1 downloaded (2.4 MB), 0 already present, 0 failed, into data in 1.2 s'
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -24,14 +17,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Literal
+from typing import Literal
 
 from rich.filesize import decimal
 
+from cseaug.dataset.versions import acquire
 from cseaug.errors import DownloadError
 from cseaug.fetch.archive import extract_members, place
 from cseaug.fetch.catalog import MIRROR_ENV, Entry, source_urls
-from cseaug.fetch.download import RetryPolicy, UnreachableError, download
+from cseaug.fetch.download import Downloaded, RetryPolicy, UnreachableError, download
 from cseaug.fetch.records import RECORDS_FILE, read_records, write_record
 from cseaug.hashing import file_sha256
 
@@ -187,12 +181,7 @@ def _fetch_entry(
     got = download(urls, part, label=entry.filename, policy=policy)
     expected, basis = _expected_sha256(entry, records)
     if expected is not None and got.sha256 != expected:
-        part.unlink(missing_ok=True)
-        raise DownloadError(
-            f"sha256 mismatch for {_shown(entry, data_dir)} ({got.url}): expected {expected} "
-            f"({basis}), got {got.sha256}; the download was deleted. "
-            + _mismatch_hint(entry, data_dir)
-        )
+        raise _mismatch(entry, data_dir, part, _shown(entry, data_dir), got, expected, basis)
     if entry.is_archive:
         extract_members(part, entry.members, data_dir)
         part.unlink()
@@ -231,17 +220,9 @@ def _fetch_files(
         urls = [f"{base}/{member.name}" for base in bases]
         got = download(urls, part, label=f"{entry.filename}/{member.name}", policy=policy)
         if got.sha256 != member.sha256:
-            part.unlink(missing_ok=True)
-            raise DownloadError(
-                f"sha256 mismatch for {target} ({got.url}): expected {member.sha256} "
-                f"(catalogue), got {got.sha256}; the download was deleted. "
-                + _mismatch_hint(entry, data_dir)
-            )
+            raise _mismatch(entry, data_dir, part, str(target), got, member.sha256, "catalogue")
         place(part, target)
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        record = {"entry": entry.name, "url": got.url, "checksum": "catalogue",
-                  "fetched_at": now, "sha256": got.sha256}  # fmt: skip
-        write_record(data_dir, member.target, record)
+        _write_record(data_dir, member.target, entry, got.url, "catalogue", got.sha256)
         count, size, source = count + 1, size + got.size, got.url.rsplit("/", 1)[0]
     return Outcome(
         entry,
@@ -294,28 +275,44 @@ def _expected_sha256(
     return None, "none published"
 
 
-def _mismatch_hint(entry: Entry, data_dir: Path) -> str:
+def _mismatch(
+    entry: Entry, data_dir: Path, part: Path, shown: str, got: Downloaded, expected: str, basis: str
+) -> DownloadError:
+    """Delete the download ``part`` of ``shown``, whose sha256 is not ``expected`` (from
+    ``basis``), and the error that says so and what to do."""
+    part.unlink(missing_ok=True)
     if entry.sha256 or entry.is_folder:
-        return (
+        hint = (
             "The source served different bytes than the catalogue expects: try another "
             "mirror (--mirror) and report it."
         )
-    return (
-        f"The source now serves different bytes than the first fetch did; if the upstream "
-        f"file changed on purpose, delete the '{entry.target}' record in "
-        f"{data_dir / RECORDS_FILE} and fetch again."
+    else:
+        hint = (
+            f"The source now serves different bytes than the first fetch did; if the upstream "
+            f"file changed on purpose, delete the '{entry.target}' record in "
+            f"{data_dir / RECORDS_FILE} and fetch again."
+        )
+    return DownloadError(
+        f"sha256 mismatch for {shown} ({got.url}): expected {expected} ({basis}), got "
+        f"{got.sha256}; the download was deleted. {hint}"
     )
 
 
 def _record(entry: Entry, data_dir: Path, url: str, sha256: str, checksum: str) -> None:
-    now = datetime.now(UTC).isoformat(timespec="seconds")
-    base = {"entry": entry.name, "url": url, "checksum": checksum, "fetched_at": now}
+    """Record a plain file, or each member extracted from an archive whose sha256 is ``sha256``."""
     if not entry.is_archive:
-        write_record(data_dir, entry.target or "", {**base, "sha256": sha256})
-        return
+        _write_record(data_dir, entry.target or "", entry, url, checksum, sha256)
     for member in entry.members:
-        record = {**base, "sha256": member.sha256, "member": member.name, "archive_sha256": sha256}
-        write_record(data_dir, member.target, record)
+        more = {"member": member.name, "archive_sha256": sha256}
+        _write_record(data_dir, member.target, entry, url, checksum, member.sha256, **more)
+
+
+def _write_record(
+    data_dir: Path, target: str, entry: Entry, url: str, checksum: str, sha256: str, **more: str
+) -> None:
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    record = {"entry": entry.name, "url": url, "checksum": checksum, "fetched_at": now}
+    write_record(data_dir, target, {**record, "sha256": sha256, **more})
 
 
 def _part_path(entry: Entry, data_dir: Path) -> Path:
@@ -334,29 +331,22 @@ def _shown(entry: Entry, data_dir: Path) -> str:
 def _exclusive(data_dir: Path) -> Iterator[None]:
     """Hold ``<data_dir>/.fetch.lock`` so two fetches never write the same part file, and
     remove it afterwards (a fetch that locked the removed file locks the new one)."""
-    data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / LOCK_FILE
-    while True:
-        handle = path.open("a")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise DownloadError(
-                f"another `cseaug data fetch` is writing to {data_dir}; wait for it to finish"
-            ) from None
-        if _same_file(handle, path):
-            break
-        handle.close()  # removed by the fetch that held it: lock the new one
+    while (lock := acquire(path, blocking=False)) is not None and not _same_file(lock.fd, path):
+        lock.release()  # removed by the fetch that held it: lock the new one
+    if lock is None:
+        raise DownloadError(
+            f"another `cseaug data fetch` is writing to {data_dir}; wait for it to finish"
+        )
     try:
         yield
     finally:
         path.unlink(missing_ok=True)
-        handle.close()
+        lock.release()
 
 
-def _same_file(handle: IO[str], path: Path) -> bool:
+def _same_file(fd: int, path: Path) -> bool:
     try:
-        return os.path.samestat(os.fstat(handle.fileno()), path.stat())
+        return os.path.samestat(os.fstat(fd), path.stat())
     except FileNotFoundError:
         return False
