@@ -6,10 +6,6 @@ decoding (read it back with :func:`source_info`): nothing is skipped silently. T
 they share (UTF-8 with ``errors="replace"`` counted, lines split on ``\\n`` only, tabs
 without quote handling, sentences stripped): docs/prompts-and-patterns.md, "Benchmark
 readers".
-
-Example:
-    table = read_sts_dir("data/sts12_train")
-    table.num_rows, source_info(table)["skipped"]  # (2234, {'empty_score': 0})
 """
 
 from __future__ import annotations
@@ -101,19 +97,13 @@ def _with_info(
 
 def _table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
     """The table of ``schema`` whose rows are the tuples ``rows``."""
-    columns = list(zip(*rows, strict=True)) or [() for _ in schema]
-    arrays = [pa.array(column, field.type) for column, field in zip(columns, schema, strict=True)]
-    return pa.Table.from_arrays(arrays, schema=schema)
+    return pa.Table.from_pylist([dict(zip(schema.names, row, strict=True)) for row in rows], schema)
 
 
-def _require_file(path: Path, what: str) -> Path:
+def _read_lines(path: Path, what: str) -> tuple[list[str], int]:
+    """The lines (without line endings) of the file ``what``, and how many needed lossy decoding."""
     if not path.is_file():
         raise InputError(f"{what} not found: {path} (expected an existing file)")
-    return path
-
-
-def _read_lines(path: Path) -> tuple[list[str], int]:
-    """The file's lines (without line endings) and how many needed lossy decoding."""
     data = path.read_bytes()
     try:
         text, lossy = data.decode("utf-8-sig"), False
@@ -154,10 +144,6 @@ def read_sts_dir(path: str | Path, tasks: Iterable[str] | None = None) -> pa.Tab
     Args:
         path: the directory.
         tasks: read only these tasks (e.g. ``["MSRpar"]``); default: every task, in name order.
-
-    Example:
-        t = read_sts_dir("data/sts12_train", tasks=["MSRvid"])
-        t.num_rows  # 750
     """
     root = Path(path)
     if not root.is_dir():
@@ -177,10 +163,9 @@ def read_sts_dir(path: str | Path, tasks: Iterable[str] | None = None) -> pa.Tab
     files: list[Path] = []
     empty = replaced = 0
     for task in wanted:
-        input_path = found[task]
-        gold_path = _require_file(root / f"STS.gs.{task}.txt", f"gold scores of task {task!r}")
-        pairs, bad_pairs = _read_lines(input_path)
-        scores, bad_scores = _read_lines(gold_path)
+        input_path, gold_path = found[task], root / f"STS.gs.{task}.txt"
+        pairs, bad_pairs = _read_lines(input_path, f"input of task {task!r}")
+        scores, bad_scores = _read_lines(gold_path, f"gold scores of task {task!r}")
         files += [input_path, gold_path]
         replaced += bad_pairs + bad_scores
         if len(pairs) != len(scores):
@@ -226,13 +211,9 @@ def read_sts_table(path: str | Path, columns: Sequence[str] | None = None) -> pa
     ignored source columns; ``task`` is the ``file`` field), or a csv/tsv with a header
     (``task`` is the file stem) whose (s1, s2, score) columns are ``columns`` or found among
     common names (sentence1/sentence2/score, sentence_A/sentence_B/relatedness_score, ...).
-
-    Example:
-        t = read_sts_table("data/stsbenchmark/sts-dev.csv")
-        t.num_rows  # 1500
     """
-    file = _require_file(Path(path), "STS table")
-    lines, replaced = _read_lines(file)
+    file = Path(path)
+    lines, replaced = _read_lines(file, "STS table")
     if not lines:
         raise InputError(f"{file} is empty (expected scored sentence pairs)")
     rows: list[tuple[Any, ...]] = []
@@ -287,13 +268,9 @@ def read_sick(path: str | Path) -> pa.Table:
 
     ``split`` comes from the ``SemEval_set`` column of ``SICK.txt``, else from the file name
     (null if neither says).
-
-    Example:
-        t = read_sick("data/sick/SICK.txt")
-        t.num_rows  # 9840
     """
-    file = _require_file(Path(path), "SICK file")
-    lines, replaced = _read_lines(file)
+    file = Path(path)
+    lines, replaced = _read_lines(file, "SICK file")
     if not lines:
         raise InputError(f"{file} is empty (expected SICK pairs)")
     first = lines[0].split("\t")
@@ -330,14 +307,9 @@ _MRPC_HEADER = ("Quality", "#1 ID", "#2 ID", "#1 String", "#2 String")
 
 
 def read_mrpc(path: str | Path) -> pa.Table:
-    """Read an MRPC file (``msr_paraphrase_{train,test}.txt``: BOM, header, CRLF, tabs).
-
-    Example:
-        t = read_mrpc("data/mrpc/msr_paraphrase_test.txt")
-        t.num_rows  # 1725
-    """
-    file = _require_file(Path(path), "MRPC file")
-    lines, replaced = _read_lines(file)
+    """Read an MRPC file (``msr_paraphrase_{train,test}.txt``: BOM, header, CRLF, tabs)."""
+    file = Path(path)
+    lines, replaced = _read_lines(file, "MRPC file")
     if not lines or tuple(h.strip() for h in lines[0].split("\t")) != _MRPC_HEADER:
         found = lines[0].split("\t") if lines else []
         raise InputError(f"{file}: expected the MRPC header {list(_MRPC_HEADER)}, found {found}")
@@ -358,13 +330,9 @@ def read_nli_csv(path: str | Path) -> pa.Table:
 
     ``sent0`` is the premise, ``sent1`` its entailment, ``hard_neg`` its contradiction (null
     when a two-column file has none).
-
-    Example:
-        t = read_nli_csv("data/nli_for_simcse.csv")  # SimCSE's file (cseaug data fetch nli)
-        t.column_names  # ['premise', 'entailment', 'contradiction']
     """
-    file = _require_file(Path(path), "NLI csv")
-    lines, replaced = _read_lines(file)
+    file = Path(path)
+    lines, replaced = _read_lines(file, "NLI csv")
     reader = csv.reader(io.StringIO("\n".join(lines)))
     header = [h.strip() for h in next(reader, [])]
     missing = [c for c in ("sent0", "sent1") if c not in header]
@@ -389,12 +357,7 @@ _SPLIT_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def read_snli_senteval(path: str | Path, split: str) -> pa.Table:
-    """Read SentEval's aligned SNLI files ``s1.<split>``, ``s2.<split>``, ``labels.<split>``.
-
-    Example:
-        t = read_snli_senteval("data/nli/snli_senteval", "dev")
-        t.num_rows  # 9842
-    """
+    """Read SentEval's aligned SNLI files ``s1.<split>``, ``s2.<split>``, ``labels.<split>``."""
     root = Path(path)
     if not root.is_dir():
         raise InputError(
@@ -402,11 +365,8 @@ def read_snli_senteval(path: str | Path, split: str) -> pa.Table:
         )
     if not _SPLIT_NAME.match(split):
         raise InputError(f"split {split!r} is not a plain name like 'dev' or 'test'")
-    files = [
-        _require_file(root / f"{stem}.{split}", f"SNLI {stem} file")
-        for stem in ("s1", "s2", "labels")
-    ]
-    read = [_read_lines(f) for f in files]
+    files = [root / f"{stem}.{split}" for stem in ("s1", "s2", "labels")]
+    read = [_read_lines(f, f"SNLI {f.stem} file") for f in files]
     counts = {f.name: len(lines) for f, (lines, _) in zip(files, read, strict=True)}
     if len(set(counts.values())) != 1:
         raise InputError(f"{root}: the SNLI files of split {split!r} differ in length: {counts}")
