@@ -45,10 +45,7 @@ def detect_format(path: Path) -> str:
         >>> detect_format(Path("wiki1m.txt.gz"))
         'text'
     """
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in COMPRESSION_SUFFIXES:
-        suffixes = suffixes[:-1]
-    suffix = suffixes[-1] if suffixes else ""
+    suffix = _uncompressed(path).suffix.lower()
     if suffix not in FORMAT_BY_SUFFIX:
         known = ", ".join(sorted(FORMAT_BY_SUFFIX))
         raise InputError(
@@ -87,7 +84,7 @@ def open_corpus(cfg: CorpusConfig) -> CorpusSource:
         raise InputError(
             f"corpus.path {path} is a directory; only Parquet corpora may be directories"
         )
-    name = cfg.name or _stem(path)
+    name = cfg.name or _uncompressed(path).stem
     if fmt == "text":
         return open_text(cfg, path, name)
     if fmt in ("csv", "tsv"):
@@ -97,8 +94,6 @@ def open_corpus(cfg: CorpusConfig) -> CorpusSource:
     return open_parquet(cfg, path, name)
 
 
-def _stem(path: Path) -> str:
-    """``wiki1m.txt.gz`` -> ``wiki1m``: the default corpus name."""
-    if path.suffix.lower() in COMPRESSION_SUFFIXES:
-        path = path.with_suffix("")
-    return path.stem
+def _uncompressed(path: Path) -> Path:
+    """``wiki1m.txt.gz`` -> ``wiki1m.txt``: the name without a compression suffix."""
+    return path.with_suffix("") if path.suffix.lower() in COMPRESSION_SUFFIXES else path

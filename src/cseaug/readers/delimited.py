@@ -80,6 +80,6 @@ def open_delimited(cfg: CorpusConfig, path: Path, name: str, fmt: str) -> Corpus
         location=str(path),
         view_columns=views,
         _read=read,
-        _hash_inputs=hash_files([path]),
+        input_sha256=hash_files([path]),
         reader_rejects=malformed,
     )

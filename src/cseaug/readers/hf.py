@@ -63,5 +63,5 @@ def open_hf(cfg: CorpusConfig) -> CorpusSource:
         view_columns=views,
         total_records=len(dataset),
         _read=read,
-        _hash_inputs=hash_inputs,
+        input_sha256=hash_inputs,
     )

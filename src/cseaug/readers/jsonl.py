@@ -66,5 +66,5 @@ def open_jsonl(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
         location=str(path),
         view_columns=views,
         _read=read,
-        _hash_inputs=hash_files([path]),
+        input_sha256=hash_files([path]),
     )

@@ -40,5 +40,5 @@ def open_parquet(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
         view_columns=views,
         total_records=total,
         _read=read,
-        _hash_inputs=hash_files(files),
+        input_sha256=hash_files(files),
     )

@@ -39,6 +39,7 @@ class CorpusSource:
         name: corpus name (part of every row id).
         format: text, csv, tsv, jsonl, parquet or hf.
         location: the path or dataset id, as configured.
+        input_sha256: sha256 of every input file (streamed), keyed by path or dataset file.
         view_columns: view name -> source column.
         record_key: key of the record number in reject details: ``line`` for text files
             (the physical line number), ``record`` for the others (1-based data record:
@@ -52,7 +53,7 @@ class CorpusSource:
     format: str
     location: str
     _read: Callable[[], Iterator[pa.RecordBatch]]
-    _hash_inputs: Callable[[], dict[str, str]]
+    input_sha256: Callable[[], dict[str, str]]
     view_columns: dict[str, str] = field(default_factory=dict)
     record_key: str = "record"
     total_records: int | None = None
@@ -64,10 +65,6 @@ class CorpusSource:
             yield from self._read()
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
             raise InputError(f"cannot read corpus {self.location} ({self.format}): {exc}") from exc
-
-    def input_sha256(self) -> dict[str, str]:
-        """sha256 of every input file (streamed), keyed by path or dataset file."""
-        return self._hash_inputs()
 
 
 def require_nonempty_file(path: Path) -> None:

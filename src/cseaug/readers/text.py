@@ -43,7 +43,7 @@ def open_text(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
         location=str(path),
         record_key="line",
         _read=lambda: read_lines(path),
-        _hash_inputs=hash_files([path]),
+        input_sha256=hash_files([path]),
     )
 
 
