@@ -1,7 +1,8 @@
 """The one place that hashes files and JSON: inputs, data files, prompts, models, fingerprints.
 
-Files are read in 1 MiB blocks (flat memory for any size); JSON is hashed in one canonical
-form (sorted keys, no spaces, UTF-8), so the same data gives the same digest on any machine.
+Files are read in blocks (``hashlib.file_digest``: flat memory for any size); JSON is
+hashed in one canonical form (sorted keys, no spaces, UTF-8), so the same data gives the
+same digest on any machine.
 
 Example:
     >>> json_sha256({"b": 1, "a": [1, 2]}) == json_sha256({"a": [1, 2], "b": 1})
@@ -17,12 +18,9 @@ from typing import Any
 
 from cseaug.errors import InputError
 
-BLOCK_BYTES = 1 << 20
-"""Bytes read at a time when hashing a file."""
-
 
 def file_sha256(path: str | Path) -> str:
-    """Hex sha256 of a file's bytes, read in blocks.
+    """Hex sha256 of a file's bytes.
 
     Example:
         >>> from pathlib import Path
@@ -31,11 +29,8 @@ def file_sha256(path: str | Path) -> str:
         >>> file_sha256(path)[:16]
         'ba7816bf8f01cfea'
     """
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        while block := handle.read(BLOCK_BYTES):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def path_sha256(path: str | Path) -> str:
