@@ -97,10 +97,6 @@ class _Restart(Exception):
     """The part file cannot be continued from this server: start again from zero."""
 
 
-class _CompletePart(Exception):
-    """The server says the part file already holds every byte."""
-
-
 def download(
     urls: Sequence[str],
     part: Path,
@@ -157,9 +153,8 @@ def _attempt(url: str, part: Path, label: str, timeout_s: float) -> Downloaded:
     headers = {"User-Agent": USER_AGENT}
     if offset:
         headers["Range"] = f"bytes={offset}-"
-    try:
-        response = _open(urllib.request.Request(url, headers=headers), timeout_s, offset)
-    except _CompletePart:
+    response = _open(urllib.request.Request(url, headers=headers), timeout_s, offset)
+    if response is None:  # the server says the part file already holds every byte
         return Downloaded(url=url, sha256=file_sha256(part), size=offset, resumed_from=offset)
     with response:
         status = response.status or 200  # file:// answers have no status: a full body
@@ -180,7 +175,8 @@ def _attempt(url: str, part: Path, label: str, timeout_s: float) -> Downloaded:
 
 
 def _open(request: urllib.request.Request, timeout_s: float, offset: int):
-    """``urlopen``, with its failures sorted into unreachable / permanent / transient."""
+    """``urlopen``, with its failures sorted into unreachable / permanent / transient; None
+    when the part file of ``offset`` bytes is already complete."""
     try:
         return urllib.request.urlopen(request, timeout=timeout_s)
     except urllib.error.HTTPError as exc:
@@ -190,7 +186,7 @@ def _open(request: urllib.request.Request, timeout_s: float, offset: int):
             # longer (the file changed): the caller's checksum decides; start again if longer.
             _, total = _content_range(exc.headers)
             if total == offset:
-                raise _CompletePart from exc
+                return None
             raise _Restart from exc
         if exc.code in TRANSIENT_STATUS:
             raise _Transient(f"HTTP {exc.code} {exc.reason}") from exc
@@ -250,7 +246,4 @@ def _content_range(headers: Message) -> tuple[int | None, int | None]:
 
 
 def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
+    return path.stat().st_size if path.exists() else 0
