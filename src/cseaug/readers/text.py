@@ -90,14 +90,10 @@ def _join(head: pa.Buffer, tail: pa.Buffer) -> pa.Buffer:
     return joined
 
 
-def _last_newline(data: pa.Buffer, window: int = 1 << 16) -> int:
-    """Offset of the last ``\\n`` in ``data`` (-1 if none), scanning back a window at a time."""
-    values = np.frombuffer(data, dtype=np.uint8)
-    for end in range(len(values), 0, -window):
-        found = np.flatnonzero(values[max(0, end - window) : end] == 0x0A)
-        if found.size:
-            return max(0, end - window) + int(found[-1])
-    return -1
+def _last_newline(data: pa.Buffer) -> int:
+    """Offset of the last ``\\n`` in ``data`` (-1 if none)."""
+    newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
+    return int(newlines[-1]) if newlines.size else -1
 
 
 def _lines_batch(data: pa.Buffer) -> pa.RecordBatch:
