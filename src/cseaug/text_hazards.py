@@ -2,7 +2,7 @@
 
 Defined once for corpus cleaning (:mod:`cseaug.corpus.cleaning`, Arrow/RE2), answer cleaning
 (:mod:`cseaug.llm.clean`) and the per-row checks (:mod:`cseaug.quality.checks`).
-**Invisible characters** (:func:`invisible_ranges`) are Unicode's
+**Invisible characters** (:func:`invisible_pattern`) are Unicode's
 ``Default_Ignorable_Code_Point`` property, read from the ``regex`` module's tables, except
 the joiners U+200C/U+200D that scripts and emoji need inside words (:data:`EDGE_JOINERS`);
 the tag characters among them spell ASCII invisibly (:func:`tag_text`). **Chat special
@@ -39,9 +39,10 @@ EDGE_JOINERS = "\u200c\u200d"
 
 
 @functools.cache
-def invisible_ranges() -> tuple[tuple[int, int], ...]:
-    """The code point ranges (inclusive) of every default-ignorable character but the joiners
-    of :data:`EDGE_JOINERS`: what cleaning removes from, or rejects, a line.
+def invisible_pattern() -> str:
+    """A character class of every default-ignorable character but the joiners of
+    :data:`EDGE_JOINERS`, in literal characters (valid in RE2 and ``re``): what cleaning
+    removes from, or rejects, a line.
 
     Read from the ``regex`` module's tables of the Unicode version it ships, once per process
     (under 0.1 s): every code point is scanned, none is listed here.
@@ -49,23 +50,8 @@ def invisible_ranges() -> tuple[tuple[int, int], ...]:
     code_points = array.array("I", range(0xD800))  # surrogates are not characters
     code_points.extend(range(0xE000, 0x110000))
     every = code_points.tobytes().decode("utf-32-le" if sys.byteorder == "little" else "utf-32-be")
-    ranges = []
-    for match in regex.finditer(DEFAULT_IGNORABLE + "+", every):
-        lo, hi = ord(match.group()[0]), ord(match.group()[-1])
-        for joiner in sorted(map(ord, EDGE_JOINERS)):
-            if lo <= joiner <= hi:  # cut the joiners out of their range
-                if lo < joiner:
-                    ranges.append((lo, joiner - 1))
-                lo = joiner + 1
-        if lo <= hi:
-            ranges.append((lo, hi))
-    return tuple(ranges)
-
-
-@functools.cache
-def invisible_pattern() -> str:
-    """A character class of :func:`invisible_ranges` (literal characters: valid in RE2 and ``re``)."""
-    return "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in invisible_ranges()) + "]"
+    runs = regex.finditer(rf"[{DEFAULT_IGNORABLE}--[{EDGE_JOINERS}]]+", every, flags=regex.V1)
+    return "[" + "".join(f"{run.group()[0]}-{run.group()[-1]}" for run in runs) + "]"
 
 
 SPECIAL_TOKEN_PATTERN = (
@@ -87,12 +73,12 @@ def _invisible() -> re.Pattern[str]:
 
 
 def remove_invisible(text: str) -> str:
-    """``text`` without the characters of :func:`invisible_ranges`."""
+    """``text`` without the characters of :func:`invisible_pattern`."""
     return _invisible().sub("", text)
 
 
 def find_invisible(text: str) -> list[str]:
-    """The invisible characters of ``text`` (:func:`invisible_ranges`) as ``U+XXXX``, in order,
+    """The invisible characters of ``text`` (:func:`invisible_pattern`) as ``U+XXXX``, in order,
     each once."""
     return list(dict.fromkeys(f"U+{ord(ch):04X}" for ch in _invisible().findall(text)))
 
