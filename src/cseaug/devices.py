@@ -36,10 +36,6 @@ calls ``cuda``)."""
 def gpu_driver_present() -> bool:
     """False only on Linux with no GPU driver at all: then no CUDA device can exist, which
     this tells without importing torch (1-2 s of a command's start-up otherwise, issue 14).
-
-    Example:
-        >>> isinstance(gpu_driver_present(), bool)
-        True
     """
     return sys.platform != "linux" or any(Path(p).exists() for p in GPU_DRIVER_PATHS)
 
@@ -54,10 +50,6 @@ def cpu_has_native_bfloat16(cpuinfo: str | Path = "/proc/cpuinfo") -> bool:
 
     On such CPUs torch's bfloat16 autocast runs a small encoder about 2x faster than float32;
     elsewhere it emulates bfloat16 and is slower, so nothing should choose it there.
-
-    Example:
-        >>> isinstance(cpu_has_native_bfloat16(), bool)
-        True
     """
     try:
         text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
@@ -76,10 +68,6 @@ def resolve_device(spec: str, setting: str = "device") -> str:
     Raises:
         ConfigError: ``spec`` is not a torch device, or asks for CUDA where there is none.
         MissingExtraError: torch is not installed.
-
-    Example:
-        >>> resolve_device("auto") in ("cpu", "cuda")
-        True
     """
     torch = require("torch", "hf", "Loading a model")
     if spec == "auto":
@@ -173,13 +161,7 @@ def _checked_name(spec: str, device: str, setting: str) -> PrecisionName:
 
 
 def free_device_memory(device: str) -> None:
-    """Return the memory of dropped models to the GPU (a no-op on the CPU).
-
-    Call it after the last reference to a model on ``device`` is gone, so that the next
-    model of the process (or another process) can use the memory.
-
-    Example:
-        >>> free_device_memory("cpu")
-    """
+    """Return the memory of dropped models on ``device`` to the GPU (a no-op on the CPU), for
+    the next model of this process or another to use."""
     if str(device).startswith("cuda"):
         require("torch", "hf", "Releasing GPU memory").cuda.empty_cache()

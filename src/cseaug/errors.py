@@ -67,9 +67,6 @@ def require(module: str, extra: str, purpose: str):
         module: dotted module name, e.g. ``"transformers"``.
         extra: the pip extra that installs it, e.g. ``"hf"``.
         purpose: what needs it, for the message, e.g. ``"The transformers backend"``.
-
-    Example:
-        >>> json = require("json", "core", "Reading JSON")
     """
     import importlib
 
@@ -104,5 +101,4 @@ def os_error_message(exc: OSError) -> str:
         'storage/x.parquet: no space left on device: free some space or set output.root to another disk'
     """
     what = OS_ERROR_HINTS.get(exc.errno or 0) or (exc.strerror or str(exc))
-    where = exc.filename if exc.filename is not None else None
-    return f"{where}: {what}" if where is not None else what
+    return f"{exc.filename}: {what}" if exc.filename is not None else what

@@ -141,9 +141,8 @@ def load_prompt(name: str, prompts_dir: str | Path | None = None) -> PromptTempl
         raise ConfigError(
             f"prompt {path}: block(s) {unknown} are not chat roles; use {list(ROLES)}"
         )
-    digest = file_sha256(path)
     return PromptTemplate(
-        name=name, path=path, sha256=digest, roles=roles or ("user",), _template=template
+        name=name, path=path, sha256=file_sha256(path), roles=roles or ("user",), _template=template
     )
 
 

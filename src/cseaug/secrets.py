@@ -78,9 +78,6 @@ def treat_as_secret(variable: str) -> None:
     """Scrub the value of ``variable`` from now on, whatever its name.
 
     The OpenAI backend calls it with ``llm.api_key_env``: the variable it sends as the key.
-
-    Example:
-        >>> treat_as_secret("MY_LLM_PASS")
     """
     _SECRET_VARIABLES.add(variable)
 
@@ -220,9 +217,6 @@ def install_log_scrubbing() -> None:
     It wraps the log record factory, so it covers every logger and every handler, Prefect's
     API handler (which stores logs in Prefect's database) included. Calling it again does
     nothing.
-
-    Example:
-        >>> install_log_scrubbing()
     """
     previous = logging.getLogRecordFactory()
     if getattr(previous, _SCRUBBING_FACTORY, False):

@@ -14,10 +14,8 @@ from cseaug.hashing import file_sha256
 from cseaug.readers.source import BATCH_ROWS, CorpusSource, check_columns, reader_batch
 
 
-def _load_hf(cfg: CorpusConfig) -> Any:
+def _load_hf(cfg: CorpusConfig, ident: str) -> Any:
     datasets = require("datasets", "hf", "Reading a Hugging Face dataset (corpus.hf_dataset)")
-    ident = cfg.hf_dataset
-    assert ident is not None
     local = Path(ident)
     try:
         if (local / "state.json").is_file() or (local / "dataset_dict.json").is_file():
@@ -37,7 +35,7 @@ def open_hf(cfg: CorpusConfig) -> CorpusSource:
     """A Hugging Face dataset corpus (needs the ``hf`` extra)."""
     ident = cfg.hf_dataset
     assert ident is not None
-    dataset = _load_hf(cfg)
+    dataset = _load_hf(cfg, ident)
     where = f"Hugging Face dataset '{ident}' (split '{cfg.hf_split}')"
     text_column, views = check_columns(cfg, list(dataset.column_names), where, "hf")
     if len(dataset) == 0:
