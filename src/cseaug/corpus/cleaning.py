@@ -313,9 +313,7 @@ def rejects_from_arrays(
         "raw": raw,
         "detail": detail,
     }
-    return pa.Table.from_arrays(
-        [columns[name] for name in REJECTS_SCHEMA.names], schema=REJECTS_SCHEMA
-    )
+    return pa.Table.from_pydict(columns, schema=REJECTS_SCHEMA)
 
 
 def malformed_rejects(records: Sequence[RejectRecord]) -> pa.Table:

@@ -45,7 +45,7 @@ class ChunkedRows:
         """The rows at ``positions`` (any order, repeats allowed), in that order."""
         positions = np.asarray(positions, dtype=np.int64)
         if positions.size == 0:
-            return _empty_batch(self.schema)
+            return pa.RecordBatch.from_pylist([], schema=self.schema)
         order = np.argsort(positions, kind="stable")
         ordered = positions[order]
         chunk_of = np.searchsorted(self.offsets, ordered, side="right") - 1
@@ -70,7 +70,3 @@ class ChunkedRows:
             part = mask[window]
             if part.any():
                 yield batch.filter(pa.array(part)), values[window][part]
-
-
-def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
-    return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema], schema=schema)

@@ -96,7 +96,9 @@ def check_columns(
 def _as_text(
     values: pa.Array | pa.ChunkedArray, column: str, where: str, *, keep_binary: bool
 ) -> pa.Array:
-    """A column as string (or binary, left for the cleaning step to decode)."""
+    """A column as one string array (or binary, left for the cleaning step to decode)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
     kind = values.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         return values.cast(pa.string())
@@ -111,18 +113,9 @@ def reader_batch(
     table: pa.Table | pa.RecordBatch, text_column: str, views: dict[str, str], where: str
 ) -> pa.RecordBatch:
     """The reader's output batch: ``text`` then the views, renamed by view."""
-    arrays = [_as_text(_combined(table.column(text_column)), text_column, where, keep_binary=True)]
-    arrays += [
-        _as_text(_combined(table.column(col)), col, where, keep_binary=False)
-        for col in views.values()
-    ]
+    arrays = [_as_text(table.column(text_column), text_column, where, keep_binary=True)]
+    arrays += [_as_text(table.column(col), col, where, keep_binary=False) for col in views.values()]
     return pa.RecordBatch.from_arrays(arrays, names=[TEXT, *views])
-
-
-def _combined(values: pa.Array | pa.ChunkedArray) -> pa.Array:
-    if isinstance(values, pa.ChunkedArray):
-        return values.combine_chunks()
-    return values
 
 
 def hash_files(files: list[Path]) -> Callable[[], dict[str, str]]:
