@@ -244,9 +244,8 @@ def _read_and_clean(
                 kept_batches.append(cleaned.kept)
                 key_chunks.append(row_keys(source.name, cleaned.kept.column("sentence")))
             bar.advance(batch.num_rows)
-    schema = kept_schema(list(source.view_columns))
+    rows = ChunkedRows(kept_batches, kept_schema(list(source.view_columns)))
     keys = np.concatenate(key_chunks) if key_chunks else np.array([], dtype=np.uint64)
-    rows = ChunkedRows(kept_batches, schema=schema)
     return rows, keys, reject_tables, records_read, invisible_removed
 
 

@@ -6,7 +6,8 @@ once.
 
 Example:
     >>> import numpy as np, pyarrow as pa
-    >>> rows = ChunkedRows([pa.record_batch({"s": ["a", "b"]}), pa.record_batch({"s": ["c"]})])
+    >>> batches = [pa.record_batch({"s": ["a", "b"]}), pa.record_batch({"s": ["c"]})]
+    >>> rows = ChunkedRows(batches, batches[0].schema)
     >>> rows.take(np.array([2, 0])).column("s").to_pylist()
     ['c', 'a']
 """
@@ -23,15 +24,13 @@ class ChunkedRows:
     """Rows stored as record batches of one schema, addressed by global position.
 
     Args:
-        batches: the batches, in order; all share one schema.
-        schema: the schema, needed when ``batches`` is empty.
+        batches: the batches, in order.
+        schema: the schema every batch has (that of the rows when there is no batch).
     """
 
-    def __init__(self, batches: list[pa.RecordBatch], schema: pa.Schema | None = None) -> None:
-        if not batches and schema is None:
-            raise ValueError("ChunkedRows needs a schema when there are no batches")
+    def __init__(self, batches: list[pa.RecordBatch], schema: pa.Schema) -> None:
         self.batches = batches
-        self.schema = schema if schema is not None else batches[0].schema
+        self.schema = schema
         self.offsets = np.cumsum([0, *(b.num_rows for b in batches)], dtype=np.int64)
 
     def __len__(self) -> int:
