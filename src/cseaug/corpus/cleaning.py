@@ -1,11 +1,7 @@
-"""Corpus cleaning, vectorised with Arrow compute: normalise, then drop with a reason.
-
-Every line is put in NFC, stripped of invisible characters (``corpus.invisible_characters``),
-its runs of Unicode ``White_Space`` (written out, so it does not move with a library's
-tables) collapsed to one space and trimmed; then it is dropped with the first reason of
-:data:`REASONS` that applies (``malformed_row`` comes from the reader, ``duplicate`` from
-:mod:`cseaug.corpus.dedup`). Given views are normalised the same way and reject their
-line only for a special token. The rules and each reason: docs/corpus.md, "Cleaning".
+"""Corpus cleaning, vectorised with Arrow compute: normalise (NFC, invisible characters,
+whitespace runs), then drop with the first reason of :data:`REASONS` that applies; given
+views are normalised the same way and reject their line only for a special token. The
+rules and each reason: docs/corpus.md, "Cleaning".
 
 Example:
     >>> import pyarrow as pa

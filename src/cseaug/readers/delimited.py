@@ -49,16 +49,8 @@ def open_delimited(cfg: CorpusConfig, path: Path, name: str, fmt: str) -> Corpus
 
     def on_invalid(row: Any) -> str:
         # Arrow knows the line number only when values cannot hold newlines (TSV).
-        malformed.append(
-            {
-                "raw": row.text,
-                "detail": {
-                    "line": row.number,
-                    "expected_columns": row.expected_columns,
-                    "actual_columns": row.actual_columns,
-                },
-            }
-        )
+        columns = {"expected_columns": row.expected_columns, "actual_columns": row.actual_columns}
+        malformed.append({"raw": row.text, "detail": {"line": row.number, **columns}})
         return "skip"
 
     def read() -> Iterator[pa.RecordBatch]:
