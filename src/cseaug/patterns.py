@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -164,17 +164,9 @@ class ExampleSet:
 
     def as_manifest(self) -> dict[str, Any]:
         """JSON-able record of the examples and where they came from (for manifest.json)."""
-        return {
-            "kind": self.kind,
-            "source": self.source,
-            "path": self.path,
-            "files": dict(self.files),
-            "seed": self.seed,
-            "candidates": dict(self.candidates),
-            "examples": {
-                level: [list(pair) for pair in pairs] for level, pairs in self.levels.items()
-            },
-        }
+        record = {name: value for name, value in asdict(self).items() if name != "levels"}
+        examples = {level: [list(pair) for pair in pairs] for level, pairs in self.levels.items()}
+        return {**record, "examples": examples}
 
 
 def draw(candidates: Iterable[tuple[str, ...]], k: int, seed: int) -> list[tuple[str, ...]]:

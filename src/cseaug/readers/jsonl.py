@@ -20,15 +20,6 @@ from cseaug.readers.source import (
 )
 
 
-def _first_json_keys(path: Path) -> list[str]:
-    """Keys of the first JSON object of a JSON Lines file (the file's columns, as far as we check)."""
-    table = pjson.read_json(
-        pa.BufferReader(_first_nonblank_line(path)),
-        read_options=pjson.ReadOptions(use_threads=False),
-    )
-    return table.schema.names
-
-
 def _first_nonblank_line(path: Path) -> bytes:
     with pa.input_stream(str(path), compression="detect") as stream:
         carry = b""
@@ -46,8 +37,10 @@ def _first_nonblank_line(path: Path) -> bytes:
 def open_jsonl(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
     """A JSON Lines corpus; the keys of its first object must hold the configured columns."""
     require_nonempty_file(path)
-    try:
-        keys = _first_json_keys(path)
+    single_thread = pjson.ReadOptions(use_threads=False)
+    try:  # the keys of the first object are the file's columns, as far as we check
+        first = pjson.read_json(pa.BufferReader(_first_nonblank_line(path)), single_thread)
+        keys = first.column_names
     except pa.ArrowInvalid as exc:
         raise InputError(f"the first record of corpus {path} is not a JSON object: {exc}") from exc
     text_column, views = check_columns(cfg, keys, f"{path} (keys of its first record)", "jsonl")
