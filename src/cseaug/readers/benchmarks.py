@@ -78,20 +78,18 @@ def _with_info(
     skipped: dict[str, int],
     replaced_lines: int,
 ) -> pa.Table:
-    info = {
-        "files": [str(f) for f in files],
-        "skipped": skipped,
-        "replaced_lines": replaced_lines,
-    }
+    names = [str(f) for f in files]
+    info = {"files": names, "skipped": skipped, "replaced_lines": replaced_lines}
+    read = ", ".join(names)
     if replaced_lines:
         logger.warning(
             "%d line(s) of %s were not valid UTF-8 and were decoded with replacement characters",
             replaced_lines,
-            ", ".join(str(f) for f in files),
+            read,
         )
     for reason, count in skipped.items():
         if count:
-            logger.info("skipped %d line(s) of %s: %s", count, ", ".join(map(str, files)), reason)
+            logger.info("skipped %d line(s) of %s: %s", count, read, reason)
     return _table(rows, schema).replace_schema_metadata({_META_KEY: json.dumps(info)})
 
 
