@@ -1,10 +1,7 @@
 """Generation batches that fit the device: a token budget from free memory, halved on out of memory.
 
 A batch of ``n`` items whose longest has ``L`` tokens costs ``n × slots(L)`` token slots
-(padding included). On a GPU the budget is :data:`KV_MEMORY_SHARE` of the free memory over
-the bytes of one slot; :func:`run_batches` halves a batch that still runs out of memory and
-lowers the budget for the next ones. On the CPU batches have a fixed number of items
-(docs/gpu.md).
+(padding included); docs/gpu.md, "LLM stages", says how the budget is set and lowered.
 
 Example:
     >>> budget = TokenBudget(slots=100, max_items=8)

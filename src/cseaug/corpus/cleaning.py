@@ -98,7 +98,7 @@ DEFAULT_RULES = TextRules()
 class Normalised:
     """Normalised text and, per line, what normalising found.
 
-    ``attention`` marks the lines the byte pre-pass sent to the slow path (the only ones
+    ``attention`` marks the lines the regex pre-pass sent to the slow path (the only ones
     that may hold a control character or a special token); ``invisible`` the lines that
     held an invisible character before normalising.
     """

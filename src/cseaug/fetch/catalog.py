@@ -38,23 +38,17 @@ _MRPC_MIRROR = f"{_RAW}/Pzeyang/cse701-project/807860e529d48bca874b259a9e3541e38
 _SENTEVAL_STS = f"{_SYNWMD}/data/downstream/STS"
 _SICK_SPLITS_REPO = f"{_RAW}/a389965626/Sick-/1c9d2289d3b36ec71592e51828257e7a81b48028"
 
-_WIKI_CONFIGS = (
-    "configs/wiki-sts.yaml",
-    "configs/wiki-nli.yaml",
-    "configs/wiki-ski.yaml",
-    "configs/wiki-osscse.yaml",
-    "configs/generate-cse.yaml",
+_WIKI_CONFIGS = tuple(
+    f"configs/{name}.yaml"
+    for name in ("wiki-sts", "wiki-nli", "wiki-ski", "wiki-osscse", "generate-cse")
 )
 _TRAIN_CONFIGS = tuple(
     f"configs/train/{name}.yaml"
     for name in ("simcse-unsup", "simcse-sup", "ngcse", "ngcse-wiki-sts-ht-final",
                  "ngcse-nli-sts-ht-final", "osscse", "skicse-unsup", "skicse-sup", "generate-cse")
 )  # fmt: skip
-_NLI_CONFIGS = (
-    "configs/wiki-nli.yaml",
-    "configs/nli-sts.yaml",
-    "configs/nli-nli.yaml",
-    "configs/nli-ski.yaml",
+_NLI_CONFIGS = tuple(
+    f"configs/{name}.yaml" for name in ("wiki-nli", "nli-sts", "nli-nli", "nli-ski")
 )
 
 
