@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 import yaml
 
 from cseaug.errors import ConfigError
-from cseaug.fetch.catalog import CATALOG, provides, select, source_urls
+from cseaug.fetch.catalog import CATALOG, Entry, select, source_urls
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED_CONFIGS = [
@@ -52,6 +52,13 @@ def referenced() -> dict[str, set[str]]:
         )
         for config in SHIPPED_CONFIGS
     }
+
+
+def provides(entry: Entry, path: str) -> bool:
+    """Whether ``entry`` supplies ``path`` (relative to the data directory): one of its files,
+    or a directory that holds some of them."""
+    wanted = PurePosixPath(path)
+    return any(wanted in (PurePosixPath(t), *PurePosixPath(t).parents) for t in entry.targets)
 
 
 def test_the_walker_finds_the_keys_the_configs_use(referenced):

@@ -18,7 +18,6 @@ import difflib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from cseaug.errors import ConfigError
 from cseaug.fetch import senteval_sums
@@ -327,18 +326,3 @@ def source_urls(
         for url in entry.urls
         if not (hub_offline(environ) and url.startswith(HF_ENDPOINT_PLACEHOLDER))
     ]
-
-
-def provides(entry: Entry, path: str) -> bool:
-    """Whether ``entry`` supplies ``path`` (relative to the data directory): one of its files,
-    or a directory that holds some of them.
-
-    Example:
-        >>> provides(select(["sts12-train"])[0], "sts12_train")
-        True
-    """
-    wanted = PurePosixPath(path)
-    return any(
-        wanted == PurePosixPath(target) or wanted in PurePosixPath(target).parents
-        for target in entry.targets
-    )
