@@ -15,7 +15,7 @@ import io
 import json
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -133,15 +133,12 @@ def _float(value: str, path: Path, number: int, column: str) -> float:
 # --------------------------------------------------------------------------- STS
 
 
-def read_sts_dir(path: str | Path, tasks: Iterable[str] | None = None) -> pa.Table:
-    """Read a SemEval STS directory: ``STS.input.<task>.txt`` + ``STS.gs.<task>.txt`` per task.
+def read_sts_dir(path: str | Path) -> pa.Table:
+    """Read a SemEval STS directory: ``STS.input.<task>.txt`` + ``STS.gs.<task>.txt`` per task,
+    the tasks in name order.
 
     STS12 train or SentEval's ``STS1x-en-test``. As SentEval does, a pair whose gold score
     line is empty is left out, counted in ``source_info(table)["skipped"]["empty_score"]``.
-
-    Args:
-        path: the directory.
-        tasks: read only these tasks (e.g. ``["MSRpar"]``); default: every task, in name order.
     """
     root = Path(path)
     if not root.is_dir():
@@ -149,18 +146,12 @@ def read_sts_dir(path: str | Path, tasks: Iterable[str] | None = None) -> pa.Tab
             f"STS directory not found: {root} (expected a folder of STS.input.<task>.txt files)"
         )
     found = {p.name[len("STS.input.") : -len(".txt")]: p for p in root.glob("STS.input.*.txt")}
-    wanted = sorted(found) if tasks is None else list(tasks)
-    if not wanted:
+    if not found:
         raise InputError(f"{root} holds no STS.input.<task>.txt file")
-    missing = [t for t in wanted if t not in found]
-    if missing:
-        raise InputError(
-            f"{root}: no STS.input.<task>.txt for task(s) {missing}; available: {sorted(found)}"
-        )
     rows: list[tuple[Any, ...]] = []
     files: list[Path] = []
     empty = replaced = 0
-    for task in wanted:
+    for task in sorted(found):
         input_path, gold_path = found[task], root / f"STS.gs.{task}.txt"
         pairs, bad_pairs = _read_lines(input_path, f"input of task {task!r}")
         scores, bad_scores = _read_lines(gold_path, f"gold scores of task {task!r}")
