@@ -58,14 +58,8 @@ def take() -> dict[str, float]:
 def build_timings(
     marks: dict[str, float], phases: dict[str, float], now: float
 ) -> dict[str, float]:
-    """The manifest's ``timings``: the measured ``phases`` plus what the marks tell.
-
-    * ``startup``: from the CLI's start to handing the build to Prefect (imports, config);
-    * ``prefect_start``: from there to the first task (the temporary server's start when
-      ``PREFECT_API_URL`` is not set, the flow run's creation);
-    * ``orchestration``: the rest of the flow up to ``now`` that no phase accounts for (task
-      states, logs and results between the phases).
-
+    """The manifest's ``timings``: the measured ``phases`` plus ``startup``, ``prefect_start``
+    and ``orchestration`` (up to ``now``) from the marks; docs/prefect.md says what each covers.
     With every mark made and phases that ran one after the other, the parts add up to
     :func:`wall_seconds`.
 

@@ -1,11 +1,8 @@
 """Corpus in, cleaned and sampled deterministically: the first step of every build.
 
-:func:`prepare_corpus` streams the corpus (:mod:`cseaug.readers`), cleans each batch
-(:mod:`~cseaug.corpus.cleaning`), hashes the kept sentences into row ids, drops repeats
-(:mod:`~cseaug.corpus.dedup`) and takes the seeded sample (:mod:`~cseaug.corpus.sampling`):
-the ``aigen`` rows that get views; the rest become the ``other`` rows, streamed batch by
-batch. Every dropped line is a reject with its reason. Memory (no Python object per line
-is kept): docs/corpus.md, "Memory and speed".
+:func:`prepare_corpus` streams, cleans, deduplicates and samples the corpus into the
+``aigen`` rows that get views and the ``other`` rows, streamed batch by batch; every dropped
+line is a reject with its reason. docs/corpus.md tells each step and the memory it takes.
 
 Example:
     >>> from cseaug.config import CorpusConfig, SampleConfig
