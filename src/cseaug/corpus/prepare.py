@@ -145,10 +145,9 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
 
     unique = np.ones(len(rows), dtype=bool)
     with progress_bar(f"Deduplicating and sampling {source.name}", total=2, unit="steps") as bar:
-        if len(rows):
-            duplicates, firsts = find_duplicates(rows.column_chunks("sentence"), keys)
-            unique[duplicates] = False
-            reject_tables.append(_duplicate_rejects(rows, duplicates, firsts, source.record_key))
+        duplicates, firsts = find_duplicates(rows.column_chunks("sentence"), keys)
+        unique[duplicates] = False
+        reject_tables.append(_duplicate_rejects(rows, duplicates, firsts, source.record_key))
         bar.advance()
         chosen = choose_sample(sample_rank(keys, sample.seed), sample.size, eligible=unique)
         bar.advance()

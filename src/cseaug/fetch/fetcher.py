@@ -87,7 +87,7 @@ def fetch(
     force: bool = False,
     policy: RetryPolicy | None = None,
     environ: Mapping[str, str] = os.environ,
-    on_outcome: Callable[[Outcome], None] | None = None,
+    on_outcome: Callable[[Outcome], None] = lambda outcome: None,
 ) -> FetchReport:
     """Make every entry present and verified under ``data_dir`` (created if needed).
 
@@ -100,7 +100,6 @@ def fetch(
         DownloadError: another ``cseaug data fetch`` is writing to ``data_dir``.
     """
     started = time.perf_counter()
-    data_dir = Path(data_dir)
     report = FetchReport(data_dir)
     connected = False
     with _exclusive(data_dir):
@@ -118,8 +117,7 @@ def fetch(
                 connected = True
                 outcome = Outcome(entry, "failed", str(exc))
             report.outcomes.append(outcome)
-            if on_outcome is not None:
-                on_outcome(outcome)
+            on_outcome(outcome)
     report.seconds = time.perf_counter() - started
     return report
 
