@@ -41,14 +41,9 @@ def find_duplicates(
     )
     if len(keys) != len(rows):
         raise ValueError(f"{len(keys)} keys for {len(rows)} sentences")
-    empty = np.array([], dtype=np.int64)
-    if len(keys) < 2:
-        return empty, empty
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]
     repeated = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1]) + 1
-    if repeated.size == 0:
-        return empty, empty
     # The stable sort puts the earliest row of each key group first.
     leaders = order[np.searchsorted(sorted_keys, sorted_keys[repeated], side="left")]
     candidates = order[repeated]
