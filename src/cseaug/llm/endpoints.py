@@ -31,6 +31,7 @@ import openai
 
 from cseaug.config import FailoverConfig, base_url_problem
 from cseaug.errors import ConfigError
+from cseaug.llm.http_errors import describe_error
 from cseaug.llm.wire import read_body
 
 logger = logging.getLogger(__name__)
@@ -67,14 +68,6 @@ def hurts_endpoint(exc: BaseException) -> bool:
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
         return True
     return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
-
-
-def _reason(exc: BaseException) -> str:
-    """What went wrong, for the log: the status, or the transport's own error."""
-    if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}"
-    cause = exc.__cause__ or exc
-    return f"{type(cause).__name__}: {cause}"
 
 
 @dataclass
@@ -184,7 +177,7 @@ class EndpointPool:
             "LLM endpoint %s out of service for %.0f s (%s); %d of %d endpoints in service",
             health.url,
             health.cooldown_s,
-            _reason(failure),
+            describe_error(failure),
             serving,
             len(self._health),
         )
