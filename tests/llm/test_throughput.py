@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cseaug.llm.throughput import MEASUREMENTS, gpu_plan, parameters_of, size_class
+from cseaug.llm.throughput import gpu_plan, parameters_of, size_class
 
 
 def test_model_size_from_the_name_or_a_local_config(tmp_path: Path) -> None:
@@ -81,6 +81,8 @@ def test_transformers_uses_the_measurement_of_its_batch_and_model_size() -> None
 
 
 def test_every_measurement_names_its_source() -> None:
-    assert all("H100" in m.source and "issue 13" in m.source for m in MEASUREMENTS)
+    measured = gpu_plan("transformers", "org/m-7B", 8, requests=1, prompt_tokens=1, max_tokens=32)
+    assert "H100" in measured["gpu_plan_throughput"]
+    assert "issue 13" in measured["gpu_plan_throughput"]
     cached = gpu_plan("vllm", "org/m-7B", "auto", requests=0, prompt_tokens=0, max_tokens=8)
     assert cached["gpu_plan_wall_time"].startswith("0 s")

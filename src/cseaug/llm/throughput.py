@@ -14,7 +14,6 @@ Example:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 GPU = "one H100 80GB"
@@ -24,26 +23,15 @@ MEASURED_ANSWER_TOKENS = 32
 USABLE_FLOPS = 200 * 3e12
 """FLOP/s of one H100 in issue 13's roofline: ~200 requests/s at ~3 TFLOP each."""
 
-
-@dataclass(frozen=True)
-class Measurement:
-    """One measured throughput: engine, model shape, batch size, requests per second, source."""
-
-    engine: str
-    size_class: str
-    batch_size: int
-    requests_per_s: float
-    source: str = ISSUE_13
-
-
-MEASUREMENTS: tuple[Measurement, ...] = (
-    Measurement("transformers", "7B", 8, 7.6),
-    Measurement("transformers", "7B", 64, 40.8),
-    Measurement("transformers", "7B", 128, 51.1),
-    Measurement("transformers", "0.5B", 8, 8.9),
-    Measurement("transformers", "0.5B", 128, 83.5),
-)
-"""Issue 13's table (Qwen2-7B and Qwen2-0.5B shapes, ~221 prompt + 32 new tokens)."""
+MEASUREMENTS: dict[tuple[str, str, int], float] = {
+    ("transformers", "7B", 8): 7.6,
+    ("transformers", "7B", 64): 40.8,
+    ("transformers", "7B", 128): 51.1,
+    ("transformers", "0.5B", 8): 8.9,
+    ("transformers", "0.5B", 128): 83.5,
+}
+"""Issue 13's requests per second by (engine, model shape, batch size): Qwen2-7B and
+Qwen2-0.5B shapes, ~221 prompt + 32 new tokens (:data:`ISSUE_13`)."""
 
 SIZE_CLASSES = {"0.5B": (0.3e9, 0.8e9), "7B": (6e9, 9e9)}
 """Parameter ranges a measurement of a shape stands for."""
@@ -137,18 +125,9 @@ def gpu_plan(
         return plan
     wanted = AUTO_BATCH_MEASURED if batch_size == "auto" else int(batch_size)
     shape = size_class(parameters)
-    found = next(
-        (
-            m
-            for m in MEASUREMENTS
-            if (m.engine, m.size_class, m.batch_size) == (engine, shape, wanted)
-        ),
-        None,
-    )
-    if found is None:
-        measured = sorted(
-            {(m.size_class, m.batch_size) for m in MEASUREMENTS if m.engine == engine}
-        )
+    rate = MEASUREMENTS.get((engine, shape, wanted))
+    if rate is None:
+        measured = sorted((c, b) for e, c, b in MEASUREMENTS if e == engine)
         plan["gpu_plan_throughput"] = (
             f"no measurement for {engine} with this model size at batch {wanted} "
             f"(measured: {', '.join(f'{c} at batch {b}' for c, b in measured)})"
@@ -156,11 +135,11 @@ def gpu_plan(
         return plan
     note = " (batch_size auto may take up to 256; not measured)" if batch_size == "auto" else ""
     plan["gpu_plan_throughput"] = (
-        f"{found.requests_per_s} req/s (measured: {engine}, batch {found.batch_size}{note}, "
-        f"Qwen2-{found.size_class} shape, ~{MEASURED_PROMPT_TOKENS} prompt + "
-        f"{MEASURED_ANSWER_TOKENS} answer tokens; {found.source})"
+        f"{rate} req/s (measured: {engine}, batch {wanted}{note}, "
+        f"Qwen2-{shape} shape, ~{MEASURED_PROMPT_TOKENS} prompt + "
+        f"{MEASURED_ANSWER_TOKENS} answer tokens; {ISSUE_13})"
     )
-    expected = requests / found.requests_per_s
+    expected = requests / rate
     plan["gpu_plan_wall_time"] = (
         f"~{_duration(expected)} with {MEASURED_ANSWER_TOKENS}-token answers; up to "
         f"{_duration(expected * longer)} if every answer takes max_tokens ({max_tokens})"
