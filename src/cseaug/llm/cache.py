@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import functools
 import logging
@@ -28,8 +29,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -158,15 +158,6 @@ def request_hash(identity: dict[str, Any], request: ChatRequest) -> str:
     )
 
 
-@dataclass(frozen=True)
-class CachedAnswer:
-    """One stored answer."""
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-
-
 def connect(path: Path | None) -> sqlite3.Connection:
     """An autocommit connection (every statement is its own committed transaction unless
     :func:`transaction` groups some) to the database at ``path``, in WAL mode, that threads
@@ -234,10 +225,10 @@ class ResponseCache:
         logger.info("response cache %s: digests added to %d stored answers", self.path, added)
 
     @_reported
-    def lookup(self, hashes: Sequence[str]) -> tuple[dict[str, CachedAnswer], set[str]]:
-        """The stored answers among ``hashes`` that match their digest, and the hashes of
-        those that do not (absent hashes are in neither)."""
-        found: dict[str, CachedAnswer] = {}
+    def lookup(self, hashes: Sequence[str]) -> tuple[dict[str, ChatResponse], set[str]]:
+        """The stored answers among ``hashes`` that match their digest (``cached``, keyed by
+        their hash), and the hashes of those that do not (absent hashes are in neither)."""
+        found: dict[str, ChatResponse] = {}
         mismatched: set[str] = set()
         with self._lock:
             rows = list(
@@ -251,7 +242,13 @@ class ResponseCache:
             if stored != answer_digest(digest, text, prompt_tokens, completion_tokens):
                 mismatched.add(digest)
                 continue
-            found[digest] = CachedAnswer(text, prompt_tokens, completion_tokens)
+            found[digest] = ChatResponse(
+                digest,
+                text,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                cached=True,
+            )
         return found, mismatched
 
     def _rows(self, query: str, hashes: Sequence[str], *extra: Any) -> Iterator[Any]:
@@ -262,7 +259,7 @@ class ResponseCache:
             marks = ",".join("?" * len(chunk))
             yield from self._conn.execute(query.format(marks=marks), [*chunk, *extra])
 
-    def get_many(self, hashes: Sequence[str]) -> dict[str, CachedAnswer]:
+    def get_many(self, hashes: Sequence[str]) -> dict[str, ChatResponse]:
         """The stored answers among ``hashes`` that match their digest (:meth:`lookup`)."""
         return self.lookup(hashes)[0]
 
@@ -435,11 +432,8 @@ def build_spending(cache_path: Path | None, spent_by: str) -> dict[str, Any]:
     there is no cache file)."""
     if cache_path is None or not Path(cache_path).is_file():
         return {}
-    cache = ResponseCache(cache_path)
-    try:
+    with closing(ResponseCache(cache_path)) as cache:
         return cache.spending(spent_by)
-    finally:
-        cache.close()
 
 
 class CachedBackend(StreamingBackend):
@@ -511,7 +505,7 @@ class CachedBackend(StreamingBackend):
         pending = list(positions)
         with self.cache.leased(self.owner):
             while pending:
-                pending = self._take_stored(pending, requests, positions, progress, answered)
+                pending = self._take_stored(pending, positions, progress, answered)
                 mine = self.cache.claim(pending, self.owner)
                 to_send = [digest for digest in pending if digest in mine]
                 misses = [requests[positions[digest][0]] for digest in to_send]
@@ -529,7 +523,6 @@ class CachedBackend(StreamingBackend):
     def _take_stored(
         self,
         pending: list[str],
-        requests: list[ChatRequest],
         positions: dict[str, list[int]],
         progress: ProgressCallback | None,
         answered: Callable[[str, ChatResponse], None],
@@ -546,14 +539,7 @@ class CachedBackend(StreamingBackend):
                 self.cache.path,
             )
         for digest, hit in stored.items():
-            answer = ChatResponse(
-                key=requests[positions[digest][0]].key,
-                text=hit.text,
-                prompt_tokens=hit.prompt_tokens,
-                completion_tokens=hit.completion_tokens,
-                cached=True,
-            )
-            answered(digest, answer)
+            answered(digest, hit)
         if progress is not None and stored:
             progress(sum(len(positions[digest]) for digest in stored))
         return [digest for digest in pending if digest not in stored]
@@ -621,13 +607,9 @@ class CachedBackend(StreamingBackend):
 def _answer_of(request: ChatRequest, answer: ChatResponse, repeat: bool) -> ChatResponse:
     """The response to ``request`` from the ``answer`` of its first copy (``repeat``: this is
     a later copy): repeats of a request share the one answer that was paid for."""
-    return ChatResponse(
+    return dataclasses.replace(
+        answer,
         key=request.key,
-        text=answer.text,
-        error=answer.error,
-        prompt_tokens=answer.prompt_tokens,
-        completion_tokens=answer.completion_tokens,
         cached=answer.cached or (repeat and answer.ok),
-        failure=answer.failure,
         retried=answer.retried and not repeat,
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -101,11 +102,8 @@ def cached_answers(
     if identity is None or cache_path is None or not Path(cache_path).is_file():
         return [None] * len(requests)
     hashes = [request_hash(identity, r) for r in requests]
-    cache = ResponseCache(cache_path)
-    try:
+    with closing(ResponseCache(cache_path)) as cache:
         stored = cache.get_many(hashes)
-    finally:
-        cache.close()
     return [stored[digest].text if digest in stored else None for digest in hashes]
 
 
