@@ -8,7 +8,6 @@ docs/llm-backends.md describes them all.
 
 from __future__ import annotations
 
-import abc
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -121,10 +120,11 @@ class Usage:
         return counts
 
 
-class LLMBackend(abc.ABC):
+class LLMBackend:
     """What every backend provides.
 
-    Subclasses implement :meth:`_generate`; :meth:`generate` adds usage accounting.
+    Subclasses implement :meth:`_generate` (or :meth:`_stream`); :meth:`generate` adds usage
+    accounting.
     """
 
     #: backend name as in the config (``openai``, ``vllm``, ...), part of the cache key.
@@ -159,38 +159,51 @@ class LLMBackend(abc.ABC):
     ) -> list[ChatResponse]:
         """Answer every request, in order; failures come back as responses with ``error`` set.
 
-        ``on_response`` is called with ``(index, response)`` once per request: here when the
-        whole batch is answered; a :class:`~cseaug.llm.streaming.StreamingBackend` calls it
-        as each answer arrives.
+        ``on_response`` is called with ``(index, response)`` once per request: as each answer
+        arrives on a :class:`StreamingBackend`, when the whole batch is answered on the others
+        (an exception it raises stops the batch).
         """
-        responses = self._counted(requests, self._generate(list(requests), progress))
-        if on_response is not None:
-            for index, response in enumerate(responses):
-                on_response(index, response)
-        return responses
+        answers: dict[int, ChatResponse] = {}
 
-    def _counted(
-        self, requests: Sequence[ChatRequest], responses: list[ChatResponse]
-    ) -> list[ChatResponse]:
-        """``responses``, one per request (checked), added to :attr:`usage`."""
-        if len(responses) != len(requests):
+        def deliver(index: int, response: ChatResponse) -> None:
+            answers[index] = response
+            if on_response is not None:
+                on_response(index, response)
+
+        self._stream(list(requests), progress, deliver)
+        if len(answers) != len(requests):
             raise RuntimeError(
-                f"{self.name} backend returned {len(responses)} answers for {len(requests)} requests"
+                f"{self.name} backend returned {len(answers)} answers for {len(requests)} requests"
             )
+        responses = [answers[index] for index in range(len(requests))]
         for response in responses:
             self.usage.add(response)
         return responses
 
-    @abc.abstractmethod
+    def _stream(
+        self, requests: list[ChatRequest], progress: ProgressCallback | None, deliver: ResponseSink
+    ) -> None:
+        """Pass the answer to each request, with its index, to ``deliver``: here all at once
+        when :meth:`_generate` has answered the batch."""
+        for index, response in enumerate(self._generate(requests, progress)):
+            deliver(index, response)
+
     def _generate(
         self, requests: list[ChatRequest], progress: ProgressCallback | None
-    ) -> list[ChatResponse]: ...
+    ) -> list[ChatResponse]:
+        """The answers to ``requests``, in order (what a backend that does not stream implements)."""
+        raise NotImplementedError
 
-    def check(self) -> None:  # noqa: B027 - optional hook
+    def check(self) -> None:
         """Fail now, before any work, if the backend cannot answer (model, engine, API key).
 
         The build calls it once when it makes the stage; ``generate`` works without it.
         """
 
-    def close(self) -> None:  # noqa: B027 - optional hook
+    def close(self) -> None:
         """Release connections, engines or GPU memory."""
+
+
+class StreamingBackend(LLMBackend):
+    """A backend whose :meth:`~LLMBackend._stream` hands out every answer the moment it
+    arrives, for the response cache to store at once (:mod:`cseaug.llm.cache`)."""

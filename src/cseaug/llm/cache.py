@@ -35,8 +35,14 @@ from typing import Any, TypeVar
 
 from cseaug.errors import CseaugError
 from cseaug.hashing import json_sha256
-from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
-from cseaug.llm.streaming import ResponseSink, StreamingBackend
+from cseaug.llm.base import (
+    ChatRequest,
+    ChatResponse,
+    LLMBackend,
+    ProgressCallback,
+    ResponseSink,
+    StreamingBackend,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -264,16 +270,10 @@ class ResponseCache:
         return self.lookup(hashes)[0]
 
     @_reported
-    def put(
-        self,
-        digest: str,
-        response: ChatResponse,
-        spent_by: str | None = None,
-        failed_before: bool = False,
-    ) -> None:
-        """Store a successful answer (committed before this returns), paid for by ``spent_by``.
+    def put(self, digest: str, response: ChatResponse, spent_by: str | None = None) -> None:
+        """Store a successful answer, paid for by ``spent_by``, and drop the request's failure
+        record if it has one (one commit, before this returns).
 
-        ``failed_before``: the request has a failure record, dropped in the same commit.
         The answer's claim stays until its owner's work ends (:meth:`leased`): a waiting
         run looks for the answer, not for the claim.
         """
@@ -282,18 +282,13 @@ class ResponseCache:
                 f"refusing to cache the failed answer of {response.key!r}: {response.error}"
             )
         answer = (response.text, response.prompt_tokens, response.completion_tokens)
-        row = (digest, *answer, time.time(), spent_by, answer_digest(digest, *answer))  # type: ignore[arg-type]
-        insert = (
-            "INSERT OR REPLACE INTO responses (hash, text, prompt_tokens, completion_tokens, "
-            "created_at, spent_by, digest) VALUES (?, ?, ?, ?, ?, ?, ?)"
-        )
-        with self._lock:
-            if not failed_before:  # one statement, one commit: the common case stays cheap
-                self._conn.execute(insert, row)
-                return
-            with transaction(self._conn):
-                self._conn.execute(insert, row)
-                self._conn.execute("DELETE FROM failures WHERE hash = ?", (digest,))
+        with self._lock, transaction(self._conn):
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses (hash, text, prompt_tokens, completion_tokens, "
+                "created_at, spent_by, digest) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (digest, *answer, time.time(), spent_by, answer_digest(digest, *answer)),  # type: ignore[arg-type]
+            )
+            self._conn.execute("DELETE FROM failures WHERE hash = ?", (digest,))
 
     @_reported
     def fail(self, digest: str, error: str) -> None:
@@ -487,20 +482,18 @@ class CachedBackend(StreamingBackend):
         self,
         requests: list[ChatRequest],
         progress: ProgressCallback | None,
-        on_response: ResponseSink | None,
-    ) -> list[ChatResponse]:
-        hashes = self.hashes(requests)
+        deliver: ResponseSink,
+    ) -> None:
         positions: dict[str, list[int]] = {}  # hash -> the index of each of its requests
-        for index, digest in enumerate(hashes):
+        for index, digest in enumerate(self.hashes(requests)):
             positions.setdefault(digest, []).append(index)
-        answers: dict[str, ChatResponse] = {}  # hash -> the answer of its first request
+        done: set[str] = set()  # the hashes answered
 
         def answered(digest: str, answer: ChatResponse) -> None:
-            answers[digest] = answer
-            if on_response is not None:
-                first = positions[digest][0]
-                for index in positions[digest]:
-                    on_response(index, _answer_of(requests[index], answer, index != first))
+            done.add(digest)
+            first = positions[digest][0]
+            for index in positions[digest]:
+                deliver(index, _answer_of(requests[index], answer, index != first))
 
         pending = list(positions)
         with self.cache.leased(self.owner):
@@ -512,13 +505,9 @@ class CachedBackend(StreamingBackend):
                 self._send_claimed(to_send, misses, progress, answered)
                 if progress is not None and to_send:
                     progress(sum(len(positions[digest]) - 1 for digest in to_send))  # the repeats
-                pending = [digest for digest in pending if digest not in answers]
+                pending = [digest for digest in pending if digest not in done]
                 if pending:
                     self._wait_for_others(pending)
-        return [
-            _answer_of(request, answers[digest], index != positions[digest][0])
-            for index, (request, digest) in enumerate(zip(requests, hashes, strict=True))
-        ]
 
     def _take_stored(
         self,
@@ -562,7 +551,7 @@ class CachedBackend(StreamingBackend):
             digest = to_send[position]
             response.retried = digest in retried
             if response.ok:
-                self.cache.put(digest, response, self.spent_by, response.retried)
+                self.cache.put(digest, response, self.spent_by)
             else:
                 self.cache.fail(digest, response.error or "failed")
             answered(digest, response)

@@ -27,6 +27,7 @@ from cseaug.config import LLMConfig, PriceConfig
 from cseaug.hub import cached_file
 from cseaug.llm.base import ChatRequest
 from cseaug.llm.cache import ResponseCache, request_hash
+from cseaug.llm.transformers_backend import chat_prompt_ids
 
 CHARS_PER_TOKEN = 4.0
 TOKENS_PER_MESSAGE = 4
@@ -80,17 +81,11 @@ def local_chat_tokenizer(model: str) -> Any | None:
 
 def tokenizer_tokens(tokenizer: Any, requests: Sequence[ChatRequest]) -> int:
     """Prompt tokens of ``requests`` rendered with the tokenizer's chat template."""
-    total = 0
-    for start in range(0, len(requests), _ENCODE_CHUNK):
-        prompts = [
-            tokenizer.apply_chat_template(
-                list(r.messages), tokenize=False, add_generation_prompt=True
-            )
-            for r in requests[start : start + _ENCODE_CHUNK]
-        ]
-        encoded = tokenizer(prompts, add_special_tokens=False)["input_ids"]
-        total += sum(len(ids) for ids in encoded)
-    return total
+    return sum(
+        len(ids)
+        for start in range(0, len(requests), _ENCODE_CHUNK)
+        for ids in chat_prompt_ids(tokenizer, requests[start : start + _ENCODE_CHUNK])
+    )
 
 
 def cached_answers(

@@ -38,6 +38,8 @@ from cseaug.llm.base import (
     ChatRequest,
     ChatResponse,
     ProgressCallback,
+    ResponseSink,
+    StreamingBackend,
 )
 from cseaug.llm.breaker import CircuitBreaker
 from cseaug.llm.endpoints import EndpointPool, PooledClient, endpoint_urls
@@ -45,7 +47,6 @@ from cseaug.llm.http_errors import describe_error, failure_kind, is_retryable
 from cseaug.llm.identity import served_identity
 from cseaug.llm.probe import probe_endpoints
 from cseaug.llm.sampling import request_seed
-from cseaug.llm.streaming import ResponseSink, StreamingBackend
 from cseaug.llm.wire import (
     IDENTITY_HEADERS,
     MalformedResponse,
@@ -174,10 +175,6 @@ class OpenAIBackend(StreamingBackend):
         model_revision: str | None = None,
         served: dict[str, Any] | None = None,
     ) -> None:
-        if name not in ("openai", "openai-compatible"):
-            raise ValueError(
-                f"OpenAIBackend name must be 'openai' or 'openai-compatible', not {name!r}"
-            )
         if name == "openai-compatible" and not base_url:
             raise BackendError(
                 "backend 'openai-compatible' needs llm.base_url, e.g. http://127.0.0.1:8000/v1"
@@ -259,14 +256,6 @@ class OpenAIBackend(StreamingBackend):
         headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else None
         return retry_delay(headers, attempt, self.retry_initial_s, self.retry_max_s)
 
-    async def _post(self, client: PooledClient, body: dict[str, Any]) -> bytes:
-        return await client.post(
-            "/chat/completions",
-            body,
-            deadline_s=self.request_timeout_s,
-            max_bytes=body_limit(self.sampling.get("max_tokens")),
-        )
-
     async def _answer(
         self, client: PooledClient, request: ChatRequest, scrub: Scrubber
     ) -> ChatResponse:
@@ -294,7 +283,12 @@ class OpenAIBackend(StreamingBackend):
         )
         async for attempt in retrying:
             with attempt:
-                return await self._post(client, body)
+                return await client.post(
+                    "/chat/completions",
+                    body,
+                    deadline_s=self.request_timeout_s,
+                    max_bytes=body_limit(self.sampling.get("max_tokens")),
+                )
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
     def _reason(self, exc: BaseException) -> str:
@@ -311,9 +305,8 @@ class OpenAIBackend(StreamingBackend):
         requests: list[ChatRequest],
         api_key: str,
         progress: ProgressCallback | None,
-        on_response: ResponseSink | None,
-    ) -> list[ChatResponse]:
-        results: list[ChatResponse | None] = [None] * len(requests)
+        deliver: ResponseSink,
+    ) -> None:
         limits = httpx2.Limits(
             max_connections=self.concurrency,
             max_keepalive_connections=self.concurrency,
@@ -339,7 +332,6 @@ class OpenAIBackend(StreamingBackend):
         scrub = Scrubber([api_key])
         # one shared iterator, many workers: `capacity` coroutines instead of one per request
         todo = iter(range(len(requests)))
-
         breaker = self.breaker
 
         async def worker() -> None:
@@ -352,9 +344,7 @@ class OpenAIBackend(StreamingBackend):
                     response = await self._answer(client, requests[index], scrub)
                     if breaker is not None:
                         breaker.record(not response.ok, response.error)
-                results[index] = response
-                if on_response is not None:
-                    on_response(index, response)
+                deliver(index, response)
                 if progress is not None:
                     progress(1)
 
@@ -362,15 +352,13 @@ class OpenAIBackend(StreamingBackend):
             await asyncio.gather(*(worker() for _ in range(min(client.capacity, len(requests)))))
         finally:
             await client.close()
-        return [r for r in results if r is not None]
 
     def _stream(
         self,
         requests: list[ChatRequest],
         progress: ProgressCallback | None,
-        on_response: ResponseSink | None,
-    ) -> list[ChatResponse]:
+        deliver: ResponseSink,
+    ) -> None:
         api_key = self._api_key()
-        if not requests:
-            return []
-        return run_sync(self._answer_all(requests, api_key, progress, on_response))
+        if requests:
+            run_sync(self._answer_all(requests, api_key, progress, deliver))

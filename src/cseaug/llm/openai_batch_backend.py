@@ -26,13 +26,18 @@ import openai
 
 from cseaug.config import BatchAPIConfig
 from cseaug.errors import BackendError
-from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
+from cseaug.llm.base import (
+    ChatRequest,
+    ChatResponse,
+    ProgressCallback,
+    ResponseSink,
+    StreamingBackend,
+)
 from cseaug.llm.batch_jsonl import BATCH_ENDPOINT, read_results, request_line, split_into_files
 from cseaug.llm.batch_ledger import BatchLedger, PendingUpload
 from cseaug.llm.cache import request_hash
 from cseaug.llm.http_errors import describe_error
 from cseaug.llm.openai_backend import OpenAIBackend, scrubbed
-from cseaug.llm.streaming import ResponseSink, StreamingBackend
 from cseaug.secrets import Scrubber
 
 logger = logging.getLogger(__name__)
@@ -74,9 +79,8 @@ class _Call:
     indices: dict[str, list[int]]
     bodies: dict[str, dict[str, Any]]
     progress: ProgressCallback | None
-    on_response: ResponseSink | None
+    sink: ResponseSink
     scrub: Scrubber
-    results: dict[int, ChatResponse] = field(default_factory=dict)
     submissions: dict[str, int] = field(default_factory=dict)
     reported: int = 0
 
@@ -100,9 +104,7 @@ class _Call:
                 ),
                 self.scrub,
             )
-            self.results[index] = answer
-            if self.on_response is not None:
-                self.on_response(index, answer)
+            self.sink(index, answer)
 
 
 class OpenAIBatchBackend(StreamingBackend):
@@ -167,12 +169,12 @@ class OpenAIBatchBackend(StreamingBackend):
         self,
         requests: list[ChatRequest],
         progress: ProgressCallback | None,
-        on_response: ResponseSink | None,
-    ) -> list[ChatResponse]:
+        deliver: ResponseSink,
+    ) -> None:
         # the online backend's own key lookup and request bodies: one definition of each
         api_key = self.online._api_key()
         if not requests:
-            return []
+            return
         identity = self.identity()
         indices: dict[str, list[int]] = {}
         bodies: dict[str, dict[str, Any]] = {}
@@ -181,7 +183,7 @@ class OpenAIBatchBackend(StreamingBackend):
             if key not in indices:
                 bodies[key] = self.online._body(request)
             indices.setdefault(key, []).append(index)
-        call = _Call(requests, indices, bodies, progress, on_response, Scrubber([api_key]))
+        call = _Call(requests, indices, bodies, progress, deliver, Scrubber([api_key]))
         client = openai.OpenAI(
             api_key=api_key,
             base_url=self.base_url,
@@ -202,7 +204,6 @@ class OpenAIBatchBackend(StreamingBackend):
             ) from exc
         finally:
             client.close()
-        return [call.results[index] for index in range(len(requests))]
 
     def _attach(self, wanted: set[str], call: _Call) -> list[_Job]:
         """The recorded batches that answer requests of this call (an earlier run's).

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from cseaug.batching import (
@@ -24,9 +25,14 @@ from cseaug.batching import (
 from cseaug.devices import resolve_device, resolve_dtype
 from cseaug.errors import BackendError, require
 from cseaug.hub import hub_offline
-from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback
+from cseaug.llm.base import (
+    ChatRequest,
+    ChatResponse,
+    ProgressCallback,
+    ResponseSink,
+    StreamingBackend,
+)
 from cseaug.llm.identity import local_model_identity
-from cseaug.llm.streaming import ResponseSink, StreamingBackend
 
 ENDPOINT_HINT = (
     "To use a served model instead, point the build at an endpoint, e.g. "
@@ -58,6 +64,15 @@ def generate_kwargs(sampling: dict[str, Any]) -> dict[str, Any]:
     else:
         kwargs.update(do_sample=True, temperature=temperature, top_p=sampling.get("top_p") or 1.0)
     return kwargs
+
+
+def chat_prompt_ids(tokenizer: Any, requests: Sequence[ChatRequest]) -> list[list[int]]:
+    """The token ids of each request's messages rendered with the tokenizer's chat template."""
+    prompts = [
+        tokenizer.apply_chat_template(list(r.messages), tokenize=False, add_generation_prompt=True)
+        for r in requests
+    ]
+    return tokenizer(prompts, add_special_tokens=False)["input_ids"]
 
 
 class TransformersBackend(StreamingBackend):
@@ -174,22 +189,16 @@ class TransformersBackend(StreamingBackend):
         self,
         requests: list[ChatRequest],
         progress: ProgressCallback | None,
-        on_response: ResponseSink | None,
-    ) -> list[ChatResponse]:
+        deliver: ResponseSink,
+    ) -> None:
         self.check()
         if not requests:
-            return []
+            return
         import torch
 
         if self.sampling.get("seed") is not None:
             torch.manual_seed(int(self.sampling["seed"]))
-        prompts = [
-            self._tokenizer.apply_chat_template(
-                list(r.messages), tokenize=False, add_generation_prompt=True
-            )
-            for r in requests
-        ]
-        ids = self._tokenizer(prompts, add_special_tokens=False)["input_ids"]
+        ids = chat_prompt_ids(self._tokenizer, requests)
         lengths = [len(i) for i in ids]
         order = sorted(range(len(requests)), key=lambda i: -lengths[i])
         new_tokens = generate_kwargs(self.sampling)["max_new_tokens"]
@@ -205,7 +214,6 @@ class TransformersBackend(StreamingBackend):
                     ChatResponse(key=k, error=f"transformers generate failed: {exc}") for k in keys
                 ]
 
-        results: list[ChatResponse | None] = [None] * len(requests)
         for batch, answers in run_batches(
             order,
             lengths,
@@ -215,12 +223,9 @@ class TransformersBackend(StreamingBackend):
             str(self._device),
         ):
             for index, response in zip(batch, answers, strict=True):
-                results[index] = response
-                if on_response is not None:
-                    on_response(index, response)
+                deliver(index, response)
             if progress is not None:
                 progress(len(batch))
-        return [r for r in results if r is not None]
 
     def close(self) -> None:
         """Drop the model (frees its memory once nothing else holds it)."""
