@@ -1,19 +1,9 @@
 """A persistent request-level cache: no answer is ever paid for twice.
 
-Each answer is stored in SQLite (WAL mode) under :func:`request_hash` the moment it arrives,
-with the digest that is checked when it is read (:func:`answer_digest`) and the build that
-paid for it. :class:`CachedBackend` wraps any backend: it sends only the misses, each
-distinct one once, after claiming them (``claims``: several processes building at once
-never send one prompt twice; a dead owner's or an expired claim is taken over). Failed
-answers are not stored. A damaged file is a :class:`CacheDamagedError` and is never deleted;
-a full disk is an ``OSError`` ``ENOSPC``. docs/llm-backends.md, "The response cache".
-
-Example:
-    >>> import tempfile
-    >>> cache = ResponseCache(Path(tempfile.mkdtemp()) / "llm.sqlite")
-    >>> len(cache)
-    0
-    >>> cache.close()
+Each answer is stored in SQLite under :func:`request_hash` the moment it arrives, with its
+digest (:func:`answer_digest`) and the build that paid for it; :class:`CachedBackend` sends
+only the misses, after claiming them against other processes. docs/llm-backends.md, "The
+response cache".
 """
 
 from __future__ import annotations
@@ -149,10 +139,8 @@ def _owner_is_dead(owner: str) -> bool:
 
 
 def request_hash(identity: dict[str, Any], request: ChatRequest) -> str:
-    """The cache key of one request for a backend of the given :meth:`~LLMBackend.identity`.
-
-    The request's own ``key`` is not part of it: two rows asking the same thing share
-    one answer.
+    """The cache key of one request for a backend of the given :meth:`~LLMBackend.identity`
+    (not the request's own ``key``: two rows asking the same thing share one answer).
 
     Example:
         >>> identity = {"backend": "openai", "model": "m", "sampling": {"temperature": 0}}
@@ -165,9 +153,8 @@ def request_hash(identity: dict[str, Any], request: ChatRequest) -> str:
 
 
 def connect(path: Path | None) -> sqlite3.Connection:
-    """An autocommit connection (every statement is its own committed transaction unless
-    :func:`transaction` groups some) to the database at ``path``, in WAL mode, that threads
-    share; None: a database in memory."""
+    """An autocommit connection to the database at ``path`` (None: in memory), in WAL mode,
+    that threads share."""
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(
@@ -187,17 +174,15 @@ def transaction(conn: sqlite3.Connection, mode: str = "") -> Iterator[None]:
     try:
         yield
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite has rolled back already after e.g. a full disk
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 
 
 class ResponseCache:
-    """The SQLite file of stored answers, safe to share between threads and processes.
-
-    Args:
-        path: the database file; its directory is created if needed.
-    """
+    """The SQLite file of stored answers at ``path``, safe to share between threads and
+    processes."""
 
     @_reported
     def __init__(self, path: str | Path) -> None:
@@ -272,11 +257,7 @@ class ResponseCache:
     @_reported
     def put(self, digest: str, response: ChatResponse, spent_by: str | None = None) -> None:
         """Store a successful answer, paid for by ``spent_by``, and drop the request's failure
-        record if it has one (one commit, before this returns).
-
-        The answer's claim stays until its owner's work ends (:meth:`leased`): a waiting
-        run looks for the answer, not for the claim.
-        """
+        record if it has one (one commit, before this returns; the claim stays: :meth:`leased`)."""
         if not response.ok:
             raise ValueError(
                 f"refusing to cache the failed answer of {response.key!r}: {response.error}"
@@ -385,13 +366,8 @@ class ResponseCache:
 
     @_reported
     def spending(self, spent_by: str) -> dict[str, Any]:
-        """What ``spent_by`` paid for over all its attempts, from the cache's own records.
-
-        Returns:
-            ``answers`` (stored answers it paid for), ``prompt_tokens``,
-            ``completion_tokens``, ``requests`` and ``failed`` (sent, over every call),
-            ``generate_seconds`` (time of the calls that sent requests).
-        """
+        """What ``spent_by`` paid for over all its attempts: ``answers`` stored, their tokens,
+        ``requests`` and ``failed`` (sent, over every call), ``generate_seconds``."""
         with self._lock:
             answers, prompt, completion = self._conn.execute(
                 "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), "
@@ -434,21 +410,8 @@ def build_spending(cache_path: Path | None, spent_by: str) -> dict[str, Any]:
 class CachedBackend(StreamingBackend):
     """Any backend behind the response cache (same name, model and identity as the inner one).
 
-    Each answer goes to ``generate``'s ``on_response`` as it exists: a stored one when it is
-    looked up, a sent one when it arrives (every repeat of a request gets its answer then).
-
     ``inner`` answers the misses, in calls of ``chunk_size`` when it does not stream; what
     is sent is paid for by ``spent_by`` (a build's run id, :meth:`ResponseCache.spending`).
-
-    Example:
-        >>> from cseaug.config import LLMConfig
-        >>> from cseaug.llm.factory import make_backend
-        >>> cfg = LLMConfig(backend="openai-compatible", model="m", base_url="http://127.0.0.1:8000/v1")
-        >>> import tempfile
-        >>> backend = make_backend(cfg, cache_path=Path(tempfile.mkdtemp()) / "llm.sqlite")
-        >>> isinstance(backend, CachedBackend)
-        True
-        >>> backend.close()
     """
 
     def __init__(
