@@ -20,7 +20,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from cseaug.config import AUTO, CircuitBreakerConfig, LLMConfig
+from cseaug.config import AUTO, LLMConfig
 from cseaug.devices import gpu_driver_present
 from cseaug.llm.base import LLMBackend
 from cseaug.llm.breaker import CircuitBreaker
@@ -66,11 +66,6 @@ def resolve_backend(name: str) -> str:
     return "transformers"
 
 
-def breaker_from_config(cfg: CircuitBreakerConfig | None) -> CircuitBreaker | None:
-    """The circuit breaker of ``llm.circuit_breaker`` (None: never stop)."""
-    return None if cfg is None else CircuitBreaker(cfg.window, cfg.failure_rate)
-
-
 def make_backend(
     cfg: LLMConfig,
     cache_path: Path | None,
@@ -86,6 +81,7 @@ def make_backend(
         logger.info("llm.backend auto: using %s", name)
     backend: LLMBackend
     if name in ("openai", "openai-compatible"):
+        limits = cfg.circuit_breaker  # None: never stop
         backend = OpenAIBackend(
             cfg.model,
             sampling,
@@ -96,7 +92,7 @@ def make_backend(
             max_retries=cfg.max_retries,
             request_timeout_s=cfg.request_timeout_s,
             failover=cfg.failover,
-            breaker=breaker_from_config(cfg.circuit_breaker),
+            breaker=CircuitBreaker(limits.window, limits.failure_rate) if limits else None,
             model_revision=cfg.model_revision,
             served=served,
         )

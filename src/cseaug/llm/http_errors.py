@@ -16,8 +16,6 @@ from collections.abc import Iterator
 
 import openai
 
-from cseaug.llm.base import PERMANENT, TRANSIENT
-
 _DROPPED = ("ServerDisconnectedError", "RemoteProtocolError", "ClientPayloadError", "ReadError")
 """Exception names (aiohttp, httpx, httpcore) of a connection the server closed mid-answer."""
 
@@ -81,9 +79,3 @@ def is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in (408, 429) or exc.status_code >= 500
     return False
-
-
-def failure_kind(exc: BaseException) -> str:
-    """:data:`~cseaug.llm.base.TRANSIENT` for what :func:`is_retryable` retries, else
-    :data:`~cseaug.llm.base.PERMANENT`."""
-    return TRANSIENT if is_retryable(exc) else PERMANENT

@@ -6,13 +6,6 @@ spends half its CPU time on models (``benchmarks/bench_llm_throughput.py``). Ret
 one tenacity layer (the client's are off); answers and errors are scrubbed of the key;
 several endpoints share the requests (:mod:`cseaug.llm.endpoints`); the circuit breaker
 stops a failing build (:mod:`cseaug.llm.breaker`). docs/llm-backends.md, "The HTTP backends".
-
-Example:
-    from cseaug.llm.base import ChatRequest
-    backend = OpenAIBackend(
-        "Qwen/Qwen2.5-7B-Instruct", {"temperature": 0.0, "max_tokens": 64},
-        name="openai-compatible", base_url="http://127.0.0.1:8000/v1")
-    backend.generate([ChatRequest("s1", ({"role": "user", "content": "Hi"},))])
 """
 
 from __future__ import annotations
@@ -35,6 +28,8 @@ from cseaug.errors import BackendError
 from cseaug.llm.base import (
     CIRCUIT_OPEN,
     MALFORMED,
+    PERMANENT,
+    TRANSIENT,
     ChatRequest,
     ChatResponse,
     ProgressCallback,
@@ -43,7 +38,7 @@ from cseaug.llm.base import (
 )
 from cseaug.llm.breaker import CircuitBreaker
 from cseaug.llm.endpoints import EndpointPool, PooledClient, endpoint_urls
-from cseaug.llm.http_errors import describe_error, failure_kind, is_retryable
+from cseaug.llm.http_errors import describe_error, is_retryable
 from cseaug.llm.identity import served_identity
 from cseaug.llm.probe import probe_endpoints
 from cseaug.llm.sampling import request_seed
@@ -134,11 +129,8 @@ def scrubbed(response: ChatResponse, scrub: Scrubber) -> ChatResponse:
 
 
 def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
-    """Run a coroutine to completion from synchronous code, even inside a running event loop.
-
-    Inside a running loop (async Prefect tasks, notebooks) ``asyncio.run`` is not allowed,
-    so the coroutine gets its own loop in a worker thread.
-    """
+    """Run a coroutine to completion from synchronous code; inside a running event loop (async
+    Prefect tasks, notebooks), in its own loop in a worker thread."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -153,8 +145,8 @@ class OpenAIBackend(StreamingBackend):
     The arguments are the ``llm`` keys of the same names; ``name`` is ``openai`` or
     ``openai-compatible``, ``base_url`` one endpoint or several of the same model (default
     api.openai.com); ``served`` what an earlier probe of them reported about the model
-    (:meth:`served`), so that it is not probed again. Without a ``Retry-After``, backoff bounds start at ``retry_initial_s``
-    and double up to ``retry_max_s`` (full jitter).
+    (:meth:`served`), so that it is not probed again. ``retry_initial_s`` and ``retry_max_s``
+    bound the backoff without a ``Retry-After`` (:func:`retry_delay`).
     """
 
     def __init__(
@@ -197,12 +189,10 @@ class OpenAIBackend(StreamingBackend):
 
     def check(self) -> None:
         """Fail before any work when the API key is missing (backend ``openai``) or no
-        endpoint can answer for the model (:func:`~cseaug.llm.probe.probe_endpoints`; not
-        again when the backend was given what a probe reported).
+        endpoint can answer for the model (:meth:`served`).
 
         Raises:
-            BackendError: one line naming the URL and the cause (key unset, connection
-                refused, HTTP 401, model not served, ...).
+            BackendError: one line naming the URL and the cause.
         """
         self._api_key()
         self.served()
@@ -264,9 +254,8 @@ class OpenAIBackend(StreamingBackend):
         except MalformedResponse as exc:
             response = ChatResponse(key=request.key, error=str(exc), failure=MALFORMED)
         except _CLIENT_ERRORS as exc:
-            response = ChatResponse(
-                key=request.key, error=self._reason(exc), failure=failure_kind(exc)
-            )
+            failure = TRANSIENT if is_retryable(exc) else PERMANENT
+            response = ChatResponse(key=request.key, error=self._reason(exc), failure=failure)
         else:
             response = parse_completion(request.key, body, self.sampling.get("max_tokens"))
         return scrubbed(response, scrub)

@@ -5,11 +5,6 @@ back; each answer goes to the response cache like any backend's, under the ``ope
 identity. Every upload and batch is recorded in the :class:`~cseaug.llm.batch_ledger.BatchLedger`
 first, so a resumed build re-attaches instead of paying twice, and ``batches.create`` is
 never retried blind. docs/llm-backends.md, "The Batch API".
-
-Example:
-    from cseaug.llm.base import ChatRequest
-    backend = OpenAIBatchBackend("gpt-4o-mini", {"max_tokens": 64}, ledger_path=None)
-    backend.generate([ChatRequest("s1", ({"role": "user", "content": "Hi"},))])
 """
 
 from __future__ import annotations

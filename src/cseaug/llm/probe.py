@@ -3,10 +3,6 @@
 ``GET /models`` (or one one-token request where there is no list); a failure is a one-line
 :class:`~cseaug.errors.BackendError` naming the URL and the cause. What the server reports
 about the model becomes part of its identity (:mod:`cseaug.llm.identity`).
-
-Example:
-    probe_endpoint("http://127.0.0.1:8000/v1", "EMPTY", "m", timeout_s=5)
-    # {'id': 'm', 'object': 'model', 'owned_by': 'vllm', 'root': '/models/m', ...}
 """
 
 from __future__ import annotations

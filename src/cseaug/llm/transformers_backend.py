@@ -4,10 +4,6 @@
 instead); prompts are rendered with the chat template, sorted longest first and generated
 in left-padded batches (``batch_size: auto``: a token budget on a GPU, :mod:`cseaug.batching`),
 each batch's answers handed out when it finishes. docs/llm-backends.md, "The offline engines".
-
-Example:
-    backend = TransformersBackend("Qwen/Qwen2.5-0.5B-Instruct", {"max_tokens": 64})
-    backend.check()  # loads the model now
 """
 
 from __future__ import annotations

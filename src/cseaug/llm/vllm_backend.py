@@ -5,10 +5,6 @@ The engine's arguments (:func:`engine_arguments`) come from ``llm.vllm`` and
 whole, so the response cache sends it ``llm.vllm.requests_per_call`` requests at a time. A
 batch vLLM rejects is halved until the bad prompts fail alone. docs/llm-backends.md, "The
 offline engines"; docs/gpu.md.
-
-Example:
-    backend = VLLMBackend("Qwen/Qwen2.5-7B-Instruct", {"temperature": 0.0, "max_tokens": 64})
-    backend.check()  # creates the engine now, before any work
 """
 
 from __future__ import annotations
