@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
+from cseaug.config import LLMConfig
 from cseaug.llm.breaker import CircuitBreaker
 
 
@@ -32,5 +34,6 @@ def test_old_failures_leave_the_window() -> None:
 
 @pytest.mark.parametrize(("window", "rate"), [(0, 0.5), (3, 0.0), (3, 1.5)])
 def test_nonsense_settings_are_refused(window: int, rate: float) -> None:
-    with pytest.raises(ValueError, match="circuit breaker"):
-        CircuitBreaker(window, rate)
+    breaker = {"window": window, "failure_rate": rate}
+    with pytest.raises(ValidationError, match="circuit_breaker"):
+        LLMConfig(backend="openai", model="m", circuit_breaker=breaker)

@@ -25,15 +25,11 @@ class CircuitBreaker:
 
     Args:
         window: finished requests looked at (the breaker never opens before this many).
-        failure_rate: share of failures in the window that opens the breaker (0 to 1].
+        failure_rate: share of failures in the window that opens the breaker, in (0, 1]
+            (``llm.circuit_breaker`` validates both).
     """
 
     def __init__(self, window: int, failure_rate: float) -> None:
-        if window < 1 or not 0 < failure_rate <= 1:
-            raise ValueError(
-                f"circuit breaker needs window >= 1 and 0 < failure_rate <= 1, "
-                f"got {window} and {failure_rate}"
-            )
         self.window = window
         self.failure_rate = failure_rate
         self._outcomes: deque[bool] = deque(maxlen=window)

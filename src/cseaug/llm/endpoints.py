@@ -49,13 +49,9 @@ def endpoint_urls(base_url: str | Sequence[str] | None, default: str) -> tuple[s
         >>> endpoint_urls(["http://a:8000/v1", "http://b:8000/v1"], "unused")
         ('http://a:8000/v1', 'http://b:8000/v1')
     """
-    urls = (
-        [default]
-        if base_url is None
-        else [base_url]
-        if isinstance(base_url, str)
-        else list(base_url)
-    )
+    if isinstance(base_url, str):
+        base_url = [base_url]
+    urls = [default] if base_url is None else list(base_url)
     problem = base_url_problem(urls)
     if problem:
         raise ConfigError(problem)
