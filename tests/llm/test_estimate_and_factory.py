@@ -49,7 +49,7 @@ def test_estimate_with_the_heuristic_and_the_cache(
     assert (after.cached, after.to_send) == (4, 6)
     assert after.prompt_tokens == sum(heuristic_tokens(r) for r in requests[4:])
     assert after.max_completion_tokens == 300
-    assert after.as_dict()["to_send"] == 6
+    assert after.to_send == 6
     assert server.state.total == 4
 
 

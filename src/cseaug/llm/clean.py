@@ -163,21 +163,14 @@ def _content_lines(raw: str) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
-class _PromptProfile:
-    """What an answer must not repeat: the prompt's word n-grams and its lines, normalised."""
-
-    ngrams: frozenset[tuple[str, ...]]
-    lines: frozenset[str]
-
-
 def _ngrams(words: Sequence[str]) -> list[tuple[str, ...]]:
     return [tuple(words[i : i + ECHO_NGRAM]) for i in range(len(words) - ECHO_NGRAM + 1)]
 
 
 @functools.lru_cache(maxsize=64)
-def _prompt_profile(prompt_text: str) -> _PromptProfile:
-    # Cached: every answer of one template shares its prompt, once the input is taken out.
+def _prompt_profile(prompt_text: str) -> tuple[frozenset[tuple[str, ...]], frozenset[str]]:
+    """What an answer must not repeat: the prompt's word n-grams and its lines, normalised
+    (cached: every answer of one template shares its prompt, once the input is taken out)."""
     lines = set()
     for line in prompt_text.splitlines():
         for variant in (line, _PROMPT_LABEL.sub("", line)):
@@ -185,7 +178,7 @@ def _prompt_profile(prompt_text: str) -> _PromptProfile:
             if normal:
                 lines.add(normal)
     words = normalize_for_comparison(prompt_text).split()
-    return _PromptProfile(frozenset(_ngrams(words)), frozenset(lines))
+    return frozenset(_ngrams(words)), frozenset(lines)
 
 
 def echoes_prompt(
@@ -210,13 +203,13 @@ def echoes_prompt(
     prompt_text = "\n".join(m["content"] for m in prompt)
     if source_sentence:
         prompt_text = prompt_text.replace(source_sentence, "\n")
-    profile = _prompt_profile(prompt_text)
+    prompt_ngrams, prompt_lines = _prompt_profile(prompt_text)
     words = normalize_for_comparison(text).split()
     if len(words) < ECHO_NGRAM:
-        return " ".join(words) in profile.lines
+        return " ".join(words) in prompt_lines
     grams = _ngrams(words)
     from_input = set(_ngrams(normalize_for_comparison(source_sentence).split()))
-    echoed = sum(1 for g in grams if g in profile.ngrams and g not in from_input)
+    echoed = sum(1 for g in grams if g in prompt_ngrams and g not in from_input)
     return echoed / len(grams) >= max_overlap
 
 

@@ -213,20 +213,18 @@ class PooledClient:
         failure: BaseException | None = None
         client = self.clients[ticket.index]
         try:
-            try:
-                async with asyncio.timeout(deadline_s):
-                    response = await client.post(
-                        path, body=body, cast_to=httpx2.Response, stream=True
-                    )
-                    try:
-                        return await read_body(response, max_bytes)
-                    except httpx2.TransportError as exc:  # as the client reports it while sending
-                        raise openai.APIConnectionError(request=response.request) from exc
-                    finally:
-                        await response.aclose()
-            except TimeoutError as exc:
-                request = httpx2.Request("POST", client.base_url.join(path.lstrip("/")))
-                raise openai.APITimeoutError(request=request) from exc
+            async with asyncio.timeout(deadline_s):
+                response = await client.post(path, body=body, cast_to=httpx2.Response, stream=True)
+                try:
+                    return await read_body(response, max_bytes)
+                except httpx2.TransportError as exc:  # as the client reports it while sending
+                    raise openai.APIConnectionError(request=response.request) from exc
+                finally:
+                    await response.aclose()
+        except TimeoutError as exc:
+            request = httpx2.Request("POST", client.base_url.join(path.lstrip("/")))
+            failure = openai.APITimeoutError(request=request)
+            raise failure from exc
         except BaseException as exc:
             failure = exc
             raise

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from contextlib import closing
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +50,6 @@ class Estimate:
     @property
     def to_send(self) -> int:
         return self.requests - self.cached
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "to_send": self.to_send}
 
 
 def heuristic_tokens(request: ChatRequest) -> int:
