@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cseaug.config import LLMConfig
+from cseaug.config import LLMConfig, VLLMEngineConfig
 from cseaug.llm.base import ChatResponse
 from cseaug.llm.cache import CachedBackend, ResponseCache, request_hash
 from cseaug.llm.factory import make_backend
@@ -146,7 +146,7 @@ class Crash(BaseException):
     """Stands for the process dying: not an Exception, so nothing on the way catches it."""
 
 
-def test_non_streaming_backend_is_stored_chunk_by_chunk(tmp_path: Path) -> None:
+def test_vllm_answers_are_stored_call_by_call(tmp_path: Path) -> None:
     class CrashingEngine(FakeVLLMEngine):
         def chat(self, messages, sampling_params=None, use_tqdm=True, **kwargs):
             if len(self.calls) == 2:
@@ -154,15 +154,15 @@ def test_non_streaming_backend_is_stored_chunk_by_chunk(tmp_path: Path) -> None:
             return super().chat(messages, sampling_params, use_tqdm, **kwargs)
 
     engine = CrashingEngine()
+    calls_of_3 = VLLMEngineConfig(requests_per_call=3)
     backend = CachedBackend(
-        VLLMBackend("m", {}, engine_factory=lambda **kwargs: engine),
+        VLLMBackend("m", {}, engine=calls_of_3, engine_factory=lambda **kwargs: engine),
         tmp_path / "llm.sqlite",
-        chunk_size=3,
     )
     requests = [ask(f"s{i}") for i in range(8)]
     with pytest.raises(Crash):
         backend.generate(requests)
-    assert len(backend.cache) == 6  # the two chunks that returned before the crash
+    assert len(backend.cache) == 6  # the two calls that returned before the crash
 
     engine = FakeVLLMEngine()
     resumed = CachedBackend(

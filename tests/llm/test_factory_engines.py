@@ -60,5 +60,5 @@ def test_vllm_gets_its_engine_settings_and_the_cache_its_calls(tmp_path: Path) -
     assert (plain.dtype, plain.engine_kwargs) == ("bfloat16", {"enforce_eager": True})
     cached = make_backend(cfg, tmp_path / "llm.sqlite")
     assert isinstance(cached, CachedBackend) and isinstance(cached.inner, VLLMBackend)
-    assert cached.chunk_size == 3000
+    assert cached.inner.engine_settings.requests_per_call == 3000
     cached.close()

@@ -159,9 +159,8 @@ class LLMBackend:
     ) -> list[ChatResponse]:
         """Answer every request, in order; failures come back as responses with ``error`` set.
 
-        ``on_response`` is called with ``(index, response)`` once per request: as each answer
-        arrives on a :class:`StreamingBackend`, when the whole batch is answered on the others
-        (an exception it raises stops the batch).
+        ``on_response`` is called with ``(index, response)`` once per request, as :meth:`_stream`
+        hands the answer out (an exception it raises stops the batch).
         """
         answers: dict[int, ChatResponse] = {}
 
@@ -184,7 +183,8 @@ class LLMBackend:
         self, requests: list[ChatRequest], progress: ProgressCallback | None, deliver: ResponseSink
     ) -> None:
         """Pass the answer to each request, with its index, to ``deliver``: here all at once
-        when :meth:`_generate` has answered the batch."""
+        when :meth:`_generate` has answered the batch; a backend that hands out each answer as
+        it arrives (for the response cache to store at once) overrides this instead."""
         for index, response in enumerate(self._generate(requests, progress)):
             deliver(index, response)
 
@@ -202,8 +202,3 @@ class LLMBackend:
 
     def close(self) -> None:
         """Release connections, engines or GPU memory."""
-
-
-class StreamingBackend(LLMBackend):
-    """A backend whose :meth:`~LLMBackend._stream` hands out every answer the moment it
-    arrives, for the response cache to store at once (:mod:`cseaug.llm.cache`)."""

@@ -31,7 +31,6 @@ from cseaug.llm.base import (
     LLMBackend,
     ProgressCallback,
     ResponseSink,
-    StreamingBackend,
 )
 
 logger = logging.getLogger(__name__)
@@ -407,25 +406,23 @@ def build_spending(cache_path: Path | None, spent_by: str) -> dict[str, Any]:
         return cache.spending(spent_by)
 
 
-class CachedBackend(StreamingBackend):
+class CachedBackend(LLMBackend):
     """Any backend behind the response cache (same name, model and identity as the inner one).
 
-    ``inner`` answers the misses, in calls of ``chunk_size`` when it does not stream; what
-    is sent is paid for by ``spent_by`` (a build's run id, :meth:`ResponseCache.spending`).
+    ``inner`` answers the misses, each stored as ``inner`` hands it out; what is sent is paid
+    for by ``spent_by`` (a build's run id, :meth:`ResponseCache.spending`).
     """
 
     def __init__(
         self,
         inner: LLMBackend,
         cache: ResponseCache | str | Path,
-        chunk_size: int = 1024,
         spent_by: str | None = None,
     ) -> None:
         super().__init__(inner.model, inner.sampling, inner.model_revision)
         self.inner = inner
         self.name = inner.name
         self.cache = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
-        self.chunk_size = chunk_size
         self.spent_by = spent_by
         self.owner = new_owner()
 
@@ -519,7 +516,7 @@ class CachedBackend(StreamingBackend):
                 self.cache.fail(digest, response.error or "failed")
             answered(digest, response)
 
-        sent = self._send(misses, progress, store)
+        sent = self.inner.generate(misses, progress, on_response=store)
         failed = sum(1 for r in sent if not r.ok)
         self.cache.record_call(
             self.spent_by, started, time.perf_counter() - clock, len(sent), failed
@@ -537,19 +534,6 @@ class CachedBackend(StreamingBackend):
             if self.cache.get_many(pending):
                 return
             time.sleep(POLL_S)
-
-    def _send(
-        self, misses: list[ChatRequest], progress: ProgressCallback | None, store: ResponseSink
-    ) -> list[ChatResponse]:
-        if isinstance(self.inner, StreamingBackend):
-            return self.inner.generate(misses, progress, on_response=store)
-        answers: list[ChatResponse] = []
-        for start in range(0, len(misses), self.chunk_size):
-            chunk = self.inner.generate(misses[start : start + self.chunk_size], progress)
-            for position, response in enumerate(chunk, start):
-                store(position, response)
-            answers.extend(chunk)
-        return answers
 
     def close(self) -> None:
         self.inner.close()

@@ -43,9 +43,7 @@ def cuda_visible() -> bool:
     On Linux without any GPU driver the answer is False without importing torch (~1-2 s of a
     dry run's start-up otherwise, issue 14).
     """
-    if importlib.util.find_spec("torch") is None:
-        return False
-    if not gpu_driver_present():
+    if importlib.util.find_spec("torch") is None or not gpu_driver_present():
         return False
     import torch
 
@@ -131,10 +129,7 @@ def make_backend(
         raise ValueError(f"unknown llm.backend {cfg.backend!r}")
     if cache_path is None:
         return backend
-    # vLLM's LLM.chat answers a call only as a whole (the only backend that does): the cache
-    # stores each call of llm.vllm.requests_per_call answers when it returns
-    chunk_size = cfg.vllm.requests_per_call
-    return CachedBackend(backend, cache_path, chunk_size=chunk_size, spent_by=spent_by)
+    return CachedBackend(backend, cache_path, spent_by=spent_by)
 
 
 def probe_served(cfg: LLMConfig) -> dict[str, Any] | None:

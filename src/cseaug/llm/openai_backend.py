@@ -32,9 +32,9 @@ from cseaug.llm.base import (
     TRANSIENT,
     ChatRequest,
     ChatResponse,
+    LLMBackend,
     ProgressCallback,
     ResponseSink,
-    StreamingBackend,
 )
 from cseaug.llm.breaker import CircuitBreaker
 from cseaug.llm.endpoints import EndpointPool, PooledClient, endpoint_urls
@@ -139,7 +139,7 @@ def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-class OpenAIBackend(StreamingBackend):
+class OpenAIBackend(LLMBackend):
     """Chat completions from api.openai.com or any OpenAI-compatible server.
 
     The arguments are the ``llm`` keys of the same names; ``name`` is ``openai`` or

@@ -24,9 +24,9 @@ from cseaug.errors import BackendError
 from cseaug.llm.base import (
     ChatRequest,
     ChatResponse,
+    LLMBackend,
     ProgressCallback,
     ResponseSink,
-    StreamingBackend,
 )
 from cseaug.llm.batch_jsonl import BATCH_ENDPOINT, read_results, request_line, split_into_files
 from cseaug.llm.batch_ledger import BatchLedger, PendingUpload
@@ -102,7 +102,7 @@ class _Call:
             self.sink(index, answer)
 
 
-class OpenAIBatchBackend(StreamingBackend):
+class OpenAIBatchBackend(LLMBackend):
     """Chat completions through the OpenAI Batch API (see the module docstring).
 
     ``ledger_path``: the response cache's file, which records submitted batches (None: in

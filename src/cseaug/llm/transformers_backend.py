@@ -24,9 +24,9 @@ from cseaug.hub import hub_offline
 from cseaug.llm.base import (
     ChatRequest,
     ChatResponse,
+    LLMBackend,
     ProgressCallback,
     ResponseSink,
-    StreamingBackend,
 )
 from cseaug.llm.identity import local_model_identity
 
@@ -71,7 +71,7 @@ def chat_prompt_ids(tokenizer: Any, requests: Sequence[ChatRequest]) -> list[lis
     return tokenizer(prompts, add_special_tokens=False)["input_ids"]
 
 
-class TransformersBackend(StreamingBackend):
+class TransformersBackend(LLMBackend):
     """Chat completions from a local Hugging Face causal LM (a hub id or a local directory);
     ``device``, ``dtype`` and ``batch_size`` are the ``llm`` keys of the same names."""
 

@@ -1,9 +1,10 @@
 """vLLM's offline engine in this process: backend ``vllm`` (and ``auto`` on a GPU).
 
 The engine's arguments (:func:`engine_arguments`) come from ``llm.vllm`` and
-``llm.engine_kwargs``; each batch goes to ``LLM.chat`` in one call, which answers only as a
-whole, so the response cache sends it ``llm.vllm.requests_per_call`` requests at a time. A
-batch vLLM rejects is halved until the bad prompts fail alone. docs/llm-backends.md, "The
+``llm.engine_kwargs``; ``LLM.chat`` answers a call only as a whole, so the requests go to it
+``llm.vllm.requests_per_call`` at a time and each call's answers are handed out (to the
+response cache) when it returns. A batch vLLM rejects is halved until the bad prompts fail
+alone. docs/llm-backends.md, "The
 offline engines"; docs/gpu.md.
 """
 
@@ -16,7 +17,13 @@ from typing import Any
 
 from cseaug.config import AUTO, VLLMEngineConfig, redacted
 from cseaug.errors import BackendError, require
-from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
+from cseaug.llm.base import (
+    ChatRequest,
+    ChatResponse,
+    LLMBackend,
+    ProgressCallback,
+    ResponseSink,
+)
 from cseaug.llm.identity import answer_changing_engine_args, local_model_identity
 from cseaug.llm.sampling import request_seed
 
@@ -144,16 +151,19 @@ class VLLMBackend(LLMBackend):
             params.seed = seed
         return params
 
-    def _generate(
-        self, requests: list[ChatRequest], progress: ProgressCallback | None
-    ) -> list[ChatResponse]:
+    def _stream(
+        self, requests: list[ChatRequest], progress: ProgressCallback | None, deliver: ResponseSink
+    ) -> None:
         if not requests:
-            return []
+            return
         self.check()
-        responses = self._chat(self._engine, requests)
-        if progress is not None:
-            progress(len(requests))
-        return responses
+        size = self.engine_settings.requests_per_call
+        for start in range(0, len(requests), size):
+            call = requests[start : start + size]
+            for index, response in enumerate(self._chat(self._engine, call), start):
+                deliver(index, response)
+            if progress is not None:
+                progress(len(call))
 
     def _chat(self, engine: Any, requests: list[ChatRequest]) -> list[ChatResponse]:
         by_sample = {
