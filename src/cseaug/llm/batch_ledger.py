@@ -8,7 +8,7 @@ never has a batch the ledger knows nothing of: its uploaded input file as a *pen
 Example:
     >>> ledger = BatchLedger(None)  # in memory: nothing survives the process
     >>> ledger.record("batch_1", "https://api.openai.com/v1", ["k1", "k2"])
-    >>> [(e.batch_id, e.request_keys) for e in ledger.open_batches("https://api.openai.com/v1")]
+    >>> ledger.open_batches("https://api.openai.com/v1")
     [('batch_1', ('k1', 'k2'))]
     >>> ledger.remove("batch_1"); ledger.open_batches("https://api.openai.com/v1")
     []
@@ -46,14 +46,6 @@ CREATE TABLE IF NOT EXISTS openai_batch_uploads (
     created_at REAL NOT NULL
 );
 """
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One submitted batch whose answers have not been read yet."""
-
-    batch_id: str
-    request_keys: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -129,15 +121,16 @@ class BatchLedger:
                 "DELETE FROM openai_batch_uploads WHERE input_file_id = ?", (input_file_id,)
             )
 
-    def open_batches(self, base_url: str) -> list[LedgerEntry]:
-        """The batches submitted at ``base_url`` whose answers were not read yet, oldest first."""
+    def open_batches(self, base_url: str) -> list[tuple[str, tuple[str, ...]]]:
+        """``(batch id, request keys)`` of the batches submitted at ``base_url`` whose answers
+        were not read yet, oldest first."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT batch_id, request_keys FROM openai_batches WHERE base_url = ? "
                 "ORDER BY created_at",
                 (base_url,),
             ).fetchall()
-        return [LedgerEntry(batch_id, tuple(json.loads(keys))) for batch_id, keys in rows]
+        return [(batch_id, tuple(json.loads(keys))) for batch_id, keys in rows]
 
     def remove(self, batch_id: str) -> None:
         """Forget a batch whose answers are read (or whose requests were handed on)."""

@@ -78,19 +78,13 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
         10.0
     """
     lowered = {k.lower(): v for k, v in headers.items()}
+    for name, per_second in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            return max(float(lowered[name]) / per_second, 0.0)
+        except (KeyError, ValueError):
+            pass
     try:
-        return max(float(lowered["retry-after-ms"]) / 1000.0, 0.0)
-    except (KeyError, ValueError):
-        pass
-    value = lowered.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
+        when = email.utils.parsedate_to_datetime(lowered.get("retry-after", ""))
     except (TypeError, ValueError):
         return None
     return max(when.timestamp() - (time.time() if now is None else now), 0.0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,7 +77,7 @@ class _Call:
     progress: ProgressCallback | None
     sink: ResponseSink
     scrub: Scrubber
-    submissions: dict[str, int] = field(default_factory=dict)
+    submissions: Counter[str] = field(default_factory=Counter)  # batches each key was in
     reported: int = 0
 
     def advance(self, finished: int) -> None:
@@ -207,11 +208,11 @@ class OpenAIBatchBackend(LLMBackend):
         already (a run killed while storing its answers) or belong to another call.
         """
         jobs: list[_Job] = []
-        for entry in self.ledger.open_batches(self.base_url):
-            mine = tuple(key for key in entry.request_keys if key in wanted)
+        for batch_id, keys in self.ledger.open_batches(self.base_url):
+            mine = tuple(key for key in keys if key in wanted)
             if mine:
                 origin = "submitted by an earlier run"
-                jobs.append(self._reattach(entry.batch_id, entry.request_keys, mine, origin, call))
+                jobs.append(self._reattach(batch_id, keys, mine, origin, call))
                 wanted.difference_update(mine)
         return jobs
 
@@ -257,13 +258,8 @@ class OpenAIBatchBackend(LLMBackend):
             len(keys),
             origin,
         )
-        return self._job(batch_id, mine, call)
-
-    @staticmethod
-    def _job(batch_id: str, keys: tuple[str, ...], call: _Call) -> _Job:
-        for key in keys:
-            call.submissions[key] = call.submissions.get(key, 0) + 1
-        return _Job(batch_id, keys)
+        call.submissions.update(mine)
+        return _Job(batch_id, mine)
 
     def _submit(self, client: openai.OpenAI, keys: Sequence[str], call: _Call) -> list[_Job]:
         """Upload and create one batch per input file of ``keys``, recording each first.
@@ -287,7 +283,8 @@ class OpenAIBatchBackend(LLMBackend):
             finally:
                 self._uploading.discard(upload.input_file_id)
             logger.info("submitted batch %s: %d requests", batch_id, len(file_keys))
-            jobs.append(self._job(batch_id, upload.request_keys, call))
+            call.submissions.update(upload.request_keys)
+            jobs.append(_Job(batch_id, upload.request_keys))
         return jobs
 
     def _create(self, client: openai.OpenAI, upload: PendingUpload) -> str:

@@ -219,9 +219,7 @@ def parse_completion(key: str, body: bytes, max_tokens: int | None = None) -> Ch
         text.encode("utf-8")
     except UnicodeEncodeError:
         return _malformed(key, "answer text is not valid Unicode (a lone surrogate)", body)
-    usage = data.get("usage")
-    if usage is None:
-        usage = {}
+    usage = {} if data.get("usage") is None else data["usage"]
     if not isinstance(usage, dict):
         return _malformed(key, "usage is not an object", body)
     prompt_tokens = _token_count(usage, "prompt_tokens")
