@@ -416,13 +416,13 @@ class CachedBackend(LLMBackend):
     def __init__(
         self,
         inner: LLMBackend,
-        cache: ResponseCache | str | Path,
+        cache: str | Path,
         spent_by: str | None = None,
     ) -> None:
         super().__init__(inner.model, inner.sampling, inner.model_revision)
         self.inner = inner
         self.name = inner.name
-        self.cache = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
+        self.cache = ResponseCache(cache)
         self.spent_by = spent_by
         self.owner = new_owner()
 

@@ -120,8 +120,7 @@ class EndpointPool:
             serving = [i for i in free if self._health[i].out_until is None]
             for i in free:
                 health = self._health[i]
-                out_until = health.out_until
-                if out_until is not None and out_until <= now and not health.trying:
+                if health.out_until is not None and health.out_until <= now and not health.trying:
                     health.trying = True
                     return Ticket(i, health.epoch, trial=True)
             if serving:

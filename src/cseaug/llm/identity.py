@@ -81,11 +81,9 @@ def checkpoint_fingerprint(model: str) -> str | None:
         digest.update(f"{path.relative_to(root).as_posix()}\0{size}\0".encode())
         with path.open("rb") as handle:
             digest.update(handle.read(_EDGE_BYTES))
-            if size > 2 * _EDGE_BYTES:
+            if size > 2 * _EDGE_BYTES:  # else the rest is the last MiB or less
                 handle.seek(size - _EDGE_BYTES)
-                digest.update(handle.read(_EDGE_BYTES))
-            else:
-                digest.update(handle.read())
+            digest.update(handle.read(_EDGE_BYTES))
     return digest.hexdigest()
 
 
