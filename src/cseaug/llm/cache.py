@@ -413,12 +413,7 @@ class CachedBackend(LLMBackend):
     for by ``spent_by`` (a build's run id, :meth:`ResponseCache.spending`).
     """
 
-    def __init__(
-        self,
-        inner: LLMBackend,
-        cache: str | Path,
-        spent_by: str | None = None,
-    ) -> None:
+    def __init__(self, inner: LLMBackend, cache: str | Path, spent_by: str | None = None) -> None:
         super().__init__(inner.model, inner.sampling, inner.model_revision)
         self.inner = inner
         self.name = inner.name
@@ -439,10 +434,7 @@ class CachedBackend(LLMBackend):
         return [request_hash(identity, r) for r in requests]
 
     def _stream(
-        self,
-        requests: list[ChatRequest],
-        progress: ProgressCallback | None,
-        deliver: ResponseSink,
+        self, requests: list[ChatRequest], progress: ProgressCallback | None, deliver: ResponseSink
     ) -> None:
         positions: dict[str, list[int]] = {}  # hash -> the index of each of its requests
         for index, digest in enumerate(self.hashes(requests)):

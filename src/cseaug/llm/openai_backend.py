@@ -337,10 +337,7 @@ class OpenAIBackend(LLMBackend):
             await client.close()
 
     def _stream(
-        self,
-        requests: list[ChatRequest],
-        progress: ProgressCallback | None,
-        deliver: ResponseSink,
+        self, requests: list[ChatRequest], progress: ProgressCallback | None, deliver: ResponseSink
     ) -> None:
         api_key = self._api_key()
         if requests:

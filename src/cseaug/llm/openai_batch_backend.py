@@ -162,10 +162,7 @@ class OpenAIBatchBackend(LLMBackend):
         self.ledger.close()
 
     def _stream(
-        self,
-        requests: list[ChatRequest],
-        progress: ProgressCallback | None,
-        deliver: ResponseSink,
+        self, requests: list[ChatRequest], progress: ProgressCallback | None, deliver: ResponseSink
     ) -> None:
         # the online backend's own key lookup and request bodies: one definition of each
         api_key = self.online._api_key()

@@ -182,10 +182,7 @@ class TransformersBackend(LLMBackend):
         return responses
 
     def _stream(
-        self,
-        requests: list[ChatRequest],
-        progress: ProgressCallback | None,
-        deliver: ResponseSink,
+        self, requests: list[ChatRequest], progress: ProgressCallback | None, deliver: ResponseSink
     ) -> None:
         self.check()
         if not requests:
