@@ -25,13 +25,7 @@ from typing import Any, TypeVar
 
 from cseaug.errors import CseaugError
 from cseaug.hashing import json_sha256
-from cseaug.llm.base import (
-    ChatRequest,
-    ChatResponse,
-    LLMBackend,
-    ProgressCallback,
-    ResponseSink,
-)
+from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback, ResponseSink
 
 logger = logging.getLogger(__name__)
 

@@ -78,9 +78,9 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
         10.0
     """
     lowered = {k.lower(): v for k, v in headers.items()}
-    for name, per_second in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+    for name, units_per_second in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
         try:
-            return max(float(lowered[name]) / per_second, 0.0)
+            return max(float(lowered[name]) / units_per_second, 0.0)
         except (KeyError, ValueError):
             pass
     try:

@@ -22,13 +22,7 @@ import openai
 
 from cseaug.config import BatchAPIConfig
 from cseaug.errors import BackendError
-from cseaug.llm.base import (
-    ChatRequest,
-    ChatResponse,
-    LLMBackend,
-    ProgressCallback,
-    ResponseSink,
-)
+from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback, ResponseSink
 from cseaug.llm.batch_jsonl import BATCH_ENDPOINT, read_results, request_line, split_into_files
 from cseaug.llm.batch_ledger import BatchLedger, PendingUpload
 from cseaug.llm.cache import request_hash

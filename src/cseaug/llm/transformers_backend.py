@@ -21,13 +21,7 @@ from cseaug.batching import (
 from cseaug.devices import resolve_device, resolve_dtype
 from cseaug.errors import BackendError, require
 from cseaug.hub import hub_offline
-from cseaug.llm.base import (
-    ChatRequest,
-    ChatResponse,
-    LLMBackend,
-    ProgressCallback,
-    ResponseSink,
-)
+from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback, ResponseSink
 from cseaug.llm.identity import local_model_identity
 
 ENDPOINT_HINT = (

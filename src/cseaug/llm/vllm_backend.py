@@ -4,8 +4,7 @@ The engine's arguments (:func:`engine_arguments`) come from ``llm.vllm`` and
 ``llm.engine_kwargs``; ``LLM.chat`` answers a call only as a whole, so the requests go to it
 ``llm.vllm.requests_per_call`` at a time and each call's answers are handed out (to the
 response cache) when it returns. A batch vLLM rejects is halved until the bad prompts fail
-alone. docs/llm-backends.md, "The
-offline engines"; docs/gpu.md.
+alone. docs/llm-backends.md, "The offline engines"; docs/gpu.md.
 """
 
 from __future__ import annotations
@@ -17,13 +16,7 @@ from typing import Any
 
 from cseaug.config import AUTO, VLLMEngineConfig, redacted
 from cseaug.errors import BackendError, require
-from cseaug.llm.base import (
-    ChatRequest,
-    ChatResponse,
-    LLMBackend,
-    ProgressCallback,
-    ResponseSink,
-)
+from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback, ResponseSink
 from cseaug.llm.identity import answer_changing_engine_args, local_model_identity
 from cseaug.llm.sampling import request_seed
 
