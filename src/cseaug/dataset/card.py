@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from cseaug.dataset.manifest import describe_model, describe_quality_gate, describe_usage
+from cseaug.markdown import markdown_table
 
 DATA_GLOB = "data/train-*"
 """Pattern of the data files, relative to the version directory."""
@@ -129,12 +130,6 @@ def config_name(manifest: Mapping[str, Any]) -> str:
     return "-".join(str(part) for part in parts if part)
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return lines
-
-
 def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
     """The whole ``README.md`` of a version.
 
@@ -169,11 +164,11 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
     by_split = counts.get("by_split", {})
     totals = [counts.get("rows", 0), by_split.get("aigen", 0), by_split.get("other", 0)]
     totals += [counts.get("heldout", 0), counts.get("rejects", 0)]
-    lines += _table(("rows", "aigen", "other", "heldout", "rejects"), [totals])
+    lines.append(markdown_table(("rows", "aigen", "other", "heldout", "rejects"), [totals]))
     views = counts.get("views", {})
     if views:
         lines += ["", "Rows with each view:", ""]
-        lines += _table(("view", "rows"), sorted(views.items()))
+        lines.append(markdown_table(("view", "rows"), sorted(views.items())))
     rejects = [
         (stage, reason, n)
         for stage, reasons in sorted(counts.get("rejects_by_stage", {}).items())
@@ -182,7 +177,7 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
     if counts.get("rejects_by_stage"):
         lines += ["", "## Rejects by reason", ""]
         lines += ["Every dropped input or output is in `rejects.parquet`.", ""]
-        lines += _table(("stage", "reason", "rows"), rejects)
+        lines.append(markdown_table(("stage", "reason", "rows"), rejects))
     lines += ["", "## How it was made", "", f"- Method: `{method}`: {how}."]
     lines.append(f"- Quality gate: {describe_quality_gate(manifest.get('quality_gate'))}.")
     model = manifest.get("model")

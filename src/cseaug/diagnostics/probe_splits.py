@@ -26,6 +26,7 @@ from cseaug.dataset.atomic import write_text_atomic
 from cseaug.dataset.tables import write_table
 from cseaug.diagnostics.contamination import STS_YEARS
 from cseaug.errors import InputError
+from cseaug.markdown import markdown_table
 from cseaug.metrics.mer import mer_words, normalize_words
 from cseaug.readers.benchmarks import read_sts_dir, read_sts_table
 
@@ -201,11 +202,10 @@ def probe_splits(
 
 def table_markdown(result: ProbeSplits) -> str:
     """The kept sets as a markdown table beside the paper's Table 2 (Δ = ours − paper)."""
-    header = "| set | pairs | Cont. | Oppn. | median score | median MER | paper Cont. / Oppn. | paper medians | Δ Cont. |"
-    lines = [header, "|" + "---|" * 9]
-    for row in result.table:
-        if not row["kept"]:
-            continue
+    header = ["set", "pairs", "Cont.", "Oppn.", "median score", "median MER"]
+    header += ["paper Cont. / Oppn.", "paper medians", "Δ Cont."]
+    rows = []
+    for row in result.kept():
         paper = row["paper"]
         if paper:
             theirs = f"{paper['cont']} / {paper['oppn']}"
@@ -213,15 +213,11 @@ def table_markdown(result: ProbeSplits) -> str:
             delta = f"{row['cont'] - paper['cont']:+d}"
         else:
             theirs, medians, delta = "not in Table 2", "", ""
-        lines.append(
-            f"| {row['dataset']} | {row['pairs']} | {row['cont']} | {row['oppn']} | "
-            f"{row['median_score']:g} | {row['median_mer']:.4g} | {theirs} | {medians} | {delta} |"
-        )
-    missing = [
-        name
-        for name in PAPER_TABLE2
-        if name not in {r["dataset"] for r in result.table if r["kept"]}
-    ]
+        ours = [row["dataset"], row["pairs"], row["cont"], row["oppn"], f"{row['median_score']:g}"]
+        rows.append([*ours, f"{row['median_mer']:.4g}", theirs, medians, delta])
+    lines = [markdown_table(header, rows)]
+    kept = {row["dataset"] for row in result.kept()}
+    missing = [name for name in PAPER_TABLE2 if name not in kept]
     if missing:
         lines += ["", f"Sets of Table 2 not kept here: {', '.join(missing)}."]
     return "\n".join(lines) + "\n"

@@ -45,6 +45,7 @@ from cseaug.encoders.base import Encoder
 from cseaug.encoders.loading import encoder_from_config
 from cseaug.encoders.worker import EncoderWorker
 from cseaug.errors import InputError
+from cseaug.markdown import markdown_table
 from cseaug.metrics.histograms import MetricValues, Panel, Series, plot_panels
 from cseaug.progress import progress_bar
 
@@ -119,7 +120,7 @@ class DiagnosticsSummary:
         header += [f"MER in [{b['low']:g}, {b['high']:g}]" for b in _first_bands(s, "mer")]
         header += ["CS pairs", "CS mean", "CS q1 / median / q3"]
         header += [f"CS in [{b['low']:g}, {b['high']:g}]" for b in _first_bands(s, "cs")]
-        lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        rows = []
         for view, stats in s["views"].items():
             row = [view]
             for metric in ("mer", "cs"):
@@ -130,8 +131,8 @@ class DiagnosticsSummary:
                     " / ".join(_fmt(m[k]) for k in ("q1", "median", "q3")),
                 ]
                 row += [_pct(b["share"]) for b in m["bands"]]
-            lines.append("| " + " | ".join(row) + " |")
-        lines.append("")
+            rows.append(row)
+        lines += [markdown_table(header, rows), ""]
         lines += [f"- {line}" for line in self.check_lines()]
         return "\n".join(lines).rstrip() + "\n"
 

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cseaug.errors import InputError
+from cseaug.markdown import markdown_table
 from cseaug.progress import progress_bar
 from cseaug.readers.benchmarks import read_sick, read_sts_dir, read_sts_table
 from cseaug.trainer.config import EvaluationConfig
@@ -234,13 +235,13 @@ def scores_table(before: Mapping[str, float] | None, after: Mapping[str, float])
         |---|---:|---:|---:|
         | STS-B | 80.00 | 85.12 | +5.12 |
     """
-    lines = ["| set | before | after | change |", "|---|---:|---:|---:|"]
+    rows = []
     for name, value in after.items():
         old = None if before is None else before.get(name)
         shown = "-" if old is None else f"{100 * old:.2f}"
         change = "-" if old is None else f"{100 * (value - old):+.2f}"
-        lines.append(f"| {name} | {shown} | {100 * value:.2f} | {change} |")
-    return "\n".join(lines)
+        rows.append([name, shown, f"{100 * value:.2f}", change])
+    return markdown_table(["set", "before", "after", "change"], rows, numeric=True)
 
 
 def aggregates_table(aggregates: Mapping[str, Mapping[str, float]]) -> str:
@@ -252,8 +253,8 @@ def aggregates_table(aggregates: Mapping[str, Mapping[str, float]]) -> str:
         |---|---:|---:|---:|
         | STS12 | 70.00 | 65.00 | 66.00 |
     """
-    lines = ["| set | all | mean | wmean |", "|---|---:|---:|---:|"]
-    for name, values in aggregates.items():
-        cells = " | ".join(f"{100 * values[key]:.2f}" for key in ("all", "mean", "wmean"))
-        lines.append(f"| {name} | {cells} |")
-    return "\n".join(lines)
+    keys = ("all", "mean", "wmean")
+    rows = [
+        [name, *(f"{100 * values[key]:.2f}" for key in keys)] for name, values in aggregates.items()
+    ]
+    return markdown_table(["set", *keys], rows, numeric=True)

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from cseaug.markdown import markdown_table
 from cseaug.trainer.config import TrainConfig
 from cseaug.trainer.train import train_encoder
 
@@ -53,15 +54,12 @@ def summary_table(summary: Mapping[str, Any]) -> str:
         |---|---:|---:|---:|
         | STS-B | 81.00 ± 1.00 | 80.00 | 82.00 |
     """
-    seeds = summary["seeds"]
-    lines = [
-        "| set | mean ± std | " + " | ".join(f"seed {s}" for s in seeds) + " |",
-        "|---|---:|" + "---:|" * len(seeds),
-    ]
+    header = ["set", "mean ± std", *(f"seed {s}" for s in summary["seeds"])]
+    rows = []
     for name, mean in summary["mean"].items():
-        each = " | ".join(f"{100 * v:.2f}" for v in summary["per_seed"][name])
-        lines.append(f"| {name} | {100 * mean:.2f} ± {100 * summary['std'][name]:.2f} | {each} |")
-    return "\n".join(lines)
+        spread = f"{100 * mean:.2f} ± {100 * summary['std'][name]:.2f}"
+        rows.append([name, spread, *(f"{100 * v:.2f}" for v in summary["per_seed"][name])])
+    return markdown_table(header, rows, numeric=True)
 
 
 def train_seeds(
