@@ -2,8 +2,8 @@
 
 :class:`TokenizerProcess` works in a separate process (a thread would hold the GIL the
 ``generate`` loop needs): while the GPU translates batch *k + 1* it decodes batch *k* and
-encodes the result for the next model. :class:`InlineTokenizers` does the same work at once
-in this process (the CPU); both call the same :func:`encode` and :func:`decode`.
+encodes the result for the next model. :class:`InlineTokenizers` does the same work
+(:class:`_Work`) at once, in this process (the CPU).
 
 Example:
     worker = InlineTokenizers({"en-de": en_de_tokenizer}, {"en-de": 1024})
@@ -18,18 +18,6 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Protocol
 
 Ids = list[list[int]]
-
-
-def encode(tokenizer: Any, texts: Sequence[str], max_tokens: int) -> Ids:
-    """Token ids of ``texts`` (truncated to ``max_tokens``)."""
-    if not texts:
-        return []
-    return tokenizer(list(texts), truncation=True, max_length=max_tokens)["input_ids"]
-
-
-def decode(tokenizer: Any, rows: Sequence[Sequence[int]]) -> list[str]:
-    """Texts of generated ``rows`` of token ids, special tokens dropped, whitespace stripped."""
-    return [text.strip() for text in tokenizer.batch_decode(rows, skip_special_tokens=True)]
 
 
 class Tokenizers(Protocol):
@@ -58,12 +46,19 @@ class _Work:
         self.max_tokens = dict(max_tokens)
 
     def encode(self, name: str, texts: Sequence[str]) -> Ids:
-        return encode(self.tokenizers[name], texts, self.max_tokens[name])
+        """Token ids of ``texts`` (truncated to the longest input model ``name`` takes)."""
+        if not texts:
+            return []
+        tokenizer, limit = self.tokenizers[name], self.max_tokens[name]
+        return tokenizer(list(texts), truncation=True, max_length=limit)["input_ids"]
 
     def decode(
         self, name: str, rows: Sequence[Sequence[int]], then: str | None
     ) -> tuple[list[str], Ids | None]:
-        texts = decode(self.tokenizers[name], rows)
+        """Texts of generated ``rows`` (special tokens dropped, whitespace stripped), and their
+        token ids for model ``then``."""
+        decoded = self.tokenizers[name].batch_decode(rows, skip_special_tokens=True)
+        texts = [text.strip() for text in decoded]
         return texts, (self.encode(then, texts) if then is not None else None)
 
 
