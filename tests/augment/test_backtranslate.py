@@ -12,6 +12,7 @@ import json
 import math
 
 import pytest
+from pydantic import ValidationError
 
 pytest.importorskip("transformers")
 pytest.importorskip("sacremoses")
@@ -26,7 +27,7 @@ from cseaug.augment.backtranslate import (
 from cseaug.augment.negation import NegationStage, Negator
 from cseaug.augment.osscse import OssCSEStage
 from cseaug.augment.translation import Translator, new_tokens_cap
-from cseaug.config import RunConfig
+from cseaug.config import BacktranslationConfig, RunConfig
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, rows_table
 from cseaug.errors import ConfigError, InputError
 from cseaug.metrics.mer import mer
@@ -79,9 +80,10 @@ def test_select_candidate(candidates, mer_range, prefer, expected):
     assert (chosen.pivot if chosen else None) == expected
 
 
-def test_unknown_preference_is_a_config_error():
-    with pytest.raises(ConfigError, match="prefer"):
-        select_candidate([DE], (0.0, 1.0), "longest")
+def test_the_config_refuses_an_unknown_preference():
+    # select_candidate relies on it: it does not check ``prefer`` again
+    with pytest.raises(ValidationError, match="prefer"):
+        BacktranslationConfig(prefer="longest")
 
 
 # --- translation -----------------------------------------------------------------------------

@@ -47,8 +47,6 @@ STAGE = "backtranslation"
 OUT_OF_RANGE = "mer_out_of_range"
 """Reject reason: no candidate's MER lies within the configured range."""
 
-PREFERENCES = ("higher_mer", "lower_mer", "first_pivot")
-
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -65,9 +63,6 @@ class Candidate:
     intermediate: str
     text: str
     mer: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "mer": round(self.mer, 4)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +83,8 @@ def select_candidate(
 ) -> Candidate | None:
     """The candidate to keep: MER within the closed ``mer_range``, then by ``prefer``.
 
-    Ties and ``first_pivot`` go to the earlier pivot in ``candidates``.
+    Ties and ``first_pivot`` go to the earlier pivot in ``candidates`` (``prefer`` is checked
+    by the config: ``higher_mer``, ``lower_mer`` or ``first_pivot``).
 
     Example:
         >>> de, ru = Candidate("de", "", "x", 0.3), Candidate("ru", "", "y", 0.5)
@@ -99,8 +95,6 @@ def select_candidate(
         >>> select_candidate([de, ru], (0.15, 0.25)) is None
         True
     """
-    if prefer not in PREFERENCES:
-        raise ConfigError(f"backtranslation.prefer must be one of {PREFERENCES}, got {prefer!r}")
     low, high = mer_range
     qualifying = [c for c in candidates if low <= c.mer <= high]  # NaN never qualifies
     if not qualifying:
@@ -313,7 +307,7 @@ class BackTranslationStage(Step):
                 out.append({**record, "positive": result.chosen.text, "positive_method": method})
                 kept.append(result)
             else:
-                candidates = [c.as_dict() for c in result.candidates]
+                candidates = [{**asdict(c), "mer": round(c.mer, 4)} for c in result.candidates]
                 rejects.append(
                     {
                         "id": record.get("id"),
