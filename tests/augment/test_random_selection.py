@@ -127,7 +127,7 @@ def test_recorded_method_is_the_one_that_wrote_the_view() -> None:
             # replay the view's stream: one draw of the method, then the edit
             rng = view_rng(3, anchor_id, view.view)
             rng.random()
-            assert selection.edit(view.method, text, rng) == view.text
+            assert selection.edits[view.method](text, rng) == view.text
     assert {v.method for views in rows for v in views} == {
         "shuffle",
         "cutoff",

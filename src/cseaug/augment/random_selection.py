@@ -23,8 +23,9 @@ import itertools
 import json
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -179,32 +180,25 @@ class RandomSelection:
             # a generator-only draw still needs somewhere to go when a generation is empty
             edits = dict.fromkeys(EDIT_METHODS, 1.0)
         self.fallback_table = _normalised(edits, EDIT_METHODS)
-
-    def edit(self, method: str, text: str, rng: random.Random) -> str:
-        """Apply one edit method (not the generator) to ``text``."""
-        if method == "shuffle":
-            return shuffle_words(text, rng)
-        if method == "cutoff":
-            return cutoff_words(text, rng)
-        if method == "dropout":
-            return drop_words(text, rng, self.config.dropout_rate)
-        if method == "repetition":
-            return repeat_words(text, rng)
-        raise ValueError(f"'{method}' is not an edit method; use one of {list(EDIT_METHODS)}")
+        self.edits: dict[str, Callable[[str, random.Random], str]] = {
+            "shuffle": shuffle_words,
+            "cutoff": cutoff_words,
+            "dropout": partial(drop_words, rate=config.dropout_rate),
+            "repetition": repeat_words,
+        }
 
     def views(self, anchors: Sequence[tuple[str, str]]) -> tuple[list[list[View]], list[dict]]:
         """``config.views`` views of each (id, sentence) anchor, in view order, and the reject
         records of failed generations."""
         n_views = self.config.views
-        streams: dict[tuple[int, int], random.Random] = {}
-        chosen: dict[tuple[int, int], str] = {}
+        draws: dict[tuple[int, int], tuple[random.Random, str]] = {}
         for i, (anchor_id, _) in enumerate(anchors):
             for k in range(n_views):
-                rng = streams[(i, k)] = view_rng(self.config.seed, anchor_id, k)
-                chosen[(i, k)] = _draw(self.table, rng)
+                rng = view_rng(self.config.seed, anchor_id, k)
+                draws[(i, k)] = rng, _draw(self.table, rng)
 
         generated: dict[tuple[int, int], str] = {}
-        wanted = [key for key, method in chosen.items() if method == "generator"]
+        wanted = [key for key, (_, method) in draws.items() if method == "generator"]
         if wanted and self.generator is not None:
             answers = self.generator.generate(
                 [anchors[i][1] for i, _ in wanted], num_return_sequences=1
@@ -219,7 +213,7 @@ class RandomSelection:
         for i, (anchor_id, sentence) in enumerate(anchors):
             row_views = []
             for k in range(n_views):
-                rng, method = streams[(i, k)], chosen[(i, k)]
+                rng, method = draws[(i, k)]
                 if method == "generator":
                     text = _clean_generation(generated[(i, k)])
                     if not text:
@@ -235,9 +229,9 @@ class RandomSelection:
                                 "detail": json.dumps({"replaced_by": fallback}),
                             }
                         )
-                        method, text = fallback, self.edit(fallback, sentence, rng)
+                        method, text = fallback, self.edits[fallback](sentence, rng)
                 else:
-                    text = self.edit(method, sentence, rng)
+                    text = self.edits[method](sentence, rng)
                 row_views.append(View(k, text, method))
             out.append(row_views)
         return out, rejects
