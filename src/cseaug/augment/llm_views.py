@@ -72,7 +72,7 @@ class RoundResult:
 Outcome = tuple[str, str | None, str | None, dict[str, Any]]
 """What one answer came to: ``(reason, raw answer, cleaned view or None, reject detail)``."""
 ViewSink = Callable[[str], None]
-"""Called with each cleaned view text as soon as its answer arrives (:func:`ask`)."""
+"""Called with each cleaned view text as soon as its answer arrives (:meth:`ViewStage.ask`)."""
 
 
 class LLMStep(Step):
@@ -91,61 +91,50 @@ class LLMStep(Step):
 
 
 class ViewStage(LLMStep):
-    """An :class:`LLMStep` that writes views and hands each to a sink as it arrives (:func:`ask`)."""
+    """An :class:`LLMStep` that writes views, cleaned by its ``cleaning`` section, and hands
+    each to a sink as it arrives (:meth:`ask`)."""
 
+    cleaning: CleaningConfig
     _on_view: ViewSink | None = None
 
     def stream_views(self, sink: ViewSink) -> None:
         """Hand ``sink`` each cleaned view as its answer arrives."""
         self._on_view = sink
 
+    def ask(self, jobs: Sequence[ViewJob], description: str) -> RoundResult:
+        """Send every job (keys unique) in one ``backend.generate`` call behind a progress bar
+        labelled ``description``, and clean each answer as it arrives; each view cleaning kept
+        goes to the sink while the later requests are still in flight (a build's diagnostics
+        encoder embeds it meanwhile)."""
+        result = RoundResult()
+        if not jobs:
+            return result
+        requests = [ChatRequest(key=job.key, messages=job.messages) for job in jobs]
+        outcomes: dict[int, Outcome] = {}  # job index -> what its answer came to
 
-def ask(
-    backend: LLMBackend,
-    jobs: Sequence[ViewJob],
-    cleaning: CleaningConfig,
-    description: str,
-    on_view: ViewSink | None = None,
-) -> RoundResult:
-    """Send every job in one ``backend.generate`` call and clean each answer as it arrives.
+        def settle(index: int, response: ChatResponse) -> None:
+            outcomes[index] = outcome(jobs[index], response, self.cleaning)
+            text = outcomes[index][2]
+            if self._on_view is not None and text is not None:
+                self._on_view(text)
 
-    Args:
-        backend: any LLM backend.
-        jobs: the views to write; their keys must be unique.
-        cleaning: the ``cleaning`` section of the run config.
-        description: label of the progress bar.
-        on_view: called with each view that cleaning kept, while the later requests are
-            still in flight (a build's diagnostics encoder embeds it meanwhile).
-    """
-    result = RoundResult()
-    if not jobs:
-        return result
-    requests = [ChatRequest(key=job.key, messages=job.messages) for job in jobs]
-    outcomes: dict[int, Outcome] = {}  # job index -> what its answer came to
-
-    def settle(index: int, response: ChatResponse) -> None:
-        outcomes[index] = outcome(jobs[index], response, cleaning)
-        text = outcomes[index][2]
-        if on_view is not None and text is not None:
-            on_view(text)
-
-    send(backend, requests, description, settle)
-    scrub = Scrubber()
-    for index, job in enumerate(jobs):
-        reason, raw, text, detail = outcomes[index]
-        if text is not None:
-            result.texts[(job.row_id, job.view)] = text
-            result.counts[(job.view, OK)] += 1
-            continue
-        if job.source != job.sentence:
-            detail["input"] = job.source
-        result.counts[(job.view, reason)] += 1
-        result.rejects.append(
-            reject_record(
-                job.row_id, job.sentence, REJECT_STAGE, job.view, reason, raw, detail, scrub
+        send(self.backend, requests, description, settle)
+        scrub = Scrubber()
+        for index, job in enumerate(jobs):
+            reason, raw, text, detail = outcomes[index]
+            if text is not None:
+                result.texts[(job.row_id, job.view)] = text
+                result.counts[(job.view, OK)] += 1
+                continue
+            if job.source != job.sentence:
+                detail["input"] = job.source
+            result.counts[(job.view, reason)] += 1
+            result.rejects.append(
+                reject_record(
+                    job.row_id, job.sentence, REJECT_STAGE, job.view, reason, raw, detail, scrub
+                )
             )
-        )
-    return result
+        return result
 
 
 def outcome(job: ViewJob, response: ChatResponse, cleaning: CleaningConfig) -> Outcome:

@@ -26,13 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.llm_views import (
-    ViewJob,
-    ViewStage,
-    ask,
-    counts_by_view,
-    require_columns,
-)
+from cseaug.augment.llm_views import ViewJob, ViewStage, counts_by_view, require_columns
 from cseaug.config import CleaningConfig, GenerationConfig
 from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
 from cseaug.errors import ConfigError
@@ -97,31 +91,17 @@ class PatternSimulationStage(ViewStage):
         label = f"NGCSE {self.method}"
         if self.derive_from == "input":
             jobs = [self._job(r, view, r["sentence"]) for r in records for view in self.views]
-            rounds = [ask(self.backend, jobs, self.cleaning, f"{label} views", self._on_view)]
+            rounds = [self.ask(jobs, f"{label} views")]
         else:
-            first = ask(
-                self.backend,
-                [self._job(r, "positive", r["sentence"]) for r in records],
-                self.cleaning,
-                f"{label} positives",
-                self._on_view,
-            )
+            positives = [self._job(r, "positive", r["sentence"]) for r in records]
+            first = self.ask(positives, f"{label} positives")
             derived = [
                 self._job(r, view, first.texts[(r["id"], "positive")])
                 for r in records
                 if (r["id"], "positive") in first.texts
                 for view in self.views[1:]
             ]
-            rounds = [
-                first,
-                ask(
-                    self.backend,
-                    derived,
-                    self.cleaning,
-                    f"{label} views from positives",
-                    self._on_view,
-                ),
-            ]
+            rounds = [first, self.ask(derived, f"{label} views from positives")]
 
         texts = {k: v for result in rounds for k, v in result.texts.items()}
         counts: Counter[tuple[str, str]] = sum((result.counts for result in rounds), Counter())

@@ -19,13 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.llm_views import (
-    ViewJob,
-    ViewStage,
-    ask,
-    counts_by_view,
-    require_columns,
-)
+from cseaug.augment.llm_views import ViewJob, ViewStage, counts_by_view, require_columns
 from cseaug.config import CleaningConfig
 from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
 from cseaug.errors import ConfigError
@@ -79,7 +73,7 @@ class SKIStage(ViewStage):
             )
             for r in records
         ]
-        result = ask(self.backend, jobs, self.cleaning, "SKICSE knowledge", self._on_view)
+        result = self.ask(jobs, "SKICSE knowledge")
         out = []
         for record in records:
             knowledge = result.texts.get((record["id"], KNOWLEDGE_VIEW))
