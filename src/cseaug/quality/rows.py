@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -26,10 +25,12 @@ from typing import Any
 
 import pyarrow as pa
 
+from cseaug.augment.llm_views import reject_record
 from cseaug.config import QualityConfig, RunConfig
 from cseaug.dataset.schema import VIEW_COLUMNS, rejects_table
 from cseaug.llm.clean import KNOWLEDGE_VIEW
 from cseaug.patterns import NLI_LEVELS, STS_LEVELS
+from cseaug.prompts import METHOD_PROMPTS
 from cseaug.quality import checks
 from cseaug.quality.language import detect
 from cseaug.secrets import Scrubber
@@ -44,11 +45,7 @@ CHANGED_VIEWS: dict[str, tuple[str, ...]] = {
 }
 """The views of a method that must not be its anchor lightly edited."""
 
-LLM_VIEWS: dict[str, tuple[str, ...]] = {
-    "sts": STS_LEVELS,
-    "nli": NLI_LEVELS,
-    "ski": (KNOWLEDGE_VIEW,),
-}
+LLM_VIEWS: dict[str, tuple[str, ...]] = {m: tuple(views) for m, views in METHOD_PROMPTS.items()}
 """The views an LLM writes, bounded by ``llm.max_tokens``."""
 
 
@@ -103,15 +100,16 @@ class RowChecks(Step):
             view, (reason, detail) = failed
             counts[reason] += 1
             rejects.append(
-                {
-                    "id": row["id"],
-                    "sentence": row["sentence"],
-                    "stage": REJECT_STAGE,
-                    "view": view,
-                    "reason": reason,
-                    "raw": scrub(views[view]),
-                    "detail": json.dumps(detail, ensure_ascii=False),
-                }
+                reject_record(
+                    row["id"],
+                    row["sentence"],
+                    REJECT_STAGE,
+                    view,
+                    reason,
+                    views[view],
+                    detail,
+                    scrub,
+                )
             )
         stats = {"rows_in": rows.num_rows, "rows_out": sum(keep), "rejected": dict(counts)}
         return StepResult(
