@@ -33,9 +33,10 @@ import numpy as np
 import pyarrow.parquet as pq
 from ratio import print_ratio
 
+from cseaug.augment.random_selection import shuffle_words
 from cseaug.config import DiagnosticsConfig
 from cseaug.dataset.schema import rows_table
-from cseaug.diagnostics.compare import token_cutoff, token_shuffle
+from cseaug.diagnostics.compare import token_cutoff
 from cseaug.diagnostics.version import write_diagnostics
 from cseaug.metrics.mer import mer_pairs
 
@@ -63,7 +64,7 @@ def views(texts: list[str], rng: random.Random) -> list[tuple[str, str, str, str
             (
                 text,
                 " ".join(token_cutoff(words, 0.1, rng)),
-                " ".join(token_shuffle(words, rng)),
+                shuffle_words(text, rng),
                 other,
             )
         )

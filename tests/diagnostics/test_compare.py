@@ -13,13 +13,10 @@ from cseaug.diagnostics.compare import (
     nli_pairs,
     stsb_pairs,
     token_cutoff,
-    token_shuffle,
     unsupervised_pairs,
     version_pairs,
 )
 from cseaug.errors import InputError
-
-WORDS = [f"w{i}" for i in range(30)]
 
 
 def test_token_cutoff_removes_round_n_times_ratio_words_and_keeps_order():
@@ -30,11 +27,6 @@ def test_token_cutoff_removes_round_n_times_ratio_words_and_keeps_order():
         kept = token_cutoff(words, 0.05, rng)
         assert len(kept) == n - removed
         assert kept == [w for w in words if w in set(kept)]
-
-
-def test_token_shuffle_is_a_permutation():
-    shuffled = token_shuffle(WORDS, random.Random(1))
-    assert sorted(shuffled) == sorted(WORDS) and shuffled != WORDS
 
 
 def test_unsupervised_views_and_random_negatives():

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from cseaug.augment.random_selection import shuffle_words
 from cseaug.dataset.atomic import write_text_atomic
 from cseaug.dataset.reader import iter_batches
 from cseaug.diagnostics.views import seeded_sample, valid_positions
@@ -149,13 +150,6 @@ def version_pairs(
     return PairSet(name, positives, negatives, note)
 
 
-def token_shuffle(words: list[str], rng: random.Random) -> list[str]:
-    """The words in a random order (NGCSE's ``token_shuffle``, on words)."""
-    shuffled = list(words)
-    rng.shuffle(shuffled)
-    return shuffled
-
-
 def token_cutoff(words: list[str], ratio: float, rng: random.Random) -> list[str]:
     """``round(len(words) × ratio)`` random words removed, order kept (NGCSE's ``token_cutoff``, on words)."""
     positions = list(range(len(words)))
@@ -207,7 +201,7 @@ def unsupervised_pairs(
             positives = [(s, s) for s in chosen]
             note = "identical sentence"
         elif view == "token_shuffle":
-            positives = [(s, " ".join(token_shuffle(s.split(), rng))) for s in chosen]
+            positives = [(s, shuffle_words(s, rng)) for s in chosen]  # NGCSE's token_shuffle
             note = "words shuffled"
         else:
             positives = [(s, " ".join(token_cutoff(s.split(), cutoff_ratio, rng))) for s in chosen]
