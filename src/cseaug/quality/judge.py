@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 import pyarrow as pa
@@ -95,29 +94,22 @@ def judge_spent_by(run_id: str) -> str:
 Score = Annotated[int, Field(ge=MIN_SCORE, le=MAX_SCORE)]
 
 
-class _Answer(BaseModel):
-    """The judge's answer, as the prompt asks for it (strict: no coercion, no other keys)."""
+class Verdict(BaseModel):
+    """The judge's scores of one row's views (1 to 5 each) and its short reason, as the prompt
+    asks for them (strict: no coercion, no other keys)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     scores: dict[str, Score]
     reason: str
 
-
-class VerdictError(ValueError):
-    """A judge answer that is not the JSON object its prompt asks for (one line: why)."""
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The judge's scores of one row's views (1 to 5 each) and its short reason."""
-
-    scores: dict[str, int]
-    reason: str
-
     def lowest(self) -> str:
         """The view with the lowest score (the first of them in view order on a tie)."""
         return min(self.scores, key=lambda view: self.scores[view])
+
+
+class VerdictError(ValueError):
+    """A judge answer that is not the JSON object its prompt asks for (one line: why)."""
 
 
 def parse_verdict(text: str, views: Sequence[str]) -> Verdict:
@@ -135,16 +127,17 @@ def parse_verdict(text: str, views: Sequence[str]) -> Verdict:
         cseaug.quality.judge.VerdictError: scores.positive: Input should be less than or equal to 5
     """
     try:
-        answer = _Answer.model_validate_json(text.strip())
+        verdict = Verdict.model_validate_json(text.strip())
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise VerdictError(f"{where}: {first['msg']}" if where else first["msg"]) from None
-    if set(answer.scores) != set(views):
+    if set(verdict.scores) != set(views):
         raise VerdictError(
-            f"scores name views {sorted(answer.scores)}, the method's are {sorted(views)}"
+            f"scores name views {sorted(verdict.scores)}, the method's are {sorted(views)}"
         )
-    return Verdict(scores={view: answer.scores[view] for view in views}, reason=answer.reason)
+    verdict.scores = {view: verdict.scores[view] for view in views}  # in view order
+    return verdict
 
 
 class LLMJudge(LLMStep):
