@@ -52,8 +52,13 @@ def normalize_text(text: str) -> str:
     return _NON_ALNUM.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
 
 
-def _first_existing(candidates: Sequence[Path]) -> Path | None:
-    return next((p for p in candidates if p.exists()), None)
+def _pairs(table: pa.Table) -> list[str]:
+    return table.column("s1").to_pylist() + table.column("s2").to_pylist()
+
+
+def _sick_test(path: Path) -> pa.Table:
+    """The test pairs of a SICK file (the full ``SICK.txt`` or the test split's own file)."""
+    return read_sick(path).filter(pc.equal(pc.field("split"), "TEST"))
 
 
 def eval_set_readers(root: str | Path) -> tuple[dict[str, Callable[[], list[str]]], list[str]]:
@@ -65,50 +70,37 @@ def eval_set_readers(root: str | Path) -> tuple[dict[str, Callable[[], list[str]
     base = Path(root)
     if not base.is_dir():
         raise InputError(f"evaluation data directory not found: {base} (diagnostics.eval_data_dir)")
-    sts_roots = [base / "senteval_sts", base]
+    senteval = base / "senteval_sts"
+    stsb_dirs = (senteval / "STSBenchmark", base / "STSBenchmark", base / "stsbenchmark")
+    sick_test = "SICK_test_annotated.txt"
+    candidates: dict[str, tuple[list[Path], Callable[[Path], pa.Table]]] = {
+        **{
+            f"STS{year}": ([d / f"STS{year}-en-test" for d in (senteval, base)], read_sts_dir)
+            for year in STS_YEARS
+        },
+        **{
+            f"STSB-{split}": ([d / f"sts-{split}.csv" for d in stsb_dirs], read_sts_table)
+            for split in ("dev", "test")
+        },
+        "SICK-test": (
+            [
+                base / "sick" / "SICK.txt",
+                base / "SICK.txt",
+                base / "sick" / "semeval2014_splits_noheader" / sick_test,
+                base / "sick" / sick_test,
+                base / sick_test,
+            ],
+            _sick_test,
+        ),
+    }
     readers: dict[str, Callable[[], list[str]]] = {}
     missing: list[str] = []
-
-    def pairs(table: pa.Table) -> list[str]:
-        return table.column("s1").to_pylist() + table.column("s2").to_pylist()
-
-    for year in STS_YEARS:
-        folder = _first_existing([r / f"STS{year}-en-test" for r in sts_roots])
-        if folder is None:
-            missing.append(f"STS{year}")
+    for name, (paths, read) in candidates.items():
+        found = next((p for p in paths if p.exists()), None)
+        if found is None:
+            missing.append(name)
         else:
-            readers[f"STS{year}"] = lambda folder=folder: pairs(read_sts_dir(folder))
-    for split in ("dev", "test"):
-        file = _first_existing(
-            [
-                d / f"sts-{split}.csv"
-                for d in (
-                    base / "senteval_sts" / "STSBenchmark",
-                    base / "STSBenchmark",
-                    base / "stsbenchmark",
-                )
-            ]
-        )
-        if file is None:
-            missing.append(f"STSB-{split}")
-        else:
-            readers[f"STSB-{split}"] = lambda file=file: pairs(read_sts_table(file))
-    full = _first_existing([base / "sick" / "SICK.txt", base / "SICK.txt"])
-    split_file = _first_existing(
-        [
-            base / "sick" / "semeval2014_splits_noheader" / "SICK_test_annotated.txt",
-            base / "sick" / "SICK_test_annotated.txt",
-            base / "SICK_test_annotated.txt",
-        ]
-    )
-    if full is not None:
-        readers["SICK-test"] = lambda: pairs(
-            read_sick(full).filter(pc.equal(pc.field("split"), "TEST"))
-        )
-    elif split_file is not None:
-        readers["SICK-test"] = lambda: pairs(read_sick(split_file))
-    else:
-        missing.append("SICK-test")
+            readers[name] = lambda read=read, found=found: _pairs(read(found))
     if not readers:
         raise InputError(
             f"no evaluation set under {base}: expected senteval_sts/STS1x-en-test, "
