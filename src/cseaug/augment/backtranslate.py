@@ -7,11 +7,6 @@ paper is silent). A sentence with none goes to rejects (``mer_out_of_range``) wi
 candidate and its MER. On a GPU the models stay resident when they fit
 (:func:`weights_fit`) and a :class:`~cseaug.augment.tokenizer_worker.TokenizerProcess`
 tokenizes beside the GPU loop (docs/osscse.md, "Step 2"; docs/gpu.md, "Back-translation").
-
-Example:
-    bt = BackTranslator({"de": ("facebook/wmt19-en-de", "facebook/wmt19-de-en")})
-    result = bt.backtranslate(["Bryan Cranston will return as Walter White."])[0]
-    result.chosen.text, result.chosen.mer
 """
 
 from __future__ import annotations
@@ -50,14 +45,8 @@ OUT_OF_RANGE = "mer_out_of_range"
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One round trip of a sentence through a pivot language.
-
-    Args:
-        pivot: the pivot language key, e.g. ``de``.
-        intermediate: the translation into the pivot language.
-        text: the translation back into English.
-        mer: MER of ``text`` against the source sentence.
-    """
+    """One round trip of a sentence through a pivot language (e.g. ``de``): the translation
+    into it, the translation back into English and that one's MER against the source."""
 
     pivot: str
     intermediate: str
@@ -128,8 +117,8 @@ class BackTranslator:
     ``tokenizer_process`` (None: on a GPU only) tokenizes in a separate process.
 
     Example:
-        bt = BackTranslator.from_config(BacktranslationConfig())
-        [r.chosen for r in bt.backtranslate(["The cat sat on the mat."])]
+        bt = BackTranslator({"de": ("facebook/wmt19-en-de", "facebook/wmt19-de-en")})
+        bt.backtranslate(["Bryan Cranston will return as Walter White."])[0].chosen
     """
 
     def __init__(

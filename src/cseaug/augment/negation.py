@@ -10,11 +10,6 @@ use (ClearNLP or Universal Dependencies); a sentence they do not fit is refused 
 punctuation are kept byte for byte, and inserted words follow the case of their neighbour.
 docs/osscse.md, "Step 1: negation insertion", tabulates the rules, label sets and refusals
 with examples.
-
-Example:
-    negator = Negator("en_core_web_sm")
-    [r.negated for r in negator.negate(["She is happy.", "He went home."])]
-    # ['She is not happy.', 'He did not go home.']
 """
 
 from __future__ import annotations
@@ -73,16 +68,9 @@ NEEDED_ANNOTATIONS: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class NegationResult:
-    """The outcome of negating one sentence.
-
-    Args:
-        text: the input sentence.
-        negated: the negated sentence, or None when refused.
-        rule: the rule that inserted the negation (one of :data:`RULES`), or None.
-        reason: the refusal reason (a key of :data:`REFUSALS`), or None.
-        root: the text of the root token, when the parse had one.
-        root_tag: its Penn Treebank tag.
-    """
+    """The outcome of negating one sentence: the negated text and its rule (:data:`RULES`), or
+    None and the refusal reason (:data:`REFUSALS`); the root token's text and Penn Treebank tag
+    when the parse had one."""
 
     text: str
     negated: str | None
@@ -254,13 +242,8 @@ def negate_doc(doc: Any) -> NegationResult:
         negated, rule, root = _negate_root(doc)
     except _Refused as refusal:
         root = next((t for t in doc if t.head.i == t.i and not t.is_punct), None)
-        return NegationResult(
-            doc.text,
-            None,
-            reason=refusal.reason,
-            root=root.text if root is not None else None,
-            root_tag=root.tag_ if root is not None else None,
-        )
+        found = (root.text, root.tag_) if root is not None else (None, None)
+        return NegationResult(doc.text, None, None, refusal.reason, *found)
     return NegationResult(doc.text, negated, rule=rule, root=root.text, root_tag=root.tag_)
 
 
@@ -271,9 +254,6 @@ def load_pipeline(name_or_path: str, exclude: Iterable[str] = SPACY_COMPONENTS_N
         MissingExtraError: spaCy is not installed.
         ConfigError: the pipeline is neither installed nor a pipeline directory, or lacks
             a tagger, parser or lemmatizer.
-
-    Example:
-        nlp = load_pipeline("en_core_web_sm")
     """
     spacy = require("spacy", "spacy", "Negation insertion")
     try:
@@ -304,9 +284,7 @@ class Negator:
     components not loaded).
 
     Example:
-        negator = Negator("en_core_web_sm")
-        negator.negate(["The results have been published."])[0].negated
-        # 'The results have not been published.'
+        Negator("en_core_web_sm").negate(["He went home."])[0].negated  # 'He did not go home.'
     """
 
     def __init__(
@@ -374,12 +352,6 @@ class NegationStage(Step):
 
     Rows keep their other columns; refused anchors go to rejects (stage ``negation``).
     ``details`` give the rule, root and root tag of each negated row.
-
-    Example:
-        from cseaug.dataset.schema import rows_table
-        stage = NegationStage(Negator("en_core_web_sm"))
-        rows = rows_table([{"id": "a", "sentence": "She is happy.", "split": "aigen"}])
-        stage(rows).rows.column("negative").to_pylist()  # ['She is not happy.']
     """
 
     name = STAGE

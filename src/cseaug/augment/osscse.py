@@ -3,13 +3,6 @@
 OssCSE section 4, "Data augmentation": a row needs both views, so the stage chains the two
 steps, negation (cheap) first, so only negated anchors are back-translated (expensive); an
 anchor that fails either goes to rejects (docs/osscse.md, "Rows of an OssCSE build").
-
-Example:
-    from cseaug.pipeline.stages import ServedModels, make_stage
-    from cseaug.config import load_config
-    stage = make_stage(load_config("configs/wiki-osscse.yaml"), ServedModels())
-    result = stage(rows)
-    result.stats["negation"]["share_negated"], result.stats["backtranslation"]["share_kept"]
 """
 
 from __future__ import annotations

@@ -7,15 +7,6 @@ method ``sts`` writes a similar s_i^p (STS score > 4), a sentence with fewer det
 written from: ``input`` (every view of s_i in one round) or ``positive`` (s_i^p first, then
 the other views of it). A row is kept only when every view passed cleaning; each failed view
 goes to rejects (stage ``llm``) (docs/prompts-and-patterns.md, "Generation").
-
-Example:
-    from cseaug.config import CleaningConfig, GenerationConfig, PatternConfig
-    from cseaug.patterns import load_examples
-    from cseaug.prompts import load_method_prompts
-    stage = PatternSimulationStage(
-        "nli", backend, load_examples(PatternConfig(source="paper"), "nli"),
-        load_method_prompts("nli"), CleaningConfig(), GenerationConfig())
-    result = stage(rows)
 """
 
 from __future__ import annotations

@@ -4,12 +4,6 @@ SKICSE, section 3.1 "Prompt Template for SKI", gives x_ski for each sentence x. 
 rows (section 3.2.1) become pairs (x, x_ski); NLI rows that arrive with their entailment and
 contradiction (section 3.2.2) keep them and gain ``knowledge``. A row whose knowledge failed
 cleaning goes to rejects (stage ``llm``, view ``knowledge``).
-
-Example:
-    from cseaug.config import CleaningConfig
-    from cseaug.prompts import load_method_prompts
-    stage = SKIStage(backend, load_method_prompts("ski"), CleaningConfig())
-    result = stage(rows)
 """
 
 from __future__ import annotations

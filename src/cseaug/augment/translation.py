@@ -69,11 +69,6 @@ def seq2seq_kv_bytes_per_token(config: Any, element_bytes: int) -> int:
     return 2 * int(layers) * int(width) * element_bytes
 
 
-def vocabulary_size(config: Any) -> int:
-    """Target vocabulary of a translation model's config (FSMT names it ``tgt_vocab_size``)."""
-    return int(getattr(config, "tgt_vocab_size", None) or config.vocab_size)
-
-
 class Translator:
     """One translation model: beam search over length-sorted batches that fit the device.
 
@@ -139,13 +134,9 @@ class Translator:
     def slots_per_sentence(self, longest: int) -> int:
         """Token slots of one sentence of a batch whose longest source has ``longest`` tokens."""
         config = self.model.config
-        element = dtype_bytes(self.dtype)
-        logits = (
-            LOGIT_COPIES
-            * vocabulary_size(config)
-            * 4
-            // seq2seq_kv_bytes_per_token(config, element)
-        )
+        vocabulary = getattr(config, "tgt_vocab_size", None) or config.vocab_size  # FSMT's name
+        kv_bytes = seq2seq_kv_bytes_per_token(config, dtype_bytes(self.dtype))
+        logits = LOGIT_COPIES * int(vocabulary) * 4 // kv_bytes
         new = new_tokens_cap(longest, self.max_new_tokens, self.max_length_ratio)
         # per beam: the source twice (encoder output, cross-attention cache), the translation, the logits
         return self.num_beams * (2 * longest + new + logits)
