@@ -70,12 +70,10 @@ class DiagnosticsSummary:
 
     Attributes:
         out_dir: the ``diagnostics/`` directory.
-        plots: metric -> PNG file name inside ``out_dir``.
         summary: the content of ``summary.json``.
     """
 
     out_dir: Path
-    plots: dict[str, str]
     summary: dict[str, Any]
 
     @classmethod
@@ -85,8 +83,12 @@ class DiagnosticsSummary:
         path = directory / SUMMARY_FILE
         if not path.is_file():
             raise InputError(f"{directory} holds no {SUMMARY_FILE}: run `cseaug diagnose` first")
-        summary = json.loads(path.read_text(encoding="utf-8"))
-        return cls(directory, dict(summary.get("plots", {})), summary)
+        return cls(directory, json.loads(path.read_text(encoding="utf-8")))
+
+    @property
+    def plots(self) -> dict[str, str]:
+        """Metric -> PNG file name inside ``out_dir``."""
+        return self.summary.get("plots", {})
 
     @property
     def summary_path(self) -> Path:
@@ -117,9 +119,11 @@ class DiagnosticsSummary:
             data = base64.b64encode((self.out_dir / name).read_bytes()).decode("ascii")
             lines += [f"![{metric.upper()} by view](data:image/png;base64,{data})", ""]
         header = ["view", "pairs", "MER mean", "MER q1 / median / q3"]
-        header += [f"MER in [{b['low']:g}, {b['high']:g}]" for b in _first_bands(s, "mer")]
+        first = next(iter(s["views"].values()), None)
+        bands = {metric: first[metric]["bands"] if first else [] for metric in ("mer", "cs")}
+        header += [f"MER in [{b['low']:g}, {b['high']:g}]" for b in bands["mer"]]
         header += ["CS pairs", "CS mean", "CS q1 / median / q3"]
-        header += [f"CS in [{b['low']:g}, {b['high']:g}]" for b in _first_bands(s, "cs")]
+        header += [f"CS in [{b['low']:g}, {b['high']:g}]" for b in bands["cs"]]
         rows = []
         for view, stats in s["views"].items():
             row = [view]
@@ -168,12 +172,6 @@ def _precision_note(cs: dict[str, Any]) -> str:
     """`` (bfloat16)`` when the encoder computed in less than float32 (older summaries: none)."""
     precision = cs.get("precision", "float32")
     return "" if precision == "float32" else f" ({precision})"
-
-
-def _first_bands(summary: dict[str, Any], metric: str) -> list[dict[str, Any]]:
-    for stats in summary["views"].values():
-        return stats[metric]["bands"]
-    return []
 
 
 def _fmt(value: float | None) -> str:
@@ -341,4 +339,4 @@ def write_diagnostics(
         "plots": plots,
     }
     write_text_atomic(out / SUMMARY_FILE, json.dumps(summary, indent=2, sort_keys=False) + "\n")
-    return DiagnosticsSummary(out, plots, summary)
+    return DiagnosticsSummary(out, summary)

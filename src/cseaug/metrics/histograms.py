@@ -39,10 +39,6 @@ def bin_edges(metric: Metric, bins: int) -> np.ndarray:
         >>> bin_edges("mer", 4).tolist()
         [0.0, 0.25, 0.5, 0.75, 1.0]
     """
-    if metric not in METRIC_RANGES:
-        raise ValueError(f"unknown metric {metric!r}; expected one of {sorted(METRIC_RANGES)}")
-    if bins < 1:
-        raise ValueError(f"bins must be at least 1, got {bins}")
     low, high = METRIC_RANGES[metric]
     return np.linspace(low, high, bins + 1)
 
@@ -236,49 +232,40 @@ def draw_panels(grid: Sequence[Sequence[Panel | None]], title: str | None = None
     figure = Figure(figsize=(width * cols, height * rows + (0.4 if title else 0)), dpi=DPI)
     FigureCanvasAgg(figure)
     axes = figure.subplots(rows, cols, squeeze=False)
-    for r in range(rows):
-        for c in range(cols):
-            ax = axes[r][c]
-            panel = grid[r][c] if c < len(grid[r]) else None
-            if panel is None:
-                ax.set_visible(False)
-                continue
-            for s in panel.series:
-                h = s.histogram
-                ax.stairs(
-                    h.density,
-                    h.edges,
-                    fill=True,
-                    alpha=0.45,
+    for (r, c), ax in np.ndenumerate(axes):
+        panel = grid[r][c] if c < len(grid[r]) else None
+        if panel is None:
+            ax.set_visible(False)
+            continue
+        for s in panel.series:
+            h, label = s.histogram, f"{s.label} (n={s.histogram.n})"
+            ax.stairs(h.density, h.edges, fill=True, alpha=0.45, color=s.color, label=label)
+            ax.stairs(h.density, h.edges, color=s.color, linewidth=0.8)
+            peak = float(h.density.max(initial=0.0))
+            if peak > ymax[panel.metric]:
+                at = int(h.density.argmax())
+                ax.annotate(
+                    f"{peak:.0f}↑",
+                    xy=((h.edges[at] + h.edges[at + 1]) / 2, ymax[panel.metric]),
+                    xytext=(0, -9),
+                    textcoords="offset points",
+                    ha="center",
+                    fontsize=6,
                     color=s.color,
-                    label=f"{s.label} (n={h.n})",
                 )
-                ax.stairs(h.density, h.edges, color=s.color, linewidth=0.8)
-                peak = float(h.density.max(initial=0.0))
-                if peak > ymax[panel.metric]:
-                    at = int(h.density.argmax())
-                    ax.annotate(
-                        f"{peak:.0f}↑",
-                        xy=((h.edges[at] + h.edges[at + 1]) / 2, ymax[panel.metric]),
-                        xytext=(0, -9),
-                        textcoords="offset points",
-                        ha="center",
-                        fontsize=6,
-                        color=s.color,
-                    )
-            for low, high in panel.bands:
-                ax.axvspan(low, high, color="0.5", alpha=0.12, linewidth=0, gid=BAND_GID)
-                for edge in (low, high):
-                    ax.axvline(edge, color="0.35", linestyle="--", linewidth=0.6)
-            ax.set_xlim(*xlim[panel.metric])
-            ax.set_ylim(0, ymax[panel.metric])
-            ax.set_title(panel.title, fontsize=9)
-            ax.set_xlabel(METRIC_LABELS[panel.metric], fontsize=8)
-            ax.tick_params(labelsize=7)
-            if c == 0:
-                ax.set_ylabel("density", fontsize=8)
-            if panel.series:
-                ax.legend(fontsize=6, loc="upper left", frameon=False)
+        for low, high in panel.bands:
+            ax.axvspan(low, high, color="0.5", alpha=0.12, linewidth=0, gid=BAND_GID)
+            for edge in (low, high):
+                ax.axvline(edge, color="0.35", linestyle="--", linewidth=0.6)
+        ax.set_xlim(*xlim[panel.metric])
+        ax.set_ylim(0, ymax[panel.metric])
+        ax.set_title(panel.title, fontsize=9)
+        ax.set_xlabel(METRIC_LABELS[panel.metric], fontsize=8)
+        ax.tick_params(labelsize=7)
+        if c == 0:
+            ax.set_ylabel("density", fontsize=8)
+        if panel.series:
+            ax.legend(fontsize=6, loc="upper left", frameon=False)
     if title:
         figure.suptitle(title, fontsize=10)
     figure.tight_layout()
