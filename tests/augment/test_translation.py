@@ -12,7 +12,7 @@ pytest.importorskip("sacremoses")
 
 from cseaug.augment import backtranslate
 from cseaug.augment.backtranslate import BackTranslator
-from cseaug.augment.tokenizer_worker import InlineTokenizers, TokenizerProcess
+from cseaug.augment.tokenizer_worker import TokenizerProcess, Tokenizers
 from cseaug.augment.translation import (
     CPU_BATCH,
     Translator,
@@ -117,7 +117,7 @@ def test_the_tokenizer_process_gives_the_same_round_trips(fsmt_pivots, reference
 
 def test_decoding_can_encode_for_the_next_model_at_once(fsmt_pivots) -> None:
     forward, backward = (Translator(name, **SMALL) for name in fsmt_pivots["de"])
-    tokenizers = InlineTokenizers(
+    tokenizers = Tokenizers(
         {forward.name: forward.tokenizer, backward.name: backward.tokenizer},
         {forward.name: 1024, backward.name: 1024},
     )

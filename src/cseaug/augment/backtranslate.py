@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from cseaug.augment.tokenizer_worker import InlineTokenizers, TokenizerProcess, Tokenizers
+from cseaug.augment.tokenizer_worker import TokenizerProcess, Tokenizers
 from cseaug.augment.translation import Translator
 from cseaug.batching import free_memory_bytes
 from cseaug.config import BacktranslationConfig
@@ -152,13 +152,11 @@ class BackTranslator:
             logger.info("the translation models do not fit on %s at once: one at a time", device)
         side_process = tokenizer_process if tokenizer_process is not None else device != "cpu"
         max_tokens = {name: t.max_source_tokens for name, t in self.translators.items()}
-        self.tokenizers: Tokenizers = (
-            TokenizerProcess(max_tokens)
-            if side_process
-            else InlineTokenizers(
-                {name: t.tokenizer for name, t in self.translators.items()}, max_tokens
-            )
-        )
+        if side_process:
+            self.tokenizers: Tokenizers = TokenizerProcess(max_tokens)
+        else:
+            loaded = {name: t.tokenizer for name, t in self.translators.items()}
+            self.tokenizers = Tokenizers(loaded, max_tokens)
 
     @classmethod
     def from_config(cls, cfg: BacktranslationConfig) -> BackTranslator:

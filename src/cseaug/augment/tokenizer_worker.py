@@ -2,11 +2,11 @@
 
 :class:`TokenizerProcess` works in a separate process (a thread would hold the GIL the
 ``generate`` loop needs): while the GPU translates batch *k + 1* it decodes batch *k* and
-encodes the result for the next model. :class:`InlineTokenizers` does the same work
-(:class:`_Work`) at once, in this process (the CPU).
+encodes the result for the next model. :class:`Tokenizers` does the same work (:class:`_Work`)
+at once, in this process (the CPU).
 
 Example:
-    worker = InlineTokenizers({"en-de": en_de_tokenizer}, {"en-de": 1024})
+    worker = Tokenizers({"en-de": en_de_tokenizer}, {"en-de": 1024})
     worker.encode("en-de", ["A cat."]).result()  # [[21, 1034, 5, 2]]
 """
 
@@ -15,27 +15,9 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, Protocol
+from typing import Any
 
 Ids = list[list[int]]
-
-
-class Tokenizers(Protocol):
-    """Tokenizers by model name, working now or in the background."""
-
-    def encode(self, name: str, texts: Sequence[str]) -> Future[Ids]:
-        """Token ids of ``texts`` for model ``name``."""
-        ...
-
-    def decode(
-        self, name: str, rows: Sequence[Sequence[int]], then: str | None
-    ) -> Future[tuple[list[str], Ids | None]]:
-        """Texts of ``rows`` of model ``name``, and their token ids for model ``then`` (None: none)."""
-        ...
-
-    def close(self) -> None:
-        """Release the worker."""
-        ...
 
 
 class _Work:
@@ -62,29 +44,30 @@ class _Work:
         return texts, (self.encode(then, texts) if then is not None else None)
 
 
-def _done(value: Any) -> Future[Any]:
-    future: Future[Any] = Future()
-    future.set_result(value)
-    return future
-
-
-class InlineTokenizers:
-    """:class:`Tokenizers` that work at once, in this process (by model name: the tokenizer,
-    the longest input it takes)."""
+class Tokenizers:
+    """Tokenizers by model name (the tokenizer, the longest input it takes) that work at once,
+    in this process; their answers are futures, as :class:`TokenizerProcess`'s are."""
 
     def __init__(self, tokenizers: Mapping[str, Any], max_tokens: Mapping[str, int]) -> None:
         self._work = _Work(tokenizers, max_tokens)
 
+    def _submit(self, method: str, *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_result(getattr(self._work, method)(*args))
+        return future
+
     def encode(self, name: str, texts: Sequence[str]) -> Future[Ids]:
-        return _done(self._work.encode(name, texts))
+        """Token ids of ``texts`` for model ``name``."""
+        return self._submit("encode", name, list(texts))
 
     def decode(
         self, name: str, rows: Sequence[Sequence[int]], then: str | None
     ) -> Future[tuple[list[str], Ids | None]]:
-        return _done(self._work.decode(name, rows, then))
+        """Texts of ``rows`` of model ``name``, and their token ids for model ``then`` (None: none)."""
+        return self._submit("decode", name, [list(row) for row in rows], then)
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Release the worker (here: nothing to release)."""
 
 
 _WORKER: _Work | None = None
@@ -105,7 +88,7 @@ def _in_worker(method: str, *args: Any) -> Any:
     return getattr(_WORKER, method)(*args)
 
 
-class TokenizerProcess:
+class TokenizerProcess(Tokenizers):
     """:class:`Tokenizers` in one separate process (spawned: safe beside CUDA), in submission order.
 
     The process loads every tokenizer by name (``AutoTokenizer.from_pretrained``), as the
@@ -121,13 +104,8 @@ class TokenizerProcess:
             initargs=(dict(max_tokens),),
         )
 
-    def encode(self, name: str, texts: Sequence[str]) -> Future[Ids]:
-        return self._pool.submit(_in_worker, "encode", name, list(texts))
-
-    def decode(
-        self, name: str, rows: Sequence[Sequence[int]], then: str | None
-    ) -> Future[tuple[list[str], Ids | None]]:
-        return self._pool.submit(_in_worker, "decode", name, [list(r) for r in rows], then)
+    def _submit(self, method: str, *args: Any) -> Future[Any]:
+        return self._pool.submit(_in_worker, method, *args)
 
     def close(self) -> None:
         """Stop the process (after the work already submitted)."""

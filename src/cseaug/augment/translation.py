@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from cseaug.augment.tokenizer_worker import Ids, InlineTokenizers, Tokenizers
+from cseaug.augment.tokenizer_worker import Ids, Tokenizers
 from cseaug.batching import TokenBudget, dtype_bytes, run_batches
 from cseaug.devices import free_device_memory, resolve_device, resolve_dtype
 from cseaug.errors import ConfigError, require
@@ -158,8 +158,8 @@ class Translator:
         """Token ids of ``texts`` with this model's tokenizer."""
         return self._tokenizers().encode(self.name, texts).result()
 
-    def _tokenizers(self) -> InlineTokenizers:
-        return InlineTokenizers({self.name: self.tokenizer}, {self.name: self.max_source_tokens})
+    def _tokenizers(self) -> Tokenizers:
+        return Tokenizers({self.name: self.tokenizer}, {self.name: self.max_source_tokens})
 
     def _generate(self, ids: list[list[int]]) -> list[list[int]]:
         torch = require("torch", "hf", "Back-translation")
