@@ -211,16 +211,14 @@ def contamination_filter(
     counter = ContaminationCounter(index, fields)
     combined, masks = counter.add(rows)
     dropped = np.flatnonzero(combined)
-    ids = rows.column("id").to_pylist() if dropped.size else []
-    sentences = rows.column("sentence").to_pylist() if dropped.size else []
+    anchors = rows.select(["id", "sentence"]).take(dropped).to_pylist()
     rejects = []
-    for i in dropped:
+    for i, anchor in zip(dropped, anchors, strict=True):
         found = {name: index.names(int(m[i])) for name, m in masks.items() if m[i]}
         first = next(iter(found))
         rejects.append(
             {
-                "id": ids[i],
-                "sentence": sentences[i],
+                **anchor,
                 "stage": REJECT_STAGE,
                 "view": None if first == "sentence" else first,
                 "reason": REJECT_REASON,

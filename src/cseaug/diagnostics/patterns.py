@@ -158,12 +158,10 @@ def pattern_order_filter(
         counts.add(matrix)
         stats[m] = counts.to_dict()
     dropped = np.flatnonzero(~keep)
-    ids = rows.column("id").to_pylist() if dropped.size else []
-    sentences = rows.column("sentence").to_pylist() if dropped.size else []
+    anchors = rows.select(["id", "sentence"]).take(dropped).to_pylist()
     rejects = rejects_table(
         {
-            "id": ids[i],
-            "sentence": sentences[i],
+            **anchor,
             "stage": REJECT_STAGE,
             "reason": REJECT_REASON,
             "detail": json.dumps(
@@ -176,7 +174,7 @@ def pattern_order_filter(
                 }
             ),
         }
-        for i in dropped
+        for i, anchor in zip(dropped, anchors, strict=True)
     )
     stats.update(eligible=int(eligible_any.sum()), rejected=int(dropped.size))
     return StepResult(rows=rows.filter(pa.array(keep)), rejects=rejects, stats=stats)
