@@ -278,22 +278,14 @@ def compare(
         for pairs in settings:
             computed.append(setting_stats(pairs, encoder, mer_bins, cs_bins))
             bar.advance()
-    grid: list[list[Panel | None]] = []
-    for start in range(0, len(computed), per_row):
-        row: list[Panel | None] = []
-        for stats in computed[start : start + per_row]:
-            for metric in ("mer", "cs"):
-                series = [
-                    Series(
-                        polarity,
-                        stats.values[polarity][metric].histogram,
-                        POLARITY_COLORS[polarity],
-                    )
-                    for polarity in ("positive", "negative")
-                    if stats.values[polarity][metric].histogram.n
-                ]
-                row.append(Panel(f"{stats.label}: {metric.upper()}", metric, series))
-        grid.append(row)
+    panels: list[Panel | None] = []
+    for stats in computed:
+        for metric in ("mer", "cs"):
+            histograms = {p: stats.values[p][metric].histogram for p in POLARITY_COLORS}
+            series = [Series(p, h, POLARITY_COLORS[p]) for p, h in histograms.items() if h.n]
+            panels.append(Panel(f"{stats.label}: {metric.upper()}", metric, series))
+    width = 2 * per_row  # panels in a row of the figure
+    grid = [panels[start : start + width] for start in range(0, len(panels), width)]
     out = Path(out_dir)
     figure = plot_panels(grid, out / FIGURE_FILE, title=title)
     summary = {

@@ -46,7 +46,7 @@ from cseaug.encoders.loading import encoder_from_config
 from cseaug.encoders.worker import EncoderWorker
 from cseaug.errors import InputError
 from cseaug.markdown import markdown_table
-from cseaug.metrics.histograms import MetricValues, Panel, Series, plot_panels
+from cseaug.metrics.histograms import METRIC_RANGES, MetricValues, Panel, Series, plot_panels
 from cseaug.progress import progress_bar
 
 SUMMARY_FILE = "summary.json"
@@ -249,12 +249,8 @@ def write_diagnostics(
     if index is None and cfg.eval_data_dir:
         index = load_eval_index(cfg.eval_data_dir)
 
-    values = {
-        view: {
-            m: MetricValues(m, cfg.mer_bins if m == "mer" else cfg.cs_bins) for m in ("mer", "cs")
-        }
-        for view in views
-    }
+    bins = {"mer": cfg.mer_bins, "cs": cfg.cs_bins}
+    values = {view: {m: MetricValues(m, n) for m, n in bins.items()} for view in views}
     order = {"mer": OrderCounts("mer"), "cs": OrderCounts("cs")}
     counter = ContaminationCounter(index, cfg.contamination_fields) if index is not None else None
     columns = ["id", "sentence", *views, *(f"mer_{v}" for v in views if f"mer_{v}" in schema.names)]
@@ -328,10 +324,7 @@ def write_diagnostics(
             # a build's encoder worker: how many texts were embedded while the LLM generated
             **({"embedding": encoder.overlap()} if isinstance(encoder, EncoderWorker) else {}),
         },
-        "bins": {
-            "mer": {"range": [0.0, 1.0], "bins": cfg.mer_bins},
-            "cs": {"range": [-1.0, 1.0], "bins": cfg.cs_bins},
-        },
+        "bins": {m: {"range": list(METRIC_RANGES[m]), "bins": n} for m, n in bins.items()},
         "pattern_order": {m: counts.to_dict() for m, counts in order.items()},
         "contamination": counter.to_dict()
         if counter is not None
