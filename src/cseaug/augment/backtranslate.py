@@ -323,7 +323,7 @@ class BackTranslationStage(Step):
             rows=rows_table(out),
             rejects=rejects_table(rejects),
             stats=stats,
-            details=pa.table(details) if details else None,
+            details=pa.table(details),
         )
 
     def manifest(self) -> dict[str, Any]:

@@ -234,8 +234,7 @@ class Translator:
 
     def __call__(self, texts: Sequence[str], description: str | None = None) -> list[str]:
         """Translations of ``texts``, in their order."""
-        tokenizers = self._tokenizers()
-        return self.translate(self.encode(texts), tokenizers, description=description)[0]
+        return self.translate(self.encode(texts), self._tokenizers(), description=description)[0]
 
     def close(self) -> None:
         """Free the weights (and the GPU memory they held)."""

@@ -174,13 +174,9 @@ BAND_GID = "band"
 
 def _cs_lower_limit(panels: Sequence[Panel]) -> float:
     """Left end of the shared CS axis: the lowest occupied bin of any panel, floored to 0.1."""
-    lowest = 1.0
-    for panel in panels:
-        for s in panel.series:
-            occupied = np.nonzero(s.histogram.counts)[0]
-            if occupied.size:
-                lowest = min(lowest, float(s.histogram.edges[occupied[0]]))
-    return max(-1.0, math.floor(min(lowest, 0.0) * 10) / 10)
+    histograms = [s.histogram for panel in panels for s in panel.series if s.histogram.n]
+    lowest = min([0.0, *(float(h.edges[np.argmax(h.counts > 0)]) for h in histograms)])
+    return max(-1.0, math.floor(lowest * 10) / 10)
 
 
 def is_spike(histogram: Histogram) -> bool:

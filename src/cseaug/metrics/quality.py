@@ -173,19 +173,18 @@ def score_generations(
     if empty:
         raise InputError(f"score_generations: source(s) {empty[:5]} have no generation")
     flat = [(s, t, g) for s, t, cs in zip(sources, targets, candidates, strict=True) for g in cs]
+    _, each_target, each_generation = zip(*flat, strict=True)  # one per generation
     cosine = None
     if encoder is not None:
         model = load_encoder(encoder) if isinstance(encoder, str) else encoder
-        cosine = float(
-            np.mean(cosine_pairs([g for _, _, g in flat], [t for _, t, _ in flat], model))
-        )
+        cosine = float(np.mean(cosine_pairs(each_generation, each_target, model)))
     multiple = [d for d in (multiple_diversity(cs) for cs in candidates) if d is not None]
     return Scorecard(
-        avg_rouge=float(np.mean(avg_rouge([g for _, _, g in flat], [t for _, t, _ in flat]))),
+        avg_rouge=float(np.mean(avg_rouge(each_generation, each_target))),
         cosine=cosine,
         word_diversity_source=float(np.mean([word_distance(s, g) for s, _, g in flat])),
         diversity_multiple=float(np.mean(multiple)) if multiple else None,
-        ttr=float(np.mean([type_token_ratio(g) for _, _, g in flat])),
+        ttr=float(np.mean([type_token_ratio(g) for g in each_generation])),
         pairs=len(sources),
         generations=len(flat),
     )
