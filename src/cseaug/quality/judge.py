@@ -196,18 +196,8 @@ class LLMJudge(LLMStep):
             outcomes[outcome] += 1
             keep.append(outcome == KEPT)
             if outcome != KEPT:
-                rejects.append(
-                    reject_record(
-                        row["id"],
-                        row["sentence"],
-                        stage,
-                        view,
-                        outcome,
-                        response.text,
-                        detail,
-                        scrub,
-                    )
-                )
+                anchor, raw = (row["id"], row["sentence"]), response.text
+                rejects.append(reject_record(*anchor, stage, view, outcome, raw, detail, scrub))
         stats = {
             "method": self.method,
             "prompt_version": self.version,

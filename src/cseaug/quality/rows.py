@@ -99,18 +99,9 @@ class RowChecks(Step):
                 continue
             view, (reason, detail) = failed
             counts[reason] += 1
-            rejects.append(
-                reject_record(
-                    row["id"],
-                    row["sentence"],
-                    REJECT_STAGE,
-                    view,
-                    reason,
-                    views[view],
-                    detail,
-                    scrub,
-                )
-            )
+            anchor = (row["id"], row["sentence"])
+            record = reject_record(*anchor, REJECT_STAGE, view, reason, views[view], detail, scrub)
+            rejects.append(record)
         stats = {"rows_in": rows.num_rows, "rows_out": sum(keep), "rejected": dict(counts)}
         return StepResult(
             rows=rows.filter(pa.array(keep, pa.bool_())),
