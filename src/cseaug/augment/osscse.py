@@ -28,11 +28,8 @@ class OssCSEStage(Chain):
         result = super().__call__(rows)
         out = result.rows
         for column, value in (("split", SPLIT_AIGEN), ("method", METHOD)):
-            out = out.set_column(
-                out.schema.get_field_index(column),
-                out.schema.field(column),
-                pa.array([value] * out.num_rows, out.schema.field(column).type),
-            )
+            index, field = out.schema.get_field_index(column), out.schema.field(column)
+            out = out.set_column(index, field, pa.array([value] * out.num_rows, field.type))
         stats = {
             "stage": self.name,
             "rows_in": rows.num_rows,

@@ -200,9 +200,8 @@ class RandomSelection:
         generated: dict[tuple[int, int], str] = {}
         wanted = [key for key, (_, method) in draws.items() if method == "generator"]
         if wanted and self.generator is not None:
-            answers = self.generator.generate(
-                [anchors[i][1] for i, _ in wanted], num_return_sequences=1
-            )
+            sentences = [anchors[i][1] for i, _ in wanted]
+            answers = self.generator.generate(sentences, num_return_sequences=1)
             generated = {
                 key: answer[0] if answer else ""
                 for key, answer in zip(wanted, answers, strict=True)

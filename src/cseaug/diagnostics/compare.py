@@ -122,9 +122,7 @@ def _sampled_pairs(
         if hi > lo:
             index = pa.array(positions[lo:hi] - offset)
             table = pa.Table.from_batches([batch]).take(index)
-            pairs += list(
-                zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True)
-            )
+            pairs += [(row["sentence"], row[column]) for row in table.to_pylist()]
         offset += batch.num_rows
     return pairs
 
