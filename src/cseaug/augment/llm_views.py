@@ -165,9 +165,8 @@ def send(
     Raises:
         InputError: two requests share a key (rows repeat ids).
     """
-    keys = [request.key for request in requests]
-    if len(set(keys)) != len(keys):
-        repeated = sorted(k for k, n in Counter(keys).items() if n > 1)[:5]
+    repeated = sorted(k for k, n in Counter(r.key for r in requests).items() if n > 1)[:5]
+    if repeated:
         raise InputError(
             f"rows repeat ids, so requests would share keys: {repeated}; deduplicate the anchors"
         )

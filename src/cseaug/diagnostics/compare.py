@@ -81,33 +81,23 @@ def stsb_pairs(
     seed: int = 0,
 ) -> PairSet:
     """STS-B (any :func:`~cseaug.readers.benchmarks.read_sts_table` file): score > 4 positive, < 1 negative."""
-    table = read_sts_table(path)
-    s1, s2, score = (table.column(c).to_pylist() for c in ("s1", "s2", "score"))
-    rows = list(zip(s1, s2, score, strict=True))
-    positives = [(a, b) for a, b, s in rows if s > positive_above]
-    negatives = [(a, b) for a, b, s in rows if s < negative_below]
+    rows = read_sts_table(path).select(["s1", "s2", "score"]).to_pylist()
+    positives = [(r["s1"], r["s2"]) for r in rows if r["score"] > positive_above]
+    negatives = [(r["s1"], r["s2"]) for r in rows if r["score"] < negative_below]
     note = f"score > {positive_above:g} positive, < {negative_below:g} negative"
-    return PairSet(
-        label, _cap(positives, max_pairs, seed), _cap(negatives, max_pairs, seed + 1), note
-    )
+    positives, negatives = _cap(positives, max_pairs, seed), _cap(negatives, max_pairs, seed + 1)
+    return PairSet(label, positives, negatives, note)
 
 
 def nli_pairs(
     path: str | Path, label: str = "NLI", max_pairs: int | None = 1000, seed: int = 0
 ) -> PairSet:
     """NLI triples (SimCSE csv ``sent0,sent1,hard_neg``): entailment positive, contradiction negative."""
-    table = read_nli_csv(path)
-    premise, entailment, contradiction = (
-        table.column(c).to_pylist() for c in ("premise", "entailment", "contradiction")
-    )
-    positives = list(zip(premise, entailment, strict=True))
-    negatives = [(p, c) for p, c in zip(premise, contradiction, strict=True) if c is not None]
-    return PairSet(
-        label,
-        _cap(positives, max_pairs, seed),
-        _cap(negatives, max_pairs, seed + 1),
-        "entailment / contradiction",
-    )
+    rows = read_nli_csv(path).select(["premise", "entailment", "contradiction"]).to_pylist()
+    positives = [(r["premise"], r["entailment"]) for r in rows]
+    negatives = [(r["premise"], r["contradiction"]) for r in rows if r["contradiction"] is not None]
+    positives, negatives = _cap(positives, max_pairs, seed), _cap(negatives, max_pairs, seed + 1)
+    return PairSet(label, positives, negatives, "entailment / contradiction")
 
 
 def _sampled_pairs(

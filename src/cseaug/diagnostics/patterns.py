@@ -83,8 +83,7 @@ class OrderCounts:
 
     def add(self, values: np.ndarray) -> None:
         eligible, ordered = order_holds(values, self.metric)
-        present = np.isfinite(values)
-        full = present.all(axis=1)
+        full = np.isfinite(values).all(axis=1)
         self.eligible += int(eligible.sum())
         self.ordered += int(ordered.sum())
         self.all_three += int(full.sum())

@@ -102,9 +102,8 @@ def valid_positions(source: str | Path, columns: list[str]) -> np.ndarray:
     columns only, streaming)."""
     found, offset = [], 0
     for batch in iter_batches(source, columns=columns, batch_size=65_536):
-        valid = np.zeros(batch.num_rows, dtype=bool)
-        for column in batch.columns:
-            valid |= pc.is_valid(column).to_numpy(zero_copy_only=False)
+        masks = [pc.is_valid(column).to_numpy(zero_copy_only=False) for column in batch.columns]
+        valid = np.logical_or.reduce(masks)
         found.append(offset + np.flatnonzero(valid))
         offset += batch.num_rows
     return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
