@@ -18,9 +18,10 @@ from cseaug.dataset.schema import VIEW_COLUMNS
 from cseaug.encoders.base import Encoder
 from cseaug.metrics.cosine import cosine_pairs
 from cseaug.metrics.mer import mer_words, normalize_words
+from cseaug.patterns import STS_LEVELS
 
-ORDER_VIEWS: tuple[str, ...] = ("positive", "intermediate", "negative")
-"""Views in falling similarity to the anchor (NGCSE's STS levels; NLI has no intermediate)."""
+ORDER_VIEWS = STS_LEVELS
+"""Views in falling similarity to the anchor: NGCSE's STS levels (NLI has no intermediate)."""
 
 
 def present_views(table: pa.Table | pa.Schema) -> list[str]:

@@ -185,12 +185,9 @@ def is_spike(histogram: Histogram) -> bool:
 
 
 def shared_ylimit(panels: Sequence[Panel]) -> float:
-    """The y limit shared by panels of one metric: 5% above the highest density of any series.
-
-    Spikes (:func:`is_spike`) are left out when another series exists, otherwise one
-    degenerate setting (dropout: all MER 0) would flatten every other panel; their bars
-    are clipped and labelled with their height.
-    """
+    """The y limit shared by panels of one metric: 5% above the highest density of any series,
+    spikes (:func:`is_spike`) left out unless every series is one (docs/diagnostics.md, "How
+    to read the plots")."""
     peaks = [
         (float(s.histogram.density.max(initial=0.0)), is_spike(s.histogram))
         for p in panels
@@ -203,13 +200,9 @@ def shared_ylimit(panels: Sequence[Panel]) -> float:
 
 def draw_panels(grid: Sequence[Sequence[Panel | None]], title: str | None = None) -> Any:
     """A matplotlib Figure (Agg canvas, no pyplot) of a grid of density-histogram panels
-    (None: an empty cell), :data:`PANEL_SIZE` inches each.
-
-    Every MER panel spans [0, 1]; every CS panel spans the same occupied part of [-1, 1];
-    the y axis of all panels of a metric has the same limit (:func:`shared_ylimit`), so
-    heights compare across panels as in NGCSE's Figure 7. A panel's bands are shaded, with
-    dashed lines at their ends.
-    """
+    (None: an empty cell), :data:`PANEL_SIZE` inches each, with the axes of NGCSE's Figure 7
+    shared per metric (docs/diagnostics.md, "How to read the plots"); a panel's bands are
+    shaded, with dashed lines at their ends."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
