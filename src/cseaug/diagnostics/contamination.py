@@ -143,14 +143,13 @@ def load_eval_index(root: str | Path) -> EvalIndex:
     readers, missing = eval_set_readers(root)
     keys: dict[str, int] = {}
     sizes: dict[str, int] = {}
-    sets = list(readers)
     for bit, (name, read) in enumerate(readers.items()):
         normalised = {normalize_text(t) for t in read()}
         normalised.discard("")
         sizes[name] = len(normalised)
         for key in normalised:
             keys[key] = keys.get(key, 0) | (1 << bit)
-    return EvalIndex(sets=sets, keys=keys, sizes=sizes, missing=missing, root=str(root))
+    return EvalIndex(sets=list(readers), keys=keys, sizes=sizes, missing=missing, root=str(root))
 
 
 @dataclass
