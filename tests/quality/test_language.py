@@ -9,7 +9,7 @@ import pytest
 
 from cseaug.config import QualityConfig
 from cseaug.quality.checks import other_language
-from cseaug.quality.language import detect
+from cseaug.quality.language import LanguageDetector, detect
 from tests.quality.demo_views import FRENCH, GERMAN, SPANISH
 from tests.quality.sts_pairs import sts_pairs
 from tests.reliability.attack_tools import REPO
@@ -46,3 +46,17 @@ def test_a_translation_of_the_anchor_is_rejected(
 
 def test_detection_reads_the_english_anchors_as_english() -> None:
     assert {d.language for d in detect(DEMO)} == {"en"}
+
+
+def test_the_detector_gives_what_detect_gives_for_texts_handed_over_ahead_or_not() -> None:
+    """Texts handed over ahead (one of them twice, one asked for twice in one call) and texts
+    never handed over come back in order, each as :func:`detect` reads it."""
+    ahead, asked = DEMO[:6], [DEMO[0], DEMO[0], *DEMO[5:], *GERMAN[:2]]
+    detector = LanguageDetector()
+    try:
+        detector.prefetch(ahead)
+        detector.prefetch(ahead[:1])
+        assert detector.detect(asked) == detect(asked)
+        assert detector.detect(ahead) == detect(ahead)  # taken once: detected again, the same
+    finally:
+        detector.close()

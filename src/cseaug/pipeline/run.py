@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from cseaug.encoders.worker import EncoderWorker
+    from cseaug.quality.rows import RowChecks
 
 PLAN_FILE = "plan.json"
 VIEW_BATCH = 64
@@ -131,7 +132,7 @@ class BuildRun:
         self._served = served
         self._owned: list[Step] = []
         self._stage: Step | None = None
-        self._quality: Step | None = None
+        self._quality: RowChecks | None = None
         self._judge: Step | None = None
         self._contamination: Step | None = None
         self._pattern_order: Step | None = None
@@ -235,6 +236,12 @@ class BuildRun:
             self._encoder.prefetch(anchors)
             self._stream_views = stream_views
 
+    def prefetch_anchors(self, anchors: Sequence[str]) -> None:
+        """Have the per-row checks work out what they need of a shard's ``anchors`` while its
+        LLM requests are in flight (:meth:`RowChecks.prefetch`)."""
+        if self._quality is not None:
+            self._quality.prefetch(anchors)
+
     def prefetch_views(self, rows: pa.Table) -> None:
         """Have the encoder worker embed the views of ``rows`` (a shard just generated) while
         the LLM works on the next shards, when :meth:`start_encoder` asked for it: those the
@@ -247,14 +254,17 @@ class BuildRun:
             self._encoder.prefetch(view_texts(rows))
 
     def _take_view(self, text: str) -> None:
-        """A view the stage just wrote: to the encoder worker, :data:`VIEW_BATCH` at a time,
-        when :meth:`start_encoder` asked for the views (a view of a row the per-row checks
-        drop later is embedded for nothing, as the anchor of a failed row is)."""
-        if self._encoder is None or not self._stream_views:
-            return
+        """A view the stage just wrote, :data:`VIEW_BATCH` at a time: to the per-row checks
+        (:meth:`RowChecks.prefetch`) and, when :meth:`start_encoder` asked for the views, to
+        the encoder worker (a view of a row the per-row checks drop later is embedded for
+        nothing, as the anchor of a failed row is)."""
         self._arrived.append(text)
-        if len(self._arrived) >= VIEW_BATCH:
-            arrived, self._arrived = self._arrived, []
+        if len(self._arrived) < VIEW_BATCH:
+            return
+        arrived, self._arrived = self._arrived, []
+        if self._quality is not None:
+            self._quality.prefetch(arrived)
+        if self._encoder is not None and self._stream_views:
             self._encoder.prefetch(arrived)
 
     def diagnostics_encoder(self) -> EncoderWorker | None:
@@ -309,7 +319,8 @@ class BuildRun:
         stage.stream_views(self._take_view)
         quality = RowChecks.from_config(self.cfg)
         if quality.checks:
-            self._quality = self._own(quality)
+            self._own(quality)
+            self._quality = quality
         judge = make_judge(self.cfg, self.served, spent_by=self.store.path.name)
         if judge is not None:
             self._judge = self._own(judge)

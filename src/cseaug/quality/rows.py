@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -32,7 +32,7 @@ from cseaug.llm.clean import KNOWLEDGE_VIEW
 from cseaug.patterns import NLI_LEVELS, STS_LEVELS
 from cseaug.prompts import METHOD_PROMPTS
 from cseaug.quality import checks
-from cseaug.quality.language import detect
+from cseaug.quality.language import LanguageDetector
 from cseaug.secrets import Scrubber
 from cseaug.step import Step, StepResult
 
@@ -72,7 +72,9 @@ class RowChecks(Step):
 
     def __init__(self, method: str, quality: QualityConfig, max_tokens: int | None = None) -> None:
         self.method = method
-        self.checks = method_checks(method, quality, max_tokens)
+        self._languages = LanguageDetector()
+        self._checks_language = quality.language_confidence is not None
+        self.checks = method_checks(method, quality, max_tokens, self._languages)
 
     @classmethod
     def from_config(cls, cfg: RunConfig) -> RowChecks:
@@ -81,6 +83,17 @@ class RowChecks(Step):
 
     def __repr__(self) -> str:
         return f"RowChecks({self.method!r})"
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Work out ahead what the checks will need of ``texts`` (anchors, views as their
+        answers arrive), in the background while the LLM answers: their language, when that
+        check runs."""
+        if self._checks_language:
+            self._languages.prefetch(texts)
+
+    def close(self) -> None:
+        """Stop the language detector's thread."""
+        self._languages.close()
 
     def __call__(self, rows: pa.Table) -> StepResult:
         scrub = Scrubber()
@@ -110,9 +123,11 @@ class RowChecks(Step):
         )
 
 
-def method_checks(method: str, quality: QualityConfig, max_tokens: int | None) -> list[RowCheck]:
+def method_checks(
+    method: str, quality: QualityConfig, max_tokens: int | None, languages: LanguageDetector
+) -> list[RowCheck]:
     """The checks of ``method`` that ``quality`` switches on, in the order of
-    :data:`cseaug.quality.checks.REASONS`."""
+    :data:`cseaug.quality.checks.REASONS` (``languages`` detects for the language check)."""
     out: list[RowCheck] = []
     if quality.hidden_text:
         out.append(lambda anchor, views: _first(views, partial(checks.hidden_text, anchor)))
@@ -124,7 +139,7 @@ def method_checks(method: str, quality: QualityConfig, max_tokens: int | None) -
             )
         )
     if quality.language_confidence is not None:
-        out.append(partial(_language, confidence=quality.language_confidence))
+        out.append(partial(_language, detector=languages, confidence=quality.language_confidence))
     if quality.identical_views:
         out.append(_identical)
     threshold = quality.unchanged_view_similarity
@@ -138,8 +153,10 @@ def method_checks(method: str, quality: QualityConfig, max_tokens: int | None) -
     return out
 
 
-def _language(anchor: str, views: Mapping[str, str], confidence: float) -> ViewFailure | None:
-    found = detect([anchor, *views.values()])
+def _language(
+    anchor: str, views: Mapping[str, str], detector: LanguageDetector, confidence: float
+) -> ViewFailure | None:
+    found = detector.detect([anchor, *views.values()])
     return _first(
         dict(zip(views, found[1:], strict=True)),
         lambda view: checks.other_language(found[0], view, confidence),
