@@ -16,6 +16,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -36,6 +38,8 @@ from cseaug.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from cseaug.step import Step, StepResult
 
 app = typer.Typer()
 
@@ -117,16 +121,40 @@ def check_outputs(output: Path, rejects: Path | None) -> None:
     refuse_dataset_path(rejects_path(output, rejects), None, "--rejects")
 
 
-def write_results(
-    table: pa.Table, rejected: list[pa.Table], output: Path, rejects: Path | None
-) -> None:
-    """Write the results to ``output`` and every rejected row to the rejects file."""
+def run_step(
+    make_stage: Callable[[], Step],
+    input: Path,
+    column: str,
+    output: Path,
+    rejects: Path | None,
+    before: list[str],
+    after: list[str],
+) -> tuple[StepResult, int]:
+    """Run the step ``make_stage()`` on the sentences of ``input`` (:func:`read_sentences`),
+    add the MER of its view, and write the results (the ``before`` columns, the step's
+    details, the ``after`` columns) and every rejected row; the step's result and the number
+    of unreadable input lines."""
     import pyarrow as pa
 
     from cseaug.dataset.tables import write_table
+    from cseaug.pipeline.mer import MERStep
 
+    rows, corpus_rejects = read_sentences(input, column)
+    with closing(make_stage()) as stage:
+        result = stage(rows)
+    with_mer = MERStep()(result.rows).rows
+    assert result.details is not None
+    table = pa.Table.from_arrays(
+        [
+            *with_mer.select(before).columns,
+            *result.details.columns,
+            *with_mer.select(after).columns,
+        ],
+        names=[*before, *result.details.column_names, *after],
+    )
     write_table(table, output)
-    write_table(pa.concat_tables(rejected), rejects_path(output, rejects))
+    write_table(pa.concat_tables([corpus_rejects, result.rejects]), rejects_path(output, rejects))
+    return result, corpus_rejects.num_rows
 
 
 def _counts_table(title: str, counts: dict[str, int], total: int) -> Table:
@@ -153,33 +181,20 @@ def negate_command(
     settings: SetOption = None,
 ) -> None:
     """Negate sentences at their dependency root (OssCSE Step 1); refused ones go to rejects with a reason."""
-    import pyarrow as pa
-
     from cseaug.augment.negation import NegationStage, Negator
-    from cseaug.pipeline.mer import MERStep
 
     check_outputs(output, rejects)
-
-    cfg = section(
-        NegationConfig,
-        "negation",
-        config,
-        settings,
-        {"spacy_model": model, "batch_size": batch_size, "n_process": n_process},
+    flags = {"spacy_model": model, "batch_size": batch_size, "n_process": n_process}
+    cfg = section(NegationConfig, "negation", config, settings, flags)
+    result, unreadable = run_step(
+        lambda: NegationStage(Negator.from_config(cfg)),
+        input,
+        column,
+        output,
+        rejects,
+        before=["id", "sentence", "negative"],
+        after=["mer_negative"],
     )
-    rows, corpus_rejects = read_sentences(input, column)
-    result = NegationStage(Negator.from_config(cfg))(rows)
-    negated = MERStep()(result.rows).rows
-    assert result.details is not None
-    table = pa.Table.from_arrays(
-        [
-            *negated.select(["id", "sentence", "negative"]).columns,
-            *result.details.columns,
-            negated.column("mer_negative"),
-        ],
-        names=["id", "sentence", "negative", *result.details.column_names, "mer_negative"],
-    )
-    write_results(table, [corpus_rejects, result.rejects], output, rejects)
 
     stats = result.stats
     console = Console()
@@ -188,7 +203,7 @@ def negate_command(
     console.print(
         f"negated {stats['negated']} of {stats['sentences']} sentence(s) "
         f"(share negated {stats['share_negated']:.1%}) with {cfg.spacy_model}; "
-        f"{corpus_rejects.num_rows} input line(s) unreadable or empty"
+        f"{unreadable} input line(s) unreadable or empty"
     )
     console.print(f"results: {output}\nrejects: {rejects_path(output, rejects)}")
 
@@ -239,10 +254,7 @@ def backtranslate_command(
     settings: SetOption = None,
 ) -> None:
     """Back-translate sentences through pivot languages and keep a candidate by MER (OssCSE Step 2)."""
-    import pyarrow as pa
-
     from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
-    from cseaug.pipeline.mer import MERStep
 
     check_outputs(output, rejects)
 
@@ -267,21 +279,15 @@ def backtranslate_command(
             chosen[name] = pair or cfg.pivots[name]
         cfg = cfg.model_copy(update={"pivots": chosen})
 
-    rows, corpus_rejects = read_sentences(input, column)
-    stage = BackTranslationStage(BackTranslator.from_config(cfg))
-    try:
-        result = stage(rows)
-    finally:
-        stage.close()
-    kept = MERStep()(result.rows).rows
-    assert result.details is not None
-    columns = ["id", "sentence", "positive", "positive_method", "mer_positive"]
-    table = pa.Table.from_arrays(
-        [*kept.select(columns).columns, *result.details.columns],
-        names=[*columns, *result.details.column_names],
+    result, _ = run_step(
+        lambda: BackTranslationStage(BackTranslator.from_config(cfg)),
+        input,
+        column,
+        output,
+        rejects,
+        before=["id", "sentence", "positive", "positive_method", "mer_positive"],
+        after=[],
     )
-    write_results(table, [corpus_rejects, result.rejects], output, rejects)
-
     stats = result.stats
     console = Console()
     console.print(_counts_table("kept pivot", stats["chosen_pivot"], stats["sentences"]))
