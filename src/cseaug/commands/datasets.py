@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 import re
 from datetime import timedelta
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -24,6 +23,7 @@ from rich.filesize import decimal
 from rich.table import Table
 
 from cseaug.commands.options import RootOption
+from cseaug.config import ExportLayout
 from cseaug.dataset import uncommitted, versions
 from cseaug.errors import InputError
 from cseaug.roots import default_work_dir, is_uri
@@ -33,20 +33,6 @@ app = typer.Typer()
 RefArgument = Annotated[
     str, typer.Argument(help="NAME, NAME/latest, NAME/vNNNN, or a version directory.")
 ]
-
-
-class SplitChoice(StrEnum):
-    train = "train"
-    heldout = "heldout"
-    all = "all"
-
-
-class LayoutChoice(StrEnum):
-    auto = "auto"
-    pair = "pair"
-    triplet = "triplet"
-    quadruplet = "quadruplet"
-    hybrid = "hybrid"
 
 
 PIPED_WIDTH = 100_000
@@ -348,16 +334,17 @@ def export_command(
         ),
     ] = None,
     split: Annotated[
-        SplitChoice, typer.Option(help="Rows not held out (train), held-out rows, or all.")
-    ] = SplitChoice.train,
+        Literal["train", "heldout", "all"],
+        typer.Option(help="Rows not held out (train), held-out rows, or all."),
+    ] = "train",
     layout: Annotated[
-        LayoutChoice,
+        ExportLayout,
         typer.Option(
             help="SimCSE / sentence-transformers: pair, triplet (anchor, positive, negative), "
             "quadruplet (+ knowledge, SKICSE), hybrid (sentence-transformers: every row, a "
             "directory of two files), or auto."
         ),
-    ] = LayoutChoice.auto,
+    ] = "auto",
     epoch: Annotated[
         int | None,
         typer.Option(
@@ -379,12 +366,10 @@ def export_command(
         manifest = versions.read_manifest(version_dir)
         out = default_export_path(
             default_work_dir(root), manifest["dataset"], manifest["version"], fmt,
-            split.value, layout.value, epoch,
+            split, layout, epoch,
         )  # fmt: skip
     refuse_dataset_path(out, root, "--out")
-    result = export_version(
-        version_dir, fmt, out, split=split.value, layout=layout.value, epoch=epoch
-    )
+    result = export_version(version_dir, fmt, out, split=split, layout=layout, epoch=epoch)
     written = str(result.path)
     if upload:
         uploaded = upload_exports(root, version_dir)

@@ -15,9 +15,8 @@ Example:
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -47,11 +46,6 @@ EncoderOption = Annotated[
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Keep embeddings in memory only (no sqlite cache).")
 ]
-
-
-class WordsChoice(StrEnum):
-    whitespace = "whitespace"
-    project = "project"
 
 
 def _labelled(value: str) -> tuple[str | None, str]:
@@ -246,15 +240,15 @@ def probe_splits_command(
         float, typer.Option(help="Keep sets whose median score is at most this.")
     ] = 3.5,
     words: Annotated[
-        WordsChoice,
+        Literal["whitespace", "project"],
         typer.Option(help="MER words: whitespace (the paper's) or project (punctuation dropped)."),
-    ] = WordsChoice.whitespace,
+    ] = "whitespace",
 ) -> None:
     """Split the STS sets into OssCSE's Cont. / Oppn. probes and print a table like its Table 2."""
     refuse_dataset_path(out, None, "--out")
     from cseaug.diagnostics.probe_splits import probe_splits, table_markdown, write_probe_splits
 
-    result = probe_splits(data_dir, min_median=min_median, max_median=max_median, words=words.value)
+    result = probe_splits(data_dir, min_median=min_median, max_median=max_median, words=words)
     paths = write_probe_splits(result, out)
     Console().print(table_markdown(result), markup=False, highlight=False)
     Console().print(f"wrote {', '.join(str(p) for p in paths.values())}")

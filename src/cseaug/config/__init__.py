@@ -62,6 +62,7 @@ from cseaug.config.osscse import NegationConfig as NegationConfig
 from cseaug.config.output import DATASET_NAME_RE as DATASET_NAME_RE
 from cseaug.config.output import EXPORT_FORMATS as EXPORT_FORMATS
 from cseaug.config.output import ExportConfig as ExportConfig
+from cseaug.config.output import ExportLayout as ExportLayout
 from cseaug.config.output import OutputConfig as OutputConfig
 from cseaug.config.output import dataset_name_problem as dataset_name_problem
 from cseaug.config.output import normalize_export_format as normalize_export_format

@@ -74,6 +74,10 @@ def normalize_export_format(fmt: str) -> str:
     return value
 
 
+ExportLayout = Literal["auto", "pair", "triplet", "quadruplet", "hybrid"]
+"""How an export lays out the views of a row (docs/dataset-contract.md, "Exports")."""
+
+
 class ExportConfig(StrictModel):
     """One export written after publishing (docs/dataset-contract.md, "Exports")."""
 
@@ -81,7 +85,7 @@ class ExportConfig(StrictModel):
         description="simcse (CSV), ngcse (JSONL), sentence-transformers (Parquet; "
         "sentence_transformers is the same) or jsonl (every view of every row)."
     )
-    layout: Literal["auto", "pair", "triplet", "quadruplet", "hybrid"] = Field(
+    layout: ExportLayout = Field(
         "auto",
         description="SimCSE / sentence-transformers layout; 'hybrid' (sentence-transformers) keeps "
         "every row: aigen rows with their views, the rest as (x, x) pairs.",
