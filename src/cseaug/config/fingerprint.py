@@ -49,14 +49,8 @@ def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
     return out
 
 
-def _drop_timing(llm: dict[str, Any] | None) -> None:
-    """Drop from an ``llm`` section's dump what decides how fast or when, not what is asked."""
-    if llm is not None:
-        llm.pop("vllm")  # engine scheduling: how fast, not what is asked
-        llm.pop("circuit_breaker")  # when to stop sending, not what is asked
-        llm.pop("batch")  # Batch API polling: when answers come, not what is asked
-        llm.pop("price")  # the dry run's cost estimate
-        llm.pop("failover")  # when an endpoint is tried again, not what is asked
+LLM_TIMING = {"vllm", "circuit_breaker", "batch", "price", "failover"}
+"""The keys of an ``llm`` section that decide how fast or when, not what is asked."""
 
 
 def config_fingerprint(cfg: RunConfig) -> str:
@@ -66,16 +60,18 @@ def config_fingerprint(cfg: RunConfig) -> str:
     ``llm.failover``, nor these settings of ``quality.judge.llm``). ``quality.judge`` (its model
     and ``min_score``) is part of it: the judge decides which rows are kept; a config without a
     judge has the fingerprint it had before the judge existed."""
-    data = cfg.model_dump(mode="json", exclude={"execution", "publish"})
-    _drop_timing(data["llm"])
+    data = cfg.model_dump(
+        mode="json",
+        exclude={
+            "execution": True,
+            "publish": True,
+            "llm": LLM_TIMING,
+            "quality": {"judge": {"llm": LLM_TIMING}},
+            "output": {"root", "exports", "force_new_version"},
+        },
+    )
     if data["quality"]["judge"] is None:  # no judge: the fingerprint of a build without one
         del data["quality"]["judge"]
-    else:
-        _drop_timing(data["quality"]["judge"]["llm"])
-    if not data["quality"]:
-        del data["quality"]
-    for key in ("root", "exports", "force_new_version"):
-        del data["output"][key]
     # the share actually held out, so an unset fraction and its explicit default agree
     data["output"]["heldout_fraction"] = cfg.heldout_fraction
     data["diagnostics"] = _data_changing_diagnostics(cfg.diagnostics)
