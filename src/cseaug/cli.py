@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from collections.abc import MutableMapping
 
 import typer
@@ -21,8 +20,9 @@ from rich.console import Console
 from cseaug import wallclock
 from cseaug.commands import build, data, datasets, diagnostics, osscse, train, vaegpt
 from cseaug.commands.help_screens import use_plain_flags
-from cseaug.commands.stopping import install_stop_handlers
-from cseaug.errors import CseaugError, expected_os_error, os_error_message
+from cseaug.commands.quiet_logs import expected_failure
+from cseaug.commands.stopping import install_stop_handlers, print_traceback
+from cseaug.errors import CseaugError, os_error_message
 from cseaug.secrets import install_log_scrubbing, scrub
 
 app = typer.Typer(
@@ -103,12 +103,9 @@ def main() -> None:
     try:
         app()
     except Exception as exc:
-        expected = isinstance(exc, CseaugError) or expected_os_error(exc)
+        expected = expected_failure(exc)
         if debug or not expected:
-            # the traceback helps, and is scrubbed like everything printed
-            console.print(
-                scrub(traceback.format_exc()), highlight=False, soft_wrap=True, markup=False
-            )
+            print_traceback(console)  # it helps, and is scrubbed like everything printed
         if not expected:
             sys.exit(1)
         message = str(exc) if isinstance(exc, CseaugError) else os_error_message(exc)  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ store keeps it; ``--debug`` shows it), and say nothing more once a stop is under
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 
@@ -16,10 +17,9 @@ from cseaug.commands.stopping import stop_under_way
 from cseaug.errors import CseaugError, expected_os_error
 
 
-def expected_failure(record: logging.LogRecord) -> bool:
-    """Whether ``record`` carries an expected failure: one the CLI prints in one line."""
-    exc = record.exc_info[1] if record.exc_info else None
-    return exc is not None and (isinstance(exc, CseaugError) or expected_os_error(exc))
+def expected_failure(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is an expected failure: one the CLI prints in one line."""
+    return isinstance(exc, CseaugError) or expected_os_error(exc)
 
 
 class WithoutExpectedTraceback(logging.Formatter):
@@ -31,19 +31,11 @@ class WithoutExpectedTraceback(logging.Formatter):
         self.inner = inner or logging.Formatter()
 
     def format(self, record: logging.LogRecord) -> str:
-        if not expected_failure(record):
+        if not expected_failure(record.exc_info[1] if record.exc_info else None):
             return self.inner.format(record)
-        saved = record.exc_info, record.exc_text
-        record.exc_info, record.exc_text = None, None
-        try:
-            return self.inner.format(record)
-        finally:
-            record.exc_info, record.exc_text = saved
-
-
-def silent_while_stopping(_record: logging.LogRecord) -> bool:
-    """A console filter: no record once the process is stopping (Prefect's crash reports)."""
-    return not stop_under_way()
+        without_traceback = copy.copy(record)  # other handlers still get the traceback
+        without_traceback.exc_info = without_traceback.exc_text = None
+        return self.inner.format(without_traceback)
 
 
 def quiet_expected_tracebacks() -> None:
@@ -56,4 +48,4 @@ def quiet_expected_tracebacks() -> None:
     for handler in logging.getLogger().handlers:
         if not isinstance(handler.formatter, WithoutExpectedTraceback):
             handler.setFormatter(WithoutExpectedTraceback(handler.formatter))
-            handler.addFilter(silent_while_stopping)
+            handler.addFilter(lambda _record: not stop_under_way())

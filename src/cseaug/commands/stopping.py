@@ -27,59 +27,38 @@ from rich.console import Console
 
 from cseaug.secrets import scrub
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-"""The signals that ask a command to stop."""
-
 _stopping = threading.Event()
 
 
 class StopRequested(KeyboardInterrupt):
-    """A stop signal arrived (see the module docstring).
+    """A stop signal arrived (see the module docstring); ``signum`` is the signal's number."""
 
-    Args:
-        signum: the signal's number.
-        kept: what the command keeps for a rerun, in words (None: nothing to say).
-    """
-
-    def __init__(self, signum: int, kept: str | None = None) -> None:
+    def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
-        self.kept = kept
-
-    @property
-    def exit_status(self) -> int:
-        """128 plus the signal's number, as a shell reports a process the signal ended."""
-        return 128 + self.signum
-
-    def line(self) -> str:
-        """The one line the command ends with."""
-        name = signal.Signals(self.signum).name
-        return f"stopped ({name}): {self.kept or 'nothing to resume'}"
 
 
-def as_stop(interrupt: KeyboardInterrupt, kept: str | None = None) -> StopRequested:
-    """``interrupt`` as a :class:`StopRequested` that says what was ``kept`` (a plain
-    KeyboardInterrupt is Python's own SIGINT)."""
-    signum = interrupt.signum if isinstance(interrupt, StopRequested) else signal.SIGINT
-    return StopRequested(signum, kept)
+def print_traceback(console: Console) -> None:
+    """The traceback of the exception being handled, scrubbed of secrets, on ``console``."""
+    console.print(scrub(traceback.format_exc()), highlight=False, soft_wrap=True, markup=False)
 
 
 @contextmanager
 def one_line_on_stop(kept: Callable[[], str | None]) -> Iterator[None]:
-    """End a stopped command with its one line and exit status (the module docstring);
-    ``kept()`` says what it kept for a rerun. ``--debug`` (``CSEAUG_DEBUG``) prints the
-    traceback first."""
+    """End a stopped command with one line, and the exit status a shell reports for a
+    process the signal ended (128 + its number; a plain KeyboardInterrupt is Python's own
+    SIGINT); ``kept()`` says what it kept for a rerun. ``--debug`` (``CSEAUG_DEBUG``) prints
+    the traceback first."""
     try:
         yield
     except KeyboardInterrupt as interrupt:
-        stop = as_stop(interrupt, kept())
+        signum = interrupt.signum if isinstance(interrupt, StopRequested) else signal.SIGINT
+        line = f"stopped ({signal.Signals(signum).name}): {kept() or 'nothing to resume'}"
         console = Console(stderr=True)
         if os.environ.get("CSEAUG_DEBUG"):
-            console.print(
-                scrub(traceback.format_exc()), highlight=False, soft_wrap=True, markup=False
-            )
-        console.print(scrub(stop.line()), highlight=False, soft_wrap=True, markup=False)
-        raise typer.Exit(stop.exit_status) from None
+            print_traceback(console)
+        console.print(scrub(line), highlight=False, soft_wrap=True, markup=False)
+        raise typer.Exit(128 + signum) from None
 
 
 def _request_stop(signum: int, _frame: FrameType | None) -> None:
@@ -88,8 +67,8 @@ def _request_stop(signum: int, _frame: FrameType | None) -> None:
 
 
 def install_stop_handlers() -> None:
-    """Raise :class:`StopRequested` in the main thread on every signal of :data:`STOP_SIGNALS`."""
-    for signum in STOP_SIGNALS:
+    """Raise :class:`StopRequested` in the main thread on SIGINT and SIGTERM."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _request_stop)
 
 
