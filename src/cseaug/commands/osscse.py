@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from pydantic import BaseModel
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from cseaug.config import (
     BacktranslationConfig,
@@ -158,9 +158,9 @@ def run_step(
 
 
 def _counts_table(title: str, counts: dict[str, int], total: int) -> Table:
-    table = Table("", title=title)
-    for column in ("sentences", "share"):
-        table.add_column(column, justify="right")
+    table = Table(
+        "", Column("sentences", justify="right"), Column("share", justify="right"), title=title
+    )
     for key, count in counts.items():
         table.add_row(key, str(count), f"{count / total:.1%}" if total else "-")
     return table
@@ -208,15 +208,24 @@ def negate_command(
     console.print(f"results: {output}\nrejects: {rejects_path(output, rejects)}")
 
 
-def _pivot(value: str) -> tuple[str, tuple[str, str] | None]:
-    """``de`` (a configured pivot) or ``de=FORWARD,BACKWARD``."""
-    pivot, sep, models = value.partition("=")
-    if not sep:
-        return pivot, None
-    pair = [m.strip() for m in models.split(",")]
-    if len(pair) != 2 or not all(pair):
-        raise ConfigError(f"--pivot {value!r}: give PIVOT or PIVOT=FORWARD_MODEL,BACKWARD_MODEL")
-    return pivot, (pair[0], pair[1])
+def chosen_pivots(
+    values: list[str], configured: dict[str, tuple[str, str]]
+) -> dict[str, tuple[str, str]]:
+    """The pivots ``--pivot`` names: each a configured one (``de``) or ``de=FORWARD,BACKWARD``."""
+    chosen = {}
+    for value in values:
+        name, given, models = value.partition("=")
+        pair = tuple(model.strip() for model in models.split(","))
+        if given and (len(pair) != 2 or not all(pair)):
+            raise ConfigError(
+                f"--pivot {value!r}: give PIVOT or PIVOT=FORWARD_MODEL,BACKWARD_MODEL"
+            )
+        if not given and name not in configured:
+            raise ConfigError(
+                f"--pivot {name!r} is not configured (configured: {sorted(configured)}); give {name}=FORWARD,BACKWARD"
+            )
+        chosen[name] = pair if given else configured[name]
+    return chosen
 
 
 @app.command("backtranslate")
@@ -269,15 +278,7 @@ def backtranslate_command(
     }
     cfg = section(BacktranslationConfig, "backtranslation", config, settings, flags)
     if pivots:
-        chosen: dict[str, tuple[str, str]] = {}
-        for value in pivots:
-            name, pair = _pivot(value)
-            if pair is None and name not in cfg.pivots:
-                raise ConfigError(
-                    f"--pivot {name!r} is not configured (configured: {sorted(cfg.pivots)}); give {name}=FORWARD,BACKWARD"
-                )
-            chosen[name] = pair or cfg.pivots[name]
-        cfg = cfg.model_copy(update={"pivots": chosen})
+        cfg = cfg.model_copy(update={"pivots": chosen_pivots(pivots, cfg.pivots)})
 
     result, _ = run_step(
         lambda: BackTranslationStage(BackTranslator.from_config(cfg)),
@@ -367,9 +368,8 @@ def mer_command(
         )
     valid = values[~np.isnan(values)]
     low, high = mer_range
-    summary = Table(title=f"MER of {input}")
-    for name in ("pairs", "missing", "mean", "p10", "median", "p90", f"in [{low}, {high}]"):
-        summary.add_column(name, justify="right")
+    columns = ("pairs", "missing", "mean", "p10", "median", "p90", f"in [{low}, {high}]")
+    summary = Table(*(Column(name, justify="right") for name in columns), title=f"MER of {input}")
     if valid.size:
         p10, median, p90 = np.percentile(valid, [10, 50, 90])
         share = float(np.mean((valid >= low) & (valid <= high)))
