@@ -43,3 +43,8 @@ AUTO = "auto"
 
 BatchSize = Annotated[int, Field(ge=1)] | Literal["auto"]
 """A batch size: a number, or ``auto`` (chosen from the device and its free memory)."""
+
+
+def short_for(key: str) -> BeforeValidator:
+    """A section given as a bare string ``x`` is short for ``{key: x}`` (``runner: dask``)."""
+    return BeforeValidator(lambda value: {key: value} if isinstance(value, str) else value)

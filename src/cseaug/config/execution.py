@@ -3,11 +3,11 @@ never changes the data."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from cseaug.config.base import StrictModel
+from cseaug.config.base import StrictModel, short_for
 
 
 class RunnerConfig(StrictModel):
@@ -28,11 +28,6 @@ class RunnerConfig(StrictModel):
     workers: int = Field(
         2, ge=1, description="Worker processes of the local cluster (not used with an address)."
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _kind_alone(cls, value: Any) -> Any:
-        return {"kind": value} if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _address_needs_a_cluster(self) -> RunnerConfig:
@@ -57,7 +52,7 @@ class ExecutionConfig(StrictModel):
         "and local copies of versions; default output.root when it is local, else "
         "$XDG_CACHE_HOME/cseaug/roots/<protocol>/<path> (an object store holds no SQLite).",
     )
-    runner: RunnerConfig = Field(
+    runner: Annotated[RunnerConfig, short_for("kind")] = Field(
         default_factory=RunnerConfig,
         description="Where the shards run: local, dask or ray (a local cluster, or the one at "
         "runner.address).",

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator
 
-from cseaug.config.base import StrictModel
+from cseaug.config.base import StrictModel, short_for
 from cseaug.errors import ConfigError
 from cseaug.roots import check_root
 
@@ -91,11 +91,6 @@ class ExportConfig(StrictModel):
         "every row: aigen rows with their views, the rest as (x, x) pairs.",
     )
 
-    @model_validator(mode="before")
-    @classmethod
-    def _format_name_alone(cls, value: Any) -> Any:
-        return {"format": value} if isinstance(value, str) else value
-
     @field_validator("format")
     @classmethod
     def _known_format(cls, fmt: str) -> str:
@@ -122,7 +117,7 @@ class OutputConfig(StrictModel):
         "(0.1 for NGCSE's sts and nli, 0 for the others), see RunConfig.heldout_fraction.",
     )
     rows_per_file: int = Field(200_000, ge=1, description="Rows per Parquet data file.")
-    exports: list[ExportConfig] = Field(
+    exports: list[Annotated[ExportConfig, short_for("format")]] = Field(
         default_factory=list,
         description="Exports written beside the version after publishing: a format name, or "
         "{format, layout}.",
