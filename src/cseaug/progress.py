@@ -14,8 +14,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Literal
 
 from rich.console import Console
@@ -52,15 +52,13 @@ def progress_enabled() -> bool:
 class Bar:
     """A handle on one bar: ``advance(n)`` after each finished unit of work."""
 
-    def __init__(self, progress: Progress | None, task_id: int | None) -> None:
-        self._progress = progress
-        self._task_id = task_id
+    def __init__(self, draw: Callable[[int], None] = lambda n: None) -> None:
+        self._draw = draw
         self.completed = 0
 
     def advance(self, n: int = 1) -> None:
         self.completed += n
-        if self._progress is not None and self._task_id is not None:
-            self._progress.advance(self._task_id, n)
+        self._draw(n)
 
 
 @contextmanager
@@ -76,12 +74,9 @@ def progress_bar(description: str, total: int | None, unit: str = "items") -> It
     """
     mode = progress_mode()
     if mode != "bars":
-        bar = Bar(None, None)
-        if mode == "off":
+        bar = Bar()
+        with progress_lines(description, total, unit, bar) if mode == "lines" else nullcontext():
             yield bar
-        else:
-            with progress_lines(description, total, unit, bar):
-                yield bar
         return
     counts = (
         [DownloadColumn(), TransferSpeedColumn()]
@@ -97,7 +92,8 @@ def progress_bar(description: str, total: int | None, unit: str = "items") -> It
         TimeRemainingColumn(),
     ]
     with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
-        yield Bar(progress, progress.add_task(description, total=total))
+        task = progress.add_task(description, total=total)
+        yield Bar(lambda n: progress.advance(task, n))
 
 
 def progress_line(description: str, done: int, total: int | None, unit: str, seconds: float) -> str:
