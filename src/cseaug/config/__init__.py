@@ -1,17 +1,10 @@
 """Run configuration: pydantic v2 models, YAML loading, ``--set`` overrides, fingerprints.
 
-One YAML file describes one build (see ``configs/``). Every model forbids unknown keys,
-so a typo fails before any work with the key's dotted path. Relative paths are resolved
-against the current working directory (the repository root for the shipped configs and
-the Prefect deployments). Secrets never live in a config: a config names the
-environment variable that holds an API key (``llm.api_key_env``), and the key is read
-from the environment only when a request is sent.
-
-Each section has a module of its own (``config/llm.py`` holds the ``llm`` section, ...);
-``config/run.py`` assembles them into :class:`RunConfig`, and :func:`load_config`
-(``config/loading.py``) is the one entry point that reads and validates a whole config.
-Every name is imported from here: each is re-exported with the ``import X as X`` form,
-which type checkers read as public (PEP 484), so no ``__all__`` list repeats them.
+One YAML file describes one build (see ``configs/``); every model forbids unknown keys, and
+a config holds no secret, only the name of the variable that holds the API key
+(``llm.api_key_env``). Each section has a module of its own, assembled by ``config/run.py``
+into :class:`RunConfig`; :func:`load_config` reads and validates a whole config. Every name
+is re-exported here with the ``import X as X`` form (public to type checkers, PEP 484).
 
 Example:
     >>> from cseaug.config import RunConfig
@@ -25,12 +18,10 @@ Example:
 """
 
 from cseaug.config.base import AUTO as AUTO
-from cseaug.config.base import BatchSize as BatchSize
 from cseaug.config.base import StrictModel as StrictModel
 from cseaug.config.base import TrainingPrecision as TrainingPrecision
 from cseaug.config.corpus import CorpusConfig as CorpusConfig
 from cseaug.config.corpus import SampleConfig as SampleConfig
-from cseaug.config.corpus import ViewName as ViewName
 from cseaug.config.diagnostics import MINILM_REVISION as MINILM_REVISION
 from cseaug.config.diagnostics import DiagnosticsConfig as DiagnosticsConfig
 from cseaug.config.execution import ExecutionConfig as ExecutionConfig
@@ -51,7 +42,6 @@ from cseaug.config.llm import VLLMEngineConfig as VLLMEngineConfig
 from cseaug.config.llm import base_url_problem as base_url_problem
 from cseaug.config.loading import apply_overrides as apply_overrides
 from cseaug.config.loading import edge_config as edge_config
-from cseaug.config.loading import format_validation_error as format_validation_error
 from cseaug.config.loading import load_config as load_config
 from cseaug.config.loading import load_yaml_model as load_yaml_model
 from cseaug.config.loading import parse_override as parse_override
@@ -60,7 +50,6 @@ from cseaug.config.osscse import SPACY_COMPONENTS_NOT_NEEDED as SPACY_COMPONENTS
 from cseaug.config.osscse import BacktranslationConfig as BacktranslationConfig
 from cseaug.config.osscse import NegationConfig as NegationConfig
 from cseaug.config.output import DATASET_NAME_RE as DATASET_NAME_RE
-from cseaug.config.output import EXPORT_FORMATS as EXPORT_FORMATS
 from cseaug.config.output import ExportConfig as ExportConfig
 from cseaug.config.output import ExportLayout as ExportLayout
 from cseaug.config.output import OutputConfig as OutputConfig
@@ -74,5 +63,4 @@ from cseaug.config.quality import QualityConfig as QualityConfig
 from cseaug.config.run import HELDOUT_FRACTIONS as HELDOUT_FRACTIONS
 from cseaug.config.run import LLM_METHODS as LLM_METHODS
 from cseaug.config.run import PATTERN_METHODS as PATTERN_METHODS
-from cseaug.config.run import Method as Method
 from cseaug.config.run import RunConfig as RunConfig
