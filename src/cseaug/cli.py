@@ -1,11 +1,6 @@
-"""The ``cseaug`` command line (typer). Commands live in :mod:`cseaug.commands`.
-
-The top floor of the library (docs/architecture.md). A :class:`~cseaug.errors.CseaugError`,
-or an operating-system error a user can meet (a full disk, permission denied), is one
-message, scrubbed of secrets (:mod:`cseaug.secrets`), and exit status 2; ``--debug``
-anywhere on the command line shows the traceback (docs/prefect.md). Before any command runs,
-and so before Prefect is imported, :func:`apply_prefect_defaults` switches Prefect's
-telemetry off (docs/security.md).
+"""The ``cseaug`` command line (typer), the top floor of the library (docs/architecture.md);
+commands live in :mod:`cseaug.commands`. Before any command runs, and so before Prefect is
+imported, :func:`apply_prefect_defaults` switches Prefect's telemetry off (docs/security.md).
 """
 
 from __future__ import annotations
@@ -90,8 +85,8 @@ def main() -> None:
     """The command line (:func:`run`, the ``cseaug`` script, adds the handling of a stop).
 
     An expected failure (a :class:`~cseaug.errors.CseaugError`, a full disk, a permission
-    denied) is one scrubbed line and exit status 2; anything else prints its traceback and
-    exits 1. ``--debug`` prints the traceback of every failure.
+    denied) is one line, scrubbed of secrets, and exit status 2; anything else prints its
+    traceback and exits 1. ``--debug`` prints the traceback of every failure.
     """
     debug = take_debug_flag(sys.argv)
     if debug:
@@ -114,8 +109,7 @@ def main() -> None:
 
 
 def run() -> None:
-    """The ``cseaug`` script: :func:`main`, with SIGINT and SIGTERM raising
-    :class:`~cseaug.commands.stopping.StopRequested` in the command (a stopped build ends
-    within seconds with one line and exit status 130 or 143)."""
+    """The ``cseaug`` script: :func:`main`, with SIGINT and SIGTERM stopping the command
+    (:mod:`cseaug.commands.stopping`)."""
     install_stop_handlers()
     main()

@@ -77,12 +77,9 @@ def safe_load_yaml(text: str) -> Any:
 def parse_override(item: str) -> tuple[list[str], Any]:
     """Split ``a.b.c=value`` into its key path and a YAML-parsed value.
 
-    A value that holds a secret is refused: a config is stored with its run (``plan.json``,
-    the manifest, the parameters of a Prefect flow run).
-
     Raises:
         ConfigError: not ``key=value``, an empty key, a value that is not YAML or holds a
-            secret (the message names the key, never the value).
+            secret (a config is stored with its run; the message names the key only).
 
     Example:
         >>> parse_override("sample.size=500")
@@ -183,17 +180,11 @@ def load_yaml_model(
     overrides: list[str] | None = None,
     what: str = "config",
 ) -> ModelT:
-    """Read a YAML file (None: defaults only), apply ``key.path=value`` overrides, validate.
-
-    Args:
-        model: the pydantic model to validate against.
-        path: the YAML file, or None for the model's defaults.
-        overrides: e.g. ``["sample.size=500"]``.
-        what: what the file is, for messages (``config``, ``training config``).
+    """Read a YAML file as ``model`` (None: its defaults), with ``key.path=value`` overrides
+    applied; ``what`` names the file in messages (``config``, ``training config``).
 
     Raises:
-        ConfigError: the file is missing or unreadable, or a value is invalid; the message
-            names every bad key.
+        ConfigError: the file is missing or unreadable, or values are invalid (every bad key).
     """
     data: dict[str, Any] = {}
     source = "(defaults)"
@@ -231,8 +222,7 @@ def validated(model: type[ModelT], data: Any, source: str) -> ModelT:
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
-    """Read a YAML run config, apply ``key.path=value`` overrides and validate it
-    (:func:`load_yaml_model`, whose ConfigError names every bad key).
+    """Read a YAML run config with ``key.path=value`` overrides (:func:`load_yaml_model`).
 
     Example:
         >>> load_config("configs/wiki-sts.yaml", ["sample.size=500"]).sample.size
@@ -244,14 +234,9 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConf
 def edge_config(
     model: type[ModelT], config: ModelT | str | Path | None, overrides: Sequence[str] = ()
 ) -> ModelT:
-    """``config`` as a validated ``model``: an instance as it is (validated where it was made),
-    else a YAML file's path (None: the defaults) read with ``overrides`` by
-    :func:`load_yaml_model`.
-
-    The edge of every run calls it once and passes the result down: the flows
-    ``build-hybrid-dataset`` (a deployment run gives it a path, ``cseaug build`` the config it
-    loaded), ``train-sentence-encoder`` and ``train-vaegpt-sim``, and
-    :func:`cseaug.build_dataset`.
+    """``config`` as a validated ``model``: an instance as it is, else a YAML file's path
+    (None: the defaults) read with ``overrides``; the edge of every run (flow or
+    :func:`cseaug.build_dataset`) calls it once (docs/architecture.md).
 
     Raises:
         ConfigError: as :func:`load_yaml_model`.
