@@ -1,10 +1,4 @@
-"""cseaug from Python: build a version, open one, read its rows, export it.
-
-The same work as ``cseaug build``, ``show``, ``verify`` and ``export``, for a notebook or an
-orchestrator of your own. :func:`build_dataset` runs the build in this process, without
-Prefect (the CLI runs the same plan, shards and publish steps as the flow
-``build-hybrid-dataset``), after the same preflight as ``cseaug build``. :func:`open_version`
-gives a :class:`Version` whose rows are checked against its manifest as they are read.
+"""cseaug from Python: build a version, open one, read its rows, export it (docs/python-api.md).
 
 Example (a Generate-CSE build needs no model; diagnostics off, so no encoder either):
     >>> import tempfile, cseaug
@@ -44,19 +38,13 @@ def build_dataset(
     overrides: Sequence[str] = (),
     say: Callable[[str], None] = print,
 ) -> BuildSummary:
-    """Check, build and publish one version of ``config`` in this process (no Prefect).
-
-    Args:
-        config: a validated config, or the path of a YAML config.
-        overrides: ``key.path=value`` strings, as ``--set`` takes them (with a path only).
-        say: where the preflight's notes go (one line each).
-
-    Returns:
-        What was published (or which version already holds the same data).
+    """Check, build and publish one version of ``config`` (a validated config, or a YAML
+    path with ``--set``-style ``overrides``) in this process, without Prefect, after the
+    preflight of ``cseaug build`` (its notes go to ``say``); what was published, or which
+    version already holds the same data.
 
     Raises:
-        ConfigError, InputError, BackendError, PreflightError, PublishGateError: as
-            ``cseaug build`` reports them (:class:`cseaug.errors.CseaugError`).
+        CseaugError: as ``cseaug build`` reports it.
     """
     from cseaug.pipeline.local import run_build
     from cseaug.pipeline.preflight import check_before_build
@@ -105,9 +93,8 @@ def open_version(ref: str, root: str | Path = "storage") -> Version:
     an ``s3://``-style URI, as ``output.root`` takes).
 
     Raises:
-        InputError: no such dataset or version (the message lists what exists), or its
-            manifest does not hold together (no file hashes, a data fingerprint that is not
-            the one of its data files: :func:`cseaug.dataset.verify.checked_records`).
+        InputError: no such version (the message lists what exists), or a manifest that does
+            not hold together (:func:`cseaug.dataset.verify.checked_records`).
     """
     from cseaug.dataset.verify import checked_records
     from cseaug.dataset.versions import read_manifest, resolve

@@ -1,11 +1,5 @@
-"""``cseaug data fetch``: download the public inputs the shipped configs read (docs/data.md).
-
-Example:
-    $ cseaug data fetch --list               # the catalogue: licences, checksums, present/missing
-    $ cseaug data fetch                      # everything, into ./data
-    $ cseaug data fetch sts12-train sick     # only these
-    $ cseaug data fetch --mirror file:///media/usb/cseaug-data   # offline, from a copy
-"""
+"""``cseaug data fetch``: download the public inputs the shipped configs read (docs/data.md,
+with examples)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""``cseaug versions``, ``show``, ``export`` and ``verify``: list, describe, export and check versions.
-
-Example:
-    $ cseaug versions                      # every dataset under ./storage
-    $ cseaug show wiki-sts                 # the latest version; wiki-sts/v0002 for another
-    $ cseaug export wiki-sts --format ngcse --out wiki_sts.jsonl
-    $ cseaug verify wiki-sts/v0002         # every file against the manifest's sha256
-    $ cseaug versions --root s3://bucket/prefix   # a root on an object store (fsspec URI)
-    $ cseaug versions wiki-sts --root s3://bucket/prefix --prune-uncommitted --dry-run
-"""
+"""``cseaug versions``, ``show``, ``export`` and ``verify``: list, describe, export and check
+versions (docs/dataset-contract.md, with examples)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""``cseaug diagnose``, ``cseaug compare``, ``cseaug probe-splits`` (docs/diagnostics.md).
-
-Published versions are immutable, so ``diagnose`` writes beside them, by default to
-``<root>/diagnostics/<name>/<version>/``; a build writes the same files into the version's
-own ``diagnostics/`` before publishing.
-
-Example:
-    $ cseaug diagnose wiki-sts --eval-data-dir data
-    $ cseaug compare --version wiki-sts --stsb data/senteval_sts/STSBenchmark/sts-dev.csv \\
-        --nli data/nli_for_simcse.csv --corpus Wiki=data/wiki1m_for_simcse.txt --out fig7
-    $ cseaug probe-splits --data-dir data/senteval_sts --out probe
-
-(``data/`` as ``cseaug data fetch`` fills it.)
+"""``cseaug diagnose``, ``cseaug compare``, ``cseaug probe-splits`` (docs/diagnostics.md,
+with examples). Published versions are immutable, so ``diagnose`` writes beside them, by
+default to ``<root>/diagnostics/<name>/<version>/``.
 """
 
 from __future__ import annotations

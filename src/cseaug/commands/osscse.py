@@ -1,17 +1,9 @@
-"""``cseaug negate``, ``cseaug backtranslate``, ``cseaug mer``: the OssCSE steps alone (docs/osscse.md).
+"""``cseaug negate``, ``cseaug backtranslate``, ``cseaug mer``: the OssCSE steps alone
+(docs/osscse.md, with examples).
 
-Inputs are read and cleaned as a build reads its corpus (:mod:`cseaug.corpus`): a text file
-(one sentence per line) or a column of a .csv/.tsv/.jsonl/.parquet file. Results go to
-``--output`` (.parquet or .jsonl) and everything dropped (unreadable lines, refusals,
-back-translations outside the MER range) to ``--rejects`` (default ``<output>.rejects.<suffix>``).
-Settings come from the ``negation`` / ``backtranslation`` section of ``--config`` (or the
-defaults), then ``--set key=value``, then the flags.
-
-Example:
-    $ cseaug negate sentences.txt --output negated.parquet --model en_core_web_sm
-    $ cseaug backtranslate sentences.txt --output para.jsonl --pivot de --num-beams 5
-    $ cseaug mer pairs.csv --reference-column sentence --hypothesis-column positive
-    $ cseaug mer --pair "Bryan will return." "Bryan will not return."
+Inputs are read and cleaned as a build reads its corpus (:mod:`cseaug.corpus`); settings come
+from the ``negation`` / ``backtranslation`` section of ``--config`` (or the defaults), then
+``--set key=value``, then the flags.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """``cseaug train-encoder``: train a sentence encoder on a published version (docs/trainer.md).
 
-Runs the Prefect flow ``train-sentence-encoder`` as ``cseaug build`` runs its flow (a
-temporary server when no ``PREFECT_API_URL`` is set; one line on a stop). The config, the
-version and the model are checked before Prefect starts, the model with the build's offline
-probe (:mod:`cseaug.hub`), so an offline run without the model cached fails at once.
-
-Example:
-    $ cseaug train-encoder --version wiki-sts/v0001 --config configs/train/ngcse.yaml
-    $ cseaug train-encoder --version wiki-sts/latest --config configs/train/ngcse.yaml \\
-        --set max_steps=200 --set evaluation.data_dir=data --out storage/models/try
+Runs the Prefect flow ``train-sentence-encoder`` as ``cseaug build`` runs its flow. The
+config, the version and the model are checked before Prefect starts, the model with the
+build's offline probe (:mod:`cseaug.hub`), so an offline run without the model cached fails
+at once.
 """
 
 from __future__ import annotations

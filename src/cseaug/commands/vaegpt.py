@@ -1,10 +1,5 @@
-"""``cseaug train-vaegpt``, ``cseaug synonyms`` and ``cseaug score`` (docs/vaegpt.md).
-
-Example:
-    $ cseaug train-vaegpt --config configs/vaegpt/train.yaml --set optim.max_steps=1000
-    $ cseaug synonyms --generator storage/models/vaegpt-sim/best --input sentences.txt --output syn.jsonl -n 3
-    $ cseaug score syn.csv --source-column source --target-column target --generation-column generation
-"""
+"""``cseaug train-vaegpt``, ``cseaug synonyms`` and ``cseaug score`` (docs/vaegpt.md, with
+examples)."""
 
 from __future__ import annotations
 
