@@ -34,19 +34,14 @@ def redacted(data: Any) -> Any:
 
 def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
     """The diagnostics settings that filter rows (reports alone do not change the data)."""
-    out: dict[str, Any] = {}
+    keys = set()
     if diag.remove_contaminated:
-        out.update(eval_data_dir=diag.eval_data_dir, contamination_fields=diag.contamination_fields)
+        keys |= {"eval_data_dir", "contamination_fields"}
     if diag.pattern_filter != "off":
-        out["pattern_filter"] = diag.pattern_filter
-        if diag.pattern_filter in ("cs", "both"):
-            out.update(
-                encoder=diag.encoder,
-                encoder_revision=diag.encoder_revision,
-                pooling=diag.pooling,
-                max_seq_length=diag.max_seq_length,
-            )
-    return out
+        keys.add("pattern_filter")
+    if diag.pattern_filter in ("cs", "both"):
+        keys |= {"encoder", "encoder_revision", "pooling", "max_seq_length"}
+    return diag.model_dump(mode="json", include=keys)
 
 
 LLM_TIMING = {"vllm", "circuit_breaker", "batch", "price", "failover"}
