@@ -63,21 +63,17 @@ def apply_prefect_defaults(environ: MutableMapping[str, str] = os.environ) -> No
             environ[name] = value
 
 
-DEBUG_FLAG = "--debug"
-"""Anywhere on the command line: show the traceback of every error (also of expected ones)."""
-
-
 def take_debug_flag(argv: list[str]) -> bool:
-    """Remove every :data:`DEBUG_FLAG` from ``argv`` (so that any command accepts it); True when
-    there was one, or when ``CSEAUG_DEBUG`` is set.
+    """Remove every ``--debug`` from ``argv`` (so that any command accepts it, anywhere); True
+    when there was one, or when ``CSEAUG_DEBUG`` is set.
 
     Example:
         >>> argv = ["cseaug", "build", "--debug", "-c", "x.yaml"]
         >>> take_debug_flag(argv), argv
         (True, ['cseaug', 'build', '-c', 'x.yaml'])
     """
-    found = DEBUG_FLAG in argv[1:]
-    argv[1:] = [arg for arg in argv[1:] if arg != DEBUG_FLAG]
+    found = "--debug" in argv[1:]
+    argv[1:] = [arg for arg in argv[1:] if arg != "--debug"]
     return found or os.environ.get("CSEAUG_DEBUG", "").lower() in ("1", "true", "yes")
 
 

@@ -120,12 +120,15 @@ def _describe(prefix: uncommitted.UncommittedPrefix) -> str:
     )
 
 
-def _require_dataset(root: str, name: str, found: list[uncommitted.UncommittedPrefix]) -> None:
-    """InputError listing the datasets there unless ``name`` has a version, a stray or an
-    uncommitted prefix under ``root``."""
-    if versions.list_versions(root, name) or versions.stray_versions(root, name) or found:
-        return
-    raise versions.no_such_dataset(root, name)
+def _require_dataset(
+    root: str, name: str | None, found: list[uncommitted.UncommittedPrefix]
+) -> None:
+    """InputError listing the datasets there when ``name`` is given but has no version, no
+    stray and no uncommitted prefix under ``root``."""
+    if name and not (
+        found or versions.list_versions(root, name) or versions.stray_versions(root, name)
+    ):
+        raise versions.no_such_dataset(root, name)
 
 
 def _prune_uncommitted(root: str, name: str | None, idle: timedelta, dry_run: bool) -> None:
@@ -137,8 +140,7 @@ def _prune_uncommitted(root: str, name: str | None, idle: timedelta, dry_run: bo
             "directory, where the next build removes stale .staging-* directories itself"
         )
     found = uncommitted.find_uncommitted(root, name)
-    if name:
-        _require_dataset(root, name, found)
+    _require_dataset(root, name, found)
     console = Console()
     if not found:
         _say(console, f"no uncommitted version prefixes under {versions.datasets_location(root)}")
@@ -209,8 +211,7 @@ def versions_command(
     if older_than is not None or dry_run:
         raise InputError("--older-than and --dry-run only go with --prune-uncommitted")
     found = uncommitted.find_uncommitted(root, name) if is_uri(root) else []
-    if name:
-        _require_dataset(root, name, found)
+    _require_dataset(root, name, found)
     names = [name] if name else versions.list_datasets(root)
     warn = Console(stderr=True)
     for prefix in found:
@@ -289,17 +290,16 @@ def show_command(
             rejects.add_row(stage, reason, str(n))
     if rejects.row_count:
         console.print(rejects)
-    state = {path: "changed" for path in report.changed} | {p: "missing" for p in report.missing}
+    state = dict.fromkeys(report.changed, "changed") | dict.fromkeys(report.missing, "missing")
     files = Table("file", "rows", "sha256", "check", title="files")
     for entry in manifest.get("files", []):
         rows = "-" if entry.get("rows") is None else str(entry["rows"])
         files.add_row(entry["path"], rows, entry["sha256"][:16], state.get(entry["path"], "ok"))
     listed = {entry["path"] for entry in manifest.get("files", [])}
-    for path, problem in state.items():  # recorded exports beside the version
+    # recorded exports beside the version, and files no record lists
+    for path, problem in (state | dict.fromkeys(report.unlisted, "not listed")).items():
         if path not in listed:
             files.add_row(path, "-", "-", problem)
-    for path in report.unlisted:
-        files.add_row(path, "-", "-", "not listed")
     console.print(files)
     for note in trainer_notes(counts.get("views", {})):
         console.print(f"  note: {note}", markup=False)
