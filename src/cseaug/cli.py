@@ -47,10 +47,8 @@ PREFECT_DEFAULTS: dict[str, str] = {
 
 
 def apply_prefect_defaults(environ: MutableMapping[str, str] = os.environ) -> None:
-    """Set each of :data:`PREFECT_DEFAULTS` that is unset or empty in ``environ``.
-
-    Prefect reads these when it is imported and when it starts its server, which inherits
-    the environment: :func:`main` calls this before any command runs.
+    """Set each of :data:`PREFECT_DEFAULTS` that is unset or empty in ``environ`` (Prefect
+    reads them when it is imported and when it starts its server).
 
     Example:
         >>> env = {"DO_NOT_TRACK": "0"}
