@@ -39,9 +39,9 @@ def report_console() -> Console:
     return console if console.is_terminal else Console(width=PIPED_WIDTH, soft_wrap=True)
 
 
-def _say(console: Console, text: str) -> None:
-    """``text`` as it is: no markup, no highlighting, never wrapped."""
-    console.print(text, markup=False, highlight=False, soft_wrap=True)
+def plain_console(stderr: bool = False) -> Console:
+    """A console that prints text as it is: no markup, no highlighting, never wrapped."""
+    return Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True)
 
 
 VERSION_COLUMNS = (
@@ -78,8 +78,7 @@ def _version_rows(root: str, names: list[str], warn: Console) -> list[tuple[str,
     for dataset in names:
         latest = versions.latest_version(root, dataset)
         for stray in versions.stray_versions(root, dataset):
-            _say(
-                warn,
+            warn.print(
                 f"warning: {stray} is not a published version (no manifest.json, or a file "
                 "or symlink): skipped",
             )
@@ -87,7 +86,7 @@ def _version_rows(root: str, names: list[str], warn: Console) -> list[tuple[str,
             try:
                 manifest = versions.read_stored_manifest(root, dataset, version)
             except InputError as exc:
-                _say(warn, f"warning: {exc}: skipped")
+                warn.print(f"warning: {exc}: skipped")
                 continue
             shown = version + (" (latest)" if version == latest else "")
             rows.append(_version_row(dataset, shown, manifest))
@@ -141,10 +140,11 @@ def _prune_uncommitted(root: str, name: str | None, idle: timedelta, dry_run: bo
         )
     found = uncommitted.find_uncommitted(root, name)
     _require_dataset(root, name, found)
-    console = Console()
+    console = plain_console()
     if not found:
-        _say(console, f"no uncommitted version prefixes under {versions.datasets_location(root)}")
+        console.print(f"no uncommitted version prefixes under {versions.datasets_location(root)}")
         return
+    verb = "would remove" if dry_run else "removed"
     removed = kept = files = size = 0
     for prefix in found:
         problem = uncommitted.idle_problem(prefix, idle, uncommitted.utc_now())
@@ -152,16 +152,12 @@ def _prune_uncommitted(root: str, name: str | None, idle: timedelta, dry_run: bo
             problem = uncommitted.prune(root, prefix, idle, uncommitted.utc_now())
         if problem:
             kept += 1
-            _say(console, f"kept {prefix.url}: {problem}")
+            console.print(f"kept {prefix.url}: {problem}")
             continue
         removed, files, size = removed + 1, files + len(prefix.files), size + prefix.size
-        _say(
-            console, f"{'would remove' if dry_run else 'removed'} {prefix.url}: {_describe(prefix)}"
-        )
-    _say(
-        console,
-        f"{'would remove' if dry_run else 'removed'} {removed} uncommitted prefixes "
-        f"({files} files, {decimal(size)}), kept {kept}"
+        console.print(f"{verb} {prefix.url}: {_describe(prefix)}")
+    console.print(
+        f"{verb} {removed} uncommitted prefixes ({files} files, {decimal(size)}), kept {kept}"
         + ("; nothing deleted (--dry-run)" if dry_run else "; their numbers stay taken"),
     )
 
@@ -213,10 +209,9 @@ def versions_command(
     found = uncommitted.find_uncommitted(root, name) if is_uri(root) else []
     _require_dataset(root, name, found)
     names = [name] if name else versions.list_datasets(root)
-    warn = Console(stderr=True)
+    warn = plain_console(stderr=True)
     for prefix in found:
-        _say(
-            warn,
+        warn.print(
             f"warning: {prefix.url} is not committed (no manifest.json): {_describe(prefix)}; "
             "its build is still uploading or died (--prune-uncommitted removes it once "
             "unwritten for --older-than, 24h by default, and its build's lease has run out)",
