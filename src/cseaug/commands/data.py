@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.padding import Padding
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from cseaug.dataset.protect import refuse_dataset_path
@@ -104,9 +104,7 @@ def _print_catalogue(console: Console, entries: list[Entry], data_dir: Path) -> 
             "  ",
             ", ".join(folders) or str(data_dir / (entry.target or "")),
         )
-        details = Table.grid(padding=(0, 1))
-        details.add_column(style="dim", no_wrap=True)
-        details.add_column()
+        details = Table.grid(Column(style="dim", no_wrap=True), Column(), padding=(0, 1))
         for label, value in (
             ("what", entry.description),
             ("licence", f"{entry.licence}; {entry.terms}"),
