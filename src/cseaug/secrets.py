@@ -13,6 +13,7 @@ Example:
     '401: Incorrect API key provided: ***'
     >>> scrub("GET http://me:hunter2@example.org/v1?api_key=abc&x=1")
     'GET http://***@example.org/v1?api_key=***&x=1'
+    >>> del os.environ["EXAMPLE_API_KEY"]  # the tests after this one see the environment as it was
 """
 
 from __future__ import annotations
