@@ -75,7 +75,6 @@ def measure(variant: str, args: argparse.Namespace) -> dict[str, Any]:
     from transformers import GPT2Config, GPT2LMHeadModel, GPT2Model
 
     from cseaug.devices import resolve_device, resolve_precision
-    from cseaug.encoders.precision import autocast
     from cseaug.vaegpt.config import LossConfig
     from cseaug.vaegpt.loss import FrozenJudge
     from cseaug.vaegpt.model import VAEGPTSim
@@ -107,7 +106,9 @@ def measure(variant: str, args: argparse.Namespace) -> dict[str, Any]:
         if judge is not None:
             loss = loss_on_batch(model, judge, batch, settings, precision).total
         else:
-            with autocast(torch, str(device), precision):
+            with torch.autocast(
+                device.type, getattr(torch, precision), enabled=precision != "float32"
+            ):
                 if variant == "gpt2+ce":
                     out = model(
                         input_ids=batch.input_ids,

@@ -123,7 +123,7 @@ def resolve_precision(
 
     ``auto`` for ``training``: bfloat16 on a GPU that has it, else float16 (the caller
     scales the loss), and float32 on the CPU. ``auto`` for ``inference`` (the diagnostics
-    encoder, :mod:`cseaug.encoders.precision`): bfloat16 on a CPU with native bfloat16 units,
+    encoder, :mod:`cseaug.encoders.loading`): bfloat16 on a CPU with native bfloat16 units,
     where it embeds about twice as fast, and float32 elsewhere, a GPU included. torch is
     imported only where the answer needs it (training on a GPU).
 

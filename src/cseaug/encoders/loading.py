@@ -29,7 +29,6 @@ from cseaug.devices import (
 from cseaug.encoders.base import Encoder, unit_rows
 from cseaug.encoders.minilm import MINILM_ID, MINILM_REVISION, model_location
 from cseaug.encoders.onnx import ONNX_FILE, OnnxEncoder, onnx_applicable
-from cseaug.encoders.precision import EncoderPrecision, autocast
 from cseaug.encoders.store import CachedEncoder, EmbeddingStore
 from cseaug.errors import ConfigError, require
 from cseaug.progress import progress_enabled
@@ -39,6 +38,7 @@ DEFAULT_ENCODER = MINILM_ID
 
 Pooling = Literal["auto", "sentence_transformers", "cls"]
 Runtime = Literal["auto", "torch", "onnx"]
+EncoderPrecision = Literal["auto", "float32", "bfloat16", "float16"]
 
 
 def _quiet_loading() -> None:
@@ -122,7 +122,8 @@ class TorchEncoder:
                 show_progress_bar=False,
             )
             return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
-        with autocast(self._torch, self.device, self.precision):
+        torch = self._torch
+        with torch.autocast(torch.device(self.device).type, getattr(torch, self.precision)):
             pooled = self.model.encode(
                 list(texts),
                 batch_size=self.batch_size,
@@ -160,7 +161,7 @@ def use_onnx(
 ) -> bool:
     """Whether ``runtime`` and the model make :func:`load_encoder` use ONNX Runtime, which
     computes in float32: ``auto`` takes it when the precision is float32 (a CPU with native
-    bfloat16 embeds faster with torch, :mod:`cseaug.encoders.precision`).
+    bfloat16 embeds faster with torch, docs/performance.md).
 
     Raises:
         ConfigError: ``onnx`` was asked for a model, device or precision it cannot run.
