@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +106,7 @@ class VAEGPTSimGenerator:
         return {
             "path": str(self.path) if self.path is not None else None,
             "files_sha256": files,
-            "settings": asdict(self.model.settings),
+            "settings": self.model.settings.model_dump(),
             "generation": self.config.model_dump(mode="json"),
         }
 

@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
+from cseaug.config import validated
 from cseaug.errors import ConfigError, InputError, require
+from cseaug.vaegpt.config import ModelConfig
 
 torch = require("torch", "hf", "The VAEGPT-Sim generator")
 nn = torch.nn
@@ -32,28 +36,12 @@ LATENTS_FILE = "vaegpt_latents.safetensors"
 SETTINGS_FILE = "vaegpt_sim.json"
 
 
-@dataclass
-class VAEGPTSimSettings:
+class VAEGPTSimSettings(ModelConfig):
     """What a VAEGPT-Sim adds to GPT-2, saved with the generator in ``vaegpt_sim.json``: the
-    training config's ``model`` section (:class:`~cseaug.vaegpt.config.ModelConfig`) and
-    ``base_model``, the GPT-2 checkpoint it started from (the judge of training)."""
+    training config's ``model`` section and ``base_model``, the GPT-2 checkpoint it started
+    from (the judge of training)."""
 
-    latent_weight: float = 0.1
-    latent_dropout: float = 0.1
-    mean_bn_scale: float = 0.5
-    separator: str = "<|endoftext|>"
-    base_model: str = "gpt2"
-
-    @classmethod
-    def from_json(cls, path: Path) -> VAEGPTSimSettings:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise InputError(
-                f"{path}: unknown VAEGPT-Sim setting(s) {unknown}; known: {sorted(known)}"
-            )
-        return cls(**data)
+    base_model: str = Field("gpt2", description="The GPT-2 checkpoint the generator started from.")
 
 
 @dataclass
@@ -214,7 +202,7 @@ class VAEGPTSim(nn.Module):
         state = {k: v.detach().contiguous().cpu() for k, v in self.latents.state_dict().items()}
         safetensors.save_file(state, str(out / LATENTS_FILE))
         (out / SETTINGS_FILE).write_text(
-            json.dumps(asdict(self.settings), indent=2) + "\n", encoding="utf-8"
+            json.dumps(self.settings.model_dump(), indent=2) + "\n", encoding="utf-8"
         )
         if tokenizer is not None:
             tokenizer.save_pretrained(out)
@@ -249,7 +237,9 @@ class VAEGPTSim(nn.Module):
                     f"{path} is a saved VAEGPT-Sim generator: its settings cannot be replaced"
                 )
             safetensors = require("safetensors.torch", "hf", "Loading a VAEGPT-Sim generator")
-            saved = VAEGPTSimSettings.from_json(path / SETTINGS_FILE)
+            settings_file = path / SETTINGS_FILE
+            saved_settings = json.loads(settings_file.read_text(encoding="utf-8"))
+            saved = validated(VAEGPTSimSettings, saved_settings, str(settings_file))
             lm = transformers.GPT2LMHeadModel.from_pretrained(str(path))
             model = cls(lm, saved)
             latents_file = path / LATENTS_FILE
@@ -267,4 +257,4 @@ class VAEGPTSim(nn.Module):
                 "(config.json + weights) or a hub name available offline in the Hugging Face cache"
             ) from exc
         base = settings or VAEGPTSimSettings()
-        return cls(lm, VAEGPTSimSettings(**{**asdict(base), "base_model": str(name_or_path)}))
+        return cls(lm, base.model_copy(update={"base_model": str(name_or_path)}))

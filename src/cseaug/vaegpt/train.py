@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from cseaug.devices import PrecisionName, resolve_device, resolve_precision
-from cseaug.encoders.precision import autocast
 from cseaug.errors import ConfigError, require
 from cseaug.metrics.quality import avg_rouge
 from cseaug.progress import progress_bar
@@ -76,7 +75,8 @@ def loss_on_batch(
     precision: PrecisionName,
 ) -> LossParts:
     """Forward pass of the generator and the judge on one batch, autocast to ``precision``."""
-    with autocast(torch, str(batch.input_ids.device), precision):
+    device_type = batch.input_ids.device.type
+    with torch.autocast(device_type, getattr(torch, precision), enabled=precision != "float32"):
         out = model(
             batch.input_ids,
             batch.attention_mask,
@@ -84,11 +84,6 @@ def loss_on_batch(
             logits_to_keep=batch.target_positions,
         )
         return vaegpt_loss(out.logits, out.kl, batch.target_ids, batch.target_mask, judge, settings)
-
-
-def model_settings(cfg: VAEGPTTrainConfig) -> VAEGPTSimSettings:
-    """The latent settings of a training config."""
-    return VAEGPTSimSettings(**cfg.model.model_dump(), base_model=cfg.base_model)
 
 
 def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
@@ -124,7 +119,8 @@ class _Run:
             self.model = VAEGPTSim.from_pretrained(self.resumed_from)
             self.tokenizer = load_tokenizer(self.resumed_from)
         else:
-            self.model = VAEGPTSim.from_pretrained(cfg.base_model, model_settings(cfg))
+            settings = VAEGPTSimSettings(**cfg.model.model_dump())
+            self.model = VAEGPTSim.from_pretrained(cfg.base_model, settings)
             self.tokenizer = load_tokenizer(cfg.base_model)
         self.judge = FrozenJudge.from_pretrained(self.model.settings.base_model, cfg.loss.pooling)
         self.model.to(self.device)
