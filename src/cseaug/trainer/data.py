@@ -61,17 +61,6 @@ class TrainingData:
         return {name: Dataset(InMemoryTable(table)) for name, table in self.tables.items()}
 
 
-def _epoch_views(batch: pa.RecordBatch, epochs: int, views: int) -> list[pa.Array]:
-    return [augmentation_view(batch.column("augmentations"), k % views) for k in range(epochs)]
-
-
-def _has_all(arrays: list[pa.Array], length: int) -> pa.Array:
-    mask = pa.repeat(pa.scalar(True), length)
-    for array in arrays:
-        mask = pc.and_(mask, pc.is_valid(array))
-    return mask
-
-
 def load_training_data(version_dir: str | Path, cfg: TrainConfig) -> TrainingData:
     """Read a published version's rows into the training sets of ``cfg.objective`` (with
     ``include_heldout`` and, for Generate-CSE, one block per epoch).
@@ -97,14 +86,20 @@ def load_training_data(version_dir: str | Path, cfg: TrainConfig) -> TrainingDat
             held = batch.column("heldout")
             skipped["heldout"] += int(pc.sum(held).as_py() or 0)
             batch = batch.filter(pc.invert(held))
-        epoch_views = _epoch_views(batch, blocks, views) if per_epoch else []
+        epoch_views = (
+            [augmentation_view(batch.column("augmentations"), k % views) for k in range(blocks)]
+            if per_epoch
+            else []
+        )
         sources = {name: batch.column(name) for name in READ_COLUMNS}
         free = pa.repeat(pa.scalar(True), batch.num_rows)
         for training_set in sets:
             needed = [sources[v] for v in training_set.requires if v != EPOCH_VIEW]
             if EPOCH_VIEW in training_set.requires:
                 needed += epoch_views
-            taken = pc.and_(free, _has_all(needed, batch.num_rows))
+            taken = free
+            for array in needed:
+                taken = pc.and_(taken, pc.is_valid(array))
             free = pc.and_(free, pc.invert(taken))
             names = [name for name, _ in training_set.columns]
             for block in range(blocks):
@@ -121,7 +116,9 @@ def load_training_data(version_dir: str | Path, cfg: TrainConfig) -> TrainingDat
     tables = {}
     for training_set in sets:
         chunks = [chunk for block in parts[training_set.name] for chunk in block]
-        table = pa.Table.from_struct_array(pa.chunked_array(chunks, _struct_type(training_set)))
+        names = [name for name, _ in training_set.columns]
+        struct = pa.struct([pa.field(name, pa.string()) for name in names])
+        table = pa.Table.from_struct_array(pa.chunked_array(chunks, struct))
         if table.num_rows:
             tables[training_set.name] = table
     if not tables:
@@ -176,7 +173,3 @@ def _view_of(table: pa.Table, kind: str, column: str) -> pa.ChunkedArray | pa.Ar
     if column == "dropout_view":
         return table.column("anchor")
     return table.column("low" if column == "negative" and kind == "hierarchy" else column)
-
-
-def _struct_type(training_set: TrainingSet) -> pa.DataType:
-    return pa.struct([pa.field(name, pa.string()) for name, _ in training_set.columns])

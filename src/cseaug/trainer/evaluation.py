@@ -30,12 +30,6 @@ from cseaug.trainer.config import EvaluationConfig
 
 Split = Literal["test", "dev"]
 
-FETCH_HINT = (
-    "`cseaug data fetch sts12-test sts13-test sts14-test sts15-test sts16-test stsb sick-splits` "
-    "puts them under data/"
-)
-"""How a user gets the evaluation sets (the catalogue entries of :mod:`cseaug.fetch.catalog`)."""
-
 
 @dataclass(frozen=True)
 class EvalSet:
@@ -63,8 +57,9 @@ def _first(paths: Sequence[Path], name: str, setting: Path) -> Path:
     if found is None:
         tried = ", ".join(str(p) for p in paths)
         raise InputError(
-            f"evaluation set {name} not found under {setting} (tried {tried}); {FETCH_HINT} "
-            "(then evaluation.data_dir: data), or leave the set out of evaluation.sets"
+            f"evaluation set {name} not found under {setting} (tried {tried}); `cseaug data fetch "
+            "sts12-test sts13-test sts14-test sts15-test sts16-test stsb sick-splits` puts them "
+            "under data/ (then evaluation.data_dir: data), or leave the set out of evaluation.sets"
         )
     return found
 

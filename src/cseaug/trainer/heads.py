@@ -26,9 +26,6 @@ modules = require(
     "sentence_transformers.sentence_transformer.modules", "hf", "Training a sentence encoder"
 )
 
-SENTENCE_SLOT = "{sentence}"
-"""Where a template places the sentence."""
-
 
 class PromptTransformer(modules.Transformer):
     """A transformer that encodes each sentence inside a PromptBERT template.
@@ -59,9 +56,12 @@ class PromptTransformer(modules.Transformer):
             return {}
         tokenizer = self.tokenizer
         first, last, mask = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.mask_token_id
+        # HeadConfig checks that the template holds {sentence} once
         prefix, suffix = (
-            tokenizer.encode(part.replace("[MASK]", tokenizer.mask_token), add_special_tokens=False)
-            for part in _template_parts(prompt or self.template)
+            tokenizer.encode(
+                part.strip().replace("[MASK]", tokenizer.mask_token), add_special_tokens=False
+            )
+            for part in (prompt or self.template).split("{sentence}")
         )
         sentences = tokenizer(
             list(inputs), add_special_tokens=False, truncation=True, max_length=self.max_seq_length
@@ -74,12 +74,6 @@ class PromptTransformer(modules.Transformer):
             features["token_type_ids"] = torch.zeros_like(features["input_ids"])
         features["modality"] = "text"
         return features
-
-
-def _template_parts(template: str) -> tuple[str, str]:
-    """(prefix, suffix) of a template (``HeadConfig`` checks it holds the slot once)."""
-    prefix, suffix = template.split(SENTENCE_SLOT)
-    return prefix.strip(), suffix.strip()
 
 
 class MaskTokenPooling(modules.Module):

@@ -159,10 +159,7 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
             return SKICSEUnsupervisedLoss(model, tau, cfg.skicse.ski_weight)
         return SKICSESupervisedLoss(model, tau, cfg.skicse.ski_weights, cfg.skicse.eq6_reading)
 
-    built: dict[str, Any] = {}
-    for training_set in sets:
-        if training_set.loss not in built:
-            built[training_set.loss] = build(training_set.loss)
+    built = {loss: build(loss) for loss in dict.fromkeys(s.loss for s in sets)}
     return {s.name: built[s.loss] for s in sets}
 
 

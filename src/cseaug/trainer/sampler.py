@@ -41,16 +41,11 @@ class EpochBlockBatchSampler(sampler.DefaultBatchSampler):
         generator = torch.Generator().manual_seed(self.seed + self.epoch)
         start = (self.epoch % self.blocks) * self.block_size
         order = (torch.randperm(self.block_size, generator=generator) + start).tolist()
-        for first in range(0, self.block_size, self.batch_size):
-            batch = order[first : first + self.batch_size]
-            if len(batch) < self.batch_size and self.drop_last:
-                return
-            yield batch
+        yield from torch.utils.data.BatchSampler(order, self.batch_size, self.drop_last)
 
     def __len__(self) -> int:
-        if self.drop_last:
-            return self.block_size // self.batch_size
-        return -(-self.block_size // self.batch_size)
+        block = range(self.block_size)
+        return len(torch.utils.data.BatchSampler(block, self.batch_size, self.drop_last))
 
 
 class MixedBatchSampler(sampler.DefaultBatchSampler):

@@ -155,6 +155,15 @@ def _trainer(
         multi_dataset_batch_sampler="proportional",
         **extra,
     )
+    collator = None
+    if MIXED.name in data.sets:  # its sparse columns only some rows have
+        from cseaug.trainer.sampler import MixedBatchCollator
+
+        collator = MixedBatchCollator(
+            sparse_columns=mixed_column_labels(),
+            preprocess_fn=model.preprocess,
+            prompts=args.prompts,
+        )
     if len(train_sets) == 1:
         [(name, train_dataset)] = train_sets.items()
         loss = losses[name]
@@ -167,7 +176,7 @@ def _trainer(
         args=args,
         train_dataset=train_dataset,
         loss=loss,
-        data_collator=_mixed_collator(model, args) if MIXED.name in data.sets else None,
+        data_collator=collator,
     )
     # transformers prints every logged loss as a dict to stdout; StepProgress reports instead
     transformers = require("transformers", "hf", "Training a sentence encoder")
@@ -193,15 +202,6 @@ def refuse_fallback_only(cfg: TrainConfig, data: TrainingData, version_dir: Path
         f"{data.rows[fallback.name]:,} rows would train only its '{fallback.name}' set, the "
         f"rows without those views, not {cfg.objective}; build the version with the objective's "
         "method (`cseaug show` lists its views) or train it as simcse-unsup / simcse-sup"
-    )
-
-
-def _mixed_collator(model: Any, args: Any) -> Any:
-    """The collator of NGCSE's mixed set, whose sparse columns only some rows have."""
-    from cseaug.trainer.sampler import MixedBatchCollator
-
-    return MixedBatchCollator(
-        sparse_columns=mixed_column_labels(), preprocess_fn=model.preprocess, prompts=args.prompts
     )
 
 
