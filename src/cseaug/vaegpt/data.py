@@ -60,11 +60,8 @@ def mrpc_pairs(path: str) -> tuple[list[Pair], dict[str, int]]:
 
 def self_pairs(pairs: Sequence[Pair]) -> list[Pair]:
     """Every distinct sentence of ``pairs`` paired with itself, in first-seen order."""
-    seen: dict[str, None] = {}
-    for source, target in pairs:
-        seen.setdefault(source)
-        seen.setdefault(target)
-    return [(s, s) for s in seen]
+    sentences = dict.fromkeys(sentence for pair in pairs for sentence in pair)
+    return [(s, s) for s in sentences]
 
 
 def split_pairs(

@@ -18,14 +18,7 @@ from typing import Any
 from cseaug.errors import require
 
 torch = require("torch", "hf", "The VAEGPT-Sim generator")
-
-
-def separator_ids(tokenizer: Any, separator: str) -> list[int]:
-    """Token ids of the separator (``<|endoftext|>`` is GPT-2's one special token: one id)."""
-    ids = tokenizer(separator, add_special_tokens=False)["input_ids"]
-    if not ids:
-        raise ValueError(f"the separator {separator!r} encodes to no token")
-    return list(ids)
+pad_sequence = torch.nn.utils.rnn.pad_sequence
 
 
 def pad_id(tokenizer: Any) -> int:
@@ -33,31 +26,13 @@ def pad_id(tokenizer: Any) -> int:
     return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
 
-def prompt_ids(
-    tokenizer: Any, sentences: Sequence[str], separator: str, max_source_tokens: int
-) -> list[list[int]]:
-    """``source SEP`` ids per sentence, the source cut to ``max_source_tokens``."""
-    sep = separator_ids(tokenizer, separator)
-    encoded = tokenizer(list(sentences), add_special_tokens=False)["input_ids"]
-    return [list(ids[:max_source_tokens]) + sep for ids in encoded]
-
-
-def target_ids(tokenizer: Any, sentences: Sequence[str], max_target_tokens: int) -> list[list[int]]:
-    """``target EOS`` ids per sentence, the target cut to ``max_target_tokens``."""
-    encoded = tokenizer(list(sentences), add_special_tokens=False)["input_ids"]
-    return [[*ids[:max_target_tokens], tokenizer.eos_token_id] for ids in encoded]
-
-
 def pad(sequences: Sequence[Sequence[int]], value: int, left: bool) -> tuple[Any, Any]:
     """Pad to a common width; returns (ids, mask) as long tensors."""
-    width = max(len(s) for s in sequences)
-    ids = torch.full((len(sequences), width), value, dtype=torch.long)
-    mask = torch.zeros((len(sequences), width), dtype=torch.long)
-    for row, seq in enumerate(sequences):
-        span = slice(width - len(seq), width) if left else slice(0, len(seq))
-        ids[row, span] = torch.tensor(seq, dtype=torch.long)
-        mask[row, span] = 1
-    return ids, mask
+    side = "left" if left else "right"
+    rows = [torch.tensor(seq, dtype=torch.long) for seq in sequences]
+    ids = pad_sequence(rows, batch_first=True, padding_value=value, padding_side=side)
+    ones = [torch.ones_like(row) for row in rows]
+    return ids, pad_sequence(ones, batch_first=True, padding_side=side)
 
 
 def positions(mask: Any) -> Any:
@@ -68,10 +43,14 @@ def positions(mask: Any) -> Any:
 def prompt_batch(
     tokenizer: Any, sentences: Sequence[str], separator: str, max_source_tokens: int
 ) -> tuple[Any, Any]:
-    """Left-padded ``source SEP`` prompts: (input_ids, attention_mask)."""
-    return pad(
-        prompt_ids(tokenizer, sentences, separator, max_source_tokens), pad_id(tokenizer), left=True
-    )
+    """Left-padded ``source SEP`` prompts, the source cut to ``max_source_tokens``:
+    (input_ids, attention_mask)."""
+    separator_ids = tokenizer(separator, add_special_tokens=False)["input_ids"]
+    if not separator_ids:
+        raise ValueError(f"the separator {separator!r} encodes to no token")
+    encoded = tokenizer(list(sentences), add_special_tokens=False)["input_ids"]
+    prompts = [[*ids[:max_source_tokens], *separator_ids] for ids in encoded]
+    return pad(prompts, pad_id(tokenizer), left=True)
 
 
 @dataclass
@@ -105,15 +84,14 @@ def pair_batch(
     max_source_tokens: int,
     max_target_tokens: int,
 ) -> PairBatch:
-    """Encode (source, target) pairs into a :class:`PairBatch`."""
+    """Encode (source, target) pairs into a :class:`PairBatch` (``target EOS``, the target
+    cut to ``max_target_tokens``)."""
     source, source_mask = prompt_batch(
         tokenizer, [s for s, _ in pairs], separator, max_source_tokens
     )
-    target, target_mask = pad(
-        target_ids(tokenizer, [t for _, t in pairs], max_target_tokens),
-        pad_id(tokenizer),
-        left=False,
-    )
+    encoded = tokenizer([t for _, t in pairs], add_special_tokens=False)["input_ids"]
+    targets = [[*ids[:max_target_tokens], tokenizer.eos_token_id] for ids in encoded]
+    target, target_mask = pad(targets, pad_id(tokenizer), left=False)
     mask = torch.cat([source_mask, target_mask], dim=1)
     return PairBatch(
         input_ids=torch.cat([source, target], dim=1),

@@ -31,10 +31,8 @@ def pool(hidden: Any, mask: Any, how: Pooling) -> Any:
     mask = mask.to(hidden.dtype)
     if how == "mean":
         return (hidden * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True).clamp(min=1.0)
-    if how == "last":
-        last = (mask.sum(1).long() - 1).clamp(min=0)
-        return hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
-    raise ValueError(f"pooling '{how}' is not 'mean' or 'last'")
+    last = (mask.sum(1).long() - 1).clamp(min=0)
+    return hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
 
 
 class FrozenJudge(nn.Module):

@@ -58,7 +58,6 @@ class TrainerState:
 class TrainResult:
     """What a training run produced."""
 
-    output_dir: Path
     final_dir: Path
     best_dir: Path | None
     steps: int
@@ -145,6 +144,7 @@ class _Run:
         self.total_steps = min(planned, cfg.optim.max_steps) if cfg.optim.max_steps else planned
         self.train_seconds = 0.0
         self.timed_steps = 0
+        self.validated_at = self.saved_at = -1  # the steps of the last validation and checkpoint
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -168,6 +168,7 @@ class _Run:
         logger.info("resumed from %s at step %d", directory, self.state.step)
 
     def save_checkpoint(self) -> Path:
+        self.saved_at = self.state.step
         target = self.save_generator(f"{CHECKPOINT_PREFIX}{self.state.step:08d}", with_state=True)
         for old in checkpoints(self.out)[: -self.cfg.schedule.keep_checkpoints]:
             shutil.rmtree(old)
@@ -256,6 +257,7 @@ class _Run:
         return result
 
     def validate_and_keep_best(self) -> None:
+        self.validated_at = self.state.step
         metrics = self.evaluate()
         if not metrics:
             return
@@ -279,7 +281,6 @@ class _Run:
         )
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
-        evaluated_at = saved_at = -1
         train = self.splits.train
         size = cfg.optim.batch_size
         with progress_bar("Training VAEGPT-Sim", total=self.total_steps, unit="steps") as bar:
@@ -305,10 +306,8 @@ class _Run:
                         )
                     if cfg.schedule.eval_every and self.state.step % cfg.schedule.eval_every == 0:
                         self.validate_and_keep_best()
-                        evaluated_at = self.state.step
                     if cfg.schedule.save_every and self.state.step % cfg.schedule.save_every == 0:
                         self.save_checkpoint()
-                        saved_at = self.state.step
                     if self.state.step >= self.total_steps:
                         break
                 if self.state.batch_in_epoch >= self.steps_per_epoch:
@@ -316,13 +315,11 @@ class _Run:
                     self.state.batch_in_epoch = 0
                     if cfg.schedule.eval_every is None:
                         self.validate_and_keep_best()
-                        evaluated_at = self.state.step
                     if cfg.schedule.save_every is None:
                         self.save_checkpoint()
-                        saved_at = self.state.step
-        if evaluated_at != self.state.step and self.timed_steps:
+        if self.validated_at != self.state.step and self.timed_steps:
             self.validate_and_keep_best()
-        if saved_at != self.state.step and self.timed_steps:
+        if self.saved_at != self.state.step and self.timed_steps:
             self.save_checkpoint()
         final_dir = self.save_generator("final")
         stats: dict[str, Any] = {
@@ -342,7 +339,6 @@ class _Run:
             else None
         )
         return TrainResult(
-            output_dir=self.out,
             final_dir=final_dir,
             best_dir=best_dir if best_dir.is_dir() else None,
             steps=self.state.step,
