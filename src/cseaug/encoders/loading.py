@@ -41,12 +41,6 @@ Runtime = Literal["auto", "torch", "onnx"]
 EncoderPrecision = Literal["auto", "float32", "bfloat16", "float16"]
 
 
-def _quiet_loading() -> None:
-    """Hide transformers' weight-loading bars when cseaug's own bars are off (CI, Prefect logs)."""
-    if not progress_enabled():
-        require("transformers", "hf", "Sentence embeddings").utils.logging.disable_progress_bar()
-
-
 def resolve_model(
     name: str, pooling: Pooling = "auto", revision: str = MINILM_REVISION
 ) -> tuple[str, Literal["sentence_transformers", "cls"]]:
@@ -233,7 +227,9 @@ def load_encoder(
             location, batch_size=batch_size, max_seq_length=max_seq_length, threads=torch_threads
         )
     else:
-        _quiet_loading()
+        if not progress_enabled():  # no weight-loading bars where cseaug draws none either
+            transformers = require("transformers", "hf", "Sentence embeddings")
+            transformers.utils.logging.disable_progress_bar()
         if torch_threads is not None:
             require("torch", "hf", "Sentence embeddings").set_num_threads(torch_threads)
         backend = TorchEncoder(

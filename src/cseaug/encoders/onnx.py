@@ -84,13 +84,7 @@ class OnnxEncoder:
         self.tokenizer.enable_truncation(int(limit or 512))
         # Pad each batch to its longest sentence: a tokenizer.json may pad every sentence to a
         # fixed length (all-MiniLM-L6-v2's: 128 tokens, 5x the work on Wikipedia sentences).
-        padding = self.tokenizer.padding or {}
-        self.tokenizer.enable_padding(
-            pad_id=padding.get("pad_id", 0),
-            pad_type_id=padding.get("pad_type_id", 0),
-            pad_token=padding.get("pad_token", "[PAD]"),
-            direction=padding.get("direction", "right"),
-        )
+        self.tokenizer.enable_padding(**{**(self.tokenizer.padding or {}), "length": None})
         self.name = location
         self.dimension = int(_json(root / "config.json")["hidden_size"])
         self.batch_size = batch_size
