@@ -214,10 +214,6 @@ def load_encoder(
 
     Returns:
         A :class:`CachedEncoder`; ``encode(texts)`` gives L2-normalised float32 rows.
-
-    Example:
-        encoder = load_encoder("all-MiniLM-L6-v2")
-        encoder.encode(["A cat sat."]).shape  # (1, 384)
     """
     location, how = resolve_model(name, pooling, revision)
     backend: Encoder

@@ -47,14 +47,6 @@ def hub_reachable() -> bool:
     return not hub_offline() and unreachable_reason(hub_endpoint()) is None
 
 
-def _packaged_copy() -> str | None:
-    try:
-        package = importlib.import_module(FALLBACK_PACKAGE)
-    except ImportError:
-        return None
-    return str(package.get_model_path())
-
-
 def _unavailable(revision: str) -> str:
     """Why the model at ``revision`` cannot be had, and how to get it."""
     return (
@@ -97,15 +89,16 @@ def minilm_location(revision: str = MINILM_REVISION, cache_dir: str | None = Non
         pass
     if hub_reachable():
         return download(MINILM_ID, **options)
-    packaged = _packaged_copy()
-    if packaged is None:
-        raise ConfigError(_unavailable(revision))
+    try:
+        package = importlib.import_module(FALLBACK_PACKAGE)
+    except ImportError:
+        raise ConfigError(_unavailable(revision)) from None
     logger.warning(
         "the Hugging Face hub cannot be reached: using the packaged copy of %s (%s)",
         MINILM_ID,
         FALLBACK_PACKAGE,
     )
-    return packaged
+    return str(package.get_model_path())
 
 
 def model_location(name: str, revision: str = MINILM_REVISION) -> tuple[str, bool]:

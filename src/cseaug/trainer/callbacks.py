@@ -54,8 +54,7 @@ class StepProgress(transformers.TrainerCallback):
             return
         step, total = state.global_step, state.max_steps
         elapsed = time.perf_counter() - self._started
-        remaining = elapsed / step * (total - step) if step else math.nan
-        eta = "?" if math.isnan(remaining) else str(timedelta(seconds=round(remaining)))
+        eta = str(timedelta(seconds=round(elapsed / step * (total - step)))) if step else "?"
         self.say(f"step {step}/{total}: loss {logs['loss']:.4f}, ETA {eta}")
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:

@@ -6,10 +6,6 @@ training set of the objective whose views it has (:mod:`cseaug.trainer.objective
 stay Arrow tables. Generate-CSE's set holds one block of rows per epoch, with view ``k mod V``
 in block ``k`` (:class:`cseaug.trainer.sampler.EpochBlockBatchSampler`); NGCSE's mixed
 batching trains its sets as one (:func:`mix_ngcse_sets`).
-
-Example:
-    data = load_training_data("storage/datasets/wiki-sts/v0001", cfg)
-    data.rows  # {'hierarchy': 18000, 'dropout': 882000}
 """
 
 from __future__ import annotations

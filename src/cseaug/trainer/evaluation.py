@@ -5,10 +5,6 @@ is the cosine similarity of its embeddings, a set's score the Spearman correlati
 gold scores. For STS12-16 SentEval's three aggregates over a year's subsets are kept
 (:func:`senteval_aggregates`): ``all`` (the papers' number), ``mean`` and ``wmean``
 (VAEGPT-Sim's). docs/trainer.md ("Evaluation") lists the files and who reports what.
-
-Example:
-    scores = evaluate(model, eval_sets(EvaluationConfig(data_dir="data")))
-    round(scores.spearman["STS-B"], 3)  # 0.82
 """
 
 from __future__ import annotations
@@ -112,14 +108,9 @@ def read_eval_set(data_dir: str | Path, name: str, split: Split = "test") -> pa.
 def as_eval_set(name: str, table: pa.Table) -> EvalSet:
     """An :class:`EvalSet` of a table of :func:`read_eval_set` (subsets: STS12-16's only;
     STS-B's ``task`` column, its genres, is not a SentEval subset)."""
+    s1, s2, scores = (table.column(column).to_pylist() for column in ("s1", "s2", "score"))
     subsets = table.column("task").to_pylist() if name.startswith("STS1") else []
-    return EvalSet(
-        name,
-        table.column("s1").to_pylist(),
-        table.column("s2").to_pylist(),
-        table.column("score").to_pylist(),
-        subsets,
-    )
+    return EvalSet(name, s1, s2, scores, subsets)
 
 
 def dev_set(cfg: EvaluationConfig) -> EvalSet | None:

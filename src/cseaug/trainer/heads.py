@@ -7,10 +7,6 @@
   [MASK] (NGCSE appendix "Training Details", OssCSE section 4).
 
 docs/trainer.md ("Sentence representation") maps each setting to its paper.
-
-Example:
-    model = build_encoder(cfg, "bert-base-uncased", device="cpu")
-    inference_encoder(model).save("storage/models/x")
 """
 
 from __future__ import annotations

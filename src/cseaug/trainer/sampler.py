@@ -76,12 +76,9 @@ class MixedBatchSampler(sampler.DefaultBatchSampler):
         self._schedule: tuple[int, list[list[int]]] | None = None
 
     def batches(self) -> list[list[int]]:
-        """The batches of the current epoch, in order (computed once per epoch)."""
-        if self._schedule is None or self._schedule[0] != self.epoch:
-            self._schedule = (self.epoch, self._plan())
-        return self._schedule[1]
-
-    def _plan(self) -> list[list[int]]:
+        """The batches of the current epoch, in order (planned once per epoch)."""
+        if self._schedule is not None and self._schedule[0] == self.epoch:
+            return self._schedule[1]
         generator = torch.Generator().manual_seed(self.seed + self.epoch)
         order = torch.randperm(self.rows, generator=generator)
         batches: list[list[int]] = []
@@ -97,6 +94,7 @@ class MixedBatchSampler(sampler.DefaultBatchSampler):
                 batches.append(others)
         if cache:
             batches.append(cache)
+        self._schedule = (self.epoch, batches)
         return batches
 
     def __iter__(self) -> Iterator[list[int]]:

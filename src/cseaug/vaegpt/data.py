@@ -4,11 +4,6 @@ SICK pairs with relatedness above 3 and MRPC paraphrase pairs, exact duplicates 
 split 12:1 with a seed; ``pairing: self`` pairs every distinct sentence with itself (the
 "fully unsupervised" variant). SICK's TRIAL split is left out by default: the paper
 evaluates the generators on it (docs/vaegpt.md, "Training").
-
-Example:
-    from cseaug.vaegpt.config import PairDataConfig
-    splits = load_pairs(PairDataConfig(sick=["data/sick/SICK.txt"]), seed=0)
-    len(splits.train), len(splits.validation)  # (6352, 530)
 """
 
 from __future__ import annotations

@@ -148,7 +148,7 @@ class VAEGPTSimGenerator:
                 )
                 with torch.random.fork_rng(devices=devices), torch.inference_mode():
                     torch.manual_seed(_batch_seed(cfg.seed, batch))
-                    generated = self.model.generate(
+                    generated = self.model.lm.generate(  # the latents' hooks stay active
                         input_ids=ids.to(self.device),
                         attention_mask=mask.to(self.device),
                         generation_config=generation_config,

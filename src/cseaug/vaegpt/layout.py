@@ -3,10 +3,6 @@
 One row is ``[pad … pad] source SEP | target EOS [pad … pad]``: every target starts at the
 same column S, so its logits are one slice, and the prompt part is what batched generation
 feeds the model; position ids count real tokens only (docs/vaegpt.md, "Choices").
-
-Example:
-    batch = pair_batch(tokenizer, [("a cat", "a kitten")], "<|endoftext|>", 32, 32)
-    batch.target_positions  # tensor([2, 3, 4])
 """
 
 from __future__ import annotations

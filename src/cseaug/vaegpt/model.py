@@ -185,16 +185,8 @@ class VAEGPTSim(nn.Module):
         per_sequence = (per_token * mask).sum(1) / mask.sum(1).clamp(min=1.0)
         return VAEGPTSimOutput(logits=out.logits, kl=per_sequence.mean())
 
-    def generate(self, **kwargs: Any) -> Any:
-        """``GPT2LMHeadModel.generate`` with the latents active (see :mod:`.generate`)."""
-        return self.lm.generate(**kwargs)
-
     def save_pretrained(self, directory: str | Path, tokenizer: Any | None = None) -> Path:
-        """Write the generator: GPT-2 via ``save_pretrained``, the latents and the settings.
-
-        Example:
-            model.save_pretrained("storage/models/vaegpt-sim/best", tokenizer)
-        """
+        """Write the generator: GPT-2 via ``save_pretrained``, the latents and the settings."""
         safetensors = require("safetensors.torch", "hf", "Saving a VAEGPT-Sim generator")
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
@@ -224,10 +216,6 @@ class VAEGPTSim(nn.Module):
         are loaded (``settings`` must then be None). Anything else is a GPT-2 checkpoint:
         the latents are initialised and ``settings`` (default: the paper's) apply, with
         ``base_model`` set to the checkpoint.
-
-        Example:
-            model = VAEGPTSim.from_pretrained("gpt2")
-            model = VAEGPTSim.from_pretrained("storage/models/vaegpt-sim/best")
         """
         transformers = require("transformers", "hf", "The VAEGPT-Sim generator")
         path = Path(name_or_path)
