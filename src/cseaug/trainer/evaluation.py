@@ -48,12 +48,14 @@ class Scores:
     aggregates: dict[str, dict[str, float]]
 
 
-def _first(paths: Sequence[Path], name: str, setting: Path) -> Path:
+def _first(root: Path, name: str, *candidates: str) -> Path:
+    """The first of ``candidates`` (paths under ``root``) that exists."""
+    paths = [root / candidate for candidate in candidates]
     found = next((p for p in paths if p.exists()), None)
     if found is None:
         tried = ", ".join(str(p) for p in paths)
         raise InputError(
-            f"evaluation set {name} not found under {setting} (tried {tried}); `cseaug data fetch "
+            f"evaluation set {name} not found under {root} (tried {tried}); `cseaug data fetch "
             "sts12-test sts13-test sts14-test sts15-test sts16-test stsb sick-splits` puts them "
             "under data/ (then evaluation.data_dir: data), or leave the set out of evaluation.sets"
         )
@@ -67,39 +69,24 @@ def read_eval_set(data_dir: str | Path, name: str, split: Split = "test") -> pa.
     if name.startswith("STS1"):
         if split != "test":
             raise InputError(f"{name} has no dev split; the dev set is STS-B or SICK-R")
-        folder = _first(
-            [root / "senteval_sts" / f"{name}-en-test", root / f"{name}-en-test"], name, root
-        )
-        return read_sts_dir(folder)
+        return read_sts_dir(_first(root, name, f"senteval_sts/{name}-en-test", f"{name}-en-test"))
     if name == "STS-B":
-        file = f"sts-{split}.csv"
-        return read_sts_table(
-            _first(
-                [
-                    root / "senteval_sts" / "STSBenchmark" / file,
-                    root / "STSBenchmark" / file,
-                    root / "stsbenchmark" / file,
-                ],
-                f"{name} ({split})",
-                root,
-            )
-        )
+        folders = ("senteval_sts/STSBenchmark", "STSBenchmark", "stsbenchmark")
+        files = (f"{folder}/sts-{split}.csv" for folder in folders)
+        return read_sts_table(_first(root, f"{name} ({split})", *files))
     if name == "SICK-R":
         file, label = (
             ("SICK_test_annotated.txt", "TEST") if split == "test" else ("SICK_trial.txt", "TRIAL")
         )
-        sick = read_sick(
-            _first(
-                [
-                    root / "sick" / "semeval2014_splits_noheader" / file,
-                    root / "sick" / file,
-                    root / file,
-                    root / "sick" / "SICK.txt",  # its TEST rows: 4,906 of the 4,927 pairs
-                ],
-                f"{name} ({split})",
-                root,
-            )
+        found = _first(
+            root,
+            f"{name} ({split})",
+            f"sick/semeval2014_splits_noheader/{file}",
+            f"sick/{file}",
+            file,
+            "sick/SICK.txt",  # its TEST rows: 4,906 of the 4,927 pairs
         )
+        sick = read_sick(found)
         rows = sick.filter(pc.equal(sick.column("split"), label))
         return rows.select(["s1", "s2", "relatedness"]).rename_columns(["s1", "s2", "score"])
     raise InputError(f"unknown evaluation set '{name}'")
