@@ -185,10 +185,6 @@ def use_onnx(
     return able and resolve_precision(precision, device_kind, purpose="inference") == "float32"
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[-60:] or "encoder"
-
-
 def load_encoder(
     name: str = DEFAULT_ENCODER,
     *,
@@ -241,7 +237,8 @@ def load_encoder(
     if cache_dir is not None:
         identity = _identity(location, how, max_seq_length, backend.precision)
         digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
-        path = Path(cache_dir) / f"{_slug(name)}-{how}-{digest}.sqlite"
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")[-60:] or "encoder"
+        path = Path(cache_dir) / f"{slug}-{how}-{digest}.sqlite"
         store = EmbeddingStore(path, identity, backend.dimension)
     return CachedEncoder(backend, store=store)
 

@@ -12,10 +12,9 @@ lambda 1e-3, gamma 2e-3.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
-from cseaug.trainer.losses.contrastive import PaperLoss, embed, info_nce, pairwise_cosine, torch
+from cseaug.trainer.losses.contrastive import PaperLoss, info_nce, pairwise_cosine, torch
 
 F = torch.nn.functional
 
@@ -56,18 +55,15 @@ class OssCSELoss(PaperLoss):
         self.recall_weight = recall_weight
         self._initial: list[tuple[Any, Any]] | None = None
 
-    def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Any = None) -> Any:
-        return self.loss(*embed(self.model, sentence_features)) + self.recall()
-
     def loss(
         self, anchor: Any, dropout_view: Any, positive: Any = None, negative: Any = None
     ) -> Any:
-        """l_c, plus lambda * l_m when the batch has the two views."""
+        """l_c + l_r, plus lambda * l_m when the batch has the two views."""
         value = info_nce(anchor, dropout_view, self.temperature)
         if positive is not None:
             margin = two_way_margin(anchor, positive, negative, self.alpha, self.beta)
             value = value + self.margin_weight * margin
-        return value
+        return value + self.recall()
 
     def recall(self) -> Any:
         """l_r of eq. 4 against the weights seen at the first call (the pre-trained ones)."""
