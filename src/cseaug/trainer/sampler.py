@@ -32,8 +32,6 @@ class EpochBlockBatchSampler(sampler.DefaultBatchSampler):
 
     def __init__(self, dataset: Any, *args: Any, blocks: int, **kwargs: Any) -> None:
         super().__init__(dataset, *args, **kwargs)
-        if blocks < 1 or len(dataset) % blocks:
-            raise ValueError(f"{len(dataset)} rows do not split into {blocks} equal blocks")
         self.blocks = blocks
         self.block_size = len(dataset) // blocks
 
@@ -68,8 +66,6 @@ class MixedBatchSampler(sampler.DefaultBatchSampler):
         self, dataset: Any, *args: Any, generated: int, per_batch: int, **kwargs: Any
     ) -> None:
         super().__init__(dataset, *args, **kwargs)
-        if not 0 <= generated <= len(dataset) or per_batch < 1:
-            raise ValueError(f"{generated} generated rows of {len(dataset)}, {per_batch} per batch")
         self.rows = len(dataset)
         self.generated = generated
         self.per_batch = per_batch
