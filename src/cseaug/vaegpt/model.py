@@ -225,9 +225,8 @@ class VAEGPTSim(nn.Module):
                     f"{path} is a saved VAEGPT-Sim generator: its settings cannot be replaced"
                 )
             safetensors = require("safetensors.torch", "hf", "Loading a VAEGPT-Sim generator")
-            settings_file = path / SETTINGS_FILE
-            saved_settings = json.loads(settings_file.read_text(encoding="utf-8"))
-            saved = validated(VAEGPTSimSettings, saved_settings, str(settings_file))
+            text = (path / SETTINGS_FILE).read_text(encoding="utf-8")
+            saved = validated(VAEGPTSimSettings, json.loads(text), str(path / SETTINGS_FILE))
             lm = transformers.GPT2LMHeadModel.from_pretrained(str(path))
             model = cls(lm, saved)
             latents_file = path / LATENTS_FILE
