@@ -3,11 +3,7 @@
 :func:`load_encoder` resolves a name or a path (:func:`resolve_model`) to an
 :class:`~cseaug.encoders.base.Encoder` of L2-normalised float32 rows (ONNX Runtime or torch),
 wrapped in a :class:`~cseaug.encoders.store.CachedEncoder` (docs/diagnostics.md, "The encoder
-and its cache").
-
-Example:
-    encoder = load_encoder("all-MiniLM-L6-v2")
-    encoder.encode(["A cat sat."]).shape  # (1, 384)"""
+and its cache", which shows the use)."""
 
 from __future__ import annotations
 

@@ -4,14 +4,8 @@
 score the encoder on the STS sets, train it with sentence-transformers'
 ``SentenceTransformerTrainer`` and the objective's losses (:mod:`.objectives`) while keeping
 the best dev checkpoint (:mod:`.callbacks`), score that checkpoint and save it with its
-record and card (:mod:`.card`). ``cseaug train-encoder`` runs it as a Prefect flow.
-
-Example:
-    from cseaug.trainer.config import load_train_config
-    cfg = load_train_config("configs/train/ngcse.yaml", ["max_steps=100"])
-    result = train_encoder("storage/datasets/wiki-sts/v0001", cfg, "storage/models/wiki-sts")
-    result.record["scores"]["after"]["STS-B"], result.record["selection"]["step"]
-    # (0.79, 75)
+record and card (:mod:`.card`). ``cseaug train-encoder`` runs it as a Prefect flow; the
+Python use is in docs/trainer.md.
 """
 
 from __future__ import annotations

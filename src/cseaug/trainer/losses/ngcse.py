@@ -71,7 +71,7 @@ class NGCSEMixedLoss(NGCSEHierarchicalLoss):
     candidates of one softmax, and a hierarchy row's s^n is placed by eq. 6 only.
 
     Args:
-        model, temperature, margins, beta: as :class:`NGCSEHierarchicalLoss`.
+        *args, **kwargs: model, temperature, margins, beta as :class:`NGCSEHierarchicalLoss`.
         kinds: the kinds of row by label (``MIXED_KINDS``).
         column_labels: each column after ``anchor`` and the labels of the rows that have it
             (``mixed_column_labels()``); the set's layout stays in :mod:`cseaug.trainer.objectives`.
@@ -79,15 +79,12 @@ class NGCSEMixedLoss(NGCSEHierarchicalLoss):
 
     def __init__(
         self,
-        model: Any,
-        temperature: float = 0.05,
-        margins: tuple[float, float] = (5e-3, 5e-2),
-        beta: float = 1.0,
-        *,
+        *args: Any,
         kinds: tuple[str, ...],
         column_labels: dict[str, tuple[int, ...]],
+        **kwargs: Any,
     ) -> None:
-        super().__init__(model, temperature, margins, beta)
+        super().__init__(*args, **kwargs)
         self.kinds = kinds
         self.column_labels = column_labels
 
