@@ -41,7 +41,7 @@ import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from cseaug.dataset import versions
-from cseaug.dataset.atomic import atomic_path, fsync_path
+from cseaug.dataset.atomic import atomic_path, fsync_path, write_text_atomic
 from cseaug.dataset.card import render_card
 from cseaug.dataset.commit_remote import claim_token, claim_version, upload_version
 from cseaug.dataset.conform import conform
@@ -98,30 +98,24 @@ class PublishedVersion:
     version: str
     path: Path
     manifest: dict[str, Any]
+    location: str
+    """Where the version is published: its directory, or its URI on an object store."""
     reused: bool = False
     """True when nothing was published because this existing version holds the same data."""
-    location: str = ""
-    """Where the version is published: its directory, or its URI on an object store."""
-
-    def __post_init__(self) -> None:
-        self.location = self.location or str(self.path)
 
 
-def _make_read_only(top: Path) -> None:
-    """chmod every file 0444 and every sub-directory 0555 below ``top`` (not ``top`` itself)."""
+def _seal_tree(top: Path) -> None:
+    """chmod every file 0444 and every sub-directory 0555 below ``top`` (not ``top`` itself),
+    and fsync them all, ``top`` included."""
     for dirpath, dirnames, filenames in os.walk(top, topdown=False):
-        for name, mode in [(f, READ_ONLY_FILE) for f in filenames] + [
-            (d, READ_ONLY_DIR) for d in dirnames
-        ]:
-            if not (Path(dirpath) / name).is_symlink():  # chmod would change the link's target
-                os.chmod(Path(dirpath) / name, mode)
-
-
-def _fsync_tree(top: Path) -> None:
-    for dirpath, _, filenames in os.walk(top):
-        for filename in filenames:
-            fsync_path(Path(dirpath) / filename)
-        fsync_path(Path(dirpath))
+        folder = Path(dirpath)
+        for names, mode in ((filenames, READ_ONLY_FILE), (dirnames, READ_ONLY_DIR)):
+            for name in names:
+                if not (folder / name).is_symlink():  # chmod would change the link's target
+                    os.chmod(folder / name, mode)
+        for name in filenames:
+            fsync_path(folder / name)
+        fsync_path(folder)
 
 
 def _force_rmtree(path: Path) -> None:
@@ -314,14 +308,9 @@ class StagedVersion:
         latest = versions.latest_version(self.root, self.name)
         if latest is None:
             return None
-        number = versions.version_number(latest) or 0
-        cut_off = [
-            v
-            for v in versions.list_versions(self.root, self.name)
-            if (versions.version_number(v) or 0) > number
-        ]
+        listed = versions.list_versions(self.root, self.name)
         fingerprint = data_fingerprint(self.data_files())
-        for version in [*reversed(cut_off), latest]:
+        for version in reversed(listed[listed.index(latest) :]):  # the cut-off ones, then latest
             try:
                 manifest = versions.read_stored_manifest(self.root, self.name, version)
             except InputError:
@@ -330,18 +319,14 @@ class StagedVersion:
                 continue
             if version != latest:
                 with versions.dataset_lock(self.root, self.name) as directory:
-                    _point_latest(directory, version)
+                    write_text_atomic(directory / versions.LATEST_FILE, version + "\n")
             directory = versions.resolve(self.root, f"{self.name}/{version}")
-            return PublishedVersion(
-                self.name, version, directory, manifest, reused=True, location=self._where(version)
-            )
+            if self.store is not None:
+                location = self.store.url(f"datasets/{self.name}/{version}")
+            else:
+                location = str(versions.dataset_dir(self.root, self.name) / version)
+            return PublishedVersion(self.name, version, directory, manifest, location, reused=True)
         return None
-
-    def _where(self, version: str) -> str:
-        """The published location of ``version``: its directory or its URI."""
-        if self.store is not None:
-            return self.store.url(f"datasets/{self.name}/{version}")
-        return str(versions.dataset_dir(self.root, self.name) / version)
 
     def validate(self) -> None:
         """Check the staged files against the contract and the counts (raises InputError)."""
@@ -365,17 +350,6 @@ class StagedVersion:
                 raise InputError(
                     f"{found - distinct} duplicate id(s) among the rows of {self.name}: every anchor must appear once"
                 )
-
-    def images(self) -> list[str]:
-        """Plots staged under ``diagnostics/``, relative to the version directory."""
-        folder = self.path / "diagnostics"
-        if not folder.is_dir():
-            return []
-        return sorted(
-            p.relative_to(self.path).as_posix()
-            for p in folder.rglob("*")
-            if p.suffix.lower() in IMAGE_SUFFIXES
-        )
 
     def commit(self, manifest: Mapping[str, Any]) -> PublishedVersion:
         """Validate, write ``manifest.json`` and ``README.md``, and publish as the next version.
@@ -407,7 +381,11 @@ class StagedVersion:
         final["files"] = files
         final[FILES_COMPLETE] = True
         final["dataset"] = self.name
-        plots = self.images()
+        plots = sorted(
+            p.relative_to(self.path).as_posix()
+            for p in extras
+            if p.suffix.lower() in IMAGE_SUFFIXES
+        )
         if self.store is not None:
             return self._commit_remote(self.store, final, files, plots)
         with versions.dataset_lock(self.root, self.name) as directory:
@@ -422,20 +400,20 @@ class StagedVersion:
             self._rename_into_place(directory, target)
         self._committed = True
         self._release()
-        return PublishedVersion(self.name, version, target, final)
+        return PublishedVersion(self.name, version, target, final, str(target))
 
     def _write_card_and_manifest(
         self, final: dict[str, Any], files: list[dict[str, Any]], plots: list[str], version: str
     ) -> None:
         """Name the version, write the card and the manifest, make the staged files read-only."""
         final["version"] = version
-        _write_text(self.path / CARD_FILE, render_card(final, plots))
+        # the card and the manifest are fsynced with the whole tree below
+        (self.path / CARD_FILE).write_text(render_card(final, plots), encoding="utf-8")
         files.append(self._file_entry(self.path / CARD_FILE))
         validate_manifest(final)
         manifest = json.dumps(final, indent=2, ensure_ascii=False, default=str) + "\n"
-        _write_text(self.path / versions.MANIFEST_FILE, manifest)
-        _make_read_only(self.path)
-        _fsync_tree(self.path)
+        (self.path / versions.MANIFEST_FILE).write_text(manifest, encoding="utf-8")
+        _seal_tree(self.path)
 
     def _rename_into_place(self, directory: Path, target: Path) -> None:
         """Make the staged version ``target`` and point ``latest`` at it, or publish nothing:
@@ -445,7 +423,8 @@ class StagedVersion:
         renamed = False
         try:
             with atomic_path(directory / versions.LATEST_FILE) as pointer:
-                _write_text(pointer, target.name + "\n")
+                pointer.write_text(target.name + "\n", encoding="utf-8")
+                fsync_path(pointer)  # a full disk fails here, before anything is renamed
                 os.rename(self.path, target)
                 renamed = True
                 fsync_path(directory)
@@ -486,7 +465,7 @@ class StagedVersion:
             ) from exc
         self._committed = True
         self._release()
-        return PublishedVersion(self.name, version, copy, final, location=location)
+        return PublishedVersion(self.name, version, copy, final, location)
 
     def _file_entry(self, path: Path) -> dict[str, Any]:
         """``{path, rows, sha256}`` of a staged file for the manifest (rows: Parquet files only)."""
@@ -526,19 +505,6 @@ def _rows_checked(path: Path, schema: pa.Schema, kind: str) -> int:
     if not found.schema_arrow.equals(schema, check_metadata=False):
         raise InputError(f"{path.name} does not have the {kind} schema: {found.schema_arrow}")
     return found.metadata.num_rows
-
-
-def _write_text(path: Path, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def _point_latest(directory: Path, version: str) -> None:
-    """Point ``latest`` at ``version`` atomically (temporary file + rename)."""
-    with atomic_path(directory / versions.LATEST_FILE) as tmp:
-        _write_text(tmp, version + "\n")
 
 
 def _take_back(target: Path, staging: Path, cause: BaseException) -> None:
