@@ -136,8 +136,8 @@ class ExportResult:
     columns: list[str]
     rows: int = 0
     epoch: int | None = None
-    parts: dict[str, int] = field(default_factory=dict)
-    skipped: dict[str, int] = field(default_factory=dict)
+    parts: dict[str, int] = field(default_factory=Counter)
+    skipped: dict[str, int] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
 
 
@@ -362,7 +362,6 @@ def _export_flat(
 ) -> ExportResult:
     names = [COLUMN_NAMES[fmt][v] for v in ("sentence", *LAYOUT_VIEWS[layout])]
     result = ExportResult(out, fmt, split, layout, names)
-    counts: Counter = Counter()
     schema = pa.schema([pa.field(n, pa.string(), nullable=False) for n in names])
     with (
         atomic_path(out) as tmp,
@@ -371,16 +370,15 @@ def _export_flat(
         writer = pacsv.CSVWriter(tmp, schema) if fmt == "simcse" else pq.ParquetWriter(tmp, schema)
         try:
             for batch in _batches(version_dir, split):
-                columns = _flat_columns(batch, layout, epoch, counts)
+                columns = _flat_columns(batch, layout, epoch, result.skipped)
                 if fmt == "simcse":
-                    columns = _drop_pandas_na(columns, counts)
+                    columns = _drop_pandas_na(columns, result.skipped)
                 table = pa.Table.from_arrays(columns, schema=schema)
                 writer.write_table(table)
                 result.rows += table.num_rows
                 bar.advance(batch.num_rows)
         finally:
             writer.close()
-    result.skipped = counts
     if fmt == "simcse" and layout == "quadruplet":
         result.notes.append(SIMCSE_QUADRUPLET_NOTE)
     return result
@@ -394,7 +392,6 @@ def _export_hybrid(
         raise InputError(f"no aigen row of split '{split}' has a view: use --layout pair")
     names = {SPLIT_AIGEN: ["anchor", *slots], SPLIT_OTHER: ["anchor", "positive"]}
     result = ExportResult(out, "sentence-transformers", split, "hybrid", names[SPLIT_AIGEN])
-    counts: Counter = Counter()
     schemas = {
         group: pa.schema([pa.field(n, pa.string(), nullable=False) for n in columns])
         for group, columns in names.items()
@@ -412,7 +409,9 @@ def _export_hybrid(
             views = _views(batch, epoch)
             aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
             complete = pc.and_(aigen, _all_valid(views, slots, batch.num_rows))
-            counts["aigen_rows_demoted_to_other"] += _count(pc.and_(aigen, pc.invert(complete)))
+            result.skipped["aigen_rows_demoted_to_other"] += _count(
+                pc.and_(aigen, pc.invert(complete))
+            )
             sentence = batch.column("sentence")
             kept = [pc.filter(c, complete) for c in (sentence, *(views[v] for v in slots))]
             aigen_writer.write_table(pa.Table.from_arrays(kept, schema=schemas[SPLIT_AIGEN]))
@@ -420,15 +419,14 @@ def _export_hybrid(
             other_writer.write_table(
                 pa.Table.from_arrays([plain, plain], schema=schemas[SPLIT_OTHER])
             )
-            result.parts[SPLIT_AIGEN] = result.parts.get(SPLIT_AIGEN, 0) + len(kept[0])
-            result.parts[SPLIT_OTHER] = result.parts.get(SPLIT_OTHER, 0) + len(plain)
+            result.parts[SPLIT_AIGEN] += len(kept[0])
+            result.parts[SPLIT_OTHER] += len(plain)
             bar.advance(batch.num_rows)
     result.rows = sum(result.parts.values())
-    result.skipped = counts
     result.notes = [
-        f"{HYBRID_FILES[SPLIT_AIGEN]}: {result.parts.get(SPLIT_AIGEN, 0)} rows "
+        f"{HYBRID_FILES[SPLIT_AIGEN]}: {result.parts[SPLIT_AIGEN]} rows "
         f"({', '.join(names[SPLIT_AIGEN])}); {HYBRID_FILES[SPLIT_OTHER]}: "
-        f"{result.parts.get(SPLIT_OTHER, 0)} rows (anchor, positive = the anchor: dropout positive). "
+        f"{result.parts[SPLIT_OTHER]} rows (anchor, positive = the anchor: dropout positive). "
         "Load each with load_dataset('parquet', data_files=..., split='train') and train on the "
         "DatasetDict with one loss per file"
     ]
@@ -473,7 +471,7 @@ def _export_ngcse(
     slots = _ngcse_slots(census)
     generated = [view for view in slots.values() if view != "sentence"]
     result = ExportResult(out, "ngcse", split, "hybrid", [*NGCSE_KEYS, "split"])
-    counts: Counter = Counter()
+    counts = result.skipped
     empty = pa.scalar("", pa.string())
 
     def objects(batch: pa.RecordBatch) -> list[dict[str, Any]]:
@@ -497,7 +495,6 @@ def _export_ngcse(
         return pa.table(columns).to_pylist()
 
     result.rows = _write_json_lines(out, "ngcse", census, _batches(version_dir, split), objects)
-    result.skipped = counts
     keys = ["sentence", *(f"'{k}' ({v})" for k, v in slots.items())]
     result.notes = [f"aigen rows carry keys {', '.join(keys)}; other rows carry 'sentence' only"]
     if "intermediate" in slots.values():
@@ -537,22 +534,6 @@ NOTES = {
 }
 
 
-def export_name(
-    fmt: str, split: str = "train", layout: str = "auto", epoch: int | None = None
-) -> str:
-    """File (or, for a hybrid, directory) name of an export: ``<format>[-<layout>]-<split>[-epoch<k>]<ext>``.
-
-    Example:
-        >>> export_name("sentence_transformers", "train", "hybrid", epoch=2)
-        'sentence-transformers-hybrid-train-epoch2'
-    """
-    fmt = normalize_format(fmt)
-    name = fmt + ("" if layout == "auto" else f"-{layout}") + f"-{split}"
-    if epoch is not None:
-        name += f"-epoch{epoch}"
-    return name + ("" if layout == "hybrid" else SUFFIXES[fmt])
-
-
 def default_export_path(
     root: str | Path,
     name: str,
@@ -562,9 +543,19 @@ def default_export_path(
     layout: str = "auto",
     epoch: int | None = None,
 ) -> Path:
-    """``<root>/exports/<name>/<version>/<export_name>`` (exports never live inside a version)."""
-    name = versions.check_name(name)
-    return Path(root, "exports", name, version, export_name(fmt, split, layout, epoch))
+    """``<root>/exports/<name>/<version>/<format>[-<layout>]-<split>[-epoch<k>]<ext>``, a
+    directory for a hybrid (exports never live inside a version).
+
+    Example:
+        >>> default_export_path("storage", "wiki", "v0001", "sentence_transformers", "train", "hybrid", 2)
+        PosixPath('storage/exports/wiki/v0001/sentence-transformers-hybrid-train-epoch2')
+    """
+    fmt = normalize_format(fmt)
+    export = fmt + ("" if layout == "auto" else f"-{layout}") + f"-{split}"
+    if epoch is not None:
+        export += f"-epoch{epoch}"
+    export += "" if layout == "hybrid" else SUFFIXES[fmt]
+    return Path(root, "exports", versions.check_name(name), version, export)
 
 
 def write_configured_exports(
