@@ -40,25 +40,6 @@ SHARD_SCHEMAS: dict[str, pa.Schema] = {
 SHARD_SUFFIX = ".parquet"
 
 
-def write_parquet_atomic(
-    path: Path, data: pa.Table | Iterable[pa.Table | pa.RecordBatch], schema: pa.Schema, what: str
-) -> int:
-    """Write ``data`` to ``path`` through a hidden temporary file and a rename; returns the row count.
-
-    ``data`` may be one table or an iterable of tables/batches (streamed: memory stays at
-    one batch). Each piece is checked with :func:`~cseaug.dataset.conform.conform`.
-    """
-    pieces = [data] if isinstance(data, pa.Table) else data
-    rows = 0
-    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema) as writer:
-        for piece in pieces:
-            table = conform(piece, schema, what)
-            if table.num_rows:
-                writer.write_table(table)
-                rows += table.num_rows
-    return rows
-
-
 class RunStore:
     """Shard tables of one run under ``<root>/runs/<run_id>``.
 
@@ -96,15 +77,19 @@ class RunStore:
         stage: str | None = None,
     ) -> Path:
         """Write (or atomically replace) one shard of ``kind``'s schema; returns its path.
-        ``data`` is a table, or tables/batches streamed for a large shard.
+        ``data`` is a table, or tables/batches streamed for a large shard (memory stays at one
+        batch); each piece is checked with :func:`~cseaug.dataset.conform.conform`.
 
         Raises:
             InputError: the data does not fit the kind's schema (nothing is written).
         """
         path = self.shard_path(kind, index, stage)
-        write_parquet_atomic(
-            path, data, SHARD_SCHEMAS[kind], f"{kind} shard {index} of {self.path.name}"
-        )
+        schema = SHARD_SCHEMAS[kind]
+        with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema) as writer:
+            for piece in [data] if isinstance(data, pa.Table) else data:
+                table = conform(piece, schema, f"{kind} shard {index} of {self.path.name}")
+                if table.num_rows:
+                    writer.write_table(table)
         return path
 
     def exists(self, kind: ShardKind, index: int, stage: str | None = None) -> bool:
