@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -70,23 +71,14 @@ ALWAYS_CITED = (
 )
 
 
-def _share(manifest: Mapping[str, Any]) -> str:
-    """``": 10% in this version"`` from the manifest's ``heldout_fraction``, if it records one."""
-    fraction = manifest.get("heldout_fraction")
-    return "" if fraction is None else f": {fraction:.0%} in this version"
+SIZE_LIMITS = (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
+SIZE_CATEGORIES = ("n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "n>10M")
+"""Hugging Face ``size_categories``: ``SIZE_CATEGORIES[i]`` holds counts below ``SIZE_LIMITS[i]``."""
 
 
 def size_category(rows: int) -> str:
     """Hugging Face ``size_categories`` bucket of a row count."""
-    for limit, label in (
-        (1_000, "n<1K"),
-        (10_000, "1K<n<10K"),
-        (100_000, "10K<n<100K"),
-        (1_000_000, "100K<n<1M"),
-    ):
-        if rows < limit:
-            return label
-    return "1M<n<10M" if rows < 10_000_000 else "n>10M"
+    return SIZE_CATEGORIES[bisect.bisect_right(SIZE_LIMITS, rows)]
 
 
 def card_header(manifest: Mapping[str, Any]) -> dict[str, Any]:
@@ -141,6 +133,8 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
     counts: Mapping[str, Any] = manifest.get("counts", {})
     method = str(manifest.get("method", ""))
     title = f"{manifest.get('dataset', manifest.get('name', 'dataset'))} ({manifest.get('version', 'unpublished')})"
+    fraction = manifest.get("heldout_fraction")
+    share = "" if fraction is None else f": {fraction:.0%} in this version"
     lines = [
         "---",
         yaml.safe_dump(card_header(manifest), sort_keys=False).rstrip(),
@@ -156,7 +150,7 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
         "Contrastive sentence-embedding training data built by `cseaug`: one row per anchor "
         "sentence; `split` is `aigen` for anchors with generated views and `other` for the plain "
         "corpus sentences of the hybrid set. `heldout` flags a deterministic share of the rows "
-        f"(by a hash of `id`){_share(manifest)}.",
+        f"(by a hash of `id`){share}.",
         "",
         "## Counts",
         "",
