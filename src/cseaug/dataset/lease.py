@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from cseaug.dataset.store import Store
 from cseaug.dataset.versions import LEASE_FILE
@@ -33,11 +33,6 @@ RENEW_EVERY = timedelta(seconds=30)
 SAFETY_MARGIN = timedelta(seconds=30)
 """The committer refuses once its last renewal is older than ``LEASE_TTL - SAFETY_MARGIN``:
 room for the manifest's write and for clocks that disagree a little."""
-
-
-def lease_expiry(written: datetime) -> datetime:
-    """When a lease last written at ``written`` (the store's time) runs out."""
-    return written + LEASE_TTL
 
 
 class Lease:

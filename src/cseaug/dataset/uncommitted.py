@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from cseaug.config import DATASET_NAME_RE as NAME_RE
-from cseaug.dataset import versions
-from cseaug.dataset.lease import lease_expiry
+from cseaug.dataset import lease, versions
 from cseaug.dataset.store import Store, StoredObject
 
 DEFAULT_IDLE = timedelta(hours=24)
@@ -83,7 +82,7 @@ def _uncommitted(
         last_write=max(entry.modified for entry in objects.values()),
         files=files,
         size=sum(objects[path].size for path in files),
-        lease_until=lease_expiry(max(renewals)),
+        lease_until=max(renewals) + lease.LEASE_TTL,
     )
 
 

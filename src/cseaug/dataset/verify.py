@@ -83,14 +83,6 @@ def recorded_data_fingerprint(recorded: dict[str, str]) -> str:
     )
 
 
-def _changed(path: Path) -> InputError:
-    return InputError(
-        f"{path} does not match the sha256 its version's manifest records: the file was "
-        "changed after publishing; do not use this version (cseaug verify lists every "
-        "changed file)"
-    )
-
-
 def read_verified(path: Path, version_dir: Path, recorded: dict[str, str]) -> pa.Buffer:
     """The bytes of ``path`` (a file of ``version_dir``), after checking them against
     ``recorded`` (:func:`recorded_sha256` of the version).
@@ -107,7 +99,11 @@ def read_verified(path: Path, version_dir: Path, recorded: dict[str, str]) -> pa
     with pa.OSFile(str(path)) as handle:
         data = handle.read_buffer()
     if hashlib.sha256(data).hexdigest() != recorded[relative]:
-        raise _changed(path)
+        raise InputError(
+            f"{path} does not match the sha256 its version's manifest records: the file was "
+            "changed after publishing; do not use this version (cseaug verify lists every "
+            "changed file)"
+        )
     return data
 
 
