@@ -20,10 +20,7 @@ import pyarrow.compute as pc
 from cseaug.dataset.schema import SPLIT_AIGEN, SPLIT_OTHER
 from cseaug.errors import InputError
 
-FILLED_WHEN_MISSING: dict[str, object] = {"heldout": False}
-"""Non-nullable columns a producer may leave out: the writer assigns them at publish time."""
-
-ALLOWED_VALUES: dict[str, frozenset[str]] = {"split": frozenset({SPLIT_AIGEN, SPLIT_OTHER})}
+SPLITS = frozenset({SPLIT_AIGEN, SPLIT_OTHER})
 
 
 def conform(data: pa.Table | pa.RecordBatch, schema: pa.Schema, what: str = "table") -> pa.Table:
@@ -53,20 +50,19 @@ def conform(data: pa.Table | pa.RecordBatch, schema: pa.Schema, what: str = "tab
                 ) from exc
         elif field.nullable:
             column = pa.nulls(table.num_rows, field.type)
-        elif field.name in FILLED_WHEN_MISSING:
-            column = pa.array([FILLED_WHEN_MISSING[field.name]] * table.num_rows, field.type)
+        elif field.name == "heldout":  # the writer assigns it at publish time
+            column = pa.array([False] * table.num_rows, field.type)
         else:
             raise InputError(f"{what}: required column '{field.name}' is missing")
         if not field.nullable and column.null_count:
             raise InputError(
                 f"{what}: column '{field.name}' has {column.null_count} null value(s) but may not be null"
             )
-        allowed = ALLOWED_VALUES.get(field.name)
-        if allowed is not None and table.num_rows:
-            bad = set(pc.unique(column).to_pylist()) - allowed
+        if field.name == "split" and table.num_rows:
+            bad = set(pc.unique(column).to_pylist()) - SPLITS
             if bad:
                 raise InputError(
-                    f"{what}: column '{field.name}' holds {sorted(map(str, bad))}; allowed: {sorted(allowed)}"
+                    f"{what}: column '{field.name}' holds {sorted(map(str, bad))}; allowed: {sorted(SPLITS)}"
                 )
         columns.append(column)
     return pa.Table.from_arrays(columns, schema=schema)
