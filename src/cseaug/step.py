@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from cseaug.dataset.schema import empty_rejects
+from cseaug.dataset.schema import REJECTS_SCHEMA
 
 
 @dataclass
@@ -51,7 +51,7 @@ class StepResult:
     """
 
     rows: pa.Table
-    rejects: pa.Table = field(default_factory=empty_rejects)
+    rejects: pa.Table = field(default_factory=REJECTS_SCHEMA.empty_table)
     stats: dict[str, Any] = field(default_factory=dict)
     details: pa.Table | None = None
 
@@ -110,7 +110,7 @@ def merged_results(
         return StepResult(rows=rows)
     return StepResult(
         rows=results[-1].rows,
-        rejects=pa.concat_tables([empty_rejects(), *(r.rejects for r in results)]),
+        rejects=pa.concat_tables([REJECTS_SCHEMA.empty_table(), *(r.rejects for r in results)]),
         stats={step.name: result.stats for step, result in zip(steps, results, strict=True)},
         details=results[-1].details,
     )

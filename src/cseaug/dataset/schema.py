@@ -103,8 +103,3 @@ def rejects_table(records: Iterable[Mapping[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(
         [_complete(r, REJECTS_SCHEMA) for r in records], schema=REJECTS_SCHEMA
     )
-
-
-def empty_rejects() -> pa.Table:
-    """A rejects table with no rows."""
-    return REJECTS_SCHEMA.empty_table()
