@@ -11,12 +11,6 @@ publishing".
 ``RunConfig.heldout_fraction``): a row is held out when the first 8 bytes of sha256(id),
 read as a big-endian integer, are below ``fraction * 2**64``, so an id gets the same flag
 in every version, whatever the order of rows.
-
-Example:
-    from cseaug.dataset.schema import rows_table
-    rows = rows_table([{"id": "a", "sentence": "A cat sat.", "split": "other"}])
-    published = publish_version([rows], root="storage", name="demo", manifest=m)
-    published.path  # PosixPath('storage/datasets/demo/v0001')
 """
 
 from __future__ import annotations
@@ -37,7 +31,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from cseaug.dataset import versions
@@ -62,6 +55,7 @@ READ_ONLY_FILE = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
 READ_ONLY_DIR = READ_ONLY_FILE | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
 
 Batches = Iterable[pa.Table | pa.RecordBatch]
+HELDOUT_INDEX = CANONICAL_SCHEMA.get_field_index("heldout")
 
 
 def heldout_flags(ids: pa.Array | pa.ChunkedArray, fraction: float) -> pa.Array:
@@ -78,15 +72,6 @@ def heldout_flags(ids: pa.Array | pa.ChunkedArray, fraction: float) -> pa.Array:
     digests = b"".join(hashlib.sha256(i.encode()).digest()[:8] for i in ids.to_pylist())
     keys = np.frombuffer(digests, dtype=">u8")
     return pa.array(keys < np.uint64(int(fraction * 2**64)))
-
-
-def with_heldout(table: pa.Table, fraction: float) -> pa.Table:
-    """A conformed canonical table with its ``heldout`` flags set (see the module docstring)."""
-    return table.set_column(
-        table.schema.get_field_index("heldout"),
-        CANONICAL_SCHEMA.field("heldout"),
-        heldout_flags(table.column("id"), fraction),
-    )
 
 
 @dataclass
@@ -247,9 +232,9 @@ class StagedVersion:
         written = 0
         with progress_bar(f"Writing {self.name} rows", total=None, unit="rows") as bar:
             for piece in rows:
-                table = with_heldout(
-                    conform(piece, CANONICAL_SCHEMA, f"rows of {self.name}"), self.heldout_fraction
-                )
+                table = conform(piece, CANONICAL_SCHEMA, f"rows of {self.name}")
+                flags = heldout_flags(table.column("id"), self.heldout_fraction)
+                table = table.set_column(HELDOUT_INDEX, CANONICAL_SCHEMA.field("heldout"), flags)
                 self.counts.add_rows(table)
                 self._sink.write(table)
                 written += table.num_rows
@@ -340,11 +325,8 @@ class StagedVersion:
                 f"rejects.parquet holds {rejects} rows but {self.counts.rejects} were written"
             )
         if found:
-            ids = (
-                pds.dataset([str(p) for p in files], format="parquet")
-                .to_table(columns=["id"])
-                .column("id")
-            )
+            paths = [str(p) for p in files]
+            ids = pq.read_table(paths, columns=["id"], partitioning=None).column("id")
             distinct = pc.count_distinct(ids).as_py()
             if distinct != found:
                 raise InputError(
