@@ -70,7 +70,7 @@ class ParquetSink:
         still finds the schema.
         """
         self._flush()
-        self._close_part()
+        self.close()
         if not self._parts:
             part = self.folder / "part-00000.parquet.tmp"
             pq.write_table(self.schema.empty_table(), part)
@@ -84,10 +84,12 @@ class ParquetSink:
         return files
 
     def close(self) -> None:
-        """Close an open file without finishing (the caller removes the folder)."""
+        """Close the open file, if any; the next rows start a new one. Without :meth:`finish`,
+        the files keep their temporary names (the caller removes the folder)."""
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+            self._rows_in_part = 0
 
     def _flush(self) -> None:
         if not self._pending_rows:
@@ -100,10 +102,4 @@ class ParquetSink:
         self._rows_in_part += self._pending_rows
         self._pending, self._pending_rows = [], 0
         if self._rows_in_part >= self.rows_per_file:
-            self._close_part()
-
-    def _close_part(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-            self._rows_in_part = 0
+            self.close()
