@@ -50,11 +50,9 @@ class RowCounts:
         if not table.num_rows:
             return
         grouped = table.group_by(["stage", "reason"]).aggregate([("stage", "count")])
-        for stage, reason, n in zip(
-            *(grouped.column(c).to_pylist() for c in ("stage", "reason", "stage_count")),
-            strict=True,
-        ):
-            self.rejects_by_stage.setdefault(stage, Counter())[reason] += n
+        for group in grouped.to_pylist():
+            by_reason = self.rejects_by_stage.setdefault(group["stage"], Counter())
+            by_reason[group["reason"]] += group["stage_count"]
 
     def as_dict(self) -> dict[str, Any]:
         """The counts as the manifest holds them (keys sorted)."""

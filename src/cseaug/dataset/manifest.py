@@ -83,21 +83,16 @@ def code_version() -> dict[str, Any]:
         "git_dirty": None,
     }
     source = Path(__file__).resolve().parent
+
+    def git(*args: str, timeout: int) -> subprocess.CompletedProcess[str]:
+        command = ["git", "-C", str(source), *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+
     try:
-        commit = subprocess.run(
-            ["git", "-C", str(source), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
+        commit = git("rev-parse", "HEAD", timeout=10)
         if commit.returncode == 0:
             info["git_commit"] = commit.stdout.strip()
-            status = subprocess.run(
-                ["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
-                capture_output=True,
-                text=True,
-                timeout=30,
-            )
+            status = git("status", "--porcelain", "--untracked-files=no", timeout=30)
             info["git_dirty"] = bool(status.stdout.strip()) if status.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         pass  # no git on this machine: the package version alone identifies the code
