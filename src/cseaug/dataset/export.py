@@ -363,22 +363,20 @@ def _export_flat(
     names = [COLUMN_NAMES[fmt][v] for v in ("sentence", *LAYOUT_VIEWS[layout])]
     result = ExportResult(out, fmt, split, layout, names)
     schema = pa.schema([pa.field(n, pa.string(), nullable=False) for n in names])
+    writer_class = pacsv.CSVWriter if fmt == "simcse" else pq.ParquetWriter
     with (
         atomic_path(out) as tmp,
+        writer_class(tmp, schema) as writer,
         progress_bar(f"Exporting {fmt}", total=census.rows, unit="rows") as bar,
     ):
-        writer = pacsv.CSVWriter(tmp, schema) if fmt == "simcse" else pq.ParquetWriter(tmp, schema)
-        try:
-            for batch in _batches(version_dir, split):
-                columns = _flat_columns(batch, layout, epoch, result.skipped)
-                if fmt == "simcse":
-                    columns = _drop_pandas_na(columns, result.skipped)
-                table = pa.Table.from_arrays(columns, schema=schema)
-                writer.write_table(table)
-                result.rows += table.num_rows
-                bar.advance(batch.num_rows)
-        finally:
-            writer.close()
+        for batch in _batches(version_dir, split):
+            columns = _flat_columns(batch, layout, epoch, result.skipped)
+            if fmt == "simcse":
+                columns = _drop_pandas_na(columns, result.skipped)
+            table = pa.Table.from_arrays(columns, schema=schema)
+            writer.write_table(table)
+            result.rows += table.num_rows
+            bar.advance(batch.num_rows)
     if fmt == "simcse" and layout == "quadruplet":
         result.notes.append(SIMCSE_QUADRUPLET_NOTE)
     return result
