@@ -15,13 +15,11 @@ in every version, whatever the order of rows.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import shutil
 import stat
-import sys
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -107,25 +105,14 @@ def _force_rmtree(path: Path) -> None:
     """Remove a tree even where publishing already made parts of it read-only.
 
     Never follows a symlink: a link is removed, not what it points at, and no chmod
-    reaches outside ``path`` (``shutil.rmtree`` itself does not descend into links).
+    reaches outside ``path`` (``os.walk`` and ``shutil.rmtree`` do not descend into links).
     """
-
-    def _retry(function: Callable[[str], Any], target: str, *_: Any) -> None:
-        os.chmod(Path(target).parent, stat.S_IRWXU)
-        if not os.path.islink(target):
-            with contextlib.suppress(OSError):
-                os.chmod(target, stat.S_IRWXU)
-        function(target)
-
     if path.is_symlink() or path.is_file():
         path.unlink()
-        return
-    if not path.exists():
-        return
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=_retry)
-    else:
-        shutil.rmtree(path, onerror=_retry)
+    elif path.exists():
+        for dirpath, _, _ in os.walk(path):
+            os.chmod(dirpath, stat.S_IRWXU)  # the entries of a read-only directory stay put
+        shutil.rmtree(path)
 
 
 def remove_stale_staging(dataset_dir: Path) -> list[Path]:
@@ -411,8 +398,16 @@ class StagedVersion:
                 renamed = True
                 fsync_path(directory)
         except BaseException as exc:
-            if renamed:
-                _take_back(target, self.path, exc)
+            if renamed:  # take it back into staging: nothing is published
+                try:
+                    os.rename(target, self.path)
+                    fsync_path(directory)
+                except OSError as undo:  # the outcome on disk, not the first error alone
+                    raise InputError(
+                        f"{target} was renamed into place, then publishing failed ({exc}) and "
+                        f"it could not be taken back ({undo}): it is published but 'latest' "
+                        "may not name it"
+                    ) from exc
             raise
 
     def _commit_remote(
@@ -487,23 +482,6 @@ def _rows_checked(path: Path, schema: pa.Schema, kind: str) -> int:
     if not found.schema_arrow.equals(schema, check_metadata=False):
         raise InputError(f"{path.name} does not have the {kind} schema: {found.schema_arrow}")
     return found.metadata.num_rows
-
-
-def _take_back(target: Path, staging: Path, cause: BaseException) -> None:
-    """Rename a version that failed to publish back into staging (nothing published).
-
-    Raises:
-        InputError: it could not be taken back either: the version is in place, and the
-            message says so (the outcome on disk, not the first error alone).
-    """
-    try:
-        os.rename(target, staging)
-        fsync_path(target.parent)
-    except OSError as exc:
-        raise InputError(
-            f"{target} was renamed into place, then publishing failed ({cause}) and it could "
-            f"not be taken back ({exc}): it is published but 'latest' may not name it"
-        ) from cause
 
 
 def publish_version(
