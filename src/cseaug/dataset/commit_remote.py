@@ -5,11 +5,6 @@ then the name is **claimed** with a conditional write of ``.claim``, the files a
 **uploaded** under a lease (:mod:`cseaug.dataset.lease`), and the version is
 **committed** by writing ``manifest.json`` last, once :func:`check_still_ours` passes.
 The protocol and what each step guarantees: docs/dataset-contract.md, "Object storage".
-
-Example:
-    token = claim_token()
-    version = claim_version(store, "wiki-sts", token)
-    upload_version(store, staging_dir, "wiki-sts", version, token)
 """
 
 from __future__ import annotations

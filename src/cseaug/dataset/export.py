@@ -5,10 +5,6 @@ temporary file and renames it into place. What each trainer's own loading code n
 (SimCSE ``train.py``, NGCSE ``train.py`` and ``PrepareFeatures``, sentence-transformers'
 ``SentenceTransformerTrainer``, plain JSONL), which view goes where, what each layout
 keeps, and what it leaves out and why: docs/dataset-contract.md, "Exports".
-
-Example:
-    result = export_version("storage/datasets/wiki-sts/v0001", "ngcse", "wiki_sts.jsonl")
-    result.rows, result.skipped  # (1000000, {})
 """
 
 from __future__ import annotations

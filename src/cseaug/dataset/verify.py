@@ -2,17 +2,8 @@
 
 The manifest lists every published file but itself with its sha256 (``files``;
 ``files_complete: true``; older manifests listed only the data files and
-``rejects.parquet``). :func:`read_verified` reads one file whole and hashes the very bytes
-it returns (the readers parse those, :mod:`cseaug.dataset.reader`);
-:func:`verify_version` (``cseaug verify``, ``cseaug show``) checks every listed file, the
-files it does not list and the recorded exports (:mod:`.export_records`);
-:func:`verify_stored_version` does the same on an object store. A manifest must hold
-together first (:func:`checked_records`). A mismatch is an InputError that names the file:
+``rejects.parquet``). A mismatch is an InputError that names the file:
 docs/dataset-contract.md and docs/security.md, "Verification".
-
-Example:
-    report = verify_version("storage/datasets/wiki-sts/v0001")
-    report.ok, report.checked  # (True, 7)
 """
 
 from __future__ import annotations
