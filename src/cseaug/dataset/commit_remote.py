@@ -56,13 +56,11 @@ def upload_version(store: Store, staging: Path, name: str, version: str, token: 
     and commit it with the manifest last; returns its URI.
 
     Raises:
-        InputError: the staging directory has no manifest, the prefix is no longer this
-            build's (:func:`check_still_ours`), or the version was committed by someone else.
+        InputError: the prefix is no longer this build's (:func:`check_still_ours`), or the
+            version was committed by someone else.
     """
     prefix = f"datasets/{name}/{version}"
     manifest = staging / versions.MANIFEST_FILE
-    if not manifest.is_file():
-        raise InputError(f"{staging} has no {versions.MANIFEST_FILE}: nothing to commit")
     files = sorted(
         p for p in staging.rglob("*") if p.is_file() and p.name != versions.MANIFEST_FILE
     )
