@@ -9,6 +9,7 @@ keeps, and what it leaves out and why: docs/dataset-contract.md, "Exports".
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -173,10 +174,8 @@ def _count(mask: pa.Array) -> int:
 
 
 def _all_valid(views: Mapping[str, pa.Array], names: Sequence[str], length: int) -> pa.Array:
-    mask = pa.repeat(pa.scalar(True), length)
-    for name in names:
-        mask = pc.and_(mask, pc.is_valid(views[name]))
-    return mask
+    valid = (pc.is_valid(views[name]) for name in names)
+    return functools.reduce(pc.and_, valid, pa.repeat(pa.scalar(True), length))
 
 
 @dataclass
@@ -236,9 +235,7 @@ def _flat_columns(
 def _drop_pandas_na(columns: list[pa.Array], counts: Counter) -> list[pa.Array]:
     """Leave out rows with a cell pandas would read as missing (SimCSE would train on ' ')."""
     value_set = pa.array(sorted(PANDAS_NA_STRINGS))
-    bad = pc.is_in(columns[0], value_set=value_set)
-    for column in columns[1:]:
-        bad = pc.or_(bad, pc.is_in(column, value_set=value_set))
+    bad = functools.reduce(pc.or_, (pc.is_in(column, value_set=value_set) for column in columns))
     n_bad = _count(bad)
     if not n_bad:
         return columns
