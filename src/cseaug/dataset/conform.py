@@ -29,8 +29,7 @@ def conform(data: pa.Table | pa.RecordBatch, schema: pa.Schema, what: str = "tab
     ``what`` names the data in error messages (``"rows shard 3"``).
 
     Raises:
-        InputError: an unknown column, a missing required column, a value that cannot be
-            cast, a null in a non-nullable column, or a ``split`` outside aigen/other.
+        InputError: naming the column that does not fit.
     """
     table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
     unknown = [name for name in table.column_names if schema.get_field_index(name) < 0]

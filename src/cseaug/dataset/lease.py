@@ -1,10 +1,7 @@
 """The lease a build holds on the version prefix it uploads to an object store.
 
-Beside the prefix's ``.claim`` the build writes ``.lease`` and rewrites it every
-:data:`RENEW_EVERY` from a background thread; it runs out :data:`LEASE_TTL` after its last
-renewal, by the store's clock (the ``.claim`` counts as the first renewal). The pruner
-never touches a prefix whose lease runs, and the committer refuses once its own lease may
-have run out (:meth:`Lease.check`): docs/dataset-contract.md, "Object storage".
+The build rewrites ``.lease`` every :data:`RENEW_EVERY`; it runs out :data:`LEASE_TTL` after
+its last renewal, by the store's clock (docs/dataset-contract.md, "Object storage").
 
 Example:
     >>> from cseaug.dataset.store import Store
@@ -37,13 +34,8 @@ room for the manifest's write and for clocks that disagree a little."""
 
 class Lease:
     """A build's lease on ``prefix`` (see the module docstring); a context manager that
-    writes it, renews it until the block ends, and stops renewing on exit.
-
-    Args:
-        store: the root's store.
-        prefix: the claimed version prefix (``datasets/<name>/<version>``).
-        token: the build's claim token, written into the lease.
-    """
+    writes it, renews it until the block ends, and stops renewing on exit. ``prefix`` is the
+    claimed ``datasets/<name>/<version>``, ``token`` the build's claim token."""
 
     def __init__(self, store: Store, prefix: str, token: str) -> None:
         self.store, self.prefix, self.token = store, prefix, token

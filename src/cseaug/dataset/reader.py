@@ -37,19 +37,13 @@ def iter_batches(
     """Stream the canonical rows of a version in record batches, one data file in memory at a time.
 
     Raises:
-        InputError: the manifest lists no sha256 or its data fingerprint does not match;
-            a data file differs from the manifest's sha256, is not listed in it, or is
-            listed and missing (see the module docstring); naming the file.
+        InputError: a check of the module docstring fails, naming the file.
     """
     version_dir = Path(version_dir)
     files = data_files(version_dir)
     recorded = recorded_sha256(version_dir)
     if recorded is not None:
-        check_listed(
-            version_dir,
-            [p.relative_to(version_dir).as_posix() for p in files],
-            {k: v for k, v in recorded.items() if k.startswith(f"{DATA_DIR}/")},
-        )
+        check_listed(version_dir, files, recorded)
     for path in files:
         source = (
             str(path)

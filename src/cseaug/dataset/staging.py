@@ -272,10 +272,8 @@ class StagedVersion:
     def same_data_as_latest(self) -> PublishedVersion | None:
         """The latest published version if its data fingerprint equals the sealed data's, else None.
 
-        On a local root a version newer than the one ``latest`` names is a publish cut off
-        between its rename and the pointer's (a killed process): it is compared first, and
-        when it holds these data ``latest`` is pointed at it, finishing that publish instead
-        of publishing the same data again under a new number.
+        A local version newer than ``latest`` (a publish killed before the pointer moved) is
+        compared first; when it holds these data, ``latest`` is pointed at it.
         """
         latest = versions.latest_version(self.root, self.name)
         if latest is None:

@@ -1,12 +1,9 @@
 """Uncommitted version prefixes on an object store: find them, and prune the abandoned ones.
 
-A build that dies between its ``.claim`` and its ``manifest.json``
-(:mod:`cseaug.dataset.commit_remote`) leaves an *uncommitted* prefix: invisible to readers,
-its number skipped, its files kept. ``cseaug versions`` warns about each one
-(:func:`find_uncommitted`); ``--prune-uncommitted`` empties those idle for longer than a
-threshold whose build's lease has run out (:func:`prune`), and never frees the number: the
-``.claim`` stays, with a ``.pruned`` marker. The safety rules and why:
-docs/dataset-contract.md, "Uncommitted prefixes".
+A build that dies between its ``.claim`` and its ``manifest.json`` leaves an *uncommitted*
+prefix. Pruning empties it but never frees its number (the ``.claim`` stays, with a
+``.pruned`` marker); the safety rules and why: docs/dataset-contract.md, "Uncommitted
+prefixes".
 
 Example:
     >>> from cseaug.dataset.store import Store

@@ -28,13 +28,9 @@ FILES_COMPLETE = "files_complete"
 
 
 def recorded_sha256(version_dir: str | Path) -> dict[str, str] | None:
-    """``{relative path: sha256}`` of the files the version's manifest lists; None when there
-    is no manifest to check against (a staging directory, a bare copy without one).
-
-    Raises:
-        InputError: the manifest lists no file hashes, or its data fingerprint is not the
-            one of the data files it lists (:func:`checked_records`).
-    """
+    """``{relative path: sha256}`` of the files the version's manifest lists
+    (:func:`checked_records`); None when there is no manifest to check against (a staging
+    directory, a bare copy without one)."""
     if not (Path(version_dir) / versions.MANIFEST_FILE).is_file():
         return None
     return checked_records(versions.read_manifest(version_dir), version_dir)
@@ -98,10 +94,11 @@ def read_verified(path: Path, version_dir: Path, recorded: dict[str, str]) -> pa
     return data
 
 
-def check_listed(version_dir: Path, relative_paths: list[str], recorded: dict[str, str]) -> None:
-    """Raise InputError naming a file that ``recorded`` (narrowed to a folder) lists and
-    ``relative_paths`` (the files present there, relative to the version) lacks."""
-    missing = sorted(set(recorded) - set(relative_paths))
+def check_listed(version_dir: Path, files: list[Path], recorded: dict[str, str]) -> None:
+    """Raise InputError naming a data file that ``recorded`` lists and ``files`` (the data
+    files present) lacks."""
+    present = {path.relative_to(version_dir).as_posix() for path in files}
+    missing = sorted(p for p in recorded if p.startswith("data/") and p not in present)
     if missing:
         raise InputError(
             f"{version_dir / missing[0]} is listed in its version's manifest but missing: "
@@ -193,9 +190,8 @@ def verify_version(version_dir: str | Path) -> VerifyReport:
 def verify_stored_version(root: str | Path, ref: str) -> VerifyReport:
     """:func:`verify_version` of ``name[/version]`` under ``root``, a directory or an fsspec URI.
 
-    On an object store every listed object is hashed as it streams; objects under the
-    version's prefix that the manifest does not list are reported (the publisher's
-    ``.claim`` aside), and so are the recorded exports under ``<root>/exports/``.
+    On an object store every listed object is hashed as it streams (the publisher's
+    ``.claim`` and ``.lease`` are not counted as unlisted).
 
     Raises:
         InputError: no such dataset or committed version.

@@ -1,11 +1,9 @@
 """Where versions live, how they are named, found and listed, and the lock that orders publishers.
 
-Layout (docs/dataset-contract.md, "Layout"): ``<root>/datasets/<name>/<version>/`` with
-versions ``v0001``, ``v0002``, ... in publishing order; hidden entries beside them (the
-``.lock``, ``.staging-<uuid>`` directories and their locks) and the ``latest`` pointer are
-never versions. On an object store a version is *committed* once its ``manifest.json``
-exists (:mod:`cseaug.dataset.commit_remote`): readers list only committed versions,
-``latest`` is the highest one, and they open a verified local copy (:func:`local_copy`).
+Layout: ``<root>/datasets/<name>/<version>/``, versions ``v0001``, ``v0002``, ... in
+publishing order (docs/dataset-contract.md, "Layout"). On an object store only committed
+versions (with a ``manifest.json``) are listed, ``latest`` is the highest one, and readers
+open a local copy (:func:`local_copy`).
 
 Example:
     >>> parse_ref("wiki-sts/v0002"), parse_ref("wiki-sts"), parse_ref("wiki-sts/latest")
@@ -195,11 +193,8 @@ def resolve(root: str | Path, ref: str) -> Path:
 
 
 def local_copy(root: str | Path, name: str, version: str) -> Path:
-    """A local copy of a committed version of a remote root, under its work directory.
-
-    A copy whose manifest equals the stored one is reused; otherwise the listed files, then
-    the manifest, are downloaded into a hidden directory renamed into place. Readers verify
-    the copy as they read it (:mod:`.verify`).
+    """A local copy of a committed version of a remote root, under its work directory (reused
+    when its manifest equals the stored one); readers verify it as they read it.
 
     Raises:
         InputError: the version is not committed, or a local copy with another manifest
