@@ -147,23 +147,6 @@ def _split_filter(split: str) -> bool | None:
     raise InputError(f"unknown split '{split}'; choose train, heldout or all")
 
 
-def _batches(version_dir: Path, split: str) -> Iterator[pa.RecordBatch]:
-    """The rows of a split, verified against the manifest while they are read (:mod:`.reader`)."""
-    heldout = _split_filter(split)
-    for batch in iter_batches(version_dir, [*JSONL_KEYS, "heldout"]):
-        if heldout is not None:
-            batch = batch.filter(pc.equal(batch.column("heldout"), heldout))
-        yield batch.drop_columns(["heldout"])
-
-
-def _views(batch: pa.RecordBatch, epoch: int | None) -> dict[str, pa.Array]:
-    """The export views of a batch; with ``epoch``, the positive is that Generate-CSE view."""
-    views = {view: batch.column(view) for view in VIEW_COLUMNS}
-    if epoch is not None:
-        views["positive"] = augmentation_view(batch.column("augmentations"), epoch)
-    return views
-
-
 def _with_knowledge_as_positive(views: Mapping[str, pa.Array]) -> dict[str, pa.Array]:
     """SKICSE's (x, x_ski) pair: knowledge fills the positive of a row that has none."""
     return {**views, "positive": pc.coalesce(views["positive"], views["knowledge"])}
@@ -179,19 +162,39 @@ def _all_valid(views: Mapping[str, pa.Array], names: Sequence[str], length: int)
 
 
 @dataclass
-class ViewCensus:
-    """Selected rows, and how many aigen rows carry each view or layout (the first pass)."""
+class Selection:
+    """The rows an export reads: ``split`` of the version, with Generate-CSE's view ``epoch``
+    as the positive; :meth:`of` counts them and the aigen rows with each view or layout."""
 
+    version_dir: Path
+    split: str
+    epoch: int | None
     rows: int = 0
     aigen_views: Counter = field(default_factory=Counter)
 
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The selected rows, verified against the manifest while they are read (:mod:`.reader`)."""
+        heldout = _split_filter(self.split)
+        for batch in iter_batches(self.version_dir, [*JSONL_KEYS, "heldout"]):
+            if heldout is not None:
+                batch = batch.filter(pc.equal(batch.column("heldout"), heldout))
+            yield batch.drop_columns(["heldout"])
+
+    def views(self, batch: pa.RecordBatch) -> dict[str, pa.Array]:
+        """The export views of a batch; with an epoch, the positive is that Generate-CSE view."""
+        views = {view: batch.column(view) for view in VIEW_COLUMNS}
+        if self.epoch is not None:
+            views["positive"] = augmentation_view(batch.column("augmentations"), self.epoch)
+        return views
+
     @classmethod
-    def of(cls, version_dir: Path, split: str, epoch: int | None) -> ViewCensus:
-        census = cls()
-        for batch in _batches(version_dir, split):
-            census.rows += batch.num_rows
+    def of(cls, version_dir: Path, split: str, epoch: int | None) -> Selection:
+        """The selection, counted in one pass."""
+        selection = cls(version_dir, split, epoch)
+        for batch in selection.batches():
+            selection.rows += batch.num_rows
             aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
-            views = _views(batch, epoch)
+            views = selection.views(batch)
             coalesced = _with_knowledge_as_positive(views)
             wanted = {view: (views, (view,)) for view in VIEW_COLUMNS} | {
                 "positive_or_knowledge": (coalesced, ("positive",)),
@@ -200,15 +203,14 @@ class ViewCensus:
             }
             for name, (source, needed) in wanted.items():
                 has = _all_valid(source, needed, batch.num_rows)
-                census.aigen_views[name] += _count(pc.and_(aigen, has))
-        return census
+                selection.aigen_views[name] += _count(pc.and_(aigen, has))
+        return selection
 
 
 def _flat_columns(
-    batch: pa.RecordBatch, layout: str, epoch: int | None, counts: Counter
+    batch: pa.RecordBatch, views: dict[str, pa.Array], layout: str, counts: Counter
 ) -> list[pa.Array]:
     """The anchor and view columns of a single-file layout; counts what is left out."""
-    views = _views(batch, epoch)
     sentence = batch.column("sentence")
     is_other = pc.equal(batch.column("split"), SPLIT_OTHER)
     exported = LAYOUT_VIEWS[layout]
@@ -277,15 +279,15 @@ def _check_layout(fmt: str, layout: str, epoch: int | None) -> None:
         raise InputError("the jsonl export keeps every Generate-CSE view: leave out the epoch")
 
 
-def _resolve_layout(layout: str, census: ViewCensus, split: str) -> str:
+def _resolve_layout(layout: str, selection: Selection) -> str:
     if layout == "auto":
         return next(
-            (name for name in ("quadruplet", "triplet") if census.aigen_views[name]), "pair"
+            (name for name in ("quadruplet", "triplet") if selection.aigen_views[name]), "pair"
         )
-    if layout in ("triplet", "quadruplet") and not census.aigen_views[layout]:
+    if layout in ("triplet", "quadruplet") and not selection.aigen_views[layout]:
         views = " and ".join(LAYOUT_VIEWS[layout])
         raise InputError(
-            f"no row of split '{split}' has {views}: use --layout pair (or hybrid for sentence-transformers)"
+            f"no row of split '{selection.split}' has {views}: use --layout pair (or hybrid for sentence-transformers)"
         )
     return layout
 
@@ -318,25 +320,23 @@ def export_version(
     _check_layout(fmt, layout, epoch)
     _check_out(fmt, layout, out)
     _split_filter(split)
-    census = ViewCensus.of(version_dir, split, epoch)
-    if census.rows == 0:
+    selection = Selection.of(version_dir, split, epoch)
+    if selection.rows == 0:
         raise InputError(f"{version_dir} has no rows in split '{split}' to export")
-    if epoch is not None and not census.aigen_views["positive"]:
+    if epoch is not None and not selection.aigen_views["positive"]:
         views = augmentation_views(version_dir)
         raise InputError(
             f"no row of {version_dir} has Generate-CSE view {epoch}; "
             + (f"its views are 0..{views - 1}" if views else "it has no augmentations")
         )
     if fmt == "ngcse":
-        result = _export_ngcse(version_dir, out, split, census, epoch)
+        result = _export_ngcse(selection, out)
     elif fmt == "jsonl":
-        result = _export_jsonl(version_dir, out, split, census)
+        result = _export_jsonl(selection, out)
     elif layout == "hybrid":
-        result = _export_hybrid(version_dir, out, split, census, epoch)
+        result = _export_hybrid(selection, out)
     else:
-        result = _export_flat(
-            version_dir, fmt, out, split, _resolve_layout(layout, census, split), census, epoch
-        )
+        result = _export_flat(selection, fmt, out, _resolve_layout(layout, selection))
     result.epoch = epoch
     record_export(version_dir, out)  # exports beside the version are checked by cseaug verify
     result.skipped = {k: v for k, v in sorted(result.skipped.items()) if v}
@@ -344,26 +344,18 @@ def export_version(
     return result
 
 
-def _export_flat(
-    version_dir: Path,
-    fmt: str,
-    out: Path,
-    split: str,
-    layout: str,
-    census: ViewCensus,
-    epoch: int | None,
-) -> ExportResult:
+def _export_flat(selection: Selection, fmt: str, out: Path, layout: str) -> ExportResult:
     names = [COLUMN_NAMES[fmt][v] for v in ("sentence", *LAYOUT_VIEWS[layout])]
-    result = ExportResult(out, fmt, split, layout, names)
+    result = ExportResult(out, fmt, selection.split, layout, names)
     schema = pa.schema([pa.field(n, pa.string(), nullable=False) for n in names])
     writer_class = pacsv.CSVWriter if fmt == "simcse" else pq.ParquetWriter
     with (
         atomic_path(out) as tmp,
         writer_class(tmp, schema) as writer,
-        progress_bar(f"Exporting {fmt}", total=census.rows, unit="rows") as bar,
+        progress_bar(f"Exporting {fmt}", total=selection.rows, unit="rows") as bar,
     ):
-        for batch in _batches(version_dir, split):
-            columns = _flat_columns(batch, layout, epoch, result.skipped)
+        for batch in selection.batches():
+            columns = _flat_columns(batch, selection.views(batch), layout, result.skipped)
             if fmt == "simcse":
                 columns = _drop_pandas_na(columns, result.skipped)
             table = pa.Table.from_arrays(columns, schema=schema)
@@ -375,29 +367,28 @@ def _export_flat(
     return result
 
 
-def _export_hybrid(
-    version_dir: Path, out: Path, split: str, census: ViewCensus, epoch: int | None
-) -> ExportResult:
-    slots = [view for view in VIEW_COLUMNS if census.aigen_views[view]]
+def _export_hybrid(selection: Selection, out: Path) -> ExportResult:
+    slots = [view for view in VIEW_COLUMNS if selection.aigen_views[view]]
     if not slots:
-        raise InputError(f"no aigen row of split '{split}' has a view: use --layout pair")
+        raise InputError(f"no aigen row of split '{selection.split}' has a view: use --layout pair")
     names = {SPLIT_AIGEN: ["anchor", *slots], SPLIT_OTHER: ["anchor", "positive"]}
-    result = ExportResult(out, "sentence-transformers", split, "hybrid", names[SPLIT_AIGEN])
+    result = ExportResult(
+        out, "sentence-transformers", selection.split, "hybrid", names[SPLIT_AIGEN]
+    )
     schemas = {
         group: pa.schema([pa.field(n, pa.string(), nullable=False) for n in columns])
         for group, columns in names.items()
     }
     out.mkdir(parents=True, exist_ok=True)
-    paths = {group: out / name for group, name in HYBRID_FILES.items()}
     with (
-        atomic_path(paths[SPLIT_AIGEN]) as aigen_tmp,
-        atomic_path(paths[SPLIT_OTHER]) as other_tmp,
+        atomic_path(out / HYBRID_FILES[SPLIT_AIGEN]) as aigen_tmp,
+        atomic_path(out / HYBRID_FILES[SPLIT_OTHER]) as other_tmp,
         pq.ParquetWriter(aigen_tmp, schemas[SPLIT_AIGEN]) as aigen_writer,
         pq.ParquetWriter(other_tmp, schemas[SPLIT_OTHER]) as other_writer,
-        progress_bar("Exporting sentence-transformers", total=census.rows, unit="rows") as bar,
+        progress_bar("Exporting sentence-transformers", total=selection.rows, unit="rows") as bar,
     ):
-        for batch in _batches(version_dir, split):
-            views = _views(batch, epoch)
+        for batch in selection.batches():
+            views = selection.views(batch)
             aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
             complete = pc.and_(aigen, _all_valid(views, slots, batch.num_rows))
             result.skipped["aigen_rows_demoted_to_other"] += _count(
@@ -424,10 +415,10 @@ def _export_hybrid(
     return result
 
 
-def _ngcse_slots(census: ViewCensus) -> dict[str, str]:
+def _ngcse_slots(selection: Selection) -> dict[str, str]:
     """The NGCSE key set of the aigen rows, from the views they carry (see NGCSE_HIERARCHY_SLOTS)."""
-    present = {"sentence"} | {view for view in VIEW_COLUMNS if census.aigen_views[view]}
-    if census.aigen_views["positive_or_knowledge"]:
+    present = {"sentence"} | {view for view in VIEW_COLUMNS if selection.aigen_views[view]}
+    if selection.aigen_views["positive_or_knowledge"]:
         present.add("positive")
     slots = NGCSE_HIERARCHY_SLOTS if "intermediate" in present else NGCSE_SLOTS
     return {key: view for key, view in slots.items() if view in present}
@@ -436,37 +427,31 @@ def _ngcse_slots(census: ViewCensus) -> dict[str, str]:
 def _write_json_lines(
     out: Path,
     fmt: str,
-    census: ViewCensus,
-    batches: Iterator[pa.RecordBatch],
+    selection: Selection,
     objects: Callable[[pa.RecordBatch], list[dict[str, Any]]],
-) -> int:
-    """Write the JSON objects of every batch, one a line, atomically; returns the rows."""
-    rows = 0
+) -> None:
+    """Write the JSON objects of every selected batch, one a line, atomically."""
     with (
         atomic_path(out) as tmp,
         open(tmp, "w", encoding="utf-8") as handle,
-        progress_bar(f"Exporting {fmt}", total=census.rows, unit="rows") as bar,
+        progress_bar(f"Exporting {fmt}", total=selection.rows, unit="rows") as bar,
     ):
-        for batch in batches:
+        for batch in selection.batches():
             for row in objects(batch):
                 handle.write(json.dumps(row, ensure_ascii=False))
                 handle.write("\n")
-            rows += batch.num_rows
             bar.advance(batch.num_rows)
-    return rows
 
 
-def _export_ngcse(
-    version_dir: Path, out: Path, split: str, census: ViewCensus, epoch: int | None
-) -> ExportResult:
-    slots = _ngcse_slots(census)
+def _export_ngcse(selection: Selection, out: Path) -> ExportResult:
+    slots = _ngcse_slots(selection)
     generated = [view for view in slots.values() if view != "sentence"]
-    result = ExportResult(out, "ngcse", split, "hybrid", [*NGCSE_KEYS, "split"])
+    result = ExportResult(out, "ngcse", selection.split, "hybrid", [*NGCSE_KEYS, "split"])
     counts = result.skipped
     empty = pa.scalar("", pa.string())
 
     def objects(batch: pa.RecordBatch) -> list[dict[str, Any]]:
-        raw = _views(batch, epoch)
+        raw = selection.views(batch)
         counts["knowledge_views_not_exported"] += _count(
             pc.and_(pc.is_valid(raw["positive"]), pc.is_valid(raw["knowledge"]))
         )
@@ -485,7 +470,8 @@ def _export_ngcse(
         columns["split"] = pc.if_else(complete, SPLIT_AIGEN, SPLIT_OTHER)
         return pa.table(columns).to_pylist()
 
-    result.rows = _write_json_lines(out, "ngcse", census, _batches(version_dir, split), objects)
+    _write_json_lines(out, "ngcse", selection, objects)
+    result.rows = selection.rows
     keys = ["sentence", *(f"'{k}' ({v})" for k, v in slots.items())]
     result.notes = [f"aigen rows carry keys {', '.join(keys)}; other rows carry 'sentence' only"]
     if "intermediate" in slots.values():
@@ -493,16 +479,15 @@ def _export_ngcse(
     return result
 
 
-def _export_jsonl(version_dir: Path, out: Path, split: str, census: ViewCensus) -> ExportResult:
+def _export_jsonl(selection: Selection, out: Path) -> ExportResult:
     def objects(batch: pa.RecordBatch) -> list[dict[str, Any]]:
         rows = batch.select(list(JSONL_KEYS)).to_pylist()
         for row in rows:
             row["augmentations"] = sorted(row["augmentations"] or [], key=lambda a: a["view"])
         return rows
 
-    result = ExportResult(out, "jsonl", split, "rows", list(JSONL_KEYS))
-    result.rows = _write_json_lines(out, "jsonl", census, _batches(version_dir, split), objects)
-    return result
+    _write_json_lines(out, "jsonl", selection, objects)
+    return ExportResult(out, "jsonl", selection.split, "rows", list(JSONL_KEYS), selection.rows)
 
 
 NOTES = {
