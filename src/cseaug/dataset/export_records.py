@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cseaug.dataset import versions
-from cseaug.dataset.atomic import atomic_path
+from cseaug.dataset.atomic import write_text_atomic
 from cseaug.hashing import file_sha256
 
 RECORD_FILE = "exports.json"
@@ -40,19 +40,17 @@ def read_record(folder: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def record_export(version_dir: str | Path, written: str | Path) -> bool:
-    """Add the file (or a hybrid's directory of files) ``written`` to the version's record.
-
-    Returns False, recording nothing, when ``written`` is not inside the export folder or
-    ``version_dir`` has no manifest (not a published version).
-    """
+def record_export(version_dir: str | Path, written: str | Path) -> None:
+    """Add the file (or a hybrid's directory of files) ``written`` to the version's record;
+    nothing when ``written`` is not inside the export folder or ``version_dir`` has no
+    manifest (not a published version)."""
     version_dir = Path(version_dir).resolve()
     folder = exports_folder(version_dir)
     written = Path(written).resolve()
     if folder is None or folder.resolve() not in written.parents:
-        return False
+        return
     if not (version_dir / versions.MANIFEST_FILE).is_file():
-        return False
+        return
     folder = folder.resolve()
     files = sorted(p for p in written.rglob("*") if p.is_file()) if written.is_dir() else [written]
     lock = versions.acquire(folder / LOCK_FILE)
@@ -65,8 +63,6 @@ def record_export(version_dir: str | Path, written: str | Path) -> bool:
                 "sha256": file_sha256(path),
                 "data_fingerprint": fingerprint,
             }
-        with atomic_path(folder / RECORD_FILE) as tmp:
-            tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        write_text_atomic(folder / RECORD_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
     finally:
         lock.release()
-    return True

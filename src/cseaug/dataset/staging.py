@@ -256,13 +256,12 @@ class StagedVersion:
     def seal(self) -> list[Path]:
         """Finish the data files (``train-0000k-of-0000N``) and return them; no rows after this.
         Callers may add files (diagnostics) under :attr:`path` before :meth:`commit`."""
-        if self._sealed:
-            return self.data_files()
-        self._check_open()
-        self._sink.finish()
-        if not self._rejects_written:
-            self.write_rejects([])
-        self._sealed = True
+        if not self._sealed:
+            self._check_open()
+            self._sink.finish()
+            if not self._rejects_written:
+                self.write_rejects([])
+            self._sealed = True
         return self.data_files()
 
     def data_files(self) -> list[Path]:

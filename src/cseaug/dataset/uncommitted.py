@@ -54,10 +54,6 @@ class UncommittedPrefix:
     last renewal, the claim being the first."""
 
 
-def _prefix(dataset: str, version: str) -> str:
-    return f"datasets/{dataset}/{version}"
-
-
 def _uncommitted(
     store: Store, dataset: str, version: str, objects: dict[str, StoredObject]
 ) -> UncommittedPrefix | None:
@@ -74,7 +70,7 @@ def _uncommitted(
     return UncommittedPrefix(
         dataset=dataset,
         version=version,
-        url=store.url(_prefix(dataset, version)),
+        url=store.url(f"datasets/{dataset}/{version}"),
         claimed_at=objects[versions.CLAIM_FILE].modified,
         last_write=max(entry.modified for entry in objects.values()),
         files=files,
@@ -122,7 +118,7 @@ def prune(root: str, prefix: UncommittedPrefix, idle: timedelta, now: datetime) 
     deleted. ``.claim`` stays, so its number is never claimed again (module docstring).
     """
     store = Store.from_root(root)
-    relative = _prefix(prefix.dataset, prefix.version)
+    relative = f"datasets/{prefix.dataset}/{prefix.version}"
     objects = {path[len(relative) + 1 :]: e for path, e in store.listing(relative).items()}
     if versions.MANIFEST_FILE in objects:
         return "committed since it was listed"
