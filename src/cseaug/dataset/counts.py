@@ -47,8 +47,6 @@ class RowCounts:
     def add_rejects(self, table: pa.Table) -> None:
         """Count a conformed rejects table, by stage and reason."""
         self.rejects += table.num_rows
-        if not table.num_rows:
-            return
         grouped = table.group_by(["stage", "reason"]).aggregate([("stage", "count")])
         for group in grouped.to_pylist():
             by_reason = self.rejects_by_stage.setdefault(group["stage"], Counter())

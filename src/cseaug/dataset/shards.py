@@ -65,8 +65,6 @@ class RunStore:
 
     def shard_path(self, kind: ShardKind, index: int, stage: str | None = None) -> Path:
         """``<run>/<kind>[/<stage>]/shard-00012.parquet``."""
-        if index < 0:
-            raise InputError(f"shard index must be >= 0, got {index}")
         return self.folder(kind, stage) / f"shard-{index:05d}{SHARD_SUFFIX}"
 
     def write(
@@ -108,14 +106,10 @@ class RunStore:
     def paths(self, kind: ShardKind, stage: str | None = None) -> list[Path]:
         """Finished shards of a kind (and stage), in index order; with no stage, every stage's too."""
         folder = self.folder(kind, stage)
-        if not folder.is_dir():
-            return []
         pattern = f"shard-*{SHARD_SUFFIX}" if stage else f"**/shard-*{SHARD_SUFFIX}"
         return sorted(folder.glob(pattern), key=lambda p: (p.parent.as_posix(), p.name))
 
-    def iter_batches(
-        self, kind: ShardKind, stage: str | None = None, batch_size: int = 65_536
-    ) -> Iterator[pa.RecordBatch]:
+    def iter_batches(self, kind: ShardKind, stage: str | None = None) -> Iterator[pa.RecordBatch]:
         """Stream every row of a kind's shards, shard by shard (flat memory)."""
         schema = SHARD_SCHEMAS[kind]
         for path in self.paths(kind, stage):
@@ -124,4 +118,4 @@ class RunStore:
                 raise InputError(
                     f"{path} does not have the {kind} schema; was it written by RunStore?"
                 )
-            yield from parquet.iter_batches(batch_size=batch_size)
+            yield from parquet.iter_batches()
