@@ -183,8 +183,6 @@ class StagedVersion:
         rows_per_file: int = 200_000,
         local_dir: str | Path | None = None,
     ) -> None:
-        if not 0 <= heldout_fraction < 1:
-            raise InputError(f"heldout_fraction must be in [0, 1), got {heldout_fraction}")
         self.root: str | Path = str(root) if is_uri(root) else Path(root)
         self.name = versions.check_name(name)
         self.heldout_fraction = heldout_fraction
@@ -216,7 +214,7 @@ class StagedVersion:
         """Stream canonical rows into the data files (conformed, ``heldout`` set, counted);
         may be called several times. Returns the number of rows this call wrote."""
         self._check_open()
-        written = 0
+        before = self.counts.rows
         with progress_bar(f"Writing {self.name} rows", total=None, unit="rows") as bar:
             for piece in rows:
                 table = conform(piece, CANONICAL_SCHEMA, f"rows of {self.name}")
@@ -224,9 +222,8 @@ class StagedVersion:
                 table = table.set_column(HELDOUT_INDEX, CANONICAL_SCHEMA.field("heldout"), flags)
                 self.counts.add_rows(table)
                 self._sink.write(table)
-                written += table.num_rows
                 bar.advance(table.num_rows)
-        return written
+        return self.counts.rows - before
 
     # -- rejects --------------------------------------------------------------------------
     def write_rejects(self, rejects: Batches) -> int:
@@ -237,10 +234,8 @@ class StagedVersion:
                 "rejects of this version were already written: pass them all in one call"
             )
         self._rejects_written = True
-        path = self.path / "rejects.parquet"
-        written = 0
         with (
-            pq.ParquetWriter(path, REJECTS_SCHEMA) as writer,
+            pq.ParquetWriter(self.path / "rejects.parquet", REJECTS_SCHEMA) as writer,
             progress_bar(f"Writing {self.name} rejects", total=None, unit="rows") as bar,
         ):
             for piece in rejects:
@@ -248,9 +243,8 @@ class StagedVersion:
                 if table.num_rows:
                     writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
                     self.counts.add_rejects(table)
-                    written += table.num_rows
                     bar.advance(table.num_rows)
-        return written
+        return self.counts.rejects  # the only call that counts rejects
 
     # -- sealing and publishing -----------------------------------------------------------
     def seal(self) -> list[Path]:
@@ -321,9 +315,8 @@ class StagedVersion:
         """Validate, write ``manifest.json`` and ``README.md``, and publish as the next version.
 
         Args:
-            manifest: from :func:`cseaug.dataset.manifest.build_manifest`; the writer adds
-                ``dataset``, ``version``, ``counts``, ``heldout_fraction``, ``files`` and
-                ``fingerprints.data``. The card shows the staged ``diagnostics/`` images.
+            manifest: from :func:`cseaug.dataset.manifest.build_manifest`, completed here
+                (docs/dataset-contract.md, "manifest.json").
 
         Raises:
             InputError: invalid data or manifest.
@@ -347,11 +340,7 @@ class StagedVersion:
         final["files"] = files
         final[FILES_COMPLETE] = True
         final["dataset"] = self.name
-        plots = sorted(
-            p.relative_to(self.path).as_posix()
-            for p in extras
-            if p.suffix.lower() in IMAGE_SUFFIXES
-        )
+        plots = sorted(f["path"] for f in files if Path(f["path"]).suffix.lower() in IMAGE_SUFFIXES)
         if self.store is not None:
             return self._commit_remote(self.store, final, files, plots)
         with versions.dataset_lock(self.root, self.name) as directory:
@@ -415,12 +404,8 @@ class StagedVersion:
         plots: list[str],
     ) -> PublishedVersion:
         """Claim, upload and commit on the object store (:mod:`.commit_remote`); the staging
-        directory becomes the local copy of the committed version.
-
-        Raises:
-            InputError: also once the version is committed, when its local copy cannot be
-                put in place: the message starts with "published <URI>", the outcome.
-        """
+        directory becomes the local copy of the committed version (when it cannot, the
+        InputError starts with "published <URI>", the outcome)."""
         remove_stale_staging(self.dataset_dir)
         token = claim_token()
         version = claim_version(store, self.name, token)
