@@ -121,10 +121,8 @@ def normalize_format(fmt: str) -> str:
 
 @dataclass
 class ExportResult:
-    """What an export wrote and what it left out, and why.
-
-    ``parts`` gives the rows of each file of a hybrid (``aigen.parquet``, ``other.parquet``).
-    """
+    """What an export wrote (``parts``: the rows of each file of a hybrid) and what it left
+    out, and why."""
 
     path: Path
     format: str
@@ -319,7 +317,6 @@ def export_version(
     version_dir, out = Path(version_dir), Path(out)
     _check_layout(fmt, layout, epoch)
     _check_out(fmt, layout, out)
-    _split_filter(split)
     selection = Selection.of(version_dir, split, epoch)
     if selection.rows == 0:
         raise InputError(f"{version_dir} has no rows in split '{split}' to export")
