@@ -174,21 +174,17 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
         lines.append(markdown_table(("stage", "reason", "rows"), rejects))
     lines += ["", "## How it was made", "", f"- Method: `{method}`: {how}."]
     lines.append(f"- Quality gate: {describe_quality_gate(manifest.get('quality_gate'))}.")
-    model = manifest.get("model")
-    if model:
+    if model := manifest.get("model"):
         lines.append(f"- Model: {describe_model(model, quote='`')}")
     for prompt in manifest.get("prompts", []):
         lines.append(f"- Prompt `{prompt['name']}` sha256 `{prompt['sha256'][:16]}`")
-    usage = manifest.get("token_usage") or {}
-    if usage:
+    if usage := manifest.get("token_usage"):
         lines.append(f"- Token usage: {describe_usage(usage)}")
-    fingerprints = sorted(manifest.get("fingerprints", {}).items())
-    if fingerprints:
+    if fingerprints := sorted(manifest.get("fingerprints", {}).items()):
         lines.append(
             "- Fingerprints: " + ", ".join(f"{k} `{str(v)[:16]}`" for k, v in fingerprints)
         )
-    code = manifest.get("code", {})
-    if code:
+    if code := manifest.get("code"):
         lines.append(
             f"- Code: cseaug {code.get('version')} (git {str(code.get('git_commit'))[:12]}, dirty: {code.get('git_dirty')})"
         )

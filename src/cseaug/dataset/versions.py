@@ -138,9 +138,7 @@ def list_datasets(root: str | Path) -> list[str]:
 def parse_ref(ref: str) -> tuple[str, str | None]:
     """Split ``name[/version|/latest]`` into (name, version or None for the newest)."""
     name, _, version = ref.strip().strip("/").partition("/")
-    if not version or version == LATEST_FILE:
-        return name, None
-    return name, version
+    return name, (None if version in ("", LATEST_FILE) else version)
 
 
 def latest_version(root: str | Path, name: str) -> str | None:
