@@ -81,11 +81,8 @@ def upload_version(store: Store, staging: Path, name: str, version: str, token: 
 
 def check_still_ours(store: Store, prefix: str, token: str, uploaded: list[str]) -> None:
     """Raise InputError unless the claimed ``prefix`` is intact: not pruned, its ``.claim``
-    holding ``token``, and every ``uploaded`` object (relative to it) there.
-
-    One listing and one read, right before the manifest is written: a prefix emptied by a
-    pruner (or by anything else) is never committed with its data gone.
-    """
+    holding ``token``, and every ``uploaded`` object (relative to it) there: checked right
+    before the manifest is written, so a prefix emptied meanwhile is never committed."""
     present = {path[len(prefix) + 1 :] for path in store.listing(prefix)}
     url = store.url(prefix)
     if versions.PRUNED_FILE in present:

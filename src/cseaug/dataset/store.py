@@ -1,9 +1,8 @@
 """An output root on an object store: the few fsspec calls the publisher and the readers need.
 
-Every path a :class:`Store` takes is relative to the root. Credentials and the endpoint
-come from the environment (fsspec's ``FSSPEC_S3_...`` or the SDK's ``AWS_...`` variables;
-docs/deployment.md). :meth:`Store.create` is the conditional write that claims a version
-name (``pipe_file(..., mode="create")``: S3 ``If-None-Match: *``).
+Every path a :class:`Store` takes is relative to the root; credentials and the endpoint
+come from the environment (docs/deployment.md). :meth:`Store.create` is the conditional
+write that claims a version name (S3 ``If-None-Match: *``).
 
 Example:
     >>> store = Store.from_root("memory://demo-store")

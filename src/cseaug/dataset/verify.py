@@ -37,13 +37,10 @@ def recorded_sha256(version_dir: str | Path) -> dict[str, str] | None:
 
 
 def checked_records(manifest: dict[str, Any], where: str | Path) -> dict[str, str]:
-    """The ``{relative path: sha256}`` a manifest records, once the manifest holds together:
-    the ``files`` list is required and ``fingerprints.data`` must be the one of the data
-    files it lists, so a data file edited together with its sha256 is refused too.
-
-    Raises:
-        InputError: naming ``where`` (the version) and what is wrong.
-    """
+    """The ``{relative path: sha256}`` a manifest records, once the manifest holds together
+    (else an InputError naming ``where``): the ``files`` list is required and
+    ``fingerprints.data`` must be the one of the data files it lists, so a data file edited
+    together with its sha256 is refused too."""
     entries = manifest.get("files")
     if not isinstance(entries, list) or not all(
         isinstance(e, dict) and isinstance(e.get("path"), str) and isinstance(e.get("sha256"), str)
