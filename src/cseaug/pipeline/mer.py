@@ -18,28 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from cseaug.dataset.schema import CANONICAL_SCHEMA, VIEW_COLUMNS
 from cseaug.metrics.mer import mer_pairs
 from cseaug.step import Step, StepResult
-
-
-def mer_column(sentences: pa.ChunkedArray, views: pa.ChunkedArray) -> pa.Array:
-    """MER of each (anchor, view) pair as float32; null where the view is null.
-
-    Args:
-        sentences: the anchors.
-        views: one view column of the same rows.
-    """
-    out = np.full(len(views), np.nan, dtype=np.float32)
-    present = np.flatnonzero(pc.is_valid(views).to_numpy(zero_copy_only=False))
-    if present.size:
-        index = pa.array(present)
-        out[present] = mer_pairs(
-            sentences.take(index).to_pylist(), views.take(index).to_pylist()
-        ).astype(np.float32)
-    return pa.array(out, type=pa.float32(), from_pandas=True)
 
 
 class MERStep(Step):
@@ -49,9 +31,11 @@ class MERStep(Step):
 
     def __call__(self, rows: pa.Table) -> StepResult:
         pairs = 0
+        sentences = rows.column("sentence").to_pylist()
         for view in VIEW_COLUMNS:
             name = f"mer_{view}"
-            column = mer_column(rows.column("sentence"), rows.column(view))
+            values = mer_pairs(sentences, rows.column(view).to_pylist()).astype(np.float32)
+            column = pa.array(values, type=pa.float32(), from_pandas=True)  # NaN: null
             pairs += len(column) - column.null_count
             rows = rows.set_column(
                 rows.schema.get_field_index(name), CANONICAL_SCHEMA.field(name), column
