@@ -236,11 +236,11 @@ def test_the_plan_probes_the_endpoint_once_and_a_worker_reuses_what_it_reported(
     cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
     with BuildRun(cfg) as build:
         plan = plan_build(build)
-        identity = build.stage.manifest()["model"]["llm"]
+        identity = build.view_steps()[0].manifest()["model"]["llm"]
     assert server.state.model_requests == 1 and identity["served"]["id"] == "fake"
     with pickle.loads(pickle.dumps(OpenRuns())).use(pickle.loads(pickle.dumps(plan))) as run:
         assert generate_shard(run, 0).rows > 0
-        assert run.stage.manifest()["model"]["llm"] == identity
+        assert run.view_steps()[0].manifest()["model"]["llm"] == identity
     assert server.state.model_requests == 1
 
 
@@ -435,8 +435,7 @@ def test_a_failing_shard_still_closes_the_backend_and_every_step(
 def test_a_closed_run_loads_nothing_again(shared_data: Path, tmp_path: Path, server) -> None:
     cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
     build = BuildRun(cfg)
-    stage = build.stage
-    assert build.view_steps()[0] is stage and [s.name for s in build.other_steps()] == ["mer"]
+    assert [s.name for s in build.other_steps()] == ["mer"]
     build.close()
     with pytest.raises(InputError, match="is closed"):
         build.view_steps()

@@ -169,7 +169,7 @@ def test_closing_the_run_on_an_interrupt_ends_the_worker(
         shared_data, tmp_path, "http://127.0.0.1:9", diagnostics=diagnostics(tiny_bert)
     )
     with pytest.raises(KeyboardInterrupt), BuildRun(cfg) as run:
-        run.start_encoder(["A cat sat."] * 3, stream_views=True)
+        run.start_encoder(["A cat sat."] * 3)
         worker = run.diagnostics_encoder()
         assert worker is not None and not exited(worker.pid)
         raise KeyboardInterrupt

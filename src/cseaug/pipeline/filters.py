@@ -8,24 +8,26 @@ what it loaded (the evaluation-set index, the sentence encoder) and frees it on 
 
 Example:
     >>> from cseaug.config import DiagnosticsConfig
-    >>> PatternOrderFilter.from_config(DiagnosticsConfig(pattern_filter="mer"), "storage/cache")
-    PatternOrderFilter('mer')
+    >>> PatternOrderFilter.from_config(DiagnosticsConfig(pattern_filter="mer"), "storage/cache").metric
+    'mer'
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import pyarrow as pa
 
 from cseaug.config import DiagnosticsConfig
-from cseaug.diagnostics.contamination import EvalIndex, contamination_filter, load_eval_index
+from cseaug.diagnostics.contamination import EvalIndex, contamination_filter
 from cseaug.diagnostics.patterns import pattern_order_filter
 from cseaug.encoders.base import Encoder
 from cseaug.step import Step, StepResult
 
 
+@dataclass(eq=False)  # a step is a resource: compared and hashed by identity
 class ContaminationFilter(Step):
     """Drops rows whose anchor (or, with ``any``, any view) is an evaluation sentence.
 
@@ -34,41 +36,27 @@ class ContaminationFilter(Step):
         fields: ``anchor`` or ``any``.
     """
 
+    index: EvalIndex
+    fields: Literal["anchor", "any"] = "any"
     name = "contamination"
-
-    def __init__(self, index: EvalIndex, fields: Literal["anchor", "any"] = "any") -> None:
-        self.index = index
-        self.fields = fields
-
-    @classmethod
-    def from_dir(
-        cls, eval_data_dir: str | Path, fields: Literal["anchor", "any"] = "any"
-    ) -> ContaminationFilter:
-        """A filter over the evaluation sets found in ``eval_data_dir`` (read now)."""
-        return cls(load_eval_index(eval_data_dir), fields)
 
     def __call__(self, rows: pa.Table) -> StepResult:
         return contamination_filter(rows, self.index, self.fields)
 
 
+@dataclass(eq=False)
 class PatternOrderFilter(Step):
     """Drops rows whose views break the order positive > intermediate > negative.
 
     Args:
         metric: ``mer``, ``cs`` or ``both``.
-        encoder: the sentence encoder (``cs`` and ``both``); the filter owns it and
+        encoder: the sentence encoder (``cs`` and ``both`` need it); the filter owns it and
             closes it.
     """
 
+    metric: Literal["mer", "cs", "both"]
+    encoder: Encoder | None = None
     name = "pattern_order"
-
-    def __init__(
-        self, metric: Literal["mer", "cs", "both"], encoder: Encoder | None = None
-    ) -> None:
-        if metric in ("cs", "both") and encoder is None:
-            raise ValueError(f"pattern_filter '{metric}' needs a sentence encoder")
-        self.metric = metric
-        self.encoder = encoder
 
     @classmethod
     def from_config(cls, diag: DiagnosticsConfig, cache_dir: str | Path) -> PatternOrderFilter:
@@ -79,8 +67,6 @@ class PatternOrderFilter(Step):
             cache_dir: the encoder's embedding cache (``<work_dir>/cache/embeddings``).
         """
         metric = diag.pattern_filter
-        if metric == "off":
-            raise ValueError("diagnostics.pattern_filter is 'off': there is no filter to make")
         encoder = None
         if metric in ("cs", "both"):
             from cseaug.encoders.loading import encoder_from_config
@@ -91,9 +77,6 @@ class PatternOrderFilter(Step):
                 diag.model_copy(update={"precision": "float32"}), cache_dir
             )
         return cls(metric, encoder)
-
-    def __repr__(self) -> str:
-        return f"PatternOrderFilter({self.metric!r})"
 
     def __call__(self, rows: pa.Table) -> StepResult:
         return pattern_order_filter(rows, self.metric, self.encoder)

@@ -1,12 +1,10 @@
 """Plan a build: load its steps, clean and sample the corpus, cut the sample into shards.
 
-The steps are made first, so that a model that cannot be loaded or an endpoint that is
-misconfigured stops the build before any work. The sample is cut into shards of
-``execution.shard_size`` sentences in the run store; the rest of the corpus (when
-``sample.include_other``) runs through the ``other`` rows' steps into the store too. The
-plan is a JSON file beside them; Prefect tasks pass its :class:`PlanRef`, which carries the
-validated config and what the LLM endpoints reported when they were probed, so that a
-worker process neither reads the YAML nor validates it, nor probes the endpoints again.
+The steps are made first, so that a model or endpoint that fails stops the build before
+any work. The sample is cut into shards of ``execution.shard_size`` sentences in the run
+store; the rest of the corpus (when ``sample.include_other``) runs through the ``other``
+rows' steps into the store too. The plan is a JSON file beside them; Prefect tasks pass its
+:class:`PlanRef`.
 
 Example:
     from cseaug.pipeline.run import BuildRun, PlanRef
@@ -36,21 +34,6 @@ CORPUS = "corpus"
 """Run-store stage folder of the corpus rejects and the other rows' filter rejects."""
 
 
-def anchors_to_embed(sample: pa.Table, cs_sample: int | None) -> list[str]:
-    """The sample's anchors when every one of them will be in the cosine-similarity pass
-    (the sample is no larger than ``cs_sample``), else none: which rows the pass draws is
-    decided on the published version. The views of finished shards are streamed to the
-    encoder on the same condition (:meth:`BuildRun.prefetch_views`).
-
-    Example:
-        >>> anchors_to_embed(pa.table({"sentence": ["a", "b"]}), 5), anchors_to_embed(pa.table({"sentence": ["a", "b"]}), 1)
-        (['a', 'b'], [])
-    """
-    if cs_sample is not None and sample.num_rows > cs_sample:
-        return []
-    return [str(text) for text in sample.column("sentence").to_pylist()]
-
-
 def plan_build(run: BuildRun) -> PlanRef:
     """Load the steps of ``run``, clean and sample the corpus, and write the shards of the sample.
 
@@ -72,9 +55,12 @@ def plan_build(run: BuildRun) -> PlanRef:
     for index in range(shards):
         store.write("input", index, prepared.sample.slice(index * size, size))
     if any(not store.exists("rows", index, VIEWS) for index in range(shards)):
-        # generation is ahead: the diagnostics encoder loads (and embeds the anchors) meanwhile
-        anchors = anchors_to_embed(prepared.sample, cfg.diagnostics.cs_sample)
-        run.start_encoder(anchors, stream_views=bool(anchors))
+        # generation is ahead: the diagnostics encoder loads meanwhile, and embeds the anchors
+        # when every one of them will be in the cosine-similarity pass (which rows a smaller
+        # pass draws is decided on the published version)
+        cs_sample = cfg.diagnostics.cs_sample
+        everyone = cs_sample is None or prepared.sample.num_rows <= cs_sample
+        run.start_encoder(prepared.sample.column("sentence").to_pylist() if everyone else [])
     other_steps = run.other_steps()
     filtered_rejects: list[pa.Table] = []
 
@@ -98,7 +84,6 @@ def plan_build(run: BuildRun) -> PlanRef:
         "stage": stage_manifest,
         "seconds": {"plan": round(time.perf_counter() - started, 3)},
     }
-    store.path.mkdir(parents=True, exist_ok=True)
     plan_text = json.dumps(scrub_data(plan), indent=2, default=str)
     Path(run.plan_path).write_text(plan_text, encoding="utf-8")
     return PlanRef(

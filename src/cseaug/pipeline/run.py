@@ -1,29 +1,13 @@
 """One build in this process: its config, its run store, and the steps it owns.
 
 A :class:`BuildRun` makes the steps of a build the first time they are needed (the plan
-asks first, so that a model that cannot be loaded or an endpoint that is misconfigured
-stops the build before any work) and closes every one of them when it is closed, whether
-the build succeeded or failed: use it as a context manager. Nothing is shared between
-runs, so shards of different runs, or runs in different processes, never touch each
-other's models.
-
-The steps of a build:
-
-* generated rows: ``[stage, quality, judge, *filters, mer]`` (the per-row checks of
-  :mod:`cseaug.quality.rows`, the LLM judge when ``quality.judge`` is set, then
-  contamination, then pattern order);
-* ``other`` rows (the rest of the corpus, and sample anchors whose views failed):
-  ``[contamination, mer]``.
-
-The build's LLM endpoints are probed once (by the preflight, which hands the run what they
-reported, or by the run itself when its steps are first made:
-:func:`~cseaug.pipeline.stages.probe_llms`); the plan carries what they reported to every
-other run of the build, which does not probe again.
-
-Prefect tasks pass the plan (:class:`PlanRef`: its path, counts, the validated config and
-what the LLM endpoints reported) and counts; an :class:`OpenRuns` the flow enters lets the
-tasks of that flow in its process use the run the plan task opened, and closes it when the
-flow leaves it.
+asks first, so that a model or endpoint that fails stops the build before any work) and
+closes every one of them when it is closed, whether the build succeeded or failed: use it as
+a context manager. Generated rows run ``[stage, quality, judge, *filters, mer]``, ``other``
+rows ``[contamination, mer]`` (docs/architecture.md, rules 3 and 5). The LLM endpoints are
+probed once per build (:func:`~cseaug.pipeline.stages.probe_llms`); the plan
+(:class:`PlanRef`) carries what they reported to every other run of the build, and an
+:class:`OpenRuns` lets the Prefect tasks of a flow share the run the plan task opened.
 
 Example:
     from cseaug.config import load_config
@@ -131,12 +115,10 @@ class BuildRun:
         self.plan_path = str(self.store.path / PLAN_FILE)
         self._served = served
         self._owned: list[Step] = []
-        self._stage: Step | None = None
+        self._view_steps: list[Step] = []
+        self._other_steps: list[Step] = []
         self._quality: RowChecks | None = None
         self._judge: Step | None = None
-        self._contamination: Step | None = None
-        self._pattern_order: Step | None = None
-        self._mer: Step | None = None
         self._encoder: EncoderWorker | None = None
         self._stream_views = False
         self._arrived: list[str] = []  # views streamed by the stage, not yet handed over
@@ -163,42 +145,16 @@ class BuildRun:
             self._served = probe_llms(self.cfg)
         return self._served
 
-    def confirm_served(self) -> None:
-        """Probe the build's LLM endpoints again (a shard got nothing but failures from them).
-
-        Raises:
-            BackendError: this process cannot reach an endpoint (or it no longer serves the
-                model): the probe's one-line error, naming the URL and the cause.
-        """
-        from cseaug.pipeline.stages import probe_llms
-
-        probe_llms(self.cfg)
-
     def __enter__(self) -> BuildRun:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @property
-    def stage(self) -> Step:
-        """The method's stage (made, with its models, on first use)."""
-        self._make_steps()
-        assert self._stage is not None
-        return self._stage
-
     def view_steps(self) -> list[Step]:
         """The steps of the sample's shards: ``[stage, quality, judge, *filters, mer]``."""
         self._make_steps()
-        steps = [
-            self._stage,
-            self._quality,
-            self._judge,
-            self._contamination,
-            self._pattern_order,
-            self._mer,
-        ]
-        return [step for step in steps if step is not None]
+        return self._view_steps
 
     def checked_rows(self, results: Sequence[StepResult]) -> pa.Table:
         """Of the results of :meth:`view_steps`, the rows the stage wrote and the per-row checks
@@ -209,19 +165,16 @@ class BuildRun:
     def other_steps(self) -> list[Step]:
         """The steps of ``other`` rows: ``[contamination, mer]`` (no stage, no pattern order)."""
         self._make_steps()
-        return [step for step in (self._contamination, self._mer) if step is not None]
+        return self._other_steps
 
-    def start_encoder(self, anchors: Sequence[str], *, stream_views: bool) -> None:
+    def start_encoder(self, anchors: Sequence[str]) -> None:
         """Start the diagnostics encoder in its worker process (:mod:`cseaug.encoders.worker`)
         and have it embed ``anchors`` while the LLM works, when the build needs it
         (:func:`loads_encoder`); the run closes it.
 
-        Args:
-            anchors: texts the cosine-similarity pass will need (the sample's anchors).
-            stream_views: every generated row will be in the pass, so the worker gets each
-                view as the stage writes it (an LLM stage: as its answer arrives, while the
-                shard's later requests are in flight) and, by :meth:`prefetch_views`, each
-                finished shard's views.
+        ``anchors`` are the sample's when every generated row will be in the cosine-similarity
+        pass: the worker then also gets each view as the stage writes it (an LLM stage: as its
+        answer arrives) and, by :meth:`prefetch_views`, each finished shard's views.
         """
         if self._closed:
             raise InputError(f"build run {self.store.path.name} is closed")
@@ -234,7 +187,7 @@ class BuildRun:
                 diagnostics, cache if diagnostics.embedding_cache else None
             )
             self._encoder.prefetch(anchors)
-            self._stream_views = stream_views
+            self._stream_views = bool(anchors)
 
     def prefetch_anchors(self, anchors: Sequence[str]) -> None:
         """Have the per-row checks work out what they need of a shard's ``anchors`` while its
@@ -272,7 +225,7 @@ class BuildRun:
         every shard was already finished), told that generation is over so it may take
         ``diagnostics.publish_threads``; None when the build needs no encoder."""
         if self._encoder is None:
-            self.start_encoder([], stream_views=False)
+            self.start_encoder([])
         if self._encoder is not None:
             self._encoder.generation_done()
         return self._encoder
@@ -289,8 +242,8 @@ class BuildRun:
         """Close every step made (last made first); the run cannot make steps again."""
         self._closed = True
         owned, self._owned = self._owned, []
-        self._stage = self._quality = self._judge = None
-        self._contamination = self._pattern_order = self._mer = None
+        self._view_steps, self._other_steps = [], []
+        self._quality = self._judge = None
         encoder, self._encoder = self._encoder, None
         try:
             close_all(owned)
@@ -305,8 +258,9 @@ class BuildRun:
     def _make_steps(self) -> None:
         if self._closed:
             raise InputError(f"build run {self.store.path.name} is closed")
-        if self._stage is not None:
+        if self._view_steps:
             return
+        from cseaug.diagnostics.contamination import load_eval_index
         from cseaug.pipeline.filters import ContaminationFilter, PatternOrderFilter
         from cseaug.pipeline.mer import MERStep
         from cseaug.pipeline.stages import make_judge, make_stage
@@ -324,28 +278,25 @@ class BuildRun:
         judge = make_judge(self.cfg, self.served, spent_by=self.store.path.name)
         if judge is not None:
             self._judge = self._own(judge)
+        contamination: Step | None = None
+        pattern_order: Step | None = None
         if diag.remove_contaminated and diag.eval_data_dir:
-            self._contamination = self._own(
-                ContaminationFilter.from_dir(diag.eval_data_dir, diag.contamination_fields)
-            )
+            index = load_eval_index(diag.eval_data_dir)
+            contamination = self._own(ContaminationFilter(index, diag.contamination_fields))
         if diag.pattern_filter != "off":
             cache = self.cfg.work_dir / "cache" / "embeddings"
-            self._pattern_order = self._own(PatternOrderFilter.from_config(diag, cache))
-        self._mer = self._own(MERStep())
-        self._stage = stage
+            pattern_order = self._own(PatternOrderFilter.from_config(diag, cache))
+        mer = self._own(MERStep())
+        steps = (stage, self._quality, self._judge, contamination, pattern_order, mer)
+        self._view_steps = [step for step in steps if step is not None]
+        self._other_steps = [step for step in (contamination, mer) if step is not None]
 
 
 class OpenRuns:
-    """The build runs a flow opened, by plan path: how the Prefect tasks of one flow share
-    the steps the plan task loaded. The flow owns it: it enters it (``with OpenRuns() as
-    runs``) and passes it to its tasks, and leaving it closes every run still open, whether
-    the flow succeeded or failed.
-
-    The plan task opens a run (:meth:`open`), the shard and publish tasks :meth:`use` it.
-    A copy in another process is empty (:meth:`__reduce__`), so a task that runs in a
-    worker process of a Dask or Ray cluster gets a run of its own for the one call, closed
-    when the call ends.
-    """
+    """The build runs a flow opened, by plan path: the flow enters it and passes it to its
+    tasks; the plan task opens a run (:meth:`open`), the shard and publish tasks :meth:`use`
+    it, and leaving it closes every run still open (docs/architecture.md, rule 3). A copy in
+    another process (a Dask or Ray worker) is empty (:meth:`__reduce__`)."""
 
     def __init__(self) -> None:
         self._runs: dict[str, BuildRun] = {}

@@ -1,16 +1,12 @@
 """Generate one shard: the sample's anchors through ``[stage, quality, judge, *filters, mer]``.
 
-A shard already finished by an earlier attempt of the same build is not run again, and
-the LLM response cache means a crashed shard re-sends only what was never answered. A
-finished shard whose rejects hold transient LLM failures (connection, timeout, 429, 5xx,
-malformed body: ``detail.retryable``) or prompts the circuit breaker never sent
-(``circuit_open``) is run again: its answered prompts come from the cache, the failed ones
-are sent again.
-A shard whose LLM answered nothing but failures that a rerun retries has the build's
-endpoints probed again (:meth:`~cseaug.pipeline.run.BuildRun.confirm_served`): where this
-process cannot reach them (a cluster's worker cut off from the endpoint, a server that went
-away after the plan), the shard fails with the probe's one-line error instead of passing on
-nothing but failed requests.
+A shard already finished by an earlier attempt of the same build is not run again unless
+its rejects hold LLM failures a rerun retries (docs/llm-backends.md, "When the endpoint
+fails"); the response cache means only what was never answered is sent again. A shard whose
+LLM answered nothing but such failures has the build's endpoints probed again
+(:func:`~cseaug.pipeline.stages.probe_llms`), so that a process that cannot reach them (a
+cluster's worker cut off from the endpoint) fails with the probe's one-line error instead of
+passing on nothing but failed requests.
 Anchors whose views failed (in the stage or the per-row checks, :mod:`cseaug.quality.rows`)
 are in the rejects and, when ``sample.include_other``, are kept as ``other`` rows (they are
 still corpus sentences of the hybrid dataset), through the ``other`` rows' steps. Rows the
@@ -38,6 +34,7 @@ from cseaug.dataset.shards import RunStore, ShardKind
 from cseaug.llm.base import CIRCUIT_OPEN, MALFORMED
 from cseaug.llm.clean import LLM_ERROR
 from cseaug.pipeline.run import BuildRun
+from cseaug.pipeline.stages import probe_llms
 from cseaug.step import merged_results, run_steps
 
 VIEWS = "views"
@@ -51,10 +48,7 @@ class ShardOutcome:
     """Paths and counts of one finished shard (what a task returns instead of tables).
 
     ``stats`` has each step's statistics by step name; ``usage`` is generation's token usage,
-    ``judge_usage`` the LLM judge's (empty without one). ``llm`` counts what the LLM did for
-    the shard (:func:`llm_outcome`): ``generated`` rows, ``failed`` requests, requests
-    never sent because the circuit breaker was open (``circuit_open``), and how many of
-    those failures a rerun sends again (``retryable``); a publish gate reads it.
+    ``judge_usage`` the LLM judge's (empty without one); ``llm`` is :func:`llm_outcome`.
     """
 
     index: int
@@ -112,14 +106,14 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
     """
     store = run.store
     if store.exists("rows", index, VIEWS) and store.exists("rejects", index, VIEWS):
-        rows = _rows_in(store, "rows", index, VIEWS)
+        rows = rows_in(store, "rows", index, VIEWS)
         llm = llm_outcome(rows, store.read("rejects", index, VIEWS))
         if not llm["retryable"]:
             return ShardOutcome(
                 index=index,
                 rows=rows,
-                rejects=_rows_in(store, "rejects", index, VIEWS),
-                demoted=_rows_in(store, "rows", index, DEMOTED),  # written before the views
+                rejects=rows_in(store, "rejects", index, VIEWS),
+                demoted=rows_in(store, "rows", index, DEMOTED),  # written before the views
                 reused=True,
                 llm=llm,
             )
@@ -132,7 +126,7 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
     views = merged_results(steps, results, inputs)
     answered = llm_outcome(views.rows.num_rows, views.rejects)
     if answered["generated"] == 0 and answered["retryable"] > 0:
-        run.confirm_served()
+        probe_llms(run.cfg)  # the probe's one-line error where this process cannot reach one
     other_steps = run.other_steps()
     failed = (
         demoted_rows(inputs, run.checked_rows(results))
@@ -146,7 +140,6 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
     store.write("rows", index, views.rows, stage=VIEWS)
     run.prefetch_views(views.rows)  # those not streamed yet, embedded while later shards run
     after, judge_after = run.usage(), run.judge_usage()
-    rejects = pa.concat_tables([views.rejects, demoted.rejects])
     return ShardOutcome(
         index=index,
         rows=views.rows.num_rows,
@@ -156,10 +149,10 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
         judge_usage={key: judge_after[key] - judge_before.get(key, 0) for key in judge_after},
         stats=views.stats,
         seconds=round(time.perf_counter() - started, 3),
-        llm=llm_outcome(views.rows.num_rows, rejects),
+        llm=answered,  # the demoted rows' steps write no LLM rejects
     )
 
 
-def _rows_in(store: RunStore, kind: ShardKind, index: int, stage: str) -> int:
+def rows_in(store: RunStore, kind: ShardKind, index: int, stage: str | None = None) -> int:
     """Rows of one finished shard, from its Parquet footer."""
     return pq.ParquetFile(store.shard_path(kind, index, stage)).metadata.num_rows
