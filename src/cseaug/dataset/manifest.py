@@ -274,7 +274,7 @@ def measured_share(gate: Mapping[str, Any]) -> str:
 
 
 def describe_quality_gate(gate: Mapping[str, Any] | None) -> str:
-    """One line of the manifest's ``quality_gate`` (:func:`cseaug.pipeline.quality_gate.check_quality_gate`):
+    """One line of the manifest's ``quality_gate`` (:func:`cseaug.pipeline.gate.check_quality_gate`):
     what was checked and what share passed, or why nothing was.
 
     Example:

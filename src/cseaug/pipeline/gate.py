@@ -1,41 +1,57 @@
-"""The publish gate: a build whose stage filled too few of its sampled anchors publishes nothing.
+"""The publish gates: a build that generated too little, or whose views keep NGCSE's graded
+order too rarely, publishes nothing (docs/prefect.md, "After the shards: the publish gate";
+docs/quality.md, "The quality gate").
 
-A build against an endpoint that failed every request would otherwise publish the corpus
-as ``other`` rows with no generated views, exit 0 and move ``latest`` (issue 8, item 1).
-Before publishing, :func:`check_publish_gate` counts the anchors the stage was asked to
-fill (the plan's input shards) and those it could not fill: anchors with a reject of the
-stage itself (``llm_error``, ``circuit_open``, ``refusal``, ``no_verbal_root``, ...) that
-are not among the generated rows. Rows the filters dropped afterwards
-(``diagnostics``: contamination, pattern order) were generated: they count as filled.
+Both run before publishing; when one stops a build, the finished shards are forgotten
+(:func:`stop_publishing`; their inputs and the LLM response cache are kept), so that
+running the same command again generates them anew: every answer already received comes
+from the cache, and only what failed is sent again.
 
-For the LLM methods (NGCSE, SKICSE) the gate fails when the filled share is below
-``publish.min_generated_share`` (default 0.5) or none was filled; for OssCSE and
-Generate-CSE, whose own filters may legitimately drop many anchors (OssCSE's MER range),
-only when none was filled. ``0`` switches the gate off.
+**How much** (:func:`check_publish_gate`; issue 8, item 1): the anchors the stage was asked
+to fill (the plan's input shards) against those it could not fill: anchors with a reject of
+the stage itself (``llm_error``, ``circuit_open``, ``refusal``, ...) that are not among the
+generated rows; rows the filters dropped afterwards were generated. The LLM methods must
+fill ``publish.min_generated_share``; OssCSE and Generate-CSE, whose own filters may
+legitimately drop many anchors, only one.
 
-The quality gate, which judges what was generated rather than how much, is
-:mod:`cseaug.pipeline.quality_gate`; both forget the finished shards when they stop a build
-(:func:`forget_finished_shards`).
+**How well** (:func:`check_quality_gate`; issue 20, item 2): the share of generated rows
+whose views keep NGCSE's graded order (NGCSE, section "Pattern Simulation") in cosine
+similarity to the anchor (:mod:`cseaug.diagnostics.patterns`), measured with the build's
+diagnostics encoder on the rows the diagnostics measure, against ``publish.min_pattern_share``.
+SKICSE's and Generate-CSE's views have no graded order; OssCSE's negation is by construction
+closer to its anchor in words than its back-translation (OssCSE, section 3, Example 1): for
+them the gate records why it did not apply.
 
 Example:
     >>> GateCount(attempted=40, failed=40, reasons={"llm_error": 40}).share
     0.0
+    >>> NOT_ORDERED["ski"]
+    "SKICSE's knowledge view has no graded order"
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import math
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cseaug.config import LLM_METHODS
+from cseaug.dataset.manifest import measured_share
+from cseaug.diagnostics.patterns import REJECT_REASON, REJECT_STAGE, OrderSample, sample_order
+from cseaug.diagnostics.views import ORDER_VIEWS
 from cseaug.errors import PublishGateError
 from cseaug.pipeline.run import BuildRun
-from cseaug.pipeline.shard import VIEWS
+from cseaug.pipeline.shard import VIEWS, rows_in
 
-FILTER_STAGE = "diagnostics"
-"""Stage name of the rejects the row filters write: rows that were generated, then dropped."""
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -58,22 +74,19 @@ class GateCount:
 def count_generated(run: BuildRun, shards: int) -> GateCount:
     """Count attempted and unfilled anchors from the run store's finished shards."""
     store = run.store
-    attempted = sum(
-        pq.ParquetFile(store.shard_path("input", i)).metadata.num_rows for i in range(shards)
+    generated = set(pq.read_table(store.paths("rows", VIEWS), columns=["id"])["id"].to_pylist())
+    # the filters' rejects (contamination, pattern order) were generated, then dropped
+    stage_rejects = pq.read_table(
+        store.paths("rejects", VIEWS),
+        columns=["id", "reason"],
+        filters=[("stage", "!=", REJECT_STAGE)],
     )
-    generated_ids: set[str] = set()
-    for path in store.paths("rows", VIEWS):
-        generated_ids.update(pq.read_table(path, columns=["id"]).column("id").to_pylist())
-    failed_ids: set[str] = set()
-    reasons: Counter[str] = Counter()
-    for path in store.paths("rejects", VIEWS):
-        rejects = pq.read_table(path, columns=["id", "stage", "reason"]).to_pylist()
-        for reject in rejects:
-            if reject["stage"] == FILTER_STAGE or reject["id"] in generated_ids:
-                continue
-            failed_ids.add(reject["id"])
-            reasons[reject["reason"]] += 1
-    return GateCount(attempted=attempted, failed=len(failed_ids), reasons=dict(reasons))
+    unfilled = [reject for reject in stage_rejects.to_pylist() if reject["id"] not in generated]
+    return GateCount(
+        attempted=sum(rows_in(store, "input", index) for index in range(shards)),
+        failed=len({reject["id"] for reject in unfilled}),
+        reasons=dict(Counter(reject["reason"] for reject in unfilled)),
+    )
 
 
 def gate_problem(count: GateCount, minimum: float, llm_method: bool) -> str | None:
@@ -99,29 +112,210 @@ def gate_problem(count: GateCount, minimum: float, llm_method: bool) -> str | No
     )
 
 
-def forget_finished_shards(run: BuildRun) -> None:
-    """Delete the views shards (a shard counts as finished by them); inputs and caches stay."""
+def stop_publishing(run: BuildRun, problem: str) -> NoReturn:
+    """Forget the finished shards (their views; inputs and caches stay) and raise
+    :class:`PublishGateError`: ``<dataset>: nothing published: <problem>``."""
     for path in run.store.paths("rows", VIEWS):
         path.unlink(missing_ok=True)
+    raise PublishGateError(f"{run.cfg.dataset_name}: nothing published: {problem}")
 
 
 def check_publish_gate(run: BuildRun, shards: int) -> GateCount:
-    """Raise :class:`PublishGateError` when the build generated too little (see the module docstring).
-
-    On failure the finished shards are forgotten (their inputs and the LLM response cache are
-    kept), so that running the same command again generates them anew: every answer already
-    received comes from the cache, and only what failed is sent again.
-    """
+    """Raise :class:`PublishGateError` when the build generated too little (see the module
+    docstring)."""
     count = count_generated(run, shards)
     problem = gate_problem(
         count, run.cfg.publish.min_generated_share, run.cfg.method in LLM_METHODS
     )
     if problem is None:
         return count
-    forget_finished_shards(run)
-    raise PublishGateError(
-        f"{run.cfg.dataset_name}: nothing published: {problem}. Fix the cause (see the rejects' "
+    stop_publishing(
+        run,
+        f"{problem}. Fix the cause (see the rejects' "
         "reasons: an unreachable endpoint, a wrong model) and run the same command again: "
         "answers already received are reused and only the failed requests are sent; "
-        "`--set publish.min_generated_share=0` publishes anyway"
+        "`--set publish.min_generated_share=0` publishes anyway",
+    )
+
+
+ORDERED_METHODS: dict[str, str] = {
+    "sts": "positive > intermediate > negative",
+    "nli": "entailment (positive) > contradiction (negative)",
+}
+"""The methods the quality gate checks, and the order of cosine similarity to the anchor."""
+NOT_ORDERED: dict[str, str] = {
+    "ski": "SKICSE's knowledge view has no graded order",
+    "generate_cse": "Generate-CSE's views have no graded order",
+    "osscse": "OssCSE's negation is closer to its anchor in words than its back-translation "
+    "by construction (OssCSE, section 3); its MER range filter checks the back-translation",
+}
+EXAMPLES = 5
+"""Rows out of order the gate's message shows."""
+FAILURES_FILE = "pattern_order_failures.jsonl"
+"""Every row out of order, written into the run store when the gate stops a build."""
+
+
+def filtered_out_of_order(run: BuildRun) -> list[dict[str, Any]]:
+    """The rows the opt-in pattern filter dropped (rejects ``diagnostics`` / ``pattern_order``)
+    as the failures file records them: ``id``, ``sentence`` and ``pattern_filter``, what the
+    filter measured (metric -> view -> value, the reject's ``detail``)."""
+    rejects = pq.read_table(
+        run.store.paths("rejects", VIEWS),
+        columns=["id", "sentence", "detail"],
+        filters=[("stage", "==", REJECT_STAGE), ("reason", "==", REJECT_REASON)],
+    )
+    return [
+        {"id": row["id"], "sentence": row["sentence"], "pattern_filter": json.loads(row["detail"])}
+        for row in rejects.to_pylist()
+    ]
+
+
+def pattern_record(
+    sample: OrderSample, filtered: int, minimum: float, method: str, encoder: str
+) -> dict[str, Any]:
+    """The quality gate's figures as the manifest records them (``quality_gate``).
+
+    The share is that of every generated row with two ordered views: the rows the pattern
+    filter dropped (``filtered``) count as out of order, so a filter cannot hide a model that
+    answers out of order. With a sample, the share of the sample is scaled by the share of
+    rows the filter kept, and so is its standard error.
+
+    Example:
+        >>> import numpy as np, pyarrow as pa
+        >>> sample = OrderSample(pa.table({"id": ["a", "b"]}), np.array([[0.9, np.nan, 0.1],
+        ...     [0.2, np.nan, 0.8]]), np.full((2, 3), np.nan), eligible=2)
+        >>> record = pattern_record(sample, 2, 0.7, "nli", "m")
+        >>> record["ordered_rows"], record["rows"], record["filtered_rows"], record["share"]
+        (1, 2, 2, 0.25)
+    """
+    cs, mer = sample.counts("cs"), sample.counts("mer")
+    population = sample.eligible + filtered
+    kept = sample.eligible / population if population else 1.0
+    measured = cs.ordered / cs.eligible if cs.eligible else 0.0
+    share = measured * kept if population else None
+    error = math.sqrt(measured * (1 - measured) / cs.eligible) if cs.eligible else 0.0
+    return {
+        "check": "pattern_order",
+        "checked": True,
+        "order": ORDERED_METHODS[method],
+        "encoder": encoder,
+        "eligible_rows": sample.eligible,
+        "rows": cs.eligible,
+        "sampled": cs.eligible < sample.eligible,
+        "ordered_rows": cs.ordered,
+        "filtered_rows": filtered,
+        "share": share,
+        "standard_error": None if share is None else round(error * kept, 4),
+        "mer_share": mer.ordered / mer.eligible if mer.eligible else None,
+        "min_pattern_share": minimum,
+        "passed": share is None or share >= minimum,
+    }
+
+
+def _short(text: str | None, limit: int = 70) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _example_lines(
+    sample: OrderSample, wrong: np.ndarray, filtered: list[dict[str, Any]]
+) -> list[str]:
+    """Up to :data:`EXAMPLES` rows out of order: measured ones first, then filtered ones."""
+    shown = wrong[:EXAMPLES]
+    rows = sample.rows.take(pa.array(shown, type=pa.int64())).to_pylist()
+    lines = []
+    for row, values in zip(rows, sample.cs[shown], strict=True):
+        views = [
+            f'{view} "{_short(row[view])}" (cs {value:.2f})'
+            for view, value in zip(ORDER_VIEWS, values, strict=True)
+            if row.get(view) is not None
+        ]
+        lines.append(f'"{_short(row["sentence"])}": ' + "; ".join(views))
+    for row in filtered[: EXAMPLES - len(lines)]:
+        measured = "; ".join(
+            f"{metric}: "
+            + ", ".join(f"{view} {value:.2f}" for view, value in views.items() if value is not None)
+            for metric, views in row["pattern_filter"].items()
+        )
+        lines.append(f'"{_short(row["sentence"])}": dropped by the pattern filter ({measured})')
+    return [f"  {number}. {line}" for number, line in enumerate(lines, 1)]
+
+
+def _write_failures(
+    path: Path, sample: OrderSample, wrong: np.ndarray, filtered: list[dict[str, Any]]
+) -> None:
+    """Every row out of order as JSON lines: measured rows with their views, cosine
+    similarities and MER; filtered rows with what the filter measured."""
+    rows = sample.rows.take(pa.array(wrong, type=pa.int64())).to_pylist()
+    with path.open("w", encoding="utf-8") as out:
+        for row, cs, mer in zip(rows, sample.cs[wrong], sample.mer[wrong], strict=True):
+            record = {key: row.get(key) for key in ("id", "sentence", *ORDER_VIEWS)}
+            for name, values in (("cs", cs), ("mer", mer)):
+                record[name] = {
+                    v: round(float(x), 4)
+                    for v, x in zip(ORDER_VIEWS, values, strict=True)
+                    if np.isfinite(x)
+                }
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        for row in filtered:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def _generated_rows(run: BuildRun) -> pa.Table:
+    """The generated rows of the run store: id, anchor, the order views and their MER."""
+    columns = ["id", "sentence", *ORDER_VIEWS, *(f"mer_{v}" for v in ORDER_VIEWS)]
+    return pq.read_table(run.store.paths("rows", VIEWS), columns=columns)
+
+
+def check_quality_gate(run: BuildRun) -> dict[str, Any]:
+    """Measure the generated rows' pattern order; raise :class:`PublishGateError` below the
+    threshold (see the module docstring).
+
+    The order is measured with the build's diagnostics encoder (its worker and embedding
+    cache) on the rows the diagnostics measure: every generated row, or a seeded sample of
+    ``diagnostics.cs_sample`` of them; rows ``diagnostics.pattern_filter`` dropped count as
+    out of order. ``diagnostics.enabled: false`` does not turn the gate off: the encoder is
+    loaded for it all the same; only ``publish.min_pattern_share: 0`` with diagnostics off
+    leaves the order unmeasured, and the record says so.
+
+    Returns:
+        The ``quality_gate`` record of the manifest.
+
+    Raises:
+        PublishGateError: the share is below ``publish.min_pattern_share``. The out-of-order
+            rows are written to ``<run store>/pattern_order_failures.jsonl`` and the finished
+            shards are forgotten: a rerun with a fixed model generates them anew (the same
+            model's answers come from the response cache, nothing is sent twice).
+    """
+    cfg = run.cfg
+    minimum = cfg.publish.min_pattern_share
+    if cfg.method not in ORDERED_METHODS:
+        return {"check": "pattern_order", "checked": False, "reason": NOT_ORDERED[cfg.method]}
+    encoder = run.diagnostics_encoder()
+    if encoder is None:
+        reason = "publish.min_pattern_share is 0 and diagnostics.enabled is false"
+        logger.warning("quality gate not run: %s", reason)
+        return {"check": "pattern_order", "checked": False, "reason": reason}
+    sample = sample_order(
+        _generated_rows(run), encoder, cfg.diagnostics.cs_sample, cfg.diagnostics.seed
+    )
+    filtered = filtered_out_of_order(run)
+    record = pattern_record(sample, len(filtered), minimum, cfg.method, encoder.name)
+    if record["passed"] or minimum == 0:
+        return record
+    wrong = np.flatnonzero(~sample.cs_ordered)
+    failures = run.store.path / FAILURES_FILE
+    _write_failures(failures, sample, wrong, filtered)
+    stop_publishing(
+        run,
+        f"{measured_share(record)} keep the order "
+        f"{record['order']} in cosine similarity to the anchor ({encoder.name}), below "
+        f"publish.min_pattern_share {minimum:.0%} (human-written data: 88-94%, "
+        "docs/quality.md); rows out of order, e.g.:\n"
+        + "\n".join(_example_lines(sample, wrong, filtered))
+        + f"\nAll {wrong.size + len(filtered):,} rows out of order: {failures}. Fix the model "
+        "(another llm.model, or llm.model_revision for new weights under the same name: "
+        "answers are cached per model and revision) and run the same command again, or "
+        "publish anyway with `--set publish.min_pattern_share=0` (answers already received "
+        "are reused).",
     )

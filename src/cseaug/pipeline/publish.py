@@ -16,24 +16,20 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
-
-import pyarrow as pa
 
 from cseaug import wallclock
 from cseaug.dataset.commit_remote import upload_exports
 from cseaug.dataset.manifest import build_manifest
 from cseaug.dataset.schema import SPLIT_OTHER
-from cseaug.dataset.shards import RunStore
 from cseaug.dataset.staging import publish_version
 from cseaug.errors import CseaugError, InputError, os_error_message
 from cseaug.llm.cache import build_spending
-from cseaug.pipeline.gate import check_publish_gate
+from cseaug.pipeline.gate import check_publish_gate, check_quality_gate
 from cseaug.pipeline.plan import CORPUS
-from cseaug.pipeline.quality_gate import check_quality_gate
 from cseaug.pipeline.run import BuildRun, read_plan
 from cseaug.pipeline.shard import DEMOTED, VIEWS, ShardOutcome
 from cseaug.quality.judge import judge_spent_by
@@ -92,17 +88,6 @@ class BuildSummary:
         return out
 
 
-def _rows(store: RunStore) -> Iterator[pa.RecordBatch]:
-    yield from store.iter_batches("rows", VIEWS)
-    yield from store.iter_batches("rows", DEMOTED)
-    yield from store.iter_batches("rows", SPLIT_OTHER)
-
-
-def _rejects(store: RunStore) -> Iterator[pa.RecordBatch]:
-    yield from store.iter_batches("rejects", CORPUS)
-    yield from store.iter_batches("rejects", VIEWS)
-
-
 def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     """Publish the finished shards of the run's plan as a new version and write its exports.
 
@@ -113,7 +98,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     Raises:
         InputError: a shard of the plan is not finished (nothing is published).
         PublishGateError: the stage filled too few anchors, or its views keep the method's
-            order too rarely (:mod:`cseaug.pipeline.gate`, :mod:`cseaug.pipeline.quality_gate`); nothing is published and the shards
+            order too rarely (:mod:`cseaug.pipeline.gate`); nothing is published and the shards
             are forgotten, so a rerun generates them.
     """
     from cseaug.dataset.export import write_configured_exports
@@ -181,8 +166,8 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         }
 
     published = publish_version(
-        _rows(store),
-        _rejects(store),
+        chain.from_iterable(store.iter_batches("rows", s) for s in (VIEWS, DEMOTED, SPLIT_OTHER)),
+        chain.from_iterable(store.iter_batches("rejects", s) for s in (CORPUS, VIEWS)),
         root=cfg.output.root,
         name=cfg.dataset_name,
         manifest=manifest,
