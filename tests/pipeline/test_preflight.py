@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from cseaug.cli import app
 from cseaug.config import load_config
-from cseaug.pipeline.preflight import preflight_problems
+from cseaug.pipeline.preflight import preflight
 from tests.fake_openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
             f"output.root={tmp_path / 'storage'}",
         ],
     )
-    problems = preflight_problems(cfg)
+    problems = preflight(cfg).problems
     assert len(problems) == 3, problems
     assert "corpus file not found" in problems[0]
     assert "no-sts12" in problems[1]
@@ -57,7 +57,7 @@ def test_a_wrong_column_is_named_before_any_work(tmp_path: Path, http_llm: list[
     corpus = tmp_path / "c.csv"
     corpus.write_text("sentence,label\nA cat sat.,1\n")
     cfg = load_config(DEMO, [f"corpus.path={corpus}", "corpus.text_column=text", *http_llm])
-    (problem,) = preflight_problems(cfg)
+    (problem,) = preflight(cfg).problems
     assert "corpus.text_column 'text' is not a column" in problem and "sentence, label" in problem
 
 
@@ -74,7 +74,7 @@ def test_an_unwritable_storage_root_is_named(
         os, "access", lambda p, mode: False if Path(p) == locked else real_access(p, mode)
     )
     cfg = load_config(DEMO, [*http_llm, f"output.root={locked / 'storage'}"])
-    (problem,) = preflight_problems(cfg)
+    (problem,) = preflight(cfg).problems
     assert problem.startswith("output.root") and "permission denied" in problem
 
 
@@ -196,13 +196,13 @@ def test_the_default_encoder_offline_without_a_copy_is_named_by_the_preflight(
 
     monkeypatch.setattr(minilm, "FALLBACK_PACKAGE", "cseaug_tests_no_packaged_minilm")
     cfg = load_config(DEMO, [*http_llm, f"output.root={tmp_path / 'storage'}"])
-    (problem,) = preflight_problems(cfg)
+    (problem,) = preflight(cfg).problems
     assert problem.startswith(
         f"diagnostics.encoder: the encoder {minilm.MINILM_ID}@{MINILM_REVISION[:12]} is not in "
         "the Hugging Face cache and the hub cannot be reached"
     )
     cached_hub_model(minilm.MINILM_ID, MINILM_REVISION)
-    assert preflight_problems(cfg) == []
+    assert preflight(cfg).problems == []
 
 
 def test_a_cached_default_encoder_costs_no_probe_of_the_hub(
@@ -223,7 +223,7 @@ def test_a_cached_default_encoder_costs_no_probe_of_the_hub(
     cached_hub_model(MINILM_ID, MINILM_REVISION)
     notes: list[str] = []
     cfg = load_config(DEMO, [*http_llm, f"output.root={tmp_path / 'storage'}"])
-    assert preflight_problems(cfg, say=notes.append) == [] and notes == []
+    assert preflight(cfg, say=notes.append).problems == [] and notes == []
     assert "HF_HUB_OFFLINE" not in os.environ
 
 
@@ -242,10 +242,10 @@ def test_the_pattern_filters_encoder_is_checked_with_the_diagnostics_off(
         ["diagnostics.pattern_filter=both", no_gate],
         ["diagnostics.pattern_filter=mer"],
     ):
-        (problem,) = preflight_problems(load_config(DEMO, [*base, *settings]))
+        (problem,) = preflight(load_config(DEMO, [*base, *settings])).problems
         assert problem.startswith("diagnostics.encoder: 'nobody/no-encoder' is not in")
     settings = ["diagnostics.pattern_filter=mer", no_gate]
-    assert preflight_problems(load_config(DEMO, [*base, *settings])) == []
+    assert preflight(load_config(DEMO, [*base, *settings])).problems == []
 
 
 def test_a_missing_evaluation_data_directory_is_named_before_any_work(
@@ -257,13 +257,13 @@ def test_a_missing_evaluation_data_directory_is_named_before_any_work(
     cfg = load_config(
         DEMO, [*http_llm, f"output.root={tmp_path / 's'}", f"diagnostics.eval_data_dir={missing}"]
     )
-    (problem,) = preflight_problems(cfg)
+    (problem,) = preflight(cfg).problems
     assert problem == f"evaluation data directory not found: {missing} (diagnostics.eval_data_dir)"
 
 
 def test_a_ready_config_passes(tmp_path: Path, http_llm: list[str]) -> None:
     cfg = load_config(DEMO, [*http_llm, f"output.root={tmp_path / 'storage'}"])
-    assert preflight_problems(cfg) == []
+    assert preflight(cfg).problems == []
 
 
 def test_a_sample_larger_than_the_corpus_warns_in_the_build_and_the_dry_run(
@@ -299,4 +299,4 @@ def test_an_api_model_is_not_looked_for_in_the_hub_cache(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-preflight")
     endpoint = [o for o in http_llm if not o.startswith("llm.backend=")]
     cfg = load_config(DEMO, [f"llm.backend={backend}", *endpoint, f"output.root={tmp_path / 's'}"])
-    assert preflight_problems(cfg) == []
+    assert preflight(cfg).problems == []

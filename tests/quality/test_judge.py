@@ -15,7 +15,7 @@ from cseaug.config import LLM_METHODS, RunConfig, config_fingerprint, load_confi
 from cseaug.dataset.schema import rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import TRANSIENT, ChatRequest, ChatResponse, LLMBackend, ProgressCallback
-from cseaug.pipeline.preflight import preflight_problems
+from cseaug.pipeline.preflight import preflight
 from cseaug.prompts import METHOD_PROMPTS, default_prompts_dir, load_prompt
 from cseaug.quality.judge import (
     LLMJudge,
@@ -326,10 +326,10 @@ def test_the_preflight_names_the_judges_missing_key_and_missing_prompt(tmp_path:
             f"output.root={tmp_path / 'storage'}",
         ]
         unset_key = "quality.judge={llm: {backend: openai, model: m, api_key_env: CSEAUG_UNSET_K}}"
-        problems = preflight_problems(load_config(DEMO, [*build_llm, unset_key]))
+        problems = preflight(load_config(DEMO, [*build_llm, unset_key])).problems
         assert len(problems) == 1 and problems[0].startswith("quality.judge.llm: ")
         assert "CSEAUG_UNSET_K" in problems[0]
 
         own_prompts = [*build_llm, "quality.judge={}", f"generation.prompts_dir={prompts}"]
-        [problem] = preflight_problems(load_config(DEMO, own_prompts))
+        [problem] = preflight(load_config(DEMO, own_prompts)).problems
         assert "prompt template 'judge_sts' not found" in problem

@@ -1,34 +1,18 @@
 """Preflight: everything a build needs, checked in seconds before any server, flow or work starts.
 
-``cseaug build`` and ``cseaug build --dry-run`` run the same checks (issue 11, items 1 and 2):
-the storage root can be written, the corpus opens with its columns, the prompts and the
-pattern source load, the LLM backend passes its own ``check()`` (API key, endpoint) or its
-model can be had (so does the LLM judge's, with its versioned prompt), the spaCy pipeline
-loads, every model the build loads can be had (a local directory, or in the Hugging Face
-cache when the hub is offline): the translation models, the VAEGPT-Sim generator, and the
-sentence encoder of the diagnostics and of the pattern filter (issue 22: a ``make setup``
-install offline has no all-MiniLM-L6-v2 at all, and heard it only at publish); so does the
-contamination check's ``diagnostics.eval_data_dir``. Every check
-runs even when an earlier one failed, so that one run reports every problem, one line each.
-
-The LLM endpoints are probed here, once each, and what they reported
-(:class:`~cseaug.pipeline.stages.ServedModels`, :attr:`Preflight.served`) is handed to the
-build, whose stages do not probe them again.
-
-The problems fall in two groups (:class:`Preflight`): the config's *inputs* (the corpus, the
-prompts, the pattern source), without which a dry run cannot count anything either, and
-what only a real build needs (a writable storage root, an API key and a reachable endpoint,
-models, the spaCy pipeline, the generator). A dry run stops on the first group only and
-lists the second as what a real build would still need, so it works offline and without an
-API key (issue 22).
-
-Models come from the hub only when the hub answers: when a hub model is needed, the hub is
-probed once (:func:`cseaug.hub.go_offline_unless_reachable`) and, unreachable, the process
-works offline from then on, so that no library retries.
+``cseaug build`` and ``cseaug build --dry-run`` run the same checks (issue 11, items 1 and 2;
+the list: docs/prefect.md, "Before the flow"); every check runs even when an earlier one failed, so that one run
+reports every problem, one line each. The LLM endpoints are probed here, once each, and what
+they reported (:attr:`Preflight.served`) is handed to the build, whose stages do not probe
+them again. The problems fall in two groups (:class:`Preflight`): the config's *inputs*,
+without which a dry run cannot count anything either, and what only a real build needs; a
+dry run stops on the first group only and lists the second, so it works offline and without
+an API key (issue 22). When a hub model is needed, the hub is probed once
+(:func:`cseaug.hub.go_offline_unless_reachable`).
 
 Example:
     from cseaug.config import load_config
-    preflight_problems(load_config("configs/demo.yaml"))  # []
+    preflight(load_config("configs/demo.yaml")).problems  # []
 """
 
 from __future__ import annotations
@@ -44,11 +28,12 @@ from cseaug.encoders.minilm import MINILM_ID, MINILM_NAMES, minilm_problem
 from cseaug.errors import CseaugError, PreflightError, os_error_message
 from cseaug.hub import cached_file, go_offline_unless_reachable, is_local_name, model_problem
 from cseaug.pipeline.run import loads_encoder
-from cseaug.pipeline.stages import ServedModels, probe_llm, served_models
+from cseaug.pipeline.stages import ServedModels, served_models
 from cseaug.roots import is_uri
 
-Check = Callable[[RunConfig], list[str]]
-"""A check: the problems it found (a check may also raise a CseaugError or an OSError)."""
+Check = Callable[[RunConfig], list[str] | None]
+"""A check: the problems it found, or None when it raises its one problem (a CseaugError or an
+OSError) or has none."""
 
 Probed = dict[str, dict[str, Any] | None]
 """What the LLM checks' probes reported, by section (``llm``, ``quality.judge.llm``)."""
@@ -72,15 +57,14 @@ def storage_root_problems(cfg: RunConfig) -> list[str]:
     return []
 
 
-def corpus_problems(cfg: RunConfig) -> list[str]:
+def corpus_problems(cfg: RunConfig) -> None:
     """The corpus opens: the file exists, its format is known, its columns are present."""
     from cseaug.readers.corpus import open_corpus
 
     open_corpus(cfg.corpus)
-    return []
 
 
-def prompt_problems(cfg: RunConfig) -> list[str]:
+def prompt_problems(cfg: RunConfig) -> None:
     """The method's prompt templates and (NGCSE) the pattern source's examples load."""
     from cseaug.prompts import load_method_prompts
 
@@ -89,44 +73,38 @@ def prompt_problems(cfg: RunConfig) -> list[str]:
         from cseaug.patterns import load_examples
 
         load_examples(cfg.patterns, cfg.method)  # type: ignore[arg-type]
-    return []
 
 
 def llm_problems(cfg: RunConfig, probed: Probed) -> list[str]:
-    """An API backend's probe (API key, endpoint), what it reported kept in ``probed``; a
-    local backend's model is among :func:`hub_models`."""
-    probed["llm"] = probe_llm(cfg.llm)
-    return []
+    """The probes (API key, endpoint) of the build's API LLM and of the judge's own
+    ``quality.judge.llm``, what they reported kept in ``probed`` (a local backend's model is
+    among :func:`hub_models`); the judge's problem names its section."""
+    from cseaug.llm.factory import probe_served
+
+    judge = cfg.quality.judge
+    sections = {"llm": cfg.llm, "quality.judge.llm": judge.llm if judge is not None else None}
+    problems = []
+    for section, llm in sections.items():
+        try:
+            probed[section] = probe_served(llm) if llm is not None else None
+        except CseaugError as exc:
+            problems.append(str(exc) if section == "llm" else f"{section}: {exc}")
+    return problems
 
 
-def judge_prompt_problems(cfg: RunConfig) -> list[str]:
+def judge_prompt_problems(cfg: RunConfig) -> None:
     """The LLM judge's prompt loads and declares its version."""
     from cseaug.prompts import load_prompt
     from cseaug.quality.judge import judge_prompt_name, prompt_version
 
     prompt_version(load_prompt(judge_prompt_name(cfg.method), cfg.generation.prompts_dir))
-    return []
 
 
-def judge_backend_problems(cfg: RunConfig, probed: Probed) -> list[str]:
-    """The LLM judge's own ``llm`` section (when it has one) passes its probe, as
-    :func:`llm_problems`."""
-    assert cfg.quality.judge is not None  # build_checks asks only then
-    if cfg.quality.judge.llm is None:
-        return []  # the build's llm section, checked by llm_problems
-    try:
-        probed["quality.judge.llm"] = probe_llm(cfg.quality.judge.llm)
-    except CseaugError as exc:
-        return [f"quality.judge.llm: {exc}"]
-    return []
-
-
-def spacy_problems(cfg: RunConfig) -> list[str]:
+def spacy_problems(cfg: RunConfig) -> None:
     """OssCSE's spaCy pipeline loads and annotates what negation reads."""
     from cseaug.augment.negation import load_pipeline
 
     load_pipeline(cfg.negation.spacy_model, cfg.negation.exclude)
-    return []
 
 
 def generator_problems(cfg: RunConfig) -> list[str]:
@@ -138,7 +116,7 @@ def generator_problems(cfg: RunConfig) -> list[str]:
     return [f"generate_cse.generator: {problem}"] if problem else []
 
 
-def eval_data_problems(cfg: RunConfig) -> list[str]:
+def eval_data_problems(cfg: RunConfig) -> None:
     """``diagnostics.eval_data_dir`` is a directory (the contamination check and filter
     read it: the diagnostics at publish, the filter at the plan)."""
     from cseaug.diagnostics.contamination import eval_set_readers
@@ -146,7 +124,6 @@ def eval_data_problems(cfg: RunConfig) -> list[str]:
     diag = cfg.diagnostics
     if diag.eval_data_dir and (diag.enabled or diag.remove_contaminated):
         eval_set_readers(diag.eval_data_dir)  # finds the sets' files; reads none
-    return []
 
 
 def hub_models(cfg: RunConfig) -> list[tuple[str, str]]:
@@ -221,8 +198,6 @@ def build_checks(cfg: RunConfig, say: Callable[[str], None], probed: Probed) -> 
     checks: list[Check] = [storage_root_problems, eval_data_problems]
     if cfg.method in LLM_METHODS:
         checks.append(lambda c: llm_problems(c, probed))
-        if cfg.quality.judge is not None:
-            checks.append(lambda c: judge_backend_problems(c, probed))
     if cfg.method == "osscse":
         checks.append(spacy_problems)
     if cfg.method == "generate_cse":
@@ -252,7 +227,7 @@ def run_checks(cfg: RunConfig, checks: list[Check]) -> list[str]:
     problems: list[str] = []
     for check in checks:
         try:
-            problems += check(cfg)
+            problems += check(cfg) or []
         except CseaugError as exc:
             problems.append(str(exc))
         except OSError as exc:
@@ -269,11 +244,6 @@ def preflight(cfg: RunConfig, say: Callable[[str], None] = print) -> Preflight:
     return Preflight(inputs=inputs, build_needs=build_needs, served=served)
 
 
-def preflight_problems(cfg: RunConfig, say: Callable[[str], None] = print) -> list[str]:
-    """Every problem of ``cfg``, one line each (none: ready to build)."""
-    return preflight(cfg, say).problems
-
-
 def check_before_build(
     cfg: RunConfig, say: Callable[[str], None] = print, *, dry_run: bool = False
 ) -> Preflight:
@@ -282,10 +252,8 @@ def check_before_build(
     empty for a build) and what the LLM endpoints reported, which the build is given.
     """
     found = preflight(cfg, say)
-    if dry_run:
-        if found.inputs:
-            raise PreflightError(found.inputs, "the dry run")
-        return found
-    if found.problems:
+    if dry_run and found.inputs:
+        raise PreflightError(found.inputs, "the dry run")
+    if not dry_run and found.problems:
         raise PreflightError(found.problems)
     return found

@@ -6,11 +6,10 @@ that the build never knows which paper, model or backend is behind its stage. Fa
 import their heavy dependencies lazily: choosing the ``sts`` method never imports spaCy or
 torch. Whatever a factory loaded before it failed is closed again.
 
-The LLM endpoints of a build are probed once (:func:`probe_llms`: by the preflight, or by the
-plan step of a build that had none); what they reported (:class:`ServedModels`) goes down
-with the plan to every stage and judge of the build, in this process or a cluster's worker,
-which do not probe again: it is part of the backend identity that the response cache keys
-and the manifest's ``model.llm`` record (docs/llm-backends.md, "What identifies a model").
+The LLM endpoints of a build are probed once (:func:`probe_llms`); what they reported
+(:class:`ServedModels`) goes down with the plan to every stage and judge of the build, which
+do not probe again: it is part of the backend identity (docs/llm-backends.md, "What
+identifies a model").
 
 Example:
     >>> from cseaug.config import RunConfig
@@ -25,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cseaug.config import LLM_METHODS, LLMConfig, RunConfig
+from cseaug.config import LLM_METHODS, RunConfig
 from cseaug.step import Step
 
 if TYPE_CHECKING:
@@ -50,29 +49,21 @@ class ServedModels:
     judge: dict[str, Any] | None = None
 
 
-def probe_llm(llm: LLMConfig | None) -> dict[str, Any] | None:
-    """:func:`~cseaug.llm.factory.probe_served` of ``llm`` (None: no LLM, nothing probed).
+def probe_llms(cfg: RunConfig) -> ServedModels:
+    """Probe the endpoint of each API LLM of ``cfg`` once
+    (:func:`~cseaug.llm.factory.probe_served`): the build's ``llm`` and the judge's own
+    ``quality.judge.llm``.
 
     Raises:
-        BackendError: the API key is missing or the endpoint cannot answer for the model.
+        BackendError: the API key is missing or an endpoint cannot answer for its model (the
+            first LLM that fails).
     """
-    if llm is None:
-        return None
     from cseaug.llm.factory import probe_served
 
-    return probe_served(llm)
-
-
-def probe_llms(cfg: RunConfig) -> ServedModels:
-    """Probe the endpoint of each API LLM of ``cfg`` once: the build's ``llm`` and the judge's
-    own ``quality.judge.llm``.
-
-    Raises:
-        BackendError: as :func:`probe_llm`, for the first LLM that fails.
-    """
-    llm = probe_llm(cfg.llm if cfg.method in LLM_METHODS else None)
-    own_judge = cfg.quality.judge.llm if cfg.quality.judge is not None else None
-    return served_models(cfg, llm, probe_llm(own_judge))
+    judge = cfg.quality.judge
+    llm = probe_served(cfg.llm) if cfg.method in LLM_METHODS and cfg.llm is not None else None
+    own_judge = probe_served(judge.llm) if judge is not None and judge.llm is not None else None
+    return served_models(cfg, llm, own_judge)
 
 
 def served_models(
@@ -108,9 +99,7 @@ def make_stage(cfg: RunConfig, served: ServedModels, spent_by: str | None = None
     return on_checked_backend(backend, lambda checked: make_llm_stage(cfg, checked))
 
 
-def make_judge(
-    cfg: RunConfig, served: ServedModels, spent_by: str | None = None
-) -> LLMJudge | None:
+def make_judge(cfg: RunConfig, served: ServedModels, spent_by: str) -> LLMJudge | None:
     """The LLM judge of ``quality.judge`` on its own backend (``quality.judge.llm``, else the
     build's ``llm``; checked now, given what its endpoint reported: ``served.judge``), or
     None when the config has no judge.
@@ -128,8 +117,7 @@ def make_judge(
     from cseaug.llm.factory import make_backend
     from cseaug.quality.judge import LLMJudge, judge_spent_by
 
-    payer = judge_spent_by(spent_by) if spent_by is not None else None
-    backend = make_backend(llm, cfg.cache_path, payer, served.judge)
+    backend = make_backend(llm, cfg.cache_path, judge_spent_by(spent_by), served.judge)
     return on_checked_backend(backend, lambda checked: LLMJudge.from_config(cfg, checked))
 
 
