@@ -2,22 +2,11 @@
 
 The real stage is built with a :class:`RecordingBackend` in place of the LLM: it keeps
 every request and answers with the answer the response cache already holds for it, else
-with a stand-in (the input sentence's words reversed plus one word, which passes the answer
-checks), so second-round requests (``generation.derive_from: positive``) are counted too,
-with a positive not yet written approximated by the input. Nothing is sent, nothing is
-published, and the run store is not touched. The cache is read only where the backend's
-identity can be had (:func:`cache_identity`: an API backend's from what the preflight's probe
-reported, else asked of its endpoint), since a dry run works without an API key and offline
-(issue 22). On the paid APIs (``openai``, ``openai-batch``)
-the estimate is priced for the online and the Batch API
-(:func:`cseaug.llm.estimate.api_costs`). With ``quality.judge`` the judge runs on a recorder
-of its own over the rows the stage filled (one request per row), and its requests, cache
-hits, tokens and price are the ``judge_*`` entries.
-
-When the LLM runs in this process on a GPU (``vllm``; ``transformers`` on ``cuda``, or on
-``auto`` where a GPU is visible; ``auto`` resolved here), the estimate ends with a GPU plan:
-the expected wall time from a measured throughput of the engine and model size, or a bound
-labelled as an estimate where nothing was measured (:mod:`cseaug.llm.throughput`).
+with a stand-in that passes the answer checks, so second-round requests
+(``generation.derive_from: positive``) are counted too. Nothing is sent, nothing is
+published, and the run store is not touched. With ``quality.judge`` the judge runs on a
+recorder of its own over the rows the stage filled: the ``judge_*`` entries. The prices and
+the GPU plan: docs/llm-backends.md, "Dry-run estimate".
 
 Example:
     from cseaug.config import load_config
@@ -79,38 +68,34 @@ def stand_in(request: ChatRequest) -> str:
 
 def priced(found: Estimate, llm: LLMConfig) -> dict[str, Any]:
     """Requests, cache hits and tokens of ``found``, and their price on the paid APIs."""
-    out: dict[str, Any] = {
-        "requests": found.requests,
-        "cached": found.cached,
-        "to_send": found.to_send,
-        "prompt_tokens": found.prompt_tokens,
-        "max_completion_tokens": found.max_completion_tokens,
-    }
+    counted = ("requests", "cached", "to_send", "prompt_tokens", "max_completion_tokens")
+    out: dict[str, Any] = {name: getattr(found, name) for name in counted}
     if resolve_backend(llm.backend) in PRICED_BACKENDS:
         out.update(api_costs(found, llm.price))
     return out
 
 
-def cache_identity(
+def recorder_for(
     llm: LLMConfig, cache_path: Path, served: dict[str, Any] | None
-) -> tuple[dict[str, Any] | None, str | None]:
-    """The identity under which the response cache holds ``llm``'s answers, and why it cannot
-    be had when it cannot: an API backend's identity holds what its endpoint reports about the
-    model (``served``, from the preflight's probe; asked of the endpoint when the probe had
-    nothing), and a dry run must work without a key or a reachable endpoint (issue 22; the
-    preflight lists those among what a real build would still need).
+) -> tuple[RecordingBackend, str | None]:
+    """A recorder that answers from the response cache under ``llm``'s identity, and why the
+    cache cannot be read when it cannot: an API backend's identity holds what its endpoint
+    reports about the model (``served``, from the preflight's probe; asked of the endpoint when
+    the probe had nothing), and a dry run must work without a key or a reachable endpoint
+    (issue 22; the preflight lists those among what a real build would still need).
 
     Returns:
-        ``(identity, None)``; ``(None, None)`` without a cache file (nothing to find); or
-        ``(None, reason)``: every request is then counted as to send.
+        ``(recorder, None)`` (without a cache file, a recorder of stand-ins only); or
+        ``(recorder of stand-ins, reason)``: every request is then counted as to send.
     """
     if not cache_path.is_file():
-        return None, None
+        return RecordingBackend(), None
     backend = make_backend(llm, None, served=served)
     try:
-        return backend.identity(), None
+        return RecordingBackend(backend.identity(), cache_path), None
     except BackendError:
-        return None, "not read (the endpoint is needed to match its answers): every request counted"
+        reason = "not read (the endpoint is needed to match its answers): every request counted"
+        return RecordingBackend(), reason
     finally:
         backend.close()
 
@@ -133,8 +118,7 @@ def estimate_build(cfg: RunConfig, served: ServedModels | None = None) -> dict[s
         out["llm_requests"] = 0
         return out
     served = served or ServedModels()
-    identity, unread = cache_identity(cfg.llm, cfg.cache_path, served.llm)
-    recorder = RecordingBackend(identity, cfg.cache_path)
+    recorder, unread = recorder_for(cfg.llm, cfg.cache_path, served.llm)
     stage = make_llm_stage(cfg, recorder)
     generated = stage(prepared.sample).rows
     found = estimate(recorder.requests, cfg.llm, recorder.cached)
@@ -146,8 +130,7 @@ def estimate_build(cfg: RunConfig, served: ServedModels | None = None) -> dict[s
     if judge_llm is not None:  # one request per generated row, counted and priced apart
         from cseaug.quality.judge import LLMJudge
 
-        judge_identity, unread = cache_identity(judge_llm, cfg.cache_path, served.judge)
-        judge_recorder = RecordingBackend(judge_identity, cfg.cache_path)
+        judge_recorder, unread = recorder_for(judge_llm, cfg.cache_path, served.judge)
         LLMJudge.from_config(cfg, judge_recorder)(generated)
         judged = estimate(judge_recorder.requests, judge_llm, judge_recorder.cached)
         out.update({f"judge_{key}": value for key, value in priced(judged, judge_llm).items()})

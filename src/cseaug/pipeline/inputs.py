@@ -1,14 +1,9 @@
 """The fingerprints of every input a build reads besides its config (issue 8, item 3).
 
 The run store of a build (its finished shards, reused by a rerun) is named by the config's
-fingerprint *and* these: the corpus files' sha256, the pattern source's files, the prompt
-templates (the LLM judge's too), the VAEGPT-Sim generator's files and each translation
-model's identity. A file replaced under the same name changes its fingerprint, so a rebuild
-never reuses shards made from the old one.
-
-A model's identity is the sha256 of its files when it is a local directory, or its hub name
-and the revision in the local Hugging Face cache (``"not cached"`` before its first
-download). The LLM's identity is the response cache's business (:mod:`cseaug.llm.cache`).
+fingerprint *and* these, so that a rebuild never reuses shards made from an input replaced
+under the same name (docs/prefect.md, "Reuse of finished shards"). The LLM's identity is the
+response cache's business (:mod:`cseaug.llm.cache`).
 
 Example:
     >>> from cseaug.config import load_config
@@ -28,19 +23,12 @@ from cseaug.hub import cached_file, is_local_name
 NOT_CACHED = "not cached"
 
 
-def hub_revision(name: str) -> str:
-    """The commit of hub model ``name`` in the local Hugging Face cache, or :data:`NOT_CACHED`."""
-    found = cached_file(name)
-    if found is None:
-        return NOT_CACHED
-    return Path(found).parent.name  # <cache>/models--org--name/snapshots/<commit>/config.json
-
-
 def model_identity(name: str) -> dict[str, str]:
     """A local model directory's content sha256, or a hub model's name and cached revision."""
     if is_local_name(name):
         return {"path": name, "sha256": path_sha256(Path(name).expanduser())}
-    return {"hub": name, "revision": hub_revision(name)}
+    found = cached_file(name)  # <cache>/models--org--name/snapshots/<commit>/config.json
+    return {"hub": name, "revision": Path(found).parent.name if found else NOT_CACHED}
 
 
 def input_fingerprints(cfg: RunConfig) -> dict[str, Any]:
