@@ -67,7 +67,7 @@ def build_hybrid_dataset(
     if summary["diagnostics_dir"]:
         diagnostics_artifact_task(
             summary["diagnostics_dir"],
-            key=artifact_key(summary["dataset"], summary["version"]),
+            key=artifact_key("diagnostics", summary["dataset"], summary["version"]),
             title=f"{summary['dataset']}/{summary['version']}",
         )
     return summary

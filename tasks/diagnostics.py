@@ -20,14 +20,14 @@ from cseaug.secrets import scrub
 
 
 def artifact_key(*parts: str) -> str:
-    """A Prefect artifact key (lower-case letters, digits, dashes) from e.g. dataset and version.
+    """A Prefect artifact key (lower-case letters, digits, dashes) from e.g. kind, dataset and
+    version.
 
     Example:
-        >>> artifact_key("Wiki.STS", "v0003")
+        >>> artifact_key("diagnostics", "Wiki.STS", "v0003")
         'diagnostics-wiki-sts-v0003'
     """
-    slug = re.sub(r"[^a-z0-9]+", "-", "-".join(("diagnostics", *parts)).lower())
-    return slug.strip("-")
+    return re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
 
 
 @task(name="diagnostics-artifact")

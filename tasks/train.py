@@ -8,7 +8,6 @@ scores, and the steps where progress bars are off) go to the task's run logger.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from cseaug.trainer.card import scores_markdown
 from cseaug.trainer.config import TrainConfig
 from cseaug.trainer.seeds import SEEDS_MARKDOWN, train_seeds
 from cseaug.trainer.train import default_model_dir, train_encoder
+from cseaug_prefect.tasks.diagnostics import artifact_key
 
 
 @task(name="train-encoder")
@@ -51,17 +51,6 @@ def train_encoder_task(
     return result
 
 
-def scores_key(record: dict[str, Any]) -> str:
-    """The artifact key of a run's scores: ``scores-<dataset>-<version>-<objective>``.
-
-    Example:
-        >>> scores_key({"dataset": "Wiki.STS/v0003", "objective": "ngcse"})
-        'scores-wiki-sts-v0003-ngcse'
-    """
-    text = f"scores-{record['dataset']}-{record['objective']}".lower()
-    return re.sub(r"[^a-z0-9]+", "-", text).strip("-")
-
-
 @task(name="scores-artifact")
 def scores_artifact_task(result: dict[str, Any]) -> None:
     """The Spearman tables of the run as a markdown artifact of the flow run (with several
@@ -72,6 +61,5 @@ def scores_artifact_task(result: dict[str, Any]) -> None:
     else:
         where = str(Path(record["model_dir"]).parent)
         markdown = (Path(where) / SEEDS_MARKDOWN).read_text(encoding="utf-8")
-    create_markdown_artifact(
-        markdown=markdown, key=scores_key(record), description=f"STS scores of {where}"
-    )
+    key = artifact_key("scores", record["dataset"], record["objective"])
+    create_markdown_artifact(markdown=markdown, key=key, description=f"STS scores of {where}")

@@ -30,8 +30,8 @@ def diagnostics_dir(tmp_path: Path) -> Path:
 def test_artifact_key_is_a_valid_prefect_key():
     from cseaug_prefect.tasks.diagnostics import artifact_key
 
-    assert artifact_key("Wiki.STS", "v0003") == "diagnostics-wiki-sts-v0003"
-    assert artifact_key("__x__") == "diagnostics-x"
+    assert artifact_key("diagnostics", "Wiki.STS", "v0003") == "diagnostics-wiki-sts-v0003"
+    assert artifact_key("diagnostics", "__x__") == "diagnostics-x"
 
 
 def test_task_body_publishes_inlined_plots_and_returns_paths(diagnostics_dir, monkeypatch):
