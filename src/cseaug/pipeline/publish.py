@@ -82,10 +82,7 @@ class BuildSummary:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able (what the Prefect task returns)."""
-        out = asdict(self)
-        out["version_dir"] = str(self.version_dir)
-        out["message"] = self.message
-        return out
+        return {**asdict(self), "version_dir": str(self.version_dir), "message": self.message}
 
 
 def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
