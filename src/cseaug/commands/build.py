@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -151,15 +153,22 @@ def run_build_command(cfg: RunConfig, *, dry_run: bool) -> None:
 
         print_estimate(estimate_build(cfg, found.served), found.build_needs)
         return
-    # Prefect's temporary server starts on the other core while the flow is imported (issue 14)
-    server = temporary_server() if cfg.execution.runner.kind == "local" else None
-    from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
+    with importing_the_flow(start_server=cfg.execution.runner.kind == "local"):
+        from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
+    print_summary(build_hybrid_dataset(config=cfg, served=found.served))
 
+
+@contextmanager
+def importing_the_flow(start_server: bool = True) -> Iterator[None]:
+    """Around a flow's import: Prefect's temporary server (:func:`temporary_server`) starts
+    on the other core meanwhile (issue 14), and is waited for after the hand-over's mark
+    (counted in ``prefect_start``, as Prefect's own start was)."""
+    server = temporary_server() if start_server else None
+    yield
     quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
     wallclock.mark(wallclock.FLOW_CALLED)
     if server is not None:
-        server.wait_until_ready()  # counted in prefect_start, as Prefect's own start was
-    print_summary(build_hybrid_dataset(config=cfg, served=found.served))
+        server.wait_until_ready()
 
 
 def kept_for_rerun(cfg: RunConfig) -> str | None:

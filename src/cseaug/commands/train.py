@@ -14,8 +14,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from cseaug.commands.build import say, temporary_server
-from cseaug.commands.quiet_logs import quiet_expected_tracebacks
+from cseaug.commands.build import importing_the_flow, say
+from cseaug.commands.options import RootOption
 from cseaug.commands.stopping import one_line_on_stop
 from cseaug.dataset import versions
 from cseaug.errors import ConfigError
@@ -66,13 +66,7 @@ def train_encoder_command(
         list[str] | None,
         typer.Option("--set", "-s", help="Override a config value: key.path=value (repeatable)."),
     ] = None,
-    root: Annotated[
-        str,
-        typer.Option(
-            help="Output root holding datasets/ (output.root of the build): a directory or an "
-            "fsspec URI such as s3://bucket/prefix."
-        ),
-    ] = "storage",
+    root: RootOption = "storage",
     out: Annotated[
         Path | None,
         typer.Option(
@@ -102,13 +96,8 @@ def train_encoder_command(
         refuse_dataset_path(out, root, "--out")
     check_model(cfg.model)
     with one_line_on_stop(lambda: NOT_RESUMABLE):
-        server = temporary_server()  # as `cseaug build`: a Ctrl-C does not stop it first
-        from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
-
-        quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
-        if server is not None:
-            server.wait_until_ready()
-
+        with importing_the_flow():  # as `cseaug build`: a Ctrl-C does not stop the server first
+            from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
         result = train_sentence_encoder(
             version=str(version_dir), config=cfg, out=str(out) if out else None,
             root=str(root), seeds=seeds
