@@ -94,11 +94,6 @@ def read_sentences(path: Path, column: str) -> tuple[pa.Table, pa.Table]:
     return prepared.sample, prepared.rejects
 
 
-def rejects_path(output: Path, rejects: Path | None) -> Path:
-    """``--rejects`` or ``<output stem>.rejects<suffix>``."""
-    return rejects or output.with_name(f"{output.stem}.rejects{output.suffix}")
-
-
 def check_output(output: Path) -> None:
     """Refuse a result path with a suffix no writer knows, or inside a published version."""
     from cseaug.dataset.tables import check_table_path
@@ -107,10 +102,13 @@ def check_output(output: Path) -> None:
     refuse_dataset_path(output, None, "--output")
 
 
-def check_outputs(output: Path, rejects: Path | None) -> None:
-    """:func:`check_output`, and refuse a rejects path inside a published version."""
+def checked_outputs(output: Path, rejects: Path | None) -> Path:
+    """:func:`check_output`, and the rejects path, refused inside a published version:
+    ``--rejects`` or ``<output stem>.rejects<suffix>``."""
     check_output(output)
-    refuse_dataset_path(rejects_path(output, rejects), None, "--rejects")
+    rejects = rejects or output.with_name(f"{output.stem}.rejects{output.suffix}")
+    refuse_dataset_path(rejects, None, "--rejects")
+    return rejects
 
 
 def run_step(
@@ -118,7 +116,7 @@ def run_step(
     input: Path,
     column: str,
     output: Path,
-    rejects: Path | None,
+    rejects: Path,
     before: list[str],
     after: list[str],
 ) -> tuple[StepResult, int]:
@@ -145,7 +143,7 @@ def run_step(
         names=[*before, *result.details.column_names, *after],
     )
     write_table(table, output)
-    write_table(pa.concat_tables([corpus_rejects, result.rejects]), rejects_path(output, rejects))
+    write_table(pa.concat_tables([corpus_rejects, result.rejects]), rejects)
     return result, corpus_rejects.num_rows
 
 
@@ -175,7 +173,7 @@ def negate_command(
     """Negate sentences at their dependency root (OssCSE Step 1); refused ones go to rejects with a reason."""
     from cseaug.augment.negation import NegationStage, Negator
 
-    check_outputs(output, rejects)
+    rejects = checked_outputs(output, rejects)
     flags = {"spacy_model": model, "batch_size": batch_size, "n_process": n_process}
     cfg = section(NegationConfig, "negation", config, settings, flags)
     result, unreadable = run_step(
@@ -197,7 +195,7 @@ def negate_command(
         f"(share negated {stats['share_negated']:.1%}) with {cfg.spacy_model}; "
         f"{unreadable} input line(s) unreadable or empty"
     )
-    console.print(f"results: {output}\nrejects: {rejects_path(output, rejects)}")
+    console.print(f"results: {output}\nrejects: {rejects}")
 
 
 def chosen_pivots(
@@ -257,7 +255,7 @@ def backtranslate_command(
     """Back-translate sentences through pivot languages and keep a candidate by MER (OssCSE Step 2)."""
     from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
 
-    check_outputs(output, rejects)
+    rejects = checked_outputs(output, rejects)
 
     flags = {
         "mer_range": list(mer_range) if mer_range else None,
@@ -289,7 +287,7 @@ def backtranslate_command(
         f"MER within [{cfg.mer_range[0]}, {cfg.mer_range[1]}], prefer {cfg.prefer}); mean MER per pivot "
         + ", ".join(f"{p} {v}" for p, v in stats["mean_mer"].items())
     )
-    console.print(f"results: {output}\nrejects: {rejects_path(output, rejects)}")
+    console.print(f"results: {output}\nrejects: {rejects}")
 
 
 @app.command("mer")
