@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import SimpleNamespace
 
 import pytest
 
 from cseaug import batching
-from cseaug.batching import TokenBudget, kv_bytes_per_token, run_batches
+from cseaug.batching import SlotCost, TokenBudget, kv_bytes_per_token, run_batches
 from cseaug.errors import ConfigError
 
 torch = pytest.importorskip("torch")
@@ -59,23 +60,31 @@ def test_auto_on_a_gpu_budgets_half_the_free_memory(monkeypatch: pytest.MonkeyPa
         )
     # 221-token prompts + 32 new tokens: 2,314 would fit; the item cap holds it at 256
     order = list(range(3000))
-    assert len(next(budget.batches(order, [221] * 3000, lambda longest: longest + 32))) == 256
+    assert len(batches_of(budget, order, [221] * 3000, lambda longest: longest + 32)[0]) == 256
     # 1,000-token prompts + 256 new tokens: the memory holds 477
     tight = TokenBudget(slots=(32 * 2**30) // slot, max_items=1000)
-    assert len(next(tight.batches(order, [1000] * 3000, lambda longest: longest + 256))) == 477
+    assert len(batches_of(tight, order, [1000] * 3000, lambda longest: longest + 256)[0]) == 477
+
+
+def batches_of(
+    budget: TokenBudget, order: Sequence[int], lengths: list[int], slots: SlotCost
+) -> list[list[int]]:
+    """The batches :func:`run_batches` cuts ``order`` into within ``budget`` (work that never
+    runs out of memory)."""
+    return [batch for batch, _ in run_batches(order, lengths, slots, budget, len, "cpu")]
 
 
 def test_batches_are_cut_by_the_longest_item_and_never_empty() -> None:
     budget = TokenBudget(slots=100, max_items=3)
     lengths = [90, 40, 30, 20, 10, 10, 10, 10]
-    batches = list(budget.batches(range(8), lengths, lambda longest: longest))
+    batches = batches_of(budget, range(8), lengths, lambda longest: longest)
     assert batches == [[0], [1, 2], [3, 4, 5], [6, 7]]
     # unsorted input: a longer item later in the batch sets the cost of every item
-    assert list(budget.batches(range(4), [10, 40, 10, 10], lambda longest: longest)) == [
+    assert batches_of(budget, range(4), [10, 40, 10, 10], lambda longest: longest) == [
         [0, 1],
         [2, 3],
     ]
-    assert list(TokenBudget(None, 3).batches(range(5), [1] * 5, lambda n: n)) == [
+    assert batches_of(TokenBudget(None, 3), range(5), [1] * 5, lambda n: n) == [
         [0, 1, 2],
         [3, 4],
     ]

@@ -5,7 +5,8 @@ A batch of ``n`` items whose longest has ``L`` tokens costs ``n × slots(L)`` to
 
 Example:
     >>> budget = TokenBudget(slots=100, max_items=8)
-    >>> list(budget.batches([0, 1, 2, 3, 4], [30, 20, 20, 10, 10], lambda longest: longest + 10))
+    >>> cost = lambda longest: longest + 10
+    >>> [batch for batch, _ in run_batches(range(5), [30, 20, 20, 10, 10], cost, budget, len, "cpu")]
     [[0, 1], [2, 3, 4]]
 """
 
@@ -150,22 +151,6 @@ class TokenBudget:
             longest, count = longer, count + 1
         return count
 
-    def batches(
-        self, order: Sequence[int], lengths: Sequence[int], slots: SlotCost
-    ) -> Iterator[list[int]]:
-        """Consecutive batches of ``order`` within this budget.
-
-        Args:
-            order: item indices, usually longest first.
-            lengths: token length of every item (indexed by item).
-            slots: token slots of one item of a batch whose longest item has a given length.
-        """
-        start = 0
-        while start < len(order):
-            count = self.take(order, lengths, start, slots)
-            yield list(order[start : start + count])
-            start += count
-
 
 def is_out_of_memory(error: BaseException) -> bool:
     """Whether ``error`` is torch's out-of-memory error (CUDA or another accelerator)."""
@@ -188,9 +173,10 @@ def run_batches(
     batch's items (cut again, in halves) and to every later batch. A single item that runs
     out of memory raises the error: it cannot be split.
 
-    ``order``, ``lengths`` and ``slots`` are as in :meth:`TokenBudget.batches`; ``budget`` is
-    lowered in place; ``work`` runs one batch of item indices on ``device``, whose cache is
-    emptied after an out-of-memory. Yields (batch, result) pairs, in order.
+    ``order``: item indices, usually longest first; ``lengths``: the token length of every
+    item (indexed by item); ``slots``: :data:`SlotCost`. ``budget`` is lowered in place;
+    ``work`` runs one batch of item indices on ``device``, whose cache is emptied after an
+    out-of-memory. Yields (batch, result) pairs, in order.
     """
     start = 0
     while start < len(order):
