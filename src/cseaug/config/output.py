@@ -81,7 +81,7 @@ ExportLayout = Literal["auto", "pair", "triplet", "quadruplet", "hybrid"]
 class ExportConfig(StrictModel):
     """One export written after publishing (docs/dataset-contract.md, "Exports")."""
 
-    format: str = Field(
+    format: Annotated[str, AfterValidator(normalize_export_format)] = Field(
         description="simcse (CSV), ngcse (JSONL), sentence-transformers (Parquet; "
         "sentence_transformers is the same) or jsonl (every view of every row)."
     )
@@ -90,11 +90,6 @@ class ExportConfig(StrictModel):
         description="SimCSE / sentence-transformers layout; 'hybrid' (sentence-transformers) keeps "
         "every row: aigen rows with their views, the rest as (x, x) pairs.",
     )
-
-    @field_validator("format")
-    @classmethod
-    def _known_format(cls, fmt: str) -> str:
-        return normalize_export_format(fmt)
 
 
 class OutputConfig(StrictModel):
