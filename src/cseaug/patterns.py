@@ -219,7 +219,11 @@ def _read_source(cfg: PatternConfig, path: Path) -> tuple[pa.Table, list[str]]:
     return table, source_info(table)["files"]
 
 
-def _sts_candidates(table: pa.Table, cfg: PatternConfig) -> dict[str, list[Pair]]:
+Levels = dict[str, tuple[Pair, ...]]
+"""Level -> its drawn example pairs (:attr:`ExampleSet.levels`)."""
+
+
+def _sts_examples(table: pa.Table, cfg: PatternConfig) -> tuple[Levels, dict[str, int]]:
     low, high = cfg.intermediate_range
     if low > high:
         raise ConfigError(
@@ -237,12 +241,19 @@ def _sts_candidates(table: pa.Table, cfg: PatternConfig) -> dict[str, list[Pair]
             levels["intermediate"].append(pair)
         if score < cfg.negative_max_score:
             levels["negative"].append(pair)
-    return levels
+    candidates = {level: len(set(pairs)) for level, pairs in levels.items()}
+    short = {level: n for level, n in candidates.items() if n < cfg.k}
+    if short:
+        raise ConfigError(
+            f"pattern source {Path(cfg.path)} has too few candidates for level(s) "  # type: ignore[arg-type]
+            + ", ".join(f"'{level}' ({n} < k={cfg.k})" for level, n in short.items())
+            + f"; candidates per level: {candidates}. Widen the score thresholds or use another source."
+        )
+    drawn = {level: tuple(draw(pairs, cfg.k, cfg.seed)) for level, pairs in levels.items()}
+    return drawn, candidates  # type: ignore[return-value]
 
 
-def _nli_examples(
-    table: pa.Table, cfg: PatternConfig
-) -> tuple[dict[str, tuple[Pair, ...]], dict[str, int]]:
+def _nli_examples(table: pa.Table, cfg: PatternConfig) -> tuple[Levels, dict[str, int]]:
     triples = [
         (r["premise"], r["entailment"], r["contradiction"])
         for r in table.to_pylist()
@@ -262,21 +273,14 @@ def _nli_examples(
     return levels, {"positive": count, "negative": count}
 
 
-def _paper_examples(cfg: PatternConfig, kind: PatternKind) -> ExampleSet:
+def _paper_examples(cfg: PatternConfig, kind: PatternKind) -> tuple[Levels, dict[str, int]]:
     printed = PAPER_EXAMPLES[kind]
     if cfg.k > 3:
         raise ConfigError(
             f"patterns.source 'paper' prints 3 examples per level; patterns.k is {cfg.k}"
         )
-    return ExampleSet(
-        kind=kind,
-        levels={level: pairs[: cfg.k] for level, pairs in printed.items()},
-        source="paper",
-        path=None,
-        files={},
-        seed=cfg.seed,
-        candidates={level: len(pairs) for level, pairs in printed.items()},
-    )
+    levels = {level: pairs[: cfg.k] for level, pairs in printed.items()}
+    return levels, {level: len(pairs) for level, pairs in printed.items()}
 
 
 def load_examples(cfg: PatternConfig, kind: PatternKind) -> ExampleSet:
@@ -286,43 +290,28 @@ def load_examples(cfg: PatternConfig, kind: PatternKind) -> ExampleSet:
     Raises:
         ConfigError: the source does not fit ``kind``, its path is missing, or a level has
             fewer than ``k`` candidates (the message names the level and the counts).
-
-    Example:
-        from cseaug.config import PatternConfig
-        cfg = PatternConfig(source="sts12", path="data/sts12_train", seed=1)
-        examples = load_examples(cfg, "sts")
-        [len(examples.levels[level]) for level in STS_LEVELS]  # [3, 3, 3]
     """
     if kind not in LEVELS:
         raise ConfigError(f"pattern kind must be 'sts' or 'nli', got {kind!r}")
+    path, files = None, {}
     if cfg.source == "paper":
-        return _paper_examples(cfg, kind)
-    if SOURCE_KIND[cfg.source] != kind:
+        levels, candidates = _paper_examples(cfg, kind)
+    elif SOURCE_KIND[cfg.source] != kind:
         raise ConfigError(
             f"patterns.source '{cfg.source}' gives {SOURCE_KIND[cfg.source].upper()} examples, "
             f"but the method is '{kind}'"
         )
-    path = _source_path(cfg)
-    table, read = _read_source(cfg, path)
-    files = {f: file_sha256(f) for f in read}
-    if kind == "nli":
-        levels, candidates = _nli_examples(table, cfg)
     else:
-        pools = _sts_candidates(table, cfg)
-        candidates = {level: len(set(pairs)) for level, pairs in pools.items()}
-        short = {level: n for level, n in candidates.items() if n < cfg.k}
-        if short:
-            raise ConfigError(
-                f"pattern source {path} has too few candidates for level(s) "
-                + ", ".join(f"'{level}' ({n} < k={cfg.k})" for level, n in short.items())
-                + f"; candidates per level: {candidates}. Widen the score thresholds or use another source."
-            )
-        levels = {level: tuple(draw(pairs, cfg.k, cfg.seed)) for level, pairs in pools.items()}  # type: ignore[misc]
+        source = _source_path(cfg)
+        table, read = _read_source(cfg, source)
+        path, files = str(source), {f: file_sha256(f) for f in read}
+        examples = _nli_examples if kind == "nli" else _sts_examples
+        levels, candidates = examples(table, cfg)
     return ExampleSet(
         kind=kind,
         levels=levels,
         source=cfg.source,
-        path=str(path),
+        path=path,
         files=files,
         seed=cfg.seed,
         candidates=candidates,
