@@ -24,7 +24,6 @@ from cseaug.config.corpus import CorpusConfig as CorpusConfig
 from cseaug.config.corpus import SampleConfig as SampleConfig
 from cseaug.config.diagnostics import MINILM_REVISION as MINILM_REVISION
 from cseaug.config.diagnostics import DiagnosticsConfig as DiagnosticsConfig
-from cseaug.config.execution import ExecutionConfig as ExecutionConfig
 from cseaug.config.execution import RunnerConfig as RunnerConfig
 from cseaug.config.fingerprint import config_fingerprint as config_fingerprint
 from cseaug.config.fingerprint import redacted as redacted
@@ -34,7 +33,6 @@ from cseaug.config.generate_cse import SynonymGenerationConfig as SynonymGenerat
 from cseaug.config.generation import CleaningConfig as CleaningConfig
 from cseaug.config.generation import GenerationConfig as GenerationConfig
 from cseaug.config.llm import BatchAPIConfig as BatchAPIConfig
-from cseaug.config.llm import CircuitBreakerConfig as CircuitBreakerConfig
 from cseaug.config.llm import FailoverConfig as FailoverConfig
 from cseaug.config.llm import LLMConfig as LLMConfig
 from cseaug.config.llm import PriceConfig as PriceConfig
@@ -52,13 +50,10 @@ from cseaug.config.osscse import NegationConfig as NegationConfig
 from cseaug.config.output import DATASET_NAME_RE as DATASET_NAME_RE
 from cseaug.config.output import ExportConfig as ExportConfig
 from cseaug.config.output import ExportLayout as ExportLayout
-from cseaug.config.output import OutputConfig as OutputConfig
 from cseaug.config.output import dataset_name_problem as dataset_name_problem
 from cseaug.config.output import normalize_export_format as normalize_export_format
 from cseaug.config.patterns import SOURCE_KIND as SOURCE_KIND
 from cseaug.config.patterns import PatternConfig as PatternConfig
-from cseaug.config.publish import PublishConfig as PublishConfig
-from cseaug.config.quality import JudgeConfig as JudgeConfig
 from cseaug.config.quality import QualityConfig as QualityConfig
 from cseaug.config.run import HELDOUT_FRACTIONS as HELDOUT_FRACTIONS
 from cseaug.config.run import LLM_METHODS as LLM_METHODS

@@ -22,11 +22,10 @@ def redacted(data: Any) -> Any:
         {'llm': {'api_key': '***', 'api_key_env': 'OPENAI_API_KEY', 'max_tokens': 9}}
     """
     if isinstance(data, dict):
-        out = {}
-        for key, value in data.items():
-            secret = is_secret_name(str(key))
-            out[key] = "***" if secret and value not in (None, "") else redacted(value)
-        return out
+        return {
+            key: "***" if is_secret_name(str(key)) and value not in (None, "") else redacted(value)
+            for key, value in data.items()
+        }
     if isinstance(data, list):
         return [redacted(v) for v in data]
     return data
