@@ -110,8 +110,7 @@ class Scrubber:
     """
 
     def __init__(self, secrets: Iterable[str] = ()):
-        values = set(known_secrets())
-        values.update(s for s in secrets if len(s) >= MIN_SECRET_LENGTH)
+        values = {*known_secrets(), *(s for s in secrets if len(s) >= MIN_SECRET_LENGTH)}
         longest_first = sorted(values, key=lambda v: (-len(v), v))
         self._values = re.compile("|".join(map(re.escape, longest_first))) if values else None
 

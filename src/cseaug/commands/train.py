@@ -36,10 +36,8 @@ def check_model(name: str) -> None:
 
     if name in MINILM_NAMES:
         return  # the packaged copy, or the hub at the pinned revision (encoders.minilm)
-    if not is_local_name(name):
-        notice = go_offline_unless_reachable()
-        if notice:
-            say(notice)
+    if not is_local_name(name) and (notice := go_offline_unless_reachable()):
+        say(notice)
     problem = model_problem(name, "model")
     if problem:
         raise ConfigError(f"{problem} (e.g. --set model=all-MiniLM-L6-v2)")
