@@ -11,7 +11,6 @@ tokenizes beside the GPU loop (docs/osscse.md, "Step 2"; docs/gpu.md, "Back-tran
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from cseaug.augment.llm_views import reject_record
 from cseaug.augment.tokenizer_worker import TokenizerProcess, Tokenizers
 from cseaug.augment.translation import Translator
 from cseaug.batching import free_memory_bytes
@@ -28,6 +28,7 @@ from cseaug.config import BacktranslationConfig
 from cseaug.dataset.schema import rejects_table, rows_table
 from cseaug.errors import ConfigError, InputError
 from cseaug.metrics.mer import mer_pairs
+from cseaug.secrets import Scrubber
 from cseaug.step import Step, StepResult
 
 logger = logging.getLogger(__name__)
@@ -115,10 +116,6 @@ class BackTranslator:
     ``pivots``, ``mer_range`` and ``prefer`` are the ``backtranslation`` keys of
     docs/osscse.md; ``translator_options`` go to every :class:`Translator`;
     ``tokenizer_process`` (None: on a GPU only) tokenizes in a separate process.
-
-    Example:
-        bt = BackTranslator({"de": ("facebook/wmt19-en-de", "facebook/wmt19-de-en")})
-        bt.backtranslate(["Bryan Cranston will return as Walter White."])[0].chosen
     """
 
     def __init__(
@@ -287,6 +284,7 @@ class BackTranslationStage(Step):
         records = rows.to_pylist()
         results = self.backtranslator.backtranslate([r["sentence"] for r in records])
         mer_range = list(self.backtranslator.mer_range)
+        scrub = Scrubber()
         out, rejects, kept = [], [], []
         for record, result in zip(records, results, strict=True):
             if result.chosen is not None:
@@ -295,17 +293,10 @@ class BackTranslationStage(Step):
                 kept.append(result)
             else:
                 candidates = [{**asdict(c), "mer": round(c.mer, 4)} for c in result.candidates]
+                detail = {"mer_range": mer_range, "candidates": candidates}
+                anchor = record.get("id"), record["sentence"]
                 rejects.append(
-                    {
-                        "id": record.get("id"),
-                        "sentence": record["sentence"],
-                        "stage": STAGE,
-                        "view": "positive",
-                        "reason": OUT_OF_RANGE,
-                        "detail": json.dumps(
-                            {"mer_range": mer_range, "candidates": candidates}, ensure_ascii=False
-                        ),
-                    }
+                    reject_record(*anchor, STAGE, "positive", OUT_OF_RANGE, None, detail, scrub)
                 )
         stats = {
             "stage": self.name,

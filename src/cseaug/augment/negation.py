@@ -232,11 +232,6 @@ def negate_doc(doc: Any) -> NegationResult:
     Works on any ``Doc`` with tags, dependencies and lemmas, however it was made (a
     pipeline, or ``spacy.tokens.Doc(vocab, words=..., tags=..., deps=..., heads=...,
     lemmas=...)`` in tests).
-
-    Example:
-        import spacy
-        negate_doc(spacy.load("en_core_web_sm")("She has a car.")).negated
-        # 'She does not have a car.'
     """
     try:
         negated, rule, root = _negate_root(doc)
@@ -282,9 +277,6 @@ class Negator:
     ``model`` is an installed pipeline name or a pipeline's path; the other arguments are the
     ``negation`` keys of docs/osscse.md (``nlp.pipe``'s batch size and processes, the
     components not loaded).
-
-    Example:
-        Negator("en_core_web_sm").negate(["He went home."])[0].negated  # 'He did not go home.'
     """
 
     def __init__(

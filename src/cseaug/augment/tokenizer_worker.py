@@ -4,10 +4,6 @@
 ``generate`` loop needs): while the GPU translates batch *k + 1* it decodes batch *k* and
 encodes the result for the next model. :class:`Tokenizers` does the same work (:class:`_Work`)
 at once, in this process (the CPU).
-
-Example:
-    worker = Tokenizers({"en-de": en_de_tokenizer}, {"en-de": 1024})
-    worker.encode("en-de", ["A cat."]).result()  # [[21, 1034, 5, 2]]
 """
 
 from __future__ import annotations

@@ -6,10 +6,6 @@ the CPU and, on a GPU, a token budget from free memory (:mod:`cseaug.batching`; 
 the source and the logits of every beam, at most :data:`GPU_MAX_BATCH`), halved on out of
 memory. Token ids come from, and go to, a
 :class:`~cseaug.augment.tokenizer_worker.Tokenizers` worker (docs/gpu.md, "Back-translation").
-
-Example:
-    en_de = Translator("facebook/wmt19-en-de", num_beams=5)
-    en_de(["Machine learning is great."])  # ['Maschinelles Lernen ist großartig.']
 """
 
 from __future__ import annotations

@@ -6,10 +6,6 @@ and for STS-B, the densities of MER and CS of positive and negative pairs. A set
 NLI triples (:func:`nli_pairs`) or the unsupervised views of a corpus
 (:func:`unsupervised_pairs`, as NGCSE's tools but on words), capped at ``max_pairs`` pairs
 per polarity with a seed (docs/diagnostics.md, "Commands").
-
-Example:
-    sets = [stsb_pairs("data/stsbenchmark/sts-dev.csv")]
-    compare(sets, "/tmp/fig7", load_encoder())
 """
 
 from __future__ import annotations

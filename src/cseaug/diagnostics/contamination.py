@@ -134,12 +134,8 @@ class EvalIndex:
 
 
 def load_eval_index(root: str | Path) -> EvalIndex:
-    """Read the evaluation sets under ``root`` (see :func:`eval_set_readers`) into an :class:`EvalIndex`.
-
-    Example:
-        index = load_eval_index("data")
-        index.names(int(index.match(["A plane is taking off."])[0]))  # ['STS12', 'STSB-test']
-    """
+    """Read the evaluation sets under ``root`` (:func:`eval_set_readers`) into an
+    :class:`EvalIndex`."""
     readers, missing = eval_set_readers(root)
     keys: dict[str, int] = {}
     sizes: dict[str, int] = {}

@@ -5,10 +5,6 @@ Per STS set, a pair is **Cont.** when its gold score is above the set's median a
 included: the paper's comparisons are strict). Only sets whose median score lies in [2, 3.5]
 are kept (footnote 3). ``words`` chooses how MER splits words (docs/diagnostics.md, "Cont. /
 Oppn. probe splits and Table 2").
-
-Example:
-    result = probe_splits("data/senteval_sts")
-    result.table[0]["dataset"], result.table[0]["cont"]  # ('STS2012-MSRvid', 406)
 """
 
 from __future__ import annotations

@@ -6,12 +6,6 @@ similarity of its pairs (appendix, "Match Error Rate and Cosine Similarity").
 ``summary.json`` (statistics, pattern order, contamination); CS is computed on a seeded
 sample of rows when ``cs_sample`` is set (docs/diagnostics.md, "What a version's
 ``diagnostics/`` holds").
-
-Example:
-    from cseaug.config import DiagnosticsConfig
-    summary = write_diagnostics("storage/datasets/demo/v0001", "/tmp/diag",
-                                DiagnosticsConfig(cs_sample=500))
-    summary.plots  # {'mer': 'mer.png', 'cs': 'cs.png'}
 """
 
 from __future__ import annotations

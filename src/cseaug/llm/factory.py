@@ -116,7 +116,7 @@ def make_backend(
             engine_kwargs=cfg.engine_kwargs,
             model_revision=cfg.model_revision,
         )
-    elif name == "transformers":
+    else:  # transformers (LLMConfig validates the name)
         backend = TransformersBackend(
             cfg.model,
             sampling,
@@ -125,8 +125,6 @@ def make_backend(
             batch_size=cfg.batch_size,
             model_revision=cfg.model_revision,
         )
-    else:  # pragma: no cover - LLMConfig validates the name
-        raise ValueError(f"unknown llm.backend {cfg.backend!r}")
     if cache_path is None:
         return backend
     return CachedBackend(backend, cache_path, spent_by=spent_by)
