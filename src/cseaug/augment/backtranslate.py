@@ -157,18 +157,9 @@ class BackTranslator:
 
     @classmethod
     def from_config(cls, cfg: BacktranslationConfig) -> BackTranslator:
-        """A back-translator from the ``backtranslation`` section of a run config."""
-        return cls(
-            cfg.pivots,
-            mer_range=cfg.mer_range,
-            prefer=cfg.prefer,
-            num_beams=cfg.num_beams,
-            batch_size=cfg.batch_size,
-            max_new_tokens=cfg.max_new_tokens,
-            max_length_ratio=cfg.max_length_ratio,
-            device=cfg.device,
-            dtype=cfg.dtype,
-        )
+        """A back-translator from the ``backtranslation`` section of a run config (its keys
+        are this class's arguments and the :class:`Translator` options)."""
+        return cls(**cfg.model_dump())
 
     def _translate(
         self, name: str, ids: list[list[int]], then: str | None, description: str

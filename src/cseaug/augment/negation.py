@@ -295,9 +295,7 @@ class Negator:
     @classmethod
     def from_config(cls, cfg: NegationConfig) -> Negator:
         """A negator from the ``negation`` section of a run config."""
-        return cls(
-            cfg.spacy_model, batch_size=cfg.batch_size, n_process=cfg.n_process, exclude=cfg.exclude
-        )
+        return cls(cfg.spacy_model, **cfg.model_dump(exclude={"spacy_model"}))
 
     def negate(self, texts: Sequence[str]) -> list[NegationResult]:
         """Negate every sentence; refused ones carry their reason.
@@ -378,9 +376,8 @@ class NegationStage(Step):
         }
         details = pa.table(
             {
-                "rule": pa.array([r.rule for r in negated], pa.string()),
-                "root": pa.array([r.root for r in negated], pa.string()),
-                "root_tag": pa.array([r.root_tag for r in negated], pa.string()),
+                column: pa.array([getattr(r, column) for r in negated], pa.string())
+                for column in ("rule", "root", "root_tag")
             }
         )
         return StepResult(
