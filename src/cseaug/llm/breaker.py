@@ -33,7 +33,6 @@ class CircuitBreaker:
         self.window = window
         self.failure_rate = failure_rate
         self._outcomes: deque[bool] = deque(maxlen=window)
-        self._failures = 0  # failures in the window
         self._lock = threading.Lock()
         self._reason: str | None = None
 
@@ -42,14 +41,12 @@ class CircuitBreaker:
         with self._lock:
             if self._reason is not None:
                 return
-            if len(self._outcomes) == self.window:
-                self._failures -= self._outcomes[0]  # leaves the window on append
             self._outcomes.append(failed)
-            self._failures += failed
+            failures = sum(self._outcomes)
             full = len(self._outcomes) == self.window
-            if full and self._failures >= self.failure_rate * self.window:
+            if full and failures >= self.failure_rate * self.window:
                 self._reason = (
-                    f"circuit breaker open: {self._failures} of the last {self.window} "
+                    f"circuit breaker open: {failures} of the last {self.window} "
                     f"requests failed (last: {error})"
                 )
 

@@ -213,12 +213,6 @@ def echoes_prompt(
     return echoed / len(grams) >= max_overlap
 
 
-def _cut_at_special_token(raw: str) -> str:
-    """The answer up to its first chat special token."""
-    token = find_special_token(raw)
-    return raw[: token.start()] if token else raw
-
-
 def _is_refusal(raw: str, source_sentence: str, patterns: list[str]) -> bool:
     """Whether a pattern matches ``raw`` and not the input ("I cannot swim." is a valid
     contradiction of "I can swim.")."""
@@ -249,7 +243,8 @@ def clean_answer(
     """
     if raw is None or not remove_invisible(raw).strip():
         return Cleaned(None, EMPTY)
-    raw = _cut_at_special_token(raw)
+    token = find_special_token(raw)
+    raw = raw[: token.start()] if token else raw  # cut at the first chat special token
     if not remove_invisible(raw).strip():  # nothing visible precedes the token
         return Cleaned(None, SPECIAL_TOKEN)
     lines = _content_lines(raw)
