@@ -69,8 +69,7 @@ class Translator:
     """One translation model: beam search over length-sorted batches that fit the device.
 
     ``name`` is a Hugging Face id or local path of a sequence-to-sequence model; the other
-    settings are the ``backtranslation`` keys of docs/osscse.md, "Step 2" (``sort_by_length``
-    off only to measure what it saves). The model is loaded on the host; :meth:`place` moves
+    settings are the ``backtranslation`` keys of docs/osscse.md, "Step 2". The model is loaded on the host; :meth:`place` moves
     it onto the device, at once unless ``place_now`` is False (the caller decides).
     """
 
@@ -84,7 +83,6 @@ class Translator:
         num_beams: int = 5,
         max_new_tokens: int = 256,
         max_length_ratio: float | None = 2.0,
-        sort_by_length: bool = True,
         place_now: bool = True,
     ) -> None:
         transformers = require("transformers", "hf", "Back-translation")
@@ -95,7 +93,6 @@ class Translator:
         self.num_beams = num_beams
         self.max_new_tokens = max_new_tokens
         self.max_length_ratio = max_length_ratio
-        self.sort_by_length = sort_by_length
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(name)
             model = transformers.AutoModelForSeq2SeqLM.from_pretrained(name, dtype=self.dtype)
@@ -199,11 +196,7 @@ class Translator:
         if not ids:
             return [], ([] if then is not None else None)
         lengths = [len(row) for row in ids]
-        order = (
-            sorted(range(len(ids)), key=lambda i: -lengths[i])
-            if self.sort_by_length
-            else list(range(len(ids)))
-        )
+        order = sorted(range(len(ids)), key=lambda i: -lengths[i])
         pending: list[tuple[list[int], Future[tuple[list[str], Ids | None]]]] = []
         with progress_bar(
             description or f"Translating ({self.name})", total=len(ids), unit="sentences"

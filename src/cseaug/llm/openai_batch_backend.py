@@ -346,15 +346,7 @@ class OpenAIBatchBackend(LLMBackend):
         """Poll ``jobs`` until each has ended and its answers are handed on."""
         started = time.monotonic()
         interval = self.settings.poll_interval_s
-        first = True
-        while jobs:
-            if not first:
-                waited = time.monotonic() - started
-                if waited >= self.settings.max_wait_s:
-                    raise BackendError(self._still_running(jobs, waited))
-                self._sleep(min(interval, self.settings.max_wait_s - waited))
-                interval = min(interval * POLL_GROWTH, self.settings.max_poll_interval_s)
-            first = False
+        while True:
             still: list[_Job] = []
             for job in jobs:
                 try:
@@ -369,6 +361,13 @@ class OpenAIBatchBackend(LLMBackend):
                 else:
                     still += self._finish(client, job, batch, call)
             jobs = still
+            if not jobs:
+                return
+            waited = time.monotonic() - started
+            if waited >= self.settings.max_wait_s:
+                raise BackendError(self._still_running(jobs, waited))
+            self._sleep(min(interval, self.settings.max_wait_s - waited))
+            interval = min(interval * POLL_GROWTH, self.settings.max_poll_interval_s)
 
     @staticmethod
     def _report_progress(job: _Job, batch: Any, call: _Call) -> None:
