@@ -16,13 +16,9 @@ from cseaug.config import LLMConfig
 
 
 def sampling_from_config(cfg: LLMConfig) -> dict[str, Any]:
-    """The sampling dict of a config (what, besides backend and model, changes an answer)."""
-    return {
-        "temperature": cfg.temperature,
-        "top_p": cfg.top_p,
-        "max_tokens": cfg.max_tokens,
-        "seed": cfg.seed,
-    }
+    """The sampling dict of a config (what, besides backend and model, changes an answer), in
+    the config's field order: temperature, top_p, max_tokens, seed."""
+    return cfg.model_dump(include={"temperature", "top_p", "max_tokens", "seed"})
 
 
 def request_seed(sampling: dict[str, Any], sample_index: int) -> int | None:
