@@ -78,9 +78,8 @@ def _load_in_worker(max_tokens: dict[str, int]) -> None:
 
 
 def _in_worker(method: str, *args: Any) -> Any:
-    """Call ``method`` of the worker process's :class:`_Work` (submitted by name: picklable)."""
-    if _WORKER is None:
-        raise RuntimeError("the tokenizer worker process was not initialised")
+    """Call ``method`` of the worker process's :class:`_Work` (submitted by name: picklable;
+    the pool's initializer has loaded it, or the pool is broken and runs nothing)."""
     return getattr(_WORKER, method)(*args)
 
 

@@ -229,11 +229,7 @@ def write_probe_splits(result: ProbeSplits, out_dir: str | Path) -> dict[str, Pa
         "markdown": out / "table.md",
     }
     write_table(result.pairs, paths["pairs"])
-    settings = {
-        "min_median": result.min_median,
-        "max_median": result.max_median,
-        "words": result.words,
-    }
+    settings = {key: getattr(result, key) for key in ("min_median", "max_median", "words")}
     write_text_atomic(
         paths["json"], json.dumps({"settings": settings, "sets": result.table}, indent=2) + "\n"
     )

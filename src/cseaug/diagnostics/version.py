@@ -102,10 +102,12 @@ class DiagnosticsSummary:
             if cs["sampled"]
             else f"on all {cs['rows']:,} rows with views"
         )
+        precision = cs.get("precision", "float32")  # older summaries: none
+        precision_note = "" if precision == "float32" else f" ({precision})"
         lines += [
             "Similarity of each view to its anchor, as NGCSE's Figure 7: Match Error Rate over "
             "words (lower: more words shared) on every row, cosine similarity with "
-            f"`{cs['encoder']}`{_precision_note(cs)} {cs_note}. Bins and axes are the same in "
+            f"`{cs['encoder']}`{precision_note} {cs_note}. Bins and axes are the same in "
             "every panel.",
             "",
         ]
@@ -160,12 +162,6 @@ class DiagnosticsSummary:
         elif contamination:
             lines.append(f"Contamination check skipped: {contamination['skipped']}.")
         return lines
-
-
-def _precision_note(cs: dict[str, Any]) -> str:
-    """`` (bfloat16)`` when the encoder computed in less than float32 (older summaries: none)."""
-    precision = cs.get("precision", "float32")
-    return "" if precision == "float32" else f" ({precision})"
 
 
 def _fmt(value: float | None) -> str:
