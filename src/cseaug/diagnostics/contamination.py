@@ -14,7 +14,6 @@ Example:
 from __future__ import annotations
 
 import html
-import json
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -26,10 +25,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cseaug.augment.llm_views import reject_record
 from cseaug.dataset.schema import rejects_table
 from cseaug.diagnostics.views import present_views
 from cseaug.errors import InputError
 from cseaug.readers.benchmarks import read_sick, read_sts_dir, read_sts_table
+from cseaug.secrets import Scrubber
 from cseaug.step import StepResult
 
 REJECT_STAGE = "diagnostics"
@@ -207,19 +208,14 @@ def contamination_filter(
     combined, masks = counter.add(rows)
     dropped = np.flatnonzero(combined)
     anchors = rows.select(["id", "sentence"]).take(dropped).to_pylist()
+    scrub = Scrubber()
     rejects = []
     for i, anchor in zip(dropped, anchors, strict=True):
         found = {name: index.names(int(m[i])) for name, m in masks.items() if m[i]}
         first = next(iter(found))
-        rejects.append(
-            {
-                **anchor,
-                "stage": REJECT_STAGE,
-                "view": None if first == "sentence" else first,
-                "reason": REJECT_REASON,
-                "detail": json.dumps(found),
-            }
-        )
+        view = None if first == "sentence" else first
+        row = anchor["id"], anchor["sentence"]
+        rejects.append(reject_record(*row, REJECT_STAGE, view, REJECT_REASON, None, found, scrub))
     return StepResult(
         rows=rows.filter(pa.array(combined == 0)),
         rejects=rejects_table(rejects),
