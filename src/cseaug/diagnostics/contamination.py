@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,8 +158,8 @@ class ContaminationCounter:
     fields: Literal["anchor", "any"] = "any"
     rows: int = 0
     contaminated_rows: int = 0
-    by_field: dict[str, int] = field(default_factory=dict)
-    by_set: dict[str, int] = field(default_factory=dict)
+    by_field: Counter[str] = field(default_factory=Counter)
+    by_set: Counter[str] = field(default_factory=Counter)
     examples: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, table: pa.Table) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -167,13 +168,12 @@ class ContaminationCounter:
         masks = {name: self.index.match(table.column(name).to_pylist()) for name in names}
         combined = np.zeros(table.num_rows, dtype=np.int64)
         for name, mask in masks.items():
-            self.by_field[name] = self.by_field.get(name, 0) + int((mask != 0).sum())
+            self.by_field[name] += int((mask != 0).sum())
             combined |= mask
         self.rows += table.num_rows
         self.contaminated_rows += int((combined != 0).sum())
         for bit, name in enumerate(self.index.sets):
-            hit = int((combined >> bit & 1).sum())
-            self.by_set[name] = self.by_set.get(name, 0) + hit
+            self.by_set[name] += int((combined >> bit & 1).sum())
         for i in np.flatnonzero(combined)[: max(0, EXAMPLES_KEPT - len(self.examples))]:
             found = {name: self.index.names(int(m[i])) for name, m in masks.items() if m[i]}
             self.examples.append({"id": table.column("id")[int(i)].as_py(), "fields": found})

@@ -43,12 +43,10 @@ class AnchorWords:
         return self._words[index]
 
 
-def view_mer(table: pa.Table, view: str, anchors: AnchorWords | None = None) -> np.ndarray:
-    """MER(anchor, view) per row as float64; NaN where the view is null.
-
-    Values equal :func:`cseaug.metrics.mer.mer_pairs`; pass the table's :class:`AnchorWords`
-    when several views of one table are measured, so each anchor is normalised once.
-    """
+def view_mer(table: pa.Table, view: str, anchors: AnchorWords) -> np.ndarray:
+    """MER(anchor, view) per row as float64; NaN where the view is null. Values equal
+    :func:`cseaug.metrics.mer.mer_pairs`; ``anchors`` are the table's, shared by its views so
+    that each anchor is normalised once."""
     texts = table.column(view)
     valid = pc.is_valid(texts).to_numpy(zero_copy_only=False)
     out = np.full(table.num_rows, np.nan, dtype=np.float64)
@@ -58,7 +56,6 @@ def view_mer(table: pa.Table, view: str, anchors: AnchorWords | None = None) -> 
         out[valid] = stored[valid]
     todo = np.flatnonzero(valid & np.isnan(out))
     if todo.size:
-        anchors = anchors or AnchorWords(table)
         views = texts.take(pa.array(todo)).to_pylist()
         out[todo] = [
             mer_words(anchors[int(i)], normalize_words(v)) for i, v in zip(todo, views, strict=True)
