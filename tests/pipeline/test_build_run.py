@@ -282,6 +282,12 @@ def test_dry_run_counts_requests_and_sends_nothing(
     estimate = estimate_build(cfg)
     assert estimate["sample"] == 130 and estimate["requests"] == 3 * 130 and estimate["cached"] == 0
     assert estimate["prompt_tokens"] > 0
+    # the corpus's kept sentences, whether or not the other rows are published
+    assert estimate["corpus_kept"] == estimate["sample"] + estimate["other_rows"] > 10_000
+    alone = cfg.model_copy(
+        update={"sample": cfg.sample.model_copy(update={"include_other": False})}
+    )
+    assert estimate_build(alone)["corpus_kept"] == estimate["corpus_kept"]
     derived = cfg.model_copy(
         update={"generation": cfg.generation.model_copy(update={"derive_from": "positive"})}
     )

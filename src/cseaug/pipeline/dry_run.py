@@ -108,7 +108,7 @@ def estimate_build(cfg: RunConfig, served: ServedModels | None = None) -> dict[s
     warn_short_sample(prepared)
     shard = cfg.execution.shard_size
     out: dict[str, Any] = {
-        "corpus_kept": prepared.stats.get("kept", prepared.sample.num_rows + prepared.num_other),
+        "corpus_kept": prepared.stats["sentences"],
         "corpus_rejects": prepared.rejects.num_rows,
         "sample": prepared.sample.num_rows,
         "other_rows": prepared.num_other if cfg.sample.include_other else 0,
