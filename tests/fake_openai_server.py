@@ -328,6 +328,8 @@ def batch_result(state: ServerState, line: dict) -> dict | None:
         text = default_answer(body, state.echo_only) if action.text is None else action.text
         answer = json.loads(completion_body(content, body.get("model", "m"), text))
         response = {"status_code": 200, "request_id": "req-fake", "body": answer}
+    elif action.kind == "no_choices":
+        response = {"status_code": 200, "request_id": "req-fake", "body": json.loads(_NO_CHOICES)}
     else:
         error = {"message": f"scripted {action.kind} {action.status}", "type": "fake"}
         response = {

@@ -21,6 +21,7 @@ import pytest
 
 from cseaug.config import BatchAPIConfig, LLMConfig, RunConfig, config_fingerprint
 from cseaug.errors import BackendError
+from cseaug.llm.base import MALFORMED
 from cseaug.llm.batch_ledger import BatchLedger, PendingUpload
 from cseaug.llm.cache import CachedBackend, request_hash
 from cseaug.llm.factory import make_backend
@@ -227,12 +228,17 @@ def test_failed_requests_come_back_with_their_reason_and_are_not_cached(
 ) -> None:
     server.script("refused", Action.status_code(400))
     server.script("never", Action.hang(), Action.hang())
+    server.script("no answer", Action.no_choices())
     backend = batch_backend(server, tmp_path / "llm.sqlite")
 
-    ok, refused, never = backend.generate([ask("fine"), ask("refused"), ask("never")])
+    ok, refused, never, empty = backend.generate(
+        [ask("fine"), ask("refused"), ask("never"), ask("no answer")]
+    )
 
     assert ok.ok
     assert refused.error == "HTTP 400: scripted status 400"
+    # a body that is no chat completion is a malformed_response reject, as online
+    assert empty.failure == MALFORMED and "malformed response body" in (empty.error or "")
     # expired twice: submitted once more in this call, then handed on as a failure
     assert never.error is not None and "batch batch_2 expired" in never.error
     assert server.state.batch_creations == 2

@@ -13,7 +13,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -84,16 +84,8 @@ class _Call:
     def deliver(self, key: str, response: ChatResponse) -> None:
         """Hand ``response`` to every request of ``key`` (the cache stores it now)."""
         for index in self.indices[key]:
-            answer = scrubbed(
-                ChatResponse(
-                    key=self.requests[index].key,
-                    text=response.text,
-                    error=response.error,
-                    prompt_tokens=response.prompt_tokens,
-                    completion_tokens=response.completion_tokens,
-                ),
-                self.scrub,
-            )
+            # a copy per request, its failure kind kept (a malformed body is malformed_response)
+            answer = scrubbed(replace(response, key=self.requests[index].key), self.scrub)
             self.sink(index, answer)
 
 
