@@ -70,15 +70,15 @@ def test_shapes_and_kl(model: VAEGPTSim, tokenizer) -> None:
         batch.position_ids,
         logits_to_keep=batch.target_positions,
     )
-    assert out.logits.shape == (*batch.target_ids.shape, model.config.vocab_size)
+    assert out.logits.shape == (*batch.target_ids.shape, model.lm.config.vocab_size)
     assert out.kl.ndim == 0 and out.kl.item() > 0
     assert all(layer.kl is None and layer.real_tokens is None for layer in model.latents)
-    assert len(model.latents) == model.config.n_layer
+    assert len(model.latents) == model.lm.config.n_layer
 
 
 def test_noise_schedule_adds_latent_times_w_over_e_power(model: VAEGPTSim, tokenizer) -> None:
     scales = model.noise_scales.tolist()
-    assert scales == pytest.approx([0.1 / math.e ** (i + 1) for i in range(model.config.n_layer)])
+    assert scales == pytest.approx([0.1 / math.e ** (i + 1) for i in range(model.lm.config.n_layer)])
     assert scales[0] / scales[1] == pytest.approx(math.e)
 
     raw, noisy, latents = {}, {}, {}
@@ -159,8 +159,8 @@ def test_judge_scores_a_perfect_hard_sample_as_identical(tiny_gpt2: Path, tokeni
     logits = torch.nn.functional.one_hot(batch.target_ids, judge.encoder.config.vocab_size) * 1e4
     with torch.no_grad():
         embeds = gumbel_softmax_embeddings(logits.float(), judge.embedding_table)
-        predicted = judge.embed_inputs(embeds, batch.target_mask)
-        target = judge.embed_ids(batch.target_ids, batch.target_mask)
+        predicted = judge.embed(batch.target_mask, inputs_embeds=embeds)
+        target = judge.embed(batch.target_mask, input_ids=batch.target_ids)
     torch.testing.assert_close(predicted, target, rtol=1e-4, atol=1e-5)
 
 
@@ -170,9 +170,9 @@ def reference_loss(logits, kl, target_ids, target_mask, judge, settings):
         logits.float(), tau=settings.gumbel_tau, hard=settings.gumbel_hard, dim=-1
     )
     table = judge.encoder.get_input_embeddings().weight
-    predicted = judge.embed_inputs(sample.to(table.dtype) @ table, target_mask)
+    predicted = judge.embed(target_mask, inputs_embeds=sample.to(table.dtype) @ table)
     with torch.no_grad():
-        target = judge.embed_ids(target_ids, target_mask)
+        target = judge.embed(target_mask, input_ids=target_ids)
     cosine = torch.nn.functional.cosine_similarity(predicted.float(), target.float(), dim=-1)
     return 1.0 - cosine.mean() + settings.kl_weight * kl
 

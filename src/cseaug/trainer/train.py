@@ -115,21 +115,27 @@ def _trainer(
     train_sets = data.datasets()
     losses = make_losses(cfg, model, tuple(data.sets.values()))
     extra: dict[str, Any] = {}
-    if data.epoch_blocks:
-        from cseaug.trainer.sampler import EpochBlockBatchSampler
-
-        extra["batch_sampler"] = partial(EpochBlockBatchSampler, blocks=data.epoch_blocks)
-    if MIXED.name in data.sets:
-        from cseaug.trainer.sampler import MixedBatchSampler
-
-        extra["batch_sampler"] = partial(
-            MixedBatchSampler, generated=data.generated, per_batch=cfg.ngcse.generated_per_batch
-        )
+    collator = None
     if cfg.pooling == "prompt":
         from cseaug.trainer.heads import template_prompts
 
         columns = {name: list(s.columns) for name, s in data.sets.items()}
         extra["prompts"] = template_prompts(columns, cfg.head.templates[1])
+    if data.epoch_blocks:
+        from cseaug.trainer.sampler import EpochBlockBatchSampler
+
+        extra["batch_sampler"] = partial(EpochBlockBatchSampler, blocks=data.epoch_blocks)
+    if MIXED.name in data.sets:
+        from cseaug.trainer.sampler import MixedBatchCollator, MixedBatchSampler
+
+        extra["batch_sampler"] = partial(
+            MixedBatchSampler, generated=data.generated, per_batch=cfg.ngcse.generated_per_batch
+        )
+        collator = MixedBatchCollator(  # its sparse columns only some rows have
+            sparse_columns=mixed_column_labels(),
+            preprocess_fn=model.preprocess,
+            prompts=extra.get("prompts"),
+        )
     args = st.SentenceTransformerTrainingArguments(
         output_dir=str(out_dir),
         num_train_epochs=cfg.epochs,
@@ -149,22 +155,11 @@ def _trainer(
         multi_dataset_batch_sampler="proportional",
         **extra,
     )
-    collator = None
-    if MIXED.name in data.sets:  # its sparse columns only some rows have
-        from cseaug.trainer.sampler import MixedBatchCollator
-
-        collator = MixedBatchCollator(
-            sparse_columns=mixed_column_labels(),
-            preprocess_fn=model.preprocess,
-            prompts=args.prompts,
-        )
     if len(train_sets) == 1:
         [(name, train_dataset)] = train_sets.items()
         loss = losses[name]
-    else:
-        datasets = require("datasets", "hf", "Training a sentence encoder")
-        train_dataset = datasets.DatasetDict(train_sets)
-        loss = losses
+    else:  # sentence-transformers makes the dict a DatasetDict
+        train_dataset, loss = train_sets, losses
     trainer = st.SentenceTransformerTrainer(
         model=model,
         args=args,

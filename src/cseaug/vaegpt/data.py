@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow.compute as pc
+
 from cseaug.errors import ConfigError
 from cseaug.readers.benchmarks import read_mrpc, read_sick
 from cseaug.vaegpt.config import PairDataConfig
@@ -27,30 +29,6 @@ class PairSplits:
     train: list[Pair]
     validation: list[Pair]
     stats: dict[str, Any] = field(default_factory=dict)
-
-
-def sick_pairs(
-    path: str, min_relatedness: float, splits: Sequence[str]
-) -> tuple[list[Pair], dict[str, int]]:
-    """SICK pairs with relatedness strictly above ``min_relatedness`` in the given splits.
-
-    Rows whose split is unknown (a split file with an unrecognised name) are kept.
-    """
-    rows = read_sick(path).to_pylist()
-    wanted = set(splits)
-    kept = [
-        (r["s1"], r["s2"])
-        for r in rows
-        if r["relatedness"] > min_relatedness and (r["split"] is None or r["split"] in wanted)
-    ]
-    return kept, {"read": len(rows), "kept": len(kept)}
-
-
-def mrpc_pairs(path: str) -> tuple[list[Pair], dict[str, int]]:
-    """MRPC paraphrase pairs (label 1)."""
-    rows = read_mrpc(path).to_pylist()
-    kept = [(r["s1"], r["s2"]) for r in rows if r["label"] == 1]
-    return kept, {"read": len(rows), "kept": len(kept)}
 
 
 def self_pairs(pairs: Sequence[Pair]) -> list[Pair]:
@@ -81,16 +59,19 @@ def load_pairs(config: PairDataConfig, seed: int) -> PairSplits:
     """Read, filter, deduplicate, pair and split the training data of ``config``."""
     if not config.sick and not config.mrpc:
         raise ConfigError("data: give at least one SICK file (data.sick) or MRPC file (data.mrpc)")
+    # SICK: relatedness strictly above the minimum, in the splits asked for (a split file with
+    # an unrecognised name has no split: kept); MRPC: the paraphrases, label 1
+    sick_kept = (pc.field("relatedness") > config.sick_min_relatedness) & (
+        pc.field("split").is_null() | pc.field("split").isin(config.sick_splits)
+    )
+    tables = [(path, read_sick(path), sick_kept) for path in config.sick]
+    tables += [(path, read_mrpc(path), pc.field("label") == 1) for path in config.mrpc]
     pairs: list[Pair] = []
     stats: dict[str, Any] = {"files": {}}
-    for path in config.sick:
-        kept, counts = sick_pairs(path, config.sick_min_relatedness, config.sick_splits)
-        pairs += kept
-        stats["files"][path] = counts
-    for path in config.mrpc:
-        kept, counts = mrpc_pairs(path)
-        pairs += kept
-        stats["files"][path] = counts
+    for path, table, keep in tables:
+        kept = table.filter(keep)
+        pairs += zip(kept.column("s1").to_pylist(), kept.column("s2").to_pylist(), strict=True)
+        stats["files"][path] = {"read": table.num_rows, "kept": kept.num_rows}
     unique = list(dict.fromkeys(pairs))
     stats["duplicates_dropped"] = len(pairs) - len(unique)
     if config.both_directions:

@@ -68,14 +68,10 @@ class FrozenJudge(nn.Module):
             ) from exc
         return cls(encoder, pooling)
 
-    def embed_ids(self, ids: Any, mask: Any) -> Any:
-        """V_target: vectors of real token sequences (right-padded)."""
-        hidden = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
-        return pool(hidden, mask, self.pooling)
-
-    def embed_inputs(self, embeds: Any, mask: Any) -> Any:
-        """Vectors of input embeddings (batch, positions, width), e.g. of a Gumbel-softmax sample."""
-        hidden = self.encoder(inputs_embeds=embeds, attention_mask=mask).last_hidden_state
+    def embed(self, mask: Any, **inputs: Any) -> Any:
+        """Vectors of right-padded ``input_ids`` (V_target) or ``inputs_embeds`` (batch,
+        positions, width; V_predict, of a Gumbel-softmax sample)."""
+        hidden = self.encoder(**inputs, attention_mask=mask).last_hidden_state
         return pool(hidden, mask, self.pooling)
 
     @property
@@ -156,9 +152,9 @@ def vaegpt_loss(
     embeds = gumbel_softmax_embeddings(
         logits, judge.embedding_table, settings.gumbel_tau, settings.gumbel_hard
     )
-    predicted = judge.embed_inputs(embeds, target_mask)
+    predicted = judge.embed(target_mask, inputs_embeds=embeds)
     with torch.inference_mode():
-        target = judge.embed_ids(target_ids, target_mask)
+        target = judge.embed(target_mask, input_ids=target_ids)
     target = target.clone()  # a normal tensor: cosine_similarity saves it for backward
     cosine = F.cosine_similarity(predicted.float(), target.float(), dim=-1).mean()
     target_loss = 1.0 - cosine

@@ -143,11 +143,6 @@ class VAEGPTSim(nn.Module):
 
         return hook
 
-    @property
-    def config(self) -> Any:
-        """The GPT-2 config."""
-        return self.lm.config
-
     def forward(
         self,
         input_ids: Any,

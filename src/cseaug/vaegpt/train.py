@@ -85,13 +85,6 @@ def loss_on_batch(
         return vaegpt_loss(out.logits, out.kl, batch.target_ids, batch.target_mask, judge, settings)
 
 
-def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
-    """The seeded order of the training pairs in one epoch (the same again on resume)."""
-    order = list(range(n))
-    random.Random(f"{seed}:{epoch}").shuffle(order)
-    return order
-
-
 def checkpoints(output_dir: Path) -> list[Path]:
     """Complete resumable checkpoints of a run, oldest first."""
     found = [p for p in output_dir.glob(f"{CHECKPOINT_PREFIX}*") if (p / STATE_JSON).is_file()]
@@ -200,21 +193,23 @@ class _Run:
 
     # ------------------------------------------------------------------ work
 
-    def batch(self, pairs: list[Pair]) -> PairBatch:
+    def loss(self, pairs: list[Pair]) -> LossParts:
+        """:func:`loss_on_batch` of ``pairs`` in the layout of :mod:`.layout`."""
         o = self.cfg.optim
-        return pair_batch(
+        batch = pair_batch(
             self.tokenizer,
             pairs,
             self.model.settings.separator,
             o.max_source_tokens,
             o.max_target_tokens,
-        ).to(self.device)
+        )
+        return loss_on_batch(
+            self.model, self.judge, batch.to(self.device), self.cfg.loss, self.precision
+        )
 
     def train_step(self, pairs: list[Pair]) -> LossParts:
         self.model.train()
-        parts = loss_on_batch(
-            self.model, self.judge, self.batch(pairs), self.cfg.loss, self.precision
-        )
+        parts = self.loss(pairs)
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(parts.total).backward()
         self.scaler.unscale_(self.optimizer)
@@ -237,9 +232,7 @@ class _Run:
             torch.manual_seed(self.cfg.seed)
             for start in range(0, len(validation), size):
                 chunk = validation[start : start + size]
-                parts = loss_on_batch(
-                    self.model, self.judge, self.batch(chunk), self.cfg.loss, self.precision
-                )
+                parts = self.loss(chunk)
                 totals["val_loss"] += float(parts.total.detach()) * len(chunk)
                 totals["val_cosine"] += parts.cosine * len(chunk)
                 totals["val_kl"] += parts.kl * len(chunk)
@@ -286,7 +279,8 @@ class _Run:
         with progress_bar("Training VAEGPT-Sim", total=self.total_steps, unit="steps") as bar:
             bar.advance(self.state.step)
             while self.state.step < self.total_steps:
-                order = epoch_order(len(train), cfg.seed, self.state.epoch)
+                order = list(range(len(train)))  # seeded by epoch: the same again on resume
+                random.Random(f"{cfg.seed}:{self.state.epoch}").shuffle(order)
                 for b in range(self.state.batch_in_epoch, self.steps_per_epoch):
                     started = time.perf_counter()
                     parts = self.train_step([train[i] for i in order[b * size : (b + 1) * size]])
