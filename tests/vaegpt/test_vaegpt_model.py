@@ -78,7 +78,9 @@ def test_shapes_and_kl(model: VAEGPTSim, tokenizer) -> None:
 
 def test_noise_schedule_adds_latent_times_w_over_e_power(model: VAEGPTSim, tokenizer) -> None:
     scales = model.noise_scales.tolist()
-    assert scales == pytest.approx([0.1 / math.e ** (i + 1) for i in range(model.lm.config.n_layer)])
+    assert scales == pytest.approx(
+        [0.1 / math.e ** (i + 1) for i in range(model.lm.config.n_layer)]
+    )
     assert scales[0] / scales[1] == pytest.approx(math.e)
 
     raw, noisy, latents = {}, {}, {}

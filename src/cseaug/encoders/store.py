@@ -137,10 +137,9 @@ class CachedEncoder:
         if missing:
             fresh_keys = list(missing)
             vectors = self.backend.encode([texts[missing[k][0]] for k in fresh_keys])
-            for key, vector in zip(fresh_keys, vectors, strict=True):
-                out[missing[key]] = vector
             with self._lock:
                 for key, vector in zip(fresh_keys, vectors, strict=True):
+                    out[missing[key]] = vector
                     self._remember(key, vector.copy())
                 self.stats["encoded"] += len(fresh_keys)
             if self.store is not None:

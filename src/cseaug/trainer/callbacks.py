@@ -85,7 +85,7 @@ class BestCheckpoint(transformers.TrainerCallback):
         if step % self.every == 0 or step >= state.max_steps:
             self.score(step)
 
-    def score(self, step: int) -> float:
+    def score(self, step: int) -> None:
         """Score the dev set now; keep the weights when the score is the best so far."""
         name = self.dev.name
         label = f"{name} dev at step {step}"
@@ -100,7 +100,6 @@ class BestCheckpoint(transformers.TrainerCallback):
             }
         note = "best so far" if best else f"best {100 * self.best_score:.2f}, step {self.best_step}"
         self.say(f"{label}: Spearman {100 * value:.2f} ({note})")
-        return value
 
     def restore(self) -> None:
         """Load the best weights into the model (nothing to do before any evaluation)."""

@@ -140,16 +140,13 @@ def senteval_aggregates(
         >>> {k: round(v, 3) for k, v in got.items()}
         {'all': 0.9, 'mean': 0.0, 'wmean': 0.2}
     """
-    names = list(dict.fromkeys(subsets))
-    per_subset, sizes = [], []
-    for name in names:
-        picked = [i for i, subset in enumerate(subsets) if subset == name]
-        per_subset.append(spearman([predicted[i] for i in picked], [gold[i] for i in picked]))
-        sizes.append(len(picked))
+    predicted, gold, subsets = np.asarray(predicted), np.asarray(gold), np.asarray(subsets)
+    picks = [subsets == name for name in dict.fromkeys(subsets.tolist())]
+    per_subset = [spearman(predicted[picked], gold[picked]) for picked in picks]
     return {
         "all": spearman(predicted, gold),
         "mean": float(np.average(per_subset)),
-        "wmean": float(np.average(per_subset, weights=sizes)),
+        "wmean": float(np.average(per_subset, weights=[picked.sum() for picked in picks])),
     }
 
 
@@ -192,7 +189,7 @@ def evaluate(
             spearmans[eval_set.name] = spearman(predicted, eval_set.scores)
             if eval_set.subsets:
                 aggregates[eval_set.name] = senteval_aggregates(
-                    predicted.tolist(), eval_set.scores, eval_set.subsets
+                    predicted, eval_set.scores, eval_set.subsets
                 )
     if len(spearmans) > 1:  # the papers' "Avg."
         spearmans["avg"] = float(np.mean(list(spearmans.values())))

@@ -2,13 +2,8 @@
 
 Length-sorted batches of left-padded ``source SEP`` prompts (:mod:`.layout`) are decoded with
 ``generate_cse.generation``; each batch is seeded from the configured seed and its sentences,
-so the same sentences give the same candidates on the same device (docs/vaegpt.md,
-"Generation").
-
-Example:
-    generator = VAEGPTSimGenerator.load("storage/models/vaegpt-sim/best")
-    generator.generate(["A man is playing a guitar"], num_return_sequences=2)
-    # [['A man plays the guitar', 'A man is playing an acoustic guitar']]
+so the same sentences give the same candidates on the same device (docs/vaegpt.md:
+"Generation"; "The model" shows the use).
 """
 
 from __future__ import annotations

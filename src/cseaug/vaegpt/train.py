@@ -160,13 +160,12 @@ class _Run:
         )
         logger.info("resumed from %s at step %d", directory, self.state.step)
 
-    def save_checkpoint(self) -> Path:
+    def save_checkpoint(self) -> None:
         self.saved_at = self.state.step
         target = self.save_generator(f"{CHECKPOINT_PREFIX}{self.state.step:08d}", with_state=True)
         for old in checkpoints(self.out)[: -self.cfg.schedule.keep_checkpoints]:
             shutil.rmtree(old)
         self.log("checkpoint", path=str(target))
-        return target
 
     def save_generator(self, name: str, with_state: bool = False) -> Path:
         """Write the generator (with the trainer's state for a resumable checkpoint) beside
