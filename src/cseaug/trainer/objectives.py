@@ -107,21 +107,17 @@ MIXED = TrainingSet(
 
 def training_sets(cfg: TrainConfig) -> tuple[TrainingSet, ...]:
     """The training sets of ``cfg.objective``, in the order rows are assigned to them."""
-    objective = cfg.objective
-    if objective == "simcse-unsup":
-        return (DROPOUT,)
-    if objective == "simcse-sup":
-        return (TRIPLETS,)
-    if objective == "ngcse":
+    if cfg.objective == "ngcse":
         hierarchy = (HIERARCHY,) if cfg.ngcse.hierarchical else ()
         return (*hierarchy, replace(TRIPLETS, name="pattern"), PAIRS, DROPOUT)
-    if objective == "osscse":
-        return (OSSCSE_VIEWS, replace(DROPOUT, loss="osscse"))
-    if objective == "skicse-unsup":
-        return (SKI_PAIRS, DROPOUT)
-    if objective == "skicse-sup":
-        return (SKI_QUADRUPLETS, replace(TRIPLETS, name="nli"))
-    return (EPOCH_VIEWS,)
+    return {
+        "simcse-unsup": (DROPOUT,),
+        "simcse-sup": (TRIPLETS,),
+        "osscse": (OSSCSE_VIEWS, replace(DROPOUT, loss="osscse")),
+        "skicse-unsup": (SKI_PAIRS, DROPOUT),
+        "skicse-sup": (SKI_QUADRUPLETS, replace(TRIPLETS, name="nli")),
+        "generate-cse": (EPOCH_VIEWS,),
+    }[cfg.objective]
 
 
 def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> dict[str, Any]:

@@ -125,7 +125,6 @@ class LossParts:
     """The loss and its terms (detached floats except ``total``)."""
 
     total: Any
-    target: float
     kl: float
     lm: float
     cosine: float
@@ -157,8 +156,7 @@ def vaegpt_loss(
         target = judge.embed(target_mask, input_ids=target_ids)
     target = target.clone()  # a normal tensor: cosine_similarity saves it for backward
     cosine = F.cosine_similarity(predicted.float(), target.float(), dim=-1).mean()
-    target_loss = 1.0 - cosine
-    total = target_loss + settings.kl_weight * kl
+    total = 1.0 - cosine + settings.kl_weight * kl
     lm = torch.zeros((), device=logits.device)
     if settings.lm_weight > 0:
         labels = target_ids.masked_fill(target_mask == 0, -100)
@@ -166,7 +164,6 @@ def vaegpt_loss(
         total = total + settings.lm_weight * lm
     return LossParts(
         total=total,
-        target=float(target_loss.detach()),
         kl=float(kl.detach()),
         lm=float(lm.detach()),
         cosine=float(cosine.detach()),

@@ -4,11 +4,6 @@ AdamW minimises the loss of :mod:`.loss` with the paper's defaults, in mixed pre
 GPU; validation scores the loss and the Avg-ROUGE of generations, and the best Avg-ROUGE is
 kept in ``best/``. ``output_dir`` holds resumable ``checkpoint-<step>/``, ``best/``,
 ``final/`` and ``metrics.jsonl`` (docs/vaegpt.md, "Validation, checkpoints, resume").
-
-Example:
-    from cseaug.vaegpt.config import load_train_config
-    result = train_vaegpt(load_train_config("configs/vaegpt/train.yaml"))
-    result.best_dir  # PosixPath('storage/models/vaegpt-sim/best')
 """
 
 from __future__ import annotations
