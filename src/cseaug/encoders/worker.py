@@ -10,13 +10,6 @@ backlog, :meth:`~EncoderWorker.generation_done` switches the child to
 ``diagnostics.publish_threads``; an error in the child is raised in the parent, same class
 and message, by the call that needs the encoder. docs/diagnostics.md ("In a build: the
 encoder worker") has the whole behaviour.
-
-Example:
-    worker = EncoderWorker(DiagnosticsConfig(), None)
-    worker.prefetch(["A cat sat."])
-    worker.generation_done()
-    worker.encode(["A cat sat."]).shape  # (1, 384)
-    worker.close()
 """
 
 from __future__ import annotations

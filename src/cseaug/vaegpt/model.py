@@ -133,13 +133,10 @@ class VAEGPTSim(nn.Module):
             block.register_forward_hook(self._noise_hook(i))
 
     def _noise_hook(self, index: int) -> Any:
-        def hook(_module: Any, _args: Any, output: Any) -> Any:
-            # transformers 5 blocks return the hidden states; 4.x returned a tuple
-            hidden = output[0] if isinstance(output, tuple) else output
-            noisy = hidden + (self.latents[index](hidden) * self.noise_scales[index]).to(
-                hidden.dtype
-            )
-            return (noisy, *output[1:]) if isinstance(output, tuple) else noisy
+        def hook(_module: Any, _args: Any, hidden: Any) -> Any:
+            # a transformers 5 GPT-2 block returns its hidden states (4.x: a tuple)
+            noise = self.latents[index](hidden) * self.noise_scales[index]
+            return hidden + noise.to(hidden.dtype)
 
         return hook
 
