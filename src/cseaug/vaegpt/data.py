@@ -84,11 +84,6 @@ def load_pairs(config: PairDataConfig, seed: int) -> PairSplits:
         )
     train, validation = split_pairs(unique, config.validation_ratio, seed)
     stats.update(
-        {
-            "pairing": config.pairing,
-            "pairs": len(unique),
-            "train": len(train),
-            "validation": len(validation),
-        }
+        pairing=config.pairing, pairs=len(unique), train=len(train), validation=len(validation)
     )
     return PairSplits(train, validation, stats)

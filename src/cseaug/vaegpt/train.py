@@ -102,13 +102,11 @@ class _Run:
 
         existing = checkpoints(self.out) if cfg.schedule.resume else []
         self.resumed_from = existing[-1] if existing else None
-        if self.resumed_from is not None:
-            self.model = VAEGPTSim.from_pretrained(self.resumed_from)
-            self.tokenizer = load_tokenizer(self.resumed_from)
-        else:
-            settings = VAEGPTSimSettings(**cfg.model.model_dump())
-            self.model = VAEGPTSim.from_pretrained(cfg.base_model, settings)
-            self.tokenizer = load_tokenizer(cfg.base_model)
+        # a checkpoint brings its own settings; a fresh run takes the config's
+        source = self.resumed_from or cfg.base_model
+        settings = None if self.resumed_from else VAEGPTSimSettings(**cfg.model.model_dump())
+        self.model = VAEGPTSim.from_pretrained(source, settings)
+        self.tokenizer = load_tokenizer(source)
         self.judge = FrozenJudge.from_pretrained(self.model.settings.base_model, cfg.loss.pooling)
         self.model.to(self.device)
         # the judge is never trained: kept in the training precision, it is not cast per step
