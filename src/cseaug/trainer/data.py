@@ -80,7 +80,7 @@ def load_training_data(version_dir: str | Path, cfg: TrainConfig) -> TrainingDat
     for batch in iter_batches(version_dir, columns):
         if not cfg.include_heldout:
             held = batch.column("heldout")
-            skipped["heldout"] += int(pc.sum(held).as_py() or 0)
+            skipped["heldout"] += held.true_count
             batch = batch.filter(pc.invert(held))
         epoch_views = (
             [augmentation_view(batch.column("augmentations"), k % views) for k in range(blocks)]
@@ -106,9 +106,7 @@ def load_training_data(version_dir: str | Path, cfg: TrainConfig) -> TrainingDat
                 parts[training_set.name][block].append(
                     pa.StructArray.from_arrays([pc.filter(a, taken) for a in arrays], names=names)
                 )
-        skipped["missing_epoch_views" if per_epoch else "no_training_set"] += int(
-            pc.sum(free).as_py() or 0
-        )
+        skipped["missing_epoch_views" if per_epoch else "no_training_set"] += free.true_count
     tables = {}
     for training_set in sets:
         chunks = [chunk for block in parts[training_set.name] for chunk in block]
