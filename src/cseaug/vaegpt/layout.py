@@ -31,6 +31,11 @@ def pad(sequences: Sequence[Sequence[int]], value: int, left: bool) -> tuple[Any
     return ids, pad_sequence(ones, batch_first=True, padding_side=side)
 
 
+def positions(mask: Any) -> Any:
+    """Position ids that count real tokens only (0 on padding)."""
+    return (mask.cumsum(-1) - 1).clamp(min=0) * mask
+
+
 def prompt_batch(
     tokenizer: Any, sentences: Sequence[str], separator: str, max_source_tokens: int
 ) -> tuple[Any, Any]:
@@ -87,7 +92,7 @@ def pair_batch(
     return PairBatch(
         input_ids=torch.cat([source, target], dim=1),
         attention_mask=mask,
-        position_ids=(mask.cumsum(-1) - 1).clamp(min=0) * mask,  # real tokens only, 0 on padding
+        position_ids=positions(mask),
         target_ids=target,
         target_mask=target_mask,
         source_width=source.shape[1],
