@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,18 +57,20 @@ class LanguageDetector:
     def __init__(self) -> None:
         self._ahead: dict[str, Detection] = {}
         self._worker: ThreadPoolExecutor | None = None
+        self._last: Future[None] | None = None  # the latest hand-over (the thread works in order)
 
     def prefetch(self, texts: Sequence[str]) -> None:
         """Detect ``texts`` in the background thread (started now if it is not running)."""
         if self._worker is None:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="cseaug-language")
-        self._worker.submit(self._detect_ahead, list(texts))
+        self._last = self._worker.submit(self._detect_ahead, list(texts))
 
     def detect(self, texts: Sequence[str]) -> list[Detection]:
         """The language of each text, in order: those handed over ahead once the thread has
         worked through them (each is taken once), the others now."""
-        if self._worker is not None:
-            self._worker.submit(int).result()  # the thread works in order: all handed over is done
+        if self._last is not None:  # once done, everything handed over before it is done too
+            self._last.result()
+            self._last = None
         found = [self._ahead.get(text) for text in texts]
         for text in texts:
             self._ahead.pop(text, None)
@@ -80,7 +82,7 @@ class LanguageDetector:
         """Stop the background thread; what it had not detected yet is dropped."""
         if self._worker is not None:
             self._worker.shutdown(wait=False, cancel_futures=True)
-            self._worker = None
+            self._worker = self._last = None
         self._ahead.clear()
 
     def _detect_ahead(self, texts: list[str]) -> None:

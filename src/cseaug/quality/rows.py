@@ -72,8 +72,7 @@ class RowChecks(Step):
 
     def __init__(self, method: str, quality: QualityConfig, max_tokens: int | None = None) -> None:
         self.method = method
-        self._languages = LanguageDetector()
-        self._checks_language = quality.language_confidence is not None
+        self._languages = LanguageDetector() if quality.language_confidence is not None else None
         self.checks = method_checks(method, quality, max_tokens, self._languages)
 
     @classmethod
@@ -88,12 +87,13 @@ class RowChecks(Step):
         """Work out ahead what the checks will need of ``texts`` (anchors, views as their
         answers arrive), in the background while the LLM answers: their language, when that
         check runs."""
-        if self._checks_language:
+        if self._languages is not None:
             self._languages.prefetch(texts)
 
     def close(self) -> None:
         """Stop the language detector's thread."""
-        self._languages.close()
+        if self._languages is not None:
+            self._languages.close()
 
     def __call__(self, rows: pa.Table) -> StepResult:
         scrub = Scrubber()
@@ -124,10 +124,14 @@ class RowChecks(Step):
 
 
 def method_checks(
-    method: str, quality: QualityConfig, max_tokens: int | None, languages: LanguageDetector
+    method: str,
+    quality: QualityConfig,
+    max_tokens: int | None,
+    languages: LanguageDetector | None,
 ) -> list[RowCheck]:
     """The checks of ``method`` that ``quality`` switches on, in the order of
-    :data:`cseaug.quality.checks.REASONS` (``languages`` detects for the language check)."""
+    :data:`cseaug.quality.checks.REASONS`; ``languages`` is the language check's detector, None
+    when ``quality.language_confidence`` turns that check off."""
     out: list[RowCheck] = []
     if quality.hidden_text:
         out.append(lambda anchor, views: _first(views, partial(checks.hidden_text, anchor)))
@@ -138,7 +142,7 @@ def method_checks(
                 _only(views, written), lambda text: checks.beyond_max_tokens(text, bound)
             )
         )
-    if quality.language_confidence is not None:
+    if languages is not None:
         out.append(partial(_language, detector=languages, confidence=quality.language_confidence))
     if quality.identical_views:
         out.append(_identical)
