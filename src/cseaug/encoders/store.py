@@ -8,7 +8,6 @@ per run and, with an :class:`EmbeddingStore`, once across runs.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -18,6 +17,7 @@ import numpy as np
 
 from cseaug.encoders.base import Encoder
 from cseaug.errors import ConfigError
+from cseaug.sqlite_files import connect, transaction
 
 
 def text_key(text: str) -> bytes:
@@ -34,19 +34,16 @@ class EmbeddingStore:
     def __init__(self, path: Path, identity: str, dimension: int) -> None:
         self.path = path
         self.dimension = dimension
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
-        )
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings (key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID"
-        )
-        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('identity', ?)", (identity,))
-        self._db.commit()
+        self._db = connect(path)
+        with transaction(self._db, "IMMEDIATE"):
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID"
+            )
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('identity', ?)", (identity,))
         stored = self._db.execute("SELECT value FROM meta WHERE name = 'identity'").fetchone()[0]
         if stored != identity:
             raise ConfigError(
@@ -69,9 +66,8 @@ class EmbeddingStore:
 
     def put_many(self, items: Iterable[tuple[bytes, np.ndarray]]) -> None:
         rows = [(key, np.ascontiguousarray(vec, dtype=np.float32).tobytes()) for key, vec in items]
-        with self._lock:
+        with self._lock, transaction(self._db):
             self._db.executemany("INSERT OR IGNORE INTO embeddings VALUES (?, ?)", rows)
-            self._db.commit()
 
     def __len__(self) -> int:
         with self._lock:

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cseaug.llm.cache import connect, transaction
+from cseaug.sqlite_files import connect, transaction
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS openai_batches (

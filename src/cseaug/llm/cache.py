@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from cseaug.errors import CseaugError
 from cseaug.hashing import json_sha256
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback, ResponseSink
+from cseaug.sqlite_files import connect, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -143,34 +144,6 @@ def request_hash(identity: dict[str, Any], request: ChatRequest) -> str:
     return json_sha256(
         {"identity": identity, "messages": request.messages, "sample_index": request.sample_index}
     )
-
-
-def connect(path: Path | None) -> sqlite3.Connection:
-    """An autocommit connection to the database at ``path`` (None: in memory), in WAL mode,
-    that threads share."""
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(
-        path or ":memory:", timeout=60.0, isolation_level=None, check_same_thread=False
-    )
-    if path is not None:
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-    return conn
-
-
-@contextmanager
-def transaction(conn: sqlite3.Connection, mode: str = "") -> Iterator[None]:
-    """One committed transaction on ``conn`` (``mode``: ``IMMEDIATE`` to take the write lock
-    first); call with the lock of ``conn`` held."""
-    conn.execute(f"BEGIN {mode}")
-    try:
-        yield
-    except BaseException:
-        if conn.in_transaction:  # SQLite has rolled back already after e.g. a full disk
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 class ResponseCache:
