@@ -7,10 +7,8 @@ number of times first, or redirect. Every
 request is recorded with its ``Range`` header and the number of body bytes sent, so tests
 can assert what a client asked for and what it got.
 
-Example:
-    >>> with FakeFileServer() as server:  # doctest: +SKIP
-    ...     server.add("a.txt", b"hello", drop_after=2)
-    ...     # GET server.url("a.txt") gets 2 bytes, then the connection closes
+A test writes ``with FakeFileServer() as server: server.add("a.txt", b"hello",
+drop_after=2)``; a GET of ``server.url("a.txt")`` then gets 2 bytes and the connection closes.
 """
 
 from __future__ import annotations

@@ -42,11 +42,10 @@ itself is measured and must not share a CPU with the server, in a separate proce
 servers stand for several endpoints; a stopped ``FakeOpenAIServer`` refuses connections
 and starts again on the same port (an endpoint that dies and comes back).
 
-Example:
-    >>> with FakeOpenAIServer(latency_s=0.01) as server:  # doctest: +SKIP
-    ...     server.script("hello", Action.status_code(429, retry_after="1"), Action.ok())
-    ...     # point a client at server.base_url; the first "hello" gets a 429
-    ...     server.counts["hello"]
+A test writes ``with FakeOpenAIServer(latency_s=0.01) as server:
+server.script("hello", Action.status_code(429, retry_after="1"), Action.ok())``, points a
+client at ``server.base_url``; the first request for "hello" gets a 429, the second an
+answer, and ``server.counts["hello"]`` is 2.
 """
 
 from __future__ import annotations

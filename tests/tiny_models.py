@@ -9,11 +9,9 @@ batches, pads, samples and saves like a real Hugging Face model.
 VAEGPT-Sim); ``build_tiny_chat_model(directory)`` adds a chat template, so it works as
 the ``transformers`` LLM backend's chat model.
 
-Example:
-    >>> path = build_tiny_chat_model(tmp_path / "chat")  # doctest: +SKIP
-    >>> AutoTokenizer.from_pretrained(path).apply_chat_template(  # doctest: +SKIP
-    ...     [{"role": "user", "content": "Hi"}], tokenize=False, add_generation_prompt=True)
-    '<|user|>Hi\\n<|assistant|>'
+A test writes ``path = build_tiny_chat_model(tmp_path / "chat")``; the tokenizer at
+``path`` renders ``[{"role": "user", "content": "Hi"}]`` with the generation prompt as
+``<|user|>Hi\\n<|assistant|>``.
 """
 
 from __future__ import annotations
