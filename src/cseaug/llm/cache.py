@@ -155,30 +155,33 @@ class ResponseCache:
         self.path = Path(path)
         self._conn = connect(self.path)
         self._lock = threading.Lock()
-        with self._lock:
+        # One write transaction: processes opening a file of an earlier version at once
+        # (Dask/Ray workers) upgrade it one after the other, the later ones find it done.
+        with self._lock, transaction(self._conn, "IMMEDIATE"):
             columns = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
             if columns and "spent_by" not in columns:  # a cache file of an earlier version
                 self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
             if columns and "digest" not in columns:
                 self._add_digests()
-            self._conn.executescript(_SCHEMA)
+            for statement in _SCHEMA.split(";"):
+                self._conn.execute(statement)
 
     def _add_digests(self) -> None:
         """Give a cache file of an earlier version its ``digest`` column, and its answers
-        their digests (trusted once: nothing recorded what they were)."""
+        their digests (trusted once: nothing recorded what they were); call in a write
+        transaction."""
         added, after = 0, ""
-        with transaction(self._conn, "IMMEDIATE"):
-            self._conn.execute("ALTER TABLE responses ADD COLUMN digest TEXT")
-            while rows := self._conn.execute(  # a page at a time: a cache may be large
-                "SELECT hash, text, prompt_tokens, completion_tokens FROM responses "
-                "WHERE hash > ? ORDER BY hash LIMIT ?",
-                (after, _MIGRATION_PAGE),
-            ).fetchall():
-                self._conn.executemany(
-                    "UPDATE responses SET digest = ? WHERE hash = ?",
-                    [(answer_digest(*row), row[0]) for row in rows],
-                )
-                added, after = added + len(rows), rows[-1][0]
+        self._conn.execute("ALTER TABLE responses ADD COLUMN digest TEXT")
+        while rows := self._conn.execute(  # a page at a time: a cache may be large
+            "SELECT hash, text, prompt_tokens, completion_tokens FROM responses "
+            "WHERE hash > ? ORDER BY hash LIMIT ?",
+            (after, _MIGRATION_PAGE),
+        ).fetchall():
+            self._conn.executemany(
+                "UPDATE responses SET digest = ? WHERE hash = ?",
+                [(answer_digest(*row), row[0]) for row in rows],
+            )
+            added, after = added + len(rows), rows[-1][0]
         logger.info("response cache %s: digests added to %d stored answers", self.path, added)
 
     @_reported
