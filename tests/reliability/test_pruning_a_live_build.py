@@ -28,7 +28,7 @@ from tests.reliability.attack_tools import SlowProxy
 pytestmark = [pytest.mark.reliability, pytest.mark.slow]
 
 runner = CliRunner(env={"COLUMNS": "400"})
-DELAY = 1.0
+DELAY = 0.5
 """Seconds each chunk a client sends waits in the proxy: every request takes at least this."""
 
 
