@@ -32,7 +32,9 @@ def connect(path: Path | None) -> sqlite3.Connection:
     )
     if path is not None:
         switching = Retrying(
-            retry=retry_if_exception(lambda error: "database is locked" in str(error)),
+            retry=retry_if_exception(
+                lambda error: getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY
+            ),
             wait=wait_random(0.01, 0.1),
             stop=stop_after_delay(LOCK_WAIT_S),
             reraise=True,

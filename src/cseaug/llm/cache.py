@@ -155,16 +155,16 @@ class ResponseCache:
         self.path = Path(path)
         self._conn = connect(self.path)
         self._lock = threading.Lock()
-        # One write transaction: processes opening a file of an earlier version at once
-        # (Dask/Ray workers) upgrade it one after the other, the later ones find it done.
-        with self._lock, transaction(self._conn, "IMMEDIATE"):
-            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
-            if columns and "spent_by" not in columns:  # a cache file of an earlier version
-                self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
-            if columns and "digest" not in columns:
-                self._add_digests()
-            for statement in _SCHEMA.split(";"):
-                self._conn.execute(statement)
+        with self._lock:
+            # One write transaction: processes opening a file of an earlier version at once
+            # (Dask/Ray workers) upgrade it one after the other, the later ones find it done.
+            with transaction(self._conn, "IMMEDIATE"):
+                columns = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
+                if columns and "spent_by" not in columns:  # a file of an earlier version
+                    self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
+                if columns and "digest" not in columns:
+                    self._add_digests()
+            self._conn.executescript(_SCHEMA)
 
     def _add_digests(self) -> None:
         """Give a cache file of an earlier version its ``digest`` column, and its answers
