@@ -7,6 +7,7 @@ cores decode a few tokens per second per row."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from cseaug.dataset.versions import latest_version, list_versions
 from cseaug.errors import PublishGateError
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback, ResponseSink
 from cseaug.llm.transformers_backend import TransformersBackend, chat_prompt_ids
+from cseaug.pipeline.dry_run import estimate_build
 from cseaug.pipeline.local import run_build
 from cseaug.pipeline.stages import make_llm_stage
 from tests.real_model import smollm2_folder, smollm2_gguf
@@ -166,6 +168,21 @@ def test_a_demo_build_with_the_real_model_in_process(folder: Path, tmp_path: Pat
     root = tmp_path / "storage"
     cfg = load_config(DEMO, demo_overrides(root, model=str(folder)))
     assert_published_or_refused(lambda: run_build(cfg), root)
+
+
+def test_the_dry_run_times_one_batch_of_the_real_model(folder: Path, tmp_path: Path) -> None:
+    """The dry run of an in-process build loads the model, times its first batch for a few
+    tokens and gives a ceiling on the wall time from it, not only token counts."""
+    cfg = load_config(DEMO, demo_overrides(tmp_path / "storage", model=str(folder)))
+    found = estimate_build(cfg)
+    assert found["requests"] == 6
+    line = found["wall_time"]
+    assert re.fullmatch(
+        r"≤ [\d.]+ (s|min): load \d+ s, then per batch of 6 a prefill of [\d.]+ s and [\d.]+ s "
+        rf"per token up to max_tokens \({MAX_TOKENS}\), measured on the first batch",
+        line,
+    ), line
+    assert list_versions(tmp_path / "storage", "demo") == []
 
 
 def free_port() -> int:

@@ -79,7 +79,8 @@ def size_class(parameters: float | None) -> str | None:
     return next((c for c, (low, high) in SIZE_CLASSES.items() if low <= parameters <= high), None)
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """``seconds`` in the unit a person reads best (s, min, h)."""
     if seconds < 10:
         return f"{seconds:.1f} s"
     if seconds < 120:
@@ -121,7 +122,7 @@ def gpu_plan(
             f"prefilled in full at ~600 TFLOP/s; prefix caching can exceed it)"
         )
         fastest = requests / bound
-        plan["gpu_plan_wall_time"] = f"≥ {_duration(fastest)} (bound, not measured)"
+        plan["gpu_plan_wall_time"] = f"≥ {duration(fastest)} (bound, not measured)"
         return plan
     wanted = AUTO_BATCH_MEASURED if batch_size == "auto" else int(batch_size)
     shape = size_class(parameters)
@@ -141,7 +142,7 @@ def gpu_plan(
     )
     expected = requests / rate
     plan["gpu_plan_wall_time"] = (
-        f"~{_duration(expected)} with {MEASURED_ANSWER_TOKENS}-token answers; up to "
-        f"{_duration(expected * longer)} if every answer takes max_tokens ({max_tokens})"
+        f"~{duration(expected)} with {MEASURED_ANSWER_TOKENS}-token answers; up to "
+        f"{duration(expected * longer)} if every answer takes max_tokens ({max_tokens})"
     )
     return plan

@@ -11,6 +11,7 @@ docs/llm-backends.md, "The offline engines".
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from itertools import groupby
 from pathlib import Path
@@ -252,6 +253,37 @@ class TransformersBackend(LLMBackend):
                     if progress is not None:
                         progress(len(batch))
 
+    def calibrate(
+        self, requests: Sequence[ChatRequest], steps: int = 4
+    ) -> tuple[int, float, float]:
+        """``(rows, seconds of the prefill, seconds per decoding step)`` of the first batch a
+        build would cut from ``requests``, timed for ``steps`` new tokens (the dry run's
+        wall-time estimate, :func:`cseaug.llm.estimate.in_process_seconds`)."""
+        import torch
+        from transformers import LogitsProcessorList
+
+        self.check()
+        ids = chat_prompt_ids(self._tokenizer, requests)
+        lengths = [len(i) for i in ids]
+        order = sorted(range(len(ids)), key=lambda i: -lengths[i])
+        options = generate_kwargs(self.sampling)
+        slots = options["max_new_tokens"]
+        rows = self._budget.take(order, lengths, 0, lambda longest: longest + slots)  # type: ignore[union-attr]
+        batch = [ids[i] for i in order[:rows]]
+        encoded = self._tokenizer.pad({"input_ids": batch}, return_tensors="pt").to(self._device)
+        counter = TokenCounter(Bar(), rows)
+        options.update(max_new_tokens=steps, min_new_tokens=steps)
+        started = time.perf_counter()
+        with torch.inference_mode():
+            self._model.generate(
+                **encoded,
+                **options,
+                logits_processor=LogitsProcessorList([counter]),
+                pad_token_id=self._tokenizer.pad_token_id,
+            )
+        first, last = counter.times[0], counter.times[-1]
+        return rows, first - started, (last - first) / max(1, len(counter.times) - 1)
+
     def close(self) -> None:
         """Drop the model (frees its memory once nothing else holds it)."""
         self._model = None
@@ -261,12 +293,15 @@ class TransformersBackend(LLMBackend):
 class TokenCounter:
     """A logits processor that changes nothing and advances ``bar`` by a batch's rows at each
     decoding step (no device sync, unlike a streamer, which copies every step's tokens to the
-    CPU): progress within a batch, counted against the ceiling of ``max_tokens`` per answer."""
+    CPU): progress within a batch, counted against the ceiling of ``max_tokens`` per answer;
+    ``times`` holds when each step's logits came (the first: after the prefill)."""
 
     def __init__(self, bar: Bar, rows: int) -> None:
         self.bar, self.rows, self.steps = bar, rows, 0
+        self.times: list[float] = []
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         self.steps += 1
+        self.times.append(time.perf_counter())
         self.bar.advance(self.rows)
         return scores
