@@ -192,3 +192,22 @@ def test_tokens_move_within_a_batch(chat_model: Path, monkeypatch: pytest.Monkey
     assert (description, total, unit) == (f"{chat_model.name}: tokens", 7 * 6, "tokens")
     assert sum(steps) == 42
     assert steps[:6] == [3] * 6  # the first batch's six decoding steps, one by one
+
+
+def test_a_gguf_file_that_does_not_load_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    broken = tmp_path / "model.Q4_1.gguf"
+    broken.write_bytes(b"not a gguf file")
+    with pytest.raises(BackendError, match="cannot load the GGUF file"):
+        TransformersBackend(str(broken), {}, device="cpu").check()
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "gguf" else find_spec(name, *a),
+    )
+    with pytest.raises(BackendError, match="needs the gguf package: pip install gguf"):
+        TransformersBackend(str(broken), {}, device="cpu").check()

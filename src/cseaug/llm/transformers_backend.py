@@ -10,6 +10,7 @@ docs/llm-backends.md, "The offline engines".
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 from collections.abc import Sequence
@@ -143,7 +144,10 @@ class TransformersBackend(LLMBackend):
     def _load(self, auto_class: Any, kwargs: dict[str, Any]) -> Any:
         gguf = Path(self.model).expanduser()
         if gguf.suffix == ".gguf":  # dequantised on loading (the gguf package)
-            require("gguf", "dev", "Loading a .gguf file as llm.model")
+            if importlib.util.find_spec("gguf") is None:
+                raise BackendError(
+                    f"loading {self.model!r} needs the gguf package: pip install gguf"
+                )
             try:
                 return auto_class.from_pretrained(gguf.parent, gguf_file=gguf.name, **kwargs)
             except (OSError, ValueError) as exc:
