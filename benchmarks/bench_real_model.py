@@ -16,7 +16,7 @@ NGCSE's STS positive prompts (the paper's examples) for ``--sentences`` sentence
    request, and RATIO build time per request / the backend's time per request of part 1
    (what a build adds to generation: loading, cleaning, publishing; lower is better).
 
-    python benchmarks/bench_real_model.py [--sentences 8] [--max-tokens 32] [--repeats 1]
+    python benchmarks/bench_real_model.py [--sentences 8] [--max-tokens 16] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -82,8 +82,8 @@ def plain_loop(backend: TransformersBackend, requests: list[ChatRequest], max_to
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=8)
-    parser.add_argument("--max-tokens", type=int, default=32)
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--max-tokens", type=int, default=16)
+    parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
 
     folder = smollm2_folder()
