@@ -29,14 +29,18 @@ def test_load_dataset_reads_exactly_the_data_rows_offline(
         rows_per_file=20, before_publish=diagnostics,
     )  # fmt: skip
     loaded = datasets.load_dataset(str(published.path))
-    assert list(loaded) == ["train"]
-    train = loaded["train"]
-    assert train.num_rows == 75
+    assert list(loaded) == ["train", "heldout"]  # held-out rows are their own split
+    train, heldout = loaded["train"], loaded["heldout"]
+    held = published.manifest["counts"]["heldout"]
+    assert 0 < held < 75 and heldout.num_rows == held and train.num_rows == 75 - held
+    assert not any(train["heldout"]) and all(heldout["heldout"])
     expected = read_rows(published.path)
     assert train.column_names == expected.column_names
-    assert train["id"] == expected.column("id").to_pylist()
-    assert train["sentence"] == expected.column("sentence").to_pylist()
-    assert sum(train["heldout"]) == published.manifest["counts"]["heldout"]
+    assert list(heldout["id"]) + list(train["id"]) == expected.column("id").to_pylist()
+    assert (
+        list(heldout["sentence"]) + list(train["sentence"])
+        == expected.column("sentence").to_pylist()
+    )
     # the split comes from the card's header, as parsed by datasets itself
     from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub import DatasetCard
@@ -45,9 +49,9 @@ def test_load_dataset_reads_exactly_the_data_rows_offline(
         DatasetCard.load(published.path / "README.md").data
     )
     name = f"demo-v0001-{published.manifest['fingerprints']['data'][:8]}"
-    assert configs == {
-        name: {"data_files": [{"split": "train", "path": "data/train-*"}], "default": True}
-    }
+    splits = [{"split": "train", "path": "data/train-*"}]
+    splits.append({"split": "heldout", "path": "data/heldout-*"})
+    assert configs == {name: {"data_files": splits, "default": True}}
 
 
 def test_load_dataset_returns_each_v0001_of_two_datasets_from_one_cache(
@@ -65,13 +69,13 @@ def test_load_dataset_returns_each_v0001_of_two_datasets_from_one_cache(
     )
     assert first.version == second.version == "v0001"
     for published in (first, second, first, second):
-        loaded = datasets.load_dataset(str(published.path), split="train")
-        assert loaded["id"] == read_rows(published.path).column("id").to_pylist()
-        assert loaded.num_rows == published.manifest["counts"]["rows"]
+        loaded = datasets.load_dataset(str(published.path))
+        ids = [i for split in ("heldout", "train") if split in loaded for i in loaded[split]["id"]]
+        assert ids == read_rows(published.path).column("id").to_pylist()
     card = (second.path / "README.md").read_text()
     name = f"wiki-sts-v0001-{second.manifest['fingerprints']['data'][:8]}"
-    assert f'datasets.load_dataset("<this directory>", "{name}", split="train")' in card
-    assert datasets.load_dataset(str(second.path), name, split="train").num_rows == 15
+    assert f'datasets.load_dataset("<this directory or Hub repo>", "{name}")' in card
+    assert datasets.load_dataset(str(second.path), name, split="train").num_rows == 14
 
 
 def test_card_body_has_counts_rejects_method_and_citations(
