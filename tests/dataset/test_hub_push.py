@@ -110,6 +110,16 @@ def test_push_is_one_tagged_commit_and_a_second_push_sends_nothing(
         assert set(hub.files(REPO, "main")) - {".gitattributes"} == set(version_files(second))
         assert hub.files(REPO, "v0001") == hub.files(REPO, hub.repos[REPO].tags["v0001"])
 
+        branch = cseaug(
+            "push", "demo/v0001", "--repo", "team/b", "--revision", "dev", "--root", root, hub=hub
+        )
+        assert branch.returncode == 0, branch.stderr
+        assert (
+            hub.commits[2].branch == "dev"
+            and hub.repos["team/b"].tags["v0001"] == hub.commits[2].oid
+        )
+        assert list(hub.files("team/b", "main")) == [".gitattributes"]  # main untouched
+
 
 def test_local_dir_is_the_pushed_folder_and_datasets_reads_its_splits(
     version: Path, tmp_path: Path, hf_cache

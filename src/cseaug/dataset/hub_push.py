@@ -14,6 +14,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cseaug.dataset.verify import verify_version
 from cseaug.dataset.versions import MANIFEST_FILE, read_manifest
@@ -38,21 +39,17 @@ class PushResult:
     """False: the tag already held these files, nothing was sent."""
 
 
-def version_files(version_dir: Path) -> dict[str, Path]:
-    """Path in the repository -> file, of a version that verifies (every file its manifest lists,
-    and the manifest).
-
-    Raises:
-        InputError: a file differs from its manifest (nothing of it is pushed).
-    """
+def version_files(version_dir: Path, manifest: dict[str, Any]) -> dict[str, Path]:
+    """Path in the repository -> file: every file ``manifest`` lists, and the manifest, once
+    they verify (else InputError, and nothing is pushed)."""
     verify_version(version_dir).raise_if_wrong()
-    listed = [entry["path"] for entry in read_manifest(version_dir)["files"]]
+    listed = [entry["path"] for entry in manifest["files"]]
     return {path: version_dir / path for path in [*listed, MANIFEST_FILE]}
 
 
 def write_local_dir(version_dir: Path, out: Path) -> int:
     """Copy the files a push would upload into ``out`` (new or empty); returns their number."""
-    files = version_files(version_dir)
+    files = version_files(version_dir, read_manifest(version_dir))
     if out.exists() and any(out.iterdir()):
         raise InputError(f"--local-dir {out} is not empty: give a new or empty directory")
     for path, source in files.items():
@@ -77,8 +74,12 @@ def push_version(
 
     if not progress_enabled():  # no upload bars where cseaug draws none either
         disable_progress_bars()
-    files = version_files(version_dir)
-    tag = str(read_manifest(version_dir)["version"])
+    manifest = read_manifest(version_dir)
+    files, tag, name = (
+        version_files(version_dir, manifest),
+        manifest["version"],
+        manifest["dataset"],
+    )
     if constants.HF_HUB_OFFLINE:
         raise InputError("HF_HUB_OFFLINE is set: unset it to push to the Hub; nothing was pushed")
     api = hub.HfApi()
@@ -110,16 +111,11 @@ def push_version(
         stale -= {*files, KEEP}
         operations = [hub.CommitOperationAdd(p, str(f)) for p, f in files.items()]
         operations += [hub.CommitOperationDelete(p) for p in sorted(stale)]
-        manifest = read_manifest(version_dir)
+        fingerprint = manifest["fingerprints"]["data"]
         commit = api.create_commit(
-            repo,
-            operations,
-            commit_message=f"{manifest['dataset']} {tag}",
-            commit_description=f"cseaug version {manifest['dataset']}/{tag}, data fingerprint "
-            f"{manifest['fingerprints']['data']}",
-            repo_type="dataset",
-            revision=branch,
-        )
+            repo, operations, commit_message=f"{name} {tag}", repo_type="dataset", revision=branch,
+            commit_description=f"cseaug version {name}/{tag}, data fingerprint {fingerprint}",
+        )  # fmt: skip
         api.create_tag(repo, tag=tag, revision=commit.oid, repo_type="dataset")
     return PushResult(repo, tag, commit.oid, len(files), pushed=True)
 
