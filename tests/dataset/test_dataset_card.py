@@ -45,9 +45,11 @@ def test_load_dataset_reads_exactly_the_data_rows_offline(
     from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub import DatasetCard
 
-    configs = MetadataConfigs.from_dataset_card_data(
-        DatasetCard.load(published.path / "README.md").data
-    )
+    data = DatasetCard.load(published.path / "README.md").data
+    configs = MetadataConfigs.from_dataset_card_data(data)
+    # what the Hub shows: licence (the sources'), task, sources, the model that wrote the views
+    assert (data.license, data.task_categories) == ("unknown", ["sentence-similarity"])
+    assert data.source_datasets == ["corpus"] and data.cseaug_model.startswith("tiny")
     name = f"demo-v0001-{published.manifest['fingerprints']['data'][:8]}"
     splits = [{"split": "train", "path": "data/train-*"}]
     splits.append({"split": "heldout", "path": "data/heldout-*"})
