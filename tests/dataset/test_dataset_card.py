@@ -133,3 +133,20 @@ def test_size_categories() -> None:
     assert size_category(0) == "n<1K" and size_category(20_000) == "10K<n<100K"
     assert size_category(1_000_000) == "1M<n<10M"
     assert card_header({"counts": {"rows": 5000}})["size_categories"] == ["1K<n<10K"]
+
+
+def test_a_version_of_held_out_rows_only_loads_as_one_heldout_split(
+    tmp_path: Path, manifest, rows_factory, hf_cache
+) -> None:
+    """No empty train file beside them: `datasets` cannot read a Parquet file without rows."""
+    datasets = pytest.importorskip("datasets")
+    published = publish_version(
+        [rows_factory(3, 2)], [], root=tmp_path, name="demo", manifest=manifest,
+        heldout_fraction=0.999999,
+    )  # fmt: skip
+    assert published.manifest["counts"]["heldout"] == 5
+    assert [p.name for p in (published.path / "data").iterdir()] == [
+        "heldout-00000-of-00001.parquet"
+    ]
+    loaded = datasets.load_dataset(str(published.path))
+    assert list(loaded) == ["heldout"] and loaded["heldout"].num_rows == 5

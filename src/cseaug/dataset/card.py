@@ -87,7 +87,7 @@ def card_header(manifest: Mapping[str, Any]) -> dict[str, Any]:
     counts = manifest.get("counts", {})
     rows = int(counts.get("rows", 0))
     held = int(counts.get("heldout", 0))
-    splits = [s for s, n in zip(SPLITS, (rows - held, held), strict=True) if n or s == "train"]
+    splits = [s for s, n in zip(SPLITS, (rows - held, held), strict=True) if n] or ["train"]
     corpus = manifest.get("config", {}).get("corpus", {})
     inputs = manifest.get("inputs", {})
     sources = [corpus["hf_dataset"]] if corpus.get("hf_dataset") else []

@@ -257,8 +257,8 @@ class StagedVersion:
         Callers may add files (diagnostics) under :attr:`path` before :meth:`commit`."""
         if not self._sealed:
             self._check_open()
-            self._sink.finish()
-            self._heldout_sink.finish(empty_file=False)
+            held = self._heldout_sink.finish(empty_file=False)
+            self._sink.finish(empty_file=not held)  # an empty file is one `datasets` cannot read
             if not self._rejects_written:
                 self.write_rejects([])
             self._sealed = True
