@@ -11,7 +11,8 @@ an LFS file must have been uploaded) and tag. Anything else is a 404, so a call 
 not know fails the test. Every request is recorded, with each commit's files and each tag.
 
 A test writes ``with FakeHub(token="hf_test") as hub:`` and sets ``HF_ENDPOINT=hub.url``;
-``hub.status = 403`` makes every request fail with that status.
+``hub.refuse = {"/commit/": 409}`` answers 409 to every request whose path holds
+``/commit/`` (``{"/": 403}``: to every request).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class FakeHub:
 
     def __init__(self, token: str) -> None:
         self.token = token
-        self.status: int | None = None
+        self.refuse: dict[str, int] = {}
         self.repos: dict[str, Repo] = {}
         self.lfs: dict[str, bytes] = {}
         self._issued: set[str] = set()
@@ -115,8 +116,9 @@ class FakeHub:
             return 200, {}
         if auth != f"Bearer {self.token}":
             return 401, {"error": "Invalid credentials in Authorization header"}
-        if self.status is not None:
-            return self.status, {"error": f"refused with {self.status} by the test"}
+        for fragment, status in self.refuse.items():
+            if fragment in path:
+                return status, {"error": f"refused with {status} by the test"}
         with self._lock:
             if method == "POST" and parts == ["api", "repos", "create"]:
                 return self._create(json.loads(body))

@@ -149,6 +149,8 @@ def test_local_dir_is_the_pushed_folder_and_datasets_reads_its_splits(
         ("no token", "no Hugging Face token: set HF_TOKEN or run `hf auth login`"),
         ("wrong token", "refused (401): the Hub does not accept the token"),
         ("403", "refused (403): the token may not write to team/wiki-sts"),
+        ("404", "refused (404): team/wiki-sts was not found: check --repo"),
+        ("409", "refused (409): team/wiki-sts changed meanwhile"),
         ("offline", "cannot reach the Hub at http://127.0.0.1:"),
         ("HF_HUB_OFFLINE", "HF_HUB_OFFLINE is set: unset it to push"),
         ("private", "team/wiki-sts exists and is public, and --private was given"),
@@ -165,8 +167,10 @@ def test_a_failed_push_is_one_line_and_changes_nothing(
             env = {"HF_TOKEN": "", "HF_HOME": str(tmp_path / "empty-hf-home")}
         elif case == "wrong token":
             env = {"HF_TOKEN": "hf_notTheRightToken0123"}
-        elif case == "403":
-            hub.status = 403
+        elif case in ("403", "404"):
+            hub.refuse = {"/": int(case)}
+        elif case == "409":  # another push committed meanwhile
+            hub.refuse = {"/commit/": 409}
         elif case == "offline":
             env = {"HF_ENDPOINT": "http://127.0.0.1:9"}  # the discard port: nothing listens
         elif case == "HF_HUB_OFFLINE":
