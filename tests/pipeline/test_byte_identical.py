@@ -16,10 +16,10 @@ views the fake LLM wrote as the anchor with a word replaced (``unchanged_view``:
 ``demo-sts``, 9 knowledge views of ``nli-ski``) and one ``wiki-nli`` view of numbered words
 that py3langid reads as another language (``wrong_language``); their anchors became
 ``other`` rows. The OssCSE and Generate-CSE goldens did not change. Then held-out rows moved
-to their own files (``data/heldout-*``, the card's ``heldout`` split): the two NGCSE goldens
-gained that file and their train files lost those rows; their rows sorted by id, the counts
-and ``rejects.parquet`` are identical to the builds of the code before (checked by building
-both), and the other goldens did not change.
+to their own files (``data/heldout-*``, the card's ``heldout`` split): the goldens whose
+configs hold rows out (all but OssCSE's) gained that file and their train files lost those
+rows; their rows sorted by id, the counts and ``rejects.parquet`` are identical to the builds
+of the code before (checked by building both), and the OssCSE golden did not change.
 
 The LLM is the loopback server of ``tests/fake_openai_server.py``; its answers are a
 deterministic function of the request (:func:`golden_answer`, the server's policy): words
