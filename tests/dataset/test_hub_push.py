@@ -155,6 +155,7 @@ def test_local_dir_is_the_pushed_folder_and_datasets_reads_its_splits(
         ("HF_HUB_OFFLINE", "HF_HUB_OFFLINE is set: unset it to push"),
         ("private", "team/wiki-sts exists and is public, and --private was given"),
     ],
+    ids=["no-token", "wrong-token", "403", "404", "409", "offline", "HF_HUB_OFFLINE", "private"],
 )
 def test_a_failed_push_is_one_line_and_changes_nothing(
     version: Path, tmp_path: Path, case: str, expected: str
