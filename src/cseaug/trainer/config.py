@@ -187,8 +187,8 @@ class EvaluationConfig(StrictModel):
     max_pairs: int | None = Field(
         None,
         ge=10,
-        description="Score a seeded sample of at most this many pairs per set (quick runs; "
-        "None: every pair, as the papers).",
+        description="Score a seeded sample of at most this many pairs per test set and of the "
+        "dev set (quick runs; None: every pair, as the papers).",
     )
     batch_size: int = Field(64, ge=1, description="Sentences per encoder forward pass.")
     before: bool = Field(True, description="Score the model before training too.")
