@@ -9,7 +9,8 @@ gold scores. For STS12-16 SentEval's three aggregates over a year's subsets are 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -118,6 +119,17 @@ def dev_set(cfg: EvaluationConfig) -> EvalSet | None:
 def eval_sets(cfg: EvaluationConfig) -> list[EvalSet]:
     """The configured test sets, each cut to a seeded sample of ``max_pairs`` pairs if set."""
     return [_read(cfg, name, "test") for name in cfg.sets]
+
+
+@contextmanager
+def max_seq_length(model: Any, length: int | None) -> Iterator[None]:
+    """``model`` cuts its inputs at ``length`` tokens inside the block (None: its own length)."""
+    own = model.max_seq_length
+    model.max_seq_length = length or own
+    try:
+        yield
+    finally:
+        model.max_seq_length = own
 
 
 def spearman(predicted: Sequence[float], gold: Sequence[float]) -> float:

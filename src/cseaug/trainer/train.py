@@ -24,9 +24,16 @@ from cseaug.errors import ConfigError, InputError, require
 from cseaug.hashing import file_sha256
 from cseaug.roots import default_work_dir
 from cseaug.trainer.card import write_training_record
-from cseaug.trainer.config import HeadConfig, TrainConfig
+from cseaug.trainer.config import TrainConfig
 from cseaug.trainer.data import TrainingData, load_training_data
-from cseaug.trainer.evaluation import EvalSet, Scores, dev_set, eval_sets, evaluate
+from cseaug.trainer.evaluation import (
+    EvalSet,
+    Scores,
+    dev_set,
+    eval_sets,
+    evaluate,
+    max_seq_length,
+)
 from cseaug.trainer.objectives import (
     LOSS_NAMES,
     MIXED,
@@ -78,23 +85,30 @@ def default_model_dir(root: str | Path, version_dir: str | Path, objective: str)
     )
 
 
-def load_encoder(cfg: TrainConfig, device: str) -> Any:
-    """The encoder to train: a sentence-transformers model as saved, or a transformers model
-    with ``cfg.pooling`` and ``cfg.head`` on top (:func:`cseaug.trainer.heads.build_encoder`)."""
+def load_encoder(cfg: TrainConfig, device: str, say: Callable[[str], None] = logger.info) -> Any:
+    """The encoder to train, at its own maximum length (what it is evaluated and saved with;
+    ``cfg.max_seq_length`` applies in training, :func:`train_encoder`): a sentence-transformers
+    model with its own pooling and ``cfg.head``'s MLP (:func:`cseaug.trainer.heads.with_head`),
+    or a transformers model with ``cfg.pooling`` and ``cfg.head`` on top
+    (:func:`cseaug.trainer.heads.build_encoder`).
+
+    Raises:
+        ConfigError: the model cannot be loaded, or a sentence-transformers model with a
+            pooling setting of a plain transformers model.
+    """
     st = require("sentence_transformers", "hf", "Training a sentence encoder")
-    from cseaug.trainer.heads import build_encoder  # imports torch
+    from cseaug.trainer.heads import build_encoder, with_head  # imports torch
 
     location, is_sentence_transformer = model_location(cfg.model)
+    require("transformers", "hf", "Training a sentence encoder").set_seed(cfg.seed)  # the head
     try:
         if is_sentence_transformer:
-            model = st.SentenceTransformer(location, device=device)
-            if cfg.pooling != "cls" or cfg.head != HeadConfig():
-                logger.warning(
-                    "%s is a sentence-transformers model: it keeps its own pooling; pooling=%s "
-                    "and head settings apply to plain transformers models only",
-                    cfg.model,
-                    cfg.pooling,
-                )
+            model = with_head(st.SentenceTransformer(location, device=device), cfg)
+            say(
+                f"{cfg.model} is a sentence-transformers model: it trains its own pooling "
+                f"({', '.join(type(m).__name__ for m in model)}); `pooling` applies to a plain "
+                "transformers model"
+            )
         else:
             model = build_encoder(cfg, location, device)
     except OSError as exc:
@@ -102,8 +116,6 @@ def load_encoder(cfg: TrainConfig, device: str) -> Any:
             f"cannot load the encoder {cfg.model!r} ({exc}); offline, give a local model "
             "directory or 'all-MiniLM-L6-v2'"
         ) from exc
-    if cfg.max_seq_length:
-        model.max_seq_length = cfg.max_seq_length
     model.model_card_data.local_files_only = True  # the card must not reach for the hub
     return model
 
@@ -241,7 +253,7 @@ def train_encoder(
     device, precision = device_and_precision(cfg)
     if device == "cpu" and cfg.torch_threads:
         require("torch", "hf", "Training a sentence encoder").set_num_threads(cfg.torch_threads)
-    model = load_encoder(cfg, device)
+    model = load_encoder(cfg, device, say)
     batch = cfg.evaluation.batch_size
     before = (
         _score(model, sets, batch, "before training", say)
@@ -256,7 +268,8 @@ def train_encoder(
     if dev is not None:
         selection = BestCheckpoint(model, dev, cfg.evaluation.eval_steps, batch, say)
         trainer.add_callback(selection)
-    output = trainer.train()
+    with max_seq_length(model, cfg.max_seq_length):  # evaluated and saved at the model's own
+        output = trainer.train()
     step = output.global_step
     if selection is not None:
         selection.restore()
