@@ -215,7 +215,9 @@ def test_training_cuts_sentences_but_evaluation_and_the_saved_model_do_not(
     version = publish([rows_factory(8, 8)])
     cfg = _config(tiny_bert, shared_data, max_seq_length=8, max_steps=1)
     cfg.evaluation.sets = ["STS-B"]
-    record = train_encoder(version, cfg, tmp_path / "model").record
+    said: list[str] = []
+    record = train_encoder(version, cfg, tmp_path / "model", said.append).record
+    assert said[0].startswith("NGCSE on corpus '") and "1 epoch(s), 16 generated rows" in said[0]
 
     saved = SentenceTransformer(str(tmp_path / "model"), device="cpu")
     assert saved.max_seq_length == 64

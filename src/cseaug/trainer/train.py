@@ -206,6 +206,40 @@ def refuse_fallback_only(cfg: TrainConfig, data: TrainingData, version_dir: Path
     )
 
 
+NGCSE_DOMAINS = {
+    1: ("Wiki", "Wikipedia sentences", "--set epochs=1 --set ngcse.generated_per_batch=16 "
+        "(wiki/sts_ht.sh; 48 in the Final train_bert_wiki_sts.sh)"),
+    3: ("NLI", "NLI premises", "--set epochs=3 --set ngcse.generated_per_batch=48 "
+        "(nli/sts_ht.sh, train_bert_nli_sts.sh)"),
+}  # fmt: skip
+"""The authors' settings by epochs (appendix "Training Details": one epoch on the Wiki domain,
+three on NLI), each with its name, its corpus and how to train it."""
+
+
+def ngcse_setting(cfg: TrainConfig, corpus: str) -> str | None:
+    """The line that says which of the authors' domain settings an ``ngcse`` run trains and
+    how to train the other (None for another objective): the setting does not follow the
+    version's corpus by itself.
+
+    Example:
+        >>> print(ngcse_setting(TrainConfig(objective="ngcse"), "wiki1m"))
+        NGCSE on corpus 'wiki1m': 1 epoch(s), 16 generated rows per batch: the authors' Wiki setting; for NLI premises --set epochs=3 --set ngcse.generated_per_batch=48 (nli/sts_ht.sh, train_bert_nli_sts.sh)
+    """
+    if cfg.objective != "ngcse":
+        return None
+    name = NGCSE_DOMAINS[cfg.epochs][0] if cfg.epochs in NGCSE_DOMAINS else None
+    others = "; ".join(
+        f"for {corpus_kind} {how}"
+        for epochs, (_, corpus_kind, how) in NGCSE_DOMAINS.items()
+        if epochs != cfg.epochs
+    )
+    which = f"the authors' {name} setting" if name else "neither of the authors' settings"
+    return (
+        f"NGCSE on corpus '{corpus}': {cfg.epochs} epoch(s), {cfg.ngcse.generated_per_batch} "
+        f"generated rows per batch: {which}; {others}"
+    )
+
+
 def _score(
     model: Any, sets: list[EvalSet], batch: int, when: str, say: Callable[[str], None]
 ) -> Scores:
@@ -248,6 +282,9 @@ def train_encoder(
     manifest = versions.read_manifest(version_dir)
     data = load_training_data(version_dir, cfg)
     refuse_fallback_only(cfg, data, version_dir)
+    corpus = manifest["config"]["corpus"]
+    if setting := ngcse_setting(cfg, corpus["name"] or corpus["path"] or corpus["hf_dataset"]):
+        say(setting)
     sets = eval_sets(cfg.evaluation)  # before training: a missing set fails early
     dev = dev_set(cfg.evaluation)
     device, precision = device_and_precision(cfg)
