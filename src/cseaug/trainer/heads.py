@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from cseaug.errors import ConfigError, require
+from cseaug.errors import require
 from cseaug.trainer.config import TrainConfig
 
 torch = require("torch", "hf", "Training a sentence encoder")
@@ -215,19 +215,7 @@ def build_encoder(cfg: TrainConfig, location: str, device: str) -> Any:
 
 def with_head(model: Any, cfg: TrainConfig) -> Any:
     """A sentence-transformers model with ``cfg.head``'s MLP on its own pooled embedding
-    (:func:`head_modules`, after its last module); ``model`` itself without an MLP.
-
-    Raises:
-        ConfigError: ``pooling: prompt`` or ``head.evaluation_pooling``, which replace the
-            pooling of a plain transformers model, not the pooling a saved model was trained with.
-    """
-    if cfg.pooling == "prompt" or cfg.head.evaluation_pooling:
-        asked = "pooling 'prompt'" if cfg.pooling == "prompt" else "head.evaluation_pooling"
-        raise ConfigError(
-            f"{cfg.model} is a sentence-transformers model with its own pooling; {asked} is the "
-            "pooling of a plain transformers model: give one (e.g. --set model=bert-base-uncased) "
-            "or train this model's own pooling (--set pooling=cls --set head.evaluation_pooling=null)"
-        )
+    (:func:`head_modules`, after its last module); ``model`` itself without an MLP."""
     head = head_modules(cfg, model.get_embedding_dimension(), _initializer_range(model[0]))
     if not head:
         return model

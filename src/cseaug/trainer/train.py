@@ -85,6 +85,25 @@ def default_model_dir(root: str | Path, version_dir: str | Path, objective: str)
     )
 
 
+def refuse_foreign_pooling(cfg: TrainConfig) -> None:
+    """Refuse ``pooling: prompt`` or ``head.evaluation_pooling`` on a sentence-transformers
+    model: they replace the pooling of a plain transformers model, not the pooling a saved
+    model was trained with (its MLP head is applied, :func:`load_encoder`).
+
+    Raises:
+        ConfigError: one of them is set and ``cfg.model`` is a sentence-transformers model.
+    """
+    if cfg.pooling != "prompt" and not cfg.head.evaluation_pooling:
+        return
+    if model_location(cfg.model)[1]:
+        asked = "pooling 'prompt'" if cfg.pooling == "prompt" else "head.evaluation_pooling"
+        raise ConfigError(
+            f"{cfg.model} is a sentence-transformers model with its own pooling; {asked} is the "
+            "pooling of a plain transformers model: give one (e.g. --set model=bert-base-uncased) "
+            "or train this model's own pooling (--set pooling=cls --set head.evaluation_pooling=null)"
+        )
+
+
 def load_encoder(cfg: TrainConfig, device: str, say: Callable[[str], None] = logger.info) -> Any:
     """The encoder to train, at its own maximum length (what it is evaluated and saved with;
     ``cfg.max_seq_length`` applies in training, :func:`train_encoder`): a sentence-transformers
@@ -99,6 +118,7 @@ def load_encoder(cfg: TrainConfig, device: str, say: Callable[[str], None] = log
     st = require("sentence_transformers", "hf", "Training a sentence encoder")
     from cseaug.trainer.heads import build_encoder, with_head  # imports torch
 
+    refuse_foreign_pooling(cfg)
     location, is_sentence_transformer = model_location(cfg.model)
     require("transformers", "hf", "Training a sentence encoder").set_seed(cfg.seed)  # the head
     try:
