@@ -54,9 +54,9 @@ class HeadConfig(StrictModel):
     mlp_init: Literal["pytorch", "bert", "ngcse"] = Field(
         "pytorch",
         description="Initial weights of the MLP: 'pytorch' (nn.Linear's default), 'bert' "
-        "(weight N(0, the model's initializer_range, 0.02 for BERT), bias 0: SimCSE's cl_init, "
-        "which SKICSE and OssCSE's PromptBERT code share), 'ngcse' (weight and bias N(0, 6e-3): "
-        "NGCSE's custom_param_init).",
+        "(weight N(0, 0.02), BERT's initializer_range, bias 0: SimCSE's cl_init, which SKICSE "
+        "and OssCSE's PromptBERT code share), 'ngcse' (weight and bias N(0, 6e-3): NGCSE's "
+        "custom_param_init).",
     )
     evaluation_pooling: Literal["cls", "mean"] | None = Field(
         None,

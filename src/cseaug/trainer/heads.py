@@ -157,26 +157,23 @@ class TrainingHead(modules.Module):
         return cls.load_torch_weights(model_name_or_path, subfolder=subfolder, model=head)
 
 
-def init_mlp(linear: Any, how: str, initializer_range: float) -> None:
-    """Draw the MLP's initial weights as ``head.mlp_init`` says (``pytorch`` keeps
-    ``nn.Linear``'s): ``bert``, weight N(0, ``initializer_range``) and bias 0, as SimCSE's
-    ``cl_init`` through BERT's ``init_weights``; ``ngcse``, weight and bias N(0, 6e-3), as
-    NGCSE's ``custom_param_init``."""
-    if how == "pytorch":
-        return
-    with torch.no_grad():
-        std = 6e-3 if how == "ngcse" else initializer_range
-        linear.weight.normal_(0.0, std)
-        linear.bias.normal_(0.0, std) if how == "ngcse" else linear.bias.zero_()
+def init_mlp(linear: Any, how: str) -> None:
+    """Draw the MLP's initial weights as ``head.mlp_init`` says (``pytorch``: ``nn.Linear``'s
+    own): ``bert``, weight N(0, 0.02) and bias 0 (SimCSE's ``cl_init``); ``ngcse``, weight
+    and bias N(0, 6e-3) (NGCSE's ``custom_param_init``)."""
+    if how != "pytorch":
+        with torch.no_grad():
+            linear.weight.normal_(0.0, 6e-3 if how == "ngcse" else 0.02)
+            linear.bias.normal_(0.0, 6e-3) if how == "ngcse" else linear.bias.zero_()
 
 
-def head_modules(cfg: TrainConfig, dimension: int, initializer_range: float) -> list[Any]:
+def head_modules(cfg: TrainConfig, dimension: int) -> list[Any]:
     """The modules of ``cfg.head`` on a pooled embedding: ``Dense`` (tanh) for a kept MLP,
     :class:`TrainingHead` for a train-only MLP or an evaluation pooling of its own."""
     head, stack = cfg.head, []
     if head.mlp == "kept":
         stack.append(modules.Dense(dimension, dimension, activation_function=torch.nn.Tanh()))
-        init_mlp(stack[-1].linear, head.mlp_init, initializer_range)
+        init_mlp(stack[-1].linear, head.mlp_init)
     if head.mlp == "train-only" or head.evaluation_pooling:
         stack.append(
             TrainingHead(
@@ -187,12 +184,8 @@ def head_modules(cfg: TrainConfig, dimension: int, initializer_range: float) -> 
             )
         )
         if stack[-1].dense is not None:
-            init_mlp(stack[-1].dense, head.mlp_init, initializer_range)
+            init_mlp(stack[-1].dense, head.mlp_init)
     return stack
-
-
-def _initializer_range(transformer: Any) -> float:
-    return getattr(transformer.auto_model.config, "initializer_range", 0.02)
 
 
 def build_encoder(cfg: TrainConfig, location: str, device: str) -> Any:
@@ -208,18 +201,17 @@ def build_encoder(cfg: TrainConfig, location: str, device: str) -> Any:
     else:
         transformer = modules.Transformer(location)
         pooling = modules.Pooling(transformer.get_embedding_dimension(), cfg.pooling)
-    dimension = transformer.get_embedding_dimension()
-    head = head_modules(cfg, dimension, _initializer_range(transformer))
+    head = head_modules(cfg, transformer.get_embedding_dimension())
     return st.SentenceTransformer(modules=[transformer, pooling, *head], device=device)
 
 
 def with_head(model: Any, cfg: TrainConfig) -> Any:
     """A sentence-transformers model with ``cfg.head``'s MLP on its own pooled embedding
     (:func:`head_modules`, after its last module); ``model`` itself without an MLP."""
-    head = head_modules(cfg, model.get_embedding_dimension(), _initializer_range(model[0]))
-    if not head:
-        return model
-    return st.SentenceTransformer(modules=[*model, *head], device=str(model.device))
+    head = head_modules(cfg, model.get_embedding_dimension())
+    return (
+        st.SentenceTransformer(modules=[*model, *head], device=str(model.device)) if head else model
+    )
 
 
 def inference_encoder(model: Any) -> Any:

@@ -26,14 +26,8 @@ from cseaug.roots import default_work_dir
 from cseaug.trainer.card import write_training_record
 from cseaug.trainer.config import TrainConfig
 from cseaug.trainer.data import TrainingData, load_training_data
-from cseaug.trainer.evaluation import (
-    EvalSet,
-    Scores,
-    dev_set,
-    eval_sets,
-    evaluate,
-    max_seq_length,
-)
+from cseaug.trainer.evaluation import EvalSet, Scores, dev_set, eval_sets, evaluate
+from cseaug.trainer.evaluation import max_seq_length as training_length
 from cseaug.trainer.objectives import (
     LOSS_NAMES,
     MIXED,
@@ -86,13 +80,8 @@ def default_model_dir(root: str | Path, version_dir: str | Path, objective: str)
 
 
 def refuse_foreign_pooling(cfg: TrainConfig) -> None:
-    """Refuse ``pooling: prompt`` or ``head.evaluation_pooling`` on a sentence-transformers
-    model: they replace the pooling of a plain transformers model, not the pooling a saved
-    model was trained with (its MLP head is applied, :func:`load_encoder`).
-
-    Raises:
-        ConfigError: one of them is set and ``cfg.model`` is a sentence-transformers model.
-    """
+    """Raises ConfigError for ``pooling: prompt`` or ``head.evaluation_pooling`` on a
+    sentence-transformers model: they replace a plain transformers model's pooling."""
     if cfg.pooling != "prompt" and not cfg.head.evaluation_pooling:
         return
     if model_location(cfg.model)[1]:
@@ -105,15 +94,12 @@ def refuse_foreign_pooling(cfg: TrainConfig) -> None:
 
 
 def load_encoder(cfg: TrainConfig, device: str, say: Callable[[str], None] = logger.info) -> Any:
-    """The encoder to train, at its own maximum length (what it is evaluated and saved with;
-    ``cfg.max_seq_length`` applies in training, :func:`train_encoder`): a sentence-transformers
-    model with its own pooling and ``cfg.head``'s MLP (:func:`cseaug.trainer.heads.with_head`),
-    or a transformers model with ``cfg.pooling`` and ``cfg.head`` on top
-    (:func:`cseaug.trainer.heads.build_encoder`).
+    """The encoder to train, at its own length (``cfg.max_seq_length`` is the training one):
+    a sentence-transformers model with ``cfg.head``'s MLP on its own pooling, or a
+    transformers model with ``cfg.pooling`` and ``cfg.head`` (:mod:`cseaug.trainer.heads`).
 
     Raises:
-        ConfigError: the model cannot be loaded, or a sentence-transformers model with a
-            pooling setting of a plain transformers model.
+        ConfigError: the model cannot be loaded, or :func:`refuse_foreign_pooling`.
     """
     st = require("sentence_transformers", "hf", "Training a sentence encoder")
     from cseaug.trainer.heads import build_encoder, with_head  # imports torch
@@ -226,37 +212,22 @@ def refuse_fallback_only(cfg: TrainConfig, data: TrainingData, version_dir: Path
     )
 
 
-NGCSE_DOMAINS = {
-    1: ("Wiki", "Wikipedia sentences", "--set epochs=1 --set ngcse.generated_per_batch=16 "
-        "(wiki/sts_ht.sh; 48 in the Final train_bert_wiki_sts.sh)"),
-    3: ("NLI", "NLI premises", "--set epochs=3 --set ngcse.generated_per_batch=48 "
-        "(nli/sts_ht.sh, train_bert_nli_sts.sh)"),
-}  # fmt: skip
-"""The authors' settings by epochs (appendix "Training Details": one epoch on the Wiki domain,
-three on NLI), each with its name, its corpus and how to train it."""
-
-
 def ngcse_setting(cfg: TrainConfig, corpus: str) -> str | None:
     """The line that says which of the authors' domain settings an ``ngcse`` run trains and
-    how to train the other (None for another objective): the setting does not follow the
-    version's corpus by itself.
+    how to train either (None for another objective): the version's corpus does not pick it.
 
     Example:
         >>> print(ngcse_setting(TrainConfig(objective="ngcse"), "wiki1m"))
-        NGCSE on corpus 'wiki1m': 1 epoch(s), 16 generated rows per batch: the authors' Wiki setting; for NLI premises --set epochs=3 --set ngcse.generated_per_batch=48 (nli/sts_ht.sh, train_bert_nli_sts.sh)
+        NGCSE on corpus 'wiki1m': 1 epoch(s), 16 generated rows per batch (Wiki domain setting of the authors); Wikipedia (wiki/sts_ht.sh): --set epochs=1 --set ngcse.generated_per_batch=16; NLI premises (nli/sts_ht.sh): --set epochs=3 --set ngcse.generated_per_batch=48
     """
     if cfg.objective != "ngcse":
         return None
-    name = NGCSE_DOMAINS[cfg.epochs][0] if cfg.epochs in NGCSE_DOMAINS else None
-    others = "; ".join(
-        f"for {corpus_kind} {how}"
-        for epochs, (_, corpus_kind, how) in NGCSE_DOMAINS.items()
-        if epochs != cfg.epochs
-    )
-    which = f"the authors' {name} setting" if name else "neither of the authors' settings"
+    domain = {1: "Wiki", 3: "NLI"}.get(cfg.epochs, "no")  # appendix "Training Details"
     return (
         f"NGCSE on corpus '{corpus}': {cfg.epochs} epoch(s), {cfg.ngcse.generated_per_batch} "
-        f"generated rows per batch: {which}; {others}"
+        f"generated rows per batch ({domain} domain setting of the authors); Wikipedia "
+        "(wiki/sts_ht.sh): --set epochs=1 --set ngcse.generated_per_batch=16; NLI premises "
+        "(nli/sts_ht.sh): --set epochs=3 --set ngcse.generated_per_batch=48"
     )
 
 
@@ -325,7 +296,7 @@ def train_encoder(
     if dev is not None:
         selection = BestCheckpoint(model, dev, cfg.evaluation.eval_steps, batch, say)
         trainer.add_callback(selection)
-    with max_seq_length(model, cfg.max_seq_length):  # evaluated and saved at the model's own
+    with training_length(model, cfg.max_seq_length):  # evaluated and saved at the model's own
         output = trainer.train()
     step = output.global_step
     if selection is not None:
