@@ -65,10 +65,9 @@ class StepProgress(transformers.TrainerCallback):
 class BestCheckpoint(transformers.TrainerCallback):
     """Score ``dev`` every ``every`` steps and at the last; keep the best weights.
 
-    The dev set is encoded at the model's length when the callback is made (its own, not
-    the training length). After training, :meth:`restore` loads the best weights into the
-    model; ``history`` holds every (step, dev Spearman), ``best_step`` and ``best_score`` the
-    selected one.
+    After training, :meth:`restore` loads the best weights into the model; ``history``
+    holds every (step, dev Spearman), ``best_step`` and ``best_score`` the selected one. The
+    dev set is encoded at the model's length when the callback is made, not the training one.
     """
 
     def __init__(self, model: Any, dev: EvalSet, every: int, batch_size: int, say: Say) -> None:

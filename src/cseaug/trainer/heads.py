@@ -61,11 +61,9 @@ class PromptTransformer(modules.Transformer):
             for part in (prompt or self.template).split("{sentence}")
         )
         positions = self.auto_model.config.max_position_embeddings - len(prefix) - len(suffix)
+        limit = min(self.max_seq_length, positions) - 2  # [CLS] and [SEP] count
         sentences = tokenizer(
-            list(inputs),
-            add_special_tokens=False,
-            truncation=True,
-            max_length=min(self.max_seq_length, positions) - 2,  # [CLS] and [SEP]
+            list(inputs), add_special_tokens=False, truncation=True, max_length=limit
         )["input_ids"]
         rows = [
             [first, *prefix, *(i for i in ids if i != mask), *suffix, last] for ids in sentences
