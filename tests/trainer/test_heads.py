@@ -248,25 +248,32 @@ def test_the_mlp_starts_from_the_papers_initial_weights(
     assert default_weight.std().item() == pytest.approx(64**-0.5 / 3**0.5, rel=0.1)
 
 
-def test_a_sentence_transformers_model_gets_the_mlp_on_its_own_pooling(
-    tiny_bert: Path, tmp_path: Path
-) -> None:
+def test_a_sentence_transformers_model_gets_the_mlp_on_its_own_pooling() -> None:
+    """ngcse.yaml on the packaged all-MiniLM-L6-v2: NGCSE's MLP trains on MiniLM's own mean
+    pooling and is dropped for evaluation; a prompt or evaluation pooling is refused."""
+    from sentence_transformers import SentenceTransformer
+
+    from cseaug.encoders.minilm import model_location
     from cseaug.errors import ConfigError
     from cseaug.trainer.train import load_encoder
 
-    _encoder(tiny_bert).save(str(tmp_path / "st"))  # a sentence-transformers model directory
     said: list[str] = []
-    cfg = TrainConfig(objective="ngcse", model=str(tmp_path / "st"), head={"mlp": "train-only"})
+    cfg = load_train_config(CONFIGS / "ngcse.yaml", ["model=all-MiniLM-L6-v2"])
     model = load_encoder(cfg, "cpu", said.append)
-    assert [type(m).__name__ for m in model] == ["Transformer", "Pooling", "TrainingHead"]
-    assert [type(m).__name__ for m in inference_encoder(model)] == ["Transformer", "Pooling"]
-    assert said and "trains its own pooling (Transformer, Pooling, TrainingHead)" in said[0]
+    names = ["Transformer", "Pooling", "Normalize"]
+    assert [type(m).__name__ for m in model] == [*names, "TrainingHead"]
+    assert model[-1].dense.weight.std().item() == pytest.approx(6e-3, rel=0.1)  # ngcse init
+    assert "trains its own pooling (Transformer, Pooling, Normalize, TrainingHead)" in said[0]
+    plain = SentenceTransformer(model_location("all-MiniLM-L6-v2")[0], device="cpu")
+    evaluated = inference_encoder(model)
+    assert [type(m).__name__ for m in evaluated] == names
+    torch.testing.assert_close(evaluated.encode(SENTENCES), plain.encode(SENTENCES))
     for asked, settings in (
         ("pooling 'prompt'", {"pooling": "prompt"}),
         ("head.evaluation_pooling", {"head": {"evaluation_pooling": "mean"}}),
     ):
         cfg = TrainConfig.model_validate(
-            {"objective": "osscse", "model": str(tmp_path / "st"), **settings}
+            {"objective": "osscse", "model": "all-MiniLM-L6-v2", **settings}
         )
         with pytest.raises(ConfigError, match=f"sentence-transformers model .*; {asked} is the"):
             load_encoder(cfg, "cpu")
