@@ -337,11 +337,17 @@ def test_cseaug_build_against_a_swapping_server_exits_at_the_gate_and_latest_sta
         data = cfg.model_dump(mode="json", exclude_unset=True)
         data["llm"] = {**data["llm"], "base_url": server.base_url, "model": "fake-model"}
         config_file.write_text(json.dumps(data), encoding="utf-8")
-        env = build_environment(tmp_path / "prefect-home", proxy)
+        env = build_environment(tmp_path / "prefect-home", proxy, COLUMNS="200")
         done = run_cseaug(["build", "--config", str(config_file)], env, tmp_path)
     output = done.stdout + done.stderr
     assert done.returncode == 2, output[-3000:]
     assert "Traceback" not in output, output[-3000:]
+    # the reason once (Prefect's failure lines leave it out), after the build's summary
+    assert output.count("keep the order positive > intermediate > negative") == 1, output
+    summary = done.stderr[done.stderr.index("build summary") : done.stderr.index("error: ")]
+    assert "none: nothing published" in summary and re.search(r"rows +│ \d+ \(\d+ aigen", summary)
+    assert re.search(r"│ +│ \w+/\w+: \d+", summary) and "requests sent" in summary, summary
+    assert "generation" in summary and "publishing" in summary, summary
     error = done.stderr[done.stderr.index("error: ") :]
     assert "nothing published" in error and "below publish.min_pattern_share 70%" in error
     examples = [
