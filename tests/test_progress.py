@@ -91,3 +91,17 @@ def test_generation_off_a_terminal_shows_requests_and_tokens_per_second_and_the_
         r"^Generating: 16/16 requests \(100%\), \d+ s, [\d.]+ requests/s, [\d.]+ tokens/s$",
         lines[-1],
     )
+
+
+def test_a_bar_shows_the_rate_and_tokens_per_second(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CSEAUG_PROGRESS", "1")  # bars where stderr is not a terminal
+    monkeypatch.setenv("COLUMNS", "160")
+    with progress_bar("NGCSE sts views", total=3, unit="requests") as bar:
+        for _ in range(3):
+            time.sleep(0.1)
+            bar.tokens += 40
+            bar.advance()
+    drawn = capsys.readouterr().err
+    assert re.search(r"3/3 requests [\d.]+ requests/s, [\d.]+ tokens/s", drawn), drawn

@@ -26,15 +26,12 @@ from rich.progress import (
     DownloadColumn,
     MofNCompleteColumn,
     Progress,
-    ProgressColumn,
-    Task,
     TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
-from rich.text import Text
 
 LINE_EVERY_S = 10.0
 """Seconds between two progress lines where stderr is not a terminal."""
@@ -87,7 +84,7 @@ def progress_bar(description: str, total: int | None, unit: str = "items") -> It
     counts = (
         [DownloadColumn(), TransferSpeedColumn()]
         if unit == "bytes"
-        else [MofNCompleteColumn(), TextColumn(unit), RateColumn(bar, unit)]
+        else [MofNCompleteColumn(), TextColumn(unit), TextColumn("{task.fields[rate]}")]
     )
     columns = [
         TextColumn("[bold]{task.description}"),
@@ -98,20 +95,11 @@ def progress_bar(description: str, total: int | None, unit: str = "items") -> It
         TimeRemainingColumn(),
     ]
     with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
-        task = progress.add_task(description, total=total)
-        bar._draw = lambda n: progress.advance(task, n)
+        task = progress.add_task(description, total=total, rate="")
+        bar._draw = lambda n: progress.update(
+            task, advance=n, rate=rates(bar.completed, bar.tokens, unit, progress.tasks[0].elapsed)
+        )
         yield bar
-
-
-class RateColumn(ProgressColumn):
-    """A bar's units and tokens per second (:func:`rates`)."""
-
-    def __init__(self, bar: Bar, unit: str) -> None:
-        super().__init__()
-        self.bar, self.unit = bar, unit
-
-    def render(self, task: Task) -> Text:
-        return Text(rates(task.completed, self.bar.tokens, self.unit, task.elapsed or 0.0))
 
 
 def duration(seconds: float) -> str:
@@ -130,14 +118,14 @@ def duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def rates(done: float, tokens: int, unit: str, seconds: float) -> str:
+def rates(done: float, tokens: int, unit: str, seconds: float | None) -> str:
     """Units per second, and tokens per second when any were counted; empty before any.
 
     Example:
         >>> rates(120, 3712, "requests", 20.0)
         '6.0 requests/s, 186 tokens/s'
     """
-    if seconds <= 0 or not (done or tokens):
+    if not seconds or not (done or tokens):
         return ""
     return ", ".join(
         f"{n / seconds:,.{1 if n / seconds < 100 else 0}f} {what}/s"
@@ -157,16 +145,14 @@ def progress_line(
         >>> progress_line("Generating", 0, 24, "requests", 12.0, tokens=310)
         'Generating: 0/24 requests (0%), 12 s, 0.0 requests/s, 25.8 tokens/s'
         >>> progress_line("Downloading", 2_500_000, None, "bytes", 3.0)
-        'Downloading: 2.5 MB, 3 s, 833.3 kB/s'
+        'Downloading: 2.5 MB, 3 s'
     """
     size = decimal if unit == "bytes" else lambda n: f"{n:,}"
     count = f"{size(done)}/{size(total)}" if total else size(done)
     count += "" if unit == "bytes" else f" {unit}"
     share = f" ({100 * done // total}%)" if total else ""
     line = f"{description}: {count}{share}, {seconds:.0f} s"
-    if unit == "bytes" and done and seconds > 0:
-        line += f", {decimal(int(done / seconds))}/s"
-    elif unit != "bytes" and (speed := rates(done, tokens, unit, seconds)):
+    if unit != "bytes" and (speed := rates(done, tokens, unit, seconds)):
         line += f", {speed}"
     if total and done and seconds > 0 and done < total:
         line += f", {duration((total - done) * seconds / done)} left"

@@ -114,9 +114,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
             f"run {plan['run_id']}: shards {missing} are not finished; nothing published"
         )
     usage = summed_usage([o.usage for o in outcomes])
-    judge_usage = (
-        summed_usage([o.judge_usage for o in outcomes]) if cfg.judge_llm is not None else {}
-    )
+    judge_usage = summed_usage([o.judge_usage for o in outcomes])  # empty without a judge
     phases = {
         "plan": plan["seconds"]["plan"],
         "generate": generation_seconds(marks, plan["seconds"]["plan"], outcomes, started_at),
@@ -128,16 +126,10 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     except PublishGateError as refused:
         phases["publish"] = round(time.perf_counter() - started, 3)
         now = time.time()
-        refused.summary = {
-            **held,
-            "dataset": cfg.dataset_name,
-            "version": None,
-            "token_usage": usage,
-            "judge_usage": judge_usage,
-            "seconds": wallclock.wall_seconds(marks, phases, now),
-            "timings": wallclock.build_timings(marks, phases, now),
-            "finished_at": now,
-        }
+        refused.summary = {**held, "token_usage": usage, "judge_usage": judge_usage,
+                           "seconds": wallclock.wall_seconds(marks, phases, now),
+                           "timings": wallclock.build_timings(marks, phases, now),
+                           "finished_at": now}  # fmt: skip
         raise
     stage_info = plan["stage"]
     spent = build_spending(cfg.cache_path, store.path.name) if cfg.llm is not None else {}
@@ -241,19 +233,14 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
 def stored_counts(run: BuildRun) -> dict[str, Any]:
     """The rows and rejects of the run store's finished shards, counted as the summary of a
     published build counts them (what a build the gate refused prints instead)."""
-    store = run.store
     aigen, other = (
-        sum(pq.ParquetFile(p).metadata.num_rows for s in stages for p in store.paths("rows", s))
+        sum(pq.ParquetFile(p).metadata.num_rows for s in stages for p in run.store.paths("rows", s))
         for stages in ((VIEWS,), (DEMOTED, SPLIT_OTHER))
     )
     counts = RowCounts()
-    for stage in (CORPUS, VIEWS):
-        paths = store.paths("rejects", stage)
-        if paths:
-            counts.add_rejects(pq.read_table(paths, columns=["stage", "reason"]))
-    by_stage = counts.as_dict()["rejects_by_stage"]
+    counts.add_rejects(pq.read_table(run.store.paths("rejects"), columns=["stage", "reason"]))
     return {"rows": aigen + other, "aigen": aigen, "other": other, "rejects": counts.rejects,
-            "rejects_by_stage": by_stage}  # fmt: skip
+            "rejects_by_stage": counts.as_dict()["rejects_by_stage"]}  # fmt: skip
 
 
 def generation_seconds(
