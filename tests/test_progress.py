@@ -102,6 +102,18 @@ def test_a_bar_shows_the_rate_and_tokens_per_second(
         for _ in range(3):
             time.sleep(0.1)
             bar.tokens += 40
+            bar.note = "8 in flight"
             bar.advance()
     drawn = capsys.readouterr().err
-    assert re.search(r"3/3 requests [\d.]+ requests/s, [\d.]+ tokens/s", drawn), drawn
+    assert re.search(r"3/3 requests [\d.]+ requests/s, [\d.]+ tokens/s, 8 in flight", drawn)
+
+
+@pytest.mark.usefixtures("off_a_terminal")
+def test_a_note_follows_each_line_off_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    with progress_bar("Generating", total=2, unit="requests") as bar:
+        bar.note = "8 in flight"
+        for _ in range(2):
+            time.sleep(0.12)
+            bar.advance()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(line.endswith(", 8 in flight") for line in lines), lines

@@ -52,12 +52,14 @@ def progress_enabled() -> bool:
 
 class Bar:
     """A handle on one bar: ``advance(n)`` after each finished unit of work; ``tokens`` counts
-    the tokens the work generated so far, where it generates any."""
+    the tokens the work generated so far, where it generates any; ``note`` is shown after the
+    rates (the state of the work, such as the requests an HTTP backend keeps in flight)."""
 
     def __init__(self, draw: Callable[[int], None] = lambda n: None) -> None:
         self._draw = draw
         self.completed = 0
         self.tokens = 0
+        self.note = ""
 
     def advance(self, n: int = 1) -> None:
         self.completed += n
@@ -96,9 +98,12 @@ def progress_bar(description: str, total: int | None, unit: str = "items") -> It
     ]
     with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
         task = progress.add_task(description, total=total, rate="")
-        bar._draw = lambda n: progress.update(
-            task, advance=n, rate=rates(bar.completed, bar.tokens, unit, progress.tasks[0].elapsed)
-        )
+
+        def draw(n: int) -> None:
+            shown = rates(bar.completed, bar.tokens, unit, progress.tasks[0].elapsed)
+            progress.update(task, advance=n, rate=", ".join(filter(None, (shown, bar.note))))
+
+        bar._draw = draw
         yield bar
 
 
@@ -170,6 +175,7 @@ def progress_lines(description: str, total: int | None, unit: str, bar: Bar) -> 
     def write() -> None:
         seconds = time.monotonic() - started
         line = progress_line(description, bar.completed, total, unit, seconds, bar.tokens)
+        line += f", {bar.note}" if bar.note else ""
         sys.stderr.write(line + "\n")  # not print(): a flow with log_prints logs those
         sys.stderr.flush()
 
