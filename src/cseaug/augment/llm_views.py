@@ -159,9 +159,8 @@ def send(
     on_response: ResponseSink | None = None,
 ) -> list[ChatResponse]:
     """Send ``requests`` in one ``backend.generate`` call behind a progress bar (requests and
-    tokens per second, the time left); the answers
-    come back in request order, and each to ``on_response`` as it arrives (also used by the
-    LLM judge, :mod:`cseaug.quality.judge`).
+    tokens per second, the time left); the answers come back in request order, and each to
+    ``on_response`` as it arrives (also used by the LLM judge, :mod:`cseaug.quality.judge`).
 
     Raises:
         InputError: two requests share a key (rows repeat ids).
