@@ -176,7 +176,8 @@ class Selection:
         for batch in iter_batches(self.version_dir, [*JSONL_KEYS, "heldout"]):
             if heldout is not None:
                 batch = batch.filter(pc.equal(batch.column("heldout"), heldout))
-            yield batch.drop_columns(["heldout"])
+            if batch.num_rows:  # an empty row group is a file `datasets` cannot read
+                yield batch.drop_columns(["heldout"])
 
     def views(self, batch: pa.RecordBatch) -> dict[str, pa.Array]:
         """The export views of a batch; with an epoch, the positive is that Generate-CSE view."""
