@@ -158,9 +158,9 @@ def send(
     description: str,
     on_response: ResponseSink | None = None,
 ) -> list[ChatResponse]:
-    """Send ``requests`` in one ``backend.generate`` call behind a progress bar; the answers
-    come back in request order, and each to ``on_response`` as it arrives (also used by the
-    LLM judge, :mod:`cseaug.quality.judge`).
+    """Send ``requests`` in one ``backend.generate`` call behind a progress bar (requests and
+    tokens per second, the time left); the answers come back in request order, and each to
+    ``on_response`` as it arrives (also used by the LLM judge, :mod:`cseaug.quality.judge`).
 
     Raises:
         InputError: two requests share a key (rows repeat ids).
@@ -171,7 +171,13 @@ def send(
             f"rows repeat ids, so requests would share keys: {repeated}; deduplicate the anchors"
         )
     with progress_bar(description, total=len(requests), unit="requests") as bar:
-        responses = backend.generate(requests, bar.advance, on_response)
+
+        def answered(index: int, response: ChatResponse) -> None:
+            bar.tokens += 0 if response.cached else response.completion_tokens
+            if on_response is not None:
+                on_response(index, response)
+
+        responses = backend.generate(requests, bar.advance, answered)
     for request, response in zip(requests, responses, strict=True):
         if response.key != request.key:
             raise RuntimeError(

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from cseaug.progress import duration
+
 GPU = "one H100 80GB"
 ISSUE_13 = "issue 13: one H100 80GB, random weights of the real shape, bf16, 2026-11"
 MEASURED_PROMPT_TOKENS = 221
@@ -79,16 +81,6 @@ def size_class(parameters: float | None) -> str | None:
     return next((c for c, (low, high) in SIZE_CLASSES.items() if low <= parameters <= high), None)
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 2 * 3600:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
 def gpu_plan(
     engine: str,
     model: str,
@@ -121,7 +113,7 @@ def gpu_plan(
             f"prefilled in full at ~600 TFLOP/s; prefix caching can exceed it)"
         )
         fastest = requests / bound
-        plan["gpu_plan_wall_time"] = f"≥ {_duration(fastest)} (bound, not measured)"
+        plan["gpu_plan_wall_time"] = f"≥ {duration(fastest)} (bound, not measured)"
         return plan
     wanted = AUTO_BATCH_MEASURED if batch_size == "auto" else int(batch_size)
     shape = size_class(parameters)
@@ -141,7 +133,7 @@ def gpu_plan(
     )
     expected = requests / rate
     plan["gpu_plan_wall_time"] = (
-        f"~{_duration(expected)} with {MEASURED_ANSWER_TOKENS}-token answers; up to "
-        f"{_duration(expected * longer)} if every answer takes max_tokens ({max_tokens})"
+        f"~{duration(expected)} with {MEASURED_ANSWER_TOKENS}-token answers; up to "
+        f"{duration(expected * longer)} if every answer takes max_tokens ({max_tokens})"
     )
     return plan
