@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from cseaug.errors import CseaugError, expected_os_error, os_error_message
-from cseaug.llm.cache import CacheDamagedError, CachedBackend, ResponseCache
+from cseaug.llm.cache import CachedBackend, ResponseCache
 from cseaug.llm.openai_backend import OpenAIBackend
+from cseaug.sqlite_files import DamagedFileError
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.llm.helpers import ask
 from tests.reliability.test_llm_faults import SENTENCES, VIEWS, build, config
@@ -78,7 +79,7 @@ def test_a_damaged_cache_file_is_one_line_naming_it_and_how_to_set_it_aside(
         filled_cache(server, path)
         damage(path)
         size = path.stat().st_size
-        with pytest.raises(CacheDamagedError) as damaged:
+        with pytest.raises(DamagedFileError) as damaged:
             cached_backend(server, path).generate([ask(p) for p in PROMPTS])
         message = str(damaged.value)
         assert isinstance(damaged.value, CseaugError) and "\n" not in message

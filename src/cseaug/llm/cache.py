@@ -9,26 +9,25 @@ response cache".
 from __future__ import annotations
 
 import dataclasses
-import errno
-import functools
 import logging
 import os
 import socket
-import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from cseaug.errors import CseaugError
 from cseaug.hashing import json_sha256
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback, ResponseSink
 from cseaug.sqlite_files import connect, transaction
 
 logger = logging.getLogger(__name__)
+
+CACHE_FILE = ("the LLM response cache", "answers not in the new cache are asked again")
+"""The cache file's name and what a rerun without it does again (:func:`connect`)."""
 
 _LOOKUP_CHUNK = 900  # below SQLite's smallest limit on bound parameters (999)
 
@@ -63,10 +62,6 @@ CREATE TABLE IF NOT EXISTS calls (
 """
 
 
-class CacheDamagedError(CseaugError):
-    """The cache file cannot be read as a database (truncated, overwritten, not SQLite)."""
-
-
 def answer_digest(digest: str, text: str, prompt_tokens: int, completion_tokens: int) -> str:
     """What a stored answer must hash to: the sha256 of its request hash and its answer.
 
@@ -75,40 +70,6 @@ def answer_digest(digest: str, text: str, prompt_tokens: int, completion_tokens:
         64
     """
     return json_sha256([digest, text, prompt_tokens, completion_tokens])
-
-
-def _database_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
-    """The error a user reads for an SQLite failure on the cache file ``path``: a damaged
-    file or a full disk in one line; anything else (a locked database, ...) as it is."""
-    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF  # the primary result code
-    if code == sqlite3.SQLITE_FULL:
-        return OSError(errno.ENOSPC, str(exc), str(path))
-    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
-        return CacheDamagedError(
-            f"the LLM response cache {path} is damaged ({exc}); it holds paid answers and is "
-            f"not deleted: set it aside with `mv {path} {path}.damaged` (with its -wal and -shm "
-            "files, if any) and rerun: answers not in the new cache are asked again"
-        )
-    return exc
-
-
-_Method = TypeVar("_Method", bound=Callable[..., Any])
-
-
-def _reported(method: _Method) -> _Method:
-    """Raise a :class:`ResponseCache` method's SQLite failures as :func:`_database_error` says."""
-
-    @functools.wraps(method)
-    def wrapper(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except sqlite3.DatabaseError as exc:
-            error = _database_error(self.path, exc)
-            if error is exc:
-                raise
-            raise error from exc
-
-    return wrapper  # type: ignore[return-value]
 
 
 def new_owner() -> str:
@@ -150,10 +111,9 @@ class ResponseCache:
     """The SQLite file of stored answers at ``path``, safe to share between threads and
     processes."""
 
-    @_reported
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._conn = connect(self.path)
+        self._conn = connect(self.path, *CACHE_FILE)
         self._lock = threading.Lock()
         with self._lock:
             # One write transaction: processes opening a file of an earlier version at once
@@ -184,7 +144,6 @@ class ResponseCache:
             added, after = added + len(rows), rows[-1][0]
         logger.info("response cache %s: digests added to %d stored answers", self.path, added)
 
-    @_reported
     def lookup(self, hashes: Sequence[str]) -> tuple[dict[str, ChatResponse], set[str]]:
         """The stored answers among ``hashes`` that match their digest (``cached``, keyed by
         their hash), and the hashes of those that do not (absent hashes are in neither)."""
@@ -223,7 +182,6 @@ class ResponseCache:
         """The stored answers among ``hashes`` that match their digest (:meth:`lookup`)."""
         return self.lookup(hashes)[0]
 
-    @_reported
     def put(self, digest: str, response: ChatResponse, spent_by: str | None = None) -> None:
         """Store a successful answer, paid for by ``spent_by``, and drop the request's failure
         record if it has one (one commit, before this returns; the claim stays: :meth:`leased`)."""
@@ -240,7 +198,6 @@ class ResponseCache:
             )
             self._conn.execute("DELETE FROM failures WHERE hash = ?", (digest,))
 
-    @_reported
     def fail(self, digest: str, error: str) -> None:
         """Remember that the request ``digest`` failed (and release its claim)."""
         with self._lock, transaction(self._conn):
@@ -251,14 +208,12 @@ class ResponseCache:
             )
             self._conn.execute("DELETE FROM claims WHERE hash = ?", (digest,))
 
-    @_reported
     def failed_before(self, hashes: Sequence[str]) -> set[str]:
         """Those of ``hashes`` whose last attempt failed."""
         with self._lock:
             rows = self._rows("SELECT hash FROM failures WHERE hash IN ({marks})", hashes)
             return {digest for (digest,) in rows}
 
-    @_reported
     def claim(self, hashes: Sequence[str], owner: str, lease_s: float = LEASE_S) -> set[str]:
         """Claim what nobody else holds among ``hashes``; return every hash ``owner`` now holds.
 
@@ -284,7 +239,6 @@ class ResponseCache:
             )
         return {d for d, o, _ in held if o == owner} | set(take)
 
-    @_reported
     def claimed_by_others(self, hashes: Sequence[str], owner: str) -> set[str]:
         """Those of ``hashes`` that another owner holds now (lease still running)."""
         query = (
@@ -293,7 +247,6 @@ class ResponseCache:
         with self._lock:
             return {digest for (digest,) in self._rows(query, hashes, owner, time.time())}
 
-    @_reported
     def release(self, owner: str) -> None:
         """Drop every claim of ``owner`` (its work is over)."""
         with self._lock:
@@ -322,7 +275,6 @@ class ResponseCache:
             renewer.join()
             self.release(owner)
 
-    @_reported
     def record_call(
         self, spent_by: str | None, started_at: float, seconds: float, sent: int, failed: int
     ) -> None:
@@ -333,7 +285,6 @@ class ResponseCache:
                 (spent_by, started_at, seconds, sent, failed),
             )
 
-    @_reported
     def spending(self, spent_by: str) -> dict[str, Any]:
         """What ``spent_by`` paid for over all its attempts: ``answers`` stored, their tokens,
         ``requests`` and ``failed`` (sent, over every call), ``generate_seconds``."""
@@ -357,7 +308,6 @@ class ResponseCache:
             "generate_seconds": round(float(seconds), 3),
         }
 
-    @_reported
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
