@@ -173,7 +173,8 @@ class ResponseCache:
                         f"{self.path}.damaged` and rerun: answers not in the new cache are "
                         "asked again"
                     )
-                self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                if version != SCHEMA_VERSION:  # a new file, or one just upgraded
+                    self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self._conn.executescript(_SCHEMA)
 
     def _upgrade(self, columns: set[str]) -> None:
