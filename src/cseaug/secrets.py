@@ -225,13 +225,13 @@ def _credentials_problem(url: str, setting: str) -> str | None:
 
 def _key_looking(text: str) -> bool:
     """Whether a part of a URL holds a key: a secret-named ``name=value`` (or
-    ``name:value``) part, a token shaped like a provider's key (:data:`_KEY_SHAPED`), or the
-    value of a secret of the environment (:func:`known_secrets`)."""
+    ``name:value``) part, a token shaped like a provider's key (:data:`_KEY_SHAPED`), or
+    anything :func:`scrub` masks (a secret of the environment, a bearer token, ...)."""
     for part in re.split(r"[/;&]", text):
         name, _, value = part.partition("=") if "=" in part else part.partition(":")
         if value and is_secret_name(name.replace("-", "_")):
             return True
-    return bool(_KEY_SHAPED.search(text)) or any(secret in text for secret in known_secrets())
+    return bool(_KEY_SHAPED.search(text)) or holds_secret(text)
 
 
 _SCRUBBING_FACTORY = "_cseaug_scrubbing"

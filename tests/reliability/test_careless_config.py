@@ -235,6 +235,7 @@ KEYS = {
     "aws access key": "AKIAZQ8V0EXAMPLEKEY4",
     "aws temporary key": "ASIAZQ8V0EXAMPLEKEY4",
     "environment secret": "Zq8v0-env-secret-value",
+    "bearer token": "Bearer Zq8v0ExampleKey4f9aaBB",
     "named": "api_key=Zq8v0ExampleKey4f9",
 }
 PLACES = {
