@@ -93,6 +93,7 @@ def test_a_50_gb_sparse_file_of_nul_bytes_is_refused_in_seconds(tmp_path: Path) 
     assert took < 60, f"took {took:.0f} s"
 
 
+@pytest.mark.slow
 def test_a_signal_while_a_50_gb_corpus_is_read_ends_the_dry_run_within_seconds(
     tmp_path: Path,
 ) -> None:
