@@ -183,7 +183,7 @@ def report_command(
         written = write_report(version_dir, target, manifest, cfg, encoder=encoder)
     finally:
         encoder.close()
-    Console().print(f"wrote {written}", markup=False, highlight=False)
+    typer.echo(f"wrote {written}")
     if open_it:
         webbrowser.open(written.resolve().as_uri())
 

@@ -203,7 +203,7 @@ def report_data(
         },
         "pattern_order": summary.get("pattern_order") or {"mer": mer_order.to_dict()},
         "cs": summary.get("cs"),
-        "views": views,
+        "views": [view for view in views if view_counts[view]],
         "sample": {"rows": SAMPLE_ROWS, "worst": WORST_ROWS, "seed": cfg.seed},
         "rows": grid_rows(pa.concat_tables(picked), views, encoder) if picked else [],
         "rejects": rejects,
