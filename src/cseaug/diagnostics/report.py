@@ -90,22 +90,15 @@ def grid_rows(table: pa.Table, views: list[str], encoder: Encoder | None) -> lis
         matrix = np.stack([values.get(view, missing) for view in ORDER_VIEWS], axis=1)
         eligible, ordered = order_holds(matrix, metric)
         broken[metric.upper()] = eligible & ~ordered
-    records = []
-    for i, row in enumerate(table.select(["id", "sentence", "heldout", *views]).to_pylist()):
-        records.append(
-            {
-                "id": row["id"],
-                "anchor": row["sentence"],
-                "heldout": row["heldout"],
-                "views": {
-                    view: [row[view], _round(cs[view][i]), _round(mer[view][i])]
-                    for view in views
-                    if row[view] is not None
-                },
-                "broken": [metric for metric, rows in broken.items() if rows[i]],
-            }
-        )
-    return records
+    return [
+        {
+            "id": row["id"],
+            "anchor": row["sentence"],
+            "views": {v: [row[v], _round(cs[v][i]), _round(mer[v][i])] for v in views if row[v]},
+            "broken": [metric for metric, rows in broken.items() if rows[i]],
+        }
+        for i, row in enumerate(table.select(["id", "sentence", *views]).to_pylist())
+    ]
 
 
 def reject_groups(path: Path) -> list[dict[str, Any]]:
@@ -164,9 +157,7 @@ def report_data(
     mer = np.concatenate(matrices) if matrices else np.empty((0, 3))
     positions = pick_rows(mer, np.concatenate(has_view) if has_view else np.empty(0, bool), cfg)
     picked, offset = [], 0
-    for batch in iter_batches(
-        version_dir, ["id", "sentence", "heldout", *views, *stored], BATCH_ROWS
-    ):
+    for batch in iter_batches(version_dir, ["id", "sentence", *views, *stored], BATCH_ROWS):
         lo, hi = np.searchsorted(positions, [offset, offset + batch.num_rows])
         picked.append(pa.Table.from_batches([batch]).take(pa.array(positions[lo:hi] - offset)))
         offset += batch.num_rows
