@@ -239,7 +239,7 @@ def test_the_prefect_artifact_links_to_the_report(tmp_path: Path, make_version, 
 
 @pytest.mark.slow
 def test_cseaug_report_writes_the_report_of_an_older_version_beside_it(
-    tmp_path: Path, manifest
+    tmp_path: Path, manifest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Proves 29.3: a version published without a report (older versions) gets one from
     `cseaug report`, by default under <root>/diagnostics/<name>/<version>/, with its rows
@@ -255,9 +255,12 @@ def test_cseaug_report_writes_the_report_of_an_older_version_beside_it(
         heldout_fraction=0.0,
     ).path  # fmt: skip
     before = sorted(p.relative_to(version) for p in version.rglob("*"))
-    done = CliRunner().invoke(app, ["report", "demo", "--root", str(root)])
+    opened: list[str] = []  # the user's web browser, which a test cannot look at
+    monkeypatch.setattr("webbrowser.open", opened.append)
+    done = CliRunner().invoke(app, ["report", "demo", "--root", str(root), "--open"])
     assert done.exit_code == 0, done.output
     out = root / "diagnostics" / "demo" / "v0001" / "report.html"
+    assert opened == [out.as_uri()]
     assert f"wrote {out}" in done.output
     data = embedded(out.read_text("utf-8"))
     assert data["card"]["version"] == "v0001" and len(data["rows"]) == len(ROWS)
