@@ -183,7 +183,7 @@ def report_data(
             "rows": int(mer.shape[0]),
             "by_split": dict(splits),
             "heldout": int(heldout),
-            "views": dict(view_counts),
+            "views": {view: n for view, n in view_counts.items() if n},
             "rejects": sum(group["rows"] for group in rejects),
         },
         "plots": {
