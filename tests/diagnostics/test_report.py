@@ -165,6 +165,7 @@ def test_the_report_of_a_published_version_works_offline_in_chromium(
         assert fetched == [(version / "diagnostics" / "report.html").as_uri()]
 
 
+@pytest.mark.slow
 def test_the_grid_holds_a_bounded_sample_plus_the_worst_rows(tmp_path: Path, manifest) -> None:
     """Proves 29.1's bound: at 100,000 rows the page holds the seeded sample and the worst
     rows only (the row that breaks the MER order most among them) and stays a few MB."""
