@@ -46,6 +46,8 @@ WORST_ROWS = 100
 REJECT_EXAMPLES = 3
 TEXT_LIMIT = 1_000
 """Characters kept of a reject's raw answer or detail."""
+CARD_KEYS = ("dataset", "name", "version", "method", "description", "created_at", "config")
+"""What the card shows of the manifest as it is."""
 
 
 def view_similarity(table: pa.Table, view: str, encoder: Encoder | None) -> np.ndarray:
@@ -134,9 +136,9 @@ def report_data(
     manifest: Mapping[str, Any],
     cfg: DiagnosticsConfig,
     encoder: Encoder | None,
-    diagnostics_dir: Path,
 ) -> dict[str, Any]:
     """What the page shows, as JSON: card, plots, pattern order, grid rows, rejects."""
+    diagnostics_dir = version_dir / "diagnostics"
     schema = pq.read_schema(data_files(version_dir)[0])
     views = present_views(schema)
     stored = [name for name in schema.names if name.startswith("mer_")]
@@ -167,17 +169,12 @@ def report_data(
     summary = json.loads(summary_path.read_text("utf-8")) if summary_path.is_file() else {}
     rejects = reject_groups(version_dir / "rejects.parquet")
     return {
-        "card": {
-            "dataset": manifest.get("dataset") or manifest.get("name"),
-            "version": manifest.get("version"),
-            "method": manifest.get("method"),
-            "description": manifest.get("description"),
-            "created_at": manifest.get("created_at"),
+        "card": {key: manifest.get(key) for key in CARD_KEYS}
+        | {
             "model": describe_model(manifest.get("model")),
-            "fingerprints": manifest.get("fingerprints", {}),
             "quality_gate": describe_quality_gate(manifest.get("quality_gate")),
             "gate": manifest.get("quality_gate"),
-            "config": manifest.get("config"),
+            "fingerprints": manifest.get("fingerprints", {}),
         },
         "counts": {
             "rows": int(mer.shape[0]),
@@ -208,7 +205,6 @@ def write_report(
     cfg: DiagnosticsConfig | None = None,
     *,
     encoder: Encoder | None = None,
-    diagnostics_dir: str | Path | None = None,
 ) -> Path:
     """Write the report of a version (or a staging directory) to ``out_file``.
 
@@ -219,17 +215,10 @@ def write_report(
         cfg: the diagnostics settings (CS sample and seed); defaults if None.
         encoder: computes the grid rows' CS where the version has no ``cs_<view>`` column
             (None: no CS in the grid).
-        diagnostics_dir: the plots and ``summary.json`` to show (default
-            ``<version_dir>/diagnostics``).
+
+    The plots and ``summary.json`` shown are those of ``<version_dir>/diagnostics``.
     """
-    source = Path(version_dir)
-    data = report_data(
-        source,
-        manifest,
-        cfg or DiagnosticsConfig(),
-        encoder,
-        Path(diagnostics_dir or source / "diagnostics"),
-    )
+    data = report_data(Path(version_dir), manifest, cfg or DiagnosticsConfig(), encoder)
     template = files("cseaug.diagnostics").joinpath(REPORT_FILE).read_text("utf-8")
     payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
     out = Path(out_file)
