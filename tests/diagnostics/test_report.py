@@ -145,6 +145,22 @@ def test_the_report_of_a_published_version_works_offline_in_chromium(
             "f.dispatchEvent(new Event('change'))"
         )
         assert set(page.evaluate(GRID_IDS)) == broken
+        # the rows whose views are least / most like their anchor, first
+        for mode, view, extreme in (
+            ("low-positive", "positive", min),
+            ("high-negative", "negative", max),
+        ):
+            page.evaluate(
+                f"{{ const g = document.getElementById('filter'); g.value = '{mode}';"
+                "g.dispatchEvent(new Event('change')) }"
+            )
+            column = page.evaluate(
+                f"[...document.querySelectorAll('#grid thead th')].findIndex(th => th.textContent === '{view} CS')"
+            )
+            shown = page.evaluate(
+                f"[...document.querySelectorAll('#grid tbody tr')].map(r => Number(r.cells[{column}].textContent))"
+            )
+            assert shown[0] == extreme(shown) and len(shown) == len(ROWS)
         page.evaluate(
             "const s = document.getElementById('search'); s.value = 'TOMATOES';"
             "s.dispatchEvent(new Event('input'))"
@@ -274,3 +290,15 @@ def test_cseaug_report_writes_the_report_of_an_older_version_beside_it(
     assert isinstance(refused.exception, InputError) and "published version" in str(
         refused.exception
     )
+
+
+def test_a_missing_chromium_skips_the_browser_test_but_fails_it_under_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install -y chromium"):
+        chromium_or_skip()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="chromium is not installed"):
+        chromium_or_skip()
