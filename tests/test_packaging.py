@@ -74,7 +74,7 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     source = work / "source"
     source.mkdir()
-    for name in ("src", "flows", "tasks", "prompts"):
+    for name in ("src", "prompts"):
         shutil.copytree(
             REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
         )
