@@ -102,7 +102,8 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
             are forgotten, so a rerun generates them.
     """
     from cseaug.dataset.export import write_configured_exports
-    from cseaug.diagnostics.version import write_diagnostics
+    from cseaug.diagnostics.report import write_report
+    from cseaug.diagnostics.version import REPORT_FILE, write_diagnostics
 
     marks = wallclock.take()  # all made before publishing: command start, hand-over, plan
     started, started_at = time.perf_counter(), time.time()
@@ -159,14 +160,17 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         sealed = time.perf_counter()
         phases["publish"] = round(sealed - started, 3)
         if cfg.diagnostics.enabled:
+            encoder = run.diagnostics_encoder()
             write_diagnostics(
                 staging,
                 staging / DIAGNOSTICS,
                 cfg.diagnostics,
-                encoder=run.diagnostics_encoder(),
+                encoder=encoder,
                 cache_dir=cfg.work_dir / "cache" / "embeddings",
                 title=cfg.dataset_name,
             )
+            target = staging / DIAGNOSTICS / REPORT_FILE
+            write_report(staging, target, manifest, cfg.diagnostics, encoder=encoder)
             phases["diagnostics"] = round(time.perf_counter() - sealed, 3)
         # the manifest is committed after this call: its timings say where the build's time went
         manifest["timings"] = {
