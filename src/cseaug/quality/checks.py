@@ -20,9 +20,10 @@ from rapidfuzz.distance import Indel
 
 from cseaug.llm.clean import normalize_for_comparison
 from cseaug.quality.language import Detection
-from cseaug.text_hazards import find_invisible, find_special_token, tag_text
+from cseaug.text_hazards import find_control, find_invisible, find_special_token, tag_text
 
 HIDDEN_INSTRUCTIONS = "hidden_instructions"
+CONTROL_CHARACTERS = "control_characters"
 INVISIBLE_CHARACTERS = "invisible_characters"
 TOO_LONG = "too_long"
 WRONG_LANGUAGE = "wrong_language"
@@ -30,6 +31,7 @@ IDENTICAL_VIEWS = "identical_views"
 UNCHANGED_VIEW = "unchanged_view"
 REASONS: tuple[str, ...] = (
     HIDDEN_INSTRUCTIONS,
+    CONTROL_CHARACTERS,
     INVISIBLE_CHARACTERS,
     TOO_LONG,
     WRONG_LANGUAGE,
@@ -53,13 +55,16 @@ INSTRUCTION_PATTERN = re.compile(
 
 
 def hidden_text(anchor: str, view: str) -> Failure | None:
-    """``hidden_instructions`` or ``invisible_characters`` when ``view`` carries them.
+    """``hidden_instructions``, ``control_characters`` or ``invisible_characters`` when
+    ``view`` carries them (:mod:`cseaug.text_hazards`).
 
     Example:
         >>> hidden_text("A cat sleeps.", "A cat is asleep.\\U000e0068\\U000e0069")
         ('hidden_instructions', {'tag_text': 'hi'})
         >>> hidden_text("A cat sleeps.", "A cat\\u200b is asleep.")
         ('invisible_characters', {'characters': ['U+200B']})
+        >>> hidden_text("A cat sleeps.", "A cat\\x1b[8m is asleep.")
+        ('control_characters', {'characters': ['U+001B']})
     """
     spelled = tag_text(view)
     if spelled:
@@ -70,6 +75,9 @@ def hidden_text(anchor: str, view: str) -> Failure | None:
     instruction = INSTRUCTION_PATTERN.search(view)
     if instruction is not None and not INSTRUCTION_PATTERN.search(anchor):
         return HIDDEN_INSTRUCTIONS, {"instruction": instruction.group().strip()}
+    control = find_control(view)
+    if control:
+        return CONTROL_CHARACTERS, {"characters": control}
     invisible = find_invisible(view)
     if invisible:
         return INVISIBLE_CHARACTERS, {"characters": invisible}
