@@ -43,6 +43,17 @@ def clean(
         ),
         ("```\nA dog is outside.\n```", "A dog is outside."),
         ('"Snow" and "dogs" are both outside.', '"Snow" and "dogs" are both outside.'),
+        # the input echoed behind its label, then the answer behind another
+        (
+            f"The original sentence is:\n\n{PREMISE}\n\nHere's the revised sentence: A dog is outside.",
+            "A dog is outside.",
+        ),
+        ("The new sentence is: A dog is outside.", "A dog is outside."),
+        ("'A man's dog is outside.'", "A man's dog is outside."),
+        ('"A dog is outside".', "A dog is outside."),
+        ("„A dog is outside.“", "A dog is outside."),
+        ("A dog is outside.\u2028It snows.", "A dog is outside."),
+        ("A dog\u00a0is\tout\u3000side.", "A dog is out side."),
     ],
 )
 def test_sentence_views_are_tidied(raw: str, expected: str) -> None:
@@ -55,7 +66,19 @@ def test_sentence_views_are_tidied(raw: str, expected: str) -> None:
         (None, "empty"),
         ("  \n\n ", "empty"),
         ('""', "empty"),
-        ("Hypothesis:", "empty"),
+        ("Hypothesis:", "label_only"),
+        ("The original sentence is:", "label_only"),
+        ("Here's the revised sentence:\n\n**Revised sentence:**", "label_only"),
+        ("1. A dog is outside.\n2. A dog plays in the snow.", "several_answers"),
+        ("- A dog is outside.\n- A dog plays in the snow.", "several_answers"),
+        (f"The original sentence is: {PREMISE}", "identical_to_input"),
+        (f'The original sentence is: "{PREMISE}"', "identical_to_input"),
+        (
+            f"The original sentence is:\n\n{PREMISE}\n\nHere's the revised sentence:",
+            "identical_to_input",
+        ),
+        (f"“{PREMISE}”", "identical_to_input"),
+        (f"Sentence 1: {PREMISE}", "identical_to_input"),
         ("I'm sorry, but I can't help with that.", "refusal"),
         ("As an AI language model, I do not generate contradictions.", "refusal"),
         ("I cannot fulfill this request.", "refusal"),
