@@ -9,7 +9,8 @@ rule covers and what each side does with it:
 * **control** (:func:`control_pattern`): general categories Cc (C0, DEL, C1: NUL, BEL, ESC,
   U+009B, ...), Zl and Zp (U+2028, U+2029, which line-based readers split on);
 * **whitespace** (:func:`whitespace_pattern`): ``White_Space`` other than U+0020 (tab, line
-  breaks, no-break and other Zs spaces): collapsed to one space;
+  breaks, no-break and other Zs spaces): collapsed to one space; the **line breaks** among
+  them (:data:`LINE_BREAK`, Unicode's mandatory breaks) end an answer's line;
 * **invisible** (:func:`invisible_pattern`): ``Default_Ignorable_Code_Point`` and category Cf,
   but the visible ``Prepended_Concatenation_Mark`` signs and the joiners U+200C/U+200D that
   scripts and emoji need inside words (:data:`EDGE_JOINERS`), plus the glyphs that are blank by
@@ -50,6 +51,7 @@ Braille blank (category So; the Hangul fillers are default-ignorable already).""
 
 CONTROL = r"[\p{Cc}\p{Zl}\p{Zp}]"
 WHITESPACE = r"[\p{White_Space}--[ ]]"
+LINE_BREAK = r"[\p{Line_Break=BK}\p{Line_Break=CR}\p{Line_Break=LF}\p{Line_Break=NL}]"
 INVISIBLE = (
     r"[[\p{Default_Ignorable_Code_Point}\p{Cf}" + BLANK_GLYPHS + "]"
     r"--[\p{Prepended_Concatenation_Mark}" + EDGE_JOINERS + "]]"
@@ -86,6 +88,19 @@ def control_pattern() -> str:
 def whitespace_pattern() -> str:
     """The whitespace other than the space (:data:`WHITESPACE`) as a character class."""
     return char_class(WHITESPACE)
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` (split at :data:`LINE_BREAK`), each with its whitespace runs made
+    one space and stripped: ``str.splitlines`` also splits at U+001C-U+001E, which are
+    control characters, not line breaks, to Unicode.
+
+    Example:
+        >>> split_lines("A\\u00a0 dog.\\u2028B\\x1ec")
+        ['A dog.', 'B\\x1ec']
+    """
+    space = _compiled(f"(?: |{whitespace_pattern()})+")
+    return [space.sub(" ", line).strip() for line in _compiled(char_class(LINE_BREAK)).split(text)]
 
 
 def invisible_pattern() -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from cseaug.config import CleaningConfig
 from cseaug.llm.base import Message
-from cseaug.text_hazards import find_special_token, remove_invisible
+from cseaug.text_hazards import find_special_token, remove_invisible, split_lines
 
 EMPTY = "empty"
 REFUSAL = "refusal"
@@ -163,27 +163,31 @@ def _tidy_line(line: str) -> str:
 @dataclass
 class _Lines:
     """What the lines of an answer hold: the answer's lines, the input's (echoed behind a
-    label), list items and labels with nothing behind them."""
+    label), whole lines that read as chatty openings, list items and labels with nothing
+    behind them."""
 
     content: list[str]
     echoed: list[str]
+    chatter: list[str]
     items: int = 0
     labels: int = 0
 
 
-def _read_lines(raw: str) -> _Lines:
-    """Sort the lines of ``raw`` (split at every Unicode line break, as ``str.splitlines``;
-    whitespace runs made one space) into content, echoes of the input, labels and fences."""
-    out, echo_next = _Lines([], []), False
-    for line in raw.splitlines():
-        line = " ".join(line.split())
+def _read_lines(raw: str, colon_ends_labels: bool) -> _Lines:
+    """Sort the lines of ``raw`` (:func:`cseaug.text_hazards.split_lines`) into content,
+    echoes of the input, chatter, labels (with ``colon_ends_labels``, every line that ends
+    with a colon) and fences."""
+    out, echo_next = _Lines([], [], []), False
+    for line in split_lines(raw):
         if not line or _FENCE.match(line):
             continue
         unbulleted = _BULLET.sub("", _EMPHASIS.sub(r"\2", line)).strip()
         echo = _ECHO.match(unbulleted)
         tidy = _tidy_line(unbulleted[echo.end() :] if echo else line)
-        if not tidy or tidy.endswith(":"):  # "The original sentence is:", "Revised sentence:"
-            out.labels += ":" in line
+        if not tidy and ":" not in line:  # "Sure, I'd be happy to help!"; "Of course not."
+            out.chatter += [_unquote(unbulleted)] if _unquote(unbulleted) else []
+        elif not tidy or (colon_ends_labels and tidy.endswith(":")):
+            out.labels += 1  # "The original sentence is:", "Revised sentence:"
             echo_next = echo is not None
         elif echo or echo_next:
             out.echoed.append(tidy)
@@ -278,9 +282,10 @@ def clean_answer(
     raw = raw[: token.start()] if token else raw  # cut at the first chat special token
     if not remove_invisible(raw).strip():  # nothing visible precedes the token
         return Cleaned(None, SPECIAL_TOKEN)
-    read = _read_lines(raw)
-    # an answer that only echoes its input is that input: identical_to_input below
-    lines = read.content or read.echoed
+    read = _read_lines(raw, colon_ends_labels=not source_sentence.rstrip().endswith(":"))
+    # an answer that only echoes its input is that input (identical_to_input below); one
+    # that is only an opening such as "Of course there were no weapons." is a sentence
+    lines = read.content or read.echoed or read.chatter
     # tidied lines too: "1. **I'm sorry, but ...**" refuses as much as the bare text
     checked = "\n".join([raw, *lines])
     if _is_refusal(checked, source_sentence, [*REFUSAL_PATTERNS, *cfg.extra_refusal_patterns]):

@@ -5,7 +5,7 @@ runs is :mod:`cseaug.quality.rows`' business. The reason codes (:data:`REASONS`,
 ``quality``) are explained in docs/quality.md, "Per-row checks".
 
 Example:
-    >>> unchanged("A man plays a guitar.", "A man plays the guitar.", 0.95)
+    >>> unchanged("A man plays a guitar.", "A man plays a violin.", 0.95)
     >>> unchanged("A man plays a guitar.", "a man plays a guitar", 0.95)
     ('unchanged_view', {'similarity': 1.0, 'threshold': 0.95})
 """
@@ -131,10 +131,34 @@ def similarity(anchor: str, view: str) -> float:
     )
 
 
+LIGHT_WORDS = frozenset("a an the too also indeed really very just quite actually".split())
+"""Words whose addition or removal leaves a sentence's content as it was: articles and
+additive or emphatic adverbs (negations are content). docs/quality.md, "Short anchors"."""
+
+
+def content_words(text: str) -> list[str]:
+    """The normalised words of ``text`` but :data:`LIGHT_WORDS`, in order.
+
+    Example:
+        >>> content_words("Yes, the 1960s too!")
+        ['yes', '1960s']
+    """
+    return [word for word in normalize_for_comparison(text).split() if word not in LIGHT_WORDS]
+
+
 def unchanged(anchor: str, view: str, threshold: float) -> Failure | None:
     """``unchanged_view`` when ``view`` has a :func:`similarity` of at least ``threshold`` to
-    ``anchor``."""
+    ``anchor``, or the same :func:`content_words` (a short anchor with an article added or
+    "too" appended stays far below any edit-similarity threshold).
+
+    Example:
+        >>> unchanged("Jim Daly.", "Jim Daly too.", 0.95)
+        ('unchanged_view', {'similarity': 0.8, 'threshold': 0.95, 'content_words': 'same'})
+    """
     value = similarity(anchor, view)
+    detail = {"similarity": round(value, 4), "threshold": threshold}
     if value >= threshold:
-        return UNCHANGED_VIEW, {"similarity": round(value, 4), "threshold": threshold}
+        return UNCHANGED_VIEW, detail
+    if content_words(view) == content_words(anchor):
+        return UNCHANGED_VIEW, {**detail, "content_words": "same"}
     return None
