@@ -167,8 +167,14 @@ def test_every_view_in_another_language_is_rejected(tmp_path: Path) -> None:
             "invisible_characters",
             {"characters": ["U+200B"]},
         ),
+        (
+            # a terminal escape that hides the rest of the line, and the 8-bit CSI
+            lambda i, n: PARAPHRASES[i].replace(" ", " \x1b[8m", 1) + f"\x9b0m ({n})",
+            "control_characters",
+            {"characters": ["U+001B", "U+009B"]},
+        ),
     ],
-    ids=["tag characters", "an instruction", "zero-width spaces"],
+    ids=["tag characters", "an instruction", "zero-width spaces", "terminal escapes"],
 )
 def test_answers_that_carry_hidden_text_are_rejected(
     tmp_path: Path, answer: Answer, reason: str, detail: dict[str, Any]
