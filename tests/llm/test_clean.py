@@ -79,6 +79,11 @@ def test_sentence_views_are_tidied(raw: str, expected: str) -> None:
         ),
         (f"“{PREMISE}”", "identical_to_input"),
         (f"Sentence 1: {PREMISE}", "identical_to_input"),
+        ("The sentence is grammatically incorrect and does not say where.", "talks_about_input"),
+        ("This is a classic example of a syllogism, where a dog runs.", "talks_about_input"),
+        ("A dog runs in the snow. A dog runs in the snow.", "repetition"),
+        ("A dog runs in the snow. A dog runs in the", "repetition"),
+        ("1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.", "repetition"),
         ("I'm sorry, but I can't help with that.", "refusal"),
         ("As an AI language model, I do not generate contradictions.", "refusal"),
         ("I cannot fulfill this request.", "refusal"),
@@ -87,7 +92,7 @@ def test_sentence_views_are_tidied(raw: str, expected: str) -> None:
         ("a black and WHITE dog is running through a snowy field", "identical_to_input"),
         (f'Hypothesis: "{PREMISE}"', "identical_to_input"),
         ("Dog.", "too_short"),
-        (" ".join(["word"] * 40) + ".", "too_long"),
+        (" ".join(f"word{i}" for i in range(40)) + ".", "too_long"),
     ],
 )
 def test_rejections(raw: str | None, reason: str) -> None:
@@ -130,10 +135,17 @@ def test_knowledge_keeps_up_to_n_sentences_on_one_line() -> None:
         == "The sentence describes a dog. It is black and white."
     )
     # knowledge may be much longer than its sentence: no length ratio applies
-    long = " ".join(["The Eiffel Tower is a wrought-iron lattice tower in Paris."] * 3)
+    long = (
+        "The Eiffel Tower is a wrought-iron lattice tower in Paris. It was built for the "
+        "World's Fair of 1889. Gustave Eiffel's company designed and built it."
+    )
     assert clean(long, view="knowledge", source="Paris.").ok
     assert clean("As an AI, I know nothing about it.", view="knowledge").reason == "refusal"
     assert clean(PREMISE, view="knowledge").reason == "identical_to_input"
+    # knowledge may talk about its sentence, but not in a loop
+    assert clean("The sentence is about a dog. It is black and white.", view="knowledge").ok
+    loop = "1. The dog is black and white.\n2. The dog is black and white."
+    assert clean(loop, view="knowledge").reason == "repetition"
 
 
 def test_normalize_for_comparison() -> None:

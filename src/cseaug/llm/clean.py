@@ -37,12 +37,16 @@ SPECIAL_TOKEN = "special_token"
 PROMPT_ECHO = "prompt_echo"
 LABEL_ONLY = "label_only"
 SEVERAL_ANSWERS = "several_answers"
+TALKS_ABOUT_INPUT = "talks_about_input"
+REPETITION = "repetition"
 REASONS: tuple[str, ...] = (
     EMPTY,
     SPECIAL_TOKEN,
     REFUSAL,
     LABEL_ONLY,
     SEVERAL_ANSWERS,
+    TALKS_ABOUT_INPUT,
+    REPETITION,
     PROMPT_ECHO,
     IDENTICAL,
     TOO_SHORT,
@@ -92,6 +96,13 @@ _PREAMBLE = re.compile(
     r"^(?:(?:sure(?!\s+enough)|certainly|of course|okay|ok)\b[^.!?:\n]*[.!?:]\s*"
     r"|here(?:\s+is|\s+are|['’]s)\b[^:\n]*:\s*"
     r"|example\s*\d*\s*:\s*$)",
+    re.IGNORECASE,
+)
+# A sentence view that comments on its input instead of rewriting it: "The sentence is
+# grammatically incorrect ...", "This is a classic example of a syllogism ...".
+_TALK = re.compile(
+    r"^(?:the|this)\s+(?:original\s+|given\s+|input\s+)?(?:sentence|premise|hypothesis)"
+    r"\s+(?:is|does|has)\b|^this\s+is\s+an?\s+(?:\w+\s+){0,2}example\b",
     re.IGNORECASE,
 )
 _BULLET = re.compile(r"^(?:[-*•]\s+|\d+\s*[.)]\s+|\(\d+\)\s+)")
@@ -198,6 +209,24 @@ def _read_lines(raw: str, colon_ends_labels: bool) -> _Lines:
     return out
 
 
+def _repeats(text: str) -> bool:
+    """Whether ``text`` loops, as greedy decoding does: a sentence that repeats an earlier one
+    (or its first five words or more, where ``max_tokens`` cut the loop), or eight words or more
+    of which fewer than 30 % differ ("1.1.1.1.1.1.1.1")."""
+    words = normalize_for_comparison(text).split()
+    if len(words) >= 8 and len(set(words)) < 0.3 * len(words):
+        return True
+    seen: list[list[str]] = []
+    for sentence in _SENTENCE_END.split(text):
+        these = normalize_for_comparison(sentence).split()
+        if these and any(
+            these == s or (len(these) >= 5 and s[: len(these)] == these) for s in seen
+        ):
+            return True
+        seen.append(these)
+    return False
+
+
 def _ngrams(words: Sequence[str]) -> list[tuple[str, ...]]:
     return [tuple(words[i : i + ECHO_NGRAM]) for i in range(len(words) - ECHO_NGRAM + 1)]
 
@@ -299,6 +328,10 @@ def clean_answer(
         return Cleaned(None, SEVERAL_ANSWERS)
     else:
         text = lines[0]
+        if _TALK.search(text) and not _TALK.search(source_sentence):
+            return Cleaned(None, TALKS_ABOUT_INPUT)
+    if _repeats(" ".join(lines) if view == KNOWLEDGE_VIEW else text):
+        return Cleaned(None, REPETITION)
     threshold = cfg.prompt_echo_max_overlap
     if prompt and threshold is not None and echoes_prompt(text, source_sentence, prompt, threshold):
         return Cleaned(None, PROMPT_ECHO)
