@@ -44,10 +44,10 @@ REASONS: tuple[str, ...] = (
     SPECIAL_TOKEN,
     REFUSAL,
     LABEL_ONLY,
+    PROMPT_ECHO,
     SEVERAL_ANSWERS,
     TALKS_ABOUT_INPUT,
     REPETITION,
-    PROMPT_ECHO,
     IDENTICAL,
     TOO_SHORT,
     TOO_LONG,
@@ -324,17 +324,17 @@ def clean_answer(
     if view == KNOWLEDGE_VIEW:
         sentences = _SENTENCE_END.split(" ".join(lines))
         text = " ".join(sentences[: cfg.knowledge_max_sentences])
-    elif read.items > 1:  # a list of candidates: which one the prompt asked for is unknown
-        return Cleaned(None, SEVERAL_ANSWERS)
     else:
         text = lines[0]
-        if _TALK.search(text) and not _TALK.search(source_sentence):
-            return Cleaned(None, TALKS_ABOUT_INPUT)
-    if _repeats(" ".join(lines) if view == KNOWLEDGE_VIEW else text):
-        return Cleaned(None, REPETITION)
     threshold = cfg.prompt_echo_max_overlap
     if prompt and threshold is not None and echoes_prompt(text, source_sentence, prompt, threshold):
         return Cleaned(None, PROMPT_ECHO)
+    if view != KNOWLEDGE_VIEW and read.items > 1:  # candidates: which one was asked for?
+        return Cleaned(None, SEVERAL_ANSWERS)
+    if view != KNOWLEDGE_VIEW and _TALK.search(text) and not _TALK.search(source_sentence):
+        return Cleaned(None, TALKS_ABOUT_INPUT)
+    if _repeats(" ".join(lines) if view == KNOWLEDGE_VIEW else text):
+        return Cleaned(None, REPETITION)
     if normalize_for_comparison(text) == normalize_for_comparison(source_sentence):
         return Cleaned(None, IDENTICAL)
     if view != KNOWLEDGE_VIEW:
