@@ -190,7 +190,9 @@ def test_knowledge_longer_than_max_tokens_allows_is_rejected(tmp_path: Path) -> 
     ``usage.completion_tokens``); the per-row check counts the words."""
 
     def endless(i: int, n: int) -> Action:
-        text = " and ".join([PARAPHRASES[i].rstrip(".")] * 40) + "."
+        # one sentence of 600 words that never repeats itself (a loop is a `repetition` reject)
+        clauses = [*PARAPHRASES[i:], *PARAPHRASES[:i], *GERMAN, *FRENCH, *SPANISH]
+        text = ", and ".join(c.rstrip(".") for c in clauses) + "."
         message = {"role": "assistant", "content": text}
         body = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
         return Action.raw_body(json.dumps(body).encode())
