@@ -79,6 +79,7 @@ def test_sentence_views_are_tidied(raw: str, expected: str) -> None:
         ),
         (f"“{PREMISE}”", "identical_to_input"),
         (f"Sentence 1: {PREMISE}", "identical_to_input"),
+        ("Here's the revised sentence:\n\n- Sentence 1: A dog runs in a field.", "label_only"),
         ("The sentence is grammatically incorrect and does not say where.", "talks_about_input"),
         ("This is a classic example of a syllogism, where a dog runs.", "talks_about_input"),
         ("A dog runs in the snow. A dog runs in the snow.", "repetition"),

@@ -99,9 +99,11 @@ _PREAMBLE = re.compile(
     re.IGNORECASE,
 )
 # A sentence view that comments on its input instead of rewriting it: "The sentence is
-# grammatically incorrect ...", "This is a classic example of a syllogism ...".
+# grammatically incorrect ...", "Identify the premise: The premise is ...", "This is a
+# classic example of a syllogism ...".
 _TALK = re.compile(
-    r"^(?:the|this)\s+(?:original\s+|given\s+|input\s+)?(?:sentence|premise|hypothesis)"
+    r"^(?:[^:]{0,40}:\s*)?(?:the|this)\s+(?:original\s+|given\s+|input\s+)?"
+    r"(?:sentence|premise|hypothesis)"
     r"\s+(?:is|does|has)\b|^this\s+is\s+an?\s+(?:\w+\s+){0,2}example\b",
     re.IGNORECASE,
 )
@@ -312,13 +314,15 @@ def clean_answer(
     if not remove_invisible(raw).strip():  # nothing visible precedes the token
         return Cleaned(None, SPECIAL_TOKEN)
     read = _read_lines(raw, colon_ends_labels=not source_sentence.rstrip().endswith(":"))
-    # an answer that only echoes its input is that input (identical_to_input below); one
-    # that is only an opening such as "Of course there were no weapons." is a sentence
-    lines = read.content or read.echoed or read.chatter
+    # an answer that is only an opening such as "Of course there were no weapons." is a sentence
+    lines = read.content or read.chatter
     # tidied lines too: "1. **I'm sorry, but ...**" refuses as much as the bare text
     checked = "\n".join([raw, *lines])
     if _is_refusal(checked, source_sentence, [*REFUSAL_PATTERNS, *cfg.extra_refusal_patterns]):
         return Cleaned(None, REFUSAL)
+    if not read.content and read.echoed:  # only the input, behind its label: no answer came
+        same = normalize_for_comparison(read.echoed[0]) == normalize_for_comparison(source_sentence)
+        return Cleaned(None, IDENTICAL if same else LABEL_ONLY)
     if not lines:
         return Cleaned(None, LABEL_ONLY if read.labels else EMPTY)
     if view == KNOWLEDGE_VIEW:
