@@ -6,9 +6,9 @@ One definition, by Unicode property (never a list of code points), for corpus cl
 per-row checks (:mod:`cseaug.quality.checks`); docs/quality.md, "Text hazards", says what each
 rule covers and what each side does with it:
 
-* **control** (:func:`control_pattern`): general categories Cc (C0, DEL, C1: NUL, BEL, ESC,
+* **control** (:data:`CONTROL`): general categories Cc (C0, DEL, C1: NUL, BEL, ESC,
   U+009B, ...), Zl and Zp (U+2028, U+2029, which line-based readers split on);
-* **whitespace** (:func:`whitespace_pattern`): ``White_Space`` other than U+0020 (tab, line
+* **whitespace** (:data:`WHITESPACE`): ``White_Space`` other than U+0020 (tab, line
   breaks, no-break and other Zs spaces): collapsed to one space; the **line breaks** among
   them (:data:`LINE_BREAK`, Unicode's mandatory breaks) end an answer's line;
 * **invisible** (:func:`invisible_pattern`): ``Default_Ignorable_Code_Point`` and category Cf,
@@ -80,26 +80,15 @@ def char_class(expression: str) -> str:
     return "[" + "".join(f"{spell(r.group()[0])}-{spell(r.group()[-1])}" for r in runs) + "]"
 
 
-def control_pattern() -> str:
-    """The control and separator characters (:data:`CONTROL`) as a character class."""
-    return char_class(CONTROL)
-
-
-def whitespace_pattern() -> str:
-    """The whitespace other than the space (:data:`WHITESPACE`) as a character class."""
-    return char_class(WHITESPACE)
-
-
 def split_lines(text: str) -> list[str]:
-    """The lines of ``text`` (split at :data:`LINE_BREAK`), each with its whitespace runs made
-    one space and stripped: ``str.splitlines`` also splits at U+001C-U+001E, which are
-    control characters, not line breaks, to Unicode.
+    """The lines of ``text`` (at :data:`LINE_BREAK`; ``str.splitlines`` also splits at the
+    control characters U+001C-U+001E), each with its whitespace runs made one space, stripped.
 
     Example:
         >>> split_lines("A\\u00a0 dog.\\u2028B\\x1ec")
         ['A dog.', 'B\\x1ec']
     """
-    space = _compiled(f"(?: |{whitespace_pattern()})+")
+    space = _compiled(f"(?: |{char_class(WHITESPACE)})+")
     return [space.sub(" ", line).strip() for line in _compiled(char_class(LINE_BREAK)).split(text)]
 
 
@@ -143,9 +132,9 @@ def find_invisible(text: str) -> list[str]:
 
 
 def find_control(text: str) -> list[str]:
-    """The control and separator characters of ``text`` (:func:`control_pattern`) as
-    ``U+XXXX``, in order, each once."""
-    return _code_points(control_pattern(), text)
+    """The control and separator characters of ``text`` (:data:`CONTROL`) as ``U+XXXX``, in
+    order, each once."""
+    return _code_points(char_class(CONTROL), text)
 
 
 def tag_text(text: str) -> str:

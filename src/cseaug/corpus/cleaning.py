@@ -23,11 +23,12 @@ import pyarrow.compute as pc
 from cseaug.dataset.schema import REJECTS_SCHEMA
 from cseaug.readers.source import TEXT, RejectRecord
 from cseaug.text_hazards import (
+    CONTROL,
     EDGE_JOINERS,
     SPECIAL_TOKEN_PATTERN,
-    control_pattern,
+    WHITESPACE,
+    char_class,
     invisible_pattern,
-    whitespace_pattern,
 )
 
 STAGE = "corpus"
@@ -75,7 +76,7 @@ class TextRules:
 
     @property
     def attention(self) -> str:
-        pattern = f"{control_pattern()}|{whitespace_pattern()}|  "
+        pattern = f"{char_class(CONTROL)}|{char_class(WHITESPACE)}|  "
         if self.invisible != "keep":
             pattern += f"|{invisible_pattern()}|[{EDGE_JOINERS}]"
         if self.special_tokens != "keep":
@@ -86,7 +87,7 @@ class TextRules:
         """Invisible characters removed (``remove``), whitespace runs collapsed, edges trimmed."""
         if self.invisible == "remove":
             text = pc.replace_substring_regex(text, invisible_pattern(), "")
-        text = pc.replace_substring_regex(text, f"(?: |{whitespace_pattern()})+", " ")
+        text = pc.replace_substring_regex(text, f"(?: |{char_class(WHITESPACE)})+", " ")
         return pc.utf8_trim(text, " " if self.invisible == "keep" else " " + EDGE_JOINERS)
 
 
@@ -245,7 +246,7 @@ def clean_batch(
     reasons = {
         INVALID_UTF8: pc.is_valid(escaped) if escaped is not None else _all_false(rows),
         EMPTY: pc.fill_null(pc.equal(length, 0), True),
-        CONTROL_CHARACTERS: _test_where(normal.attention, sentence, control_pattern()),
+        CONTROL_CHARACTERS: _test_where(normal.attention, sentence, char_class(CONTROL)),
         SPECIAL_TOKEN: special,
         INVISIBLE_CHARACTERS: normal.invisible if rules.invisible == "reject" else _all_false(rows),
         TOO_SHORT: pc.fill_null(pc.less(length, min_chars), False),
