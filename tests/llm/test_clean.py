@@ -49,6 +49,7 @@ def clean(
             "A dog is outside.",
         ),
         ("The new sentence is: A dog is outside.", "A dog is outside."),
+        ("**Hypothesis:** A dog is outside.\n\n**Explanation:** it runs.", "A dog is outside."),
         ("'A man's dog is outside.'", "A man's dog is outside."),
         ('"A dog is outside".', "A dog is outside."),
         ("„A dog is outside.“", "A dog is outside."),

@@ -207,7 +207,7 @@ def _read_lines(raw: str, colon_ends_labels: bool) -> _Lines:
             echo_next = False
         else:
             out.content.append(tidy)
-            out.items += unbulleted != line
+            out.items += _BULLET.match(line) is not None
     return out
 
 
