@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow.parquet as pq
 from ratio import print_ratio
 
-from cseaug.augment.random_selection import shuffle_words
+from cseaug.augment.generate_cse import shuffle_words
 from cseaug.config import DiagnosticsConfig
 from cseaug.dataset.schema import rows_table
 from cseaug.diagnostics.compare import token_cutoff

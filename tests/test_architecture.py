@@ -2,7 +2,7 @@
 
 The layers are read from the table in docs/architecture.md, so the document is what the
 code is checked against. Imports are read from the source (module level and inside
-functions alike), not by importing anything. The Prefect glue (``flows/``, ``tasks/``) sits
+functions alike), not by importing anything. The Prefect glue (``src/cseaug_prefect``) sits
 above the library: it may import the library and Prefect, the library never imports it,
 tasks never import flows, and neither imports a heavy package when it is loaded.
 """
@@ -18,10 +18,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "src" / "cseaug"
-GLUE = (REPO / "flows", REPO / "tasks")
-"""The Prefect glue, installed as ``cseaug_prefect.flows`` and ``cseaug_prefect.tasks``."""
+GLUE = REPO / "src" / "cseaug_prefect"
+"""The Prefect glue: ``cseaug_prefect.flows`` and ``cseaug_prefect.tasks``."""
 DOC = REPO / "docs" / "architecture.md"
-PREFECT_NAMES = ("prefect", "flows", "tasks", "cseaug_prefect")
+PREFECT_NAMES = ("prefect", "cseaug_prefect")
 HEAVY = ("torch", "transformers", "spacy", "sentence_transformers", "vllm")
 
 
@@ -105,8 +105,8 @@ def sources() -> list[tuple[str, Path]]:
 
 
 def glue_sources() -> list[Path]:
-    """Every module of ``flows/`` and ``tasks/``."""
-    return sorted(p for folder in GLUE for p in folder.rglob("*.py"))
+    """Every module of the Prefect glue."""
+    return sorted(GLUE.rglob("*.py"))
 
 
 def _module(path: Path) -> str:
@@ -206,8 +206,8 @@ def test_heavy_imports_in_module_level_blocks_are_found(tmp_path: Path) -> None:
 def test_tasks_never_import_flows() -> None:
     found = [
         f"{path.relative_to(REPO)}:{line} imports {name}"
-        for path in (REPO / "tasks").rglob("*.py")
+        for path in (GLUE / "tasks").rglob("*.py")
         for name, line, _ in imports(path)
-        if name.startswith(("cseaug_prefect.flows", "flows"))
+        if name.startswith("cseaug_prefect.flows")
     ]
     assert not found, "\n".join(found)

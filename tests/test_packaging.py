@@ -74,7 +74,7 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     source = work / "source"
     source.mkdir()
-    for name in ("src", "flows", "tasks", "prompts"):
+    for name in ("src", "prompts"):
         shutil.copytree(
             REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
         )
@@ -115,12 +115,15 @@ def test_the_wheel_installs_its_own_names_and_prompts(wheel_env: Path, tmp_path:
             "-c",
             "import cseaug, cseaug.prompts, cseaug_prefect.flows.build_hybrid_dataset as f;"
             "print(cseaug.__file__); print(cseaug.prompts.load_prompt('ski').path);"
-            "print(f.build_hybrid_dataset.name)",
+            "print(f.build_hybrid_dataset.name);"
+            "from importlib.resources import files;"
+            "print(files('cseaug.diagnostics').joinpath('report.html'))",  # the report's template
         ],
         tmp_path,
     ).stdout.split()
-    assert all(line.startswith(str(wheel_env)) for line in where[:2]), where
+    assert all(line.startswith(str(wheel_env)) for line in [*where[:2], where[3]]), where
     assert where[2] == "build-hybrid-dataset"
+    assert Path(where[3]).is_file()
     site = Path(where[0]).parents[1]
     assert not (site / "flows").exists() and not (site / "tasks").exists()
 

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from cseaug.config import PatternConfig
+from cseaug.config import PatternConfig, config_fingerprint, load_config
 from cseaug.errors import ConfigError
 from cseaug.patterns import PAPER_EXAMPLES, STS_LEVELS, draw, load_examples
 from cseaug.readers.benchmarks import read_nli_csv, read_sts_dir
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_sts12_draw_respects_thresholds_and_is_stable(shared_data: Path) -> None:
@@ -112,3 +114,24 @@ def test_errors_name_level_counts_and_paths(shared_data: Path, tmp_path: Path) -
     nli.write_text("sent0,sent1,hard_neg\np,e,c\np,e,c\n")
     with pytest.raises(ConfigError, match="1 complete NLI triples"):
         load_examples(PatternConfig(source="nli_csv", path=str(nli)), "nli")
+
+
+def test_longer_first_orients_the_drawn_intermediate_pairs_as_the_prompt_describes(
+    shared_data: Path,
+) -> None:
+    """'Sentence 2 is created by omitting details from Sentence 1': with longer-first the
+    same pairs are drawn and Sentence 1 is the longer; the default keeps the file's order."""
+    cfg = PatternConfig(source="sts12", path=str(shared_data / "sts12_train"), seed=0)
+    as_filed = load_examples(cfg, "sts").levels
+    oriented = load_examples(cfg.model_copy(update={"intermediate_order": "longer-first"}), "sts")
+    words = [(len(a.split()), len(b.split())) for a, b in as_filed["intermediate"]]
+    assert any(first < second for first, second in words)  # seed 0 draws one the other way
+    assert [sorted(p) for p in oriented.levels["intermediate"]] == [
+        sorted(p) for p in as_filed["intermediate"]
+    ]
+    assert all(len(a.split()) >= len(b.split()) for a, b in oriented.levels["intermediate"])
+    assert oriented.levels["positive"] == as_filed["positive"]  # only the intermediate level
+    assert oriented.levels["negative"] == as_filed["negative"]
+    wiki = REPO / "configs" / "wiki-sts.yaml"
+    longer = ["patterns.intermediate_order=longer-first"]
+    assert config_fingerprint(load_config(wiki)) != config_fingerprint(load_config(wiki, longer))

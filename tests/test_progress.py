@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -56,3 +57,63 @@ def test_a_failed_step_writes_no_end_line(capsys: pytest.CaptureFixture[str]) ->
     lines = capsys.readouterr().err.splitlines()
     assert lines and all(line.startswith("Exporting: ") for line in lines)
     assert not any("(100%)" in line for line in lines)
+
+
+@pytest.mark.usefixtures("off_a_terminal")
+def test_generation_off_a_terminal_shows_requests_and_tokens_per_second_and_the_time_left(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every line of a generation under way has its rates and the time left (before: only a
+    count); the tokens are those the server reported, not estimates."""
+    from cseaug.augment.llm_views import send
+    from cseaug.config import LLMConfig
+    from cseaug.llm.base import ChatRequest
+    from cseaug.llm.factory import make_backend
+    from tests.fake_openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer(latency_s=0.04) as server:
+        cfg = LLMConfig(
+            backend="openai-compatible", base_url=server.base_url, model="fake", concurrency=1
+        )
+        requests = [
+            ChatRequest(key=str(i), messages=({"role": "user", "content": f"Sentence {i}."},))
+            for i in range(16)
+        ]
+        send(make_backend(cfg, None), requests, "Generating")
+    lines = capsys.readouterr().err.splitlines()
+    under_way = [
+        line for line in lines if not line.startswith(("Generating: 0/", "Generating: 16/"))
+    ]
+    assert len(under_way) >= 3, lines
+    for line in under_way:
+        assert re.search(r"\d requests/s, [\d.]+ tokens/s, [\d.]+ s left$", line), line
+    assert re.search(
+        r"^Generating: 16/16 requests \(100%\), \d+ s, [\d.]+ requests/s, [\d.]+ tokens/s$",
+        lines[-1],
+    )
+
+
+def test_a_bar_shows_the_rate_and_tokens_per_second(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CSEAUG_PROGRESS", "1")  # bars where stderr is not a terminal
+    monkeypatch.setenv("COLUMNS", "160")
+    with progress_bar("NGCSE sts views", total=3, unit="requests") as bar:
+        for _ in range(3):
+            time.sleep(0.1)
+            bar.tokens += 40
+            bar.note = "8 in flight"
+            bar.advance()
+    drawn = capsys.readouterr().err
+    assert re.search(r"3/3 requests [\d.]+ requests/s, [\d.]+ tokens/s, 8 in flight", drawn)
+
+
+@pytest.mark.usefixtures("off_a_terminal")
+def test_a_note_follows_each_line_off_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    with progress_bar("Generating", total=2, unit="requests") as bar:
+        bar.note = "8 in flight"
+        for _ in range(2):
+            time.sleep(0.12)
+            bar.advance()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(line.endswith(", 8 in flight") for line in lines), lines

@@ -8,8 +8,8 @@ From Python (docs/python-api.md; the functions live in :mod:`cseaug.api`)::
     table = version.rows()  # pyarrow.Table, checked against the manifest
 
 Names are imported on first use, so ``import cseaug`` stays light. The library under
-``cseaug`` computes everything and never imports Prefect; the Prefect flows in ``flows/`` and
-tasks in ``tasks/`` only compose it.
+``cseaug`` computes everything and never imports Prefect; the Prefect flows and tasks of
+``cseaug_prefect`` only compose it.
 """
 
 from __future__ import annotations

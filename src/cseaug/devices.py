@@ -35,7 +35,7 @@ calls ``cuda``)."""
 
 def gpu_driver_present() -> bool:
     """False only on Linux with no GPU driver at all: then no CUDA device can exist, which
-    this tells without importing torch (1-2 s of a command's start-up otherwise, issue 14).
+    this tells without importing torch (1-2 s of a command's start-up otherwise).
     """
     return sys.platform != "linux" or any(Path(p).exists() for p in GPU_DRIVER_PATHS)
 

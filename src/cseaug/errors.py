@@ -43,6 +43,10 @@ class PublishGateError(CseaugError):
     """A finished build generated too little to publish (``publish.min_generated_share``), or
     its views keep the method's order too rarely (``publish.min_pattern_share``)."""
 
+    summary: dict | None = None
+    """What the build made before the gate stopped it: the build summary's counts, usage and
+    times (:mod:`cseaug.pipeline.publish`), without a version."""
+
 
 class DownloadError(CseaugError):
     """A public input could not be downloaded, or what arrived does not match its sha256."""

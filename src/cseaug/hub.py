@@ -1,6 +1,6 @@
 """The Hugging Face hub: reachable or not, decided once per process; a model without it.
 
-Offline, the libraries retry every file on their own (issue 11: ~47 s of retries).
+Offline, the libraries retry every file on their own (~47 s of retries).
 :func:`go_offline_unless_reachable` probes once and, without an answer, sets
 ``HF_HUB_OFFLINE`` for the whole process; :func:`model_problem` says at once whether a model
 can be had (a local directory, the local cache, or a hub id online).

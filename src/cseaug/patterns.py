@@ -250,6 +250,10 @@ def _sts_examples(table: pa.Table, cfg: PatternConfig) -> tuple[Levels, dict[str
             + f"; candidates per level: {candidates}. Widen the score thresholds or use another source."
         )
     drawn = {level: tuple(draw(pairs, cfg.k, cfg.seed)) for level, pairs in levels.items()}
+    if cfg.intermediate_order == "longer-first":  # the same pairs, the longer one Sentence 1
+        drawn["intermediate"] = tuple(
+            (a, b) if len(a.split()) >= len(b.split()) else (b, a) for a, b in drawn["intermediate"]
+        )
     return drawn, candidates  # type: ignore[return-value]
 
 

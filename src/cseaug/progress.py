@@ -2,10 +2,11 @@
 
 Bars go to stderr when it is a terminal. Where it is not (a log file, CI, a pipe), a bar
 becomes a plain line every :data:`LINE_EVERY_S` seconds, as pip and the Hugging Face
-libraries write in logs (``Diagnostics: 1,024/3,000 rows (34%), 20 s``), and one more at
-its end once it has written any: a short step writes nothing, a long one is never silent
-(issue 22: a first build wrote nothing for 100 s of diagnostics). ``CSEAUG_PROGRESS=1``
-draws bars anyway; ``CSEAUG_PROGRESS=0`` switches bars and lines off.
+libraries write in logs (``Diagnostics: 1,024/3,000 rows (34%), 20 s, 51.2 rows/s, 39 s
+left``), and one more at its end once it has written any: a short step writes nothing, a long
+one is never silent. Bars and lines show the rate, and the tokens per second of a bar whose
+work generates tokens (:attr:`Bar.tokens`), and the time left once there is a rate.
+``CSEAUG_PROGRESS=1`` draws bars anyway; ``CSEAUG_PROGRESS=0`` switches bars and lines off.
 """
 
 from __future__ import annotations
@@ -50,11 +51,15 @@ def progress_enabled() -> bool:
 
 
 class Bar:
-    """A handle on one bar: ``advance(n)`` after each finished unit of work."""
+    """A handle on one bar: ``advance(n)`` after each finished unit of work; ``tokens`` counts
+    the tokens the work generated so far, where it generates any; ``note`` is shown after the
+    rates (the state of the work, such as the requests an HTTP backend keeps in flight)."""
 
     def __init__(self, draw: Callable[[int], None] = lambda n: None) -> None:
         self._draw = draw
         self.completed = 0
+        self.tokens = 0
+        self.note = ""
 
     def advance(self, n: int = 1) -> None:
         self.completed += n
@@ -73,15 +78,15 @@ def progress_bar(description: str, total: int | None, unit: str = "items") -> It
         ...         bar.advance()
     """
     mode = progress_mode()
+    bar = Bar()
     if mode != "bars":
-        bar = Bar()
         with progress_lines(description, total, unit, bar) if mode == "lines" else nullcontext():
             yield bar
         return
     counts = (
         [DownloadColumn(), TransferSpeedColumn()]
         if unit == "bytes"
-        else [MofNCompleteColumn(), TextColumn(unit)]
+        else [MofNCompleteColumn(), TextColumn(unit), TextColumn("{task.fields[rate]}")]
     )
     columns = [
         TextColumn("[bold]{task.description}"),
@@ -92,16 +97,58 @@ def progress_bar(description: str, total: int | None, unit: str = "items") -> It
         TimeRemainingColumn(),
     ]
     with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
-        task = progress.add_task(description, total=total)
-        yield Bar(lambda n: progress.advance(task, n))
+        task = progress.add_task(description, total=total, rate="")
+
+        def draw(n: int) -> None:
+            shown = rates(bar.completed, bar.tokens, unit, progress.tasks[0].elapsed)
+            progress.update(task, advance=n, rate=", ".join(filter(None, (shown, bar.note))))
+
+        bar._draw = draw
+        yield bar
 
 
-def progress_line(description: str, done: int, total: int | None, unit: str, seconds: float) -> str:
-    """One line of progress.
+def duration(seconds: float) -> str:
+    """A span of time, as precise as a person reads it.
+
+    Example:
+        >>> duration(4.25), duration(95), duration(1500), duration(9000)
+        ('4.2 s', '95 s', '25.0 min', '2.5 h')
+    """
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def rates(done: float, tokens: int, unit: str, seconds: float | None) -> str:
+    """Units per second, and tokens per second when any were counted; empty before any.
+
+    Example:
+        >>> rates(120, 3712, "requests", 20.0)
+        '6.0 requests/s, 186 tokens/s'
+    """
+    if not seconds or not (done or tokens):
+        return ""
+    return ", ".join(
+        f"{n / seconds:,.{1 if n / seconds < 100 else 0}f} {what}/s"
+        for n, what in ((done, unit), (tokens, "tokens"))
+        if n or what == unit
+    )
+
+
+def progress_line(
+    description: str, done: int, total: int | None, unit: str, seconds: float, tokens: int = 0
+) -> str:
+    """One line of progress: the count, the time so far, the rate and the time left.
 
     Example:
         >>> progress_line("Diagnostics", 1024, 3000, "rows", 20.4)
-        'Diagnostics: 1,024/3,000 rows (34%), 20 s'
+        'Diagnostics: 1,024/3,000 rows (34%), 20 s, 50.2 rows/s, 39 s left'
+        >>> progress_line("Generating", 0, 24, "requests", 12.0, tokens=310)
+        'Generating: 0/24 requests (0%), 12 s, 0.0 requests/s, 25.8 tokens/s'
         >>> progress_line("Downloading", 2_500_000, None, "bytes", 3.0)
         'Downloading: 2.5 MB, 3 s'
     """
@@ -109,7 +156,12 @@ def progress_line(description: str, done: int, total: int | None, unit: str, sec
     count = f"{size(done)}/{size(total)}" if total else size(done)
     count += "" if unit == "bytes" else f" {unit}"
     share = f" ({100 * done // total}%)" if total else ""
-    return f"{description}: {count}{share}, {seconds:.0f} s"
+    line = f"{description}: {count}{share}, {seconds:.0f} s"
+    if unit != "bytes" and (speed := rates(done, tokens, unit, seconds)):
+        line += f", {speed}"
+    if total and done and seconds > 0 and done < total:
+        line += f", {duration((total - done) * seconds / done)} left"
+    return line
 
 
 @contextmanager
@@ -121,7 +173,9 @@ def progress_lines(description: str, total: int | None, unit: str, bar: Bar) -> 
     written = False
 
     def write() -> None:
-        line = progress_line(description, bar.completed, total, unit, time.monotonic() - started)
+        seconds = time.monotonic() - started
+        line = progress_line(description, bar.completed, total, unit, seconds, bar.tokens)
+        line += f", {bar.note}" if bar.note else ""
         sys.stderr.write(line + "\n")  # not print(): a flow with log_prints logs those
         sys.stderr.flush()
 

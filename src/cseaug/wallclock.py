@@ -1,5 +1,5 @@
-"""Wall-clock marks of one build in this process, for the ``timings`` of its manifest (issue 14)
-and the wall time of its summary (issue 22).
+"""Wall-clock marks of one build in this process, for the ``timings`` of its manifest
+and the wall time of its summary.
 
 The command line marks its process start and the hand-over to Prefect, the plan step the
 first task; the publish step :func:`take` s them, so a later build starts from none.

@@ -306,3 +306,33 @@ def test_the_console_leaves_out_only_the_traceback_of_an_expected_failure() -> N
     assert formatter.format(expected) == "failed" and expected.exc_info is not None
     assert formatter.format(record_of(OSError(28, "No space left on device"))) == "failed"
     assert "Traceback" in formatter.format(record_of(RuntimeError("a bug")))
+
+
+def test_the_console_says_an_expected_failures_message_once() -> None:
+    """Prefect repeats a failure's message in the task's and the flow's failure lines; for an
+    expected failure the console keeps each line but not the message (the CLI's last line
+    prints it), brackets closed; an unexpected failure's lines keep theirs."""
+    import logging
+
+    from cseaug.commands.quiet_logs import WithoutExpectedTraceback
+    from cseaug.errors import PublishGateError
+
+    formatter = WithoutExpectedTraceback(logging.Formatter("%(message)s"))
+    gate = PublishGateError("demo: nothing published: 0 of 8 rows keep the order\n  1. 'x'")
+
+    def record(message: str, *args: object, exc: Exception | None = None) -> logging.LogRecord:
+        info = (type(exc), exc, None) if exc else None
+        return logging.LogRecord("prefect", logging.ERROR, __file__, 1, message, args, info)
+
+    lines = [
+        formatter.format(record("Task run failed with exception: %r", gate, exc=gate)),
+        formatter.format(record(f"Finished in state Failed('Task run encountered an exception PublishGateError: {gate}')")),
+        formatter.format(record("Encountered exception during execution: %r", gate, exc=gate)),
+    ]  # fmt: skip
+    assert lines == [
+        "Task run failed with exception: PublishGateError (the error below)",
+        "Finished in state Failed('Task run encountered an exception PublishGateError (the error below)')",
+        "Encountered exception during execution: PublishGateError (the error below)",
+    ]  # fmt: skip
+    bug = RuntimeError("a bug in the code")
+    assert "a bug in the code" in formatter.format(record("failed: %r", bug, exc=bug))

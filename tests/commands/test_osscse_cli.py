@@ -34,7 +34,7 @@ def invoke(*args: str):
 
 def test_negate_text_file(tmp_path, sentences, ud_model):
     out = tmp_path / "out" / "negated.parquet"
-    result = invoke("negate", sentences, "--output", out, "--model", ud_model)
+    result = invoke("negate", sentences, "--output", out, "--set", f"spacy_model={ud_model}")
     assert result.exit_code == 0, result.output
     rows = pq.read_table(out).to_pylist()
     assert [(r["sentence"], r["negative"], r["rule"]) for r in rows] == [
@@ -71,7 +71,14 @@ def test_negate_input_errors(tmp_path, ud_model):
     table = tmp_path / "t.csv"
     table.write_text("a,b\nx,y\n", encoding="utf-8")
     result = invoke(
-        "negate", table, "--column", "sentence", "-o", tmp_path / "o.parquet", "--model", ud_model
+        "negate",
+        table,
+        "--column",
+        "sentence",
+        "-o",
+        tmp_path / "o.parquet",
+        "--set",
+        f"spacy_model={ud_model}",
     )
     assert isinstance(result.exception, InputError) and "sentence" in str(result.exception)
     result = invoke("negate", table, "-o", tmp_path / "o.csv")
@@ -79,7 +86,7 @@ def test_negate_input_errors(tmp_path, ud_model):
         result.exception
     )
     result = invoke(
-        "negate", table, "--column", "a", "-o", tmp_path / "o.parquet", "--batch-size", "0"
+        "negate", table, "--column", "a", "-o", tmp_path / "o.parquet", "--set", "batch_size=0"
     )
     assert isinstance(result.exception, ConfigError) and "batch_size" in str(result.exception)
 
@@ -98,9 +105,16 @@ def pivots(tmp_path_factory):
 
 def test_backtranslate(tmp_path, sentences, pivots):
     forward, backward = pivots["de"]
-    common = ["--pivot", f"de={forward},{backward}", "--num-beams", "1", "--max-new-tokens", "4"]
+    common = [
+        "--pivot",
+        f"de={forward},{backward}",
+        "--set",
+        "num_beams=1",
+        "--set",
+        "max_new_tokens=4",
+    ]
     out = tmp_path / "bt.jsonl"
-    result = invoke("backtranslate", sentences, "-o", out, "--mer-range", "0", "1", *common)
+    result = invoke("backtranslate", sentences, "-o", out, "--set", "mer_range=[0,1]", *common)
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [r["sentence"] for r in rows] == [line for line in LINES if line]

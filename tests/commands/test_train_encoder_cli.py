@@ -17,6 +17,32 @@ from cseaug.errors import ConfigError
 pytest.importorskip("sentence_transformers")
 
 
+CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "train"
+
+
+def test_a_prompt_pooling_on_a_sentence_transformers_model_fails_before_prefect_starts(
+    publish, rows_factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Final presets' [MASK] pooling on all-MiniLM-L6-v2 is one line, not a run that
+    silently trains MiniLM's own pooling."""
+    import sys
+
+    monkeypatch.delitem(sys.modules, "cseaug_prefect.flows.train_sentence_encoder", raising=False)
+    publish([rows_factory(4, 4)])
+    result = CliRunner().invoke(
+        app,
+        ["train-encoder", "--version", "demo/v0001",
+         "--config", str(CONFIGS / "ngcse-wiki-sts-ht-final.yaml"),
+         "--set", "model=all-MiniLM-L6-v2", "--root", str(tmp_path / "storage")],
+    )  # fmt: skip
+    assert isinstance(result.exception, ConfigError)
+    assert str(result.exception).startswith(
+        "all-MiniLM-L6-v2 is a sentence-transformers model with its own pooling; pooling "
+        "'prompt' is the pooling of a plain transformers model"
+    )
+    assert "cseaug_prefect.flows.train_sentence_encoder" not in sys.modules
+
+
 @pytest.mark.slow
 @pytest.mark.prefect
 @pytest.mark.shared_data
@@ -106,7 +132,7 @@ def test_an_override_holding_a_secret_is_refused_before_prefect_starts(
 def test_every_shipped_training_config_validates() -> None:
     from cseaug.trainer.config import load_train_config
 
-    configs = sorted((Path(__file__).resolve().parents[2] / "configs" / "train").glob("*.yaml"))
+    configs = sorted(CONFIGS.glob("*.yaml"))
     objectives = {load_train_config(path).objective for path in configs}
     assert objectives == {
         "simcse-unsup", "simcse-sup", "ngcse", "osscse", "skicse-unsup", "skicse-sup",

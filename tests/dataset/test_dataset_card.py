@@ -29,25 +29,31 @@ def test_load_dataset_reads_exactly_the_data_rows_offline(
         rows_per_file=20, before_publish=diagnostics,
     )  # fmt: skip
     loaded = datasets.load_dataset(str(published.path))
-    assert list(loaded) == ["train"]
-    train = loaded["train"]
-    assert train.num_rows == 75
+    assert list(loaded) == ["train", "heldout"]  # held-out rows are their own split
+    train, heldout = loaded["train"], loaded["heldout"]
+    held = published.manifest["counts"]["heldout"]
+    assert 0 < held < 75 and heldout.num_rows == held and train.num_rows == 75 - held
+    assert not any(train["heldout"]) and all(heldout["heldout"])
     expected = read_rows(published.path)
     assert train.column_names == expected.column_names
-    assert train["id"] == expected.column("id").to_pylist()
-    assert train["sentence"] == expected.column("sentence").to_pylist()
-    assert sum(train["heldout"]) == published.manifest["counts"]["heldout"]
+    assert list(heldout["id"]) + list(train["id"]) == expected.column("id").to_pylist()
+    assert (
+        list(heldout["sentence"]) + list(train["sentence"])
+        == expected.column("sentence").to_pylist()
+    )
     # the split comes from the card's header, as parsed by datasets itself
     from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub import DatasetCard
 
-    configs = MetadataConfigs.from_dataset_card_data(
-        DatasetCard.load(published.path / "README.md").data
-    )
+    data = DatasetCard.load(published.path / "README.md").data
+    configs = MetadataConfigs.from_dataset_card_data(data)
+    # what the Hub shows: licence (the sources'), task, sources, the model that wrote the views
+    assert (data.license, data.task_categories) == ("unknown", ["sentence-similarity"])
+    assert data.source_datasets == ["corpus"] and data.cseaug_model.startswith("tiny")
     name = f"demo-v0001-{published.manifest['fingerprints']['data'][:8]}"
-    assert configs == {
-        name: {"data_files": [{"split": "train", "path": "data/train-*"}], "default": True}
-    }
+    splits = [{"split": "train", "path": "data/train-*"}]
+    splits.append({"split": "heldout", "path": "data/heldout-*"})
+    assert configs == {name: {"data_files": splits, "default": True}}
 
 
 def test_load_dataset_returns_each_v0001_of_two_datasets_from_one_cache(
@@ -65,13 +71,13 @@ def test_load_dataset_returns_each_v0001_of_two_datasets_from_one_cache(
     )
     assert first.version == second.version == "v0001"
     for published in (first, second, first, second):
-        loaded = datasets.load_dataset(str(published.path), split="train")
-        assert loaded["id"] == read_rows(published.path).column("id").to_pylist()
-        assert loaded.num_rows == published.manifest["counts"]["rows"]
+        loaded = datasets.load_dataset(str(published.path))
+        ids = [i for split in ("heldout", "train") if split in loaded for i in loaded[split]["id"]]
+        assert ids == read_rows(published.path).column("id").to_pylist()
     card = (second.path / "README.md").read_text()
     name = f"wiki-sts-v0001-{second.manifest['fingerprints']['data'][:8]}"
-    assert f'datasets.load_dataset("<this directory>", "{name}", split="train")' in card
-    assert datasets.load_dataset(str(second.path), name, split="train").num_rows == 15
+    assert f'datasets.load_dataset("<this directory or Hub repo>", "{name}")' in card
+    assert datasets.load_dataset(str(second.path), name, split="train").num_rows == 14
 
 
 def test_card_body_has_counts_rejects_method_and_citations(
@@ -127,3 +133,20 @@ def test_size_categories() -> None:
     assert size_category(0) == "n<1K" and size_category(20_000) == "10K<n<100K"
     assert size_category(1_000_000) == "1M<n<10M"
     assert card_header({"counts": {"rows": 5000}})["size_categories"] == ["1K<n<10K"]
+
+
+def test_a_version_of_held_out_rows_only_loads_as_one_heldout_split(
+    tmp_path: Path, manifest, rows_factory, hf_cache
+) -> None:
+    """No empty train file beside them: `datasets` cannot read a Parquet file without rows."""
+    datasets = pytest.importorskip("datasets")
+    published = publish_version(
+        [rows_factory(3, 2)], [], root=tmp_path, name="demo", manifest=manifest,
+        heldout_fraction=0.999999,
+    )  # fmt: skip
+    assert published.manifest["counts"]["heldout"] == 5
+    assert [p.name for p in (published.path / "data").iterdir()] == [
+        "heldout-00000-of-00001.parquet"
+    ]
+    loaded = datasets.load_dataset(str(published.path))
+    assert list(loaded) == ["heldout"] and loaded["heldout"].num_rows == 5

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -40,7 +41,10 @@ def test_layout_counts_and_manifest(
     )
     path = published.path
     assert path == tmp_path / "datasets" / "demo" / "v0001" and published.version == "v0001"
+    held = published.manifest["counts"]["heldout"]
+    assert 0 < held < 25  # held-out rows in their own file, the card's heldout split
     assert sorted(p.name for p in (path / "data").iterdir()) == [
+        "heldout-00000-of-00001.parquet",
         "train-00000-of-00003.parquet",
         "train-00001-of-00003.parquet",
         "train-00002-of-00003.parquet",
@@ -51,10 +55,13 @@ def test_layout_counts_and_manifest(
         "manifest.json",
         "README.md",
     }
-    assert [pq.ParquetFile(p).metadata.num_rows for p in sorted((path / "data").iterdir())] == [
-        50,
-        50,
-        25,
+    files = sorted((path / "data").iterdir())
+    assert [pq.ParquetFile(p).metadata.num_rows for p in files] == [held, 50, 50, 25 - held]
+    assert [set(pq.read_table(p).column("heldout").to_pylist()) for p in files] == [
+        {True},
+        {False},
+        {False},
+        {False},
     ]
     for p in (path / "data").iterdir():
         assert pq.ParquetFile(p).schema_arrow.equals(CANONICAL_SCHEMA)
@@ -87,9 +94,11 @@ def test_rows_survive_unchanged_but_for_heldout(tmp_path: Path, manifest, rows_f
         pa.array([0.25] * given.num_rows, pa.float32()),
     )
     published = _publish(tmp_path, manifest, [given])
-    table = read_rows(published.path)
-    assert table.column("heldout").to_pylist() == heldout_flags(given.column("id"), 0.1).to_pylist()
-    assert table.drop_columns(["heldout"]).equals(given.drop_columns(["heldout"]))
+    table = read_rows(published.path)  # the held-out rows' file first, each file in given order
+    flags = heldout_flags(given.column("id"), 0.1)
+    assert table.column("heldout").to_pylist() == sorted(flags.to_pylist(), reverse=True)
+    order = pa.concat_arrays([pc.indices_nonzero(flags), pc.indices_nonzero(pc.invert(flags))])
+    assert table.drop_columns(["heldout"]).equals(given.drop_columns(["heldout"]).take(order))
 
 
 def test_heldout_is_deterministic_and_about_ten_percent() -> None:

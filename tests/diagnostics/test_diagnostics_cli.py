@@ -63,7 +63,17 @@ def test_diagnose_writes_beside_the_version_with_manifest_settings(make_version,
 
     other = tmp_path / "elsewhere"
     result = runner.invoke(
-        app, ["diagnose", str(version), "--out", str(other), "--cs-sample", "2", "--no-cache"]
+        app,
+        [
+            "diagnose",
+            str(version),
+            "--out",
+            str(other),
+            "--set",
+            "cs_sample=2",
+            "--set",
+            "embedding_cache=false",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert json.loads((other / "summary.json").read_text())["cs"]["rows"] == 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -481,3 +482,22 @@ def test_open_runs_close_every_run_when_the_flow_fails(
         raise RuntimeError("flow failed")
     with pytest.raises(InputError, match="is closed"):
         build.view_steps()
+
+
+def test_planning_off_a_terminal_says_what_it_does(
+    shared_data: Path, tmp_path: Path, server, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """A plan's long steps write lines where stderr is not a terminal (here captured): reading
+    and cleaning the corpus, then the other rows' steps, which wrote nothing before."""
+    from cseaug import progress
+
+    monkeypatch.delenv("CSEAUG_PROGRESS", raising=False)
+    monkeypatch.setattr(progress, "LINE_EVERY_S", 0.01)
+    cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
+    with BuildRun(cfg) as build:
+        plan_build(build)
+    lines = capsys.readouterr().err.splitlines()
+    steps = list(dict.fromkeys(line.split(": ")[0] for line in lines))
+    assert steps[0] == "Cleaning wiki" and steps[-1] == "Checking the other rows of wiki", lines
+    other = [line for line in lines if line.startswith("Checking the other rows of wiki: ")]
+    assert re.match(r".*: 11,\d{3}/11,\d{3} rows \(100%\), \d+ s, [\d,.]+ rows/s$", other[-1])

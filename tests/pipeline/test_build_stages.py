@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cseaug.augment.pattern_sim import PatternSimulationStage
-from cseaug.augment.ski import SKIStage
+from cseaug.augment.ngcse import PatternSimulationStage
+from cseaug.augment.skicse import SKIStage
 from cseaug.config import RunConfig
 from cseaug.errors import ConfigError
 from cseaug.pipeline.stages import (

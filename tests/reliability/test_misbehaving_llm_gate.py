@@ -137,12 +137,22 @@ def build(cfg: RunConfig) -> BuildSummary:
     ],
 )
 def test_a_server_answering_out_of_order_stops_at_the_quality_gate(
-    tmp_path: Path, request: pytest.FixtureRequest, method: str, behaviour: Misbehaviour
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    method: str,
+    behaviour: Misbehaviour,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Proves 20.2: positive and negative exchanged, levels rotated: each build stops at the
     gate with the share below the default threshold, publishes nothing, and lists every row
     out of order. (One paraphrase for every level never reaches this gate: the per-row checks
-    reject each such row as ``identical_views``, see below.)"""
+    reject each such row as ``identical_views``, see below.) The gate's measurement shows its
+    progress (off a terminal: lines, here every 10 ms)."""
+    from cseaug import progress
+
+    monkeypatch.delenv("CSEAUG_PROGRESS", raising=False)
+    monkeypatch.setattr(progress, "LINE_EVERY_S", 0.01)
     answers = request.getfixturevalue(f"{method}_answers")
     with FakeOpenAIServer(policy=answering(answers, behaviour)) as server:
         cfg = config(tmp_path, server.base_url, method, answers)
@@ -154,6 +164,11 @@ def test_a_server_answering_out_of_order_stops_at_the_quality_gate(
     failures = next(tmp_path.rglob("pattern_order_failures.jsonl")).read_text().splitlines()
     ordered, rows = map(int, re.search(r"(\d+) of (\d+) generated rows", message).groups())
     assert rows - ordered == len(failures) and ordered / rows < cfg.publish.min_pattern_share
+    assert "Quality gate: pattern order: 1/1 checks (100%)" in capsys.readouterr().err
+    # what the refused build made, for its summary: the rows the gate measured, the requests
+    spent = stopped.value.summary
+    assert spent["aigen"] == rows and spent["token_usage"]["requests"] >= rows
+    assert {"plan", "generate", "publish"} <= set(spent["timings"]), spent
 
 
 def test_turning_the_diagnostics_off_does_not_turn_the_gate_off(
@@ -337,11 +352,17 @@ def test_cseaug_build_against_a_swapping_server_exits_at_the_gate_and_latest_sta
         data = cfg.model_dump(mode="json", exclude_unset=True)
         data["llm"] = {**data["llm"], "base_url": server.base_url, "model": "fake-model"}
         config_file.write_text(json.dumps(data), encoding="utf-8")
-        env = build_environment(tmp_path / "prefect-home", proxy)
+        env = build_environment(tmp_path / "prefect-home", proxy, COLUMNS="200")
         done = run_cseaug(["build", "--config", str(config_file)], env, tmp_path)
     output = done.stdout + done.stderr
     assert done.returncode == 2, output[-3000:]
     assert "Traceback" not in output, output[-3000:]
+    # the reason once (Prefect's failure lines leave it out), after the build's summary
+    assert output.count("keep the order positive > intermediate > negative") == 1, output
+    summary = done.stderr[done.stderr.index("build summary") : done.stderr.index("error: ")]
+    assert "none: nothing published" in summary and re.search(r"rows +│ \d+ \(\d+ aigen", summary)
+    assert re.search(r"│ +│ \w+/\w+: \d+", summary) and "requests sent" in summary, summary
+    assert "generation" in summary and "publishing" in summary, summary
     error = done.stderr[done.stderr.index("error: ") :]
     assert "nothing published" in error and "below publish.min_pattern_share 70%" in error
     examples = [

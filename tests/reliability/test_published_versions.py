@@ -120,6 +120,7 @@ def commands_writing_a_chosen_path(version: Path, tmp: Path) -> dict[str, list[s
             *root,
         ],
         "diagnose": ["diagnose", "demo", "--out", str(version / "diagnostics"), *root],
+        "report": ["report", "demo", "--out", str(version / "diagnostics" / "report.html"), *root],
         "compare": ["compare", "--version", "demo", "--out", str(version / "figure7"), *root],
         "probe-splits": ["probe-splits", "--data-dir", str(tmp), "--out", str(version / "p")],
         "train-encoder": [
@@ -137,14 +138,14 @@ def commands_writing_a_chosen_path(version: Path, tmp: Path) -> dict[str, list[s
             "synonyms", "--generator", str(tmp), "--input", str(sentences),
             "--output", str(version / "synonyms.jsonl"),
         ],
-        "train-vaegpt": ["train-vaegpt", "--output-dir", str(version / "generator")],
+        "train-vaegpt": ["train-vaegpt", "--set", f"output_dir={version / 'generator'}"],
         "score": ["score", str(sentences), "--json", str(version / "score.json")],
         "data fetch": ["data", "fetch", "sick", "--dir", str(version / "data")],
     }  # fmt: skip
 
 
 COMMANDS = (
-    "export", "export into <root>/datasets", "diagnose", "compare", "probe-splits",
+    "export", "export into <root>/datasets", "diagnose", "report", "compare", "probe-splits",
     "train-encoder", "negate", "negate --rejects", "backtranslate", "mer", "synonyms",
     "train-vaegpt", "score", "data fetch",
 )  # fmt: skip
@@ -439,7 +440,16 @@ def test_diagnose_and_export_replace_hard_links_in_their_output_and_never_write_
     os.link(published.path / DATA_FILE, exported)
     root = ["--root", str(tmp_path / "storage")]
     status, _, err = cseaug(
-        capsys, "diagnose", "demo", "--out", str(out), "--cs-sample", "2", "--no-cache", *root
+        capsys,
+        "diagnose",
+        "demo",
+        "--out",
+        str(out),
+        "--set",
+        "cs_sample=2",
+        "--set",
+        "embedding_cache=false",
+        *root,
     )
     assert status == 0, err
     status, _, err = cseaug(capsys, "export", "demo", "--format", "jsonl", "--out", str(exported), *root)  # fmt: skip

@@ -15,6 +15,7 @@ from cseaug.trainer.evaluation import EvalSet, Scores  # noqa: E402
 
 def test_the_best_dev_checkpoint_is_restored_not_the_last(monkeypatch: pytest.MonkeyPatch) -> None:
     model = torch.nn.Linear(1, 1, bias=False)
+    model.max_seq_length = 64  # as a sentence-transformers model has
     dev = EvalSet("STS-B", ["a"], ["b"], [1.0])
     # the dev score the model gets at steps 2, 4, 6 (max_steps 6): the best is step 4
     scripted = iter([0.50, 0.70, 0.60])
@@ -39,8 +40,10 @@ def test_the_last_step_is_scored_when_it_is_off_the_schedule(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(callbacks, "evaluate", lambda *a, **k: Scores({"STS-B": 0.1}, {}))
+    model = torch.nn.Linear(1, 1)
+    model.max_seq_length = 64
     selection = callbacks.BestCheckpoint(
-        torch.nn.Linear(1, 1), EvalSet("STS-B", ["a"], ["b"], [1.0]), 125, 8, lambda _: None
+        model, EvalSet("STS-B", ["a"], ["b"], [1.0]), 125, 8, lambda _: None
     )
     for step in range(1, 201):
         selection.on_step_end(None, SimpleNamespace(global_step=step, max_steps=200), None)

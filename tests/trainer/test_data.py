@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cseaug.dataset.reader import read_rows
 from cseaug.errors import InputError
-from cseaug.trainer.config import TrainConfig
+from cseaug.trainer.config import TrainConfig, load_train_config
 from cseaug.trainer.data import load_training_data
 from tests.canonical_rows import make_generate_cse_rows
 
@@ -16,6 +18,7 @@ def _rows(version) -> list[dict]:
 
 
 PER_SET = {"batching": "per-set"}
+PRESETS = Path(__file__).parents[2] / "configs" / "train"
 
 
 def test_ngcse_trains_the_hierarchy_and_the_rest_as_dropout_pairs(publish, rows_factory) -> None:
@@ -146,3 +149,22 @@ def test_epoch_blocks_are_drawn_one_per_epoch(publish) -> None:
         assert views == {f"view {epoch % 3}"}
         seen.append([i for batch in batches for i in batch])
     assert any(order != sorted(order) for order in seen)  # shuffled within the block
+
+
+@pytest.mark.parametrize(
+    ("preset", "trains_heldout"),
+    [("ngcse-wiki-sts-ht-final", True), ("ngcse-nli-sts-ht-final", True), ("ngcse", False)],
+)
+def test_ngcse_final_presets_train_the_whole_hybrid_file(
+    publish, rows_factory, preset: str, trains_heldout: bool
+) -> None:
+    """The authors' Final scripts read the whole hybrid file; the pattern experiments of
+    ngcse.yaml (sts_ht.sh) leave the 10% held-out rows out."""
+    version = publish([rows_factory(20, 30)], heldout_fraction=0.1)
+    rows = _rows(version)
+    held = sum(r["heldout"] for r in rows)
+    assert held > 0
+    data = load_training_data(version, load_train_config(PRESETS / f"{preset}.yaml"))
+    trained = sum(data.rows.values())
+    assert trained == (len(rows) if trains_heldout else len(rows) - held)
+    assert data.skipped == ({} if trains_heldout else {"heldout": held})

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from cseaug.errors import InputError
-from cseaug.trainer.evaluation import read_eval_set, senteval_aggregates
+from cseaug.trainer.config import EvaluationConfig
+from cseaug.trainer.evaluation import dev_set, eval_sets, read_eval_set, senteval_aggregates
 
 
 def test_all_mean_and_wmean_are_sentevals_aggregates_of_a_hand_computed_example() -> None:
@@ -32,6 +33,20 @@ def test_dev_splits_are_stsb_dev_and_sick_trial(shared_data: Path) -> None:
     }  # fmt: skip
     with pytest.raises(InputError, match="STS12 has no dev split"):
         read_eval_set(shared_data, "STS12", "dev")
+
+
+@pytest.mark.shared_data
+def test_max_pairs_caps_the_dev_set_as_it_caps_the_test_sets(shared_data: Path) -> None:
+    capped = EvaluationConfig(data_dir=str(shared_data), sets=["STS-B"], max_pairs=40)
+    dev = dev_set(capped)
+    assert dev is not None and len(dev.scores) == 40
+    full = dev_set(EvaluationConfig(data_dir=str(shared_data)))
+    assert full is not None and len(full.scores) == 1500
+    pairs = set(zip(full.s1, full.s2, full.scores, strict=True))
+    assert set(zip(dev.s1, dev.s2, dev.scores, strict=True)) <= pairs  # a sample of sts-dev.csv
+    assert dev == dev_set(capped)  # seeded: every checkpoint scores the same pairs
+    [test] = eval_sets(capped)
+    assert len(test.scores) == 40 and test.s1 != dev.s1
 
 
 def test_a_missing_set_says_how_to_fetch_it(tmp_path: Path) -> None:

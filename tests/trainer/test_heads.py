@@ -105,11 +105,11 @@ def test_evaluation_pooling_replaces_the_training_pooling(tiny_bert: Path, tmp_p
 
 def test_prompt_pooling_takes_the_mask_state_of_the_template(tiny_bert: Path) -> None:
     model = _encoder(tiny_bert, pooling="prompt")
-    model.max_seq_length = 8  # as load_encoder sets cfg.max_seq_length
+    model.max_seq_length = 8  # the training length: 6 word pieces, [CLS] and [SEP] counted
     transformer, pooling = model[0], model[1]
     assert isinstance(transformer, PromptTransformer) and isinstance(pooling, MaskTokenPooling)
     tokenizer = transformer.tokenizer
-    long_sentence = " ".join(["cat"] * 40)  # cut to 8 tokens; the template's [MASK] stays
+    long_sentence = " ".join(["cat"] * 40)  # cut to 6 tokens; the template's [MASK] stays
     model.eval()
     for prompt in (None, PROMPTBERT_TEMPLATES[1]):
         with torch.no_grad():
@@ -120,7 +120,7 @@ def test_prompt_pooling_takes_the_mask_state_of_the_template(tiny_bert: Path) ->
             for part in template.split("{sentence}")
         )
         for row, sentence in enumerate([SENTENCES[0], long_sentence]):
-            ids = tokenizer(sentence, add_special_tokens=False)["input_ids"][:8]
+            ids = tokenizer(sentence, add_special_tokens=False)["input_ids"][:6]
             expected_ids = [tokenizer.cls_token_id, *prefix, *ids, *suffix, tokenizer.sep_token_id]
             length = len(expected_ids)
             assert features["input_ids"][row, :length].tolist() == expected_ids
@@ -180,26 +180,32 @@ def test_head_settings_that_cannot_work_are_config_errors() -> None:
 
 
 @pytest.mark.parametrize(
-    ("config", "pooling", "mlp", "activation", "evaluation_pooling"),
+    ("config", "pooling", "mlp", "activation", "init", "evaluation_pooling"),
     [
-        ("simcse-unsup", "cls", "train-only", "tanh", None),  # SimCSE 6.3: MLP (train)
-        ("simcse-sup", "cls", "kept", "tanh", None),  # SimCSE 6.3: [CLS] with MLP
-        ("ngcse", "cls", "train-only", "identity", None),  # NGCSE code: nn.Linear, with_mlp
-        ("ngcse-wiki-sts-ht-final", "prompt", "train-only", "identity", None),  # Table 6
-        ("ngcse-nli-sts-ht-final", "prompt", "train-only", "identity", None),
-        ("osscse", "prompt", "train-only", "tanh", None),  # OssCSE 4, PromptBERT unsup
-        ("skicse-unsup", "cls", "train-only", "tanh", None),
-        ("skicse-sup", "cls", "train-only", "tanh", None),
-        ("generate-cse", "cls", "train-only", "tanh", "mean"),  # VAEGPT-Sim 4, Table A6
+        ("simcse-unsup", "cls", "train-only", "tanh", "bert", None),  # SimCSE 6.3: MLP (train)
+        ("simcse-sup", "cls", "kept", "tanh", "bert", None),  # SimCSE 6.3: [CLS] with MLP
+        ("ngcse", "cls", "train-only", "identity", "ngcse", None),  # nn.Linear, with_mlp
+        ("ngcse-wiki-sts-ht-final", "prompt", "train-only", "identity", "ngcse", None),  # Table 6
+        ("ngcse-nli-sts-ht-final", "prompt", "train-only", "identity", "ngcse", None),
+        ("osscse", "prompt", "train-only", "tanh", "bert", None),  # OssCSE 4, PromptBERT unsup
+        ("skicse-unsup", "cls", "train-only", "tanh", "bert", None),  # SimCSE's code
+        ("skicse-sup", "cls", "train-only", "tanh", "bert", None),
+        ("generate-cse", "cls", "train-only", "tanh", "pytorch", "mean"),  # VAEGPT-Sim 4, A6
     ],
 )
 def test_each_config_defaults_to_its_papers_head(
-    config: str, pooling: str, mlp: str, activation: str, evaluation_pooling: str | None
+    config: str,
+    pooling: str,
+    mlp: str,
+    activation: str,
+    init: str,
+    evaluation_pooling: str | None,
 ) -> None:
     cfg = load_train_config(CONFIGS / f"{config}.yaml")
-    assert (cfg.pooling, cfg.head.mlp, cfg.head.evaluation_pooling) == (
+    assert (cfg.pooling, cfg.head.mlp, cfg.head.mlp_init, cfg.head.evaluation_pooling) == (
         pooling,
         mlp,
+        init,
         evaluation_pooling,
     )
     if mlp == "train-only":
@@ -219,17 +225,58 @@ def test_a_checkpoint_of_the_training_model_keeps_its_head(tiny_bert: Path, tmp_
     torch.testing.assert_close(reloaded[-1].dense.weight, model[-1].dense.weight)
 
 
-def test_head_settings_on_a_sentence_transformers_model_are_reported(
-    tiny_bert: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize("mlp", ["train-only", "kept"])
+@pytest.mark.parametrize(
+    ("init", "weight_std", "bias_std"), [("ngcse", 6e-3, 6e-3), ("bert", 0.02, 0.0)]
+)
+def test_the_mlp_starts_from_the_papers_initial_weights(
+    tmp_path: Path, mlp: str, init: str, weight_std: float, bias_std: float
 ) -> None:
+    """NGCSE's custom_param_init draws weight and bias from N(0, 6e-3); SimCSE's cl_init
+    leaves BERT's init_weights: weight N(0, initializer_range 0.02), bias 0."""
+    from tests.tiny_models import build_tiny_bert
+
+    bert = build_tiny_bert(tmp_path, hidden_size=64)  # 4,096 weights: std within ~2%
+    model = _encoder(bert, head={"mlp": mlp, "mlp_init": init})
+    linear = model[-1].dense if mlp == "train-only" else model[-1].linear
+    weight, bias = linear.weight.detach(), linear.bias.detach()
+    assert weight.std().item() == pytest.approx(weight_std, rel=0.1)
+    assert abs(weight.mean().item()) < weight_std / 10
+    assert bias.std().item() == pytest.approx(bias_std, rel=0.35, abs=1e-12)
+    default = _encoder(bert, head={"mlp": mlp})[-1]  # pytorch: U(-1/8, 1/8), std 0.072
+    default_weight = default.dense.weight if mlp == "train-only" else default.linear.weight
+    assert default_weight.std().item() == pytest.approx(64**-0.5 / 3**0.5, rel=0.1)
+
+
+def test_a_sentence_transformers_model_gets_the_mlp_on_its_own_pooling() -> None:
+    """ngcse.yaml on the packaged all-MiniLM-L6-v2: NGCSE's MLP trains on MiniLM's own mean
+    pooling and is dropped for evaluation; a prompt or evaluation pooling is refused."""
+    from sentence_transformers import SentenceTransformer
+
+    from cseaug.encoders.minilm import model_location
+    from cseaug.errors import ConfigError
     from cseaug.trainer.train import load_encoder
 
-    _encoder(tiny_bert).save(str(tmp_path / "st"))  # a sentence-transformers model directory
-    cfg = TrainConfig(objective="osscse", model=str(tmp_path / "st"), pooling="prompt")
-    with caplog.at_level("WARNING", logger="cseaug.trainer.train"):
-        model = load_encoder(cfg, "cpu")
-    assert [type(m).__name__ for m in model] == ["Transformer", "Pooling"]
-    assert "keeps its own pooling" in caplog.text and "pooling=prompt" in caplog.text
+    said: list[str] = []
+    cfg = load_train_config(CONFIGS / "ngcse.yaml", ["model=all-MiniLM-L6-v2"])
+    model = load_encoder(cfg, "cpu", said.append)
+    names = ["Transformer", "Pooling", "Normalize"]
+    assert [type(m).__name__ for m in model] == [*names, "TrainingHead"]
+    assert model[-1].dense.weight.std().item() == pytest.approx(6e-3, rel=0.1)  # ngcse init
+    assert "trains its own pooling (Transformer, Pooling, Normalize, TrainingHead)" in said[0]
+    plain = SentenceTransformer(model_location("all-MiniLM-L6-v2")[0], device="cpu")
+    evaluated = inference_encoder(model)
+    assert [type(m).__name__ for m in evaluated] == names
+    torch.testing.assert_close(evaluated.encode(SENTENCES), plain.encode(SENTENCES))
+    for asked, settings in (
+        ("pooling 'prompt'", {"pooling": "prompt"}),
+        ("head.evaluation_pooling", {"head": {"evaluation_pooling": "mean"}}),
+    ):
+        cfg = TrainConfig.model_validate(
+            {"objective": "osscse", "model": "all-MiniLM-L6-v2", **settings}
+        )
+        with pytest.raises(ConfigError, match=f"sentence-transformers model .*; {asked} is the"):
+            load_encoder(cfg, "cpu")
 
 
 def test_a_mask_token_in_the_sentence_leaves_the_templates_the_only_one(tiny_bert: Path) -> None:

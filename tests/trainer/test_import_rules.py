@@ -22,8 +22,6 @@ FORBIDDEN = (
     "cseaug.dataset.staging",  # the write side of versions
     "cseaug.dataset.sink",
     "prefect",
-    "flows",
-    "tasks",
     "cseaug_prefect",
 )
 ALLOWED = ("cseaug.readers.benchmarks",)

@@ -200,3 +200,48 @@ def test_an_objective_whose_views_the_version_lacks_is_refused(
     with pytest.raises(InputError, match=r"no row of .* has the views of objective 'ngcse'"):
         train_encoder(version, cfg, tmp_path / "model")
     assert not (tmp_path / "model").exists()
+
+
+@pytest.mark.shared_data
+def test_training_cuts_sentences_but_evaluation_and_the_saved_model_do_not(
+    publish,
+    rows_factory,
+    tiny_bert: Path,
+    shared_data: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SimCSE's and NGCSE's evaluation pad without truncating: the test and dev pairs are
+    scored at the model's own length (64 for the tiny BERT), not the training length (8)."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Transformer
+
+    from cseaug.trainer.evaluation import dev_set, evaluate, max_seq_length
+
+    lengths: list[int] = []  # the length each batch was cut at, in training and evaluation
+    preprocess = Transformer.preprocess
+
+    def recording(self, *args, **kwargs):
+        lengths.append(self.max_seq_length)
+        return preprocess(self, *args, **kwargs)
+
+    monkeypatch.setattr(Transformer, "preprocess", recording)
+    version = publish([rows_factory(8, 8)])
+    cfg = _config(tiny_bert, shared_data, max_seq_length=8, max_steps=1)
+    cfg.evaluation.sets = ["STS-B"]
+    said: list[str] = []
+    record = train_encoder(version, cfg, tmp_path / "model", said.append).record
+    assert said[0].startswith("NGCSE on corpus '") and "1 epoch(s), 16 generated rows" in said[0]
+
+    assert set(lengths) == {8, 64}  # 8 for the training batches, 64 for every evaluation
+    saved = SentenceTransformer(str(tmp_path / "model"), device="cpu")
+    assert saved.max_seq_length == 64
+    [test], dev = eval_sets(cfg.evaluation), dev_set(cfg.evaluation)
+    assert max(len(saved.tokenize([s])["input_ids"][0]) for s in test.s1 + test.s2) > 8
+    after = evaluate(saved, [test]).spearman["STS-B"]
+    assert record["scores"]["after"]["STS-B"] == pytest.approx(after, abs=1e-9)
+    assert record["selection"]["dev_spearman"] == pytest.approx(
+        evaluate(saved, [dev]).spearman["STS-B"], abs=1e-9
+    )
+    with max_seq_length(saved, 8):  # what the cut sentences would have scored
+        assert evaluate(saved, [test]).spearman["STS-B"] != pytest.approx(after, abs=1e-6)

@@ -20,12 +20,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from cseaug.augment.llm_views import reject_record
 from cseaug.augment.tokenizer_worker import TokenizerProcess, Tokenizers
 from cseaug.augment.translation import Translator
 from cseaug.batching import free_memory_bytes
 from cseaug.config import BacktranslationConfig
-from cseaug.dataset.schema import rejects_table, rows_table
+from cseaug.dataset.schema import reject_record, rejects_table, rows_table
 from cseaug.errors import ConfigError, InputError
 from cseaug.metrics.mer import mer_pairs
 from cseaug.secrets import Scrubber

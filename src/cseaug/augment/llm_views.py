@@ -1,6 +1,6 @@
 """One round of LLM-written views for a shard: build requests, ask once, clean every answer.
 
-Shared by :mod:`cseaug.augment.pattern_sim` and :mod:`cseaug.augment.ski`. A round sends the
+Shared by :mod:`cseaug.augment.ngcse` and :mod:`cseaug.augment.skicse`. A round sends the
 shard's requests in one :meth:`LLMBackend.generate` call, so a failed answer never sinks the
 others: it becomes a reject with a reason of :mod:`cseaug.llm.clean` (``llm_error``,
 ``circuit_open``, ``malformed_response``), its ``raw`` and ``detail`` scrubbed of secrets.
@@ -8,15 +8,15 @@ others: it becomes a reject with a reason of :mod:`cseaug.llm.clean` (``llm_erro
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
 from cseaug.config import CleaningConfig
+from cseaug.dataset.schema import reject_record
 from cseaug.errors import InputError
 from cseaug.llm.base import (
     CIRCUIT_OPEN,
@@ -160,9 +160,9 @@ def send(
     description: str,
     on_response: ResponseSink | None = None,
 ) -> list[ChatResponse]:
-    """Send ``requests`` in one ``backend.generate`` call behind a progress bar; the answers
-    come back in request order, and each to ``on_response`` as it arrives (also used by the
-    LLM judge, :mod:`cseaug.quality.judge`).
+    """Send ``requests`` in one ``backend.generate`` call behind a progress bar (requests and
+    tokens per second, the time left); the answers come back in request order, and each to
+    ``on_response`` as it arrives (also used by the LLM judge, :mod:`cseaug.quality.judge`).
 
     Raises:
         InputError: two requests share a key (rows repeat ids).
@@ -173,7 +173,13 @@ def send(
             f"rows repeat ids, so requests would share keys: {repeated}; deduplicate the anchors"
         )
     with progress_bar(description, total=len(requests), unit="requests") as bar:
-        responses = backend.generate(requests, bar.advance, on_response)
+
+        def answered(index: int, response: ChatResponse) -> None:
+            bar.tokens += 0 if response.cached else response.completion_tokens
+            if on_response is not None:
+                on_response(index, response)
+
+        responses = backend.generate(requests, bar.advance, answered)
     for request, response in zip(requests, responses, strict=True):
         if response.key != request.key:
             raise RuntimeError(
@@ -192,34 +198,6 @@ def failure(response: ChatResponse) -> tuple[str, dict[str, Any]]:
     if response.retryable:
         detail["retryable"] = True  # a rerun sends it again (pipeline/shard.py)
     return reason, detail
-
-
-def reject_record(
-    row_id: str,
-    sentence: str,
-    stage: str,
-    view: str | None,
-    reason: str,
-    raw: str | None,
-    detail: Mapping[str, Any],
-    scrub: Scrubber,
-) -> dict[str, Any]:
-    """One row of the rejects schema, its ``raw`` answer and the texts of its ``detail`` scrubbed
-    of secrets (``detail`` is stored as JSON, or null when empty)."""
-    return {
-        "id": row_id,
-        "sentence": sentence,
-        "stage": stage,
-        "view": view,
-        "reason": reason,
-        "raw": scrub(raw) if raw is not None else None,
-        "detail": json.dumps(
-            {k: scrub(v) if isinstance(v, str) else v for k, v in detail.items()},
-            ensure_ascii=False,
-        )
-        if detail
-        else None,
-    }
 
 
 def counts_by_view(counts: Counter[tuple[str, str]]) -> dict[str, dict[str, int]]:

@@ -24,7 +24,7 @@ from cseaug import wallclock
 from cseaug.commands.quiet_logs import quiet_expected_tracebacks
 from cseaug.commands.stopping import one_line_on_stop
 from cseaug.config import RunConfig, load_config
-from cseaug.errors import CseaugError
+from cseaug.errors import CseaugError, PublishGateError
 
 if TYPE_CHECKING:
     from cseaug_prefect.flows.temporary_server import TemporaryServer
@@ -63,11 +63,12 @@ def time_parts(summary: dict[str, Any], now: float) -> tuple[float, list[tuple[s
 
 def print_summary(summary: dict[str, Any]) -> None:
     """The end-of-build summary: rows, rejects by reason, tokens, the wall time from the
-    command's start and its parts, output path."""
+    command's start and its parts, output path (none for a build a gate refused)."""
     table = Table(title="build summary", show_header=False, title_justify="left")
     if summary.get("reused_version"):
         console.print(summary["message"], markup=False, highlight=False)
-    table.add_row("version", str(summary["version_dir"]))
+    version = summary.get("version_dir") or "none: nothing published (the error below says why)"
+    table.add_row("version", str(version))
     table.add_row(
         "rows", f"{summary['rows']:,} ({summary['aigen']:,} aigen, {summary['other']:,} other)"
     )
@@ -137,8 +138,9 @@ def build(
     """Build a dataset version from a config (runs the Prefect flow build-hybrid-dataset)."""
     set_ = [*set_, "output.force_new_version=true"] if force_new_version else set_
     cfg = load_config(config, set_)  # the build's one validation: the flow is given cfg
-    with one_line_on_stop(lambda: kept_for_rerun(cfg)):
-        run_build_command(cfg, dry_run=dry_run or cfg.execution.dry_run)
+    dry_run = dry_run or cfg.execution.dry_run
+    with one_line_on_stop(lambda: None if dry_run else kept_for_rerun(cfg)):
+        run_build_command(cfg, dry_run=dry_run)
 
 
 def run_build_command(cfg: RunConfig, *, dry_run: bool) -> None:
@@ -155,7 +157,13 @@ def run_build_command(cfg: RunConfig, *, dry_run: bool) -> None:
         return
     with importing_the_flow(start_server=cfg.execution.runner.kind == "local"):
         from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
-    print_summary(build_hybrid_dataset(config=cfg, served=found.served))
+    try:
+        summary = build_hybrid_dataset(config=cfg, served=found.served)
+    except PublishGateError as refused:
+        if refused.summary is not None:
+            print_summary(refused.summary)
+        raise
+    print_summary(summary)
 
 
 @contextmanager

@@ -1,5 +1,5 @@
-"""``cseaug versions``, ``show``, ``export`` and ``verify``: list, describe, export and check
-versions (docs/dataset-contract.md, with examples)."""
+"""``cseaug versions``, ``show``, ``export``, ``verify`` and ``push``: list, describe, export,
+check and share versions (docs/dataset-contract.md, docs/deployment.md, with examples)."""
 
 from __future__ import annotations
 
@@ -383,3 +383,48 @@ def verify_command(ref: RefArgument, root: RootOption = "storage") -> None:
     report_console().print(
         f"ok: {report.version_dir}: {report.summary()}", markup=False, highlight=False
     )
+
+
+@app.command("push")
+def push_command(
+    ref: RefArgument,
+    repo: Annotated[
+        str | None,
+        typer.Option(help="Hugging Face dataset repository, owner/name (created if missing)."),
+    ] = None,
+    private: Annotated[
+        bool, typer.Option("--private", help="Create the repository private.")
+    ] = False,
+    revision: Annotated[
+        str | None, typer.Option(help="Branch to commit to (default main; created if missing).")
+    ] = None,
+    local_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the folder the push would upload into this new or empty directory; "
+            "no network."
+        ),
+    ] = None,
+    root: RootOption = "storage",
+) -> None:
+    """Upload a version to the Hugging Face Hub in one commit tagged with its version name:
+    data with train and heldout splits, the card as README.md, manifest, rejects, diagnostics.
+    The token is huggingface_hub's: HF_TOKEN or `hf auth login`."""
+    from cseaug.dataset.hub_push import push_version, write_local_dir
+    from cseaug.dataset.protect import refuse_dataset_path
+
+    version_dir = versions.resolve(root, ref)
+    console = plain_console()
+    if local_dir is not None:
+        refuse_dataset_path(local_dir, root, "--local-dir")
+        count = write_local_dir(version_dir, local_dir)
+        console.print(f"wrote {count} files to {local_dir}: what a push of {ref} uploads")
+        return
+    if repo is None:
+        raise InputError("cseaug push needs --repo owner/name (or --local-dir DIR)")
+    result = push_version(version_dir, repo, private=private, revision=revision)
+    where = f"{result.repo} tag {result.tag} (commit {result.commit[:12]})"
+    if result.pushed:
+        console.print(f"pushed {result.files} files to {where}")
+    else:
+        console.print(f"unchanged: {where} already holds these {result.files} files; nothing sent")

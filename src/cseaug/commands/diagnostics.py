@@ -1,6 +1,6 @@
-"""``cseaug diagnose``, ``cseaug compare``, ``cseaug probe-splits`` (docs/diagnostics.md,
-with examples). Published versions are immutable, so ``diagnose`` writes beside them, by
-default to ``<root>/diagnostics/<name>/<version>/``.
+"""``cseaug diagnose``, ``cseaug report``, ``cseaug compare``, ``cseaug probe-splits``
+(docs/diagnostics.md, with examples). Published versions are immutable, so ``diagnose`` and
+``report`` write beside them, by default to ``<root>/diagnostics/<name>/<version>/``.
 """
 
 from __future__ import annotations
@@ -26,15 +26,6 @@ SetOption = Annotated[
     typer.Option(
         "--set", help="Override a diagnostics setting, e.g. --set cs_sample=500 (repeatable)."
     ),
-]
-EncoderOption = Annotated[
-    str | None,
-    typer.Option(
-        "--encoder", help="Sentence encoder for CS (default: all-MiniLM-L6-v2 or the config's)."
-    ),
-]
-NoCacheOption = Annotated[
-    bool, typer.Option("--no-cache", help="Keep embeddings in memory only (no sqlite cache).")
 ]
 
 
@@ -83,19 +74,11 @@ def diagnose_command(
         Path | None, typer.Option(help="Take the diagnostics section of this run config (YAML).")
     ] = None,
     settings: SetOption = None,
-    eval_data_dir: Annotated[
-        Path | None, typer.Option(help="Evaluation sets for the contamination check (shared/data).")
-    ] = None,
-    cs_sample: Annotated[
-        int | None, typer.Option(help="Cosine similarity on a seeded sample of this many rows.")
-    ] = None,
-    encoder: EncoderOption = None,
-    no_cache: NoCacheOption = False,
 ) -> None:
     """Write MER / CS histograms, statistics, pattern-order and contamination checks of a version.
 
-    Settings come from --config, else the version's manifest, else the defaults; --set,
-    --encoder, --cs-sample and --eval-data-dir override them.
+    Settings come from --config, else the version's manifest, else the defaults; --set
+    overrides them (e.g. cs_sample=500, eval_data_dir=data, embedding_cache=false).
     """
     from cseaug.dataset.commit_remote import upload_tree
     from cseaug.dataset.verify import recorded_sha256, verify_version
@@ -107,12 +90,7 @@ def diagnose_command(
     manifest = (
         versions.read_manifest(version_dir) if (version_dir / "manifest.json").is_file() else None
     )
-    overrides = list(settings or [])
-    overrides += [f"encoder={encoder}"] if encoder else []
-    overrides += [f"cs_sample={cs_sample}"] if cs_sample else []
-    overrides += [f"eval_data_dir={eval_data_dir}"] if eval_data_dir else []
-    overrides += ["embedding_cache=false"] if no_cache else []
-    cfg, source = diagnostics_config(config, manifest, overrides)
+    cfg, source = diagnostics_config(config, manifest, list(settings or []))
     name, version = version_dir.parent.name, version_dir.name
     work = default_work_dir(root)
     upload = out is None and is_uri(root)
@@ -142,6 +120,50 @@ def diagnose_command(
     for line in summary.check_lines():  # pattern order, contamination
         Console().print(line, highlight=False)
     Console().print(f"wrote {', '.join(summary.plots.values())} and summary.json to {where}")
+
+
+@app.command("report")
+def report_command(
+    ref: Annotated[str, typer.Argument(help="NAME, NAME/vNNNN, or a version directory.")],
+    root: RootOption = "storage",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="The HTML file to write (default: <root>/diagnostics/<name>/<version>/"
+            "report.html; on an object store in the work directory)."
+        ),
+    ] = None,
+    open_it: Annotated[
+        bool, typer.Option("--open", help="Open the report in the default web browser.")
+    ] = False,
+) -> None:
+    """Write a version's report: one offline HTML file with its card, histograms, pattern
+    order, rows aligned with their scores, and rejects (older versions included)."""
+    import webbrowser
+
+    from cseaug.dataset.verify import recorded_sha256, verify_version
+    from cseaug.diagnostics.report import write_report
+    from cseaug.diagnostics.version import REPORT_FILE
+    from cseaug.encoders.loading import encoder_from_config
+
+    version_dir = _version_dir(root, ref)
+    if recorded_sha256(version_dir) is not None:  # a changed file fails here, before any work
+        verify_version(version_dir).raise_if_wrong()
+    manifest = (
+        versions.read_manifest(version_dir) if (version_dir / "manifest.json").is_file() else {}
+    )
+    work = default_work_dir(root)
+    target = out or work / "diagnostics" / version_dir.parent.name / version_dir.name / REPORT_FILE
+    refuse_dataset_path(target, root, "--out")
+    cfg, _ = diagnostics_config(None, manifest, [])
+    encoder = encoder_from_config(cfg, work / "cache" / "embeddings")
+    try:
+        written = write_report(version_dir, target, manifest, cfg, encoder=encoder)
+    finally:
+        encoder.close()
+    typer.echo(f"wrote {written}")
+    if open_it:
+        webbrowser.open(written.resolve().as_uri())
 
 
 @app.command("compare")
@@ -176,8 +198,12 @@ def compare_command(
         float, typer.Option(help="Share of words token_cutoff removes.")
     ] = 0.05,
     seed: Annotated[int, typer.Option(help="Seed of samples and transformations.")] = 0,
-    encoder: EncoderOption = None,
-    no_cache: NoCacheOption = False,
+    encoder: Annotated[
+        str | None, typer.Option(help="Sentence encoder for CS (default: all-MiniLM-L6-v2).")
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Keep embeddings in memory only (no sqlite cache).")
+    ] = False,
 ) -> None:
     """Draw NGCSE's Figure 7 grid: MER and CS densities of positive and negative pairs per setting."""
     refuse_dataset_path(out, root, "--out")

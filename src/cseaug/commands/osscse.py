@@ -55,7 +55,8 @@ ConfigOption = Annotated[
 SetOption = Annotated[
     list[str] | None,
     typer.Option(
-        "--set", help="Override a setting of the section, e.g. --set batch_size=64 (repeatable)."
+        "--set",
+        help="Override a setting of the section, e.g. --set batch_size=64 (repeatable; keys: docs/osscse.md).",
     ),
 ]
 
@@ -65,12 +66,10 @@ def section(
     name: str,
     config: Path | None,
     settings: list[str] | None,
-    flags: dict[str, Any],
 ) -> Any:
-    """The ``name`` section of ``config`` (or defaults), with ``--set`` overrides and flags applied."""
+    """The ``name`` section of ``config`` (or defaults), with ``--set`` overrides applied."""
     data = getattr(load_config(config), name).model_dump(mode="json") if config is not None else {}
     data = apply_overrides(data, list(settings or []))
-    data.update({key: value for key, value in flags.items() if value is not None})
     return validated(model, data, f"section '{name}'")
 
 
@@ -162,11 +161,6 @@ def negate_command(
     output: OutputOption = Path("negated.parquet"),
     column: ColumnOption = "sentence",
     rejects: RejectsOption = None,
-    model: Annotated[
-        str | None, typer.Option(help="spaCy pipeline name or path (default en_core_web_sm).")
-    ] = None,
-    batch_size: Annotated[int | None, typer.Option(help="Sentences per nlp.pipe batch.")] = None,
-    n_process: Annotated[int | None, typer.Option(help="Processes of nlp.pipe.")] = None,
     config: ConfigOption = None,
     settings: SetOption = None,
 ) -> None:
@@ -174,8 +168,7 @@ def negate_command(
     from cseaug.augment.negation import NegationStage, Negator
 
     rejects = checked_outputs(output, rejects)
-    flags = {"spacy_model": model, "batch_size": batch_size, "n_process": n_process}
-    cfg = section(NegationConfig, "negation", config, settings, flags)
+    cfg = section(NegationConfig, "negation", config, settings)
     result, unreadable = run_step(
         lambda: NegationStage(Negator.from_config(cfg)),
         input,
@@ -231,24 +224,6 @@ def backtranslate_command(
             help="Pivot to use: a configured one (de, ru) or de=FORWARD,BACKWARD model names/paths (repeatable; default: all configured).",
         ),
     ] = None,
-    mer_range: Annotated[
-        tuple[float, float] | None, typer.Option(help="Keep candidates whose MER lies in LOW HIGH.")
-    ] = None,
-    prefer: Annotated[
-        str | None, typer.Option(help="higher_mer, lower_mer or first_pivot.")
-    ] = None,
-    num_beams: Annotated[int | None, typer.Option(help="Beams of each translation.")] = None,
-    batch_size: Annotated[
-        int | None,
-        typer.Option(
-            help="Sentences per generate() call (default auto: 32 on CPU, sized to free GPU memory)."
-        ),
-    ] = None,
-    max_new_tokens: Annotated[
-        int | None, typer.Option(help="Maximum tokens of one translation.")
-    ] = None,
-    device: Annotated[str | None, typer.Option(help="auto, cpu, cuda, cuda:N.")] = None,
-    dtype: Annotated[str | None, typer.Option(help="auto, float32, float16, bfloat16.")] = None,
     config: ConfigOption = None,
     settings: SetOption = None,
 ) -> None:
@@ -256,17 +231,7 @@ def backtranslate_command(
     from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
 
     rejects = checked_outputs(output, rejects)
-
-    flags = {
-        "mer_range": list(mer_range) if mer_range else None,
-        "prefer": prefer,
-        "num_beams": num_beams,
-        "batch_size": batch_size,
-        "max_new_tokens": max_new_tokens,
-        "device": device,
-        "dtype": dtype,
-    }
-    cfg = section(BacktranslationConfig, "backtranslation", config, settings, flags)
+    cfg = section(BacktranslationConfig, "backtranslation", config, settings)
     if pivots:
         cfg = cfg.model_copy(update={"pivots": chosen_pivots(pivots, cfg.pivots)})
 

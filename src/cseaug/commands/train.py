@@ -86,6 +86,7 @@ def train_encoder_command(
     from cseaug.trainer.config import load_train_config
     from cseaug.trainer.evaluation import scores_table
     from cseaug.trainer.seeds import summary_table
+    from cseaug.trainer.train import refuse_foreign_pooling
 
     # the run's one validation, before Prefect starts (a bad value, a secret): the flow is given cfg
     cfg = load_train_config(config, list(set_ or []))
@@ -93,6 +94,7 @@ def train_encoder_command(
     if out is not None:
         refuse_dataset_path(out, root, "--out")
     check_model(cfg.model)
+    refuse_foreign_pooling(cfg)
     with one_line_on_stop(lambda: NOT_RESUMABLE):
         with importing_the_flow():  # as `cseaug build`: a Ctrl-C does not stop the server first
             from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder

@@ -26,37 +26,19 @@ def train_command(
     ] = None,
     overrides: Annotated[
         list[str] | None,
-        typer.Option("--set", help="Override a key, e.g. --set optim.max_steps=100 (repeatable)."),
-    ] = None,
-    output_dir: Annotated[
-        str | None, typer.Option(help="Where checkpoints, best/ and final/ go.")
-    ] = None,
-    base_model: Annotated[
-        str | None, typer.Option(help="GPT-2 checkpoint to start from (name or path).")
-    ] = None,
-    max_steps: Annotated[
-        int | None, typer.Option(help="Stop after this many optimisation steps.")
-    ] = None,
-    device: Annotated[str | None, typer.Option(help="auto, cpu, cuda, cuda:N.")] = None,
-    precision: Annotated[
-        str | None, typer.Option(help="auto, float32, bfloat16 or float16.")
+        typer.Option(
+            "--set",
+            help="Override a key, e.g. --set optim.max_steps=100 or --set output_dir=DIR (repeatable).",
+        ),
     ] = None,
 ) -> None:
     """Train a VAEGPT-Sim synonym generator on SICK / MRPC pairs (resumes from its last checkpoint)."""
-    if output_dir is not None:
-        refuse_dataset_path(output_dir, None, "--output-dir")
     from cseaug.vaegpt.config import load_train_config
     from cseaug.vaegpt.train import train_vaegpt
 
-    flags = {
-        "output_dir": output_dir,
-        "base_model": base_model,
-        "optim.max_steps": max_steps,
-        "device": device,
-        "precision": precision,
-    }
-    extra = [f"{key}={value}" for key, value in flags.items() if value is not None]
-    result = train_vaegpt(load_train_config(config, [*(overrides or []), *extra]))
+    cfg = load_train_config(config, list(overrides or []))
+    refuse_dataset_path(cfg.output_dir, None, "output_dir")
+    result = train_vaegpt(cfg)
     console = Console()
     console.print(
         f"trained {result.steps} step(s); generator: {result.best_dir or result.final_dir}"

@@ -66,6 +66,8 @@ def config_fingerprint(cfg: RunConfig) -> str:
     )
     if data["quality"]["judge"] is None:  # no judge: the fingerprint of a build without one
         del data["quality"]["judge"]
+    if (data["patterns"] or {}).get("intermediate_order") == "file":  # as before the setting
+        del data["patterns"]["intermediate_order"]
     # the share actually held out, so an unset fraction and its explicit default agree
     data["output"]["heldout_fraction"] = cfg.heldout_fraction
     data["diagnostics"] = _data_changing_diagnostics(cfg.diagnostics)

@@ -42,3 +42,10 @@ class PatternConfig(StrictModel):
     intermediate_range: tuple[float, float] = Field(
         (1.0, 4.0), description="STS intermediate examples: score within this closed range."
     )
+    intermediate_order: Literal["file", "longer-first"] = Field(
+        "file",
+        description="STS intermediate examples drawn from a source: 'file' keeps each pair's "
+        "order in the file; 'longer-first' makes the pair's longer sentence (in words) "
+        "Sentence 1, as the prompt describes them ('Sentence 2 is created by omitting details "
+        "from Sentence 1'); docs/prompts-and-patterns.md.",
+    )

@@ -137,8 +137,8 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
         ['aigen', 'aigen', 'aigen']
     """
     source = open_corpus(corpus)
-    input_sha256 = source.input_sha256()
     rows, keys, reject_tables, records_read, invisible_removed = _read_and_clean(source, corpus)
+    input_sha256 = source.input_sha256()  # after: a degenerate file is refused while read
     reject_tables.append(malformed_rejects(source.reader_rejects))
     if records_read == 0:
         raise InputError(f"corpus {source.location} holds no record")

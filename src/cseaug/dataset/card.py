@@ -1,8 +1,8 @@
 """The dataset card (``README.md``) of a version, with the YAML header ``datasets`` reads.
 
-``datasets.load_dataset(<version dir>)`` reads the header's one config
-(:func:`config_name`), whose ``train`` split is ``data/train-*`` only; ``heldout`` is a
-column, not a split (docs/dataset-contract.md, "Dataset card").
+``datasets.load_dataset(<version dir>)`` and the Hub read the header's one config
+(:func:`config_name`): its ``train`` split is ``data/train-*``, its ``heldout`` split
+``data/heldout-*`` (docs/dataset-contract.md, "Dataset card").
 
 Example:
     >>> card = render_card({"dataset": "demo", "version": "v0001", "method": "ski", "counts": {}})
@@ -21,8 +21,8 @@ import yaml
 from cseaug.dataset.manifest import describe_model, describe_quality_gate, describe_usage
 from cseaug.markdown import markdown_table
 
-DATA_GLOB = "data/train-*"
-"""Pattern of the data files, relative to the version directory."""
+SPLITS = ("train", "heldout")
+"""The splits of a version, each the data files ``data/<split>-*``."""
 
 CITATIONS: dict[str, str] = {
     "ngcse": """@inproceedings{li2024ngcse,
@@ -82,18 +82,29 @@ def size_category(rows: int) -> str:
 
 
 def card_header(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """The YAML metadata of the card (what ``datasets`` and the Hub read)."""
-    rows = int(manifest.get("counts", {}).get("rows", 0))
+    """The YAML metadata of the card (what ``datasets`` and the Hub read); the licence is
+    the source datasets' (``unknown`` to cseaug), the generating model ``cseaug_model``."""
+    counts = manifest.get("counts", {})
+    rows = int(counts.get("rows", 0))
+    held = int(counts.get("heldout", 0))
+    splits = [s for s, n in zip(SPLITS, (rows - held, held), strict=True) if n] or ["train"]
+    corpus = manifest.get("config", {}).get("corpus", {})
+    inputs = manifest.get("inputs", {})
+    sources = [corpus["hf_dataset"]] if corpus.get("hf_dataset") else []
+    sources += sorted({str(v["name"]) for v in inputs.values() if v.get("name")} - set(sources))
     return {
+        "license": "unknown",
         "pretty_name": f"{manifest.get('dataset', manifest.get('name', 'dataset'))} {manifest.get('version', '')}".strip(),
         "language": ["en"],
         "task_categories": ["sentence-similarity"],
         "tags": ["contrastive-learning", "sentence-embeddings", "synthetic", "cseaug"],
         "size_categories": [size_category(rows)],
+        "source_datasets": sources,
+        "cseaug_model": describe_model(manifest.get("model")),
         "configs": [
             {
                 "config_name": config_name(manifest),
-                "data_files": [{"split": "train", "path": DATA_GLOB}],
+                "data_files": [{"split": s, "path": f"data/{s}-*"} for s in splits],
                 "default": True,
             }
         ],
@@ -150,7 +161,8 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
         "Contrastive sentence-embedding training data built by `cseaug`: one row per anchor "
         "sentence; `split` is `aigen` for anchors with generated views and `other` for the plain "
         "corpus sentences of the hybrid set. `heldout` flags a deterministic share of the rows "
-        f"(by a hash of `id`){share}.",
+        f"(by a hash of `id`){share}, the `heldout` split. The rows keep the licences of "
+        "their source datasets.",
         "",
         "## Counts",
         "",
@@ -195,8 +207,8 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
         "",
         "```python",
         "import datasets",
-        f'ds = datasets.load_dataset("<this directory>", "{config_name(manifest)}", split="train")',
-        'train = ds.filter(lambda r: not r["heldout"])',
+        f'ds = datasets.load_dataset("<this directory or Hub repo>", "{config_name(manifest)}")',
+        'train, heldout = ds["train"], ds.get("heldout")  # heldout: rows with `heldout` true',
         "```",
         "",
         "Exports for SimCSE, NGCSE, sentence-transformers and as JSONL with every view: "

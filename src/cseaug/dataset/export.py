@@ -61,15 +61,15 @@ NGCSE_MARGINS_NOTE = (
     "(and --aigen_batch_size 16, as their sts_ht.sh): its hierarchical loss ranks the anchor's "
     "dropout view > s^p > s^m > s^n with margins[0][i] for step i (the last repeated), so eq. 6's "
     "m1, m2 are the 2nd and 3rd margins; their scripts' [[5e-3, 5e-2], []] would put 5e-2 "
-    "between s^p and s^m. `cseaug train-encoder --config configs/train/ngcse.yaml` trains eq. 6 "
-    "as printed"
+    "between s^p and s^m. `cseaug train-encoder --version NAME/VERSION --config "
+    "configs/train/ngcse.yaml` trains eq. 6 as printed"
 )
 """What NGCSE's own trainer needs to keep eq. 6's margins on the 5-key layout (export notes,
 ``cseaug show``)."""
 SIMCSE_QUADRUPLET_NOTE = (
     "SimCSE's train.py reads 2 or 3 columns and raises NotImplementedError on this 4-column CSV "
-    "(x, x+, x-, x_ski): train it with `cseaug train-encoder --config configs/train/skicse-sup.yaml`, "
-    "or export --format jsonl for a trainer of your own"
+    "(x, x+, x-, x_ski): train it with `cseaug train-encoder --version NAME/VERSION --config "
+    "configs/train/skicse-sup.yaml`, or export --format jsonl for a trainer of your own"
 )
 """Where SKICSE's quadruplets can be trained (export notes, ``cseaug show``)."""
 
@@ -176,7 +176,8 @@ class Selection:
         for batch in iter_batches(self.version_dir, [*JSONL_KEYS, "heldout"]):
             if heldout is not None:
                 batch = batch.filter(pc.equal(batch.column("heldout"), heldout))
-            yield batch.drop_columns(["heldout"])
+            if batch.num_rows:  # an empty row group is a file `datasets` cannot read
+                yield batch.drop_columns(["heldout"])
 
     def views(self, batch: pa.RecordBatch) -> dict[str, pa.Array]:
         """The export views of a batch; with an epoch, the positive is that Generate-CSE view."""

@@ -12,10 +12,13 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pyarrow as pa
+
+from cseaug.secrets import Scrubber
 
 VIEW_COLUMNS: tuple[str, ...] = ("positive", "intermediate", "negative", "knowledge")
 """Generated (or given) views of an anchor, in the contract's order."""
@@ -103,3 +106,31 @@ def rejects_table(records: Iterable[Mapping[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(
         [_complete(r, REJECTS_SCHEMA) for r in records], schema=REJECTS_SCHEMA
     )
+
+
+def reject_record(
+    row_id: str,
+    sentence: str,
+    stage: str,
+    view: str | None,
+    reason: str,
+    raw: str | None,
+    detail: Mapping[str, Any],
+    scrub: Scrubber,
+) -> dict[str, Any]:
+    """One row of the rejects schema, its ``raw`` answer and the texts of its ``detail`` scrubbed
+    of secrets (``detail`` is stored as JSON, or null when empty)."""
+    return {
+        "id": row_id,
+        "sentence": sentence,
+        "stage": stage,
+        "view": view,
+        "reason": reason,
+        "raw": scrub(raw) if raw is not None else None,
+        "detail": json.dumps(
+            {k: scrub(v) if isinstance(v, str) else v for k, v in detail.items()},
+            ensure_ascii=False,
+        )
+        if detail
+        else None,
+    }

@@ -2,8 +2,8 @@
 
 Rows are buffered and written in row groups of :data:`ROW_GROUP_ROWS` (bounded, so a
 reader can stream a file); a file that is full is closed and the next one opened. While
-open, files are ``part-0000k.parquet.tmp``; :meth:`ParquetSink.finish` names them
-``train-0000k-of-0000N.parquet`` once N is known. Memory stays at one row group.
+open, files are ``<split>-part-0000k.parquet.tmp``; :meth:`ParquetSink.finish` names them
+``<split>-0000k-of-0000N.parquet`` once N is known. Memory stays at one row group.
 
 Example:
     >>> import tempfile
@@ -36,14 +36,18 @@ class ParquetSink:
         folder: where the files go (it exists).
         schema: the files' schema; tables must already have it (conformed).
         rows_per_file: most rows in one file.
+        split: the files' name prefix, the split ``datasets`` reads them as.
     """
 
-    def __init__(self, folder: Path, schema: pa.Schema, rows_per_file: int) -> None:
+    def __init__(
+        self, folder: Path, schema: pa.Schema, rows_per_file: int, split: str = "train"
+    ) -> None:
         if rows_per_file < 1:
             raise InputError(f"rows_per_file must be >= 1, got {rows_per_file}")
         self.folder = folder
         self.schema = schema
         self.rows_per_file = rows_per_file
+        self.split = split
         self._writer: pq.ParquetWriter | None = None
         self._parts: list[Path] = []
         self._rows_in_part = 0
@@ -63,21 +67,21 @@ class ParquetSink:
             ):
                 self._flush()
 
-    def finish(self) -> list[Path]:
+    def finish(self, empty_file: bool = True) -> list[Path]:
         """Write what is buffered, close the files and give them their final names (in order).
 
-        No rows leave no file behind but one empty file with the schema, so that a reader
-        still finds the schema.
+        No rows leave no file behind but, with ``empty_file``, one empty file with the schema,
+        so that a reader still finds the schema.
         """
         self._flush()
         self.close()
-        if not self._parts:
-            part = self.folder / "part-00000.parquet.tmp"
+        if not self._parts and empty_file:
+            part = self.folder / f"{self.split}-part-00000.parquet.tmp"
             pq.write_table(self.schema.empty_table(), part)
             self._parts.append(part)
         total = len(self._parts)
         files = [
-            part.rename(part.with_name(f"train-{index:05d}-of-{total:05d}.parquet"))
+            part.rename(part.with_name(f"{self.split}-{index:05d}-of-{total:05d}.parquet"))
             for index, part in enumerate(self._parts)
         ]
         self._parts = []
@@ -95,7 +99,7 @@ class ParquetSink:
         if not self._pending_rows:
             return
         if self._writer is None:
-            part = self.folder / f"part-{len(self._parts):05d}.parquet.tmp"
+            part = self.folder / f"{self.split}-part-{len(self._parts):05d}.parquet.tmp"
             self._parts.append(part)
             self._writer = pq.ParquetWriter(part, self.schema)
         self._writer.write_table(pa.concat_tables(self._pending), row_group_size=ROW_GROUP_ROWS)

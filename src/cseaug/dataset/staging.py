@@ -10,7 +10,8 @@ publishing".
 ``heldout`` (NGCSE appendix, "Training Details": 10% held out; the share is
 ``RunConfig.heldout_fraction``): a row is held out when the first 8 bytes of sha256(id),
 read as a big-endian integer, are below ``fraction * 2**64``, so an id gets the same flag
-in every version, whatever the order of rows.
+in every version, whatever the order of rows. Held-out rows go to their own files,
+``data/heldout-*``, the ``heldout`` split of the card (``data/train-*`` hold the others).
 """
 
 from __future__ import annotations
@@ -197,6 +198,9 @@ class StagedVersion:
         self.path.mkdir()
         (self.path / "data").mkdir()
         self._sink = ParquetSink(self.path / "data", CANONICAL_SCHEMA, rows_per_file)
+        self._heldout_sink = ParquetSink(
+            self.path / "data", CANONICAL_SCHEMA, rows_per_file, split="heldout"
+        )
         self.counts = RowCounts()
         self._rejects_written = False
         self._sealed = False
@@ -221,7 +225,8 @@ class StagedVersion:
                 flags = heldout_flags(table.column("id"), self.heldout_fraction)
                 table = table.set_column(HELDOUT_INDEX, CANONICAL_SCHEMA.field("heldout"), flags)
                 self.counts.add_rows(table)
-                self._sink.write(table)
+                self._sink.write(table.filter(pc.invert(flags)))
+                self._heldout_sink.write(table.filter(flags))
                 bar.advance(table.num_rows)
         return self.counts.rows - before
 
@@ -248,19 +253,20 @@ class StagedVersion:
 
     # -- sealing and publishing -----------------------------------------------------------
     def seal(self) -> list[Path]:
-        """Finish the data files (``train-0000k-of-0000N``) and return them; no rows after this.
+        """Finish the data files (``train-0000k-of-0000N``, ``heldout-...``) and return them; no rows after this.
         Callers may add files (diagnostics) under :attr:`path` before :meth:`commit`."""
         if not self._sealed:
             self._check_open()
-            self._sink.finish()
+            held = self._heldout_sink.finish(empty_file=False)
+            self._sink.finish(empty_file=not held)  # an empty file is one `datasets` cannot read
             if not self._rejects_written:
                 self.write_rejects([])
             self._sealed = True
         return self.data_files()
 
     def data_files(self) -> list[Path]:
-        """The sealed data files, in order."""
-        return sorted((self.path / "data").glob("train-*.parquet"))
+        """The sealed data files, in order (by name, as the data fingerprint takes them)."""
+        return sorted((self.path / "data").glob("*.parquet"))
 
     def same_data_as_latest(self) -> PublishedVersion | None:
         """The latest published version if its data fingerprint equals the sealed data's, else None.
@@ -437,6 +443,7 @@ class StagedVersion:
     def abort(self) -> None:
         """Delete the staging directory (nothing was published)."""
         self._sink.close()
+        self._heldout_sink.close()
         _force_rmtree(self.path)
         self._release()
 

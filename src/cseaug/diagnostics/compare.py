@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from cseaug.augment.random_selection import shuffle_words
+from cseaug.augment.generate_cse import shuffle_words
 from cseaug.dataset.atomic import write_text_atomic
 from cseaug.dataset.reader import iter_batches
 from cseaug.diagnostics.views import seeded_sample, valid_positions

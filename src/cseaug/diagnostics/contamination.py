@@ -26,8 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cseaug.augment.llm_views import reject_record
-from cseaug.dataset.schema import rejects_table
+from cseaug.dataset.schema import reject_record, rejects_table
 from cseaug.diagnostics.views import present_views
 from cseaug.errors import InputError
 from cseaug.readers.benchmarks import read_sick, read_sts_dir, read_sts_table

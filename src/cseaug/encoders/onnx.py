@@ -1,4 +1,4 @@
-"""A sentence-transformers model run by ONNX Runtime, without torch (issue 14).
+"""A sentence-transformers model run by ONNX Runtime, without torch.
 
 A model directory with an fp32 ONNX export (``onnx/model.onnx``), a ``tokenizer.json`` and
 mean pooling runs on tokenizers, onnxruntime and numpy only: it loads in under a second and

@@ -1,4 +1,4 @@
-"""The diagnostics encoder in a child process, embedding ahead while the build generates (issue 14).
+"""The diagnostics encoder in a child process, embedding ahead while the build generates.
 
 :class:`EncoderWorker` holds the encoder that
 :func:`~cseaug.encoders.loading.encoder_from_config` builds in a fresh interpreter

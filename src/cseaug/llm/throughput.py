@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from cseaug.progress import duration
+
 GPU = "one H100 80GB"
 ISSUE_13 = "issue 13: one H100 80GB, random weights of the real shape, bf16, 2026-11"
 MEASURED_PROMPT_TOKENS = 221
@@ -77,17 +79,6 @@ def size_class(parameters: float | None) -> str | None:
     if parameters is None:
         return None
     return next((c for c, (low, high) in SIZE_CLASSES.items() if low <= parameters <= high), None)
-
-
-def duration(seconds: float) -> str:
-    """``seconds`` in the unit a person reads best (s, min, h)."""
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 2 * 3600:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def gpu_plan(

@@ -34,9 +34,10 @@ from cseaug.llm.estimate import (
     on_disk,
 )
 from cseaug.llm.factory import cuda_visible, make_backend, resolve_backend
-from cseaug.llm.throughput import duration, gpu_plan
+from cseaug.llm.throughput import gpu_plan
 from cseaug.llm.transformers_backend import TransformersBackend
 from cseaug.pipeline.stages import ServedModels, make_llm_stage
+from cseaug.progress import duration
 
 
 class RecordingBackend(LLMBackend):

@@ -50,6 +50,7 @@ from cseaug.diagnostics.views import ORDER_VIEWS
 from cseaug.errors import PublishGateError
 from cseaug.pipeline.run import BuildRun
 from cseaug.pipeline.shard import VIEWS, rows_in
+from cseaug.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -296,9 +297,10 @@ def check_quality_gate(run: BuildRun) -> dict[str, Any]:
         reason = "publish.min_pattern_share is 0 and diagnostics.enabled is false"
         logger.warning("quality gate not run: %s", reason)
         return {"check": "pattern_order", "checked": False, "reason": reason}
-    sample = sample_order(
-        _generated_rows(run), encoder, cfg.diagnostics.cs_sample, cfg.diagnostics.seed
-    )
+    with progress_bar("Quality gate: pattern order", total=1, unit="checks") as bar:
+        rows = _generated_rows(run)  # the encoder may still be loading: the wait shows
+        sample = sample_order(rows, encoder, cfg.diagnostics.cs_sample, cfg.diagnostics.seed)
+        bar.advance()
     filtered = filtered_out_of_order(run)
     record = pattern_record(sample, len(filtered), minimum, cfg.method, encoder.name)
     if record["passed"] or minimum == 0:

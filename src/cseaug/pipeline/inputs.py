@@ -1,4 +1,4 @@
-"""The fingerprints of every input a build reads besides its config (issue 8, item 3).
+"""The fingerprints of every input a build reads besides its config.
 
 The run store of a build (its finished shards, reused by a rerun) is named by the config's
 fingerprint *and* these, so that a rebuild never reuses shards made from an input replaced

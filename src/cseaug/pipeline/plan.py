@@ -3,7 +3,8 @@
 The steps are made first, so that a model or endpoint that fails stops the build before
 any work. The sample is cut into shards of ``execution.shard_size`` sentences in the run
 store; the rest of the corpus (when ``sample.include_other``) runs through the ``other``
-rows' steps into the store too. The plan is a JSON file beside them; Prefect tasks pass its
+rows' steps into the store too. Each step of the plan that takes long shows its progress
+(reading and cleaning, deduplicating and sampling, the other rows' steps). The plan is a JSON file beside them; Prefect tasks pass its
 :class:`PlanRef`.
 
 Example:
@@ -27,6 +28,7 @@ from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.pipeline.run import BuildRun, PlanRef
 from cseaug.pipeline.shard import VIEWS
+from cseaug.progress import progress_bar
 from cseaug.secrets import scrub_data
 from cseaug.step import merged_manifest, merged_results, run_steps
 
@@ -65,11 +67,15 @@ def plan_build(run: BuildRun) -> PlanRef:
     filtered_rejects: list[pa.Table] = []
 
     def other_rows() -> Iterator[pa.Table]:
-        for batch in prepared.other_batches():
-            rows = pa.Table.from_batches([batch])
-            result = merged_results(other_steps, run_steps(other_steps, rows), rows)
-            filtered_rejects.append(result.rejects)
-            yield result.rows
+        with progress_bar(
+            f"Checking the other rows of {prepared.name}", total=prepared.num_other, unit="rows"
+        ) as bar:
+            for batch in prepared.other_batches():
+                rows = pa.Table.from_batches([batch])
+                result = merged_results(other_steps, run_steps(other_steps, rows), rows)
+                filtered_rejects.append(result.rejects)
+                bar.advance(rows.num_rows)
+                yield result.rows
 
     store.write("rows", 0, other_rows() if cfg.sample.include_other else [], stage=SPLIT_OTHER)
     # filtered_rejects is complete here: writing the other rows consumed the generator.

@@ -21,12 +21,15 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from cseaug import wallclock
 from cseaug.dataset.commit_remote import upload_exports
+from cseaug.dataset.counts import RowCounts
 from cseaug.dataset.manifest import build_manifest
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.dataset.staging import publish_version
-from cseaug.errors import CseaugError, InputError, os_error_message
+from cseaug.errors import CseaugError, InputError, PublishGateError, os_error_message
 from cseaug.llm.cache import build_spending
 from cseaug.pipeline.gate import check_publish_gate, check_quality_gate
 from cseaug.pipeline.plan import CORPUS
@@ -99,7 +102,8 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
             are forgotten, so a rerun generates them.
     """
     from cseaug.dataset.export import write_configured_exports
-    from cseaug.diagnostics.version import write_diagnostics
+    from cseaug.diagnostics.report import write_report
+    from cseaug.diagnostics.version import REPORT_FILE, write_diagnostics
 
     marks = wallclock.take()  # all made before publishing: command start, hand-over, plan
     started, started_at = time.perf_counter(), time.time()
@@ -110,16 +114,31 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         raise InputError(
             f"run {plan['run_id']}: shards {missing} are not finished; nothing published"
         )
-    check_publish_gate(run, plan["shards"])
-    quality_gate = check_quality_gate(run)
-    stage_info = plan["stage"]
     usage = summed_usage([o.usage for o in outcomes])
+    judge_usage = summed_usage([o.judge_usage for o in outcomes])  # empty without a judge
+    phases = {
+        "plan": plan["seconds"]["plan"],
+        "generate": generation_seconds(marks, plan["seconds"]["plan"], outcomes, started_at),
+    }
+    held = stored_counts(run)  # before a gate forgets the views
+    try:
+        check_publish_gate(run, plan["shards"])
+        quality_gate = check_quality_gate(run)
+    except PublishGateError as refused:
+        phases["publish"] = round(time.perf_counter() - started, 3)
+        now = time.time()
+        refused.summary = {**held, "token_usage": usage, "judge_usage": judge_usage,
+                           "seconds": wallclock.wall_seconds(marks, phases, now),
+                           "timings": wallclock.build_timings(marks, phases, now),
+                           "finished_at": now}  # fmt: skip
+        raise
+    stage_info = plan["stage"]
     spent = build_spending(cfg.cache_path, store.path.name) if cfg.llm is not None else {}
     # this run's requests; the whole build's, over every attempt, from the cache's records
     token_usage: dict[str, Any] = {"this_run": usage, "build": spent}
     if cfg.judge_llm is not None:  # the judge's apart from generation's
         token_usage["judge"] = {
-            "this_run": summed_usage([o.judge_usage for o in outcomes]),
+            "this_run": judge_usage,
             "build": build_spending(cfg.cache_path, judge_spent_by(store.path.name)),
         }
     manifest = build_manifest(
@@ -137,23 +156,21 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     )
     manifest["quality_gate"] = quality_gate
 
-    phases = {
-        "plan": plan["seconds"]["plan"],
-        "generate": generation_seconds(marks, plan["seconds"]["plan"], outcomes, started_at),
-    }
-
     def diagnostics(staging: Path) -> None:
         sealed = time.perf_counter()
         phases["publish"] = round(sealed - started, 3)
         if cfg.diagnostics.enabled:
+            encoder = run.diagnostics_encoder()
             write_diagnostics(
                 staging,
                 staging / DIAGNOSTICS,
                 cfg.diagnostics,
-                encoder=run.diagnostics_encoder(),
+                encoder=encoder,
                 cache_dir=cfg.work_dir / "cache" / "embeddings",
                 title=cfg.dataset_name,
             )
+            target = staging / DIAGNOSTICS / REPORT_FILE
+            write_report(staging, target, manifest, cfg.diagnostics, encoder=encoder)
             phases["diagnostics"] = round(time.perf_counter() - sealed, 3)
         # the manifest is committed after this call: its timings say where the build's time went
         manifest["timings"] = {
@@ -212,9 +229,22 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         reused_version=f"{published.name}/{published.version}" if published.reused else None,
         location=published.location,
         timings=wallclock.build_timings(marks, phases, finished_at),
-        judge_usage=token_usage.get("judge", {}).get("this_run", {}),
+        judge_usage=judge_usage,
         finished_at=finished_at,
     )
+
+
+def stored_counts(run: BuildRun) -> dict[str, Any]:
+    """The rows and rejects of the run store's finished shards, counted as the summary of a
+    published build counts them (what a build the gate refused prints instead)."""
+    aigen, other = (
+        sum(pq.ParquetFile(p).metadata.num_rows for s in stages for p in run.store.paths("rows", s))
+        for stages in ((VIEWS,), (DEMOTED, SPLIT_OTHER))
+    )
+    counts = RowCounts()
+    counts.add_rejects(pq.read_table(run.store.paths("rejects"), columns=["stage", "reason"]))
+    return {"rows": aigen + other, "aigen": aigen, "other": other, "rejects": counts.rejects,
+            "rejects_by_stage": counts.as_dict()["rejects_by_stage"]}  # fmt: skip
 
 
 def generation_seconds(

@@ -1,4 +1,4 @@
-"""What a stopped build leaves for its rerun, in words (issue 21, item 11).
+"""What a stopped build leaves for its rerun, in words.
 
 A build keeps its work where a rerun of the same config finds it: every finished shard in
 its run store (``<work_dir>/runs/<run id>``, :func:`~cseaug.pipeline.run.run_id`) and every

@@ -28,10 +28,10 @@ from cseaug.config import LLM_METHODS, RunConfig
 from cseaug.step import Step
 
 if TYPE_CHECKING:
+    from cseaug.augment.generate_cse import GenerateCSEStage
+    from cseaug.augment.ngcse import PatternSimulationStage
     from cseaug.augment.osscse import OssCSEStage
-    from cseaug.augment.pattern_sim import PatternSimulationStage
-    from cseaug.augment.random_selection import GenerateCSEStage
-    from cseaug.augment.ski import SKIStage
+    from cseaug.augment.skicse import SKIStage
     from cseaug.llm.base import LLMBackend
     from cseaug.quality.judge import LLMJudge
 
@@ -140,8 +140,8 @@ def make_llm_stage(cfg: RunConfig, backend: LLMBackend) -> PatternSimulationStag
     Raises:
         ConfigError: the pattern source or prompts cannot be loaded.
     """
-    from cseaug.augment.pattern_sim import PatternSimulationStage
-    from cseaug.augment.ski import SKIStage
+    from cseaug.augment.ngcse import PatternSimulationStage
+    from cseaug.augment.skicse import SKIStage
     from cseaug.patterns import load_examples
     from cseaug.prompts import load_method_prompts
 
@@ -175,7 +175,7 @@ def make_osscse_stage(cfg: RunConfig) -> OssCSEStage:
 
 def make_generate_cse_stage(cfg: RunConfig) -> GenerateCSEStage:
     """The Generate-CSE stage, with the generator named by ``generate_cse.generator`` (if any) loaded."""
-    from cseaug.augment.random_selection import GenerateCSEStage
+    from cseaug.augment.generate_cse import GenerateCSEStage
 
     section = cfg.generate_cse
     generator = None

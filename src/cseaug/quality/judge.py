@@ -25,9 +25,9 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cseaug.augment.llm_views import REJECT_STAGE as LLM_STAGE
-from cseaug.augment.llm_views import LLMStep, failure, reject_record, require_columns, send
+from cseaug.augment.llm_views import LLMStep, failure, require_columns, send
 from cseaug.config import LLM_METHODS, RunConfig
-from cseaug.dataset.schema import rejects_table
+from cseaug.dataset.schema import reject_record, rejects_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend
 from cseaug.prompts import METHOD_PROMPTS, PromptTemplate, load_prompt

@@ -25,9 +25,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.llm_views import reject_record
 from cseaug.config import QualityConfig, RunConfig
-from cseaug.dataset.schema import VIEW_COLUMNS, rejects_table
+from cseaug.dataset.schema import VIEW_COLUMNS, reject_record, rejects_table
 from cseaug.llm.clean import KNOWLEDGE_VIEW
 from cseaug.patterns import NLI_LEVELS, STS_LEVELS
 from cseaug.prompts import METHOD_PROMPTS

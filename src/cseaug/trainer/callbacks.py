@@ -19,7 +19,7 @@ from typing import Any
 
 from cseaug.errors import require
 from cseaug.progress import Bar, progress_bar, progress_enabled
-from cseaug.trainer.evaluation import EvalSet, evaluate
+from cseaug.trainer.evaluation import EvalSet, evaluate, max_seq_length
 
 transformers = require("transformers", "hf", "Training a sentence encoder")
 
@@ -66,7 +66,8 @@ class BestCheckpoint(transformers.TrainerCallback):
     """Score ``dev`` every ``every`` steps and at the last; keep the best weights.
 
     After training, :meth:`restore` loads the best weights into the model; ``history``
-    holds every (step, dev Spearman), ``best_step`` and ``best_score`` the selected one.
+    holds every (step, dev Spearman), ``best_step`` and ``best_score`` the selected one. The
+    dev set is encoded at the model's length when the callback is made, not the training one.
     """
 
     def __init__(self, model: Any, dev: EvalSet, every: int, batch_size: int, say: Say) -> None:
@@ -75,6 +76,7 @@ class BestCheckpoint(transformers.TrainerCallback):
         self.every = every
         self.batch_size = batch_size
         self.say = say
+        self.length = model.max_seq_length
         self.history: list[tuple[int, float]] = []
         self.best_step: int | None = None
         self.best_score = -math.inf
@@ -89,7 +91,9 @@ class BestCheckpoint(transformers.TrainerCallback):
         """Score the dev set now; keep the weights when the score is the best so far."""
         name = self.dev.name
         label = f"{name} dev at step {step}"
-        value = evaluate(self.model, [self.dev], self.batch_size, f"Scoring {label}").spearman[name]
+        with max_seq_length(self.model, self.length):
+            scores = evaluate(self.model, [self.dev], self.batch_size, f"Scoring {label}")
+        value = scores.spearman[name]
         self.history.append((step, value))
         best = value > self.best_score
         if best:

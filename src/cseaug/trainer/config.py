@@ -51,6 +51,13 @@ class HeadConfig(StrictModel):
         description="Activation of the MLP: tanh (SimCSE's MLPLayer) or identity (NGCSE's "
         "nn.Linear, train-only); a kept MLP is SimCSE's, tanh.",
     )
+    mlp_init: Literal["pytorch", "bert", "ngcse"] = Field(
+        "pytorch",
+        description="Initial weights of the MLP: 'pytorch' (nn.Linear's default), 'bert' "
+        "(weight N(0, 0.02), BERT's initializer_range, bias 0: SimCSE's cl_init, which SKICSE "
+        "and OssCSE's PromptBERT code share), 'ngcse' (weight and bias N(0, 6e-3): NGCSE's "
+        "custom_param_init).",
+    )
     evaluation_pooling: Literal["cls", "mean"] | None = Field(
         None,
         description="Pool the tokens this way for evaluation and in the saved encoder (VAEGPT-Sim: "
@@ -187,8 +194,8 @@ class EvaluationConfig(StrictModel):
     max_pairs: int | None = Field(
         None,
         ge=10,
-        description="Score a seeded sample of at most this many pairs per set (quick runs; "
-        "None: every pair, as the papers).",
+        description="Score a seeded sample of at most this many pairs per test set and of the "
+        "dev set (quick runs; None: every pair, as the papers).",
     )
     batch_size: int = Field(64, ge=1, description="Sentences per encoder forward pass.")
     before: bool = Field(True, description="Score the model before training too.")
@@ -231,7 +238,11 @@ class TrainConfig(StrictModel):
         description="MLP head and evaluation pooling of a plain transformers model (docs/trainer.md).",
     )
     max_seq_length: int | None = Field(
-        32, ge=8, description="Truncate sentences to this many tokens (SimCSE: 32; None: model's)."
+        32,
+        ge=8,
+        description="Truncate training sentences to this many tokens, [CLS] and [SEP] counted "
+        "(SimCSE, NGCSE: 32; None: the model's own); evaluation and the saved model use the "
+        "model's own length.",
     )
     epochs: int = Field(1, ge=1, description="Passes over the training rows.")
     max_steps: int | None = Field(

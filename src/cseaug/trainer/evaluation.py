@@ -9,7 +9,8 @@ gold scores. For STS12-16 SentEval's three aggregates over a year's subsets are 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -100,25 +101,35 @@ def as_eval_set(name: str, table: pa.Table) -> EvalSet:
     return EvalSet(name, s1, s2, scores, subsets)
 
 
+def _read(cfg: EvaluationConfig, name: str, split: Split) -> EvalSet:
+    """One set's split, cut to a seeded sample of ``max_pairs`` pairs if set."""
+    table = read_eval_set(cfg.data_dir, name, split)
+    if cfg.max_pairs is not None and table.num_rows > cfg.max_pairs:
+        picked = np.random.default_rng(0).choice(table.num_rows, cfg.max_pairs, replace=False)
+        table = table.take(np.sort(picked))
+    return as_eval_set(name, table)
+
+
 def dev_set(cfg: EvaluationConfig) -> EvalSet | None:
-    """The dev set of checkpoint selection (``evaluation.dev``), every pair; None without one."""
-    if cfg.dev is None:
-        return None
-    return as_eval_set(cfg.dev, read_eval_set(cfg.data_dir, cfg.dev, "dev"))
+    """The dev set of checkpoint selection (``evaluation.dev``, cut to ``max_pairs`` as the
+    test sets); None without one."""
+    return None if cfg.dev is None else _read(cfg, cfg.dev, "dev")
 
 
 def eval_sets(cfg: EvaluationConfig) -> list[EvalSet]:
     """The configured test sets, each cut to a seeded sample of ``max_pairs`` pairs if set."""
-    sets = []
-    for name in cfg.sets:
-        table = read_eval_set(cfg.data_dir, name)
-        if cfg.max_pairs is not None and table.num_rows > cfg.max_pairs:
-            picked = np.sort(
-                np.random.default_rng(0).choice(table.num_rows, cfg.max_pairs, replace=False)
-            )
-            table = table.take(picked)
-        sets.append(as_eval_set(name, table))
-    return sets
+    return [_read(cfg, name, "test") for name in cfg.sets]
+
+
+@contextmanager
+def max_seq_length(model: Any, length: int | None) -> Iterator[None]:
+    """``model`` cuts its inputs at ``length`` tokens inside the block (None: its own length)."""
+    own = model.max_seq_length
+    model.max_seq_length = length or own
+    try:
+        yield
+    finally:
+        model.max_seq_length = own
 
 
 def spearman(predicted: Sequence[float], gold: Sequence[float]) -> float:

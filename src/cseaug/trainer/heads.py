@@ -26,9 +26,10 @@ modules = require(
 class PromptTransformer(modules.Transformer):
     """A transformer that encodes each sentence inside a PromptBERT template.
 
-    The sentence is cut to ``max_seq_length`` tokens before the template's tokens go around
-    it (PromptBERT's ``prepare_features``, NGCSE's ``add_prompt``), so [MASK] is never cut; a
-    mask token in the sentence itself is dropped.
+    The sentence is cut as the authors' data preparation cuts it, to ``max_seq_length``
+    tokens counting [CLS] and [SEP] (30 word pieces at 32), before the template's tokens go
+    around it (NGCSE's ``add_prompt``), so [MASK] is never cut; at the model's own length
+    the template still fits its positions. A mask token in the sentence itself is dropped.
 
     Args:
         model_name_or_path: as sentence-transformers' ``Transformer``.
@@ -59,8 +60,10 @@ class PromptTransformer(modules.Transformer):
             )
             for part in (prompt or self.template).split("{sentence}")
         )
+        positions = self.auto_model.config.max_position_embeddings - len(prefix) - len(suffix)
+        limit = min(self.max_seq_length, positions) - 2  # [CLS] and [SEP] count
         sentences = tokenizer(
-            list(inputs), add_special_tokens=False, truncation=True, max_length=self.max_seq_length
+            list(inputs), add_special_tokens=False, truncation=True, max_length=limit
         )["input_ids"]
         rows = [
             [first, *prefix, *(i for i in ids if i != mask), *suffix, last] for ids in sentences
@@ -152,25 +155,23 @@ class TrainingHead(modules.Module):
         return cls.load_torch_weights(model_name_or_path, subfolder=subfolder, model=head)
 
 
-def build_encoder(cfg: TrainConfig, location: str, device: str) -> Any:
-    """A plain transformers model at ``location`` with ``cfg.pooling`` and ``cfg.head`` on top.
+def init_mlp(linear: Any, how: str) -> None:
+    """Draw the MLP's initial weights as ``head.mlp_init`` says (``pytorch``: ``nn.Linear``'s
+    own): ``bert``, weight N(0, 0.02) and bias 0 (SimCSE's ``cl_init``); ``ngcse``, weight
+    and bias N(0, 6e-3) (NGCSE's ``custom_param_init``)."""
+    if how != "pytorch":
+        with torch.no_grad():
+            linear.weight.normal_(0.0, 6e-3 if how == "ngcse" else 0.02)
+            linear.bias.normal_(0.0, 6e-3) if how == "ngcse" else linear.bias.zero_()
 
-    Modules, in order: the transformer (:class:`PromptTransformer` for ``prompt``), the
-    pooling (``Pooling`` for ``cls`` / ``mean``, :class:`MaskTokenPooling` for ``prompt``),
-    then ``Dense`` (tanh) for a kept MLP, or :class:`TrainingHead` for a train-only MLP or an
-    evaluation pooling of its own.
-    """
-    head = cfg.head
-    if cfg.pooling == "prompt":
-        transformer = PromptTransformer(location, template=head.templates[0])
-        pooling = MaskTokenPooling(transformer.tokenizer.mask_token_id)
-    else:
-        transformer = modules.Transformer(location)
-        pooling = modules.Pooling(transformer.get_embedding_dimension(), cfg.pooling)
-    dimension = transformer.get_embedding_dimension()
-    stack = [transformer, pooling]
+
+def head_modules(cfg: TrainConfig, dimension: int) -> list[Any]:
+    """The modules of ``cfg.head`` on a pooled embedding: ``Dense`` (tanh) for a kept MLP,
+    :class:`TrainingHead` for a train-only MLP or an evaluation pooling of its own."""
+    head, stack = cfg.head, []
     if head.mlp == "kept":
         stack.append(modules.Dense(dimension, dimension, activation_function=torch.nn.Tanh()))
+        init_mlp(stack[-1].linear, head.mlp_init)
     if head.mlp == "train-only" or head.evaluation_pooling:
         stack.append(
             TrainingHead(
@@ -180,7 +181,35 @@ def build_encoder(cfg: TrainConfig, location: str, device: str) -> Any:
                 evaluation_pooling=head.evaluation_pooling,
             )
         )
-    return st.SentenceTransformer(modules=stack, device=device)
+        if stack[-1].dense is not None:
+            init_mlp(stack[-1].dense, head.mlp_init)
+    return stack
+
+
+def build_encoder(cfg: TrainConfig, location: str, device: str) -> Any:
+    """A plain transformers model at ``location`` with ``cfg.pooling`` and ``cfg.head`` on top.
+
+    Modules, in order: the transformer (:class:`PromptTransformer` for ``prompt``), the
+    pooling (``Pooling`` for ``cls`` / ``mean``, :class:`MaskTokenPooling` for ``prompt``),
+    then :func:`head_modules`.
+    """
+    if cfg.pooling == "prompt":
+        transformer = PromptTransformer(location, template=cfg.head.templates[0])
+        pooling = MaskTokenPooling(transformer.tokenizer.mask_token_id)
+    else:
+        transformer = modules.Transformer(location)
+        pooling = modules.Pooling(transformer.get_embedding_dimension(), cfg.pooling)
+    head = head_modules(cfg, transformer.get_embedding_dimension())
+    return st.SentenceTransformer(modules=[transformer, pooling, *head], device=device)
+
+
+def with_head(model: Any, cfg: TrainConfig) -> Any:
+    """A sentence-transformers model with ``cfg.head``'s MLP on its own pooled embedding
+    (:func:`head_modules`, after its last module); ``model`` itself without an MLP."""
+    head = head_modules(cfg, model.get_embedding_dimension())
+    return (
+        st.SentenceTransformer(modules=[*model, *head], device=str(model.device)) if head else model
+    )
 
 
 def inference_encoder(model: Any) -> Any:

@@ -24,9 +24,10 @@ from cseaug.errors import ConfigError, InputError, require
 from cseaug.hashing import file_sha256
 from cseaug.roots import default_work_dir
 from cseaug.trainer.card import write_training_record
-from cseaug.trainer.config import HeadConfig, TrainConfig
+from cseaug.trainer.config import TrainConfig
 from cseaug.trainer.data import TrainingData, load_training_data
 from cseaug.trainer.evaluation import EvalSet, Scores, dev_set, eval_sets, evaluate
+from cseaug.trainer.evaluation import max_seq_length as training_length
 from cseaug.trainer.objectives import (
     LOSS_NAMES,
     MIXED,
@@ -78,23 +79,42 @@ def default_model_dir(root: str | Path, version_dir: str | Path, objective: str)
     )
 
 
-def load_encoder(cfg: TrainConfig, device: str) -> Any:
-    """The encoder to train: a sentence-transformers model as saved, or a transformers model
-    with ``cfg.pooling`` and ``cfg.head`` on top (:func:`cseaug.trainer.heads.build_encoder`)."""
-    st = require("sentence_transformers", "hf", "Training a sentence encoder")
-    from cseaug.trainer.heads import build_encoder  # imports torch
+def refuse_foreign_pooling(cfg: TrainConfig) -> None:
+    """Raises ConfigError for ``pooling: prompt`` or ``head.evaluation_pooling`` on a
+    sentence-transformers model: they replace a plain transformers model's pooling."""
+    if cfg.pooling != "prompt" and not cfg.head.evaluation_pooling:
+        return
+    if model_location(cfg.model)[1]:
+        asked = "pooling 'prompt'" if cfg.pooling == "prompt" else "head.evaluation_pooling"
+        raise ConfigError(
+            f"{cfg.model} is a sentence-transformers model with its own pooling; {asked} is the "
+            "pooling of a plain transformers model: give one (e.g. --set model=bert-base-uncased) "
+            "or train this model's own pooling (--set pooling=cls --set head.evaluation_pooling=null)"
+        )
 
+
+def load_encoder(cfg: TrainConfig, device: str, say: Callable[[str], None] = logger.info) -> Any:
+    """The encoder to train, at its own length (``cfg.max_seq_length`` is the training one):
+    a sentence-transformers model with ``cfg.head``'s MLP on its own pooling, or a
+    transformers model with ``cfg.pooling`` and ``cfg.head`` (:mod:`cseaug.trainer.heads`).
+
+    Raises:
+        ConfigError: the model cannot be loaded, or :func:`refuse_foreign_pooling`.
+    """
+    st = require("sentence_transformers", "hf", "Training a sentence encoder")
+    from cseaug.trainer.heads import build_encoder, with_head  # imports torch
+
+    refuse_foreign_pooling(cfg)
     location, is_sentence_transformer = model_location(cfg.model)
+    require("transformers", "hf", "Training a sentence encoder").set_seed(cfg.seed)  # the head
     try:
         if is_sentence_transformer:
-            model = st.SentenceTransformer(location, device=device)
-            if cfg.pooling != "cls" or cfg.head != HeadConfig():
-                logger.warning(
-                    "%s is a sentence-transformers model: it keeps its own pooling; pooling=%s "
-                    "and head settings apply to plain transformers models only",
-                    cfg.model,
-                    cfg.pooling,
-                )
+            model = with_head(st.SentenceTransformer(location, device=device), cfg)
+            say(
+                f"{cfg.model} is a sentence-transformers model: it trains its own pooling "
+                f"({', '.join(type(m).__name__ for m in model)}); `pooling` applies to a plain "
+                "transformers model"
+            )
         else:
             model = build_encoder(cfg, location, device)
     except OSError as exc:
@@ -102,8 +122,6 @@ def load_encoder(cfg: TrainConfig, device: str) -> Any:
             f"cannot load the encoder {cfg.model!r} ({exc}); offline, give a local model "
             "directory or 'all-MiniLM-L6-v2'"
         ) from exc
-    if cfg.max_seq_length:
-        model.max_seq_length = cfg.max_seq_length
     model.model_card_data.local_files_only = True  # the card must not reach for the hub
     return model
 
@@ -194,6 +212,25 @@ def refuse_fallback_only(cfg: TrainConfig, data: TrainingData, version_dir: Path
     )
 
 
+def ngcse_setting(cfg: TrainConfig, corpus: str) -> str | None:
+    """The line that says which of the authors' domain settings an ``ngcse`` run trains and
+    how to train either (None for another objective): the version's corpus does not pick it.
+
+    Example:
+        >>> print(ngcse_setting(TrainConfig(objective="ngcse"), "wiki1m"))
+        NGCSE on corpus 'wiki1m': 1 epoch(s), 16 generated rows per batch (Wiki domain setting of the authors); Wikipedia (wiki/sts_ht.sh): --set epochs=1 --set ngcse.generated_per_batch=16; NLI premises (nli/sts_ht.sh): --set epochs=3 --set ngcse.generated_per_batch=48
+    """
+    if cfg.objective != "ngcse":
+        return None
+    domain = {1: "Wiki", 3: "NLI"}.get(cfg.epochs, "no")  # appendix "Training Details"
+    return (
+        f"NGCSE on corpus '{corpus}': {cfg.epochs} epoch(s), {cfg.ngcse.generated_per_batch} "
+        f"generated rows per batch ({domain} domain setting of the authors); Wikipedia "
+        "(wiki/sts_ht.sh): --set epochs=1 --set ngcse.generated_per_batch=16; NLI premises "
+        "(nli/sts_ht.sh): --set epochs=3 --set ngcse.generated_per_batch=48"
+    )
+
+
 def _score(
     model: Any, sets: list[EvalSet], batch: int, when: str, say: Callable[[str], None]
 ) -> Scores:
@@ -236,12 +273,15 @@ def train_encoder(
     manifest = versions.read_manifest(version_dir)
     data = load_training_data(version_dir, cfg)
     refuse_fallback_only(cfg, data, version_dir)
+    corpus = manifest["config"]["corpus"]
+    if setting := ngcse_setting(cfg, corpus["name"] or corpus["path"] or corpus["hf_dataset"]):
+        say(setting)
     sets = eval_sets(cfg.evaluation)  # before training: a missing set fails early
     dev = dev_set(cfg.evaluation)
     device, precision = device_and_precision(cfg)
     if device == "cpu" and cfg.torch_threads:
         require("torch", "hf", "Training a sentence encoder").set_num_threads(cfg.torch_threads)
-    model = load_encoder(cfg, device)
+    model = load_encoder(cfg, device, say)
     batch = cfg.evaluation.batch_size
     before = (
         _score(model, sets, batch, "before training", say)
@@ -256,7 +296,8 @@ def train_encoder(
     if dev is not None:
         selection = BestCheckpoint(model, dev, cfg.evaluation.eval_steps, batch, say)
         trainer.add_callback(selection)
-    output = trainer.train()
+    with training_length(model, cfg.max_seq_length):  # evaluated and saved at the model's own
+        output = trainer.train()
     step = output.global_step
     if selection is not None:
         selection.restore()

@@ -1,4 +1,4 @@
-"""Prefect's temporary server, started by ``cseaug build`` while it imports the flow (issue 14).
+"""Prefect's temporary server, started by ``cseaug build`` while it imports the flow.
 
 Without ``PREFECT_API_URL``, Prefect starts a temporary local server when the flow makes its
 first client: the client imports Prefect's whole server application (2.7-3.1 s on the
@@ -16,11 +16,11 @@ checks that they still agree), its database under ``PREFECT_HOME``, its start ti
 (``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``), on a free port of 127.0.0.1, but in a
 session of its own: a terminal's Ctrl-C reaches the command's whole process group, and
 Prefect's own server, stopped first, left the flow's crash report retrying it for minutes
-(issue 21, item 11). It stops when the process ends (``atexit``), as Prefect stops its own:
+(docs/reliability.md). It stops when the process ends (``atexit``), as Prefect stops its own:
 after Prefect's log and event workers have delivered what they hold, which they do when the
 threads end, before the ``atexit`` handlers.
 
-Why it is started by hand (issue 23, item 3): Prefect cannot start its server in a session
+Why it is started by hand: Prefect cannot start its server in a session
 of its own, and the early start alone saves more than two seconds of a warm rebuild
 (``benchmarks/bench_cli_fixed_costs.py``: 2.2 s of CPU, docs/performance.md).
 """

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from cseaug.augment.random_selection import (
+from cseaug.augment.generate_cse import (
     GenerateCSEStage,
     RandomSelection,
     cutoff_range,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from cseaug.augment.pattern_sim import PatternSimulationStage
+from cseaug.augment.ngcse import PatternSimulationStage
 from cseaug.config import CleaningConfig, GenerationConfig, PatternConfig
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA, row_id, rows_table
 from cseaug.errors import ConfigError, InputError

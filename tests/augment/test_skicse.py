@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from cseaug.augment.ski import SKIStage
+from cseaug.augment.skicse import SKIStage
 from cseaug.config import CleaningConfig
 from cseaug.dataset.schema import CANONICAL_SCHEMA, row_id, rows_table
 from cseaug.errors import ConfigError

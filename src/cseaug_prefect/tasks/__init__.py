@@ -1,0 +1,1 @@
+"""Prefect tasks: thin wrappers over the cseaug library (retries, caching, logging, artifacts)."""
