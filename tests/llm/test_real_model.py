@@ -98,8 +98,12 @@ def test_the_shipped_prompts_are_answered_through_the_real_chat_template(
         assert rendered.endswith(
             f"{request.messages[-1]['content']}<|im_end|>\n<|im_start|>assistant\n"
         )
-    # each answer is either a kept view or a reject with its reason and the raw answer
-    assert result.rows.num_rows * views + result.rejects.num_rows >= views
+    # every answer is counted: a view kept, or a reject with its reason and raw answer
+    outcomes = [
+        (reason, n) for view in result.stats["views"].values() for reason, n in view.items()
+    ]
+    assert sum(n for _, n in outcomes) == views
+    assert result.rejects.num_rows == sum(n for reason, n in outcomes if reason != "ok")
 
 
 def test_an_answer_ends_at_its_stop_sequence(
