@@ -12,7 +12,9 @@ before its ``Content-Length``), ``length`` (an answer cut at ``max_tokens``:
 ``finish_reason=length``); and the hostile answers ``raw_body`` (a 200 of any bytes), ``trickle``
 (an answer sent a byte at a time), ``gzip_bomb`` (a small gzip body that inflates to a huge one),
 ``redirect`` (a 307/308 to another URL). ``GET /v1/models`` lists the served models (``models``; None: the
-server has no list, 404); a chat request for a model outside ``serves`` gets a 404.
+server has no list, 404; ``models_status``: it fails with that status); a chat request for a
+model outside ``serves`` gets a 404; answers name the model asked for, or ``answer_model`` (a
+router serving another one).
 A request with no script left gets what the server's ``policy`` (a function of the request
 body) says, ``ok`` by default: :func:`obey_injected_instructions` is the policy of a model
 that does what a hostile input line tells it. Every request is counted per content, as is
@@ -287,6 +289,8 @@ class ServerState:
     max_in_flight: int = 0
     models: list[dict] | None = field(default_factory=lambda: [dict(m) for m in DEFAULT_MODELS])
     serves: set[str] | None = None
+    models_status: int | None = None
+    answer_model: str | None = None
     model_requests: int = 0
     files: dict[str, bytes] = field(default_factory=dict)
     batches: dict[str, dict] = field(default_factory=dict)
@@ -420,7 +424,7 @@ def make_app(state: ServerState) -> web.Application:
                 return web.Response(
                     body=completion_body(
                         content,
-                        body.get("model", "m"),
+                        state.answer_model or body.get("model", "m"),
                         default_answer(body, state.echo_only)
                         if action.text is None
                         else action.text,
@@ -486,6 +490,9 @@ def make_app(state: ServerState) -> web.Application:
 
     async def models(_request: web.Request) -> web.Response:
         state.model_requests += 1
+        if state.models_status is not None:
+            error = {"error": {"message": "scripted model list failure"}}
+            return web.json_response(error, status=state.models_status)
         if state.models is None:
             return web.json_response({"error": {"message": "Not Found"}}, status=404)
         return web.json_response({"object": "list", "data": state.models})
