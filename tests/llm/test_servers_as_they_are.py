@@ -4,14 +4,21 @@ the loopback server of tests/fake_openai_server.py, with small timeouts."""
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import pytest
 
-from cseaug.llm.base import TRANSIENT, ChatRequest
+from cseaug.config import RunConfig
+from cseaug.llm.base import ANSWERED_BY, TRANSIENT, ChatRequest
+from cseaug.llm.cache import CachedBackend
 from cseaug.llm.limiter import ConcurrencyLimit
 from cseaug.llm.openai_backend import OpenAIBackend
+from cseaug.pipeline.local import run_build
 from tests.fake_openai_server import Action, FakeOpenAIServer
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def ask(content: str) -> ChatRequest:
@@ -98,3 +105,54 @@ def test_the_limit_halves_once_per_round_and_stays_in_its_range() -> None:
     fixed = ConcurrencyLimit(4, 4)
     fixed.record(None)
     assert fixed.limit == 4
+
+
+def test_answers_naming_another_model_are_said_once_and_kept_with_their_model_in_the_cache(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with FakeOpenAIServer() as server:
+        server.state.answer_model = "router/other-model"
+        cached = CachedBackend(backend(server), tmp_path / "llm.sqlite")
+        sent = cached.generate([ask(f"q{i}") for i in range(5)])
+        assert {r.model for r in sent} == {"router/other-model"}
+        again = CachedBackend(backend(server), tmp_path / "llm.sqlite")
+        stored = again.generate([ask(f"q{i}") for i in range(5)])
+    assert all(r.cached for r in stored) and {r.model for r in stored} == {"router/other-model"}
+    assert again.usage.as_dict()[ANSWERED_BY + "router/other-model"] == 5
+    [line] = warnings(caplog, "the answers name the model")
+    assert "'router/other-model', not llm.model 'fake'" in line
+
+
+def test_a_build_records_the_model_that_answered_in_the_manifest_and_the_card(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    sentences = (REPO / "examples" / "demo_corpus.txt").read_text().splitlines()[:4]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(sentences) + "\n")
+    with FakeOpenAIServer() as server:
+        server.state.answer_model = "served-elsewhere"
+        cfg = RunConfig.model_validate(
+            {
+                "name": "provenance",
+                "method": "sts",
+                "corpus": {"path": str(corpus)},
+                "sample": {"size": len(sentences), "include_other": False},
+                "patterns": {"source": "paper"},
+                "llm": {
+                    "backend": "openai-compatible",
+                    "base_url": server.base_url,
+                    "model": "fake",
+                },
+                "output": {"root": str(tmp_path / "storage")},
+                "diagnostics": {"enabled": False},
+                "publish": {"min_pattern_share": 0},  # the fake answers are not graded
+            }
+        )
+        version = run_build(cfg).version_dir
+    manifest = json.loads((version / "manifest.json").read_text())
+    assert manifest["model"]["answered_by"] == {"served-elsewhere": 3 * len(sentences)}
+    assert manifest["model"]["llm"]["model"] == "fake"
+    assert not any(k.startswith(ANSWERED_BY) for k in manifest["token_usage"]["this_run"])
+    card = (version / "README.md").read_text()
+    assert f"answered by `served-elsewhere`: {3 * len(sentences)} answers" in card
+    assert len(warnings(caplog, "the answers name the model")) == 1

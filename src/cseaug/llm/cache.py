@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS responses (
     completion_tokens INTEGER NOT NULL,
     created_at REAL NOT NULL,
     spent_by TEXT,
-    digest TEXT
+    digest TEXT,
+    model TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS responses_spent_by ON responses (spent_by);
 CREATE TABLE IF NOT EXISTS failures (
@@ -164,6 +165,8 @@ class ResponseCache:
                     self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
                 if columns and "digest" not in columns:
                     self._add_digests()
+                if columns and "model" not in columns:  # answers stored before name no model
+                    self._conn.execute("ALTER TABLE responses ADD COLUMN model TEXT")
             self._conn.executescript(_SCHEMA)
 
     def _add_digests(self) -> None:
@@ -193,12 +196,12 @@ class ResponseCache:
         with self._lock:
             rows = list(
                 self._rows(
-                    "SELECT hash, text, prompt_tokens, completion_tokens, digest FROM responses "
+                    "SELECT hash, text, prompt_tokens, completion_tokens, digest, model FROM responses "
                     "WHERE hash IN ({marks})",
                     list(dict.fromkeys(hashes)),
                 )
             )
-        for digest, text, prompt_tokens, completion_tokens, stored in rows:
+        for digest, text, prompt_tokens, completion_tokens, stored, model in rows:
             if stored != answer_digest(digest, text, prompt_tokens, completion_tokens):
                 mismatched.add(digest)
                 continue
@@ -208,6 +211,7 @@ class ResponseCache:
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
                 cached=True,
+                model=model,
             )
         return found, mismatched
 
@@ -235,8 +239,15 @@ class ResponseCache:
         with self._lock, transaction(self._conn):
             self._conn.execute(
                 "INSERT OR REPLACE INTO responses (hash, text, prompt_tokens, completion_tokens, "
-                "created_at, spent_by, digest) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (digest, *answer, time.time(), spent_by, answer_digest(digest, *answer)),  # type: ignore[arg-type]
+                "created_at, spent_by, digest, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    digest,
+                    *answer,
+                    time.time(),
+                    spent_by,
+                    answer_digest(digest, *answer),  # type: ignore[arg-type]
+                    response.model,
+                ),
             )
             self._conn.execute("DELETE FROM failures WHERE hash = ?", (digest,))
 
@@ -393,6 +404,9 @@ class CachedBackend(LLMBackend):
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
+
+    def in_flight_limit(self) -> int | None:
+        return self.inner.in_flight_limit()
 
     def check(self) -> None:
         """The inner backend's up-front check (API key, endpoint probe, model loading)."""

@@ -191,7 +191,7 @@ class OpenAIBackend(LLMBackend):
         self.request_timeout_s = request_timeout_s
         self.rate_limit_budget_s = rate_limit_budget_s
         self._limited_since: float | None = None  # first 429 since the last other answer
-        self._said: set[str] = set()  # the warnings said once: "timeouts", "budget"
+        self._said: set[str] = set()  # the warnings said once: "timeouts", "budget", "model"
         self.retry_initial_s = retry_initial_s
         self.retry_max_s = retry_max_s
         self.breaker = breaker
@@ -251,7 +251,7 @@ class OpenAIBackend(LLMBackend):
             body["seed"] = seed
         return body
 
-    def in_flight_limit(self) -> int:
+    def in_flight_limit(self) -> int | None:
         """Requests in flight allowed now over every endpoint (for the progress line)."""
         return sum(limit.limit for limit in self.limits)
 
@@ -343,7 +343,20 @@ class OpenAIBackend(LLMBackend):
             response = ChatResponse(key=request.key, error=self._reason(exc), failure=failure)
         else:
             response = parse_completion(request.key, body, self.sampling.get("max_tokens"))
+            self._say_other_model(response.model)
         return scrubbed(response, scrub)
+
+    def _say_other_model(self, answering: str | None) -> None:
+        """Say once that the answers name another model than ``llm.model``."""
+        if answering is None or answering == self.model or "model" in self._said:
+            return
+        self._said.add("model")
+        logger.warning(
+            "the answers name the model '%s', not llm.model '%s' (a router, proxy or alias "
+            "serves it); the manifest and the card record the model that answered",
+            answering,
+            self.model,
+        )
 
     async def _attempts(self, client: PooledClient, body: dict[str, Any]) -> bytes:
         """The body of the first answer to ``body``, retried on retryable failures.
