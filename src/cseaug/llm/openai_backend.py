@@ -264,8 +264,15 @@ class OpenAIBackend(LLMBackend):
             RateLimitSpent: the endpoints have answered only 429 for the whole budget.
         """
         if timed_out(exc):
-            self._say_timeouts()
             wait = min(self.request_timeout_s, self.retry_max_s)
+            self._warn_once(
+                "timeouts",
+                f"LLM requests time out: no answer within llm.request_timeout_s "
+                f"({self.request_timeout_s:g} s) with up to {self.in_flight_limit()} in flight; "
+                "the server may need longer per request: raise llm.request_timeout_s or lower "
+                f"llm.concurrency (now {self.concurrency[0]}..{self.concurrency[1]}); each is "
+                f"sent again after {wait:g} s, with fewer in flight",
+            )
             return wait + random.uniform(0, 0.1 * wait)
         headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else None
         delay = retry_delay(headers, attempt, self.retry_initial_s, self.retry_max_s)
@@ -273,23 +280,11 @@ class OpenAIBackend(LLMBackend):
             return min(delay, self._rate_limited(exc))
         return delay
 
-    def _say_timeouts(self) -> None:
-        """Say once what timed-out requests mean and which settings to change."""
-        if "timeouts" in self._said:
-            return
-        self._said.add("timeouts")
-        low, high = self.concurrency
-        logger.warning(
-            "LLM requests time out: no answer within llm.request_timeout_s (%g s) with up to %d "
-            "in flight; the server may need longer per request: raise "
-            "llm.request_timeout_s or lower llm.concurrency (now %d..%d); each is sent again "
-            "after %g s, with fewer in flight",
-            self.request_timeout_s,
-            self.in_flight_limit(),
-            low,
-            high,
-            min(self.request_timeout_s, self.retry_max_s),
-        )
+    def _warn_once(self, what: str, message: str) -> None:
+        """Log ``message`` the first time ``what`` happens to this backend."""
+        if what not in self._said:
+            self._said.add(what)
+            logger.warning("%s", message)
 
     def _rate_limited(self, exc: openai.APIStatusError) -> float:
         """Count a 429 against the budget (said once per run of 429s); the budget left.
@@ -324,9 +319,7 @@ class OpenAIBackend(LLMBackend):
             "answered fail (a rerun sends them): rerun when the rate limit allows, or raise "
             "llm.rate_limit_budget_s"
         )
-        if "budget" not in self._said:
-            self._said.add("budget")
-            logger.warning("%s", message)
+        self._warn_once("budget", message)
         return message
 
     async def _answer(
@@ -343,20 +336,14 @@ class OpenAIBackend(LLMBackend):
             response = ChatResponse(key=request.key, error=self._reason(exc), failure=failure)
         else:
             response = parse_completion(request.key, body, self.sampling.get("max_tokens"))
-            self._say_other_model(response.model)
+            if response.model not in (None, self.model):
+                self._warn_once(
+                    "model",
+                    f"the answers name the model '{response.model}', not llm.model "
+                    f"'{self.model}' (a router, proxy or alias serves it); the manifest and the "
+                    "card record the model that answered",
+                )
         return scrubbed(response, scrub)
-
-    def _say_other_model(self, answering: str | None) -> None:
-        """Say once that the answers name another model than ``llm.model``."""
-        if answering is None or answering == self.model or "model" in self._said:
-            return
-        self._said.add("model")
-        logger.warning(
-            "the answers name the model '%s', not llm.model '%s' (a router, proxy or alias "
-            "serves it); the manifest and the card record the model that answered",
-            answering,
-            self.model,
-        )
 
     async def _attempts(self, client: PooledClient, body: dict[str, Any]) -> bytes:
         """The body of the first answer to ``body``, retried on retryable failures.
