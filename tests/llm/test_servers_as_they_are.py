@@ -5,6 +5,7 @@ the loopback server of tests/fake_openai_server.py, with small timeouts."""
 from __future__ import annotations
 
 import json
+import random
 import time
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def test_a_server_slower_than_the_timeout_is_said_once_and_not_sent_the_request_
     assert "llm.request_timeout_s" in line and "llm.concurrency" in line
     for times in arrivals.values():
         # sent again only after as long as it ran, while the server still computes it
-        assert len(times) == 2 and times[1] - times[0] >= 0.8
+        assert len(times) == 2 and times[1] - times[0] >= 0.7  # 0.4 s + 0.4 s, a client's clock
     # the timeouts lowered the requests in flight
     assert llm.in_flight_limit() < 8
 
@@ -79,9 +80,14 @@ def test_429s_between_answers_do_not_spend_the_budget() -> None:
 def test_a_server_saturated_by_queueing_gets_fewer_requests_in_flight() -> None:
     with FakeOpenAIServer(latency_s=0.02, capacity=2) as server:
         llm = backend(server, concurrency=32, request_timeout_s=30.0)
-        assert all(r.ok for r in llm.generate([ask(f"q{i}") for i in range(150)]))
-        assert server.state.max_in_flight < 32
-    assert llm.in_flight_limit() < 16
+        limits: list[int | None] = []
+        answers = llm.generate(
+            [ask(f"q{i}") for i in range(300)],
+            on_response=lambda _i, _r: limits.append(llm.in_flight_limit()),
+        )
+    assert all(r.ok for r in answers)
+    peak = max(limits)  # slow start: one more per answer until answers take 3 times as long
+    assert peak > 4 and min(limits[limits.index(peak) :]) <= peak // 2  # then halved
 
 
 def test_a_healthy_server_is_given_the_whole_range() -> None:
@@ -99,7 +105,7 @@ def test_the_limit_halves_once_per_round_and_stays_in_its_range() -> None:
     limit.record(None)
     limit.record(None)  # the same round: one halving
     assert limit.limit == 8
-    for _ in range(20):
+    for _ in range(200):
         limit.record(None)
     assert limit.limit == 2
     fixed = ConcurrencyLimit(4, 4)
@@ -156,3 +162,13 @@ def test_a_build_records_the_model_that_answered_in_the_manifest_and_the_card(
     card = (version / "README.md").read_text()
     assert f"answered by `served-elsewhere`: {3 * len(sentences)} answers" in card
     assert len(warnings(caplog, "the answers name the model")) == 1
+
+
+def test_noisy_latency_of_a_healthy_server_is_not_overload() -> None:
+    draw = random.Random(0)
+    limit = ConcurrencyLimit(1, 64)
+    seen = []
+    for _ in range(3000):
+        limit.record(draw.lognormvariate(0, 0.8))  # answers from 0.2x to 5x the median
+        seen.append(limit.limit)
+    assert min(seen[100:]) == 64

@@ -1,8 +1,9 @@
 """Several OpenAI-compatible endpoints behind one backend: balance, take out, try again.
 
 A request goes to the endpoint in service with the fewest requests in flight (each takes as
-many as its :class:`~cseaug.llm.limiter.ConcurrencyLimit` allows now); an endpoint that fails ``llm.failover.failures`` times in a row (no
-connection, timeout, 5xx) is out of service for a cool-down, then tried by one request. One
+many as its :class:`~cseaug.llm.limiter.ConcurrencyLimit` allows now); an endpoint that
+fails ``llm.failover.failures`` times in a row (no connection, timeout, 5xx) is out of
+service for a cool-down, then tried by one request. One
 endpoint behaves as if there were no pool. docs/llm-backends.md, "Several endpoints".
 
 Example:
