@@ -172,3 +172,22 @@ def test_noisy_latency_of_a_healthy_server_is_not_overload() -> None:
         limit.record(draw.lognormvariate(0, 0.8))  # answers from 0.2x to 5x the median
         seen.append(limit.limit)
     assert min(seen[100:]) == 64
+
+
+def test_concurrency_is_a_number_as_before_or_a_range() -> None:
+    from pydantic import ValidationError
+
+    from cseaug.config import LLMConfig
+    from cseaug.llm.factory import make_backend
+
+    def configured(concurrency: object) -> LLMConfig:
+        url = "http://127.0.0.1:8000/v1"
+        return LLMConfig(
+            backend="openai-compatible", model="m", base_url=url, concurrency=concurrency
+        )
+
+    assert make_backend(configured(16), None).concurrency == (1, 16)  # type: ignore[attr-defined]
+    assert make_backend(configured({"min": 2, "max": 8}), None).concurrency == (2, 8)  # type: ignore[attr-defined]
+    assert configured({"max": 8}).concurrency_range() == (1, 8)
+    with pytest.raises(ValidationError, match="min 9 is above max 8"):
+        configured({"min": 9, "max": 8})
