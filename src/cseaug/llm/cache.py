@@ -49,7 +49,8 @@ CREATE TABLE IF NOT EXISTS responses (
     completion_tokens INTEGER NOT NULL,
     created_at REAL NOT NULL,
     spent_by TEXT,
-    digest TEXT
+    digest TEXT,
+    model TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS responses_spent_by ON responses (spent_by);
 CREATE TABLE IF NOT EXISTS failures (
@@ -179,8 +180,8 @@ class ResponseCache:
             self._conn.executescript(_SCHEMA)
 
     def _upgrade(self, columns: set[str]) -> None:
-        """Bring a cache file of an earlier version (no ``spent_by``, no ``digest``, or plain
-        sha256 digests) to this one; call in a write transaction.
+        """Bring a cache file of an earlier version (no ``spent_by``, ``digest`` or ``model``, or
+        plain sha256 digests) to this one; call in a write transaction.
 
         Its answers without a digest or with a matching plain one are trusted once (nothing
         keyed recorded what they were) and given keyed digests, and a warning says so; the
@@ -189,6 +190,8 @@ class ResponseCache:
             self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
         if "digest" not in columns:
             self._conn.execute("ALTER TABLE responses ADD COLUMN digest TEXT")
+        if "model" not in columns:  # answers stored before name no model
+            self._conn.execute("ALTER TABLE responses ADD COLUMN model TEXT")
         trusted, after = 0, ""
         while rows := self._conn.execute(  # a page at a time: a cache may be large
             "SELECT hash, text, prompt_tokens, completion_tokens, digest FROM responses "
@@ -218,12 +221,12 @@ class ResponseCache:
         with self._lock:
             rows = list(
                 self._rows(
-                    "SELECT hash, text, prompt_tokens, completion_tokens, digest FROM responses "
+                    "SELECT hash, text, prompt_tokens, completion_tokens, digest, model FROM responses "
                     "WHERE hash IN ({marks})",
                     list(dict.fromkeys(hashes)),
                 )
             )
-        for digest, text, prompt_tokens, completion_tokens, stored in rows:
+        for digest, text, prompt_tokens, completion_tokens, stored, model in rows:
             if stored != answer_digest(self._key, digest, text, prompt_tokens, completion_tokens):
                 mismatched.add(digest)
                 continue
@@ -233,6 +236,7 @@ class ResponseCache:
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
                 cached=True,
+                model=model,
             )
         return found, mismatched
 
@@ -259,8 +263,15 @@ class ResponseCache:
         with self._lock, transaction(self._conn):
             self._conn.execute(
                 "INSERT OR REPLACE INTO responses (hash, text, prompt_tokens, completion_tokens, "
-                "created_at, spent_by, digest) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (digest, *answer, time.time(), spent_by, answer_digest(self._key, digest, *answer)),  # type: ignore[arg-type]
+                "created_at, spent_by, digest, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    digest,
+                    *answer,
+                    time.time(),
+                    spent_by,
+                    answer_digest(self._key, digest, *answer),  # type: ignore[arg-type]
+                    response.model,
+                ),
             )
             self._conn.execute("DELETE FROM failures WHERE hash = ?", (digest,))
 
@@ -409,6 +420,9 @@ class CachedBackend(LLMBackend):
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
+
+    def in_flight_limit(self) -> int | None:
+        return self.inner.in_flight_limit()
 
     def check(self) -> None:
         """The inner backend's up-front check (API key, endpoint probe, model loading)."""
