@@ -228,7 +228,6 @@ def transformers_serve(tmp_path: Path) -> Iterator[str]:
             server.wait()
 
 
-@pytest.mark.xfail(strict=True, reason="needs the probe fallback (servers)")
 def test_the_same_demo_build_through_transformers_serve(
     folder: Path, tmp_path: Path, transformers_serve: str
 ) -> None:
