@@ -151,7 +151,17 @@ def test_diagnose_on_a_remote_root_uploads_beside_the_version(
 ) -> None:
     _publish(root, manifest, rows_factory(4, 4))
     result = CliRunner(env={"COLUMNS": "400"}).invoke(
-        app, ["diagnose", "demo", "--root", root, "--set", "cs_sample=2", "--no-cache"]
+        app,
+        [
+            "diagnose",
+            "demo",
+            "--root",
+            root,
+            "--set",
+            "cs_sample=2",
+            "--set",
+            "embedding_cache=false",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert f"summary.json to {root}/diagnostics/demo/v0001" in result.output
