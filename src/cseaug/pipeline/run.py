@@ -6,8 +6,8 @@ closes every one of them when it is closed, whether the build succeeded or faile
 a context manager. Generated rows run ``[stage, quality, judge, *filters, mer]``, ``other``
 rows ``[contamination, mer]`` (docs/architecture.md, rules 3 and 5). The LLM endpoints are
 probed once per build (:func:`~cseaug.pipeline.stages.probe_llms`); the plan
-(:class:`PlanRef`) carries what they reported to every other run of the build, and an
-:class:`OpenRuns` lets the Prefect tasks of a flow share the run the plan task opened.
+(:class:`PlanRef`) carries what they reported to every other run of the build (a run made
+of it in another process, a Dask or Ray worker: :meth:`BuildRun.from_plan`).
 
 Example:
     from cseaug.config import load_config
@@ -18,10 +18,8 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import json
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -290,58 +288,3 @@ class BuildRun:
         steps = (stage, self._quality, self._judge, contamination, pattern_order, mer)
         self._view_steps = [step for step in steps if step is not None]
         self._other_steps = [step for step in (contamination, mer) if step is not None]
-
-
-class OpenRuns:
-    """The build runs a flow opened, by plan path: the flow enters it and passes it to its
-    tasks; the plan task opens a run (:meth:`open`), the shard and publish tasks :meth:`use`
-    it, and leaving it closes every run still open (docs/architecture.md, rule 3). A copy in
-    another process (a Dask or Ray worker) is empty (:meth:`__reduce__`)."""
-
-    def __init__(self) -> None:
-        self._runs: dict[str, BuildRun] = {}
-        self._lock = threading.Lock()
-
-    def __enter__(self) -> OpenRuns:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        """Close every run still open (their models, engines, GPU memory)."""
-        with self._lock:
-            runs, self._runs = list(self._runs.values()), {}
-        with contextlib.ExitStack() as closing:  # every run is closed, even if one fails to
-            for run in runs:
-                closing.callback(run.close)
-
-    def open(self, cfg: RunConfig, served: ServedModels | None = None) -> BuildRun:
-        """Open the run of ``cfg`` (given what its LLM endpoints reported: ``served``, as
-        :class:`BuildRun` takes it) and keep it under its plan path.
-
-        Raises:
-            InputError: a build of the same config is already open in this process.
-        """
-        run = BuildRun(cfg, served=served)
-        with self._lock:
-            if run.plan_path in self._runs:
-                raise InputError(
-                    f"a build of {cfg.dataset_name} with this config is already running in this "
-                    f"process (run {run.store.path.name}); wait for it to finish"
-                )
-            self._runs[run.plan_path] = run
-        return run
-
-    @contextlib.contextmanager
-    def use(self, plan: PlanRef) -> Iterator[BuildRun]:
-        """The open run of ``plan``, or a run of its own for this call (closed after it)."""
-        with self._lock:
-            run = self._runs.get(plan.path)
-        if run is not None:
-            yield run
-            return
-        with BuildRun.from_plan(plan) as own:
-            yield own
-
-    def __reduce__(self) -> tuple[type[OpenRuns], tuple[()]]:
-        """A copy in another process is empty: runs, their models and connections stay in the
-        process that opened them (a Dask or Ray worker gets a task's arguments pickled)."""
-        return OpenRuns, ()
