@@ -116,6 +116,7 @@ class BuildRun:
         self._view_steps: list[Step] = []
         self._other_steps: list[Step] = []
         self._quality: RowChecks | None = None
+        self._checked: Step | None = None  # the per-row checks, else the stage
         self._judge: Step | None = None
         self._encoder: EncoderWorker | None = None
         self._stream_views = False
@@ -158,7 +159,7 @@ class BuildRun:
         """Of the results of :meth:`view_steps`, the rows the stage wrote and the per-row checks
         passed: an anchor missing from them is demoted to an ``other`` row (rows the filters
         after them drop are not kept at all)."""
-        return results[1 if self._quality is not None else 0].rows
+        return results[self._view_steps.index(self._checked)].rows
 
     def other_steps(self) -> list[Step]:
         """The steps of ``other`` rows: ``[contamination, mer]`` (no stage, no pattern order)."""
@@ -241,7 +242,7 @@ class BuildRun:
         self._closed = True
         owned, self._owned = self._owned, []
         self._view_steps, self._other_steps = [], []
-        self._quality = self._judge = None
+        self._quality = self._judge = self._checked = None
         encoder, self._encoder = self._encoder, None
         try:
             close_all(owned)
@@ -270,9 +271,8 @@ class BuildRun:
         stage = self._own(make_stage(self.cfg, self.served, spent_by=self.store.path.name))
         stage.stream_views(self._take_view)
         quality = RowChecks.from_config(self.cfg)
-        if quality.checks:
-            self._own(quality)
-            self._quality = quality
+        self._quality = quality if quality.checks else None
+        self._checked = self._own(quality) if quality.checks else stage
         judge = make_judge(self.cfg, self.served, spent_by=self.store.path.name)
         if judge is not None:
             self._judge = self._own(judge)
