@@ -85,7 +85,7 @@ def plan_build(run: BuildRun) -> PlanRef:
         "run_id": store.path.name,
         "config": cfg.model_dump(mode="json"),
         "shards": shards,
-        "corpus": {"name": prepared.name, "stats": prepared.stats, "sha256": prepared.input_sha256},
+        "corpus": {"name": prepared.name, "stats": prepared.stats, "sha256": run.inputs["corpus"]},
         "other_rows": prepared.num_other if cfg.sample.include_other else 0,
         "stage": stage_manifest,
         "seconds": {"plan": round(time.perf_counter() - started, 3)},

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.dataset.shards import RunStore
 from cseaug.errors import InputError
 from cseaug.hashing import json_sha256
+from cseaug.pipeline.inputs import input_fingerprints
 from cseaug.pipeline.stages import ServedModels
 from cseaug.step import Step, StepResult, close_all, summed_usage
 
@@ -57,13 +59,11 @@ class PlanRef:
     served: ServedModels
 
 
-def run_id(cfg: RunConfig) -> str:
+def run_id(cfg: RunConfig, inputs: dict[str, Any]) -> str:
     """The run-store name of a build: same config over the same inputs (corpus, patterns,
     prompts, models: :func:`~cseaug.pipeline.inputs.input_fingerprints`), same store, so a rerun
     resumes it; a changed input gets a new store, so no stale shard is reused."""
-    from cseaug.pipeline.inputs import input_fingerprints
-
-    identity = {"config": config_fingerprint(cfg), "inputs": input_fingerprints(cfg)}
+    identity = {"config": config_fingerprint(cfg), "inputs": inputs}
     return f"{cfg.dataset_name}-{json_sha256(identity)[:12]}"
 
 
@@ -99,9 +99,6 @@ class BuildRun:
             directory is ``output.root`` when it is local, :attr:`RunConfig.work_dir`).
         served: what the build's LLM endpoints reported when the preflight or the plan
             probed them; None: the run probes them when it makes its steps (:attr:`served`).
-
-    Attributes:
-        plan_path: where the plan is (or will be) written, in the run store.
     """
 
     def __init__(
@@ -109,8 +106,8 @@ class BuildRun:
     ) -> None:
         self.cfg = cfg
         refuse_dataset_path(cfg.output.root, None, "output.root")
-        self.store = store or RunStore(cfg.work_dir, run_id(cfg))
-        self.plan_path = str(self.store.path / PLAN_FILE)
+        if store is not None:
+            self.store = store
         self._served = served
         self._owned: list[Step] = []
         self._view_steps: list[Step] = []
@@ -129,6 +126,22 @@ class BuildRun:
         validated config, run store and served models: nothing is read, validated or probed
         again."""
         return cls(plan.config, RunStore(plan.config.work_dir, plan.run_id), plan.served)
+
+    @cached_property
+    def inputs(self) -> dict[str, Any]:
+        """:func:`~cseaug.pipeline.inputs.input_fingerprints` of the config (the corpus's sha256
+        among them), hashed once, by the plan (a run of a plan has its :attr:`store`)."""
+        return input_fingerprints(self.cfg)
+
+    @cached_property
+    def store(self) -> RunStore:
+        """The run store, named by :func:`run_id` of the config and :attr:`inputs`."""
+        return RunStore(self.cfg.work_dir, run_id(self.cfg, self.inputs))
+
+    @property
+    def plan_path(self) -> str:
+        """Where the plan is (or will be) written, in the run store."""
+        return str(self.store.path / PLAN_FILE)
 
     @property
     def served(self) -> ServedModels:
