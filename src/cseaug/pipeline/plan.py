@@ -45,7 +45,7 @@ def plan_build(run: BuildRun) -> PlanRef:
     Raises:
         ConfigError, InputError, BackendError: before any generation, naming what is wrong.
     """
-    wallclock.mark(wallclock.PLAN_STARTED)
+    run.clock.mark(wallclock.PLAN_STARTED)
     started = time.perf_counter()
     cfg, store = run.cfg, run.store
     stage_manifest = merged_manifest([step.manifest() for step in run.view_steps()])

@@ -104,7 +104,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     from cseaug.dataset.export import write_configured_exports
     from cseaug.diagnostics.version import write_diagnostics
 
-    marks = wallclock.take()  # all made before publishing: command start, hand-over, plan
+    marks = run.clock.marks  # all made before publishing: command start, hand-over, plan
     started, started_at = time.perf_counter(), time.time()
     plan = read_plan(run.plan_path)
     cfg, store = run.cfg, run.store

@@ -33,6 +33,7 @@ from cseaug.hashing import json_sha256
 from cseaug.pipeline.inputs import input_fingerprints
 from cseaug.pipeline.stages import ServedModels
 from cseaug.step import Step, StepResult, close_all, summed_usage
+from cseaug.wallclock import Clock
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -99,12 +100,19 @@ class BuildRun:
             directory is ``output.root`` when it is local, :attr:`RunConfig.work_dir`).
         served: what the build's LLM endpoints reported when the preflight or the plan
             probed them; None: the run probes them when it makes its steps (:attr:`served`).
+        clock: the build's wall-clock marks (:mod:`cseaug.wallclock`), which the plan and the
+            publish step carry on; None: a clock of its own, with no mark yet.
     """
 
     def __init__(
-        self, cfg: RunConfig, store: RunStore | None = None, served: ServedModels | None = None
+        self,
+        cfg: RunConfig,
+        store: RunStore | None = None,
+        served: ServedModels | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.cfg = cfg
+        self.clock = clock or Clock()
         refuse_dataset_path(cfg.output.root, None, "output.root")
         if store is not None:
             self.store = store

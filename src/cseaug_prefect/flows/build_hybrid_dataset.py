@@ -28,6 +28,7 @@ from cseaug.pipeline.run import BuildRun, PlanRef
 from cseaug.pipeline.shard import ShardOutcome
 from cseaug.pipeline.stages import ServedModels
 from cseaug.secrets import install_log_scrubbing
+from cseaug.wallclock import Clock
 from cseaug_prefect.tasks.build import generate_shard, plan_build, publish_build
 from cseaug_prefect.tasks.diagnostics import artifact_key, diagnostics_artifact_task
 from cseaug_prefect.tasks.runners import shard_task_runner, workers_server
@@ -38,6 +39,7 @@ def build_hybrid_dataset(
     config: RunConfig | str,
     overrides: list[str] | None = None,
     served: ServedModels | None = None,
+    clock: Clock | None = None,
 ) -> dict:
     """Build and publish one dataset version.
 
@@ -47,6 +49,8 @@ def build_hybrid_dataset(
         overrides: with a path only: ``key.path=value`` strings, as ``cseaug build --set``.
         served: what the LLM endpoints reported when ``cseaug build``'s preflight probed
             them; None (a deployment run): the plan task probes them, once.
+        clock: the build's wall-clock marks, which ``cseaug build`` started (its process's
+            start, the hand-over to Prefect); None: the flow's run starts one.
 
     Returns:
         The build summary: version directory, row and reject counts, token usage, exports.
@@ -56,7 +60,7 @@ def build_hybrid_dataset(
     # Before any work: a missing extra, or a remote cluster with no server to report to.
     runner = cfg.execution.runner
     cluster, server = shard_task_runner(runner), workers_server(runner)
-    with BuildRun(cfg, served=served) as run:
+    with BuildRun(cfg, served=served, clock=clock) as run:
         plan = plan_build(run)
         if cluster is None:
             outcomes = [generate_shard(plan, index, run) for index in range(plan.shards)]
