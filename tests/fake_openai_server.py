@@ -12,7 +12,11 @@ before its ``Content-Length``), ``length`` (an answer cut at ``max_tokens``:
 ``finish_reason=length``); and the hostile answers ``raw_body`` (a 200 of any bytes), ``trickle``
 (an answer sent a byte at a time), ``gzip_bomb`` (a small gzip body that inflates to a huge one),
 ``redirect`` (a 307/308 to another URL). ``GET /v1/models`` lists the served models (``models``; None: the
-server has no list, 404); a chat request for a model outside ``serves`` gets a 404.
+server has no list, 404; ``models_status``: it fails with that status); a chat request for a
+model outside ``serves`` gets a 404; answers name the model asked for, or ``answer_model`` (a
+router serving another one). With ``capacity`` N, the server computes N requests at once
+and queues the others (a self-hosted server saturated: each takes ``latency_s`` once its turn
+comes).
 A request with no script left gets what the server's ``policy`` (a function of the request
 body) says, ``ok`` by default: :func:`obey_injected_instructions` is the policy of a model
 that does what a hostile input line tells it. Every request is counted per content, as is
@@ -287,6 +291,9 @@ class ServerState:
     max_in_flight: int = 0
     models: list[dict] | None = field(default_factory=lambda: [dict(m) for m in DEFAULT_MODELS])
     serves: set[str] | None = None
+    models_status: int | None = None
+    answer_model: str | None = None
+    capacity: int | None = None
     model_requests: int = 0
     files: dict[str, bytes] = field(default_factory=dict)
     batches: dict[str, dict] = field(default_factory=dict)
@@ -392,6 +399,8 @@ def advance_batch(state: ServerState, batch: dict) -> None:
 def make_app(state: ServerState) -> web.Application:
     """The aiohttp application serving ``state``."""
 
+    turns = asyncio.Semaphore(state.capacity) if state.capacity else contextlib.nullcontext()
+
     async def chat_completions(request: web.Request) -> web.Response:
         raw = await request.read()
         state.total += 1
@@ -414,13 +423,14 @@ def make_app(state: ServerState) -> web.Application:
                 return web.json_response(error, status=404)
             action = state.next_action(content, body)
             if state.latency_s:
-                await asyncio.sleep(state.latency_s)
+                async with turns:
+                    await asyncio.sleep(state.latency_s)
             if action.kind in ("ok", "text"):
                 state.answered[content] += 1
                 return web.Response(
                     body=completion_body(
                         content,
-                        body.get("model", "m"),
+                        state.answer_model or body.get("model", "m"),
                         default_answer(body, state.echo_only)
                         if action.text is None
                         else action.text,
@@ -486,6 +496,9 @@ def make_app(state: ServerState) -> web.Application:
 
     async def models(_request: web.Request) -> web.Response:
         state.model_requests += 1
+        if state.models_status is not None:
+            error = {"error": {"message": "scripted model list failure"}}
+            return web.json_response(error, status=state.models_status)
         if state.models is None:
             return web.json_response({"error": {"message": "Not Found"}}, status=404)
         return web.json_response({"object": "list", "data": state.models})
@@ -598,6 +611,7 @@ class FakeOpenAIServer:
         serves: model names chat requests may ask for (None: any).
         echo_only: answer every ``ok`` request with the echo of its last message, a view
             prompt too (:func:`default_answer`): for tests that compare answers with it.
+        capacity: requests computed at once; the others queue (None: all at once).
     """
 
     def __init__(
@@ -608,9 +622,14 @@ class FakeOpenAIServer:
         models: list[dict] | str | None = "default",
         serves: set[str] | None = None,
         echo_only: bool = False,
+        capacity: int | None = None,
     ) -> None:
         self.state = ServerState(
-            latency_s=latency_s, fixed_answer=fixed_answer, policy=policy, echo_only=echo_only
+            latency_s=latency_s,
+            fixed_answer=fixed_answer,
+            policy=policy,
+            echo_only=echo_only,
+            capacity=capacity,
         )
         if models != "default":
             self.state.models = models  # type: ignore[assignment]

@@ -115,12 +115,15 @@ def test_the_wheel_installs_its_own_names_and_prompts(wheel_env: Path, tmp_path:
             "-c",
             "import cseaug, cseaug.prompts, cseaug_prefect.flows.build_hybrid_dataset as f;"
             "print(cseaug.__file__); print(cseaug.prompts.load_prompt('ski').path);"
-            "print(f.build_hybrid_dataset.name)",
+            "print(f.build_hybrid_dataset.name);"
+            "from importlib.resources import files;"
+            "print(files('cseaug.diagnostics').joinpath('report.html'))",  # the report's template
         ],
         tmp_path,
     ).stdout.split()
-    assert all(line.startswith(str(wheel_env)) for line in where[:2]), where
+    assert all(line.startswith(str(wheel_env)) for line in [*where[:2], where[3]]), where
     assert where[2] == "build-hybrid-dataset"
+    assert Path(where[3]).is_file()
     site = Path(where[0]).parents[1]
     assert not (site / "flows").exists() and not (site / "tasks").exists()
 

@@ -64,7 +64,8 @@ def test_generation_off_a_terminal_shows_requests_and_tokens_per_second_and_the_
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Every line of a generation under way has its rates and the time left (before: only a
-    count); the tokens are those the server reported, not estimates."""
+    count), then the requests in flight the backend allows now (adaptive, between 1 and
+    ``llm.concurrency``); the tokens are those the server reported, not estimates."""
     from cseaug.augment.llm_views import send
     from cseaug.config import LLMConfig
     from cseaug.llm.base import ChatRequest
@@ -73,7 +74,7 @@ def test_generation_off_a_terminal_shows_requests_and_tokens_per_second_and_the_
 
     with FakeOpenAIServer(latency_s=0.04) as server:
         cfg = LLMConfig(
-            backend="openai-compatible", base_url=server.base_url, model="fake", concurrency=1
+            backend="openai-compatible", base_url=server.base_url, model="fake", concurrency=4
         )
         requests = [
             ChatRequest(key=str(i), messages=({"role": "user", "content": f"Sentence {i}."},))
@@ -86,9 +87,12 @@ def test_generation_off_a_terminal_shows_requests_and_tokens_per_second_and_the_
     ]
     assert len(under_way) >= 3, lines
     for line in under_way:
-        assert re.search(r"\d requests/s, [\d.]+ tokens/s, [\d.]+ s left$", line), line
+        assert re.search(
+            r"\d requests/s, [\d.]+ tokens/s, [\d.]+ s left, [1-4] in flight at most$", line
+        ), line
     assert re.search(
-        r"^Generating: 16/16 requests \(100%\), \d+ s, [\d.]+ requests/s, [\d.]+ tokens/s$",
+        r"^Generating: 16/16 requests \(100%\), \d+ s, [\d.]+ requests/s, [\d.]+ tokens/s, "
+        r"[1-4] in flight at most$",
         lines[-1],
     )
 

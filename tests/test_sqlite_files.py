@@ -70,6 +70,7 @@ def test_processes_opening_a_cache_of_an_earlier_version_at_once_upgrade_it_once
         db.execute("DROP INDEX responses_spent_by")
         db.execute("ALTER TABLE responses DROP COLUMN spent_by")
         db.execute("ALTER TABLE responses DROP COLUMN digest")
+        db.execute("PRAGMA user_version = 0")
     open_at_the_same_moment(tmp_path, processes=4)
     found, mismatched = ResponseCache(path).lookup(["h"])
     assert found["h"].text == "an answer" and not mismatched

@@ -24,7 +24,7 @@ import re
 import traceback
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 MASK = "***"
 """What a secret becomes."""
@@ -57,6 +57,7 @@ _KEY_SHAPED = re.compile(
     r"(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic ("sk-ant-..."), Stripe-like keys
     r"|(?:hf|gsk|r8|xai|glpat|ghp|gho|github_pat)[_-][A-Za-z0-9_-]{16,}"  # HF, Groq, ... keys
     r"|AIza[A-Za-z0-9_-]{30,}"  # Google API keys
+    r"|(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"  # AWS access key ids
 )
 """Tokens shaped like the API keys of well-known providers, wherever they stand."""
 
@@ -162,8 +163,9 @@ def url_credentials_problem(url: str, setting: str) -> str | None:
     """Why a configured URL must not be used as it is, or None when it carries no credentials.
 
     User info (``http://user:key@host``), secret-named query parameters (``?api_key=``) and
-    key-looking tokens in the path or fragment (``/key=...``, ``#token=...``,
-    ``/sk-proj-...``, the value of a secret environment variable) would be stored in
+    key-looking tokens in the host, path, query or fragment (``/key=...``, ``#token=...``,
+    ``/sk-proj-...``, ``AKIA...``, the value of a secret environment variable), as written
+    or percent-encoded (``/%73k-proj-...``), would be stored in
     ``plan.json``, the manifest and Prefect's database with the URL. The message never
     repeats the URL.
 
@@ -179,6 +181,25 @@ def url_credentials_problem(url: str, setting: str) -> str | None:
         >>> url_credentials_problem("https://gw.example/v1#api_key=abc", "llm.base_url")[:55]
         'llm.base_url must not carry credentials (a key-looking '
     """
+    # Each part is checked as written and percent-decoded (%73k-proj-... is sk-proj-...).
+    for text in dict.fromkeys((url, _decoded(url))):
+        problem = _credentials_problem(text, setting)
+        if problem:
+            return problem
+    return None
+
+
+def _decoded(text: str) -> str:
+    """``text`` percent-decoded until nothing changes (``%2573`` is ``%73``, then ``s``)."""
+    for _ in range(10):
+        text, before = unquote(text), text
+        if text == before:
+            break
+    return text
+
+
+def _credentials_problem(url: str, setting: str) -> str | None:
+    """:func:`url_credentials_problem` of one spelling of the URL."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -189,7 +210,12 @@ def url_credentials_problem(url: str, setting: str) -> str | None:
     secret_params = [name for name, _ in parse_qsl(parts.query) if is_secret_name(name)]
     if secret_params:
         return f"{setting} must not carry credentials (query parameter {secret_params[0]}); {fix}"
-    for where, text in (("path", parts.path), ("fragment", parts.fragment)):
+    for where, text in (
+        ("host", parts.netloc),
+        ("path", parts.path),
+        ("query", parts.query),
+        ("fragment", parts.fragment),
+    ):
         if _key_looking(text):
             return (
                 f"{setting} must not carry credentials (a key-looking token in its {where}); {fix}"
@@ -198,14 +224,14 @@ def url_credentials_problem(url: str, setting: str) -> str | None:
 
 
 def _key_looking(text: str) -> bool:
-    """Whether a URL's path or fragment holds a key: a secret-named ``name=value`` (or
-    ``name:value``) part, a token shaped like a provider's key (:data:`_KEY_SHAPED`), or the
-    value of a secret of the environment (:func:`known_secrets`)."""
+    """Whether a part of a URL holds a key: a secret-named ``name=value`` (or
+    ``name:value``) part, a token shaped like a provider's key (:data:`_KEY_SHAPED`), or
+    anything :func:`scrub` masks (a secret of the environment, a bearer token, ...)."""
     for part in re.split(r"[/;&]", text):
         name, _, value = part.partition("=") if "=" in part else part.partition(":")
         if value and is_secret_name(name.replace("-", "_")):
             return True
-    return bool(_KEY_SHAPED.search(text)) or any(secret in text for secret in known_secrets())
+    return bool(_KEY_SHAPED.search(text)) or holds_secret(text)
 
 
 _SCRUBBING_FACTORY = "_cseaug_scrubbing"

@@ -1,19 +1,30 @@
-"""Text that must not reach a prompt or a dataset: invisible characters and chat special tokens.
+"""Text that must not reach a prompt or a dataset: control, invisible and separator characters,
+and chat special tokens.
 
-Defined once for corpus cleaning (:mod:`cseaug.corpus.cleaning`, Arrow/RE2), answer cleaning
-(:mod:`cseaug.llm.clean`) and the per-row checks (:mod:`cseaug.quality.checks`).
-**Invisible characters** (:func:`invisible_pattern`) are Unicode's
-``Default_Ignorable_Code_Point`` property, read from the ``regex`` module's tables, except
-the joiners U+200C/U+200D that scripts and emoji need inside words (:data:`EDGE_JOINERS`);
-the tag characters among them spell ASCII invisibly (:func:`tag_text`). **Chat special
-tokens** (:data:`SPECIAL_TOKEN_PATTERN`) are chat-template control words written as text.
-docs/prompts-and-patterns.md, "Answer cleaning", says what each class lets an attacker do.
+One definition, by Unicode property (never a list of code points), for corpus cleaning
+(:mod:`cseaug.corpus.cleaning`, Arrow/RE2), answer cleaning (:mod:`cseaug.llm.clean`) and the
+per-row checks (:mod:`cseaug.quality.checks`); docs/quality.md, "Text hazards", says what each
+rule covers and what each side does with it:
+
+* **control** (:data:`CONTROL`): general categories Cc (C0, DEL, C1: NUL, BEL, ESC,
+  U+009B, ...), Zl and Zp (U+2028, U+2029, which line-based readers split on);
+* **whitespace** (:data:`WHITESPACE`): ``White_Space`` other than U+0020 (tab, line
+  breaks, no-break and other Zs spaces): collapsed to one space; the **line breaks** among
+  them (:data:`LINE_BREAK`, Unicode's mandatory breaks) end an answer's line;
+* **invisible** (:func:`invisible_pattern`): ``Default_Ignorable_Code_Point`` and category Cf,
+  but the visible ``Prepended_Concatenation_Mark`` signs and the joiners U+200C/U+200D that
+  scripts and emoji need inside words (:data:`EDGE_JOINERS`), plus the glyphs that are blank by
+  definition (:data:`BLANK_GLYPHS`); the tag characters among them spell ASCII invisibly
+  (:func:`tag_text`);
+* **chat special tokens** (:data:`SPECIAL_TOKEN_PATTERN`): chat-template control words as text.
 
 Example:
     >>> remove_invisible("Pay\\u200b\\u202epal")
     'Paypal'
-    >>> find_invisible("A\\u00adB\\U000e0041")
-    ['U+00AD', 'U+E0041']
+    >>> find_invisible("A\\u00adB\\U000e0041\\u2800")
+    ['U+00AD', 'U+E0041', 'U+2800']
+    >>> find_control("A\\x1b[31mB\\u2028")
+    ['U+001B', 'U+2028']
     >>> find_special_token("A dog runs.<|im_end|>junk").group()
     '<|im_end|>'
 """
@@ -27,9 +38,6 @@ import sys
 
 import regex
 
-DEFAULT_IGNORABLE = r"\p{Default_Ignorable_Code_Point}"
-"""The Unicode property of the invisible characters (``regex`` module syntax)."""
-
 TAG_CHARACTERS = (0xE0000, 0xE007F)
 """The tag block (inclusive): default-ignorable, and each of U+E0020–U+E007E spells the
 ASCII character 0xE0000 below it."""
@@ -37,21 +45,57 @@ ASCII character 0xE0000 below it."""
 EDGE_JOINERS = "\u200c\u200d"
 """Zero-width non-joiner and joiner: kept inside a line, trimmed at its edges."""
 
+BLANK_GLYPHS = "\u2800"
+"""Graphic characters whose glyph is empty by definition, which no property names: the
+Braille blank (category So; the Hangul fillers are default-ignorable already)."""
+
+CONTROL = r"[\p{Cc}\p{Zl}\p{Zp}]"
+WHITESPACE = r"[\p{White_Space}--[ ]]"
+LINE_BREAK = r"[\p{Line_Break=BK}\p{Line_Break=CR}\p{Line_Break=LF}\p{Line_Break=NL}]"
+INVISIBLE = (
+    r"[[\p{Default_Ignorable_Code_Point}\p{Cf}" + BLANK_GLYPHS + "]"
+    r"--[\p{Prepended_Concatenation_Mark}" + EDGE_JOINERS + "]]"
+)
+"""The rules as ``regex`` module (V1) sets; :func:`char_class` spells them for RE2 and ``re``."""
+
 
 @functools.cache
-def invisible_pattern() -> str:
-    """A character class of every default-ignorable character but the joiners of
-    :data:`EDGE_JOINERS`, in literal characters (valid in RE2 and ``re``): what cleaning
-    removes from, or rejects, a line.
+def char_class(expression: str) -> str:
+    """The character class of every code point that the ``regex`` (V1) set ``expression``
+    matches, as ranges (``\\xhh`` below U+0100, literal characters above: valid in RE2 and
+    ``re``), read from the Unicode tables ``regex`` ships, once per process (under 0.1 s).
 
-    Read from the ``regex`` module's tables of the Unicode version it ships, once per process
-    (under 0.1 s): every code point is scanned, none is listed here.
+    Example:
+        >>> char_class(r"\\p{Cc}")
+        '[\\\\x00-\\\\x1f\\\\x7f-\\\\x9f]'
     """
     code_points = array.array("I", range(0xD800))  # surrogates are not characters
     code_points.extend(range(0xE000, 0x110000))
     every = code_points.tobytes().decode("utf-32-le" if sys.byteorder == "little" else "utf-32-be")
-    runs = regex.finditer(rf"[{DEFAULT_IGNORABLE}--[{EDGE_JOINERS}]]+", every, flags=regex.V1)
-    return "[" + "".join(f"{run.group()[0]}-{run.group()[-1]}" for run in runs) + "]"
+
+    def spell(ch: str) -> str:
+        return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else ch
+
+    runs = regex.finditer(f"{expression}+", every, flags=regex.V1)
+    return "[" + "".join(f"{spell(r.group()[0])}-{spell(r.group()[-1])}" for r in runs) + "]"
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` (at :data:`LINE_BREAK`; ``str.splitlines`` also splits at the
+    control characters U+001C-U+001E), each with its whitespace runs made one space, stripped.
+
+    Example:
+        >>> split_lines("A\\u00a0 dog.\\u2028B\\x1ec")
+        ['A dog.', 'B\\x1ec']
+    """
+    space = _compiled(f"(?: |{char_class(WHITESPACE)})+")
+    return [space.sub(" ", line).strip() for line in _compiled(char_class(LINE_BREAK)).split(text)]
+
+
+def invisible_pattern() -> str:
+    """The invisible characters (:data:`INVISIBLE`) as a character class: what cleaning
+    removes from, or rejects, a line."""
+    return char_class(INVISIBLE)
 
 
 SPECIAL_TOKEN_PATTERN = (
@@ -68,19 +112,29 @@ _SPECIAL_TOKEN = re.compile(SPECIAL_TOKEN_PATTERN)
 
 
 @functools.cache
-def _invisible() -> re.Pattern[str]:
-    return re.compile(invisible_pattern())
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _code_points(pattern: str, text: str) -> list[str]:
+    return list(dict.fromkeys(f"U+{ord(ch):04X}" for ch in _compiled(pattern).findall(text)))
 
 
 def remove_invisible(text: str) -> str:
     """``text`` without the characters of :func:`invisible_pattern`."""
-    return _invisible().sub("", text)
+    return _compiled(invisible_pattern()).sub("", text)
 
 
 def find_invisible(text: str) -> list[str]:
     """The invisible characters of ``text`` (:func:`invisible_pattern`) as ``U+XXXX``, in order,
     each once."""
-    return list(dict.fromkeys(f"U+{ord(ch):04X}" for ch in _invisible().findall(text)))
+    return _code_points(invisible_pattern(), text)
+
+
+def find_control(text: str) -> list[str]:
+    """The control and separator characters of ``text`` (:data:`CONTROL`) as ``U+XXXX``, in
+    order, each once."""
+    return _code_points(char_class(CONTROL), text)
 
 
 def tag_text(text: str) -> str:

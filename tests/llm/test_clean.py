@@ -43,6 +43,18 @@ def clean(
         ),
         ("```\nA dog is outside.\n```", "A dog is outside."),
         ('"Snow" and "dogs" are both outside.', '"Snow" and "dogs" are both outside.'),
+        # the input echoed behind its label, then the answer behind another
+        (
+            f"The original sentence is:\n\n{PREMISE}\n\nHere's the revised sentence: A dog is outside.",
+            "A dog is outside.",
+        ),
+        ("The new sentence is: A dog is outside.", "A dog is outside."),
+        ("**Hypothesis:** A dog is outside.\n\n**Explanation:** it runs.", "A dog is outside."),
+        ("'A man's dog is outside.'", "A man's dog is outside."),
+        ('"A dog is outside".', "A dog is outside."),
+        ("„A dog is outside.“", "A dog is outside."),
+        ("A dog is outside.\u2028It snows.", "A dog is outside."),
+        ("A dog\u00a0is\tout\u3000side.", "A dog is out side."),
     ],
 )
 def test_sentence_views_are_tidied(raw: str, expected: str) -> None:
@@ -55,7 +67,25 @@ def test_sentence_views_are_tidied(raw: str, expected: str) -> None:
         (None, "empty"),
         ("  \n\n ", "empty"),
         ('""', "empty"),
-        ("Hypothesis:", "empty"),
+        ("Hypothesis:", "label_only"),
+        ("The original sentence is:", "label_only"),
+        ("Here's the revised sentence:\n\n**Revised sentence:**", "label_only"),
+        ("1. A dog is outside.\n2. A dog plays in the snow.", "several_answers"),
+        ("- A dog is outside.\n- A dog plays in the snow.", "several_answers"),
+        (f"The original sentence is: {PREMISE}", "identical_to_input"),
+        (f'The original sentence is: "{PREMISE}"', "identical_to_input"),
+        (
+            f"The original sentence is:\n\n{PREMISE}\n\nHere's the revised sentence:",
+            "identical_to_input",
+        ),
+        (f"“{PREMISE}”", "identical_to_input"),
+        (f"Sentence 1: {PREMISE}", "identical_to_input"),
+        ("Here's the revised sentence:\n\n- Sentence 1: A dog runs in a field.", "label_only"),
+        ("The sentence is grammatically incorrect and does not say where.", "talks_about_input"),
+        ("This is a classic example of a syllogism, where a dog runs.", "talks_about_input"),
+        ("A dog runs in the snow. A dog runs in the snow.", "repetition"),
+        ("A dog runs in the snow. A dog runs in the", "repetition"),
+        ("1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.", "repetition"),
         ("I'm sorry, but I can't help with that.", "refusal"),
         ("As an AI language model, I do not generate contradictions.", "refusal"),
         ("I cannot fulfill this request.", "refusal"),
@@ -64,7 +94,7 @@ def test_sentence_views_are_tidied(raw: str, expected: str) -> None:
         ("a black and WHITE dog is running through a snowy field", "identical_to_input"),
         (f'Hypothesis: "{PREMISE}"', "identical_to_input"),
         ("Dog.", "too_short"),
-        (" ".join(["word"] * 40) + ".", "too_long"),
+        (" ".join(f"word{i}" for i in range(40)) + ".", "too_long"),
     ],
 )
 def test_rejections(raw: str | None, reason: str) -> None:
@@ -107,10 +137,17 @@ def test_knowledge_keeps_up_to_n_sentences_on_one_line() -> None:
         == "The sentence describes a dog. It is black and white."
     )
     # knowledge may be much longer than its sentence: no length ratio applies
-    long = " ".join(["The Eiffel Tower is a wrought-iron lattice tower in Paris."] * 3)
+    long = (
+        "The Eiffel Tower is a wrought-iron lattice tower in Paris. It was built for the "
+        "World's Fair of 1889. Gustave Eiffel's company designed and built it."
+    )
     assert clean(long, view="knowledge", source="Paris.").ok
     assert clean("As an AI, I know nothing about it.", view="knowledge").reason == "refusal"
     assert clean(PREMISE, view="knowledge").reason == "identical_to_input"
+    # knowledge may talk about its sentence, but not in a loop
+    assert clean("The sentence is about a dog. It is black and white.", view="knowledge").ok
+    loop = "1. The dog is black and white.\n2. The dog is black and white."
+    assert clean(loop, view="knowledge").reason == "repetition"
 
 
 def test_normalize_for_comparison() -> None:

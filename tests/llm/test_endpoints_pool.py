@@ -45,7 +45,7 @@ def pool_of(clock: Clock, *urls: str, cooldown_s: float = 5.0) -> EndpointPool:
 
 
 def ticket(pool: EndpointPool, in_flight: list[int], concurrency: int = 4) -> Ticket:
-    placed = pool.place(in_flight, concurrency)
+    placed = pool.place(in_flight, [concurrency] * len(in_flight))
     assert isinstance(placed, Ticket), placed
     return placed
 
@@ -60,7 +60,7 @@ def test_the_least_busy_endpoint_gets_the_request_and_a_full_one_none(clock: Clo
     assert ticket(pool, [3, 1]).index == 1
     assert ticket(pool, [2, 3]).index == 0
     assert ticket(pool, [1, 4]).index == 0  # B has its `concurrency` in flight
-    assert pool.place([4, 4], 4) is None  # every slot taken: wait for one
+    assert pool.place([4, 4], [4, 4]) is None  # every slot taken: wait for one
 
 
 def test_failures_in_a_row_take_an_endpoint_out_and_the_other_keeps_serving(
@@ -75,7 +75,7 @@ def test_failures_in_a_row_take_an_endpoint_out_and_the_other_keeps_serving(
     assert pool.in_service() == [B]
     assert {ticket(pool, [0, n]).index for n in range(4)} == {1}  # idle A is not chosen
     # B full and A cooling down: wait until A's cool-down ends
-    assert pool.place([0, 4], 4) == pytest.approx(5.0)
+    assert pool.place([0, 4], [4, 4]) == pytest.approx(5.0)
 
 
 def test_answers_429_and_4xx_are_the_server_answering(clock: Clock) -> None:
@@ -124,7 +124,7 @@ def test_the_cool_down_doubles_up_to_its_maximum(clock: Clock) -> None:
     fail(pool, 0, 3, refused())
     waits = []
     for _ in range(4):
-        waits.append(pool.place([0, 4], 4))
+        waits.append(pool.place([0, 4], [4, 4]))
         clock.now += 1000
         pool.finished(ticket(pool, [0, 0]), refused())  # the trial fails
     assert waits == pytest.approx([8.0, 16.0, 30.0, 30.0])

@@ -105,6 +105,7 @@ def test_factory_passes_the_http_settings() -> None:
         concurrency=3,
         max_retries=2,
         request_timeout_s=7,
+        rate_limit_budget_s=9,
         api_key_env="MY_KEY",
     )
     backend = make_backend(cfg, None)
@@ -114,11 +115,13 @@ def test_factory_passes_the_http_settings() -> None:
         backend.concurrency,
         backend.max_retries,
         backend.request_timeout_s,
+        backend.rate_limit_budget_s,
     ) == (
         "http://127.0.0.1:8000/v1",
-        3,
+        (1, 3),
         2,
         7,
+        9,
     )
     assert backend.api_key_env == "MY_KEY"
 

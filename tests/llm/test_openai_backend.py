@@ -54,6 +54,7 @@ def test_answers_come_back_in_order_with_usage(server: FakeOpenAIServer) -> None
         "circuit_open": 0,
         "prompt_tokens": 150,
         "completion_tokens": 90,
+        "answered_by:fake-model": 30,
     }
     assert sum(finished) == 30
     assert all(server.counts[f"sentence {i}"] == 1 for i in range(30))

@@ -98,3 +98,28 @@ def test_endpoints_serving_other_weights_under_one_name_are_refused() -> None:
         )
         with pytest.raises(BackendError, match="serve different weights as 'fake'"):
             backend.check()
+
+
+@pytest.mark.parametrize(
+    ("listing", "said"), [({"models": []}, "lists no models"), ({"models_status": 500}, "HTTP 500")]
+)
+def test_an_empty_or_failing_model_list_is_probed_with_one_chat_request(
+    listing: dict, said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # `transformers serve <folder>` lists nothing, or fails with a 500 without a hub cache
+    with FakeOpenAIServer(**{k: v for k, v in listing.items() if k == "models"}) as server:
+        server.state.models_status = listing.get("models_status")
+        backend = http_backend(server.base_url, "/models/SmolLM2")
+        backend.check()
+        assert server.counts["ping"] == 1 and backend.served() == {}
+    lines = [r.getMessage() for r in caplog.records if "GET /models" in r.getMessage()]
+    assert len(lines) == 1 and said in lines[0] and "'/models/SmolLM2' was answered" in lines[0]
+
+
+def test_an_empty_model_list_and_a_chat_request_that_fails_is_refused() -> None:
+    with (
+        FakeOpenAIServer(models=[], serves={"fake"}) as server,
+        pytest.raises(BackendError, match="model 'other' not served") as err,
+    ):
+        http_backend(server.base_url, "other").check()
+    assert "HTTP 404" in str(err.value) and "\n" not in str(err.value)

@@ -20,6 +20,9 @@ to their own files (``data/heldout-*``, the card's ``heldout`` split): the golde
 configs hold rows out (all but OssCSE's) gained that file and their train files lost those
 rows; their rows sorted by id, the counts and ``rejects.parquet`` are identical to the builds
 of the code before (checked by building both), and the OssCSE golden did not change.
+Then the per-row checks rejected views that hold control characters (``control_characters``,
+docs/quality.md, "Text hazards"): 31 of ``generate-cse``'s, whose tiny random generator
+writes bytes such as U+0001 and ESC; only that golden changed.
 
 The LLM is the loopback server of ``tests/fake_openai_server.py``; its answers are a
 deterministic function of the request (:func:`golden_answer`, the server's policy): words

@@ -110,6 +110,12 @@ def test_a_build_embeds_views_while_generating_and_never_imports_torch_itself(
         assert embedding["before_publish"] == embedding["texts"]
         assert embedding["after_publish"] == 0
         assert (Path(built["version_dir"]) / "diagnostics" / "cs.png").is_file()
+        # the version's report, listed and hashed like every file, its grid's CS computed
+        # by the build's encoder worker
+        manifest = json.loads((Path(built["version_dir"]) / "manifest.json").read_text())
+        assert "diagnostics/report.html" in {f["path"] for f in manifest["files"]}
+        page = (Path(built["version_dir"]) / "diagnostics" / "report.html").read_text()
+        assert '"positive": [' in page and str(tiny_bert) in page
 
         # Every shard is finished now: nothing to overlap with, so the plan starts no worker;
         # an unchanged rebuild publishes nothing (its quality gate reads the cached vectors).

@@ -30,15 +30,22 @@ def every_character() -> list[str]:
     return [chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
 
 
-def test_invisible_characters_are_every_default_ignorable_code_point_but_the_joiners() -> None:
-    """The class is Unicode's property, not a list: the soft hyphen, variation selectors,
-    Hangul fillers and every tag character are in it, the joiners are not."""
-    property_ = regex.compile(r"\p{Default_Ignorable_Code_Point}")
-    expected = {ch for ch in every_character() if property_.match(ch)} - set(EDGE_JOINERS)
+def test_invisible_characters_are_the_default_ignorable_and_format_characters() -> None:
+    """The class is Unicode's properties, not a list: every default-ignorable code point and
+    every format character (Cf), the Braille blank; not the joiners nor the visible prepended
+    concatenation marks (the Arabic number sign U+0600, ...). ``regex`` ships a newer Unicode
+    than ``unicodedata``: every Cf of the older one is in the class too."""
+    ignorable = regex.compile(r"\p{Default_Ignorable_Code_Point}|\p{Cf}")
+    marks = regex.compile(r"\p{Prepended_Concatenation_Mark}")
+    expected = {ch for ch in every_character() if ignorable.match(ch) and not marks.match(ch)}
+    expected = (expected | {"\u2800"}) - set(EDGE_JOINERS)
     pattern = re.compile(invisible_pattern())
     assert {ch for ch in every_character() if pattern.match(ch)} == expected
-    for ch in "\u00ad\u034f\u115f\u180e\u3164\ufe0f\U000e0001\U000e0041\U000e007f\U000e01ef":
+    for ch in "\u00ad\u034f\u115f\u180e\u3164\ufe0f\ufff9\U000e0001\U000e0041\U00013430":
         assert ch in expected, f"U+{ord(ch):04X}"
+    assert "\u0600" not in expected
+    older = {ch for ch in every_character() if unicodedata.category(ch) == "Cf"}
+    assert older - set(EDGE_JOINERS) - {ch for ch in older if marks.match(ch)} <= expected
 
 
 @pytest.mark.parametrize(

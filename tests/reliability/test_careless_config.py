@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import pytest
+from pydantic import BaseModel
 
+from cseaug.config.base import _kinds
 from tests.reliability.attack_tools import REPO, RecordingProxy, build_environment, run_cseaug
 
 pytestmark = pytest.mark.reliability
@@ -153,3 +156,122 @@ def test_a_config_file_of_more_than_a_megabyte_is_refused(tmp_path: Path) -> Non
     )
     error = dry_run(config)
     assert isinstance(error, ConfigError) and "at most 1,000,000" in str(error), error
+
+
+def _with_a_boolean(annotation: Any) -> Any:
+    """A value of ``annotation``'s shape with ``True`` wherever a number goes."""
+    args = get_args(annotation)
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _with_a_boolean(args[0])
+    if origin in (list, set):
+        return [_with_a_boolean(args[0])]
+    if origin is tuple:
+        return [_with_a_boolean(arg) for arg in args if arg is not Ellipsis]
+    if origin is dict:
+        key = get_args(args[0])[0] if get_origin(args[0]) is Literal else "sts"
+        return {key: _with_a_boolean(args[1])}
+    if args:  # a union: its first numeric member
+        return _with_a_boolean(next(a for a in args if _kinds(a) & {int, float}))
+    return True
+
+
+def _config_models() -> list[type]:
+    import cseaug.config.run
+    import cseaug.trainer.config
+    import cseaug.vaegpt.config  # noqa: F401
+    from cseaug.config.base import StrictModel
+
+    seen: set[type] = set()
+    stack = list(StrictModel.__subclasses__())
+    while stack:
+        model = stack.pop()
+        if model not in seen:
+            seen.add(model)
+            stack.extend(model.__subclasses__())
+    return sorted(seen, key=lambda model: model.__qualname__)
+
+
+def test_a_boolean_is_refused_in_every_numeric_setting() -> None:
+    """Proves 32.6: ``sample.size=true`` was read as 1 (pydantic takes a boolean for a
+    number); every numeric field of every config model (the build's RunConfig tree, the
+    trainers'), scalar or inside a tuple, list or mapping, refuses true in one line."""
+    from pydantic import ValidationError
+
+    from cseaug.errors import ConfigError
+
+    checked = []
+    for model in _config_models():
+        for name, field in model.model_fields.items():
+            kinds = _kinds(field.annotation)
+            if not kinds & {int, float} or kinds & {bool, Any}:
+                continue
+            if any(isinstance(kind, type) and issubclass(kind, BaseModel) for kind in kinds):
+                continue
+            with pytest.raises(ValidationError) as raised:
+                model.model_validate({name: _with_a_boolean(field.annotation)})
+            refused = [e for e in raised.value.errors() if e["loc"][:1] == (name,)]
+            assert [e["type"] for e in refused] == ["bool_not_number"], (model, name, refused)
+            checked.append(f"{model.__name__}.{name}")
+    assert len(checked) > 100 and "SampleConfig.size" in checked, checked
+    error = dry_run(DEMO, "sample.size=true")
+    assert isinstance(error, ConfigError), error
+    assert "sample.size: Input should be a number, not a boolean" in str(error)
+
+
+KEYS = {
+    "openai": "sk-proj-Zq8v0ExampleKey4f9aa",
+    "anthropic": "sk-ant-api03-Zq8v0ExampleKey4f9",
+    "stripe": "rk-live-Zq8v0ExampleKey4f9aa",
+    "hugging face": "hf_Zq8v0ExampleKey4f9aaBB",
+    "groq": "gsk_Zq8v0ExampleKey4f9aaBB",
+    "replicate": "r8_Zq8v0ExampleKey4f9aaBB",
+    "xai": "xai-Zq8v0ExampleKey4f9aaBB",
+    "gitlab": "glpat-Zq8v0ExampleKey4f9aa",
+    "github": "ghp_Zq8v0ExampleKey4f9aaBB",
+    "github oauth": "gho_Zq8v0ExampleKey4f9aaBB",
+    "github fine-grained": "github_pat_Zq8v0ExampleKey4f9",
+    "google": "AIzaSyZq8v0ExampleKey4f9aaBBccDDeeFF",
+    "aws access key": "AKIAZQ8V0EXAMPLEKEY4",
+    "aws temporary key": "ASIAZQ8V0EXAMPLEKEY4",
+    "environment secret": "Zq8v0-env-secret-value",
+    "bearer token": "Bearer Zq8v0ExampleKey4f9aaBB",
+    "named": "api_key=Zq8v0ExampleKey4f9",
+}
+PLACES = {
+    "host": "http://{}.gw.example/v1",
+    "path": "http://127.0.0.1:9/v1/{}",
+    "query": "http://127.0.0.1:9/v1?model=m&{}",
+    "fragment": "http://127.0.0.1:9/v1#{}",
+}
+
+
+def _percent_encoded(text: str, times: int) -> str:
+    for _ in range(times):
+        text = "".join(f"%{byte:02X}" for byte in text.encode())
+    return text
+
+
+@pytest.mark.parametrize("times", [0, 1, 2], ids=["as is", "percent-encoded", "twice"])
+@pytest.mark.parametrize("place", list(PLACES))
+def test_every_key_shape_is_refused_in_every_part_of_the_url_however_encoded(
+    monkeypatch: pytest.MonkeyPatch, place: str, times: int
+) -> None:
+    """Proves 32.5: ``%73k-proj-...`` in ``llm.base_url`` and AWS access key ids passed the
+    key-in-URL check; every key shape the scrubber knows (and a secret of the environment,
+    and a secret-named ``name=value``) is refused in the host, path, query or fragment,
+    written as is, percent-encoded or encoded twice, in one line that does not repeat it."""
+    from cseaug.config.llm import LLMConfig
+    from cseaug.secrets import url_credentials_problem
+
+    monkeypatch.setenv("CSEAUG_TEST_API_KEY", KEYS["environment secret"])
+    for shape, key in KEYS.items():
+        if shape == "named" and place == "host":
+            continue  # not a host name
+        url = PLACES[place].format(_percent_encoded(key, times))
+        problem = url_credentials_problem(url, "llm.base_url")
+        assert problem and "must not carry credentials" in problem, (shape, url)
+        assert key not in problem and key.split("=")[-1] not in problem
+    key = _percent_encoded(KEYS["openai"], times)
+    with pytest.raises(ValueError, match="must not carry credentials"):
+        LLMConfig(backend="openai-compatible", model="m", base_url=PLACES[place].format(key))

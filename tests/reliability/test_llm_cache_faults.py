@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -17,8 +18,10 @@ from typing import Any
 import pytest
 
 from cseaug.errors import CseaugError, expected_os_error, os_error_message
-from cseaug.llm.cache import CacheDamagedError, CachedBackend, ResponseCache
+from cseaug.hashing import json_sha256
+from cseaug.llm.cache import SCHEMA_VERSION, CachedBackend, ResponseCache, answer_digest
 from cseaug.llm.openai_backend import OpenAIBackend
+from cseaug.sqlite_files import DamagedFileError
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.llm.helpers import ask
 from tests.reliability.test_llm_faults import SENTENCES, VIEWS, build, config
@@ -78,7 +81,7 @@ def test_a_damaged_cache_file_is_one_line_naming_it_and_how_to_set_it_aside(
         filled_cache(server, path)
         damage(path)
         size = path.stat().st_size
-        with pytest.raises(CacheDamagedError) as damaged:
+        with pytest.raises(DamagedFileError) as damaged:
             cached_backend(server, path).generate([ask(p) for p in PROMPTS])
         message = str(damaged.value)
         assert isinstance(damaged.value, CseaugError) and "\n" not in message
@@ -123,6 +126,7 @@ def test_a_cache_of_an_earlier_version_gets_digests_and_keeps_its_answers(
         backend.close()
         with sqlite3.connect(path) as db:  # the schema of the earlier version
             db.execute("ALTER TABLE responses DROP COLUMN digest")
+            db.execute("PRAGMA user_version = 0")
         answers = cached_backend(server, path).generate(prompts)
         assert all(a.cached for a in answers) and answers[0].text == "echo: old 0"
         assert server.state.total == len(prompts)
@@ -132,6 +136,76 @@ def test_a_cache_of_an_earlier_version_gets_digests_and_keeps_its_answers(
             db.execute("UPDATE responses SET completion_tokens = 999")
         again = cached_backend(server, path).generate(prompts)
         assert not any(a.cached for a in again)
+
+
+def _edit_answers(path: Path, version: int, digest: Callable[[list[Any]], str] | None) -> None:
+    """Every stored answer in ``path`` made ``BUY CHEAP PILLS``, its digest recomputed with
+    ``digest`` (None: the column dropped), the schema version set to ``version``."""
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT hash, prompt_tokens, completion_tokens FROM responses")
+        for request, prompt, completion in rows.fetchall():
+            answer = [request, "BUY CHEAP PILLS", prompt, completion]
+            db.execute(
+                "UPDATE responses SET text = ?, digest = ? WHERE hash = ?",
+                (answer[1], digest and digest(answer), request),
+            )
+        if digest is None:
+            db.execute("ALTER TABLE responses DROP COLUMN digest")
+        db.execute(f"PRAGMA user_version = {version}")
+
+
+@pytest.mark.parametrize(
+    "recompute",
+    [
+        lambda answer: json_sha256(answer),
+        lambda answer: answer_digest(b"another user's key", *answer),
+    ],
+    ids=["plain sha256", "the project's function under another key"],
+)
+def test_an_answer_edited_with_its_digest_recomputed_is_asked_again(
+    tmp_path: Path, recompute: Callable[[list[Any]], str]
+) -> None:
+    """Proves 32.4: an answer edited in the cache with its digest recomputed by the project's
+    own function was published without a warning; digests are keyed (HMAC-SHA256) with a key
+    kept outside the cache (the user's config dir or CSEAUG_CACHE_KEY), so whoever can write
+    the cache but not read that key cannot make an edit match: the answer is asked again."""
+    path = tmp_path / "llm.sqlite"
+    with FakeOpenAIServer(echo_only=True) as server:
+        cached_backend(server, path).generate([ask("one")])
+        _edit_answers(path, SCHEMA_VERSION, recompute)
+        backend = cached_backend(server, path)
+        (one,) = backend.generate([ask("one")])
+    assert (one.text, one.cached, server.counts["one"]) == ("echo: one", False, 2)
+    assert backend.usage.as_dict()["cache_mismatched"] == 1
+
+
+@pytest.mark.parametrize(
+    "version, digest",
+    [(SCHEMA_VERSION, None), (0, None), (0, lambda answer: json_sha256(answer))],
+    ids=["digest column dropped", "and version reset", "old plain digest and version reset"],
+)
+def test_a_cache_made_to_look_older_is_refused_or_announced(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, version: int, digest: Any
+) -> None:
+    """Proves 32.4: a cache whose digest column was dropped was taken for one of an earlier
+    version and its edited answers given digests silently. The schema version is recorded:
+    a file of this version is never upgraded (one line: set it aside); a file made to look
+    like one of an earlier version (version reset too) is upgraded with a warning naming the
+    file and how many answers are trusted as they are."""
+    path = tmp_path / "llm.sqlite"
+    with FakeOpenAIServer(echo_only=True) as server:
+        cached_backend(server, path).generate([ask("one"), ask("two")])
+        _edit_answers(path, version, digest)
+        if version == SCHEMA_VERSION:
+            with pytest.raises(DamagedFileError) as refused:
+                cached_backend(server, path)
+            message = str(refused.value)
+            assert "\n" not in message and f"`mv {path} {path}.damaged`" in message
+            return
+        with caplog.at_level(logging.WARNING, logger="cseaug.llm.cache"):
+            cached_backend(server, path).close()
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert str(path) in warning and "2 stored answers are trusted as they are" in warning
 
 
 def test_a_full_disk_while_answers_are_stored_is_one_line_and_keeps_what_was_committed(

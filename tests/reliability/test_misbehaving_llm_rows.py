@@ -167,8 +167,14 @@ def test_every_view_in_another_language_is_rejected(tmp_path: Path) -> None:
             "invisible_characters",
             {"characters": ["U+200B"]},
         ),
+        (
+            # a terminal escape that hides the rest of the line, and the 8-bit CSI
+            lambda i, n: PARAPHRASES[i].replace(" ", " \x1b[8m", 1) + f"\x9b0m ({n})",
+            "control_characters",
+            {"characters": ["U+001B", "U+009B"]},
+        ),
     ],
-    ids=["tag characters", "an instruction", "zero-width spaces"],
+    ids=["tag characters", "an instruction", "zero-width spaces", "terminal escapes"],
 )
 def test_answers_that_carry_hidden_text_are_rejected(
     tmp_path: Path, answer: Answer, reason: str, detail: dict[str, Any]
@@ -184,7 +190,9 @@ def test_knowledge_longer_than_max_tokens_allows_is_rejected(tmp_path: Path) -> 
     ``usage.completion_tokens``); the per-row check counts the words."""
 
     def endless(i: int, n: int) -> Action:
-        text = " and ".join([PARAPHRASES[i].rstrip(".")] * 40) + "."
+        # one sentence of 600 words that never repeats itself (a loop is a `repetition` reject)
+        clauses = [*PARAPHRASES[i:], *PARAPHRASES[:i], *GERMAN, *FRENCH, *SPANISH]
+        text = ", and ".join(c.rstrip(".") for c in clauses) + "."
         message = {"role": "assistant", "content": text}
         body = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
         return Action.raw_body(json.dumps(body).encode())

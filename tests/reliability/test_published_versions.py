@@ -120,6 +120,7 @@ def commands_writing_a_chosen_path(version: Path, tmp: Path) -> dict[str, list[s
             *root,
         ],
         "diagnose": ["diagnose", "demo", "--out", str(version / "diagnostics"), *root],
+        "report": ["report", "demo", "--out", str(version / "diagnostics" / "report.html"), *root],
         "compare": ["compare", "--version", "demo", "--out", str(version / "figure7"), *root],
         "probe-splits": ["probe-splits", "--data-dir", str(tmp), "--out", str(version / "p")],
         "train-encoder": [
@@ -144,7 +145,7 @@ def commands_writing_a_chosen_path(version: Path, tmp: Path) -> dict[str, list[s
 
 
 COMMANDS = (
-    "export", "export into <root>/datasets", "diagnose", "compare", "probe-splits",
+    "export", "export into <root>/datasets", "diagnose", "report", "compare", "probe-splits",
     "train-encoder", "negate", "negate --rejects", "backtranslate", "mer", "synonyms",
     "train-vaegpt", "score", "data fetch",
 )  # fmt: skip

@@ -278,3 +278,58 @@ def test_a_stopped_train_encoder_ends_within_seconds_in_one_line(
         "stopped (SIGINT): no model was written; run the same command again to train from the start"
     )
     assert processes_with(f"PREFECT_HOME={home}") == []
+
+
+def test_a_build_stopped_while_it_reads_a_huge_corpus_ends_with_its_processes_within_10_s(
+    tmp_path: Path,
+) -> None:
+    """Proves 32.9: a build's processes (the temporary Prefect server, an in-process model,
+    the encoder worker) took 30-90 s to exit after the stop line on a busy machine, and the
+    stop line itself waited for the corpus to be hashed (a minute for 50 GB) to name the run
+    store. SIGTERM while a build reads a 50 GB corpus ends the command and every process it
+    started within 10 s, exit status 143: the stop line waits at most 3 s to learn what was
+    kept, and what has not ended 3 s after it is ended."""
+    import psutil
+
+    from tests.reliability.test_huge_corpus import sparse_nul_file
+
+    corpus = sparse_nul_file(tmp_path / "wiki1m.txt", line_every=1 << 20)
+    root, home = tmp_path / "storage", tmp_path / "prefect-home"
+    with FakeOpenAIServer() as server, RecordingProxy() as proxy:
+        command = [*build_command(server.base_url, root), "--set", f"corpus.path={corpus}"]
+        build = subprocess.Popen(
+            command,
+            env=build_environment(home, proxy),
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+
+            def reading() -> bool:  # the flow holds the corpus open, its server started
+                fds = Path(f"/proc/{build.pid}/fd").iterdir()
+                return any(os.path.realpath(fd) == str(corpus) for fd in fds) and bool(
+                    processes_with(f"PREFECT_HOME={home}")
+                )
+
+            wait_for(reading, 240, "reading the corpus")
+            time.sleep(2)
+            started = psutil.Process(build.pid).children(recursive=True)
+            stopped_at = time.monotonic()
+            build.send_signal(signal.SIGTERM)
+            _, err = build.communicate(timeout=120)
+            _, alive = psutil.wait_procs(started, timeout=120)
+            took = time.monotonic() - stopped_at
+        finally:
+            if build.poll() is None:
+                os.killpg(build.pid, signal.SIGKILL)
+    assert build.returncode == 143, err[-3000:]
+    assert started and not alive, (started, alive)
+    assert took < STOP_WITHIN_S, f"the build and its processes took {took:.1f} s to end"
+    assert err.splitlines()[-1] == (
+        "stopped (SIGTERM): what was kept was not known within 3 s; run the same command "
+        "again to resume"
+    ), err[-3000:]
+    assert processes_with(f"PREFECT_HOME={home}") == []

@@ -159,7 +159,7 @@ def send(
     on_response: ResponseSink | None = None,
 ) -> list[ChatResponse]:
     """Send ``requests`` in one ``backend.generate`` call behind a progress bar (requests and
-    tokens per second, the time left); the answers come back in request order, and each to
+    tokens per second, the time left, the requests in flight the backend allows now); the answers come back in request order, and each to
     ``on_response`` as it arrives (also used by the LLM judge, :mod:`cseaug.quality.judge`).
 
     Raises:
@@ -174,6 +174,8 @@ def send(
 
         def answered(index: int, response: ChatResponse) -> None:
             bar.tokens += 0 if response.cached else response.completion_tokens
+            if (limit := backend.in_flight_limit()) is not None:
+                bar.note = f"{limit} in flight at most"
             if on_response is not None:
                 on_response(index, response)
 

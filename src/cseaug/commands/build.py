@@ -138,8 +138,9 @@ def build(
     """Build a dataset version from a config (runs the Prefect flow build-hybrid-dataset)."""
     set_ = [*set_, "output.force_new_version=true"] if force_new_version else set_
     cfg = load_config(config, set_)  # the build's one validation: the flow is given cfg
-    with one_line_on_stop(lambda: kept_for_rerun(cfg)):
-        run_build_command(cfg, dry_run=dry_run or cfg.execution.dry_run)
+    dry_run = dry_run or cfg.execution.dry_run
+    with one_line_on_stop(lambda: None if dry_run else kept_for_rerun(cfg)):
+        run_build_command(cfg, dry_run=dry_run)
 
 
 def run_build_command(cfg: RunConfig, *, dry_run: bool) -> None:

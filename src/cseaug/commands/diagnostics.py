@@ -1,6 +1,6 @@
-"""``cseaug diagnose``, ``cseaug compare``, ``cseaug probe-splits`` (docs/diagnostics.md,
-with examples). Published versions are immutable, so ``diagnose`` writes beside them, by
-default to ``<root>/diagnostics/<name>/<version>/``.
+"""``cseaug diagnose``, ``cseaug report``, ``cseaug compare``, ``cseaug probe-splits``
+(docs/diagnostics.md, with examples). Published versions are immutable, so ``diagnose`` and
+``report`` write beside them, by default to ``<root>/diagnostics/<name>/<version>/``.
 """
 
 from __future__ import annotations
@@ -120,6 +120,50 @@ def diagnose_command(
     for line in summary.check_lines():  # pattern order, contamination
         Console().print(line, highlight=False)
     Console().print(f"wrote {', '.join(summary.plots.values())} and summary.json to {where}")
+
+
+@app.command("report")
+def report_command(
+    ref: Annotated[str, typer.Argument(help="NAME, NAME/vNNNN, or a version directory.")],
+    root: RootOption = "storage",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="The HTML file to write (default: <root>/diagnostics/<name>/<version>/"
+            "report.html; on an object store in the work directory)."
+        ),
+    ] = None,
+    open_it: Annotated[
+        bool, typer.Option("--open", help="Open the report in the default web browser.")
+    ] = False,
+) -> None:
+    """Write a version's report: one offline HTML file with its card, histograms, pattern
+    order, rows aligned with their scores, and rejects (older versions included)."""
+    import webbrowser
+
+    from cseaug.dataset.verify import recorded_sha256, verify_version
+    from cseaug.diagnostics.report import write_report
+    from cseaug.diagnostics.version import REPORT_FILE
+    from cseaug.encoders.loading import encoder_from_config
+
+    version_dir = _version_dir(root, ref)
+    if recorded_sha256(version_dir) is not None:  # a changed file fails here, before any work
+        verify_version(version_dir).raise_if_wrong()
+    manifest = (
+        versions.read_manifest(version_dir) if (version_dir / "manifest.json").is_file() else {}
+    )
+    work = default_work_dir(root)
+    target = out or work / "diagnostics" / version_dir.parent.name / version_dir.name / REPORT_FILE
+    refuse_dataset_path(target, root, "--out")
+    cfg, _ = diagnostics_config(None, manifest, [])
+    encoder = encoder_from_config(cfg, work / "cache" / "embeddings")
+    try:
+        written = write_report(version_dir, target, manifest, cfg, encoder=encoder)
+    finally:
+        encoder.close()
+    typer.echo(f"wrote {written}")
+    if open_it:
+        webbrowser.open(written.resolve().as_uri())
 
 
 @app.command("compare")

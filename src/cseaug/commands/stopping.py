@@ -9,6 +9,11 @@ cleans up after Ctrl-C does so after SIGTERM too. The commands that run a flow r
 installed here. From the first stop on, Prefect's console says nothing more
 (:func:`stop_under_way`, :mod:`cseaug.commands.quiet_logs`). Other commands end as typer
 ends them on Ctrl-C: exit status 130, no traceback.
+
+The stop line waits at most :data:`KEPT_WAIT_S` to learn what was kept, and once it is
+printed the script ends within :data:`EXIT_GRACE_S`, its child processes included
+(Prefect's workers, the temporary server's stop and a model's threads took 30-90 s on a
+busy machine).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from types import FrameType
 
 import typer
@@ -28,6 +33,15 @@ from rich.console import Console
 from cseaug.secrets import scrub
 
 _stopping = threading.Event()
+_script = threading.Event()  # set by install_stop_handlers: this process is the cseaug script
+
+KEPT_WAIT_S = 3.0
+"""How long the stop line waits to learn what was kept (naming the run store hashes the
+inputs: a minute for a 50 GB corpus)."""
+
+EXIT_GRACE_S = 3.0
+"""How long the stopped script may take to end by itself after its stop line; then its
+child processes are terminated (killed a second later) and it exits."""
 
 
 class StopRequested(KeyboardInterrupt):
@@ -53,12 +67,51 @@ def one_line_on_stop(kept: Callable[[], str | None]) -> Iterator[None]:
         yield
     except KeyboardInterrupt as interrupt:
         signum = interrupt.signum if isinstance(interrupt, StopRequested) else signal.SIGINT
-        line = f"stopped ({signal.Signals(signum).name}): {kept() or 'nothing to resume'}"
+        line = f"stopped ({signal.Signals(signum).name}): {_kept_within(kept)}"
         console = Console(stderr=True)
         if os.environ.get("CSEAUG_DEBUG"):
             print_traceback(console)
         console.print(scrub(line), highlight=False, soft_wrap=True, markup=False)
+        if _script.is_set():
+            _end_within_grace(128 + signum)
         raise typer.Exit(128 + signum) from None
+
+
+def _kept_within(kept: Callable[[], str | None]) -> str:
+    """``kept()``, or what to say when it has not answered within :data:`KEPT_WAIT_S`."""
+    found: list[str | None] = []
+    counting = threading.Thread(target=lambda: found.append(kept()), daemon=True)
+    counting.start()
+    counting.join(KEPT_WAIT_S)
+    if not found:
+        return (
+            f"what was kept was not known within {KEPT_WAIT_S:.0f} s; run the same command "
+            "again to resume"
+        )
+    return found[0] or "nothing to resume"
+
+
+def _end_within_grace(status: int) -> None:
+    """End this process with ``status`` :data:`EXIT_GRACE_S` from now unless it has ended by
+    itself, and its child processes with it."""
+
+    def end() -> None:
+        import psutil
+
+        children = psutil.Process().children(recursive=True)
+        for child in children:
+            with suppress(psutil.Error):
+                child.terminate()
+        for child in psutil.wait_procs(children, timeout=1)[1]:
+            with suppress(psutil.Error):
+                child.kill()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+    timer = threading.Timer(EXIT_GRACE_S, end)
+    timer.daemon = True
+    timer.start()
 
 
 def _request_stop(signum: int, _frame: FrameType | None) -> None:
@@ -67,7 +120,8 @@ def _request_stop(signum: int, _frame: FrameType | None) -> None:
 
 
 def install_stop_handlers() -> None:
-    """Raise :class:`StopRequested` in the main thread on SIGINT and SIGTERM."""
+    """Raise :class:`StopRequested` in the main thread on SIGINT and SIGTERM (the script's)."""
+    _script.set()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _request_stop)
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from functools import cache
+from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 OLD_PRECISION_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 """The training precisions' names before they took torch's, as every precision and dtype of
@@ -36,6 +38,38 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(
         extra="forbid", validate_assignment=True, hide_input_in_errors=True, allow_inf_nan=False
     )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """Refuse ``true``/``false`` where a number goes, in every numeric setting (pydantic
+        reads ``sample.size=true`` as 1), inside lists, tuples and mappings too."""
+        kinds = _kinds(cls.model_fields[info.field_name or ""].annotation)
+        numeric = kinds & {int, float} and not kinds & {bool, Any}
+        models = any(isinstance(kind, type) and issubclass(kind, BaseModel) for kind in kinds)
+        if numeric and not models and any(isinstance(item, bool) for item in _scalars(value)):
+            raise PydanticCustomError("bool_not_number", "Input should be a number, not a boolean")
+        return value
+
+
+@cache
+def _kinds(annotation: Any) -> frozenset[Any]:
+    """The types a value (or an item of it) may have under ``annotation``."""
+    args = get_args(annotation)
+    if get_origin(annotation) is Annotated:
+        return _kinds(args[0])
+    if get_origin(annotation) is Literal:
+        return frozenset(type(value) for value in args)
+    return frozenset().union(*map(_kinds, args)) if args else frozenset({annotation})
+
+
+def _scalars(value: Any) -> list[Any]:
+    """``value``, or the items of its lists, tuples and mapping values, at every depth."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list | tuple | set):
+        return [scalar for item in value for scalar in _scalars(item)]
+    return [value]
 
 
 AUTO = "auto"

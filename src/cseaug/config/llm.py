@@ -7,7 +7,7 @@ import os
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Discriminator, Field, SecretStr, Tag, field_validator, model_validator
 
 from cseaug.config.base import AUTO, BatchSize, StrictModel
 from cseaug.secrets import url_credentials_problem
@@ -160,6 +160,20 @@ class FailoverConfig(StrictModel):
     max_cooldown_s: float = Field(300.0, gt=0, description="Longest time out of service.")
 
 
+class ConcurrencyRange(StrictModel):
+    """Requests in flight on each endpoint: adapted between ``min`` and ``max`` (HTTP
+    backends; docs/llm-backends.md, "Requests in flight")."""
+
+    min: int = Field(1, ge=1, le=4096, description="Fewest requests in flight, however loaded.")
+    max: int = Field(ge=1, le=4096, description="Most requests in flight, however healthy.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ConcurrencyRange:
+        if self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+        return self
+
+
 class LLMConfig(StrictModel):
     """Which LLM writes the views, and how requests are sent."""
 
@@ -190,11 +204,15 @@ class LLMConfig(StrictModel):
         description="Name of the environment variable holding the API key (the key itself is "
         "never part of a config).",
     )
-    concurrency: int = Field(
+    concurrency: Annotated[
+        Annotated[int, Field(ge=1, le=4096), Tag("number")]
+        | Annotated[ConcurrencyRange, Tag("range")],
+        Discriminator(lambda v: "range" if isinstance(v, dict | ConcurrencyRange) else "number"),
+    ] = Field(
         64,
-        ge=1,
-        le=4096,
-        description="Requests in flight at once (HTTP backends), on each endpoint of base_url.",
+        description="Requests in flight at once (HTTP backends), on each endpoint of base_url: "
+        "adapted to the server between {min, max}; a number N is {min: 1, max: N}, "
+        "{min: N, max: N} a fixed number.",
     )
     failover: FailoverConfig = Field(
         default_factory=FailoverConfig,
@@ -209,6 +227,12 @@ class LLMConfig(StrictModel):
         gt=0,
         description="Deadline of one HTTP request, from sending it to the last byte of the "
         "answer (each retry gets its own).",
+    )
+    rate_limit_budget_s: float = Field(
+        600.0,
+        gt=0,
+        description="Longest time the endpoints may answer nothing but HTTP 429 (rate limited); "
+        "then the requests not answered fail (retryable: a rerun sends them).",
     )
     temperature: float | None = Field(
         None, ge=0, description="Sampling temperature; None keeps the backend default."
@@ -289,6 +313,17 @@ class LLMConfig(StrictModel):
                 "OpenAI chat API rejects (0 to 2)"
             )
         return self
+
+    def concurrency_range(self) -> tuple[int, int]:
+        """``concurrency`` as ``(min, max)``.
+
+        Example:
+            >>> LLMConfig(backend="openai", model="m", concurrency=8).concurrency_range()
+            (1, 8)
+        """
+        if isinstance(self.concurrency, int):
+            return 1, self.concurrency
+        return self.concurrency.min, self.concurrency.max
 
     def api_key(self) -> SecretStr | None:
         """The API key from the environment, or None when the variable is unset."""

@@ -22,7 +22,14 @@ import pyarrow.compute as pc
 
 from cseaug.dataset.schema import REJECTS_SCHEMA
 from cseaug.readers.source import TEXT, RejectRecord
-from cseaug.text_hazards import EDGE_JOINERS, SPECIAL_TOKEN_PATTERN, invisible_pattern
+from cseaug.text_hazards import (
+    CONTROL,
+    EDGE_JOINERS,
+    SPECIAL_TOKEN_PATTERN,
+    WHITESPACE,
+    char_class,
+    invisible_pattern,
+)
 
 STAGE = "corpus"
 
@@ -48,17 +55,10 @@ REASONS: tuple[str, ...] = (
 )
 """Every reason code a corpus reject can carry."""
 
-_WHITESPACE = (
-    r"\t\n\x{0B}\f\r\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}"
-)
-_WHITESPACE_RUN = rf"[ {_WHITESPACE}]+"
-_CONTROL = r"\x{00}-\x{1F}\x{7F}-\x{9F}"
-_CONTROL_CHARACTER = f"[{_CONTROL}]"
-# One regex pass over every line finds the few lines that need a closer look: a control
-# character, a whitespace character other than the space, or two spaces in a row; then, as
-# the rules ask, an invisible character or joiner, and the start of a special token. The
-# slower work runs on those only.
-_NEEDS_ATTENTION = f"[{_CONTROL}{_WHITESPACE}]|  "
+# One regex pass over every line finds the few lines that need a closer look: a control or
+# whitespace character other than the space (cseaug.text_hazards), or two spaces in a row;
+# then, as the rules ask, an invisible character or joiner, and the start of a special token.
+# The slower work runs on those only.
 _SPECIAL_TOKEN_START = r"<\||\[/?INST\]|<</?SYS>>|_of_turn>|</?s>|<｜"
 
 
@@ -76,7 +76,7 @@ class TextRules:
 
     @property
     def attention(self) -> str:
-        pattern = _NEEDS_ATTENTION
+        pattern = f"{char_class(CONTROL)}|{char_class(WHITESPACE)}|  "
         if self.invisible != "keep":
             pattern += f"|{invisible_pattern()}|[{EDGE_JOINERS}]"
         if self.special_tokens != "keep":
@@ -87,7 +87,7 @@ class TextRules:
         """Invisible characters removed (``remove``), whitespace runs collapsed, edges trimmed."""
         if self.invisible == "remove":
             text = pc.replace_substring_regex(text, invisible_pattern(), "")
-        text = pc.replace_substring_regex(text, _WHITESPACE_RUN, " ")
+        text = pc.replace_substring_regex(text, f"(?: |{char_class(WHITESPACE)})+", " ")
         return pc.utf8_trim(text, " " if self.invisible == "keep" else " " + EDGE_JOINERS)
 
 
@@ -246,7 +246,7 @@ def clean_batch(
     reasons = {
         INVALID_UTF8: pc.is_valid(escaped) if escaped is not None else _all_false(rows),
         EMPTY: pc.fill_null(pc.equal(length, 0), True),
-        CONTROL_CHARACTERS: _test_where(normal.attention, sentence, _CONTROL_CHARACTER),
+        CONTROL_CHARACTERS: _test_where(normal.attention, sentence, char_class(CONTROL)),
         SPECIAL_TOKEN: special,
         INVISIBLE_CHARACTERS: normal.invisible if rules.invisible == "reject" else _all_false(rows),
         TOO_SHORT: pc.fill_null(pc.less(length, min_chars), False),

@@ -209,13 +209,17 @@ def describe_model(model: Mapping[str, Any] | None, quote: str = "") -> str:
     """One line naming what wrote the data: backend, model, revision, sampling (for the card
     and ``cseaug show``); ``quote`` goes around the model's name (the card's Markdown).
 
-    ``model`` is the manifest's ``model``: ``{"llm": <backend identity>}`` for an LLM build
+    ``model`` is the manifest's ``model``: ``{"llm": <backend identity>, "answered_by":
+    {<model the answers name>: <answers>}}`` for an LLM build
     (:meth:`cseaug.llm.base.LLMBackend.identity`), other generator facts otherwise.
 
     Example:
         >>> describe_model({"llm": {"backend": "openai-compatible", "model": "m",
         ...     "served": {"id": "m", "root": "/ckpt/a"}, "sampling": {"temperature": 0.7, "seed": None}}})
         'm (backend openai-compatible; served root /ckpt/a; temperature=0.7)'
+        >>> describe_model({"llm": {"backend": "openai", "model": "gpt-x"},
+        ...     "answered_by": {"gpt-x-0125": 40}})
+        'gpt-x (backend openai; answered by gpt-x-0125: 40 answers)'
     """
     if not model:
         return "-"
@@ -229,6 +233,9 @@ def describe_model(model: Mapping[str, Any] | None, quote: str = "") -> str:
     facts += [f"served {k} {served[k]}" for k in ("revision", "root", "owned_by") if k in served]
     if llm.get("checkpoint"):
         facts.append(f"checkpoint {str(llm['checkpoint'])[:16]}")
+    if answered := model.get("answered_by"):
+        named = ", ".join(f"{quote}{name}{quote}: {n} answers" for name, n in answered.items())
+        facts.append(f"answered by {named}")
     sampling = llm.get("sampling") or {}
     settings = [f"{k}={v}" for k, v in sampling.items() if v is not None]
     if settings:

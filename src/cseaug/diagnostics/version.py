@@ -45,6 +45,7 @@ from cseaug.progress import progress_bar
 
 SUMMARY_FILE = "summary.json"
 PLOT_FILES = {"mer": "mer.png", "cs": "cs.png"}
+REPORT_FILE = "report.html"
 VIEW_COLORS = {
     "positive": "tab:green",
     "intermediate": "tab:orange",
@@ -134,6 +135,12 @@ class DiagnosticsSummary:
             rows.append(row)
         lines += [markdown_table(header, rows), ""]
         lines += [f"- {line}" for line in self.check_lines()]
+        report = self.out_dir.resolve() / REPORT_FILE
+        if report.is_file():
+            lines.append(
+                f"- The version's report, one offline HTML file (rows aligned with their "
+                f"scores, rejects): [{report}]({report.as_uri()})"
+            )
         return "\n".join(lines).rstrip() + "\n"
 
     def check_lines(self) -> list[str]:

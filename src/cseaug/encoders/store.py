@@ -35,7 +35,9 @@ class EmbeddingStore:
         self.path = path
         self.dimension = dimension
         self._lock = threading.Lock()
-        self._db = connect(path)
+        self._db = connect(
+            path, "the embedding cache", "embeddings not in the new file are computed again"
+        )
         with transaction(self._db, "IMMEDIATE"):
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"

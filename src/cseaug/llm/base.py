@@ -9,11 +9,15 @@ docs/llm-backends.md describes them all.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 Message = dict[str, str]
 """One chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
+
+ANSWERED_BY = "answered_by:"
+"""Prefix of :meth:`Usage.as_dict`'s keys that count the answers each model gave, by the name
+the answers carry (the provenance: a router or proxy may serve another model than asked)."""
 
 ProgressCallback = Callable[[int], None]
 """Called with the number of requests just finished (for progress bars)."""
@@ -53,7 +57,8 @@ class ChatResponse:
 
     ``failure`` says what kind of failure an error is: :data:`TRANSIENT`,
     :data:`PERMANENT` (also when unset), :data:`MALFORMED` or :data:`CIRCUIT_OPEN`. ``retried``: the
-    request had failed in an earlier run and was sent again in this one.
+    request had failed in an earlier run and was sent again in this one. ``model``: the model
+    the answer names (HTTP backends; kept with it in the response cache).
     """
 
     key: str
@@ -64,6 +69,7 @@ class ChatResponse:
     cached: bool = False
     failure: str | None = None
     retried: bool = False
+    model: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -88,7 +94,8 @@ class Usage:
     answered from the response cache; ``circuit_open``: never sent because the circuit
     breaker had stopped generation; ``cache_mismatched``: stored answers that failed their
     digest check (:mod:`cseaug.llm.cache`) and were asked again (in :meth:`as_dict` only when
-    there were any).
+    there were any); ``answered_by``: answers, sent or cached, by the model they name (in
+    :meth:`as_dict` as :data:`ANSWERED_BY` keys).
     """
 
     requests: int = 0
@@ -99,8 +106,11 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cache_mismatched: int = 0
+    answered_by: dict[str, int] = field(default_factory=dict)
 
     def add(self, response: ChatResponse) -> None:
+        if response.ok and response.model:
+            self.answered_by[response.model] = self.answered_by.get(response.model, 0) + 1
         if response.cached:
             self.cached += 1
             return
@@ -117,7 +127,8 @@ class Usage:
         counts = asdict(self)
         if not self.cache_mismatched:
             del counts["cache_mismatched"]
-        return counts
+        del counts["answered_by"]
+        return counts | {ANSWERED_BY + name: n for name, n in self.answered_by.items()}
 
 
 class LLMBackend:
@@ -193,6 +204,11 @@ class LLMBackend:
     ) -> list[ChatResponse]:
         """The answers to ``requests``, in order (what a backend that does not stream implements)."""
         raise NotImplementedError
+
+    def in_flight_limit(self) -> int | None:
+        """Requests in flight allowed now (HTTP backends: :mod:`cseaug.llm.limiter`), for the
+        progress line; None where it does not apply."""
+        return None
 
     def check(self) -> None:
         """Fail now, before any work, if the backend cannot answer (model, engine, API key).

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cseaug.llm.cache import CACHE_FILE
 from cseaug.sqlite_files import connect, transaction
 
 _SCHEMA = """
@@ -70,7 +71,7 @@ class BatchLedger:
     """
 
     def __init__(self, path: str | Path | None) -> None:
-        self._conn = connect(None if path is None else Path(path))
+        self._conn = connect(None if path is None else Path(path), *CACHE_FILE)
         self._lock = threading.Lock()
         self._conn.executescript(_SCHEMA)
 

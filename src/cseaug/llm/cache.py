@@ -9,26 +9,28 @@ response cache".
 from __future__ import annotations
 
 import dataclasses
-import errno
-import functools
+import hmac
+import json
 import logging
 import os
 import socket
-import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from cseaug.errors import CseaugError
+from cseaug.errors import ConfigError
 from cseaug.hashing import json_sha256
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback, ResponseSink
-from cseaug.sqlite_files import connect, transaction
+from cseaug.sqlite_files import DamagedFileError, connect, transaction
 
 logger = logging.getLogger(__name__)
+
+CACHE_FILE = ("the LLM response cache", "answers not in the new cache are asked again")
+"""The cache file's name and what a rerun without it does again (:func:`connect`)."""
 
 _LOOKUP_CHUNK = 900  # below SQLite's smallest limit on bound parameters (999)
 
@@ -47,7 +49,8 @@ CREATE TABLE IF NOT EXISTS responses (
     completion_tokens INTEGER NOT NULL,
     created_at REAL NOT NULL,
     spent_by TEXT,
-    digest TEXT
+    digest TEXT,
+    model TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS responses_spent_by ON responses (spent_by);
 CREATE TABLE IF NOT EXISTS failures (
@@ -63,52 +66,52 @@ CREATE TABLE IF NOT EXISTS calls (
 """
 
 
-class CacheDamagedError(CseaugError):
-    """The cache file cannot be read as a database (truncated, overwritten, not SQLite)."""
+KEY_ENV = "CSEAUG_CACHE_KEY"
+"""The variable that holds the key of the answers' digests, where it is not the user's key
+file (:func:`digest_key`)."""
+
+SCHEMA_VERSION = 1
+"""The cache file's ``user_version``: 0 is a file of a cseaug before versions were recorded."""
 
 
-def answer_digest(digest: str, text: str, prompt_tokens: int, completion_tokens: int) -> str:
-    """What a stored answer must hash to: the sha256 of its request hash and its answer.
+def digest_key() -> bytes:
+    """The key of the answers' digests: ``$CSEAUG_CACHE_KEY``, else the file
+    ``$XDG_CONFIG_HOME/cseaug/cache-key`` (``~/.config``), made on first use (docs/security.md,
+    "The response cache"). It is kept outside the cache: who may write the cache but not
+    read the key cannot give an edited answer a digest that matches."""
+    if os.environ.get(KEY_ENV):
+        return os.environ[KEY_ENV].encode()
+    home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    path = home / "cseaug" / "cache-key"
+    try:
+        if not path.exists():  # written aside, then linked: a racing process reads it whole
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fresh = path.with_name(f".cache-key.{uuid.uuid4().hex}")
+            with open(os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
+                file.write(os.urandom(32).hex())
+            with suppress(FileExistsError):
+                os.link(fresh, path)
+            fresh.unlink()
+        return path.read_bytes().strip()
+    except OSError as exc:
+        raise ConfigError(
+            f"the response cache's key file {path} cannot be made or read ({exc.strerror}): "
+            f"set {KEY_ENV} to a secret of your own (docs/security.md)"
+        ) from exc
+
+
+def answer_digest(
+    key: bytes, digest: str, text: str, prompt_tokens: int, completion_tokens: int
+) -> str:
+    """What a stored answer must hash to: the HMAC-SHA256, under ``key``, of its request hash
+    and its answer.
 
     Example:
-        >>> len(answer_digest("ab" * 32, "Hi", 3, 1))
+        >>> len(answer_digest(b"key", "ab" * 32, "Hi", 3, 1))
         64
     """
-    return json_sha256([digest, text, prompt_tokens, completion_tokens])
-
-
-def _database_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
-    """The error a user reads for an SQLite failure on the cache file ``path``: a damaged
-    file or a full disk in one line; anything else (a locked database, ...) as it is."""
-    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF  # the primary result code
-    if code == sqlite3.SQLITE_FULL:
-        return OSError(errno.ENOSPC, str(exc), str(path))
-    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
-        return CacheDamagedError(
-            f"the LLM response cache {path} is damaged ({exc}); it holds paid answers and is "
-            f"not deleted: set it aside with `mv {path} {path}.damaged` (with its -wal and -shm "
-            "files, if any) and rerun: answers not in the new cache are asked again"
-        )
-    return exc
-
-
-_Method = TypeVar("_Method", bound=Callable[..., Any])
-
-
-def _reported(method: _Method) -> _Method:
-    """Raise a :class:`ResponseCache` method's SQLite failures as :func:`_database_error` says."""
-
-    @functools.wraps(method)
-    def wrapper(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except sqlite3.DatabaseError as exc:
-            error = _database_error(self.path, exc)
-            if error is exc:
-                raise
-            raise error from exc
-
-    return wrapper  # type: ignore[return-value]
+    answer = json.dumps([digest, text, prompt_tokens, completion_tokens], ensure_ascii=False)
+    return hmac.new(key, answer.encode("utf-8"), "sha256").hexdigest()
 
 
 def new_owner() -> str:
@@ -150,41 +153,65 @@ class ResponseCache:
     """The SQLite file of stored answers at ``path``, safe to share between threads and
     processes."""
 
-    @_reported
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._conn = connect(self.path)
+        self._key = digest_key()
+        self._conn = connect(self.path, *CACHE_FILE)
         self._lock = threading.Lock()
         with self._lock:
             # One write transaction: processes opening a file of an earlier version at once
             # (Dask/Ray workers) upgrade it one after the other, the later ones find it done.
             with transaction(self._conn, "IMMEDIATE"):
+                version = self._conn.execute("PRAGMA user_version").fetchone()[0]
                 columns = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
-                if columns and "spent_by" not in columns:  # a file of an earlier version
-                    self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
-                if columns and "digest" not in columns:
-                    self._add_digests()
+                if columns and version == 0:
+                    self._upgrade(columns)
+                elif columns and (version != SCHEMA_VERSION or "digest" not in columns):
+                    raise DamagedFileError(
+                        f"the LLM response cache {self.path} is not one this cseaug wrote "
+                        f"(schema version {version}, columns {sorted(columns)}): edited, or "
+                        f"written by a newer cseaug; set it aside with `mv {self.path} "
+                        f"{self.path}.damaged` and rerun: answers not in the new cache are "
+                        "asked again"
+                    )
+                if version != SCHEMA_VERSION:  # a new file, or one just upgraded
+                    self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self._conn.executescript(_SCHEMA)
 
-    def _add_digests(self) -> None:
-        """Give a cache file of an earlier version its ``digest`` column, and its answers
-        their digests (trusted once: nothing recorded what they were); call in a write
-        transaction."""
-        added, after = 0, ""
-        self._conn.execute("ALTER TABLE responses ADD COLUMN digest TEXT")
+    def _upgrade(self, columns: set[str]) -> None:
+        """Bring a cache file of an earlier version (no ``spent_by``, ``digest`` or ``model``, or
+        plain sha256 digests) to this one; call in a write transaction.
+
+        Its answers without a digest or with a matching plain one are trusted once (nothing
+        keyed recorded what they were) and given keyed digests, and a warning says so; the
+        others keep their digests and are asked again."""
+        if "spent_by" not in columns:
+            self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
+        if "digest" not in columns:
+            self._conn.execute("ALTER TABLE responses ADD COLUMN digest TEXT")
+        if "model" not in columns:  # answers stored before name no model
+            self._conn.execute("ALTER TABLE responses ADD COLUMN model TEXT")
+        trusted, after = 0, ""
         while rows := self._conn.execute(  # a page at a time: a cache may be large
-            "SELECT hash, text, prompt_tokens, completion_tokens FROM responses "
+            "SELECT hash, text, prompt_tokens, completion_tokens, digest FROM responses "
             "WHERE hash > ? ORDER BY hash LIMIT ?",
             (after, _MIGRATION_PAGE),
         ).fetchall():
+            keep = [r[:4] for r in rows if r[4] in (None, json_sha256(list(r[:4])))]
             self._conn.executemany(
                 "UPDATE responses SET digest = ? WHERE hash = ?",
-                [(answer_digest(*row), row[0]) for row in rows],
+                [(answer_digest(self._key, *row), row[0]) for row in keep],
             )
-            added, after = added + len(rows), rows[-1][0]
-        logger.info("response cache %s: digests added to %d stored answers", self.path, added)
+            trusted, after = trusted + len(keep), rows[-1][0]
+        if trusted:
+            logger.warning(
+                "response cache %s: a file of an earlier cseaug (no schema version): its %d "
+                "stored answers are trusted as they are and given keyed digests; if it is "
+                "not that old (edited?), set it aside and rerun",
+                self.path,
+                trusted,
+            )
 
-    @_reported
     def lookup(self, hashes: Sequence[str]) -> tuple[dict[str, ChatResponse], set[str]]:
         """The stored answers among ``hashes`` that match their digest (``cached``, keyed by
         their hash), and the hashes of those that do not (absent hashes are in neither)."""
@@ -193,13 +220,13 @@ class ResponseCache:
         with self._lock:
             rows = list(
                 self._rows(
-                    "SELECT hash, text, prompt_tokens, completion_tokens, digest FROM responses "
+                    "SELECT hash, text, prompt_tokens, completion_tokens, digest, model FROM responses "
                     "WHERE hash IN ({marks})",
                     list(dict.fromkeys(hashes)),
                 )
             )
-        for digest, text, prompt_tokens, completion_tokens, stored in rows:
-            if stored != answer_digest(digest, text, prompt_tokens, completion_tokens):
+        for digest, text, prompt_tokens, completion_tokens, stored, model in rows:
+            if stored != answer_digest(self._key, digest, text, prompt_tokens, completion_tokens):
                 mismatched.add(digest)
                 continue
             found[digest] = ChatResponse(
@@ -208,6 +235,7 @@ class ResponseCache:
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
                 cached=True,
+                model=model,
             )
         return found, mismatched
 
@@ -223,7 +251,6 @@ class ResponseCache:
         """The stored answers among ``hashes`` that match their digest (:meth:`lookup`)."""
         return self.lookup(hashes)[0]
 
-    @_reported
     def put(self, digest: str, response: ChatResponse, spent_by: str | None = None) -> None:
         """Store a successful answer, paid for by ``spent_by``, and drop the request's failure
         record if it has one (one commit, before this returns; the claim stays: :meth:`leased`)."""
@@ -235,12 +262,18 @@ class ResponseCache:
         with self._lock, transaction(self._conn):
             self._conn.execute(
                 "INSERT OR REPLACE INTO responses (hash, text, prompt_tokens, completion_tokens, "
-                "created_at, spent_by, digest) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (digest, *answer, time.time(), spent_by, answer_digest(digest, *answer)),  # type: ignore[arg-type]
+                "created_at, spent_by, digest, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    digest,
+                    *answer,
+                    time.time(),
+                    spent_by,
+                    answer_digest(self._key, digest, *answer),  # type: ignore[arg-type]
+                    response.model,
+                ),
             )
             self._conn.execute("DELETE FROM failures WHERE hash = ?", (digest,))
 
-    @_reported
     def fail(self, digest: str, error: str) -> None:
         """Remember that the request ``digest`` failed (and release its claim)."""
         with self._lock, transaction(self._conn):
@@ -251,14 +284,12 @@ class ResponseCache:
             )
             self._conn.execute("DELETE FROM claims WHERE hash = ?", (digest,))
 
-    @_reported
     def failed_before(self, hashes: Sequence[str]) -> set[str]:
         """Those of ``hashes`` whose last attempt failed."""
         with self._lock:
             rows = self._rows("SELECT hash FROM failures WHERE hash IN ({marks})", hashes)
             return {digest for (digest,) in rows}
 
-    @_reported
     def claim(self, hashes: Sequence[str], owner: str, lease_s: float = LEASE_S) -> set[str]:
         """Claim what nobody else holds among ``hashes``; return every hash ``owner`` now holds.
 
@@ -284,7 +315,6 @@ class ResponseCache:
             )
         return {d for d, o, _ in held if o == owner} | set(take)
 
-    @_reported
     def claimed_by_others(self, hashes: Sequence[str], owner: str) -> set[str]:
         """Those of ``hashes`` that another owner holds now (lease still running)."""
         query = (
@@ -293,7 +323,6 @@ class ResponseCache:
         with self._lock:
             return {digest for (digest,) in self._rows(query, hashes, owner, time.time())}
 
-    @_reported
     def release(self, owner: str) -> None:
         """Drop every claim of ``owner`` (its work is over)."""
         with self._lock:
@@ -322,7 +351,6 @@ class ResponseCache:
             renewer.join()
             self.release(owner)
 
-    @_reported
     def record_call(
         self, spent_by: str | None, started_at: float, seconds: float, sent: int, failed: int
     ) -> None:
@@ -333,7 +361,6 @@ class ResponseCache:
                 (spent_by, started_at, seconds, sent, failed),
             )
 
-    @_reported
     def spending(self, spent_by: str) -> dict[str, Any]:
         """What ``spent_by`` paid for over all its attempts: ``answers`` stored, their tokens,
         ``requests`` and ``failed`` (sent, over every call), ``generate_seconds``."""
@@ -357,7 +384,6 @@ class ResponseCache:
             "generate_seconds": round(float(seconds), 3),
         }
 
-    @_reported
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
@@ -393,6 +419,9 @@ class CachedBackend(LLMBackend):
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
+
+    def in_flight_limit(self) -> int | None:
+        return self.inner.in_flight_limit()
 
     def check(self) -> None:
         """The inner backend's up-front check (API key, endpoint probe, model loading)."""
@@ -445,9 +474,10 @@ class CachedBackend(LLMBackend):
             self.usage.cache_mismatched += len(mismatched)
             logger.warning(
                 "%d stored answer(s) in the response cache %s do not match their digest "
-                "(edited or damaged): asking again",
+                "(edited, damaged, or digested under another %s: docs/security.md): asking again",
                 len(mismatched),
                 self.cache.path,
+                KEY_ENV,
             )
         for digest, hit in stored.items():
             answered(digest, hit)

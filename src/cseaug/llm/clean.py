@@ -1,11 +1,11 @@
 """Cleaning and validation of LLM answers before they become views.
 
-An answer is cut at its first chat special token (:mod:`cseaug.text_hazards`), tidied
-(echoed labels, list numbering, markdown emphasis, quotes, preamble lines) and checked; a
-rejected answer gets one of the reason codes of :data:`REASONS`, which go to
-``rejects.parquet``. docs/prompts-and-patterns.md lists the codes and the ``prompt_echo``
-check; invisible characters are left to the build's per-row checks
-(:mod:`cseaug.quality.checks`).
+An answer is cut at its first chat special token (:mod:`cseaug.text_hazards`), split into
+lines at every Unicode line break, tidied (labels, introductions, list numbering, markdown
+emphasis, quotes, the input echoed) and checked; a rejected answer gets one of the reason
+codes of :data:`REASONS`, which go to ``rejects.parquet``. docs/prompts-and-patterns.md lists
+the codes and the ``prompt_echo`` check; control and invisible characters are left to the
+build's per-row checks (:mod:`cseaug.quality.checks`).
 
 Example:
     >>> from cseaug.config import CleaningConfig
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from cseaug.config import CleaningConfig
 from cseaug.llm.base import Message
-from cseaug.text_hazards import find_special_token, remove_invisible
+from cseaug.text_hazards import find_special_token, remove_invisible, split_lines
 
 EMPTY = "empty"
 REFUSAL = "refusal"
@@ -35,11 +35,19 @@ TOO_LONG = "too_long"
 LLM_ERROR = "llm_error"
 SPECIAL_TOKEN = "special_token"
 PROMPT_ECHO = "prompt_echo"
+LABEL_ONLY = "label_only"
+SEVERAL_ANSWERS = "several_answers"
+TALKS_ABOUT_INPUT = "talks_about_input"
+REPETITION = "repetition"
 REASONS: tuple[str, ...] = (
     EMPTY,
     SPECIAL_TOKEN,
     REFUSAL,
+    LABEL_ONLY,
     PROMPT_ECHO,
+    SEVERAL_ANSWERS,
+    TALKS_ABOUT_INPUT,
+    REPETITION,
     IDENTICAL,
     TOO_SHORT,
     TOO_LONG,
@@ -66,23 +74,37 @@ REFUSAL_PATTERNS: tuple[str, ...] = (
 )
 """Default refusal patterns (case-insensitive; ``^`` anchors at any line start)."""
 
-# "Hypothesis:", "Sentence 2:", "Revised sentence:", "Positive:", "New sentence 1:", ...
+# "Hypothesis:", "Sentence 2:", "Revised sentence:", "The new sentence is:", "Positive (score 5):"
 _LABEL = re.compile(
-    r"^(?:(?:the\s+)?(?:generated|new|revised|rewritten|output|final|positive|negative|intermediate|"
-    r"contradict(?:ing|ory)|entail(?:ed|ment)|similar|paraphrased?)\s+)?"
-    r"(?:hypothesis|sentence(?:\s*\d+)?|answer|output|response|result|paraphrase|positive|negative|"
-    r"intermediate|contradiction|entailment|knowledge|ski)\s*(?:\(.{0,40}?\))?\s*:\s*",
+    r"^(?:(?:the|a|an|my|your)\s+)?(?:(?:generated|new|revised|rewritten|output|final|positive|"
+    r"negative|intermediate|contradict(?:ing|ory)|entail(?:ed|ment)|similar|paraphrased?|modified|"
+    r"improved|alternative|updated|corrected|suggested)\s+)?"
+    r"(?:hypothesis|sentence(?:\s*\d+)?|answer|output|response|result|paraphrase|version|rewrite|"
+    r"positive|negative|intermediate|contradiction|entailment|knowledge|ski)"
+    r"(?:\s+(?:is|would be|could be|reads))?\s*(?:\(.{0,40}?\))?\s*:\s*",
     re.IGNORECASE,
 )
-# Lines that repeat the input rather than answer: "Premise: ...", "Sentence 1: ...", "Input: ...".
+# Labels of the input rather than the answer: "Premise: ...", "Sentence 1: ...",
+# "The original sentence is:" (then the input on the next line).
 _ECHO = re.compile(
-    r"^(?:premise|sentence\s*1|input(?:\s+sentence)?|original(?:\s+sentence)?)\s*:", re.IGNORECASE
+    r"^(?:the\s+)?(?:premise|sentence\s*1|input(?:\s+sentence)?|original(?:\s+sentence)?"
+    r"|given\s+sentence|user['’]s\s+(?:input\s+)?sentence)(?:\s+(?:is|was|reads))?\s*:",
+    re.IGNORECASE,
 )
 # Chatty openings: "Sure, I'd be happy to help!", "Here is the revised sentence:", "Example 4:".
 _PREAMBLE = re.compile(
     r"^(?:(?:sure(?!\s+enough)|certainly|of course|okay|ok)\b[^.!?:\n]*[.!?:]\s*"
     r"|here(?:\s+is|\s+are|['’]s)\b[^:\n]*:\s*"
     r"|example\s*\d*\s*:\s*$)",
+    re.IGNORECASE,
+)
+# A sentence view that comments on its input instead of rewriting it: "The sentence is
+# grammatically incorrect ...", "Identify the premise: The premise is ...", "This is a
+# classic example of a syllogism ...".
+_TALK = re.compile(
+    r"^(?:[^:]{0,40}:\s*)?(?:the|this)\s+(?:original\s+|given\s+|input\s+)?"
+    r"(?:sentence|premise|hypothesis)"
+    r"\s+(?:is|does|has)\b|^this\s+is\s+an?\s+(?:\w+\s+){0,2}example\b",
     re.IGNORECASE,
 )
 _BULLET = re.compile(r"^(?:[-*•]\s+|\d+\s*[.)]\s+|\(\d+\)\s+)")
@@ -96,7 +118,9 @@ _PROMPT_TALK = re.compile(
 )
 # The label of a prompt line: "- Example 2:", "  - Premise:", "Sentence 1:".
 _PROMPT_LABEL = re.compile(r"^[-*•\s]*(?:[A-Za-z]+\s*){1,3}\d*\s*:\s*")
-_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "`": "`"}
+_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "„": "“", "「": "」", "`": "`"}
+_QUOTED = re.compile(r"^(.)(.*?)(.)([.!?]?)$", re.DOTALL)  # a quote, the text, its closing, a stop
+_APOSTROPHE = re.compile(r"(?<=\w)['’](?=\w)")  # "man's": not a quote
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9])")
 
 
@@ -126,17 +150,18 @@ def normalize_for_comparison(text: str) -> str:
 
 
 def _unquote(text: str) -> str:
-    while len(text) >= 2 and text[0] in _QUOTES and text[-1] == _QUOTES[text[0]]:
-        inner = text[1:-1].strip()
+    """``text`` without the quotes around all of it ('"A dog runs".' gives 'A dog runs.')."""
+    while (match := _QUOTED.match(text)) and _QUOTES.get(match[1]) == match[3]:
+        inner, stop = match[2].strip(), match[4]
         # '"a" and "b"' is not one quoted string
-        if text[0] in inner and _QUOTES[text[0]] == text[0]:
+        if match[1] in _APOSTROPHE.sub("", inner) or match[3] in _APOSTROPHE.sub("", inner):
             break
-        text = inner
+        text = inner + stop if stop and not inner.endswith((".", "!", "?")) else inner
     return text
 
 
 def _tidy_line(line: str) -> str:
-    line = _EMPHASIS.sub(r"\2", line.strip())
+    line = _EMPHASIS.sub(r"\2", line)
     for _ in range(3):  # "1. **Hypothesis:** ..." takes a few passes
         before = line
         line = _BULLET.sub("", line).strip()
@@ -148,19 +173,60 @@ def _tidy_line(line: str) -> str:
     return line
 
 
-def _content_lines(raw: str) -> list[str]:
-    lines = []
-    for line in raw.replace("\r\n", "\n").split("\n"):
-        stripped = line.strip()
-        if not stripped or _FENCE.match(stripped):
+@dataclass
+class _Lines:
+    """What the lines of an answer hold: the answer's lines, the input's (echoed behind a
+    label), whole lines that read as chatty openings, list items and labels with nothing
+    behind them."""
+
+    content: list[str]
+    echoed: list[str]
+    chatter: list[str]
+    items: int = 0
+    labels: int = 0
+
+
+def _read_lines(raw: str, colon_ends_labels: bool) -> _Lines:
+    """Sort the lines of ``raw`` (:func:`cseaug.text_hazards.split_lines`) into content,
+    echoes of the input, chatter, labels (with ``colon_ends_labels``, every line that ends
+    with a colon) and fences."""
+    out, echo_next = _Lines([], [], []), False
+    for line in split_lines(raw):
+        if not line or _FENCE.match(line):
             continue
-        unbulleted = _BULLET.sub("", _EMPHASIS.sub(r"\2", stripped)).strip()
-        if _ECHO.match(unbulleted):
-            continue
-        tidy = _tidy_line(stripped)
-        if tidy:
-            lines.append(tidy)
-    return lines
+        unbulleted = _BULLET.sub("", _EMPHASIS.sub(r"\2", line)).strip()
+        echo = _ECHO.match(unbulleted)
+        tidy = _tidy_line(unbulleted[echo.end() :] if echo else line)
+        if not tidy and ":" not in line:  # "Sure, I'd be happy to help!"; "Of course not."
+            out.chatter += [_unquote(unbulleted)] if _unquote(unbulleted) else []
+        elif not tidy or (colon_ends_labels and tidy.endswith(":")):
+            out.labels += 1  # "The original sentence is:", "Revised sentence:"
+            echo_next = echo is not None
+        elif echo or echo_next:
+            out.echoed.append(tidy)
+            echo_next = False
+        else:
+            out.content.append(tidy)
+            out.items += _BULLET.match(line) is not None
+    return out
+
+
+def _repeats(text: str) -> bool:
+    """Whether ``text`` loops, as greedy decoding does: a sentence that repeats an earlier one
+    (or its first five words or more, where ``max_tokens`` cut the loop), or eight words or more
+    of which fewer than 30 % differ ("1.1.1.1.1.1.1.1")."""
+    words = normalize_for_comparison(text).split()
+    if len(words) >= 8 and len(set(words)) < 0.3 * len(words):
+        return True
+    seen: list[list[str]] = []
+    for sentence in _SENTENCE_END.split(text):
+        these = normalize_for_comparison(sentence).split()
+        if these and any(
+            these == s or (len(these) >= 5 and s[: len(these)] == these) for s in seen
+        ):
+            return True
+        seen.append(these)
+    return False
 
 
 def _ngrams(words: Sequence[str]) -> list[tuple[str, ...]]:
@@ -247,13 +313,18 @@ def clean_answer(
     raw = raw[: token.start()] if token else raw  # cut at the first chat special token
     if not remove_invisible(raw).strip():  # nothing visible precedes the token
         return Cleaned(None, SPECIAL_TOKEN)
-    lines = _content_lines(raw)
+    read = _read_lines(raw, colon_ends_labels=not source_sentence.rstrip().endswith(":"))
+    # an answer that is only an opening such as "Of course there were no weapons." is a sentence
+    lines = read.content or read.chatter
     # tidied lines too: "1. **I'm sorry, but ...**" refuses as much as the bare text
     checked = "\n".join([raw, *lines])
     if _is_refusal(checked, source_sentence, [*REFUSAL_PATTERNS, *cfg.extra_refusal_patterns]):
         return Cleaned(None, REFUSAL)
+    if not read.content and read.echoed:  # only the input, behind its label: no answer came
+        same = normalize_for_comparison(read.echoed[0]) == normalize_for_comparison(source_sentence)
+        return Cleaned(None, IDENTICAL if same else LABEL_ONLY)
     if not lines:
-        return Cleaned(None, EMPTY)
+        return Cleaned(None, LABEL_ONLY if read.labels else EMPTY)
     if view == KNOWLEDGE_VIEW:
         sentences = _SENTENCE_END.split(" ".join(lines))
         text = " ".join(sentences[: cfg.knowledge_max_sentences])
@@ -262,6 +333,12 @@ def clean_answer(
     threshold = cfg.prompt_echo_max_overlap
     if prompt and threshold is not None and echoes_prompt(text, source_sentence, prompt, threshold):
         return Cleaned(None, PROMPT_ECHO)
+    if view != KNOWLEDGE_VIEW and read.items > 1:  # candidates: which one was asked for?
+        return Cleaned(None, SEVERAL_ANSWERS)
+    if view != KNOWLEDGE_VIEW and _TALK.search(text) and not _TALK.search(source_sentence):
+        return Cleaned(None, TALKS_ABOUT_INPUT)
+    if _repeats(" ".join(lines) if view == KNOWLEDGE_VIEW else text):
+        return Cleaned(None, REPETITION)
     if normalize_for_comparison(text) == normalize_for_comparison(source_sentence):
         return Cleaned(None, IDENTICAL)
     if view != KNOWLEDGE_VIEW:

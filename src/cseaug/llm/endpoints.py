@@ -1,16 +1,17 @@
 """Several OpenAI-compatible endpoints behind one backend: balance, take out, try again.
 
-A request goes to the endpoint in service with the fewest requests in flight (each takes
-``llm.concurrency``); an endpoint that fails ``llm.failover.failures`` times in a row (no
-connection, timeout, 5xx) is out of service for a cool-down, then tried by one request. One
+A request goes to the endpoint in service with the fewest requests in flight (each takes as
+many as its :class:`~cseaug.llm.limiter.ConcurrencyLimit` allows now); an endpoint that
+fails ``llm.failover.failures`` times in a row (no connection, timeout, 5xx) is out of
+service for a cool-down, then tried by one request. One
 endpoint behaves as if there were no pool. docs/llm-backends.md, "Several endpoints".
 
 Example:
     >>> pool = EndpointPool(["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"])
-    >>> ticket = pool.place([0, 0], concurrency=64)
+    >>> ticket = pool.place([0, 0], limits=[64, 64])
     >>> ticket.index
     0
-    >>> pool.place([1, 0], concurrency=64).index
+    >>> pool.place([1, 0], limits=[64, 64]).index
     1
 """
 
@@ -31,7 +32,8 @@ import openai
 
 from cseaug.config import FailoverConfig, base_url_problem
 from cseaug.errors import ConfigError
-from cseaug.llm.http_errors import describe_error
+from cseaug.llm.http_errors import describe_error, timed_out
+from cseaug.llm.limiter import ConcurrencyLimit
 from cseaug.llm.wire import read_body
 
 logger = logging.getLogger(__name__)
@@ -108,15 +110,16 @@ class EndpointPool:
         with self._lock:
             return [h.url for h in self._health if h.out_until is None]
 
-    def place(self, in_flight: Sequence[int], concurrency: int) -> Ticket | float | None:
-        """Where the next request goes, given each endpoint's requests in flight.
+    def place(self, in_flight: Sequence[int], limits: Sequence[int]) -> Ticket | float | None:
+        """Where the next request goes, given each endpoint's requests in flight and how many
+        it may have.
 
         Returns a :class:`Ticket`; or, when it must wait for a free slot, the seconds until
         an endpoint's cool-down ends (None: until a request finishes).
         """
         with self._lock:
             now = self._clock()
-            free = [i for i, n in enumerate(in_flight) if n < concurrency]
+            free = [i for i, n in enumerate(in_flight) if n < limits[i]]
             serving = [i for i in free if self._health[i].out_until is None]
             for i in free:
                 health = self._health[i]
@@ -180,22 +183,25 @@ class EndpointPool:
 
 
 class PooledClient:
-    """One ``generate()`` call's clients, one per endpoint of ``pool`` in its order, with at
-    most ``concurrency`` requests in flight on each."""
+    """One ``generate()`` call's clients, one per endpoint of ``pool`` in its order, with as
+    many requests in flight on each as its limit (in ``limits``, kept between calls) allows."""
 
     def __init__(
-        self, pool: EndpointPool, clients: Sequence[openai.AsyncOpenAI], concurrency: int
+        self,
+        pool: EndpointPool,
+        clients: Sequence[openai.AsyncOpenAI],
+        limits: Sequence[ConcurrencyLimit],
     ) -> None:
         self.pool = pool
         self.clients = list(clients)
-        self.concurrency = concurrency
+        self.limits = list(limits)
         self.in_flight = [0] * len(self.clients)
         self._waiting: deque[asyncio.Future[None]] = deque()
 
     @property
     def capacity(self) -> int:
         """Requests in flight at most, over every endpoint."""
-        return self.concurrency * len(self.clients)
+        return sum(limit.high for limit in self.limits)
 
     async def post(
         self, path: str, body: dict[str, Any], deadline_s: float, max_bytes: int
@@ -205,12 +211,14 @@ class PooledClient:
 
         ``deadline_s`` bounds the exchange up to the body's last byte (then
         ``openai.APITimeoutError``); a connection lost while the body is read is an
-        ``openai.APIConnectionError``, as one lost before.
+        ``openai.APIConnectionError``, as one lost before. The endpoint's limit counts an
+        answer's latency, a timeout and a 429.
         """
         ticket = await self._place()
         self.in_flight[ticket.index] += 1
         failure: BaseException | None = None
         client = self.clients[ticket.index]
+        sent = time.monotonic()
         try:
             async with asyncio.timeout(deadline_s):
                 response = await client.post(path, body=body, cast_to=httpx2.Response, stream=True)
@@ -230,11 +238,21 @@ class PooledClient:
         finally:
             self.in_flight[ticket.index] -= 1
             self.pool.finished(ticket, failure)
-            self._wake_one()
+            self._count(self.limits[ticket.index], time.monotonic() - sent, failure)
+            self._wake()
+
+    @staticmethod
+    def _count(limit: ConcurrencyLimit, seconds: float, failure: BaseException | None) -> None:
+        if failure is None:
+            limit.record(seconds)
+        elif timed_out(failure) or (
+            isinstance(failure, openai.APIStatusError) and failure.status_code == 429
+        ):
+            limit.record(None)
 
     async def _place(self) -> Ticket:
         while True:
-            placed = self.pool.place(self.in_flight, self.concurrency)
+            placed = self.pool.place(self.in_flight, [limit.limit for limit in self.limits])
             if isinstance(placed, Ticket):
                 return placed
             # wait for a freed slot (one waiter woken per slot, not all of them) or a cool-down's end
@@ -243,12 +261,16 @@ class PooledClient:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(waiter, placed)
 
-    def _wake_one(self) -> None:
-        while self._waiting:
+    def _wake(self) -> None:
+        """Wake a waiter per free slot (not all of them): a limit may have grown."""
+        free = sum(
+            max(0, lim.limit - n) for lim, n in zip(self.limits, self.in_flight, strict=True)
+        )
+        while self._waiting and free:
             waiter = self._waiting.popleft()
             if not waiter.done():  # a waiter whose wait timed out is cancelled: skip it
                 waiter.set_result(None)
-                return
+                free -= 1
 
     async def close(self) -> None:
         await asyncio.gather(*(client.close() for client in self.clients))

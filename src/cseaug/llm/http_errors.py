@@ -72,6 +72,17 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def timed_out(exc: BaseException) -> bool:
+    """Whether ``exc`` is a request that got no answer in time (not a refused connection
+    reported as a connect timeout).
+
+    Example:
+        >>> timed_out(TimeoutError()), timed_out(ConnectionRefusedError())
+        (True, False)
+    """
+    return connection_cause(exc) == "request timed out"
+
+
 def is_retryable(exc: BaseException) -> bool:
     """Timeouts, connection errors and HTTP 408, 429 and 5xx are worth retrying."""
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError

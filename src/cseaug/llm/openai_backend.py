@@ -3,15 +3,19 @@
 Requests go through the official async client (aiohttp transport) as raw
 ``POST /chat/completions`` whose bodies :mod:`cseaug.llm.wire` judges: ``chat.completions.create``
 spends half its CPU time on models (``benchmarks/bench_llm_throughput.py``). Retries live in
-one tenacity layer (the client's are off); answers and errors are scrubbed of the key;
-several endpoints share the requests (:mod:`cseaug.llm.endpoints`); the circuit breaker
-stops a failing build (:mod:`cseaug.llm.breaker`). docs/llm-backends.md, "The HTTP backends".
+:meth:`OpenAIBackend._attempts` (the client's are off): a timed-out request waits before it is
+sent again, a 429 as long as the server asks (capped), within ``llm.rate_limit_budget_s``;
+answers and errors are scrubbed of the key; several endpoints share the requests
+(:mod:`cseaug.llm.endpoints`), each as many at once as its limit allows
+(:mod:`cseaug.llm.limiter`); the circuit breaker stops a failing build
+(:mod:`cseaug.llm.breaker`). docs/llm-backends.md, "The HTTP backends".
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import logging
 import os
 import random
 import time
@@ -21,7 +25,6 @@ from typing import Any, TypeVar
 
 import httpx2
 import openai
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from cseaug.config import FailoverConfig
 from cseaug.errors import BackendError
@@ -38,8 +41,9 @@ from cseaug.llm.base import (
 )
 from cseaug.llm.breaker import CircuitBreaker
 from cseaug.llm.endpoints import EndpointPool, PooledClient, endpoint_urls
-from cseaug.llm.http_errors import describe_error, is_retryable
+from cseaug.llm.http_errors import describe_error, is_retryable, timed_out
 from cseaug.llm.identity import served_identity
+from cseaug.llm.limiter import ConcurrencyLimit
 from cseaug.llm.probe import probe_endpoints
 from cseaug.llm.sampling import request_seed
 from cseaug.llm.wire import (
@@ -52,6 +56,8 @@ from cseaug.llm.wire import (
 )
 from cseaug.secrets import Scrubber, treat_as_secret
 
+logger = logging.getLogger(__name__)
+
 MAX_RETRY_AFTER_S = 120.0
 """Longest ``Retry-After`` honoured; a server asking for more is retried after this long."""
 
@@ -63,6 +69,10 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 _T = TypeVar("_T")
 
 _CLIENT_ERRORS = (openai.OpenAIError, httpx2.HTTPError)
+
+
+class RateLimitSpent(Exception):
+    """The endpoints answered nothing but 429 for ``llm.rate_limit_budget_s``; the message says so."""
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -140,7 +150,8 @@ class OpenAIBackend(LLMBackend):
     ``openai-compatible``, ``base_url`` one endpoint or several of the same model (default
     api.openai.com); ``served`` what an earlier probe of them reported about the model
     (:meth:`served`), so that it is not probed again. ``retry_initial_s`` and ``retry_max_s``
-    bound the backoff without a ``Retry-After`` (:func:`retry_delay`).
+    bound the backoff without a ``Retry-After`` (:func:`retry_delay`); ``concurrency`` is
+    ``(min, max)`` requests in flight on each endpoint (a number N: ``(1, N)``).
     """
 
     def __init__(
@@ -151,9 +162,10 @@ class OpenAIBackend(LLMBackend):
         name: str = "openai",
         base_url: str | Sequence[str] | None = None,
         api_key_env: str = "OPENAI_API_KEY",
-        concurrency: int = 64,
+        concurrency: int | tuple[int, int] = 64,
         max_retries: int = 6,
         request_timeout_s: float = 120.0,
+        rate_limit_budget_s: float = 600.0,
         retry_initial_s: float = 0.5,
         retry_max_s: float = 30.0,
         failover: FailoverConfig | None = None,
@@ -173,9 +185,13 @@ class OpenAIBackend(LLMBackend):
         self.base_url = base_urls[0]
         self.endpoints = EndpointPool(base_urls, failover)
         self.api_key_env = api_key_env
-        self.concurrency = concurrency
+        self.concurrency = (1, concurrency) if isinstance(concurrency, int) else concurrency
+        self.limits = [ConcurrencyLimit(*self.concurrency) for _ in base_urls]
         self.max_retries = max_retries
         self.request_timeout_s = request_timeout_s
+        self.rate_limit_budget_s = rate_limit_budget_s
+        self._limited_since: float | None = None  # first 429 since the last other answer
+        self._said: set[str] = set()  # the warnings said once: "timeouts", "budget", "model"
         self.retry_initial_s = retry_initial_s
         self.retry_max_s = retry_max_s
         self.breaker = breaker
@@ -235,16 +251,84 @@ class OpenAIBackend(LLMBackend):
             body["seed"] = seed
         return body
 
-    def _delay(self, exc: BaseException | None, attempt: int) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1 = the first)."""
+    def in_flight_limit(self) -> int | None:
+        """Requests in flight allowed now over every endpoint (for the progress line)."""
+        return sum(limit.limit for limit in self.limits)
+
+    def _delay(self, exc: BaseException, attempt: int) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1 = the first): after a
+        timeout as long as the request ran (at most ``retry_max_s``; the server may still be
+        computing it), after a 429 what the server asks (within the rate-limit budget).
+
+        Raises:
+            RateLimitSpent: the endpoints have answered only 429 for the whole budget.
+        """
+        if timed_out(exc):
+            wait = min(self.request_timeout_s, self.retry_max_s)
+            self._warn_once(
+                "timeouts",
+                f"LLM requests time out: no answer within llm.request_timeout_s "
+                f"({self.request_timeout_s:g} s) with up to {self.in_flight_limit()} in flight; "
+                "the server may need longer per request: raise llm.request_timeout_s or lower "
+                f"llm.concurrency (now {self.concurrency[0]}..{self.concurrency[1]}); each is "
+                f"sent again after {wait:g} s, with fewer in flight",
+            )
+            return wait + random.uniform(0, 0.1 * wait)
         headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else None
-        return retry_delay(headers, attempt, self.retry_initial_s, self.retry_max_s)
+        delay = retry_delay(headers, attempt, self.retry_initial_s, self.retry_max_s)
+        if isinstance(exc, openai.APIStatusError) and exc.status_code == 429:
+            return min(delay, self._rate_limited(exc))
+        return delay
+
+    def _warn_once(self, what: str, message: str) -> None:
+        """Log ``message`` the first time ``what`` happens to this backend."""
+        if what not in self._said:
+            self._said.add(what)
+            logger.warning("%s", message)
+
+    def _rate_limited(self, exc: openai.APIStatusError) -> float:
+        """Count a 429 against the budget (said once per run of 429s); the budget left.
+
+        Raises:
+            RateLimitSpent: the budget is spent.
+        """
+        now = time.monotonic()
+        if self._limited_since is None:
+            self._limited_since = now
+            asked = retry_after_seconds(exc.response.headers)
+            logger.warning(
+                "LLM server %s is rate limiting (HTTP 429), asking to wait %s; waiting at most "
+                "%g s a time (the longest wait honoured) and %g s in all "
+                "(llm.rate_limit_budget_s) while it answers only 429",
+                exc.request.url,
+                "no time" if asked is None else f"{asked:g} s (Retry-After)",
+                MAX_RETRY_AFTER_S,
+                self.rate_limit_budget_s,
+            )
+        left = self.rate_limit_budget_s - (now - self._limited_since)
+        if left <= 0:
+            raise RateLimitSpent(self._budget_spent())
+        return left
+
+    def _budget_spent(self) -> str:
+        """The error of every request not answered once the rate-limit budget is spent (said
+        once as a warning)."""
+        message = (
+            f"rate limited: the LLM endpoints answered only HTTP 429 for "
+            f"{self.rate_limit_budget_s:g} s (llm.rate_limit_budget_s); the requests not "
+            "answered fail (a rerun sends them): rerun when the rate limit allows, or raise "
+            "llm.rate_limit_budget_s"
+        )
+        self._warn_once("budget", message)
+        return message
 
     async def _answer(
         self, client: PooledClient, request: ChatRequest, scrub: Scrubber
     ) -> ChatResponse:
         try:
             body = await self._attempts(client, self._body(request))
+        except RateLimitSpent as exc:
+            response = ChatResponse(key=request.key, error=str(exc), failure=TRANSIENT)
         except MalformedResponse as exc:
             response = ChatResponse(key=request.key, error=str(exc), failure=MALFORMED)
         except _CLIENT_ERRORS as exc:
@@ -252,27 +336,42 @@ class OpenAIBackend(LLMBackend):
             response = ChatResponse(key=request.key, error=self._reason(exc), failure=failure)
         else:
             response = parse_completion(request.key, body, self.sampling.get("max_tokens"))
+            if response.model not in (None, self.model):
+                self._warn_once(
+                    "model",
+                    f"the answers name the model '{response.model}', not llm.model "
+                    f"'{self.model}' (a router, proxy or alias serves it); the manifest and the "
+                    "card record the model that answered",
+                )
         return scrubbed(response, scrub)
 
     async def _attempts(self, client: PooledClient, body: dict[str, Any]) -> bytes:
-        """The body of the first answer to ``body``, retried on retryable failures."""
-        retrying = AsyncRetrying(
-            retry=retry_if_exception(is_retryable),
-            stop=stop_after_attempt(self.max_retries + 1),
-            wait=lambda state: self._delay(
-                state.outcome.exception() if state.outcome else None, state.attempt_number
-            ),
-            reraise=True,
-        )
-        async for attempt in retrying:
-            with attempt:
-                return await client.post(
+        """The body of the first answer to ``body``, retried on retryable failures.
+
+        Raises:
+            RateLimitSpent: the rate-limit budget is spent (then nothing more is sent).
+        """
+        for attempt in range(1, self.max_retries + 2):
+            since = self._limited_since  # of nothing but 429s: is the budget spent?
+            if since is not None and time.monotonic() - since >= self.rate_limit_budget_s:
+                raise RateLimitSpent(self._budget_spent())
+            try:
+                answer = await client.post(
                     "/chat/completions",
                     body,
                     deadline_s=self.request_timeout_s,
                     max_bytes=body_limit(self.sampling.get("max_tokens")),
                 )
-        raise AssertionError("unreachable: tenacity either returns or re-raises")
+            except _CLIENT_ERRORS as exc:
+                if isinstance(exc, openai.APIStatusError) and exc.status_code != 429:
+                    self._limited_since = None  # an answer other than 429
+                if not is_retryable(exc) or attempt > self.max_retries:
+                    raise
+                await asyncio.sleep(self._delay(exc, attempt))
+            else:
+                self._limited_since = None
+                return answer
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _reason(self, exc: BaseException) -> str:
         """Why a request failed after its last attempt."""
@@ -291,8 +390,8 @@ class OpenAIBackend(LLMBackend):
         deliver: ResponseSink,
     ) -> None:
         limits = httpx2.Limits(
-            max_connections=self.concurrency,
-            max_keepalive_connections=self.concurrency,
+            max_connections=self.concurrency[1],
+            max_keepalive_connections=self.concurrency[1],
             keepalive_expiry=30.0,
         )
         guard = ResponseGuard(body_limit(self.sampling.get("max_tokens")))
@@ -311,7 +410,7 @@ class OpenAIBackend(LLMBackend):
             )
             for url in self.base_urls
         ]
-        client = PooledClient(self.endpoints, clients, self.concurrency)
+        client = PooledClient(self.endpoints, clients, self.limits)
         scrub = Scrubber([api_key])
         # one shared iterator, many workers: `capacity` coroutines instead of one per request
         todo = iter(range(len(requests)))

@@ -1,6 +1,7 @@
 """Ask an OpenAI-wire endpoint, before any work, whether it serves the configured model.
 
-``GET /models`` (or one one-token request where there is no list); a failure is a one-line
+``GET /models``, or one one-token chat request for the model where there is no list, the list
+is empty or it fails with a 5xx (``transformers serve <folder>``); a failure is a one-line
 :class:`~cseaug.errors.BackendError` naming the URL and the cause. What the server reports
 about the model becomes part of its identity (:mod:`cseaug.llm.identity`).
 """
@@ -23,7 +24,8 @@ from cseaug.llm.wire import IDENTITY_HEADERS, MalformedResponse, ResponseGuard
 logger = logging.getLogger(__name__)
 
 _NO_LIST = (404, 405, 501)
-"""Statuses of a server that has no ``GET /models``: fall back to a one-token request."""
+"""Statuses of a server that has no ``GET /models``: fall back to a one-token request (as
+after an empty list or a 5xx, which is said in one line)."""
 PROBE_MAX_BYTES = 16 * 1024 * 1024
 """Largest probe answer announced (``Content-Length``) that is read: a model list of
 thousands of models fits."""
@@ -63,16 +65,28 @@ def probe_endpoint(
 
 
 def _ask(client: openai.OpenAI, base_url: str, model: str) -> dict[str, Any]:
-    """The model list's entry, or ``{}`` after a one-token request where there is no list."""
+    """The model list's entry, or ``{}`` after a one-token request where there is no usable list."""
     try:
         listing = client.get("/models", cast_to=httpx2.Response)
     except openai.APIStatusError as exc:
-        if exc.status_code not in _NO_LIST:
+        if exc.status_code not in _NO_LIST and exc.status_code < 500:
             raise
+        unusable = "" if exc.status_code in _NO_LIST else f"failed ({describe_error(exc)})"
     else:
-        return _entry(base_url, model, listing.content)
+        entry = _entry(base_url, model, listing.content)
+        if entry is not None:
+            return entry
+        unusable = "lists no models"
     body = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
     client.post("/chat/completions", body=body, cast_to=httpx2.Response)
+    if unusable:
+        logger.warning(
+            "LLM endpoint %s: GET /models %s; a one-token chat request for '%s' was answered, "
+            "so the build goes on with it",
+            base_url,
+            unusable,
+            model,
+        )
     return {}
 
 
@@ -111,8 +125,8 @@ def probe_endpoints(
     return next(iter(served.values()))
 
 
-def _entry(base_url: str, model: str, body: bytes) -> dict[str, Any]:
-    """The entry of ``model`` in a ``/models`` body."""
+def _entry(base_url: str, model: str, body: bytes) -> dict[str, Any] | None:
+    """The entry of ``model`` in a ``/models`` body; None when the list is empty."""
     try:
         entries = json.loads(body)["data"]
         served = {entry["id"]: entry for entry in entries}
@@ -121,8 +135,10 @@ def _entry(base_url: str, model: str, body: bytes) -> dict[str, Any]:
             f"LLM endpoint {base_url}: GET /models answered a body that is not a model list: "
             f"{body[:120]!r}"
         ) from None
+    if not served:
+        return None
     if model not in served:
-        names = ", ".join(sorted(served)[:10]) or "none"
+        names = ", ".join(sorted(served)[:10])
         raise BackendError(
             f"LLM endpoint {base_url}: model '{model}' not served (it serves: {names}); "
             "set llm.model to one of them"

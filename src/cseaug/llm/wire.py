@@ -232,6 +232,11 @@ def parse_completion(key: str, body: bytes, max_tokens: int | None = None) -> Ch
         return _malformed(
             key, f"usage.completion_tokens {completion_tokens} above max_tokens {max_tokens}", body
         )
+    model = data.get("model")
     return ChatResponse(
-        key=key, text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        key=key,
+        text=text,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        model=model if isinstance(model, str) and model else None,
     )

@@ -30,6 +30,7 @@ from cseaug.dataset.manifest import build_manifest
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.dataset.staging import publish_version
 from cseaug.errors import CseaugError, InputError, PublishGateError, os_error_message
+from cseaug.llm.base import ANSWERED_BY
 from cseaug.llm.cache import build_spending
 from cseaug.pipeline.gate import check_publish_gate, check_quality_gate
 from cseaug.pipeline.plan import CORPUS
@@ -102,7 +103,8 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
             are forgotten, so a rerun generates them.
     """
     from cseaug.dataset.export import write_configured_exports
-    from cseaug.diagnostics.version import write_diagnostics
+    from cseaug.diagnostics.report import write_report
+    from cseaug.diagnostics.version import REPORT_FILE, write_diagnostics
 
     marks = run.clock.marks  # all made before publishing: command start, hand-over, plan
     started, started_at = time.perf_counter(), time.time()
@@ -114,6 +116,15 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
             f"run {plan['run_id']}: shards {missing} are not finished; nothing published"
         )
     usage = summed_usage([o.usage for o in outcomes])
+    answered_by = {  # the models the answers name: the provenance, apart from the counts
+        key.removeprefix(ANSWERED_BY): usage.pop(key)
+        for key in sorted(usage)
+        if key.startswith(ANSWERED_BY)
+    }
+    stage_info = plan["stage"]
+    model = stage_info.get("model")
+    if model is not None and answered_by:
+        model = {**model, "answered_by": answered_by}
     judge_usage = summed_usage([o.judge_usage for o in outcomes])  # empty without a judge
     phases = {
         "plan": plan["seconds"]["plan"],
@@ -131,7 +142,6 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
                            "timings": wallclock.build_timings(marks, phases, now),
                            "finished_at": now}  # fmt: skip
         raise
-    stage_info = plan["stage"]
     spent = build_spending(cfg.cache_path, store.path.name) if cfg.llm is not None else {}
     # this run's requests; the whole build's, over every attempt, from the cache's records
     token_usage: dict[str, Any] = {"this_run": usage, "build": spent}
@@ -145,7 +155,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         inputs={"corpus": {"name": plan["corpus"]["name"], "files": plan["corpus"]["sha256"]}},
         prompts=stage_info.get("prompts", ()),
         example_set=stage_info.get("example_set"),
-        model=stage_info.get("model"),
+        model=model,
         token_usage=token_usage,
         timings={},  # filled in once the data files are sealed (diagnostics are timed too)
         extra={
@@ -159,14 +169,17 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         sealed = time.perf_counter()
         phases["publish"] = round(sealed - started, 3)
         if cfg.diagnostics.enabled:
+            encoder = run.diagnostics_encoder()
             write_diagnostics(
                 staging,
                 staging / DIAGNOSTICS,
                 cfg.diagnostics,
-                encoder=run.diagnostics_encoder(),
+                encoder=encoder,
                 cache_dir=cfg.work_dir / "cache" / "embeddings",
                 title=cfg.dataset_name,
             )
+            target = staging / DIAGNOSTICS / REPORT_FILE
+            write_report(staging, target, manifest, cfg.diagnostics, encoder=encoder)
             phases["diagnostics"] = round(time.perf_counter() - sealed, 3)
         # the manifest is committed after this call: its timings say where the build's time went
         manifest["timings"] = {

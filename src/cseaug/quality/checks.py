@@ -5,7 +5,7 @@ runs is :mod:`cseaug.quality.rows`' business. The reason codes (:data:`REASONS`,
 ``quality``) are explained in docs/quality.md, "Per-row checks".
 
 Example:
-    >>> unchanged("A man plays a guitar.", "A man plays the guitar.", 0.95)
+    >>> unchanged("A man plays a guitar.", "A man plays a violin.", 0.95)
     >>> unchanged("A man plays a guitar.", "a man plays a guitar", 0.95)
     ('unchanged_view', {'similarity': 1.0, 'threshold': 0.95})
 """
@@ -20,9 +20,10 @@ from rapidfuzz.distance import Indel
 
 from cseaug.llm.clean import normalize_for_comparison
 from cseaug.quality.language import Detection
-from cseaug.text_hazards import find_invisible, find_special_token, tag_text
+from cseaug.text_hazards import find_control, find_invisible, find_special_token, tag_text
 
 HIDDEN_INSTRUCTIONS = "hidden_instructions"
+CONTROL_CHARACTERS = "control_characters"
 INVISIBLE_CHARACTERS = "invisible_characters"
 TOO_LONG = "too_long"
 WRONG_LANGUAGE = "wrong_language"
@@ -30,6 +31,7 @@ IDENTICAL_VIEWS = "identical_views"
 UNCHANGED_VIEW = "unchanged_view"
 REASONS: tuple[str, ...] = (
     HIDDEN_INSTRUCTIONS,
+    CONTROL_CHARACTERS,
     INVISIBLE_CHARACTERS,
     TOO_LONG,
     WRONG_LANGUAGE,
@@ -53,13 +55,16 @@ INSTRUCTION_PATTERN = re.compile(
 
 
 def hidden_text(anchor: str, view: str) -> Failure | None:
-    """``hidden_instructions`` or ``invisible_characters`` when ``view`` carries them.
+    """``hidden_instructions``, ``control_characters`` or ``invisible_characters`` when
+    ``view`` carries them (:mod:`cseaug.text_hazards`).
 
     Example:
         >>> hidden_text("A cat sleeps.", "A cat is asleep.\\U000e0068\\U000e0069")
         ('hidden_instructions', {'tag_text': 'hi'})
         >>> hidden_text("A cat sleeps.", "A cat\\u200b is asleep.")
         ('invisible_characters', {'characters': ['U+200B']})
+        >>> hidden_text("A cat sleeps.", "A cat\\x1b[8m is asleep.")
+        ('control_characters', {'characters': ['U+001B']})
     """
     spelled = tag_text(view)
     if spelled:
@@ -70,6 +75,9 @@ def hidden_text(anchor: str, view: str) -> Failure | None:
     instruction = INSTRUCTION_PATTERN.search(view)
     if instruction is not None and not INSTRUCTION_PATTERN.search(anchor):
         return HIDDEN_INSTRUCTIONS, {"instruction": instruction.group().strip()}
+    control = find_control(view)
+    if control:
+        return CONTROL_CHARACTERS, {"characters": control}
     invisible = find_invisible(view)
     if invisible:
         return INVISIBLE_CHARACTERS, {"characters": invisible}
@@ -123,10 +131,34 @@ def similarity(anchor: str, view: str) -> float:
     )
 
 
+LIGHT_WORDS = frozenset("a an the too also indeed really very just quite actually".split())
+"""Words whose addition or removal leaves a sentence's content as it was: articles and
+additive or emphatic adverbs (negations are content). docs/quality.md, "Short anchors"."""
+
+
+def content_words(text: str) -> list[str]:
+    """The normalised words of ``text`` but :data:`LIGHT_WORDS`, in order.
+
+    Example:
+        >>> content_words("Yes, the 1960s too!")
+        ['yes', '1960s']
+    """
+    return [word for word in normalize_for_comparison(text).split() if word not in LIGHT_WORDS]
+
+
 def unchanged(anchor: str, view: str, threshold: float) -> Failure | None:
     """``unchanged_view`` when ``view`` has a :func:`similarity` of at least ``threshold`` to
-    ``anchor``."""
+    ``anchor``, or the same :func:`content_words` (a short anchor with an article added or
+    "too" appended stays far below any edit-similarity threshold).
+
+    Example:
+        >>> unchanged("Jim Daly.", "Jim Daly too.", 0.95)
+        ('unchanged_view', {'similarity': 0.8, 'threshold': 0.95, 'content_words': 'same'})
+    """
     value = similarity(anchor, view)
+    detail = {"similarity": round(value, 4), "threshold": threshold}
     if value >= threshold:
-        return UNCHANGED_VIEW, {"similarity": round(value, 4), "threshold": threshold}
+        return UNCHANGED_VIEW, detail
+    if content_words(view) == content_words(anchor):
+        return UNCHANGED_VIEW, {**detail, "content_words": "same"}
     return None

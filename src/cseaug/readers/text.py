@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cseaug.config import CorpusConfig
-from cseaug.errors import ConfigError
+from cseaug.errors import ConfigError, InputError
 from cseaug.readers.source import (
     TEXT,
     UTF8_BOM,
@@ -27,6 +27,11 @@ from cseaug.readers.source import (
 
 TEXT_BLOCK_BYTES = 8 << 20
 """Bytes read at a time from a text file (about 65k lines of 120 characters)."""
+
+MAX_LINE_BYTES = 1 << 20
+"""A line longer than this (or than 4 bytes per ``corpus.max_chars``, if more) is no
+sentence: the file is refused, in the block that holds it (a file of NUL bytes, a binary
+file, a file without line ends was read to its end, 50 GB of it, before)."""
 
 
 def open_text(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
@@ -42,12 +47,14 @@ def open_text(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
         format="text",
         location=str(path),
         record_key="line",
-        _read=lambda: read_lines(path),
+        _read=lambda: read_lines(path, max_line_bytes=max(MAX_LINE_BYTES, 4 * cfg.max_chars)),
         input_sha256=hash_files([path]),
     )
 
 
-def read_lines(path: Path, block_bytes: int = TEXT_BLOCK_BYTES) -> Iterator[pa.RecordBatch]:
+def read_lines(
+    path: Path, block_bytes: int = TEXT_BLOCK_BYTES, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[pa.RecordBatch]:
     """Lines of a text file as binary batches; ``\\n`` or ``\\r\\n`` ends a line, a BOM is dropped.
 
     Blocks stay Arrow buffers end to end (no Python bytes of the block's size); a line cut
@@ -56,6 +63,10 @@ def read_lines(path: Path, block_bytes: int = TEXT_BLOCK_BYTES) -> Iterator[pa.R
     Args:
         path: the text file (compressed files are decompressed on the fly).
         block_bytes: bytes read at a time.
+        max_line_bytes: the longest line read (:data:`MAX_LINE_BYTES`).
+
+    Raises:
+        InputError: a line is longer than ``max_line_bytes``.
 
     Example:
         >>> from pathlib import Path
@@ -68,10 +79,21 @@ def read_lines(path: Path, block_bytes: int = TEXT_BLOCK_BYTES) -> Iterator[pa.R
         data = stream.read_buffer(max(block_bytes, len(UTF8_BOM)))
         if bytes(memoryview(data)[: len(UTF8_BOM)]) == UTF8_BOM:
             data = data.slice(len(UTF8_BOM))
+        lines = 0  # read so far
         while True:
-            cut = _last_newline(data)
+            ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
+            lengths = np.diff(ends, prepend=-1, append=data.size) - 1  # the last: unfinished
+            if lengths.max() > max_line_bytes:
+                line = lines + int(np.argmax(lengths > max_line_bytes)) + 1
+                raise InputError(
+                    f"corpus {path}: line {line:,} is longer than {max_line_bytes:,} bytes: not "
+                    "a text file of one sentence per line (a binary file, a file of NUL bytes, "
+                    "no line ends?)"
+                )
+            cut = int(ends[-1]) if ends.size else -1
             if cut >= 0:
                 yield _lines_batch(data.slice(0, cut))
+                lines += ends.size
             carry = data.slice(cut + 1)
             block = stream.read_buffer(block_bytes)
             if block.size == 0:
@@ -88,12 +110,6 @@ def _join(head: pa.Buffer, tail: pa.Buffer) -> pa.Buffer:
     out[: head.size] = np.frombuffer(head, dtype=np.uint8)
     out[head.size :] = np.frombuffer(tail, dtype=np.uint8)
     return joined
-
-
-def _last_newline(data: pa.Buffer) -> int:
-    """Offset of the last ``\\n`` in ``data`` (-1 if none)."""
-    newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
-    return int(newlines[-1]) if newlines.size else -1
 
 
 def _lines_batch(data: pa.Buffer) -> pa.RecordBatch:
