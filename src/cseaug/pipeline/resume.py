@@ -30,7 +30,7 @@ def kept_for_rerun(cfg: RunConfig) -> str:
     answers = build_spending(cfg.cache_path, run).get("answers", 0)
     kept = [f"{answers:,} LLM answers in {cfg.cache_path}"] if answers else []
     if (store.path / PLAN_FILE).is_file():
-        shards = read_plan(store.path / PLAN_FILE)["shards"]
+        shards = read_plan(store.path / PLAN_FILE).shards
         finished = sum(store.exists("rows", index, VIEWS) for index in range(shards))
         kept.insert(0, f"{finished} of {shards} shards in {store.path}")
     return f"kept {' and '.join(kept) if kept else 'nothing yet'}; {RESUME}"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,7 @@ from cseaug.errors import InputError
 from cseaug.hashing import json_sha256
 from cseaug.pipeline.inputs import input_fingerprints
 from cseaug.pipeline.stages import ServedModels
+from cseaug.secrets import scrub_data
 from cseaug.step import Step, StepResult, close_all, summed_usage
 from cseaug.wallclock import Clock
 
@@ -68,7 +69,26 @@ def run_id(cfg: RunConfig, inputs: dict[str, Any]) -> str:
     return f"{cfg.dataset_name}-{json_sha256(identity)[:12]}"
 
 
-def read_plan(plan_path: str | Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Plan:
+    """What a plan step writes to ``plan.json``, in the file's order; ``corpus``: its
+    ``name``, cleaning ``stats`` and files' ``sha256``; ``seconds``: the plan's."""
+
+    run_id: str
+    config: dict[str, Any]
+    shards: int
+    corpus: dict[str, Any]
+    other_rows: int
+    stage: dict[str, Any]
+    seconds: dict[str, float]
+
+    def write(self, path: str | Path) -> None:
+        """Write the plan to ``path``, scrubbed of secrets."""
+        text = json.dumps(scrub_data(asdict(self)), indent=2, default=str)
+        Path(path).write_text(text, encoding="utf-8")
+
+
+def read_plan(plan_path: str | Path) -> Plan:
     """The plan a plan step wrote.
 
     Raises:
@@ -77,7 +97,7 @@ def read_plan(plan_path: str | Path) -> dict[str, Any]:
     path = Path(plan_path)
     if not path.is_file():
         raise InputError(f"run plan {path} not found; start the build again with `cseaug build`")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return Plan(**json.loads(path.read_text(encoding="utf-8")))
 
 
 def loads_encoder(cfg: RunConfig) -> bool:
