@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from cseaug.config import DiagnosticsConfig
+from cseaug.diagnostics.report import write_report
 from cseaug.diagnostics.version import DiagnosticsSummary, count_rows, write_diagnostics
 from cseaug.errors import InputError
 from cseaug.metrics.mer import mer
@@ -75,6 +76,32 @@ def test_files_summary_and_pattern_order(make_version, tmp_path, bow_encoder):
     assert summary.summary["pattern_order"]["cs"]["eligible_rows"] == 3
     assert summary.summary["contamination"] == {"skipped": "diagnostics.eval_data_dir is not set"}
     assert DiagnosticsSummary.load(tmp_path / "diag").summary == written
+
+
+@pytest.mark.shared_data
+def test_a_configured_reference_draws_figure_7_beside_the_version(
+    make_version, tmp_path, bow_encoder, shared_data
+):
+    cfg = CFG.model_copy(
+        update={
+            "reference": {
+                "stsb": str(shared_data / "stsbenchmark" / "sts-dev.csv"),
+                "nli": str(shared_data / "nli" / "nli_triples_snli_devtest.csv"),
+            }
+        }
+    )
+    version = make_version(ROWS)
+    diag = version / "diagnostics"
+    summary = write_diagnostics(version, diag, cfg, encoder=bow_encoder, title="demo/v0001")
+    assert summary.plots["figure7"] == "figure7.png"
+    assert (diag / "figure7.png").read_bytes()[:4] == b"\x89PNG"
+    page = write_report(version, tmp_path / "report.html", {}, cfg).read_text()
+    assert page.count("data:image/png;base64,") == 3  # MER, CS and Figure 7
+    settings = json.loads((diag / "compare.json").read_text())["settings"]
+    assert [s["label"] for s in settings] == ["demo/v0001", "STSB", "NLI"]
+    assert all(
+        s[p]["mer"]["n"] and s[p]["cs"]["n"] for s in settings for p in ("positive", "negative")
+    )
 
 
 def test_cs_sample_is_seeded_and_limited_to_rows_with_views(make_version, tmp_path, bow_encoder):

@@ -261,6 +261,17 @@ def test_a_missing_evaluation_data_directory_is_named_before_any_work(
     assert problem == f"evaluation data directory not found: {missing} (diagnostics.eval_data_dir)"
 
 
+def test_a_missing_reference_file_is_named_before_any_work(
+    tmp_path: Path, http_llm: list[str]
+) -> None:
+    """The Figure 7 reference is read at publish: the preflight names a file that is not there."""
+    missing = tmp_path / "sts-dev.csv"
+    cfg = load_config(
+        DEMO, [*http_llm, f"output.root={tmp_path / 's'}", f"diagnostics.reference.stsb={missing}"]
+    )
+    assert preflight(cfg).problems == [f"diagnostics.reference.stsb: no such file: {missing}"]
+
+
 def test_a_ready_config_passes(tmp_path: Path, http_llm: list[str]) -> None:
     cfg = load_config(DEMO, [*http_llm, f"output.root={tmp_path / 'storage'}"])
     assert preflight(cfg).problems == []

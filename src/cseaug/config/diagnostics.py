@@ -107,6 +107,12 @@ class DiagnosticsConfig(StrictModel):
         description="Drop rows whose views break the order positive > intermediate > negative in "
         "similarity (CS falls, MER rises) to rejects with reason 'pattern_order'; 'off' only reports it.",
     )
+    reference: dict[Literal["stsb", "nli"], str] = Field(
+        default_factory=dict,
+        description="Human-written pairs drawn beside the version as in NGCSE's Figure 7 "
+        "(figure7.png, shown by the report): {stsb: <an STS-B file>, nli: <NLI triples csv>}; "
+        "empty: no figure.",
+    )
     eval_data_dir: str | None = Field(
         None,
         description="Directory holding the evaluation sets for the contamination check (layout of "

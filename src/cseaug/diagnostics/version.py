@@ -44,7 +44,7 @@ from cseaug.metrics.histograms import METRIC_RANGES, MetricValues, Panel, Series
 from cseaug.progress import progress_bar
 
 SUMMARY_FILE = "summary.json"
-PLOT_FILES = {"mer": "mer.png", "cs": "cs.png"}
+PLOT_FILES = {"mer": "mer.png", "cs": "cs.png", "figure7": "figure7.png"}
 REPORT_FILE = "report.html"
 VIEW_COLORS = {
     "positive": "tab:green",
@@ -301,6 +301,14 @@ def write_diagnostics(
             heading = f"{title}: {heading}" if title else heading
             plot_panels([panels], out / PLOT_FILES[metric], title=heading)
             plots[metric] = PLOT_FILES[metric]
+    if cfg.reference and encoder is not None:  # the version beside the data it imitates
+        from cseaug.diagnostics import compare as fig7
+
+        readers = {"stsb": fig7.stsb_pairs, "nli": fig7.nli_pairs}
+        pairs = [fig7.version_pairs(source, title or "version", seed=cfg.seed)]
+        pairs += [readers[k](path, k.upper(), seed=cfg.seed) for k, path in cfg.reference.items()]
+        fig7.compare(pairs, out, encoder, mer_bins=cfg.mer_bins, cs_bins=cfg.cs_bins)
+        plots["figure7"] = PLOT_FILES["figure7"]
 
     summary: dict[str, Any] = {
         "rows": total,

@@ -116,14 +116,20 @@ def generator_problems(cfg: RunConfig) -> list[str]:
     return [f"generate_cse.generator: {problem}"] if problem else []
 
 
-def eval_data_problems(cfg: RunConfig) -> None:
+def eval_data_problems(cfg: RunConfig) -> list[str]:
     """``diagnostics.eval_data_dir`` is a directory (the contamination check and filter
-    read it: the diagnostics at publish, the filter at the plan)."""
+    read it: the diagnostics at publish, the filter at the plan) and each
+    ``diagnostics.reference`` a file (the diagnostics read them at publish)."""
     from cseaug.diagnostics.contamination import eval_set_readers
 
     diag = cfg.diagnostics
     if diag.eval_data_dir and (diag.enabled or diag.remove_contaminated):
         eval_set_readers(diag.eval_data_dir)  # finds the sets' files; reads none
+    return [
+        f"diagnostics.reference.{kind}: no such file: {path}"
+        for kind, path in (diag.reference.items() if diag.enabled else ())
+        if not Path(path).is_file()
+    ]
 
 
 def hub_models(cfg: RunConfig) -> list[tuple[str, str]]:

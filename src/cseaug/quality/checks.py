@@ -131,7 +131,9 @@ def similarity(anchor: str, view: str) -> float:
     )
 
 
-LIGHT_WORDS = frozenset("a an the too also indeed really very just quite actually".split())
+LIGHT_WORDS = frozenset(
+    ["a", "an", "the", "too", "also", "indeed", "really", "very", "just", "quite", "actually"]
+)
 """Words whose addition or removal leaves a sentence's content as it was: articles and
 additive or emphatic adverbs (negations are content). docs/quality.md, "Short anchors"."""
 
