@@ -19,6 +19,7 @@ class FakeSamplingParams:
     top_p: float = 1.0
     max_tokens: int | None = 16
     seed: int | None = None
+    stop: list[str] | None = None
 
 
 @dataclass

@@ -113,7 +113,7 @@ def test_each_answer_reaches_on_response_as_it_exists_stored_sent_and_repeated(
     assert [r.key for r in responses] == ["stored", "k1", "k2"]
 
 
-def test_key_covers_sampling_model_and_sample_index(
+def test_key_covers_sampling_model_sample_index_and_stop(
     server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
     path = tmp_path / "llm.sqlite"
@@ -123,6 +123,8 @@ def test_key_covers_sampling_model_and_sample_index(
     cached_http(server, path, temperature=0.5).generate([ask("q")])
     cached_http(server, path, temperature=0.0).generate([ask("q", sample_index=1)])
     assert server.counts["q"] == 3
+    cached_http(server, path, temperature=0.0).generate([ask("q", stop=("\n",))])
+    assert server.counts["q"] == 4
     identity = {"backend": "openai-compatible", "model": "fake", "sampling": {"max_tokens": 16}}
     assert request_hash(identity, ask("q")) != request_hash(
         {**identity, "model": "other"}, ask("q")

@@ -89,6 +89,15 @@ def test_a_checkpoint_replaced_at_the_same_path_is_a_new_model(tmp_path: Path) -
     assert checkpoint_fingerprint("org/not-a-directory") is None
 
 
+def test_a_gguf_file_replaced_at_the_same_path_is_a_new_model(tmp_path: Path) -> None:
+    gguf = tmp_path / "model.Q4_1.gguf"
+    gguf.write_bytes(b"GGUF" + b"\x01" * 3_000_000)
+    cfg = LLMConfig(backend="transformers", model=str(gguf))
+    before = request_hash(make_backend(cfg, None).identity(), ask("q"))
+    gguf.write_bytes(b"GGUF" + b"\x01" * 2_999_999 + b"\x02")
+    assert request_hash(make_backend(cfg, None).identity(), ask("q")) != before
+
+
 @pytest.mark.parametrize("temperature", [5, 2.5, -0.1])
 def test_a_temperature_the_api_rejects_fails_validation(temperature: float) -> None:
     with pytest.raises(ValidationError, match="temperature"):

@@ -166,3 +166,48 @@ def test_a_prompt_that_runs_out_of_memory_alone_fails_alone(chat_model: Path) ->
     responses = llm.generate([ask("short"), ask("long " * 60, key="long"), ask("brief")])
     assert [r.ok for r in responses] == [True, False, True]
     assert "out of memory" in responses[1].error
+
+
+def test_tokens_move_within_a_batch(chat_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backend's token bar advances at every decoding step of a batch, by the batch's
+    rows, and ends at the ceiling (a batch that ends early jumps ahead)."""
+    from contextlib import contextmanager
+
+    from cseaug.llm import transformers_backend
+    from cseaug.progress import Bar
+
+    bars: list[tuple[str, int | None, str, list[int]]] = []
+
+    @contextmanager
+    def recording_bar(description: str, total: int | None, unit: str):
+        steps: list[int] = []
+        bars.append((description, total, unit, steps))
+        yield Bar(steps.append)
+
+    monkeypatch.setattr(transformers_backend, "progress_bar", recording_bar)
+    done: list[int] = []
+    responses = backend(chat_model).generate([ask(f"s{i}") for i in range(7)], done.append)
+    assert all(r.ok for r in responses) and done == [3, 3, 1]
+    ((description, total, unit, steps),) = bars
+    assert (description, total, unit) == (f"{chat_model.name}: tokens", 7 * 6, "tokens")
+    assert sum(steps) == 42
+    assert steps[:6] == [3] * 6  # the first batch's six decoding steps, one by one
+
+
+def test_a_gguf_file_that_does_not_load_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    broken = tmp_path / "model.Q4_1.gguf"
+    broken.write_bytes(b"not a gguf file")
+    with pytest.raises(BackendError, match="cannot load the GGUF file"):
+        TransformersBackend(str(broken), {}, device="cpu").check()
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "gguf" else find_spec(name, *a),
+    )
+    with pytest.raises(BackendError, match="needs the gguf package: pip install gguf"):
+        TransformersBackend(str(broken), {}, device="cpu").check()

@@ -75,6 +75,14 @@ def test_sampling_overrides_defaults_and_seeds_follow_the_sample_index() -> None
     assert {(p.temperature, p.top_p, p.max_tokens) for p in params} == {(0.0, 1.0, 12)}
 
 
+def test_stop_sequences_go_to_the_requests_that_carry_them() -> None:
+    engine = FakeVLLMEngine()
+    backend, _ = backend_with(engine)
+    backend.generate([ask("x", stop=("\n",)), ask("y")])
+    params = engine.calls[0][1]
+    assert [p.stop for p in params] == [["\n"], None]
+
+
 def test_an_invalid_prompt_fails_alone() -> None:
     engine = FakeVLLMEngine(reject={"too long"})
     backend, _ = backend_with(engine)
@@ -189,7 +197,7 @@ def test_the_fake_matches_the_real_vllm_api() -> None:
     arguments = vllm_backend.engine_arguments(VLLMEngineConfig(), "auto", 64, {}, None)
     assert set(arguments) <= engine_fields
     params = vllm.SamplingParams()
-    for name in ("temperature", "top_p", "max_tokens", "seed"):
+    for name in ("temperature", "top_p", "max_tokens", "seed", "stop"):
         assert hasattr(params, name)
     request_fields = set(inspect.signature(RequestOutput).parameters)
     assert {"request_id", "prompt", "prompt_token_ids", "outputs", "finished"} <= request_fields

@@ -95,6 +95,8 @@ class ViewStage(LLMStep):
     each to a sink as it arrives (:meth:`ask`)."""
 
     cleaning: CleaningConfig
+    stop: tuple[str, ...] = ()
+    """Stop sequences of every request (docs/prompts-and-patterns.md, "Stop sequences")."""
     _on_view: ViewSink | None = None
 
     def stream_views(self, sink: ViewSink) -> None:
@@ -109,7 +111,7 @@ class ViewStage(LLMStep):
         result = RoundResult()
         if not jobs:
             return result
-        requests = [ChatRequest(key=job.key, messages=job.messages) for job in jobs]
+        requests = [ChatRequest(job.key, job.messages, stop=self.stop) for job in jobs]
         outcomes: dict[int, Outcome] = {}  # job index -> what its answer came to
 
         def settle(index: int, response: ChatResponse) -> None:

@@ -43,6 +43,7 @@ class PatternSimulationStage(ViewStage):
     """
 
     name = "pattern_sim"
+    stop = ("\n",)  # every view is one sentence: an answer ends at its first line break
 
     def __init__(
         self,

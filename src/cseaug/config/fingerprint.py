@@ -43,15 +43,24 @@ def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
     return diag.model_dump(mode="json", include=keys)
 
 
-LLM_TIMING = {"vllm", "circuit_breaker", "batch", "price", "failover", "rate_limit_budget_s"}
+LLM_TIMING = {
+    "vllm",
+    "circuit_breaker",
+    "batch",
+    "price",
+    "failover",
+    "rate_limit_budget_s",
+    "threads",
+}
 """The keys of an ``llm`` section that decide how fast or when, not what is asked."""
 
 
 def config_fingerprint(cfg: RunConfig) -> str:
     """sha256 of everything in the config that changes the data (not ``execution``, ``publish``,
     ``output.root`` nor the vLLM engine's scheduling settings ``llm.vllm``, the Batch API's
-    polling ``llm.batch``, the prices ``llm.price``, the endpoints' failover timing
-    ``llm.failover`` or ``llm.rate_limit_budget_s``, nor these settings of ``quality.judge.llm``). ``quality.judge`` (its model
+    polling ``llm.batch``, the CPU threads ``llm.threads``, the prices ``llm.price``, the
+    endpoints' failover timing ``llm.failover`` or ``llm.rate_limit_budget_s``, nor these
+    settings of ``quality.judge.llm``). ``quality.judge`` (its model
     and ``min_score``) is part of it: the judge decides which rows are kept; a config without a
     judge has the fingerprint it had before the judge existed."""
     data = cfg.model_dump(

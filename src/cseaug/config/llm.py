@@ -255,6 +255,12 @@ class LLMConfig(StrictModel):
         description="'transformers': prompts per generate() call; 'auto': 8 on the CPU, on a GPU as "
         "many as the free memory holds the KV cache of (halved and remembered on out of memory).",
     )
+    threads: int | None = Field(
+        None,
+        ge=1,
+        description="'transformers' on the CPU: torch's threads (speed only, not part of any "
+        "key); null: the CPU cores this process may use.",
+    )
     engine_kwargs: dict[str, Any] = Field(
         default_factory=dict, description="'vllm': extra keyword arguments of vllm.LLM(...)."
     )

@@ -44,11 +44,14 @@ class ChatRequest:
         messages: the chat messages.
         sample_index: which sample of the same messages this is (0 for the first); part
             of the cache key so that asking twice on purpose gives two answers.
+        stop: where the answer ends (not part of it): sent to every backend that supports
+            stop sequences, and part of the cache key when set (docs/prompts-and-patterns.md).
     """
 
     key: str
     messages: tuple[Message, ...]
     sample_index: int = 0
+    stop: tuple[str, ...] = ()
 
 
 @dataclass

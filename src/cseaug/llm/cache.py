@@ -144,9 +144,10 @@ def request_hash(identity: dict[str, Any], request: ChatRequest) -> str:
         >>> len(request_hash(identity, ChatRequest("k", ({"role": "user", "content": "Hi"},))))
         64
     """
-    return json_sha256(
-        {"identity": identity, "messages": request.messages, "sample_index": request.sample_index}
-    )
+    key = {"identity": identity, "messages": request.messages, "sample_index": request.sample_index}
+    if request.stop:  # the keys of requests without stop sequences stay those of before
+        key["stop"] = request.stop
+    return json_sha256(key)
 
 
 class ResponseCache:

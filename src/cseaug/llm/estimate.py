@@ -58,15 +58,21 @@ def heuristic_tokens(request: ChatRequest) -> int:
     return content + TOKENS_PER_MESSAGE * len(request.messages) + TOKENS_PER_REPLY
 
 
-def local_chat_tokenizer(model: str) -> Any | None:
-    """The model's tokenizer with a chat template, if it loads without any download; else None.
+def on_disk(model: str) -> bool:
+    """Whether ``model`` loads without a download: a directory, a ``.gguf`` file, or a hub id
+    in the Hugging Face cache (asked without importing transformers and torch: ~2 s)."""
+    path = Path(model).expanduser()
+    try:  # ValueError: not a repository id
+        return path.is_dir() or path.is_file() or bool(cached_file(model, "tokenizer_config.json"))
+    except ValueError:
+        return False
 
-    Whether its files are local (a directory, or the Hugging Face cache) is asked first,
-    without importing transformers (and torch): ~2 s of a dry run's start-up otherwise.
-    """
-    try:  # ValueError: not a repository id, or a tokenizer that does not load
-        on_disk = Path(model).expanduser().is_dir() or cached_file(model, "tokenizer_config.json")
-        if not on_disk:
+
+def local_chat_tokenizer(model: str) -> Any | None:
+    """The model's tokenizer with a chat template, if it loads without any download (a
+    directory or the Hugging Face cache); else None."""
+    try:  # ValueError: a tokenizer that does not load
+        if not on_disk(model) or Path(model).suffix == ".gguf":
             return None
         from transformers import AutoTokenizer
 
@@ -120,6 +126,20 @@ def estimate(
         max_completion_tokens=len(to_send) * cfg.max_tokens,
         method=method,
     )
+
+
+def in_process_seconds(
+    rows: int, prefill_s: float, step_s: float, to_send: int, max_tokens: int
+) -> float:
+    """A ceiling on the seconds an in-process backend decodes ``to_send`` requests in batches of
+    ``rows``, from one batch's measured prefill and decoding step (every answer at
+    ``max_tokens``; answers that stop earlier end their batch sooner).
+
+    Example:
+        >>> in_process_seconds(8, prefill_s=2.0, step_s=0.5, to_send=24, max_tokens=9)
+        18.0
+    """
+    return math.ceil(to_send / rows) * (prefill_s + (max_tokens - 1) * step_s)
 
 
 PRICED_BACKENDS = ("openai", "openai-batch")

@@ -124,6 +124,7 @@ def make_backend(
             device=cfg.device,
             dtype=cfg.dtype,
             batch_size=cfg.batch_size,
+            threads=cfg.threads,
             model_revision=cfg.model_revision,
         )
     if cache_path is None:

@@ -60,7 +60,7 @@ def answer_changing_engine_args(engine_kwargs: Mapping[str, Any]) -> dict[str, A
 
 
 def checkpoint_fingerprint(model: str) -> str | None:
-    """A sha256 of a local checkpoint directory, or None when ``model`` is no directory (a hub id).
+    """A sha256 of a local checkpoint directory or file, or None when ``model`` is neither (a hub id).
 
     Every file counts with its relative path, its size and the sha256 of its first and last
     MiB (the safetensors header with every tensor's name, dtype and offset, and the last
@@ -73,10 +73,14 @@ def checkpoint_fingerprint(model: str) -> str | None:
         True
     """
     root = Path(model).expanduser()
-    if not root.is_dir():
+    if root.is_file():  # one file holding the model (a .gguf)
+        files, root = [root], root.parent
+    elif root.is_dir():
+        files = sorted(p for p in root.rglob("*") if p.is_file())
+    else:
         return None
     digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    for path in files:
         size = path.stat().st_size
         digest.update(f"{path.relative_to(root).as_posix()}\0{size}\0".encode())
         with path.open("rb") as handle:
@@ -88,7 +92,7 @@ def checkpoint_fingerprint(model: str) -> str | None:
 
 
 def local_model_identity(model: str, dtype: str) -> dict[str, Any]:
-    """The identity of a model run in this process: its dtype and, for a local directory,
-    its :func:`checkpoint_fingerprint`."""
+    """The identity of a model run in this process: its dtype and, for a local directory or
+    file, its :func:`checkpoint_fingerprint`."""
     fingerprint = checkpoint_fingerprint(model)
     return {"dtype": dtype, **({"checkpoint": fingerprint} if fingerprint else {})}

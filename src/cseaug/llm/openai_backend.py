@@ -249,6 +249,8 @@ class OpenAIBackend(LLMBackend):
         seed = request_seed(self.sampling, request.sample_index)
         if seed is not None:
             body["seed"] = seed
+        if request.stop:
+            body["stop"] = list(request.stop)
         return body
 
     def in_flight_limit(self) -> int | None:

@@ -1,14 +1,21 @@
 """A local Hugging Face chat model: backend ``transformers``.
 
-:meth:`TransformersBackend.check` loads the model (a clear error says how to use an endpoint
-instead); prompts are rendered with the chat template, sorted longest first and generated
-in left-padded batches (``batch_size: auto``: a token budget on a GPU, :mod:`cseaug.batching`),
-each batch's answers handed out when it finishes. docs/llm-backends.md, "The offline engines".
+:meth:`TransformersBackend.check` loads the model (a folder, a hub id or a ``.gguf`` file; a
+clear error says how to use an endpoint instead); prompts are rendered with the chat
+template, sorted longest first and generated in left-padded batches (``batch_size: auto``: a
+token budget on a GPU, :mod:`cseaug.batching`), a row ending at its stop sequence or EOS, each
+batch's answers handed out when it finishes, and the tokens decoded shown as they go.
+docs/llm-backends.md, "The offline engines".
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import time
 from collections.abc import Sequence
+from itertools import groupby
+from pathlib import Path
 from typing import Any
 
 from cseaug.batching import (
@@ -23,6 +30,7 @@ from cseaug.errors import BackendError, require
 from cseaug.hub import hub_offline
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback, ResponseSink
 from cseaug.llm.identity import local_model_identity
+from cseaug.progress import Bar, progress_bar
 
 ENDPOINT_HINT = (
     "To use a served model instead, point the build at an endpoint, e.g. "
@@ -79,19 +87,21 @@ class TransformersBackend(LLMBackend):
         device: str = "auto",
         dtype: str = "auto",
         batch_size: int | str = "auto",
+        threads: int | None = None,
         model_revision: str | None = None,
     ) -> None:
         super().__init__(model, sampling, model_revision)
         self.device = device
         self.dtype = dtype
         self.batch_size = batch_size
+        self.threads = threads
         self._tokenizer: Any | None = None
         self._model: Any | None = None
         self._device: str | None = None
         self._budget: TokenBudget | None = None
 
     def model_identity(self) -> dict[str, Any]:
-        """The dtype and, for a local directory, the checkpoint's fingerprint."""
+        """The dtype and, for a local directory or ``.gguf`` file, the checkpoint's fingerprint."""
         return local_model_identity(self.model, self.dtype)
 
     def check(self) -> None:
@@ -106,6 +116,10 @@ class TransformersBackend(LLMBackend):
             return
         transformers = require("transformers", "hf", "The transformers LLM backend")
         device = resolve_device(self.device, "llm.device")
+        if device == "cpu":
+            import torch
+
+            torch.set_num_threads(self.threads or len(os.sched_getaffinity(0)))
         dtype = resolve_dtype(self.dtype, device, "llm.dtype", auto_on_gpu="checkpoint")
         tokenizer = self._load(transformers.AutoTokenizer, {})
         if not getattr(tokenizer, "chat_template", None):
@@ -128,6 +142,18 @@ class TransformersBackend(LLMBackend):
         )
 
     def _load(self, auto_class: Any, kwargs: dict[str, Any]) -> Any:
+        gguf = Path(self.model).expanduser()
+        if gguf.suffix == ".gguf":  # dequantised on loading (the gguf package)
+            if importlib.util.find_spec("gguf") is None:
+                raise BackendError(
+                    f"loading {self.model!r} needs the gguf package: pip install gguf"
+                )
+            try:
+                return auto_class.from_pretrained(gguf.parent, gguf_file=gguf.name, **kwargs)
+            except (OSError, ValueError) as exc:
+                raise BackendError(
+                    f"cannot load the GGUF file {self.model!r}: {exc}. {ENDPOINT_HINT}"
+                ) from exc
         try:
             # local first: an absent model fails at once instead of after network timeouts
             return auto_class.from_pretrained(self.model, local_files_only=True, **kwargs)
@@ -152,26 +178,38 @@ class TransformersBackend(LLMBackend):
         ids = eos if isinstance(eos, list) else [eos]
         return {int(i) for i in ids if i is not None}
 
-    def _answer_batch(self, ids: list[list[int]], keys: list[str]) -> list[ChatResponse]:
+    def _answer_batch(
+        self, ids: list[list[int]], keys: list[str], stop: tuple[str, ...], bar: Bar
+    ) -> list[ChatResponse]:
         import torch
+        from transformers import LogitsProcessorList
 
         encoded = self._tokenizer.pad({"input_ids": ids}, return_tensors="pt").to(self._device)
+        options = generate_kwargs(self.sampling)
+        if stop:  # a row that wrote a stop string ends; the batch ends when every row has
+            options.update(stop_strings=list(stop), tokenizer=self._tokenizer)
+        steps = TokenCounter(bar, len(ids))
         with torch.inference_mode():
             output = self._model.generate(
                 **encoded,
-                **generate_kwargs(self.sampling),
+                **options,
+                logits_processor=LogitsProcessorList([steps]),
                 pad_token_id=self._tokenizer.pad_token_id,
             )
+        bar.advance(len(ids) * (options["max_new_tokens"] - steps.steps))  # ended early
         # token ids to the CPU now: the batch's tensors and KV cache go before the next batch
         new_tokens = output[:, encoded["input_ids"].shape[1] :].tolist()
-        stop_ids = self._stop_ids()
+        ends = self._stop_ids() | {self._tokenizer.pad_token_id}
         responses = []
         for key, tokens, prompt in zip(keys, new_tokens, ids, strict=True):
             # everything after the first stop token is padding
-            end = next((i + 1 for i, token in enumerate(tokens) if token in stop_ids), len(tokens))
+            end = next((i + 1 for i, token in enumerate(tokens) if token in ends), len(tokens))
             text = self._tokenizer.decode(tokens[:end], skip_special_tokens=True)
+            cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=len(text))
             responses.append(
-                ChatResponse(key=key, text=text, prompt_tokens=len(prompt), completion_tokens=end)
+                ChatResponse(
+                    key=key, text=text[:cut], prompt_tokens=len(prompt), completion_tokens=end
+                )
             )
         return responses
 
@@ -187,34 +225,87 @@ class TransformersBackend(LLMBackend):
             torch.manual_seed(int(self.sampling["seed"]))
         ids = chat_prompt_ids(self._tokenizer, requests)
         lengths = [len(i) for i in ids]
-        order = sorted(range(len(requests)), key=lambda i: -lengths[i])
         new_tokens = generate_kwargs(self.sampling)["max_new_tokens"]
+        # requests with the same stop sequences share batches, longest first
+        order = sorted(range(len(requests)), key=lambda i: (requests[i].stop, -lengths[i]))
+        ceiling = len(requests) * new_tokens
+        with progress_bar(f"{Path(self.model).name}: tokens", ceiling, "tokens") as bar:
+            for stop, group in groupby(order, key=lambda i: requests[i].stop):
 
-        def answer(batch: list[int]) -> list[ChatResponse]:
-            keys = [requests[i].key for i in batch]
-            try:
-                return self._answer_batch([ids[i] for i in batch], keys)
-            except (RuntimeError, ValueError) as exc:
-                if len(batch) > 1 and is_out_of_memory(exc):
-                    raise  # run_batches splits the batch and retries the halves
-                return [
-                    ChatResponse(key=k, error=f"transformers generate failed: {exc}") for k in keys
-                ]
+                def answer(batch: list[int], stop: tuple[str, ...] = stop) -> list[ChatResponse]:
+                    keys = [requests[i].key for i in batch]
+                    try:
+                        return self._answer_batch([ids[i] for i in batch], keys, stop, bar)
+                    except (RuntimeError, ValueError) as exc:
+                        if len(batch) > 1 and is_out_of_memory(exc):
+                            raise  # run_batches splits the batch and retries the halves
+                        return [
+                            ChatResponse(key=k, error=f"transformers generate failed: {exc}")
+                            for k in keys
+                        ]
 
-        for batch, answers in run_batches(
-            order,
-            lengths,
-            lambda longest: longest + new_tokens,
-            self._budget,  # type: ignore[arg-type]  # set by check()
-            answer,
-            str(self._device),
-        ):
-            for index, response in zip(batch, answers, strict=True):
-                deliver(index, response)
-            if progress is not None:
-                progress(len(batch))
+                for batch, answers in run_batches(
+                    list(group),
+                    lengths,
+                    lambda longest: longest + new_tokens,
+                    self._budget,  # type: ignore[arg-type]  # set by check()
+                    answer,
+                    str(self._device),
+                ):
+                    for index, response in zip(batch, answers, strict=True):
+                        deliver(index, response)
+                    if progress is not None:
+                        progress(len(batch))
+
+    def calibrate(
+        self, requests: Sequence[ChatRequest], steps: int = 4
+    ) -> tuple[int, float, float]:
+        """``(rows, seconds of the prefill, seconds per decoding step)`` of the first batch a
+        build would cut from ``requests``, timed for ``steps`` new tokens (the dry run's
+        wall-time estimate, :func:`cseaug.llm.estimate.in_process_seconds`)."""
+        import torch
+        from transformers import LogitsProcessorList
+
+        self.check()
+        ids = chat_prompt_ids(self._tokenizer, requests)
+        lengths = [len(i) for i in ids]
+        order = sorted(range(len(ids)), key=lambda i: -lengths[i])
+        options = generate_kwargs(self.sampling)
+        slots = options["max_new_tokens"]
+        rows = self._budget.take(order, lengths, 0, lambda longest: longest + slots)  # type: ignore[union-attr]
+        batch = [ids[i] for i in order[:rows]]
+        encoded = self._tokenizer.pad({"input_ids": batch}, return_tensors="pt").to(self._device)
+        counter = TokenCounter(Bar(), rows)
+        options.update(max_new_tokens=steps, min_new_tokens=steps)
+        started = time.perf_counter()
+        with torch.inference_mode():
+            self._model.generate(
+                **encoded,
+                **options,
+                logits_processor=LogitsProcessorList([counter]),
+                pad_token_id=self._tokenizer.pad_token_id,
+            )
+        first, last = counter.times[0], counter.times[-1]
+        return rows, first - started, (last - first) / max(1, len(counter.times) - 1)
 
     def close(self) -> None:
         """Drop the model (frees its memory once nothing else holds it)."""
         self._model = None
         self._tokenizer = None
+
+
+class TokenCounter:
+    """A logits processor that changes nothing and advances ``bar`` by a batch's rows at each
+    decoding step (no device sync, unlike a streamer, which copies every step's tokens to the
+    CPU): progress within a batch, counted against the ceiling of ``max_tokens`` per answer;
+    ``times`` holds when each step's logits came (the first: after the prefill)."""
+
+    def __init__(self, bar: Bar, rows: int) -> None:
+        self.bar, self.rows, self.steps = bar, rows, 0
+        self.times: list[float] = []
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        self.steps += 1
+        self.times.append(time.perf_counter())
+        self.bar.advance(self.rows)
+        return scores

@@ -134,8 +134,10 @@ class VLLMBackend(LLMBackend):
                 "llm.vllm (e.g. gpu_memory_utilization, max_model_len) and llm.engine_kwargs"
             ) from exc
 
-    def _sampling_params(self, engine: Any, sample_index: int) -> Any:
+    def _sampling_params(self, engine: Any, sample_index: int, stop: tuple[str, ...]) -> Any:
         params = engine.get_default_sampling_params()
+        if stop:
+            params.stop = list(stop)
         for field in ("temperature", "top_p", "max_tokens"):
             if self.sampling.get(field) is not None:
                 setattr(params, field, self.sampling[field])
@@ -160,12 +162,13 @@ class VLLMBackend(LLMBackend):
 
     def _chat(self, engine: Any, requests: list[ChatRequest]) -> list[ChatResponse]:
         by_sample = {
-            i: self._sampling_params(engine, i) for i in {r.sample_index for r in requests}
+            i: self._sampling_params(engine, *i)
+            for i in {(r.sample_index, r.stop) for r in requests}
         }
         params = (
             next(iter(by_sample.values()))
             if len(by_sample) == 1
-            else [by_sample[r.sample_index] for r in requests]
+            else [by_sample[(r.sample_index, r.stop)] for r in requests]
         )
         try:
             outputs = engine.chat(

@@ -6,7 +6,8 @@ with a stand-in that passes the answer checks, so second-round requests
 (``generation.derive_from: positive``) are counted too. Nothing is sent, nothing is
 published, and the run store is not touched. With ``quality.judge`` the judge runs on a
 recorder of its own over the rows the stage filled: the ``judge_*`` entries. The prices and
-the GPU plan: docs/llm-backends.md, "Dry-run estimate".
+the GPU plan, and the wall time of a local ``transformers`` model timed on one batch:
+docs/llm-backends.md, "Dry-run estimate".
 
 Example:
     from cseaug.config import load_config
@@ -15,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +24,20 @@ from cseaug.config import LLM_METHODS, LLMConfig, RunConfig
 from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.errors import BackendError
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback
-from cseaug.llm.estimate import PRICED_BACKENDS, Estimate, api_costs, cached_answers, estimate
+from cseaug.llm.estimate import (
+    PRICED_BACKENDS,
+    Estimate,
+    api_costs,
+    cached_answers,
+    estimate,
+    in_process_seconds,
+    on_disk,
+)
 from cseaug.llm.factory import cuda_visible, make_backend, resolve_backend
 from cseaug.llm.throughput import gpu_plan
+from cseaug.llm.transformers_backend import TransformersBackend
 from cseaug.pipeline.stages import ServedModels, make_llm_stage
+from cseaug.progress import duration
 
 
 class RecordingBackend(LLMBackend):
@@ -100,6 +112,28 @@ def recorder_for(
         backend.close()
 
 
+def calibrated_wall_time(llm: LLMConfig, requests: list[ChatRequest]) -> str:
+    """The generation time of ``requests`` on the local ``transformers`` model of ``llm``: the
+    model is loaded and the first batch timed for a few tokens (seconds on a CPU)."""
+    backend = make_backend(llm, None)
+    assert isinstance(backend, TransformersBackend)  # the caller checked the engine
+    try:
+        started = time.perf_counter()
+        backend.check()
+        loaded = time.perf_counter() - started
+        rows, prefill, step = backend.calibrate(requests)
+    except BackendError as exc:
+        return f"not measured: {exc}"
+    finally:
+        backend.close()
+    seconds = loaded + in_process_seconds(rows, prefill, step, len(requests), llm.max_tokens)
+    return (
+        f"≤ {duration(seconds)}: load {loaded:.0f} s, then per batch of {rows} a prefill of "
+        f"{prefill:.1f} s and {step:.2f} s per token up to max_tokens ({llm.max_tokens}), "
+        "measured on the first batch"
+    )
+
+
 def estimate_build(cfg: RunConfig, served: ServedModels | None = None) -> dict[str, Any]:
     """Corpus counts and, for LLM methods, requests and tokens the build would spend; the
     response cache is matched with what the preflight's probe reported (``served``; None:
@@ -142,6 +176,9 @@ def estimate_build(cfg: RunConfig, served: ServedModels | None = None) -> dict[s
     on_gpu = engine == "transformers" and (
         device.startswith("cuda") or (device == "auto" and cuda_visible())
     )
+    if engine == "transformers" and found.to_send and on_disk(cfg.llm.model):
+        unsent = [r for r, hit in zip(recorder.requests, recorder.cached, strict=True) if not hit]
+        out["wall_time"] = calibrated_wall_time(cfg.llm, unsent)
     if engine == "vllm" or on_gpu:
         out.update(
             gpu_plan(
