@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -118,16 +117,3 @@ def test_expected_os_errors_are_one_line_and_debug_shows_the_traceback(
         cli.main()
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "Traceback" in err and said in err
-
-
-def test_main_marks_when_the_command_line_started(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The start of `cseaug` is the origin of the build's `startup` timing (issue 14)."""
-    from cseaug import wallclock
-
-    wallclock.take()
-    monkeypatch.setattr(cli, "app", lambda: None)
-    before_main = time.time()
-    cli.main()
-    # the process's start (issue 22: the interpreter's start and the imports are waited for too)
-    started = wallclock.take()[wallclock.CLI_STARTED]
-    assert started < before_main and started == pytest.approx(wallclock.process_started(), abs=0.05)

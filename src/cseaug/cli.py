@@ -12,7 +12,6 @@ from collections.abc import MutableMapping
 import typer
 from rich.console import Console
 
-from cseaug import wallclock
 from cseaug.commands import build, data, datasets, diagnostics, osscse, train, vaegpt
 from cseaug.commands.help_screens import use_plain_flags
 from cseaug.commands.quiet_logs import expected_failure
@@ -85,7 +84,6 @@ def main() -> None:
     debug = take_debug_flag(sys.argv)
     if debug:
         os.environ["CSEAUG_DEBUG"] = "1"  # what a flow's quiet logging reads (commands/build.py)
-    wallclock.mark(wallclock.CLI_STARTED, wallclock.process_started())
     apply_prefect_defaults()
     install_log_scrubbing()
     console = Console(stderr=True)

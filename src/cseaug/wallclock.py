@@ -1,37 +1,37 @@
-"""Wall-clock marks of one build in this process, for the ``timings`` of its manifest
-and the wall time of its summary.
+"""Wall-clock marks of one build, for the ``timings`` of its manifest and the wall time of
+its summary.
 
-The command line marks its process start and the hand-over to Prefect, the plan step the
-first task; the publish step :func:`take` s them, so a later build starts from none.
+``cseaug build`` makes the build's :class:`Clock` with its process's start and marks the
+hand-over to Prefect; the build's run carries it to the plan step, which marks the first
+task, and to the publish step, which reads the marks.
 
 Example:
-    >>> mark(CLI_STARTED); mark(FLOW_CALLED)
-    >>> sorted(take())
-    ['cli_started', 'flow_called']
-    >>> take()
-    {}
+    >>> clock = Clock({CLI_STARTED: 0.0}); clock.mark(FLOW_CALLED, 1.0)
+    >>> clock.marks
+    {'cli_started': 0.0, 'flow_called': 1.0}
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 CLI_STARTED = "cli_started"
 FLOW_CALLED = "flow_called"
 PLAN_STARTED = "plan_started"
 
-_marks: dict[str, float] = {}
-_lock = threading.Lock()
 
+@dataclass
+class Clock:
+    """The marks of one build, in seconds since the epoch, by name (see the module docstring)."""
 
-def mark(name: str, at: float | None = None) -> None:
-    """Record ``at`` (seconds since the epoch; None: now) under ``name``, replacing an
-    earlier mark."""
-    with _lock:
-        _marks[name] = time.time() if at is None else at
+    marks: dict[str, float] = field(default_factory=dict)
+
+    def mark(self, name: str, at: float | None = None) -> None:
+        """Record ``at`` (None: now) under ``name``, replacing an earlier mark."""
+        self.marks[name] = time.time() if at is None else at
 
 
 def process_started() -> float:
@@ -45,14 +45,6 @@ def process_started() -> float:
     except (OSError, ValueError, IndexError):
         return time.time()
     return time.time() - max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
-
-
-def take() -> dict[str, float]:
-    """Every mark made since the last call, and forget them."""
-    with _lock:
-        out = dict(_marks)
-        _marks.clear()
-    return out
 
 
 def build_timings(

@@ -250,7 +250,8 @@ def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
     monkeypatch: pytest.MonkeyPatch, tmp_path, cached_hub_model
 ) -> None:
     """`--force-new-version` becomes output.force_new_version=true of the config the flow run
-    is given; a summary that reuses a version is printed as the one `unchanged:` line first."""
+    is given; a summary that reuses a version is printed as the one `unchanged:` line first.
+    The flow is given the build's clock: its process's start, then the hand-over to Prefect."""
     cached_hub_model("Qwen/Qwen2.5-0.5B-Instruct")  # the demo's model passes the preflight
     from typer.testing import CliRunner
 
@@ -258,16 +259,19 @@ def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
     import cseaug_prefect.flows.build_hybrid_dataset as flow_module
     from cseaug.cli import app
     from cseaug.pipeline.publish import BuildSummary
+    from cseaug.wallclock import CLI_STARTED, FLOW_CALLED, Clock, process_started
 
     calls: list[RunConfig] = []
+    clocks: list[Clock] = []
     summary = BuildSummary(
         dataset="demo", version="v0003", version_dir=tmp_path / "v0003", rows=4, aigen=2,
         other=2, rejects=0, rejects_by_stage={}, token_usage={}, seconds=0.1, exports=[],
         reused_version="demo/v0003",
     )  # fmt: skip
 
-    def fake_flow(config: RunConfig, served: object) -> dict:
+    def fake_flow(config: RunConfig, served: object, clock: Clock) -> dict:
         calls.append(config)
+        clocks.append(clock)
         return summary.as_dict()
 
     monkeypatch.setattr(flow_module, "build_hybrid_dataset", fake_flow)
@@ -278,6 +282,9 @@ def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
     result = CliRunner().invoke(app, [*args, "--force-new-version"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert calls[-1].output.force_new_version
+    marks = clocks[-1].marks
+    assert marks[CLI_STARTED] == pytest.approx(process_started(), abs=0.05)
+    assert marks[CLI_STARTED] < marks[FLOW_CALLED] <= time.time()
     assert result.output.splitlines()[0] == (
         "unchanged: demo/v0003 already holds this data; nothing new published "
         "(--force-new-version publishes anyway)"

@@ -21,7 +21,7 @@ from cseaug.pipeline.dry_run import estimate_build
 from cseaug.pipeline.local import run_build
 from cseaug.pipeline.plan import plan_build
 from cseaug.pipeline.publish import BuildSummary, publish_build
-from cseaug.pipeline.run import BuildRun, OpenRuns
+from cseaug.pipeline.run import BuildRun
 from cseaug.pipeline.shard import generate_shard
 from cseaug.pipeline.stages import ServedModels
 from cseaug.step import Step
@@ -109,10 +109,10 @@ def test_the_summarys_time_is_the_wall_time_and_its_parts_add_up(
 
     cfg = make_config(shared_data, tmp_path, server.base_url)
     started = time.time() - 3.0
-    wallclock.take()
-    wallclock.mark(wallclock.CLI_STARTED, started)
-    wallclock.mark(wallclock.FLOW_CALLED, started + 2.0)
-    summary = run(cfg).as_dict()
+    marks = {wallclock.CLI_STARTED: started, wallclock.FLOW_CALLED: started + 2.0}
+    with BuildRun(cfg, clock=wallclock.Clock(marks)) as build:
+        outcomes = [generate_shard(build, i) for i in range(plan_build(build).shards)]
+        summary = publish_build(build, outcomes).as_dict()
     time.sleep(0.3)  # Prefect's end of the flow, after publishing
     now = time.time()
     seconds, parts = time_parts(summary, now)
@@ -221,8 +221,7 @@ def test_a_worker_runs_a_shard_on_the_plans_config_without_reading_or_validating
 
     monkeypatch.setattr(loading, "load_yaml_model", refuse)
     monkeypatch.setattr(RunConfig, "model_validate", classmethod(refuse))
-    worker_plan, worker_runs = pickle.loads(pickle.dumps((plan, OpenRuns())))
-    with worker_runs.use(worker_plan) as run:
+    with BuildRun.from_plan(pickle.loads(pickle.dumps(plan))) as run:
         outcome = generate_shard(run, 0)
     assert run.cfg == cfg and run.store.path == build.store.path
     assert outcome.rows > 0 and not outcome.reused
@@ -239,7 +238,7 @@ def test_the_plan_probes_the_endpoint_once_and_a_worker_reuses_what_it_reported(
         plan = plan_build(build)
         identity = build.view_steps()[0].manifest()["model"]["llm"]
     assert server.state.model_requests == 1 and identity["served"]["id"] == "fake"
-    with pickle.loads(pickle.dumps(OpenRuns())).use(pickle.loads(pickle.dumps(plan))) as run:
+    with BuildRun.from_plan(pickle.loads(pickle.dumps(plan))) as run:
         assert generate_shard(run, 0).rows > 0
         assert run.view_steps()[0].manifest()["model"]["llm"] == identity
     assert server.state.model_requests == 1
@@ -261,7 +260,7 @@ def test_a_worker_that_cannot_reach_the_endpoint_fails_its_shard_in_one_line(
             plan = plan_build(build)
     with (
         pytest.raises(BackendError, match=f"^LLM endpoint {url} cannot be reached: connection"),
-        pickle.loads(pickle.dumps(OpenRuns())).use(plan) as worker,
+        BuildRun.from_plan(pickle.loads(pickle.dumps(plan))) as worker,
     ):
         generate_shard(worker, 0)
 
@@ -444,42 +443,6 @@ def test_a_closed_run_loads_nothing_again(shared_data: Path, tmp_path: Path, ser
     build = BuildRun(cfg)
     assert [s.name for s in build.other_steps()] == ["mer"]
     build.close()
-    with pytest.raises(InputError, match="is closed"):
-        build.view_steps()
-
-
-def test_open_runs_lend_the_plan_tasks_run_and_close_it_on_exit(
-    shared_data: Path, tmp_path: Path, server
-) -> None:
-    cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
-    with OpenRuns() as runs:
-        build = runs.open(cfg)
-        plan = plan_build(build)
-        with pytest.raises(InputError, match="already running"):
-            runs.open(cfg)
-        with runs.use(plan) as lent:
-            assert lent is build
-            generate_shard(lent, 0)
-        assert build.view_steps(), "using a lent run does not close it"
-        # A copy in another process (a Dask or Ray worker) holds no run.
-        with pickle.loads(pickle.dumps(runs)).use(plan) as copied:
-            assert copied is not build
-    with pytest.raises(InputError, match="is closed"):
-        build.view_steps()
-    # Once the owner has left it, a task gets a run of its own for one call.
-    with runs.use(plan) as own:
-        assert own is not build and own.store.path == build.store.path
-    with pytest.raises(InputError, match="is closed"):
-        own.view_steps()
-
-
-def test_open_runs_close_every_run_when_the_flow_fails(
-    shared_data: Path, tmp_path: Path, server
-) -> None:
-    cfg = make_config(shared_data, tmp_path, server.base_url, sample={"size": 20, "seed": 3})
-    with pytest.raises(RuntimeError, match="flow failed"), OpenRuns() as runs:
-        build = runs.open(cfg)
-        raise RuntimeError("flow failed")
     with pytest.raises(InputError, match="is closed"):
         build.view_steps()
 

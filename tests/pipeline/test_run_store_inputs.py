@@ -8,12 +8,14 @@ so its shards are generated anew.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from cseaug.config import RunConfig
+from cseaug.pipeline.inputs import input_fingerprints
 from cseaug.pipeline.plan import plan_build
 from cseaug.pipeline.run import BuildRun, run_id
 from cseaug.pipeline.shard import generate_shard
@@ -106,11 +108,42 @@ def test_a_changed_generator_or_translation_model_names_a_new_run_store(
         }
     )
     cached_hub_model("facebook/wmt19-de-en", revision="a" * 40)
-    before = run_id(generate_cse), run_id(osscse)
-    assert (run_id(generate_cse), run_id(osscse)) == before  # deterministic
+    before = (
+        run_id(generate_cse, input_fingerprints(generate_cse)),
+        run_id(osscse, input_fingerprints(osscse)),
+    )
+    assert (
+        run_id(generate_cse, input_fingerprints(generate_cse)),
+        run_id(osscse, input_fingerprints(osscse)),
+    ) == before  # deterministic
     (generator / "model.safetensors").write_bytes(b"weights v2")
     (forward / "model.safetensors").write_bytes(b"weights v2")
-    after = run_id(generate_cse), run_id(osscse)
+    after = (
+        run_id(generate_cse, input_fingerprints(generate_cse)),
+        run_id(osscse, input_fingerprints(osscse)),
+    )
     assert after[0] != before[0] and after[1] != before[1]
     cached_hub_model("facebook/wmt19-de-en", revision="b" * 40)  # a newer download of the hub model
-    assert run_id(osscse) != after[1]
+    assert run_id(osscse, input_fingerprints(osscse)) != after[1]
+
+
+def test_the_corpus_is_hashed_once_by_the_plan_and_never_by_a_run_of_the_plan(
+    inputs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a run hashes nothing; the plan hashes the corpus once, for the run store's name
+    and the plan's ``corpus.sha256`` both; a run made of the plan (a worker's) never does."""
+    from cseaug.readers import source
+
+    hashed: list[Path] = []
+    file_sha256 = source.file_sha256
+    monkeypatch.setattr(source, "file_sha256", lambda f: hashed.append(f) or file_sha256(f))
+    with FakeOpenAIServer() as server:
+        with BuildRun(sts_config(inputs, server.base_url)) as run:
+            assert hashed == []
+            plan = plan_build(run)
+        assert hashed == [inputs / "corpus.txt"]
+        with BuildRun.from_plan(plan) as worker:
+            assert generate_shard(worker, 0).rows > 0
+    assert hashed == [inputs / "corpus.txt"]
+    corpus = json.loads(Path(plan.path).read_text(encoding="utf-8"))["corpus"]["sha256"]
+    assert corpus == {str(inputs / "corpus.txt"): file_sha256(inputs / "corpus.txt")}

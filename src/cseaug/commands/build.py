@@ -155,10 +155,11 @@ def run_build_command(cfg: RunConfig, *, dry_run: bool) -> None:
 
         print_estimate(estimate_build(cfg, found.served), found.build_needs)
         return
-    with importing_the_flow(start_server=cfg.execution.runner.kind == "local"):
+    clock = wallclock.Clock({wallclock.CLI_STARTED: wallclock.process_started()})
+    with importing_the_flow(clock, start_server=cfg.execution.runner.kind == "local"):
         from cseaug_prefect.flows.build_hybrid_dataset import build_hybrid_dataset
     try:
-        summary = build_hybrid_dataset(config=cfg, served=found.served)
+        summary = build_hybrid_dataset(config=cfg, served=found.served, clock=clock)
     except PublishGateError as refused:
         if refused.summary is not None:
             print_summary(refused.summary)
@@ -167,14 +168,14 @@ def run_build_command(cfg: RunConfig, *, dry_run: bool) -> None:
 
 
 @contextmanager
-def importing_the_flow(start_server: bool = True) -> Iterator[None]:
+def importing_the_flow(clock: wallclock.Clock, start_server: bool = True) -> Iterator[None]:
     """Around a flow's import: Prefect's temporary server (:func:`temporary_server`) starts
-    on the other core meanwhile (issue 14), and is waited for after the hand-over's mark
-    (counted in ``prefect_start``, as Prefect's own start was)."""
+    on the other core meanwhile, and is waited for after the hand-over's mark on the build's
+    ``clock`` (counted in ``prefect_start``, as Prefect's own start was)."""
     server = temporary_server() if start_server else None
     yield
     quiet_expected_tracebacks()  # Prefect's console logging exists once the flow is imported
-    wallclock.mark(wallclock.FLOW_CALLED)
+    clock.mark(wallclock.FLOW_CALLED)
     if server is not None:
         server.wait_until_ready()
 

@@ -19,6 +19,7 @@ from cseaug.commands.options import RootOption
 from cseaug.commands.stopping import one_line_on_stop
 from cseaug.dataset import versions
 from cseaug.errors import ConfigError
+from cseaug.wallclock import Clock
 
 app = typer.Typer()
 
@@ -96,7 +97,7 @@ def train_encoder_command(
     check_model(cfg.model)
     refuse_foreign_pooling(cfg)
     with one_line_on_stop(lambda: NOT_RESUMABLE):
-        with importing_the_flow():  # as `cseaug build`: a Ctrl-C does not stop the server first
+        with importing_the_flow(Clock()):  # as `cseaug build`: a Ctrl-C does not stop the server
             from cseaug_prefect.flows.train_sentence_encoder import train_sentence_encoder
         result = train_sentence_encoder(
             version=str(version_dir), config=cfg, out=str(out) if out else None,

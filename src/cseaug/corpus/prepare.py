@@ -60,7 +60,6 @@ class PreparedCorpus:
         rejects: every dropped line (REJECTS_SCHEMA, stage ``corpus``).
         stats: counts: records read, rejects per reason, kept lines that lost invisible
             characters, sentences kept, sample and other sizes.
-        input_sha256: sha256 of every input file (for the manifest).
         num_other: number of ``other`` rows :meth:`other_batches` yields.
     """
 
@@ -68,7 +67,6 @@ class PreparedCorpus:
     sample: pa.Table
     rejects: pa.Table
     stats: dict[str, Any]
-    input_sha256: dict[str, str]
     num_other: int
     _rows: ChunkedRows
     _keys: np.ndarray
@@ -138,7 +136,6 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
     """
     source = open_corpus(corpus)
     rows, keys, reject_tables, records_read, invisible_removed = _read_and_clean(source, corpus)
-    input_sha256 = source.input_sha256()  # after: a degenerate file is refused while read
     reject_tables.append(malformed_rejects(source.reader_rejects))
     if records_read == 0:
         raise InputError(f"corpus {source.location} holds no record")
@@ -191,7 +188,6 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
         sample=sample_table,
         rejects=rejects,
         stats=stats,
-        input_sha256=input_sha256,
         num_other=stats["other_rows"],
         _rows=rows,
         _keys=keys,

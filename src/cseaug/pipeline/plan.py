@@ -16,20 +16,17 @@ Example:
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pyarrow as pa
 
 from cseaug import wallclock
 from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.dataset.schema import SPLIT_OTHER
-from cseaug.pipeline.run import BuildRun, PlanRef
+from cseaug.pipeline.run import BuildRun, Plan, PlanRef
 from cseaug.pipeline.shard import VIEWS
 from cseaug.progress import progress_bar
-from cseaug.secrets import scrub_data
 from cseaug.step import merged_manifest, merged_results, run_steps
 
 CORPUS = "corpus"
@@ -45,7 +42,7 @@ def plan_build(run: BuildRun) -> PlanRef:
     Raises:
         ConfigError, InputError, BackendError: before any generation, naming what is wrong.
     """
-    wallclock.mark(wallclock.PLAN_STARTED)
+    run.clock.mark(wallclock.PLAN_STARTED)
     started = time.perf_counter()
     cfg, store = run.cfg, run.store
     stage_manifest = merged_manifest([step.manifest() for step in run.view_steps()])
@@ -81,17 +78,15 @@ def plan_build(run: BuildRun) -> PlanRef:
     # filtered_rejects is complete here: writing the other rows consumed the generator.
     store.write("rejects", 0, [prepared.rejects, *filtered_rejects], stage=CORPUS)
 
-    plan = {
-        "run_id": store.path.name,
-        "config": cfg.model_dump(mode="json"),
-        "shards": shards,
-        "corpus": {"name": prepared.name, "stats": prepared.stats, "sha256": prepared.input_sha256},
-        "other_rows": prepared.num_other if cfg.sample.include_other else 0,
-        "stage": stage_manifest,
-        "seconds": {"plan": round(time.perf_counter() - started, 3)},
-    }
-    plan_text = json.dumps(scrub_data(plan), indent=2, default=str)
-    Path(run.plan_path).write_text(plan_text, encoding="utf-8")
+    Plan(
+        run_id=store.path.name,
+        config=cfg.model_dump(mode="json"),
+        shards=shards,
+        corpus={"name": prepared.name, "stats": prepared.stats, "sha256": run.inputs["corpus"]},
+        other_rows=prepared.num_other if cfg.sample.include_other else 0,
+        stage=stage_manifest,
+        seconds={"plan": round(time.perf_counter() - started, 3)},
+    ).write(run.plan_path)
     return PlanRef(
         path=run.plan_path, run_id=store.path.name, shards=shards, config=cfg, served=run.served
     )

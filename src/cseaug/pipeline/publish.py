@@ -106,33 +106,31 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     from cseaug.diagnostics.report import write_report
     from cseaug.diagnostics.version import REPORT_FILE, write_diagnostics
 
-    marks = wallclock.take()  # all made before publishing: command start, hand-over, plan
+    marks = run.clock.marks  # all made before publishing: command start, hand-over, plan
     started, started_at = time.perf_counter(), time.time()
     plan = read_plan(run.plan_path)
     cfg, store = run.cfg, run.store
-    missing = [i for i in range(plan["shards"]) if not store.exists("rows", i, VIEWS)]
+    missing = [i for i in range(plan.shards) if not store.exists("rows", i, VIEWS)]
     if missing:
-        raise InputError(
-            f"run {plan['run_id']}: shards {missing} are not finished; nothing published"
-        )
+        raise InputError(f"run {plan.run_id}: shards {missing} are not finished; nothing published")
     usage = summed_usage([o.usage for o in outcomes])
     answered_by = {  # the models the answers name: the provenance, apart from the counts
         key.removeprefix(ANSWERED_BY): usage.pop(key)
         for key in sorted(usage)
         if key.startswith(ANSWERED_BY)
     }
-    stage_info = plan["stage"]
+    stage_info = plan.stage
     model = stage_info.get("model")
     if model is not None and answered_by:
         model = {**model, "answered_by": answered_by}
     judge_usage = summed_usage([o.judge_usage for o in outcomes])  # empty without a judge
     phases = {
-        "plan": plan["seconds"]["plan"],
-        "generate": generation_seconds(marks, plan["seconds"]["plan"], outcomes, started_at),
+        "plan": plan.seconds["plan"],
+        "generate": generation_seconds(marks, plan.seconds["plan"], outcomes, started_at),
     }
     held = stored_counts(run)  # before a gate forgets the views
     try:
-        check_publish_gate(run, plan["shards"])
+        check_publish_gate(run, plan.shards)
         quality_gate = check_quality_gate(run)
     except PublishGateError as refused:
         phases["publish"] = round(time.perf_counter() - started, 3)
@@ -152,14 +150,14 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         }
     manifest = build_manifest(
         cfg,
-        inputs={"corpus": {"name": plan["corpus"]["name"], "files": plan["corpus"]["sha256"]}},
+        inputs={"corpus": {"name": plan.corpus["name"], "files": plan.corpus["sha256"]}},
         prompts=stage_info.get("prompts", ()),
         example_set=stage_info.get("example_set"),
         model=model,
         token_usage=token_usage,
         timings={},  # filled in once the data files are sealed (diagnostics are timed too)
         extra={
-            "corpus_stats": plan["corpus"]["stats"],
+            "corpus_stats": plan.corpus["stats"],
             "demoted_to_other": sum(o.demoted for o in outcomes),
         },
     )

@@ -6,8 +6,8 @@ closes every one of them when it is closed, whether the build succeeded or faile
 a context manager. Generated rows run ``[stage, quality, judge, *filters, mer]``, ``other``
 rows ``[contamination, mer]`` (docs/architecture.md, rules 3 and 5). The LLM endpoints are
 probed once per build (:func:`~cseaug.pipeline.stages.probe_llms`); the plan
-(:class:`PlanRef`) carries what they reported to every other run of the build, and an
-:class:`OpenRuns` lets the Prefect tasks of a flow share the run the plan task opened.
+(:class:`PlanRef`) carries what they reported to every other run of the build (a run made
+of it in another process, a Dask or Ray worker: :meth:`BuildRun.from_plan`).
 
 Example:
     from cseaug.config import load_config
@@ -18,11 +18,10 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import json
-import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,8 +30,11 @@ from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.dataset.shards import RunStore
 from cseaug.errors import InputError
 from cseaug.hashing import json_sha256
+from cseaug.pipeline.inputs import input_fingerprints
 from cseaug.pipeline.stages import ServedModels
+from cseaug.secrets import scrub_data
 from cseaug.step import Step, StepResult, close_all, summed_usage
+from cseaug.wallclock import Clock
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -59,17 +61,34 @@ class PlanRef:
     served: ServedModels
 
 
-def run_id(cfg: RunConfig) -> str:
+def run_id(cfg: RunConfig, inputs: dict[str, Any]) -> str:
     """The run-store name of a build: same config over the same inputs (corpus, patterns,
     prompts, models: :func:`~cseaug.pipeline.inputs.input_fingerprints`), same store, so a rerun
     resumes it; a changed input gets a new store, so no stale shard is reused."""
-    from cseaug.pipeline.inputs import input_fingerprints
-
-    identity = {"config": config_fingerprint(cfg), "inputs": input_fingerprints(cfg)}
+    identity = {"config": config_fingerprint(cfg), "inputs": inputs}
     return f"{cfg.dataset_name}-{json_sha256(identity)[:12]}"
 
 
-def read_plan(plan_path: str | Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Plan:
+    """What a plan step writes to ``plan.json``, in the file's order; ``corpus``: its
+    ``name``, cleaning ``stats`` and files' ``sha256``; ``seconds``: the plan's."""
+
+    run_id: str
+    config: dict[str, Any]
+    shards: int
+    corpus: dict[str, Any]
+    other_rows: int
+    stage: dict[str, Any]
+    seconds: dict[str, float]
+
+    def write(self, path: str | Path) -> None:
+        """Write the plan to ``path``, scrubbed of secrets."""
+        text = json.dumps(scrub_data(asdict(self)), indent=2, default=str)
+        Path(path).write_text(text, encoding="utf-8")
+
+
+def read_plan(plan_path: str | Path) -> Plan:
     """The plan a plan step wrote.
 
     Raises:
@@ -78,7 +97,7 @@ def read_plan(plan_path: str | Path) -> dict[str, Any]:
     path = Path(plan_path)
     if not path.is_file():
         raise InputError(f"run plan {path} not found; start the build again with `cseaug build`")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return Plan(**json.loads(path.read_text(encoding="utf-8")))
 
 
 def loads_encoder(cfg: RunConfig) -> bool:
@@ -101,23 +120,28 @@ class BuildRun:
             directory is ``output.root`` when it is local, :attr:`RunConfig.work_dir`).
         served: what the build's LLM endpoints reported when the preflight or the plan
             probed them; None: the run probes them when it makes its steps (:attr:`served`).
-
-    Attributes:
-        plan_path: where the plan is (or will be) written, in the run store.
+        clock: the build's wall-clock marks (:mod:`cseaug.wallclock`), which the plan and the
+            publish step carry on; None: a clock of its own, with no mark yet.
     """
 
     def __init__(
-        self, cfg: RunConfig, store: RunStore | None = None, served: ServedModels | None = None
+        self,
+        cfg: RunConfig,
+        store: RunStore | None = None,
+        served: ServedModels | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.cfg = cfg
+        self.clock = clock or Clock()
         refuse_dataset_path(cfg.output.root, None, "output.root")
-        self.store = store or RunStore(cfg.work_dir, run_id(cfg))
-        self.plan_path = str(self.store.path / PLAN_FILE)
+        if store is not None:
+            self.store = store
         self._served = served
         self._owned: list[Step] = []
         self._view_steps: list[Step] = []
         self._other_steps: list[Step] = []
         self._quality: RowChecks | None = None
+        self._checked: Step | None = None  # the per-row checks, else the stage
         self._judge: Step | None = None
         self._encoder: EncoderWorker | None = None
         self._stream_views = False
@@ -130,6 +154,22 @@ class BuildRun:
         validated config, run store and served models: nothing is read, validated or probed
         again."""
         return cls(plan.config, RunStore(plan.config.work_dir, plan.run_id), plan.served)
+
+    @cached_property
+    def inputs(self) -> dict[str, Any]:
+        """:func:`~cseaug.pipeline.inputs.input_fingerprints` of the config (the corpus's sha256
+        among them), hashed once, by the plan (a run of a plan has its :attr:`store`)."""
+        return input_fingerprints(self.cfg)
+
+    @cached_property
+    def store(self) -> RunStore:
+        """The run store, named by :func:`run_id` of the config and :attr:`inputs`."""
+        return RunStore(self.cfg.work_dir, run_id(self.cfg, self.inputs))
+
+    @property
+    def plan_path(self) -> str:
+        """Where the plan is (or will be) written, in the run store."""
+        return str(self.store.path / PLAN_FILE)
 
     @property
     def served(self) -> ServedModels:
@@ -160,7 +200,7 @@ class BuildRun:
         """Of the results of :meth:`view_steps`, the rows the stage wrote and the per-row checks
         passed: an anchor missing from them is demoted to an ``other`` row (rows the filters
         after them drop are not kept at all)."""
-        return results[1 if self._quality is not None else 0].rows
+        return results[self._view_steps.index(self._checked)].rows
 
     def other_steps(self) -> list[Step]:
         """The steps of ``other`` rows: ``[contamination, mer]`` (no stage, no pattern order)."""
@@ -243,7 +283,7 @@ class BuildRun:
         self._closed = True
         owned, self._owned = self._owned, []
         self._view_steps, self._other_steps = [], []
-        self._quality = self._judge = None
+        self._quality = self._judge = self._checked = None
         encoder, self._encoder = self._encoder, None
         try:
             close_all(owned)
@@ -272,9 +312,8 @@ class BuildRun:
         stage = self._own(make_stage(self.cfg, self.served, spent_by=self.store.path.name))
         stage.stream_views(self._take_view)
         quality = RowChecks.from_config(self.cfg)
-        if quality.checks:
-            self._own(quality)
-            self._quality = quality
+        self._quality = quality if quality.checks else None
+        self._checked = self._own(quality) if quality.checks else stage
         judge = make_judge(self.cfg, self.served, spent_by=self.store.path.name)
         if judge is not None:
             self._judge = self._own(judge)
@@ -290,58 +329,3 @@ class BuildRun:
         steps = (stage, self._quality, self._judge, contamination, pattern_order, mer)
         self._view_steps = [step for step in steps if step is not None]
         self._other_steps = [step for step in (contamination, mer) if step is not None]
-
-
-class OpenRuns:
-    """The build runs a flow opened, by plan path: the flow enters it and passes it to its
-    tasks; the plan task opens a run (:meth:`open`), the shard and publish tasks :meth:`use`
-    it, and leaving it closes every run still open (docs/architecture.md, rule 3). A copy in
-    another process (a Dask or Ray worker) is empty (:meth:`__reduce__`)."""
-
-    def __init__(self) -> None:
-        self._runs: dict[str, BuildRun] = {}
-        self._lock = threading.Lock()
-
-    def __enter__(self) -> OpenRuns:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        """Close every run still open (their models, engines, GPU memory)."""
-        with self._lock:
-            runs, self._runs = list(self._runs.values()), {}
-        with contextlib.ExitStack() as closing:  # every run is closed, even if one fails to
-            for run in runs:
-                closing.callback(run.close)
-
-    def open(self, cfg: RunConfig, served: ServedModels | None = None) -> BuildRun:
-        """Open the run of ``cfg`` (given what its LLM endpoints reported: ``served``, as
-        :class:`BuildRun` takes it) and keep it under its plan path.
-
-        Raises:
-            InputError: a build of the same config is already open in this process.
-        """
-        run = BuildRun(cfg, served=served)
-        with self._lock:
-            if run.plan_path in self._runs:
-                raise InputError(
-                    f"a build of {cfg.dataset_name} with this config is already running in this "
-                    f"process (run {run.store.path.name}); wait for it to finish"
-                )
-            self._runs[run.plan_path] = run
-        return run
-
-    @contextlib.contextmanager
-    def use(self, plan: PlanRef) -> Iterator[BuildRun]:
-        """The open run of ``plan``, or a run of its own for this call (closed after it)."""
-        with self._lock:
-            run = self._runs.get(plan.path)
-        if run is not None:
-            yield run
-            return
-        with BuildRun.from_plan(plan) as own:
-            yield own
-
-    def __reduce__(self) -> tuple[type[OpenRuns], tuple[()]]:
-        """A copy in another process is empty: runs, their models and connections stay in the
-        process that opened them (a Dask or Ray worker gets a task's arguments pickled)."""
-        return OpenRuns, ()

@@ -5,9 +5,9 @@ Composition only: every step is a task in :mod:`cseaug_prefect.tasks.build`, eve
 passes the :class:`~cseaug.config.RunConfig` it validated, a deployment run (``prefect.yaml``)
 passes a config path and ``--set``-style overrides, which the flow validates when it starts.
 Tasks pass that config, the run plan (:class:`~cseaug.pipeline.run.PlanRef`) and counts,
-never tables. The flow owns the build's open run: it enters an
-:class:`~cseaug.pipeline.run.OpenRuns`, passes it to its tasks, and leaving it closes the
-models the plan task loaded, whether the build succeeds or not.
+never tables. The flow owns the build's :class:`~cseaug.pipeline.run.BuildRun`: it passes
+it to the tasks of its process, and leaving it closes the models the plan task loaded,
+whether the build succeeds or not.
 
 With ``execution.runner`` local the shards run one after another in the flow's process, on
 the models the plan task loaded. With dask or ray they run in the sub-flow
@@ -24,10 +24,11 @@ from prefect import flow, unmapped
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from cseaug.config import RunConfig, edge_config
-from cseaug.pipeline.run import OpenRuns, PlanRef
+from cseaug.pipeline.run import BuildRun, PlanRef
 from cseaug.pipeline.shard import ShardOutcome
 from cseaug.pipeline.stages import ServedModels
 from cseaug.secrets import install_log_scrubbing
+from cseaug.wallclock import Clock
 from cseaug_prefect.tasks.build import generate_shard, plan_build, publish_build
 from cseaug_prefect.tasks.diagnostics import artifact_key, diagnostics_artifact_task
 from cseaug_prefect.tasks.runners import shard_task_runner, workers_server
@@ -38,6 +39,7 @@ def build_hybrid_dataset(
     config: RunConfig | str,
     overrides: list[str] | None = None,
     served: ServedModels | None = None,
+    clock: Clock | None = None,
 ) -> dict:
     """Build and publish one dataset version.
 
@@ -47,6 +49,8 @@ def build_hybrid_dataset(
         overrides: with a path only: ``key.path=value`` strings, as ``cseaug build --set``.
         served: what the LLM endpoints reported when ``cseaug build``'s preflight probed
             them; None (a deployment run): the plan task probes them, once.
+        clock: the build's wall-clock marks, which ``cseaug build`` started (its process's
+            start, the hand-over to Prefect); None: the flow's run starts one.
 
     Returns:
         The build summary: version directory, row and reject counts, token usage, exports.
@@ -56,14 +60,14 @@ def build_hybrid_dataset(
     # Before any work: a missing extra, or a remote cluster with no server to report to.
     runner = cfg.execution.runner
     cluster, server = shard_task_runner(runner), workers_server(runner)
-    with OpenRuns() as runs:
-        plan = plan_build(cfg, runs, served)
+    with BuildRun(cfg, served=served, clock=clock) as run:
+        plan = plan_build(run)
         if cluster is None:
-            outcomes = [generate_shard(plan, index, runs) for index in range(plan.shards)]
+            outcomes = [generate_shard(plan, index, run) for index in range(plan.shards)]
         else:
             with temporary_settings(updates={PREFECT_API_URL: server} if server else None):
                 outcomes = generate_shards.with_options(task_runner=cluster)(plan)
-        summary = publish_build(plan, outcomes, runs)
+        summary = publish_build(run, outcomes)
     if summary["diagnostics_dir"]:
         diagnostics_artifact_task(
             summary["diagnostics_dir"],
@@ -79,11 +83,10 @@ def generate_shards(plan: PlanRef) -> list[ShardOutcome]:
 
     Every shard runs to its end before a failure is raised, so each finished shard is in the
     run store and a rerun of the build reuses it. Its tasks run in the cluster's worker
-    processes, where no run is open (a flow's parameters must be JSON, so the parent's
-    :class:`~cseaug.pipeline.run.OpenRuns` is not one): each makes a run of its own on the
-    plan's validated config.
+    processes, which get the plan only (a flow's parameters must be JSON, and the parent's
+    :class:`~cseaug.pipeline.run.BuildRun` holds models and connections): each makes a run of
+    its own on the plan's validated config.
     """
-    with OpenRuns() as runs:
-        futures = generate_shard.map(unmapped(plan), range(plan.shards), unmapped(runs))
-        futures.wait()
-        return futures.result()
+    futures = generate_shard.map(unmapped(plan), range(plan.shards))
+    futures.wait()
+    return futures.result()
