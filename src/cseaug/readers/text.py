@@ -9,6 +9,7 @@ is not UTF-8 becomes an ``invalid_utf8`` reject instead of stopping the run. ``\
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -42,12 +43,15 @@ def open_text(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
             "corpus.text_column / corpus.view_columns or set corpus.format to csv, tsv, jsonl or parquet"
         )
     require_nonempty_file(path)
+    limit = max(MAX_LINE_BYTES, 4 * cfg.max_chars)
+    with closing(read_lines(path, block_bytes=limit + 1, max_line_bytes=limit)) as head:
+        next(head, None)  # a first line too long is refused now, before a build hashes the file
     return CorpusSource(
         name=name,
         format="text",
         location=str(path),
         record_key="line",
-        _read=lambda: read_lines(path, max_line_bytes=max(MAX_LINE_BYTES, 4 * cfg.max_chars)),
+        _read=lambda: read_lines(path, max_line_bytes=limit),
         input_sha256=hash_files([path]),
     )
 
