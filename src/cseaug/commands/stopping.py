@@ -1,5 +1,5 @@
 """A stop request ends a command within seconds, in one line (docs/prefect.md, "Stopping a
-build"; issue 21, item 11).
+build").
 
 The ``cseaug`` script (:func:`cseaug.cli.run`) turns SIGINT and SIGTERM into
 :class:`StopRequested`, a :class:`KeyboardInterrupt` raised in the main thread, so whatever

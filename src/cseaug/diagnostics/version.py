@@ -56,7 +56,7 @@ BATCH_ROWS = 8_192
 SAMPLED_PER_SLICE = 64
 """Rows of the cosine-similarity sample embedded per call to the encoder (its anchors and
 views: ~400 texts, a few seconds on 2 CPU cores): the progress bar moves after each, so
-the wait for the encoder worker shows as it goes (issue 22) rather than one jump per batch."""
+the wait for the encoder worker shows as it goes rather than one jump per batch."""
 
 
 @dataclass

@@ -41,7 +41,7 @@ def cuda_visible() -> bool:
     """Whether torch is installed and sees a CUDA GPU (False without torch).
 
     On Linux without any GPU driver the answer is False without importing torch (~1-2 s of a
-    dry run's start-up otherwise, issue 14).
+    dry run's start-up otherwise).
     """
     if importlib.util.find_spec("torch") is None or not gpu_driver_present():
         return False

@@ -1,6 +1,6 @@
 """What cseaug accepts from an OpenAI-wire server: a bounded body, a chat completion, no detour.
 
-Nothing a server sends can crash a build (issue 21, item 1): a redirect to another origin
+Nothing a server sends can crash a build: a redirect to another origin
 ends it (:class:`ResponseGuard`), a compressed or oversized body (:func:`body_limit`) or one
 that is not a chat completion (:func:`parse_completion`) is a ``malformed_response`` reject.
 docs/llm-backends.md, "The HTTP backends"; docs/reliability.md.

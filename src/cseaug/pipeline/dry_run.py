@@ -94,7 +94,7 @@ def recorder_for(
     cache cannot be read when it cannot: an API backend's identity holds what its endpoint
     reports about the model (``served``, from the preflight's probe; asked of the endpoint when
     the probe had nothing), and a dry run must work without a key or a reachable endpoint
-    (issue 22; the preflight lists those among what a real build would still need).
+    (the preflight lists those among what a real build would still need).
 
     Returns:
         ``(recorder, None)`` (without a cache file, a recorder of stand-ins only); or

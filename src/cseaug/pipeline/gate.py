@@ -7,14 +7,14 @@ Both run before publishing; when one stops a build, the finished shards are forg
 running the same command again generates them anew: every answer already received comes
 from the cache, and only what failed is sent again.
 
-**How much** (:func:`check_publish_gate`; issue 8, item 1): the anchors the stage was asked
+**How much** (:func:`check_publish_gate`): the anchors the stage was asked
 to fill (the plan's input shards) against those it could not fill: anchors with a reject of
 the stage itself (``llm_error``, ``circuit_open``, ``refusal``, ...) that are not among the
 generated rows; rows the filters dropped afterwards were generated. The LLM methods must
 fill ``publish.min_generated_share``; OssCSE and Generate-CSE, whose own filters may
 legitimately drop many anchors, only one.
 
-**How well** (:func:`check_quality_gate`; issue 20, item 2): the share of generated rows
+**How well** (:func:`check_quality_gate`): the share of generated rows
 whose views keep NGCSE's graded order (NGCSE, section "Pattern Simulation") in cosine
 similarity to the anchor (:mod:`cseaug.diagnostics.patterns`), measured with the build's
 diagnostics encoder on the rows the diagnostics measure, against ``publish.min_pattern_share``.

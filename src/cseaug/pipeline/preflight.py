@@ -1,13 +1,13 @@
 """Preflight: everything a build needs, checked in seconds before any server, flow or work starts.
 
-``cseaug build`` and ``cseaug build --dry-run`` run the same checks (issue 11, items 1 and 2;
-the list: docs/prefect.md, "Before the flow"); every check runs even when an earlier one failed, so that one run
+``cseaug build`` and ``cseaug build --dry-run`` run the same checks (the
+list: docs/prefect.md, "Before the flow"); every check runs even when an earlier one failed, so that one run
 reports every problem, one line each. The LLM endpoints are probed here, once each, and what
 they reported (:attr:`Preflight.served`) is handed to the build, whose stages do not probe
 them again. The problems fall in two groups (:class:`Preflight`): the config's *inputs*,
 without which a dry run cannot count anything either, and what only a real build needs; a
 dry run stops on the first group only and lists the second, so it works offline and without
-an API key (issue 22). When a hub model is needed, the hub is probed once
+an API key. When a hub model is needed, the hub is probed once
 (:func:`cseaug.hub.go_offline_unless_reachable`).
 
 Example:
