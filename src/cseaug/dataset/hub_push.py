@@ -127,14 +127,14 @@ def _holds(api, repo: str, commit: str, files: dict[str, Path]) -> bool:
     from huggingface_hub.utils.sha import git_hash
 
     remote = {
-        entry.path: entry.lfs.sha256 if entry.lfs else entry.blob_id
+        entry.path: entry
         for entry in api.list_repo_tree(repo, revision=commit, recursive=True, repo_type="dataset")
         if isinstance(entry, RepoFile) and entry.path != KEEP
     }
-    if set(remote) != set(files):
-        return False
-    return all(
-        remote[path] in (file_sha256(file), git_hash(file.read_bytes()))
+    return set(remote) == set(files) and all(
+        entry.lfs.sha256 == file_sha256(file)
+        if (entry := remote[path]).lfs
+        else entry.blob_id == git_hash(file.read_bytes())
         for path, file in files.items()
     )
 
