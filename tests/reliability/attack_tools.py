@@ -135,6 +135,20 @@ def build_environment(home: Path, proxy: RecordingProxy, **extra: str) -> dict[s
     return env
 
 
+def start_command(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    """``command`` started as a terminal starts it: its own process group (a signal to the
+    group reaches it and its children), its output read as text."""
+    return subprocess.Popen(
+        command,
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
 def run_cseaug(
     args: list[str], env: dict[str, str], cwd: Path, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:

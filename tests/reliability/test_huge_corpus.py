@@ -20,7 +20,13 @@ import pytest
 from cseaug.config import CorpusConfig, SampleConfig
 from cseaug.corpus.prepare import prepare_corpus
 from cseaug.errors import InputError
-from tests.reliability.attack_tools import CSEAUG, REPO, RecordingProxy, build_environment
+from tests.reliability.attack_tools import (
+    CSEAUG,
+    REPO,
+    RecordingProxy,
+    build_environment,
+    start_command,
+)
 from tests.reliability.test_stopping import STOP_WITHIN_S, wait_for
 
 pytestmark = pytest.mark.reliability
@@ -111,14 +117,10 @@ def test_a_signal_while_a_50_gb_corpus_is_read_ends_the_dry_run_within_seconds(
     name a run store a dry run never has)."""
     corpus = sparse_nul_file(tmp_path / "wiki1m.txt", line_every=1 << 20)
     with RecordingProxy() as proxy:
-        run = subprocess.Popen(
+        run = start_command(
             build_command(corpus, tmp_path / "storage", "--dry-run"),
-            env=build_environment(tmp_path / "prefect-home", proxy),
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
+            build_environment(tmp_path / "prefect-home", proxy),
+            tmp_path,
         )
         try:
 

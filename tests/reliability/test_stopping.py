@@ -20,7 +20,13 @@ import pytest
 
 from cseaug.llm.cache import ResponseCache
 from tests.fake_openai_server import FakeOpenAIServer
-from tests.reliability.attack_tools import CSEAUG, REPO, RecordingProxy, build_environment
+from tests.reliability.attack_tools import (
+    CSEAUG,
+    REPO,
+    RecordingProxy,
+    build_environment,
+    start_command,
+)
 
 pytestmark = [pytest.mark.reliability, pytest.mark.slow, pytest.mark.prefect]
 
@@ -97,15 +103,7 @@ def test_a_stopped_build_ends_within_seconds_in_one_line_and_its_rerun_resumes(
     home = tmp_path / "prefect-home"
     with FakeOpenAIServer(latency_s=1.0) as slow, RecordingProxy() as proxy:
         env = build_environment(home, proxy)
-        build = subprocess.Popen(
-            build_command(slow.base_url, root),
-            env=env,
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,  # its own process group, as a terminal gives a command
-        )
+        build = start_command(build_command(slow.base_url, root), env, tmp_path)
         try:
             wait_for(lambda: sum(slow.state.answered.values()) >= 3, 240, "three answers")
             stopped_at = time.monotonic()
@@ -247,15 +245,7 @@ def test_a_stopped_train_encoder_ends_within_seconds_in_one_line(
     with RecordingProxy() as proxy:
         command = [str(CSEAUG), "train-encoder", "--version", "demo/v0001", "--config",
                    str(config), "--root", str(tmp_path / "storage")]  # fmt: skip
-        training = subprocess.Popen(
-            command,
-            env=build_environment(home, proxy),
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
+        training = start_command(command, build_environment(home, proxy), tmp_path)
         said: list[str] = []
         reader = threading.Thread(target=lambda: said.extend(training.stderr), daemon=True)
         reader.start()
@@ -297,15 +287,7 @@ def test_a_build_stopped_while_it_reads_a_huge_corpus_ends_with_its_processes_wi
     root, home = tmp_path / "storage", tmp_path / "prefect-home"
     with FakeOpenAIServer() as server, RecordingProxy() as proxy:
         command = [*build_command(server.base_url, root), "--set", f"corpus.path={corpus}"]
-        build = subprocess.Popen(
-            command,
-            env=build_environment(home, proxy),
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
+        build = start_command(command, build_environment(home, proxy), tmp_path)
         try:
 
             def reading() -> bool:  # the flow holds the corpus open, its server started
