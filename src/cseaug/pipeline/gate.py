@@ -44,12 +44,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cseaug.config import LLM_METHODS
+from cseaug.dataset.counts import RowCounts
 from cseaug.dataset.manifest import measured_share
+from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.diagnostics.patterns import REJECT_REASON, REJECT_STAGE, OrderSample, sample_order
 from cseaug.diagnostics.views import ORDER_VIEWS
 from cseaug.errors import PublishGateError
 from cseaug.pipeline.run import BuildRun
-from cseaug.pipeline.shard import VIEWS, rows_in
+from cseaug.pipeline.shard import DEMOTED, VIEWS, rows_in
 from cseaug.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -115,10 +117,26 @@ def gate_problem(count: GateCount, minimum: float, llm_method: bool) -> str | No
 
 def stop_publishing(run: BuildRun, problem: str) -> NoReturn:
     """Forget the finished shards (their views; inputs and caches stay) and raise
-    :class:`PublishGateError`: ``<dataset>: nothing published: <problem>``."""
+    :class:`PublishGateError`: ``<dataset>: nothing published: <problem>``, whose ``summary``
+    holds what the run store held (:func:`stored_counts`)."""
+    refused = PublishGateError(f"{run.cfg.dataset_name}: nothing published: {problem}")
+    refused.summary = stored_counts(run)  # before the views are forgotten
     for path in run.store.paths("rows", VIEWS):
         path.unlink(missing_ok=True)
-    raise PublishGateError(f"{run.cfg.dataset_name}: nothing published: {problem}")
+    raise refused
+
+
+def stored_counts(run: BuildRun) -> dict[str, Any]:
+    """The rows and rejects of the run store's finished shards, counted as the summary of a
+    published build counts them (what a build the gate refused prints instead)."""
+    aigen, other = (
+        sum(pq.ParquetFile(p).metadata.num_rows for s in stages for p in run.store.paths("rows", s))
+        for stages in ((VIEWS,), (DEMOTED, SPLIT_OTHER))
+    )
+    counts = RowCounts()
+    counts.add_rejects(pq.read_table(run.store.paths("rejects"), columns=["stage", "reason"]))
+    return {"rows": aigen + other, "aigen": aigen, "other": other, "rejects": counts.rejects,
+            "rejects_by_stage": counts.as_dict()["rejects_by_stage"]}  # fmt: skip
 
 
 def check_publish_gate(run: BuildRun, shards: int) -> GateCount:

@@ -21,11 +21,8 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from cseaug import wallclock
 from cseaug.dataset.commit_remote import upload_exports
-from cseaug.dataset.counts import RowCounts
 from cseaug.dataset.manifest import build_manifest
 from cseaug.dataset.schema import SPLIT_OTHER
 from cseaug.dataset.staging import publish_version
@@ -128,14 +125,13 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         "plan": plan.seconds["plan"],
         "generate": generation_seconds(marks, plan.seconds["plan"], outcomes, started_at),
     }
-    held = stored_counts(run)  # before a gate forgets the views
     try:
         check_publish_gate(run, plan.shards)
         quality_gate = check_quality_gate(run)
     except PublishGateError as refused:
         phases["publish"] = round(time.perf_counter() - started, 3)
         now = time.time()
-        refused.summary = {**held, "token_usage": usage, "judge_usage": judge_usage,
+        refused.summary = {**(refused.summary or {}), "token_usage": usage, "judge_usage": judge_usage,
                            "seconds": wallclock.wall_seconds(marks, phases, now),
                            "timings": wallclock.build_timings(marks, phases, now),
                            "finished_at": now}  # fmt: skip
@@ -239,19 +235,6 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         judge_usage=judge_usage,
         finished_at=finished_at,
     )
-
-
-def stored_counts(run: BuildRun) -> dict[str, Any]:
-    """The rows and rejects of the run store's finished shards, counted as the summary of a
-    published build counts them (what a build the gate refused prints instead)."""
-    aigen, other = (
-        sum(pq.ParquetFile(p).metadata.num_rows for s in stages for p in run.store.paths("rows", s))
-        for stages in ((VIEWS,), (DEMOTED, SPLIT_OTHER))
-    )
-    counts = RowCounts()
-    counts.add_rejects(pq.read_table(run.store.paths("rejects"), columns=["stage", "reason"]))
-    return {"rows": aigen + other, "aigen": aigen, "other": other, "rejects": counts.rejects,
-            "rejects_by_stage": counts.as_dict()["rejects_by_stage"]}  # fmt: skip
 
 
 def generation_seconds(
