@@ -12,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from cseaug.commands.options import RootOption
-from cseaug.config import DiagnosticsConfig, apply_overrides, load_config, validated
+from cseaug.commands.options import RootOption, config_section
+from cseaug.config import DiagnosticsConfig
 from cseaug.dataset import versions
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import InputError
@@ -45,18 +45,28 @@ def _version_dir(root: str, ref: str) -> Path:
     return versions.resolve(root, ref)
 
 
+def _checked_version(root: str, ref: str) -> tuple[Path, dict[str, Any] | None]:
+    """:func:`_version_dir`, its files checked against the sha256 its manifest records (a
+    changed file fails here, before any work), and its manifest (None without one)."""
+    from cseaug.dataset.verify import recorded_sha256, verify_version
+
+    version_dir = _version_dir(root, ref)
+    if recorded_sha256(version_dir) is not None:
+        verify_version(version_dir).raise_if_wrong()
+    has_manifest = (version_dir / "manifest.json").is_file()
+    return version_dir, versions.read_manifest(version_dir) if has_manifest else None
+
+
 def diagnostics_config(
-    config: Path | None, manifest: dict[str, Any] | None, settings: list[str]
+    config: Path | None, manifest: dict[str, Any] | None, settings: list[str] | None
 ) -> tuple[DiagnosticsConfig, str]:
     """The diagnostics section to use and where it came from (--config, the manifest, defaults), with --set applied."""
-    if config is not None:
-        data, source = load_config(config).diagnostics.model_dump(mode="json"), str(config)
-    elif manifest and isinstance(manifest.get("config", {}).get("diagnostics"), dict):
-        data, source = dict(manifest["config"]["diagnostics"]), "the version's manifest"
-    else:
-        data, source = {}, "defaults"
-    data = apply_overrides(data, settings)
-    return validated(DiagnosticsConfig, data, f"diagnostics settings ({source})"), source
+    recorded = (manifest or {}).get("config", {}).get("diagnostics")
+    return config_section(DiagnosticsConfig, "diagnostics", config, settings, recorded)
+
+
+def _median(stats: dict[str, Any]) -> str:
+    return "–" if stats["median"] is None else f"{stats['median']:.3f}"
 
 
 @app.command("diagnose")
@@ -81,16 +91,10 @@ def diagnose_command(
     overrides them (e.g. cs_sample=500, eval_data_dir=data, embedding_cache=false).
     """
     from cseaug.dataset.commit_remote import upload_tree
-    from cseaug.dataset.verify import recorded_sha256, verify_version
     from cseaug.diagnostics.version import write_diagnostics
 
-    version_dir = _version_dir(root, ref)
-    if recorded_sha256(version_dir) is not None:  # a changed file fails here, before any work
-        verify_version(version_dir).raise_if_wrong()
-    manifest = (
-        versions.read_manifest(version_dir) if (version_dir / "manifest.json").is_file() else None
-    )
-    cfg, source = diagnostics_config(config, manifest, list(settings or []))
+    version_dir, manifest = _checked_version(root, ref)
+    cfg, source = diagnostics_config(config, manifest, settings)
     name, version = version_dir.parent.name, version_dir.name
     work = default_work_dir(root)
     upload = out is None and is_uri(root)
@@ -109,17 +113,12 @@ def diagnose_command(
     )
     for view, stats in summary.summary["views"].items():
         mer, cs = stats["mer"], stats["cs"]
-        table.add_row(
-            view,
-            f"{mer['n']:,}",
-            "–" if mer["median"] is None else f"{mer['median']:.3f}",
-            f"{cs['n']:,}",
-            "–" if cs["median"] is None else f"{cs['median']:.3f}",
-        )
-    Console().print(table)
+        table.add_row(view, f"{mer['n']:,}", _median(mer), f"{cs['n']:,}", _median(cs))
+    console = Console()
+    console.print(table)
     for line in summary.check_lines():  # pattern order, contamination
-        Console().print(line, highlight=False)
-    Console().print(f"wrote {', '.join(summary.plots.values())} and summary.json to {where}")
+        console.print(line, highlight=False)
+    console.print(f"wrote {', '.join(summary.plots.values())} and summary.json to {where}")
 
 
 @app.command("report")
@@ -141,24 +140,18 @@ def report_command(
     order, rows aligned with their scores, and rejects (older versions included)."""
     import webbrowser
 
-    from cseaug.dataset.verify import recorded_sha256, verify_version
     from cseaug.diagnostics.report import write_report
     from cseaug.diagnostics.version import REPORT_FILE
     from cseaug.encoders.loading import encoder_from_config
 
-    version_dir = _version_dir(root, ref)
-    if recorded_sha256(version_dir) is not None:  # a changed file fails here, before any work
-        verify_version(version_dir).raise_if_wrong()
-    manifest = (
-        versions.read_manifest(version_dir) if (version_dir / "manifest.json").is_file() else {}
-    )
+    version_dir, manifest = _checked_version(root, ref)
     work = default_work_dir(root)
     target = out or work / "diagnostics" / version_dir.parent.name / version_dir.name / REPORT_FILE
     refuse_dataset_path(target, root, "--out")
     cfg, _ = diagnostics_config(None, manifest, [])
     encoder = encoder_from_config(cfg, work / "cache" / "embeddings")
     try:
-        written = write_report(version_dir, target, manifest, cfg, encoder=encoder)
+        written = write_report(version_dir, target, manifest or {}, cfg, encoder=encoder)
     finally:
         encoder.close()
     typer.echo(f"wrote {written}")

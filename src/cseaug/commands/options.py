@@ -1,10 +1,15 @@
-"""Command-line options that several ``cseaug`` sub-commands take, defined once."""
+"""Command-line options, and the config section they read, that several ``cseaug`` sub-commands
+take, defined once."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
 
 import typer
+from pydantic import BaseModel
+
+from cseaug.config import apply_overrides, load_config, validated
 
 RootOption = Annotated[
     str,
@@ -16,3 +21,25 @@ RootOption = Annotated[
 ]
 """``--root``: the output root of the versions a command reads (``cseaug versions``,
 ``show``, ``export``, ``verify``, ``diagnose``, ...)."""
+
+SectionT = TypeVar("SectionT", bound=BaseModel)
+
+
+def config_section(
+    model: type[SectionT],
+    name: str,
+    config: Path | None,
+    settings: list[str] | None,
+    recorded: Any = None,
+) -> tuple[SectionT, str]:
+    """The ``name`` section of the run config ``config`` (else ``recorded``, a version
+    manifest's copy of it, else the defaults) with the ``--set`` ``settings`` applied and
+    validated, and where it came from."""
+    if config is not None:
+        data, source = getattr(load_config(config), name).model_dump(mode="json"), str(config)
+    elif isinstance(recorded, dict):
+        data, source = dict(recorded), "the version's manifest"
+    else:
+        data, source = {}, "defaults"
+    data = apply_overrides(data, list(settings or []))
+    return validated(model, data, f"section '{name}' ({source})"), source

@@ -1,30 +1,19 @@
 """``cseaug negate``, ``cseaug backtranslate``, ``cseaug mer``: the OssCSE steps alone
-(docs/osscse.md, with examples).
-
-Inputs are read and cleaned as a build reads its corpus (:mod:`cseaug.corpus`); settings come
-from the ``negation`` / ``backtranslation`` section of ``--config`` (or the defaults), then
-``--set key=value``, then the flags.
-"""
+(docs/osscse.md), on inputs read and cleaned as a build reads its corpus."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Column, Table
 
-from cseaug.config import (
-    BacktranslationConfig,
-    NegationConfig,
-    apply_overrides,
-    load_config,
-    validated,
-)
+from cseaug.commands.options import config_section
+from cseaug.config import BacktranslationConfig, NegationConfig
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import ConfigError, InputError
 
@@ -61,26 +50,9 @@ SetOption = Annotated[
 ]
 
 
-def section(
-    model: type[BaseModel],
-    name: str,
-    config: Path | None,
-    settings: list[str] | None,
-) -> Any:
-    """The ``name`` section of ``config`` (or defaults), with ``--set`` overrides applied."""
-    data = getattr(load_config(config), name).model_dump(mode="json") if config is not None else {}
-    data = apply_overrides(data, list(settings or []))
-    return validated(model, data, f"section '{name}'")
-
-
 def read_sentences(path: Path, column: str) -> tuple[pa.Table, pa.Table]:
     """Canonical rows of the sentences of a text file or a table column, read, cleaned and
-    deduplicated exactly as a build's corpus is (:func:`cseaug.corpus.prepare.prepare_corpus`),
-    and the rejects.
-
-    Raises:
-        InputError: the file is missing, unreadable, has no such column, or no sentence is left.
-    """
+    deduplicated as a build's corpus is, and the rejects."""
     from cseaug.config import CorpusConfig, SampleConfig
     from cseaug.corpus.prepare import prepare_corpus
     from cseaug.readers.corpus import detect_format
@@ -102,8 +74,8 @@ def check_output(output: Path) -> None:
 
 
 def checked_outputs(output: Path, rejects: Path | None) -> Path:
-    """:func:`check_output`, and the rejects path, refused inside a published version:
-    ``--rejects`` or ``<output stem>.rejects<suffix>``."""
+    """:func:`check_output`, and the rejects path (``--rejects`` or
+    ``<output stem>.rejects<suffix>``), refused inside a published version."""
     check_output(output)
     rejects = rejects or output.with_name(f"{output.stem}.rejects{output.suffix}")
     refuse_dataset_path(rejects, None, "--rejects")
@@ -168,7 +140,7 @@ def negate_command(
     from cseaug.augment.negation import NegationStage, Negator
 
     rejects = checked_outputs(output, rejects)
-    cfg = section(NegationConfig, "negation", config, settings)
+    cfg, _ = config_section(NegationConfig, "negation", config, settings)
     result, unreadable = run_step(
         lambda: NegationStage(Negator.from_config(cfg)),
         input,
@@ -231,7 +203,7 @@ def backtranslate_command(
     from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
 
     rejects = checked_outputs(output, rejects)
-    cfg = section(BacktranslationConfig, "backtranslation", config, settings)
+    cfg, _ = config_section(BacktranslationConfig, "backtranslation", config, settings)
     if pivots:
         cfg = cfg.model_copy(update={"pivots": chosen_pivots(pivots, cfg.pivots)})
 
