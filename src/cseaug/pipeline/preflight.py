@@ -1,14 +1,10 @@
 """Preflight: everything a build needs, checked in seconds before any server, flow or work starts.
 
-``cseaug build`` and ``cseaug build --dry-run`` run the same checks (the
-list: docs/prefect.md, "Before the flow"); every check runs even when an earlier one failed, so that one run
-reports every problem, one line each. The LLM endpoints are probed here, once each, and what
-they reported (:attr:`Preflight.served`) is handed to the build, whose stages do not probe
-them again. The problems fall in two groups (:class:`Preflight`): the config's *inputs*,
-without which a dry run cannot count anything either, and what only a real build needs; a
-dry run stops on the first group only and lists the second, so it works offline and without
-an API key. When a hub model is needed, the hub is probed once
-(:func:`cseaug.hub.go_offline_unless_reachable`).
+``cseaug build`` and its ``--dry-run`` run the same checks (docs/prefect.md, "Before the
+flow"), every one even when an earlier one failed: one run reports every problem, one line
+each. The LLM endpoints are probed here, once each, for the build (:attr:`Preflight.served`).
+A dry run stops only on the config's inputs and lists what a real build would still need, so
+it works offline and without an API key.
 
 Example:
     from cseaug.config import load_config
@@ -28,12 +24,11 @@ from cseaug.encoders.minilm import MINILM_ID, MINILM_NAMES, minilm_problem
 from cseaug.errors import CseaugError, PreflightError, os_error_message
 from cseaug.hub import cached_file, go_offline_unless_reachable, is_local_name, model_problem
 from cseaug.pipeline.run import loads_encoder
-from cseaug.pipeline.stages import ServedModels, served_models
+from cseaug.pipeline.stages import ServedModels, llm_sections, served_models
 from cseaug.roots import is_uri
 
 Check = Callable[[RunConfig], list[str] | None]
-"""A check: the problems it found, or None when it raises its one problem (a CseaugError or an
-OSError) or has none."""
+"""A check: the problems it found, or None (it raises its one problem, or has none)."""
 
 Probed = dict[str, dict[str, Any] | None]
 """What the LLM checks' probes reported, by section (``llm``, ``quality.judge.llm``)."""
@@ -76,17 +71,15 @@ def prompt_problems(cfg: RunConfig) -> None:
 
 
 def llm_problems(cfg: RunConfig, probed: Probed) -> list[str]:
-    """The probes (API key, endpoint) of the build's API LLM and of the judge's own
-    ``quality.judge.llm``, what they reported kept in ``probed`` (a local backend's model is
-    among :func:`hub_models`); the judge's problem names its section."""
+    """The probes (API key, endpoint) of the LLMs of :func:`llm_sections`, what they reported
+    kept in ``probed`` (a local backend's model is among :func:`hub_models`); the judge's
+    problem names its section."""
     from cseaug.llm.factory import probe_served
 
-    judge = cfg.quality.judge
-    sections = {"llm": cfg.llm, "quality.judge.llm": judge.llm if judge is not None else None}
     problems = []
-    for section, llm in sections.items():
+    for section, llm in llm_sections(cfg).items():
         try:
-            probed[section] = probe_served(llm) if llm is not None else None
+            probed[section] = probe_served(llm)
         except CseaugError as exc:
             problems.append(str(exc) if section == "llm" else f"{section}: {exc}")
     return problems
@@ -136,15 +129,13 @@ def hub_models(cfg: RunConfig) -> list[tuple[str, str]]:
     """Every model the build loads by name, with its setting: the local LLM (and judge), the
     translation models and the sentence encoder (the generator and the spaCy pipeline are
     checked on their own)."""
-    models: list[tuple[str, str]] = []
-    if cfg.method in LLM_METHODS and cfg.llm is not None:
-        from cseaug.llm.factory import LOCAL_BACKENDS, resolve_backend
+    from cseaug.llm.factory import LOCAL_BACKENDS, resolve_backend
 
-        if resolve_backend(cfg.llm.backend) in LOCAL_BACKENDS:
-            models.append((cfg.llm.model, "llm.model"))
-        judge = cfg.quality.judge.llm if cfg.quality.judge is not None else None
-        if judge is not None and resolve_backend(judge.backend) in LOCAL_BACKENDS:
-            models.append((judge.model, "quality.judge.llm.model"))
+    models = [
+        (llm.model, f"{section}.model")
+        for section, llm in llm_sections(cfg).items()
+        if resolve_backend(llm.backend) in LOCAL_BACKENDS
+    ]
     if cfg.method == "osscse":
         for pivot, pair in cfg.backtranslation.pivots.items():
             models += [(name, f"backtranslation.pivots.{pivot}") for name in pair]
@@ -154,9 +145,8 @@ def hub_models(cfg: RunConfig) -> list[tuple[str, str]]:
 
 
 def minilm_cached(cfg: RunConfig) -> bool:
-    """Whether the encoder is the default all-MiniLM-L6-v2 and its pinned revision is in the
-    Hugging Face cache: it then loads without the hub (:mod:`cseaug.encoders.minilm`), and
-    needs neither a check nor the hub's probe."""
+    """Whether the encoder is the default all-MiniLM-L6-v2 with its pinned revision in the
+    Hugging Face cache: it then needs neither a check nor the hub's probe."""
     diag = cfg.diagnostics
     return diag.encoder in MINILM_NAMES and bool(
         cached_file(MINILM_ID, revision=diag.encoder_revision)
@@ -246,7 +236,7 @@ def preflight(cfg: RunConfig, say: Callable[[str], None] = print) -> Preflight:
     probed: Probed = {}
     inputs = run_checks(cfg, input_checks(cfg))
     build_needs = run_checks(cfg, build_checks(cfg, say, probed))
-    served = served_models(cfg, probed.get("llm"), probed.get("quality.judge.llm"))
+    served = served_models(cfg, probed)
     return Preflight(inputs=inputs, build_needs=build_needs, served=served)
 
 
@@ -254,9 +244,7 @@ def check_before_build(
     cfg: RunConfig, say: Callable[[str], None] = print, *, dry_run: bool = False
 ) -> Preflight:
     """Raise :class:`PreflightError` listing every problem that stops the build (a dry run:
-    only the inputs'); return what was found: what a real build would still need (always
-    empty for a build) and what the LLM endpoints reported, which the build is given.
-    """
+    only the inputs'), else return what was found."""
     found = preflight(cfg, say)
     if dry_run and found.inputs:
         raise PreflightError(found.inputs, "the dry run")

@@ -1,15 +1,10 @@
-"""Which stage writes the views of a run: one factory per ``method``, models loaded up front;
-and the LLM judge that scores them when ``quality.judge`` is set.
-
-The one place that ties a run config's sections to the stages of :mod:`cseaug.augment`, so
-that the build never knows which paper, model or backend is behind its stage. Factories
-import their heavy dependencies lazily: choosing the ``sts`` method never imports spaCy or
-torch. Whatever a factory loaded before it failed is closed again.
+"""The one place that ties a run config to the stages of :mod:`cseaug.augment`: one factory
+per ``method`` (models loaded up front, heavy packages imported only there, whatever was
+loaded closed again on a failure) and the LLM judge of ``quality.judge``.
 
 The LLM endpoints of a build are probed once (:func:`probe_llms`); what they reported
-(:class:`ServedModels`) goes down with the plan to every stage and judge of the build, which
-do not probe again: it is part of the backend identity (docs/llm-backends.md, "What
-identifies a model").
+(:class:`ServedModels`) is part of the backend identity and goes down with the plan to every
+stage and judge, which do not probe again (docs/llm-backends.md, "What identifies a model").
 
 Example:
     >>> from cseaug.config import RunConfig
@@ -24,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cseaug.config import LLM_METHODS, RunConfig
+from cseaug.config import LLM_METHODS, LLMConfig, RunConfig
 from cseaug.step import Step
 
 if TYPE_CHECKING:
@@ -49,10 +44,20 @@ class ServedModels:
     judge: dict[str, Any] | None = None
 
 
+def llm_sections(cfg: RunConfig) -> dict[str, LLMConfig]:
+    """The LLMs of ``cfg`` by section: the build's ``llm`` (LLM methods) and the judge's own
+    ``quality.judge.llm``."""
+    judge = cfg.quality.judge
+    sections = {
+        "llm": cfg.llm if cfg.method in LLM_METHODS else None,
+        "quality.judge.llm": judge.llm if judge is not None else None,
+    }
+    return {section: llm for section, llm in sections.items() if llm is not None}
+
+
 def probe_llms(cfg: RunConfig) -> ServedModels:
-    """Probe the endpoint of each API LLM of ``cfg`` once
-    (:func:`~cseaug.llm.factory.probe_served`): the build's ``llm`` and the judge's own
-    ``quality.judge.llm``.
+    """Probe the endpoint of each API LLM of :func:`llm_sections` once
+    (:func:`~cseaug.llm.factory.probe_served`).
 
     Raises:
         BackendError: the API key is missing or an endpoint cannot answer for its model (the
@@ -60,34 +65,22 @@ def probe_llms(cfg: RunConfig) -> ServedModels:
     """
     from cseaug.llm.factory import probe_served
 
-    judge = cfg.quality.judge
-    llm = probe_served(cfg.llm) if cfg.method in LLM_METHODS and cfg.llm is not None else None
-    own_judge = probe_served(judge.llm) if judge is not None and judge.llm is not None else None
-    return served_models(cfg, llm, own_judge)
+    return served_models(cfg, {name: probe_served(llm) for name, llm in llm_sections(cfg).items()})
 
 
-def served_models(
-    cfg: RunConfig, llm: dict[str, Any] | None, own_judge: dict[str, Any] | None
-) -> ServedModels:
-    """The :class:`ServedModels` of ``cfg`` from what the probes of its ``llm`` and of its
-    judge's own ``quality.judge.llm`` reported (a judge without one uses the build's)."""
+def served_models(cfg: RunConfig, probed: dict[str, dict[str, Any] | None]) -> ServedModels:
+    """The :class:`ServedModels` of ``cfg`` from what the probes of :func:`llm_sections`
+    reported, by section (a judge without an ``llm`` of its own uses the build's)."""
+    llm = probed.get("llm")
     if cfg.judge_llm is None:
         return ServedModels(llm=llm)
-    has_own = cfg.quality.judge is not None and cfg.quality.judge.llm is not None
-    return ServedModels(llm=llm, judge=own_judge if has_own else llm)
+    return ServedModels(llm=llm, judge=probed.get("quality.judge.llm", llm))
 
 
 def make_stage(cfg: RunConfig, served: ServedModels, spent_by: str | None = None) -> Step:
-    """The stage of ``cfg.method``, with its backend or models ready.
-
-    ``served`` is what the build's LLM endpoint reported (:func:`probe_llms`), given to its
-    backend. ``spent_by`` (the build's run id) tags what the LLM backend pays for in the
-    response cache, so that the manifest can say what the whole build spent.
-
-    Raises:
-        ConfigError: the prompts, the pattern source or a model cannot be loaded.
-        BackendError: the LLM or model cannot be reached or loaded.
-    """
+    """The stage of ``cfg.method``, with its backend or models ready; ``served`` is what the
+    build's LLM endpoint reported, ``spent_by`` (the build's run id) tags what the backend
+    pays for in the response cache, so that the manifest can say what the build spent."""
     if cfg.method == "osscse":
         return make_osscse_stage(cfg)
     if cfg.method == "generate_cse":
@@ -100,17 +93,8 @@ def make_stage(cfg: RunConfig, served: ServedModels, spent_by: str | None = None
 
 
 def make_judge(cfg: RunConfig, served: ServedModels, spent_by: str) -> LLMJudge | None:
-    """The LLM judge of ``quality.judge`` on its own backend (``quality.judge.llm``, else the
-    build's ``llm``; checked now, given what its endpoint reported: ``served.judge``), or
-    None when the config has no judge.
-
-    ``spent_by`` (the build's run id) tags the judge's requests in the response cache apart
-    from generation's (:func:`cseaug.quality.judge.judge_spent_by`).
-
-    Raises:
-        ConfigError: the judge's prompt is missing or declares no version.
-        BackendError: the judge's LLM cannot be reached or loaded.
-    """
+    """The LLM judge of ``quality.judge`` (None without one) on a backend of its own, checked
+    now, its requests tagged in the response cache apart from generation's."""
     llm = cfg.judge_llm
     if llm is None:
         return None
@@ -133,13 +117,8 @@ def on_checked_backend(backend: LLMBackend, make: Callable[[LLMBackend], StepT])
 
 
 def make_llm_stage(cfg: RunConfig, backend: LLMBackend) -> PatternSimulationStage | SKIStage:
-    """The NGCSE or SKICSE stage of ``cfg.method`` on ``backend``, with the run's examples and prompts.
-
-    The stage closes ``backend`` when it is closed. The dry run passes a recording backend.
-
-    Raises:
-        ConfigError: the pattern source or prompts cannot be loaded.
-    """
+    """The NGCSE or SKICSE stage of ``cfg.method`` on ``backend`` (which it closes when it is
+    closed; the dry run passes a recording backend), with the run's examples and prompts."""
     from cseaug.augment.ngcse import PatternSimulationStage
     from cseaug.augment.skicse import SKIStage
     from cseaug.patterns import load_examples
@@ -157,12 +136,7 @@ def make_llm_stage(cfg: RunConfig, backend: LLMBackend) -> PatternSimulationStag
 
 def make_osscse_stage(cfg: RunConfig) -> OssCSEStage:
     """The OssCSE stage: the ``negation`` section's spaCy pipeline, then the
-    ``backtranslation`` section's translation models, all loaded now.
-
-    Raises:
-        ConfigError: the spaCy pipeline or a translation model cannot be loaded.
-        MissingExtraError: spaCy or transformers is not installed.
-    """
+    ``backtranslation`` section's translation models, all loaded now."""
     from cseaug.augment.backtranslate import BackTranslationStage, BackTranslator
     from cseaug.augment.negation import NegationStage, Negator
     from cseaug.augment.osscse import OssCSEStage
