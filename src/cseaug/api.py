@@ -38,14 +38,9 @@ def build_dataset(
     overrides: Sequence[str] = (),
     say: Callable[[str], None] = print,
 ) -> BuildSummary:
-    """Check, build and publish one version of ``config`` (a validated config, or a YAML
-    path with ``--set``-style ``overrides``) in this process, without Prefect, after the
-    preflight of ``cseaug build`` (its notes go to ``say``); what was published, or which
-    version already holds the same data.
-
-    Raises:
-        CseaugError: as ``cseaug build`` reports it.
-    """
+    """Check (the preflight of ``cseaug build``, its notes to ``say``), build and publish one
+    version of ``config`` (a validated config, or a YAML path with ``--set``-style
+    ``overrides``) in this process, without Prefect; a CseaugError as ``cseaug build`` has."""
     from cseaug.pipeline.local import run_build
     from cseaug.pipeline.preflight import check_before_build
 
@@ -89,13 +84,9 @@ class Version:
 
 
 def open_version(ref: str, root: str | Path = "storage") -> Version:
-    """The version ``name``, ``name/latest`` or ``name/vNNNN`` under ``root`` (a directory or
-    an ``s3://``-style URI, as ``output.root`` takes).
-
-    Raises:
-        InputError: no such version (the message lists what exists), or a manifest that does
-            not hold together (:func:`cseaug.dataset.verify.checked_records`).
-    """
+    """The version ``name``, ``name/latest`` or ``name/vNNNN`` under ``root`` (as
+    ``output.root`` takes); an InputError for no such version or a manifest that does not
+    hold together."""
     from cseaug.dataset.verify import checked_records
     from cseaug.dataset.versions import read_manifest, resolve
 

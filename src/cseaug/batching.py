@@ -45,10 +45,8 @@ def dtype_bytes(dtype: Any) -> int:
 
 
 def kv_bytes_per_token(config: Any, element_bytes: int) -> int:
-    """Bytes of the KV cache of one token of a decoder-only model: 2 × layers × KV heads × head size × element bytes.
-
-    Reads the usual Hugging Face config names (``num_hidden_layers`` / ``n_layer``,
-    ``num_key_value_heads`` for grouped-query attention, ``head_dim``).
+    """Bytes of the KV cache of one token of a decoder-only model (Hugging Face config names):
+    2 × layers × KV heads × head size × element bytes.
 
     Example:
         >>> from types import SimpleNamespace
@@ -92,12 +90,8 @@ def free_memory_bytes(device: str) -> int | None:
 
 @dataclass
 class TokenBudget:
-    """How much one batch may hold: ``slots`` token slots (None: no limit) and ``max_items`` items.
-
-    Args:
-        slots: token slots of one batch; None on the CPU or for a fixed batch size.
-        max_items: items of one batch at most.
-    """
+    """How much one batch may hold: ``slots`` token slots (None: no limit, on the CPU or for a
+    fixed batch size) and ``max_items`` items."""
 
     slots: int | None
     max_items: int
@@ -113,15 +107,10 @@ class TokenBudget:
         gpu_items: int,
         setting: str = "batch_size",
     ) -> TokenBudget:
-        """The budget of ``batch_size`` (a number, or ``auto``) on ``device``.
-
-        A number is a fixed batch size on any device. ``auto`` is ``cpu_items`` on the CPU
-        and, on a GPU, as many slots as :data:`KV_MEMORY_SHARE` of the free memory holds
-        (``slot_bytes()``: bytes of one slot, asked only then), at most ``gpu_items`` items.
-        ``setting`` is the config key of ``batch_size``, named in errors.
-
-        Raises:
-            ConfigError: ``auto`` on a GPU for a model whose KV cache cannot be sized.
+        """The budget of ``batch_size`` on ``device``: a number is a fixed batch size; ``auto``
+        is ``cpu_items`` on the CPU and, on a GPU, as many slots of ``slot_bytes()`` as
+        :data:`KV_MEMORY_SHARE` of the free memory holds, at most ``gpu_items`` (a
+        ConfigError naming ``setting`` when the model's KV cache cannot be sized).
 
         Example:
             >>> TokenBudget.for_device("cpu", "auto", lambda: 1000, cpu_items=8, gpu_items=256)
@@ -167,17 +156,10 @@ def run_batches(
     work: Callable[[list[int]], Result],
     device: str,
 ) -> Iterator[tuple[list[int], Result]]:
-    """Run ``work`` on batches of ``order`` within ``budget``; halve a batch that runs out of memory.
-
-    Batches are cut lazily, so a budget lowered by an out-of-memory applies to the failed
-    batch's items (cut again, in halves) and to every later batch. A single item that runs
-    out of memory raises the error: it cannot be split.
-
-    ``order``: item indices, usually longest first; ``lengths``: the token length of every
-    item (indexed by item); ``slots``: :data:`SlotCost`. ``budget`` is lowered in place;
-    ``work`` runs one batch of item indices on ``device``, whose cache is emptied after an
-    out-of-memory. Yields (batch, result) pairs, in order.
-    """
+    """Run ``work`` on batches of the item indices ``order`` (token ``lengths`` by item) within
+    ``budget``, yielding (batch, result) pairs in order. A batch that runs out of memory on
+    ``device`` halves ``budget`` in place, for its own items, cut again, and every later
+    batch; a single item that runs out of memory raises the error."""
     start = 0
     while start < len(order):
         count = budget.take(order, lengths, start, slots)

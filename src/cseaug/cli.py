@@ -1,7 +1,5 @@
-"""The ``cseaug`` command line (typer), the top floor of the library (docs/architecture.md);
-commands live in :mod:`cseaug.commands`. Before any command runs, and so before Prefect is
-imported, :func:`apply_prefect_defaults` switches Prefect's telemetry off (docs/security.md).
-"""
+"""The ``cseaug`` command line (typer; the commands live in :mod:`cseaug.commands`), which
+switches Prefect's telemetry off before any command runs (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -46,8 +44,7 @@ PREFECT_DEFAULTS: dict[str, str] = {
 
 
 def apply_prefect_defaults(environ: MutableMapping[str, str] = os.environ) -> None:
-    """Set each of :data:`PREFECT_DEFAULTS` that is unset or empty in ``environ`` (Prefect
-    reads them when it is imported and when it starts its server).
+    """Set each of :data:`PREFECT_DEFAULTS` that is unset or empty in ``environ``.
 
     Example:
         >>> env = {"DO_NOT_TRACK": "0"}
@@ -61,8 +58,7 @@ def apply_prefect_defaults(environ: MutableMapping[str, str] = os.environ) -> No
 
 
 def take_debug_flag(argv: list[str]) -> bool:
-    """Remove every ``--debug`` from ``argv`` (so that any command accepts it, anywhere); True
-    when there was one, or when ``CSEAUG_DEBUG`` is set.
+    """Remove every ``--debug`` from ``argv``; True when there was one or ``CSEAUG_DEBUG`` is set.
 
     Example:
         >>> argv = ["cseaug", "build", "--debug", "-c", "x.yaml"]
@@ -75,12 +71,9 @@ def take_debug_flag(argv: list[str]) -> bool:
 
 
 def main() -> None:
-    """The command line (:func:`run`, the ``cseaug`` script, adds the handling of a stop).
-
-    An expected failure (a :class:`~cseaug.errors.CseaugError`, a full disk, a permission
-    denied) is one line, scrubbed of secrets, and exit status 2; anything else prints its
-    traceback and exits 1. ``--debug`` prints the traceback of every failure.
-    """
+    """The command line: an expected failure (a CseaugError, a full disk, ...) is one line,
+    scrubbed of secrets, and exit status 2; anything else (or with ``--debug``, anything)
+    prints its traceback; an unexpected failure exits 1."""
     debug = take_debug_flag(sys.argv)
     if debug:
         os.environ["CSEAUG_DEBUG"] = "1"  # what a flow's quiet logging reads (commands/build.py)

@@ -1,8 +1,5 @@
-"""The one device and dtype resolution of every model the library loads.
-
-``auto`` takes CUDA when torch sees a GPU, else the CPU; an explicit CUDA device that is not
-there, or float16 on the CPU, is a :class:`~cseaug.errors.ConfigError` naming the setting
-before any model loads. :func:`resolve_precision` picks what a model computes in.
+"""The one device, dtype and precision resolution of every model the library loads; a device
+or dtype this machine cannot run is a ConfigError naming the setting, before any model loads.
 
 Example:
     >>> resolve_device("cpu")
@@ -62,13 +59,9 @@ def cpu_has_native_bfloat16(cpuinfo: str | Path = "/proc/cpuinfo") -> bool:
 
 
 def resolve_device(spec: str, setting: str = "device") -> str:
-    """The torch device name to load a model on: ``spec`` is ``auto`` or anything
-    ``torch.device`` accepts; ``setting`` (e.g. ``backtranslation.device``) names it in errors.
-
-    Raises:
-        ConfigError: ``spec`` is not a torch device, or asks for CUDA where there is none.
-        MissingExtraError: torch is not installed.
-    """
+    """The torch device to load a model on: ``spec`` is ``auto`` (CUDA when torch sees a GPU)
+    or anything ``torch.device`` accepts; ``setting`` (``backtranslation.device``) names it
+    in a ConfigError."""
     torch = require("torch", "hf", "Loading a model")
     if spec == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
@@ -146,11 +139,7 @@ def resolve_precision(
 
 
 def _checked_name(spec: str, device: str, setting: str) -> PrecisionName:
-    """``spec``, a dtype name that can run on ``device``.
-
-    Raises:
-        ConfigError: an unknown name, or float16 on the CPU.
-    """
+    """``spec``, a dtype name that can run on ``device`` (not float16 on the CPU)."""
     if spec not in DTYPES:
         raise ConfigError(f"{setting} is {spec!r}; use auto, {', '.join(DTYPES)}")
     if spec == "float16" and device.startswith("cpu"):

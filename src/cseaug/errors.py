@@ -1,8 +1,5 @@
-"""The small error hierarchy every cseaug module raises.
-
-Messages name the bad value and say how to fix it; the CLI prints them without a
-traceback.
-"""
+"""The error hierarchy of cseaug: messages name the bad value and say how to fix it; the CLI
+prints them without a traceback."""
 
 from __future__ import annotations
 
@@ -65,13 +62,8 @@ class MissingExtraError(CseaugError, ImportError):
 
 
 def require(module: str, extra: str, purpose: str):
-    """Import an optional module or raise :class:`MissingExtraError` naming its extra.
-
-    Args:
-        module: dotted module name, e.g. ``"transformers"``.
-        extra: the pip extra that installs it, e.g. ``"hf"``.
-        purpose: what needs it, for the message, e.g. ``"The transformers backend"``.
-    """
+    """Import the optional ``module`` or raise :class:`MissingExtraError` naming the pip
+    ``extra`` that installs it and the ``purpose`` that needs it ("The transformers backend")."""
     import importlib
 
     try:

@@ -1,8 +1,5 @@
-"""The one place that hashes files and JSON: inputs, data files, prompts, models, fingerprints.
-
-Files are read in blocks (``hashlib.file_digest``: flat memory for any size); JSON is
-hashed in one canonical form (sorted keys, no spaces, UTF-8), so the same data gives the
-same digest on any machine.
+"""The one place that hashes files (in blocks: flat memory for any size) and JSON (one
+canonical form: the same data gives the same digest on any machine).
 
 Example:
     >>> json_sha256({"b": 1, "a": [1, 2]}) == json_sha256({"a": [1, 2], "b": 1})
@@ -34,11 +31,7 @@ def file_sha256(path: str | Path) -> str:
 
 
 def path_sha256(path: str | Path) -> str:
-    """Hex sha256 of a file, or of a directory: its files' relative paths and sha256, sorted.
-
-    Raises:
-        InputError: the path does not exist.
-    """
+    """Hex sha256 of a file, or of a directory: its files' relative paths and sha256, sorted."""
     path = Path(path)
     if path.is_file():
         return file_sha256(path)
@@ -51,12 +44,8 @@ def path_sha256(path: str | Path) -> str:
 
 
 def json_sha256(data: Any, *, ascii_only: bool = False) -> str:
-    """Hex sha256 of the canonical JSON of ``data`` (sorted keys, no spaces).
-
-    Args:
-        data: anything JSON can hold; other values are written with ``str``.
-        ascii_only: escape non-ASCII characters (the form config fingerprints were
-            defined with); False writes them as UTF-8.
+    """Hex sha256 of the canonical JSON of ``data`` (sorted keys, no spaces, other values as
+    ``str``); ``ascii_only`` escapes non-ASCII characters, as config fingerprints were defined.
 
     Example:
         >>> json_sha256({"a": "é"}) == json_sha256({"a": "é"}, ascii_only=True)

@@ -1,9 +1,5 @@
-"""The Hugging Face hub: reachable or not, decided once per process; a model without it.
-
-Offline, the libraries retry every file on their own (~47 s of retries).
-:func:`go_offline_unless_reachable` probes once and, without an answer, sets
-``HF_HUB_OFFLINE`` for the whole process; :func:`model_problem` says at once whether a model
-can be had (a local directory, the local cache, or a hub id online).
+"""The Hugging Face hub: reachable or not, decided once per process (offline, the libraries
+retry every file, ~47 s), and whether a model can be had without it.
 
 Example:
     >>> env = {"HF_HUB_OFFLINE": "1"}
@@ -59,13 +55,8 @@ def go_offline_unless_reachable(
     environ: MutableMapping[str, str] = os.environ,
     probe: Callable[[str], str | None] = unreachable_reason,
 ) -> str | None:
-    """Decide once whether the hub can be used; offline, say so for the whole process.
-
-    Returns:
-        The message to print once when the probe found the hub unreachable (the offline
-        variables are then set in ``environ``); None when the hub answered or
-        ``HF_HUB_OFFLINE`` was already set (nothing is probed then).
-    """
+    """Probe the hub unless ``HF_HUB_OFFLINE`` is set; unreachable, set the offline variables in
+    ``environ`` and return the message to print once (else None)."""
     if hub_offline(environ):
         return None
     endpoint = hub_endpoint(environ)
@@ -94,10 +85,7 @@ def cached_file(
     name: str, filename: str = "config.json", revision: str | None = None
 ) -> str | None:
     """The path of ``filename`` of hub model ``name`` (at ``revision``; None: its main branch)
-    in the local Hugging Face cache, or None.
-
-    The cache is ``HF_HUB_CACHE`` as set now (huggingface_hub reads it once, on import).
-    """
+    in the local Hugging Face cache (``HF_HUB_CACHE`` as set now), or None."""
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:  # without huggingface_hub nothing can have been cached
@@ -111,9 +99,8 @@ def cached_file(
 def model_problem(
     name: str, setting: str, environ: MutableMapping[str, str] = os.environ
 ) -> str | None:
-    """Why the model ``name`` (configured at ``setting``) cannot be had, or None.
-
-    A local path must exist; a hub id must be in the local cache when the hub is offline.
+    """Why the model ``name`` (configured at ``setting``) cannot be had, or None: a local path
+    must exist, a hub id be in the local cache when the hub is offline.
 
     Example:
         >>> model_problem("./no/such/model", "llm.model")

@@ -1,11 +1,6 @@
-"""Pattern sources and the fixed in-context examples of NGCSE's pattern simulation.
-
-NGCSE ("Pattern Simulation with LLM", step 1 "Sampling Pattern Example", and appendix
-"Details of the Prompt"): every prompt shows k sentence pairs sampled once from a pattern
-source (STS12 train: positive score > 4, intermediate 1–4, negative < 1; NLI: premise with
-entailment / contradiction) and then fixed for the whole generation. The draw
-(:func:`draw`), the NLI triples and ``source: paper`` are explained in
-docs/prompts-and-patterns.md, "Pattern sources and the example draw".
+"""The fixed in-context examples of NGCSE's pattern simulation ("Pattern Simulation with LLM",
+step 1, and appendix "Details of the Prompt"): k sentence pairs per level, drawn once from a
+pattern source (docs/prompts-and-patterns.md, "Pattern sources and the example draw").
 
 Example:
     >>> from cseaug.config import PatternConfig
@@ -141,18 +136,9 @@ PAPER_EXAMPLES: dict[str, dict[str, tuple[Pair, ...]]] = {
 
 @dataclass(frozen=True)
 class ExampleSet:
-    """The fixed in-context examples of one run: level -> k (sentence1, sentence2) pairs.
-
-    Args:
-        kind: ``sts`` or ``nli``.
-        levels: ``positive``/``intermediate``/``negative`` (STS) or ``positive``/``negative``
-            (NLI) -> the example pairs, in prompt order.
-        source: the ``patterns.source`` they came from.
-        path: the source file or directory (None for ``paper``).
-        files: sha256 of every file read, by path.
-        seed: seed of the draw.
-        candidates: how many distinct candidates each level had.
-    """
+    """The fixed in-context examples of one run: level -> k (sentence1, sentence2) pairs in
+    prompt order, the ``patterns.source`` and ``path`` (None for ``paper``) they came from, the
+    sha256 of every file read, the seed of the draw and each level's distinct candidates."""
 
     kind: PatternKind
     levels: Mapping[str, tuple[Pair, ...]]
@@ -170,10 +156,8 @@ class ExampleSet:
 
 
 def draw(candidates: Iterable[tuple[str, ...]], k: int, seed: int) -> list[tuple[str, ...]]:
-    """The k candidates first in the order of ``sha256(seed, fields...)``; duplicates count once.
-
-    Independent of the input order and of any random-number generator, so it is the same on
-    every machine.
+    """The k candidates first in the order of ``sha256(seed, fields...)``, duplicates once: the
+    same on every machine, whatever the input order.
 
     Example:
         >>> draw([("a", "b"), ("c", "d"), ("a", "b")], k=5, seed=0) == draw([("c", "d"), ("a", "b")], k=5, seed=0)
@@ -288,13 +272,9 @@ def _paper_examples(cfg: PatternConfig, kind: PatternKind) -> tuple[Levels, dict
 
 
 def load_examples(cfg: PatternConfig, kind: PatternKind) -> ExampleSet:
-    """Load the pattern source of ``cfg`` (the ``patterns`` section) and draw ``cfg.k``
-    examples per level, once; ``kind`` (the run's method, ``sts`` or ``nli``) must match it.
-
-    Raises:
-        ConfigError: the source does not fit ``kind``, its path is missing, or a level has
-            fewer than ``k`` candidates (the message names the level and the counts).
-    """
+    """Draw ``cfg.k`` examples per level from the pattern source of ``cfg``; a ConfigError when
+    the source does not fit ``kind`` (the run's method), its path is missing, or a level has
+    fewer than ``k`` candidates."""
     if kind not in LEVELS:
         raise ConfigError(f"pattern kind must be 'sts' or 'nli', got {kind!r}")
     path, files = None, {}

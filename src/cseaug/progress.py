@@ -1,12 +1,7 @@
-"""Progress bars for long work (rich), one place so every stage looks the same.
-
-Bars go to stderr when it is a terminal. Where it is not (a log file, CI, a pipe), a bar
-becomes a plain line every :data:`LINE_EVERY_S` seconds, as pip and the Hugging Face
-libraries write in logs (``Diagnostics: 1,024/3,000 rows (34%), 20 s, 51.2 rows/s, 39 s
-left``), and one more at its end once it has written any: a short step writes nothing, a long
-one is never silent. Bars and lines show the rate, and the tokens per second of a bar whose
-work generates tokens (:attr:`Bar.tokens`), and the time left once there is a rate.
-``CSEAUG_PROGRESS=1`` draws bars anyway; ``CSEAUG_PROGRESS=0`` switches bars and lines off.
+"""Progress of long work, the same for every stage: rich bars on stderr when it is a terminal;
+elsewhere (a log, CI, a pipe) a line every :data:`LINE_EVERY_S` seconds and one at the end
+once any was written. ``CSEAUG_PROGRESS=1`` draws bars anyway, ``CSEAUG_PROGRESS=0`` shows
+nothing.
 """
 
 from __future__ import annotations
@@ -51,9 +46,8 @@ def progress_enabled() -> bool:
 
 
 class Bar:
-    """A handle on one bar: ``advance(n)`` after each finished unit of work; ``tokens`` counts
-    the tokens the work generated so far, where it generates any; ``note`` is shown after the
-    rates (the state of the work, such as the requests an HTTP backend keeps in flight)."""
+    """A handle on one bar: ``advance(n)`` after each finished unit of work; ``tokens``, the
+    tokens generated so far; ``note``, shown after the rates (e.g. the requests in flight)."""
 
     def __init__(self, draw: Callable[[int], None] = lambda n: None) -> None:
         self._draw = draw
@@ -68,9 +62,8 @@ class Bar:
 
 @contextmanager
 def progress_bar(description: str, total: int | None, unit: str = "items") -> Iterator[Bar]:
-    """A rich progress bar on stderr for ``total`` units of work (None: unknown total).
-
-    With ``unit="bytes"`` the bar shows sizes and the transfer speed (downloads).
+    """A progress bar for ``total`` units of work (None: unknown); ``unit="bytes"`` shows sizes
+    and the transfer speed.
 
     Example:
         >>> with progress_bar("Generating", total=3) as bar:

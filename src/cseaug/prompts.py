@@ -1,9 +1,6 @@
-"""Prompt templates: ``prompts/<name>.jinja2`` files rendered into chat messages.
-
-Each top-level block named ``system``, ``user`` or ``assistant`` becomes one message with
-that role, in file order; a template without blocks is one user message. Templates render
-with ``StrictUndefined`` and record their sha256 for the manifest
-(docs/prompts-and-patterns.md, "Prompt files").
+"""Prompt templates: ``prompts/<name>.jinja2`` files rendered into chat messages, one per
+top-level ``system``, ``user`` or ``assistant`` block (docs/prompts-and-patterns.md, "Prompt
+files").
 
 Example:
     >>> prompt = load_prompt("ski")
@@ -45,11 +42,7 @@ mapped there by pyproject.toml (the folder itself in an editable install, a copy
 
 
 def default_prompts_dir() -> Path:
-    """The folder of the shipped templates (:data:`PROMPTS_PACKAGE`, read through
-    ``importlib.resources``), so that a wheel installed anywhere finds its prompts.
-
-    Raises:
-        ConfigError: the installation has no templates on disk; set ``generation.prompts_dir``.
+    """The folder of the shipped templates (:data:`PROMPTS_PACKAGE`), wherever a wheel is installed.
 
     Example:
         >>> (default_prompts_dir() / "ski.jinja2").is_file()
@@ -66,14 +59,8 @@ def default_prompts_dir() -> Path:
 
 @dataclass(frozen=True)
 class PromptTemplate:
-    """One loaded prompt file.
-
-    Args:
-        name: file name without ``.jinja2``.
-        path: the file.
-        sha256: hex sha256 of the file's bytes.
-        roles: the roles of the messages it renders, in order.
-    """
+    """One loaded prompt file: its name (without ``.jinja2``), path, sha256, and the roles of
+    the messages it renders, in order."""
 
     name: str
     path: Path
@@ -82,11 +69,7 @@ class PromptTemplate:
     _template: jinja2.Template = field(repr=False, compare=False)
 
     def render(self, **variables: Any) -> tuple[Message, ...]:
-        """Render the chat messages; surrounding whitespace of each message is stripped.
-
-        Raises:
-            ConfigError: the template uses a variable that was not passed.
-        """
+        """The chat messages, each stripped; a ConfigError for a variable not passed."""
         try:
             if not self._template.blocks:
                 return ({"role": "user", "content": self._template.render(**variables).strip()},)
@@ -107,11 +90,8 @@ class PromptTemplate:
 
 
 def load_prompt(name: str, prompts_dir: str | Path | None = None) -> PromptTemplate:
-    """Load ``<prompts_dir>/<name>.jinja2`` (default folder: :func:`default_prompts_dir`).
-
-    Raises:
-        ConfigError: the file is missing (the message lists the available names), is not
-            valid Jinja2, or has a block whose name is not a chat role.
+    """Load ``<prompts_dir>/<name>.jinja2`` (default folder: :func:`default_prompts_dir`); a
+    ConfigError when it is missing, not Jinja2, or has a block that is not a chat role.
 
     Example:
         >>> load_prompt("sts_negative").roles

@@ -1,7 +1,5 @@
-"""Output roots: a local directory or an fsspec URI, and the local work directory of a remote one.
-
-SQLite and Parquet files written in place (run store, caches, staging) cannot live on an
-object store: they go to the *work directory*, the root itself when local, else
+"""Output roots: a local directory or an fsspec URI, and the local *work directory* of what is
+written in place (run store, caches, staging): the root itself when local, else
 ``execution.work_dir`` or a directory under ``$XDG_CACHE_HOME/cseaug/roots/``
 (docs/dataset-contract.md, "Object storage").
 
@@ -35,11 +33,8 @@ def is_uri(root: str | Path) -> bool:
 
 
 def check_root(root: str) -> str:
-    """Return ``root`` unless it is a URI whose protocol fsspec does not know or cannot load.
-
-    Raises:
-        ConfigError: one line naming the protocol and, for a known one, the package to install.
-    """
+    """``root``; a ConfigError naming the protocol (and the package to install) of a URI that
+    fsspec does not know or cannot load."""
     scheme = protocol(root)
     if scheme is None:
         return root

@@ -1,10 +1,6 @@
-"""Secret values never reach a file, a log line or Prefect: one scrubber for every text that leaves.
-
-Whatever text cseaug stores or prints goes through :func:`scrub` first, which replaces with
-``***`` every known secret value (environment variables with a secret name,
-:func:`is_secret_name`, or named by :func:`treat_as_secret`), URL credentials and
-Authorization / Bearer values. :func:`url_credentials_problem` keeps credentials out of a
-configured URL; :func:`install_log_scrubbing` scrubs every log record of the process.
+"""Secret values never reach a file, a log line or Prefect: :func:`scrub`, the one scrubber of
+every text cseaug stores or prints (docs/security.md); :func:`url_credentials_problem` keeps
+credentials out of a configured URL, :func:`install_log_scrubbing` out of every log record.
 
 Example:
     >>> import os
@@ -65,9 +61,6 @@ _KEY_SHAPED = re.compile(
 def is_secret_name(name: str) -> bool:
     """Whether a variable or config key names a secret (and not the name of one).
 
-    ``OPENAI_API_KEY`` and ``hf_token`` do; ``api_key_env`` (the *name* of a variable),
-    ``max_tokens`` and ``TOKENIZERS_PARALLELISM`` do not.
-
     Example:
         >>> [is_secret_name(n) for n in ("OPENAI_API_KEY", "api_key_env", "max_tokens")]
         [True, False, False]
@@ -77,10 +70,7 @@ def is_secret_name(name: str) -> bool:
 
 
 def treat_as_secret(variable: str) -> None:
-    """Scrub the value of ``variable`` from now on, whatever its name.
-
-    The OpenAI backend calls it with ``llm.api_key_env``: the variable it sends as the key.
-    """
+    """Scrub the value of ``variable`` from now on, whatever its name (``llm.api_key_env``)."""
     _SECRET_VARIABLES.add(variable)
 
 
@@ -100,10 +90,8 @@ def _mask_shaped(match: re.Match[str]) -> str:
 
 
 class Scrubber:
-    """:func:`scrub` with the secret values read once, for many texts in a row.
-
-    Args:
-        secrets: values to scrub besides the environment's (e.g. the key being sent).
+    """:func:`scrub` with the secret values read once, for many texts in a row, and ``secrets``
+    besides the environment's (e.g. the key being sent).
 
     Example:
         >>> Scrubber(["sk-abcdefgh-1234"])("key sk-abcdefgh-1234 refused")
@@ -160,18 +148,10 @@ def holds_secret(text: str) -> bool:
 
 
 def url_credentials_problem(url: str, setting: str) -> str | None:
-    """Why a configured URL must not be used as it is, or None when it carries no credentials.
-
-    User info (``http://user:key@host``), secret-named query parameters (``?api_key=``) and
-    key-looking tokens in the host, path, query or fragment (``/key=...``, ``#token=...``,
-    ``/sk-proj-...``, ``AKIA...``, the value of a secret environment variable), as written
-    or percent-encoded (``/%73k-proj-...``), would be stored in
-    ``plan.json``, the manifest and Prefect's database with the URL. The message never
-    repeats the URL.
-
-    Args:
-        url: the configured URL.
-        setting: its config key, for the message (``llm.base_url``).
+    """Why the URL configured at ``setting`` must not be used, or None: user info, secret-named
+    query parameters and key-looking tokens anywhere in it, as written or percent-encoded,
+    would be stored in ``plan.json``, the manifest and Prefect's database with the URL. The
+    message never repeats the URL.
 
     Example:
         >>> url_credentials_problem("http://127.0.0.1:8000/v1", "llm.base_url") is None
@@ -181,7 +161,6 @@ def url_credentials_problem(url: str, setting: str) -> str | None:
         >>> url_credentials_problem("https://gw.example/v1#api_key=abc", "llm.base_url")[:55]
         'llm.base_url must not carry credentials (a key-looking '
     """
-    # Each part is checked as written and percent-decoded (%73k-proj-... is sk-proj-...).
     for text in dict.fromkeys((url, _decoded(url))):
         problem = _credentials_problem(text, setting)
         if problem:
@@ -238,12 +217,8 @@ _SCRUBBING_FACTORY = "_cseaug_scrubbing"
 
 
 def install_log_scrubbing() -> None:
-    """Scrub every log record this process creates, message and traceback, from now on.
-
-    It wraps the log record factory, so it covers every logger and every handler, Prefect's
-    API handler (which stores logs in Prefect's database) included. Calling it again does
-    nothing.
-    """
+    """Scrub every log record this process creates, message and traceback, from now on: the
+    log record factory is wrapped (once), so every handler is covered, Prefect's included."""
     previous = logging.getLogRecordFactory()
     if getattr(previous, _SCRUBBING_FACTORY, False):
         return

@@ -1,9 +1,6 @@
-"""SQLite files that threads and processes share: one opener, one transaction helper.
-
-The response cache, the Batch API ledger (tables of the cache's file) and the embedding store
-are SQLite files that two builds (or Dask/Ray workers) may open at the same moment. Every
-statement on a connection of :func:`connect` reports a damaged file or a full disk in one
-line (docs/reliability.md).
+"""SQLite files that threads and processes share (the response cache, the Batch API ledger, the
+embedding store): one opener, whose every statement reports a damaged file or a full disk in
+one line (docs/reliability.md), and one transaction helper.
 """
 
 from __future__ import annotations
@@ -86,12 +83,7 @@ class _Connection(sqlite3.Connection):
 def connect(path: Path | None, name: str, rerun: str) -> sqlite3.Connection:
     """An autocommit connection to the database at ``path`` (None: in memory), in WAL mode,
     that threads share; ``name`` (``the embedding cache``) and ``rerun`` (what a rerun
-    without the file does again) are for the one-line message of a damaged file.
-
-    Two connections that switch a new file to WAL at once both hold a read lock and ask for
-    the write lock; SQLite answers one of them "database is locked" at once, without calling
-    the busy handler (it would wait forever), so the switch is retried here.
-    """
+    without the file does again) are for the one-line message of a damaged file."""
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(
@@ -103,6 +95,8 @@ def connect(path: Path | None, name: str, rerun: str) -> sqlite3.Connection:
     )
     conn.path, conn.name, conn.rerun = path, name, rerun
     if path is not None:
+        # Two connections switching a new file to WAL at once: SQLite answers one "database is
+        # locked" at once, without the busy handler (it would wait forever), so retry here.
         switching = Retrying(
             retry=retry_if_exception(
                 lambda error: getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY

@@ -1,12 +1,6 @@
-"""What a step is, and the one loop that runs steps one after the other.
-
-A step takes canonical rows and returns a :class:`StepResult`: the rows it kept or filled,
-the rejects of what it dropped and why, and statistics; it does no dataset I/O and knows
-nothing of Prefect. :class:`Step` gives the "nothing" answer of :meth:`~Step.manifest`,
-:meth:`~Step.usage`, :meth:`~Step.stream_views` and :meth:`~Step.close`, so a step says
-only what it has. :func:`run_steps` is the one composition loop (a build runs
-``[stage, quality, *filters, mer]`` through it); :class:`Chain` makes one step of several
-(docs/architecture.md).
+"""What a step is (rows in, :class:`StepResult` out, no dataset I/O, no Prefect), the one
+composition loop :func:`run_steps`, and :class:`Chain`, one step of several
+(docs/architecture.md, "The rules of the build").
 
 Example:
     >>> import pyarrow as pa
@@ -38,17 +32,11 @@ from cseaug.dataset.schema import REJECTS_SCHEMA
 
 @dataclass
 class StepResult:
-    """What a step made of one shard of rows.
-
-    Args:
-        rows: the rows the step kept, with the views it filled.
-        rejects: every anchor or view the step dropped, with its reason; an anchor
-            missing from ``rows`` must appear here.
-        stats: JSON-able counts (what the step did, for logs and task results).
-        details: facts about each row of ``rows`` that the dataset contract has no
-            column for (e.g. which negation rule fired), row for row; commands write
-            them beside the rows, builds leave them out.
-    """
+    """What a step made of one shard of rows: the rows it kept, with the views it filled;
+    every anchor or view it dropped, with its reason (an anchor missing from ``rows`` must
+    be here); JSON-able ``stats``; and ``details``, facts about each row that the dataset
+    contract has no column for (e.g. which negation rule fired), which commands write beside
+    the rows and builds leave out."""
 
     rows: pa.Table
     rejects: pa.Table = field(default_factory=REJECTS_SCHEMA.empty_table)
@@ -57,35 +45,29 @@ class StepResult:
 
 
 class Step(Protocol):
-    """A step of a build: rows in, :class:`StepResult` out; its resources are its own.
-
-    Subclass it and implement ``name`` and ``__call__``; override :meth:`manifest`,
-    :meth:`usage` and :meth:`close` when the step has something to say or free.
-    """
+    """A step of a build; a subclass implements ``name`` and ``__call__`` and overrides the
+    other methods, whose answer is "nothing", where it has something to say or free."""
 
     name: str
     """Names the step in statistics, logs and run-store folders."""
 
-    def __call__(self, rows: pa.Table) -> StepResult:
-        """Process one shard of canonical rows."""
-        ...
+    def __call__(self, rows: pa.Table) -> StepResult: ...
 
     def manifest(self) -> dict[str, Any]:
-        """What the step records in a version's manifest (``prompts``, ``example_set``,
-        ``model``); nothing by default."""
+        """What the step records in a version's manifest (``prompts``, ``example_set``, ``model``)."""
         return {}
 
     def usage(self) -> dict[str, int]:
-        """LLM token usage so far (``requests``, ``cached``, ``prompt_tokens``, ...); none by default."""
+        """LLM token usage so far (``requests``, ``cached``, ``prompt_tokens``, ...)."""
         return {}
 
     def stream_views(self, sink: Callable[[str], None]) -> None:
-        """Hand ``sink`` each view text as soon as it exists, before the shard ends (an LLM
-        stage: while its later requests are in flight); nothing by default."""
+        """Hand ``sink`` each view text as soon as it exists (an LLM stage: while its later
+        requests are in flight)."""
         return None
 
     def close(self) -> None:
-        """Free what the step holds (backends, models, files); nothing by default."""
+        """Free what the step holds (backends, models, files)."""
         return None
 
 
@@ -161,11 +143,8 @@ def close_all(steps: Sequence[Step]) -> None:
 
 
 class Chain(Step):
-    """Several steps run as one: each on the rows the one before it kept.
-
-    The chain's manifest merges its steps' manifests, its usage adds theirs up, and
-    closing it closes them all: the chain owns its ``steps``.
-    """
+    """Several steps run as one, each on the rows the one before it kept; it owns its
+    ``steps``: its manifest merges theirs, its usage adds theirs up, closing it closes them."""
 
     def __init__(self, name: str, steps: Sequence[Step]) -> None:
         self.name = name

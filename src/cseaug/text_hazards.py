@@ -2,21 +2,8 @@
 and chat special tokens.
 
 One definition, by Unicode property (never a list of code points), for corpus cleaning
-(:mod:`cseaug.corpus.cleaning`, Arrow/RE2), answer cleaning (:mod:`cseaug.llm.clean`) and the
-per-row checks (:mod:`cseaug.quality.checks`); docs/quality.md, "Text hazards", says what each
-rule covers and what each side does with it:
-
-* **control** (:data:`CONTROL`): general categories Cc (C0, DEL, C1: NUL, BEL, ESC,
-  U+009B, ...), Zl and Zp (U+2028, U+2029, which line-based readers split on);
-* **whitespace** (:data:`WHITESPACE`): ``White_Space`` other than U+0020 (tab, line
-  breaks, no-break and other Zs spaces): collapsed to one space; the **line breaks** among
-  them (:data:`LINE_BREAK`, Unicode's mandatory breaks) end an answer's line;
-* **invisible** (:func:`invisible_pattern`): ``Default_Ignorable_Code_Point`` and category Cf,
-  but the visible ``Prepended_Concatenation_Mark`` signs and the joiners U+200C/U+200D that
-  scripts and emoji need inside words (:data:`EDGE_JOINERS`), plus the glyphs that are blank by
-  definition (:data:`BLANK_GLYPHS`); the tag characters among them spell ASCII invisibly
-  (:func:`tag_text`);
-* **chat special tokens** (:data:`SPECIAL_TOKEN_PATTERN`): chat-template control words as text.
+(Arrow/RE2), answer cleaning and the per-row checks (``re``); docs/quality.md, "Text hazards",
+says what each rule covers and what each side does with it.
 
 Example:
     >>> remove_invisible("Pay\\u200b\\u202epal")
@@ -81,8 +68,8 @@ def char_class(expression: str) -> str:
 
 
 def split_lines(text: str) -> list[str]:
-    """The lines of ``text`` (at :data:`LINE_BREAK`; ``str.splitlines`` also splits at the
-    control characters U+001C-U+001E), each with its whitespace runs made one space, stripped.
+    """The lines of ``text`` (at :data:`LINE_BREAK`, not at U+001C-U+001E as ``str.splitlines``),
+    each with its whitespace runs made one space, stripped.
 
     Example:
         >>> split_lines("A\\u00a0 dog.\\u2028B\\x1ec")
@@ -126,14 +113,12 @@ def remove_invisible(text: str) -> str:
 
 
 def find_invisible(text: str) -> list[str]:
-    """The invisible characters of ``text`` (:func:`invisible_pattern`) as ``U+XXXX``, in order,
-    each once."""
+    """The invisible characters of ``text`` as ``U+XXXX``, in order, each once."""
     return _code_points(invisible_pattern(), text)
 
 
 def find_control(text: str) -> list[str]:
-    """The control and separator characters of ``text`` (:data:`CONTROL`) as ``U+XXXX``, in
-    order, each once."""
+    """The control and separator characters of ``text`` as ``U+XXXX``, in order, each once."""
     return _code_points(char_class(CONTROL), text)
 
 

@@ -1,5 +1,4 @@
-"""``cseaug data fetch``: download the public inputs the shipped configs read (docs/data.md,
-with examples)."""
+"""``cseaug data fetch``: download the public inputs the shipped configs read (docs/data.md)."""
 
 from __future__ import annotations
 

@@ -32,9 +32,8 @@ PIPED_WIDTH = 100_000
 
 
 def report_console() -> Console:
-    """Where a command prints its report: rich's console on a terminal; piped or redirected,
-    one that never wraps (rich would wrap at 80 columns), so paths, sha256 and table rows
-    stay whole for scripts and for copying."""
+    """Rich's console on a terminal; piped or redirected, one that never wraps (rich would at
+    80 columns), so paths, sha256 and table rows stay whole for scripts and copying."""
     console = Console()
     return console if console.is_terminal else Console(width=PIPED_WIDTH, soft_wrap=True)
 
@@ -98,11 +97,7 @@ AGE_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
 
 
 def parse_age(text: str) -> timedelta:
-    """``30m``, ``24h``, ``7d`` (also ``s``, ``min``) as a positive duration.
-
-    Raises:
-        InputError: anything else (one line naming the option).
-    """
+    """``30m``, ``24h``, ``7d`` (also ``s``, ``min``) as a positive duration."""
     match = AGE_RE.match(text.strip())
     seconds = float(match.group(1)) * AGE_UNITS[match.group(2)] if match else 0
     if seconds <= 0:
@@ -122,8 +117,7 @@ def _describe(prefix: uncommitted.UncommittedPrefix) -> str:
 def _require_dataset(
     root: str, name: str | None, found: list[uncommitted.UncommittedPrefix]
 ) -> None:
-    """InputError listing the datasets there when ``name`` is given but has no version, no
-    stray and no uncommitted prefix under ``root``."""
+    """An InputError listing the datasets there when ``name`` has nothing under ``root``."""
     if name and not (
         found or versions.list_versions(root, name) or versions.stray_versions(root, name)
     ):

@@ -1,10 +1,6 @@
-"""Help screens as users read them: a flag shows no value type.
-
-typer 0.29 renders the type of every option in the help panel, flags included, so
-``--dry-run``, ``--json`` and ``--help`` read ``<bool>`` as if they took a value. The
-commands and groups here give flags (and counting options) an empty metavar, which the panel
-prints as nothing; :func:`use_plain_flags` makes them the classes of every command and
-group of an app.
+"""Help screens as users read them: typer 0.29 renders every option's type, so ``--dry-run``
+read ``<bool>`` as if it took a value; the classes here give flags and counting options an
+empty metavar, and :func:`use_plain_flags` makes them those of every command of an app.
 """
 
 from __future__ import annotations
@@ -16,8 +12,7 @@ from typer.core import TyperCommand, TyperGroup, TyperOption
 
 
 class _PlainFlags:
-    """Gives every flag and counting option that has no metavar an empty one (the
-    ``--help`` option included)."""
+    """Gives every flag and counting option without a metavar an empty one (``--help`` too)."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         params = super().get_params(ctx)  # type: ignore[misc]
@@ -28,11 +23,11 @@ class _PlainFlags:
 
 
 class PlainFlagsCommand(_PlainFlags, TyperCommand):
-    """A typer command whose help shows no type on its flags (see the module docstring)."""
+    """A typer command whose help shows no type on its flags."""
 
 
 class PlainFlagsGroup(_PlainFlags, TyperGroup):
-    """A typer group whose help shows no type on its flags (see the module docstring)."""
+    """A typer group whose help shows no type on its flags."""
 
 
 def use_plain_flags(app: typer.Typer) -> None:

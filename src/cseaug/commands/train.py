@@ -1,10 +1,6 @@
-"""``cseaug train-encoder``: train a sentence encoder on a published version (docs/trainer.md).
-
-Runs the Prefect flow ``train-sentence-encoder`` as ``cseaug build`` runs its flow. The
-config, the version and the model are checked before Prefect starts, the model with the
-build's offline probe (:mod:`cseaug.hub`), so an offline run without the model cached fails
-at once.
-"""
+"""``cseaug train-encoder``: train a sentence encoder on a published version (docs/trainer.md),
+through the Prefect flow ``train-sentence-encoder``, the config, version and model checked
+before Prefect starts."""
 
 from __future__ import annotations
 
@@ -25,13 +21,8 @@ app = typer.Typer()
 
 
 def check_model(name: str) -> None:
-    """Fail now when the encoder ``name`` cannot be had (the build's check, :mod:`cseaug.hub`):
-    a hub id is probed once (offline: ``HF_HUB_OFFLINE`` is set for the process, and the
-    model must be in the local cache); a local directory must exist.
-
-    Raises:
-        ConfigError: the model is neither local, nor cached while the hub is unreachable.
-    """
+    """A ConfigError now when the encoder ``name`` cannot be had (the build's check,
+    :func:`cseaug.hub.model_problem`, after the hub's probe)."""
     from cseaug.encoders.minilm import MINILM_NAMES
     from cseaug.hub import go_offline_unless_reachable, is_local_name, model_problem
 

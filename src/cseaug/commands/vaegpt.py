@@ -1,5 +1,4 @@
-"""``cseaug train-vaegpt``, ``cseaug synonyms`` and ``cseaug score`` (docs/vaegpt.md, with
-examples)."""
+"""``cseaug train-vaegpt``, ``cseaug synonyms`` and ``cseaug score`` (docs/vaegpt.md)."""
 
 from __future__ import annotations
 

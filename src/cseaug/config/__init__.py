@@ -1,10 +1,6 @@
-"""Run configuration: pydantic v2 models, YAML loading, ``--set`` overrides, fingerprints.
-
-One YAML file describes one build (see ``configs/``); every model forbids unknown keys, and
-a config holds no secret, only the name of the variable that holds the API key
-(``llm.api_key_env``). Each section has a module of its own, assembled by ``config/run.py``
-into :class:`RunConfig`; :func:`load_config` reads and validates a whole config. Every name
-is re-exported here with the ``import X as X`` form (public to type checkers, PEP 484).
+"""Run configuration: one pydantic model per section, assembled into :class:`RunConfig`; YAML
+loading with ``--set`` overrides (:func:`load_config`); fingerprints. Every name is
+re-exported here with the ``import X as X`` form (public to type checkers, PEP 484).
 
 Example:
     >>> from cseaug.config import RunConfig

@@ -9,9 +9,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationIn
 from pydantic_core import PydanticCustomError
 
 OLD_PRECISION_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
-"""The training precisions' names before they took torch's, as every precision and dtype of
-a config has (:func:`cseaug.devices.resolve_precision`): still accepted, because the docs
-showed them (``--precision bf16``) and users' configs may hold them; read as the new names."""
+"""The training precisions' names before they took torch's: still accepted (the docs showed
+``--precision bf16``, users' configs may hold them), read as the new names."""
 
 
 def _torch_precision_name(value: Any) -> Any:
@@ -22,18 +21,13 @@ def _torch_precision_name(value: Any) -> Any:
 TrainingPrecision = Annotated[
     Literal["auto", "float32", "bfloat16", "float16"], BeforeValidator(_torch_precision_name)
 ]
-"""A training precision setting (the trainer's, VAEGPT-Sim's); ``fp32``, ``bf16`` and
-``fp16`` are read as ``float32``, ``bfloat16``, ``float16``."""
+"""A training precision setting (the trainer's, VAEGPT-Sim's)."""
 
 
 class StrictModel(BaseModel):
     """Base of every config model: unknown keys are errors, values are validated on assignment,
-    and every number is finite (``allow_inf_nan=False``: an infinite timeout or a NaN
-    threshold passed validation and failed later, in the HTTP client or a comparison).
-
-    A rejected value is never repeated in the error (``hide_input_in_errors``): it may be a
-    secret pasted in the wrong place, and errors reach logs and Prefect's database.
-    """
+    every number is finite (an infinite timeout or a NaN threshold would fail later), and a
+    rejected value is never repeated in an error (it may be a secret pasted in the wrong place)."""
 
     model_config = ConfigDict(
         extra="forbid", validate_assignment=True, hide_input_in_errors=True, allow_inf_nan=False

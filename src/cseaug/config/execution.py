@@ -11,9 +11,8 @@ from cseaug.config.base import StrictModel, short_for
 
 
 class RunnerConfig(StrictModel):
-    """Where the shards of a build run: this process, or Prefect's Dask or Ray task runner
-    (docs/scaling.md, "Running on Dask or Ray"). ``runner: dask`` alone is short for
-    ``runner: {kind: dask}``: a local cluster of ``workers`` processes."""
+    """Where the shards of a build run (docs/scaling.md, "Running on Dask or Ray");
+    ``runner: dask`` is short for ``runner: {kind: dask}``."""
 
     kind: Literal["local", "dask", "ray"] = Field(
         "local",

@@ -13,9 +13,7 @@ from cseaug.secrets import is_secret_name
 
 def redacted(data: Any) -> Any:
     """A copy of a config dump with every value under a secret-looking key masked
-    (:func:`cseaug.secrets.is_secret_name`).
-
-    ``api_key_env`` names a variable, not a secret, and is kept; so is ``max_tokens``.
+    (:func:`cseaug.secrets.is_secret_name`: not ``api_key_env``, the name of a variable).
 
     Example:
         >>> redacted({"llm": {"api_key": "sk-1", "api_key_env": "OPENAI_API_KEY", "max_tokens": 9}})
@@ -56,13 +54,10 @@ LLM_TIMING = {
 
 
 def config_fingerprint(cfg: RunConfig) -> str:
-    """sha256 of everything in the config that changes the data (not ``execution``, ``publish``,
-    ``output.root`` nor the vLLM engine's scheduling settings ``llm.vllm``, the Batch API's
-    polling ``llm.batch``, the CPU threads ``llm.threads``, the prices ``llm.price``, the
-    endpoints' failover timing ``llm.failover`` or ``llm.rate_limit_budget_s``, nor these
-    settings of ``quality.judge.llm``). ``quality.judge`` (its model
-    and ``min_score``) is part of it: the judge decides which rows are kept; a config without a
-    judge has the fingerprint it had before the judge existed."""
+    """sha256 of everything in the config that changes the data: not ``execution``, ``publish``,
+    where and what is exported, nor the :data:`LLM_TIMING` keys of ``llm`` and
+    ``quality.judge.llm``; a config without a judge (or settings added since) has the
+    fingerprint it had before they existed."""
     data = cfg.model_dump(
         mode="json",
         exclude={

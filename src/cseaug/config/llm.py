@@ -16,12 +16,9 @@ _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class VLLMEngineConfig(StrictModel):
-    """How vLLM's offline engine schedules a build's requests (backend ``vllm``; docs/gpu.md).
-
-    These settings change how fast answers come, never what is asked: they are not part of
-    the response cache key nor of the data fingerprint. Other ``vllm.LLM`` arguments (which
-    may change answers, e.g. ``quantization``) go in ``llm.engine_kwargs``.
-    """
+    """How vLLM's offline engine schedules a build's requests (backend ``vllm``; docs/gpu.md):
+    speed only, no part of any key; arguments that may change answers (``quantization``) go in
+    ``llm.engine_kwargs``."""
 
     enable_prefix_caching: bool = Field(
         True,
@@ -77,11 +74,8 @@ OPENAI_MAX_TEMPERATURE = 2.0
 
 
 class BatchAPIConfig(StrictModel):
-    """How backend ``openai-batch`` waits for the OpenAI Batch API (docs/llm-backends.md).
-
-    These settings change when answers come, never what is asked: they are not part of the
-    response cache key nor of the data fingerprint.
-    """
+    """How backend ``openai-batch`` waits for the OpenAI Batch API (docs/llm-backends.md):
+    timing only, no part of any key."""
 
     poll_interval_s: float = Field(
         30.0, gt=0, description="Seconds before the first status check of a batch."
@@ -103,12 +97,9 @@ class BatchAPIConfig(StrictModel):
 
 
 class PriceConfig(StrictModel):
-    """USD per 1M tokens, for the dry run's cost estimate (``openai`` and ``openai-batch``).
-
-    Defaults: gpt-3.5-turbo-0125 (the shipped NGCSE configs' model) as published on
-    openai.com/api/pricing in 2024; not re-read since (no internet here): check them before
-    budgeting and set the prices of your model.
-    """
+    """USD per 1M tokens, for the dry run's cost estimate (``openai`` and ``openai-batch``);
+    defaults: gpt-3.5-turbo-0125 (the NGCSE configs' model) as published in 2024, to be
+    checked before budgeting."""
 
     input_per_1m: float = Field(0.50, ge=0, description="USD per 1M prompt tokens.")
     output_per_1m: float = Field(1.50, ge=0, description="USD per 1M completion tokens.")
@@ -121,8 +112,7 @@ class PriceConfig(StrictModel):
 
 
 def base_url_problem(urls: list[str], setting: str = "llm.base_url") -> str | None:
-    """Why a list of endpoint URLs cannot be used, or None: each URL is checked like a single
-    ``base_url`` (no credentials), the list is not empty and names no endpoint twice.
+    """Why a list of endpoint URLs cannot be used (empty, credentials, an endpoint twice), or None.
 
     Example:
         >>> base_url_problem(["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"]) is None

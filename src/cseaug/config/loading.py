@@ -18,23 +18,19 @@ from cseaug.secrets import holds_secret
 MAX_CONFIG_BYTES = 1_000_000
 """Largest config file read (a run config is a few KB)."""
 MAX_CONFIG_VALUES = 100_000
-"""Most values (mappings, lists and scalars, each YAML alias counted as what it expands to)
-a config may hold with its overrides: a few hundred characters of nested aliases (an
-"alias bomb") expand to billions, which validation would build in memory."""
+"""Most values a config may hold with its aliases expanded: a few hundred characters of nested
+YAML aliases (an "alias bomb") expand to billions, which validation would build in memory."""
 
 
 def count_values(data: Any, source: str) -> int:
-    """Values in ``data`` with every YAML alias expanded (an alias is the same Python object
-    again), counted without expanding anything.
+    """Values in ``data`` with every YAML alias (the same Python object again) counted as what
+    it expands to, without expanding anything; a ConfigError past :data:`MAX_CONFIG_VALUES`,
+    for an alias inside its own anchor, or nesting too deep to walk.
 
     Example:
         >>> inner = ["a", "b"]
         >>> count_values({"x": inner, "y": inner}, "c.yaml")
         7
-
-    Raises:
-        ConfigError: more than :data:`MAX_CONFIG_VALUES`, an alias inside its own anchor,
-            or nesting too deep to walk.
     """
     sizes: dict[int, int] = {}
     walking: set[int] = set()
@@ -75,11 +71,8 @@ def safe_load_yaml(text: str) -> Any:
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:
-    """Split ``a.b.c=value`` into its key path and a YAML-parsed value.
-
-    Raises:
-        ConfigError: not ``key=value``, an empty key, a value that is not YAML or holds a
-            secret (a config is stored with its run; the message names the key only).
+    """Split ``a.b.c=value`` into its key path and a YAML-parsed value; a ConfigError for an
+    empty key or a value that is not YAML or holds a secret (naming the key only).
 
     Example:
         >>> parse_override("sample.size=500")
@@ -156,9 +149,8 @@ def _did_you_mean(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str:
 def format_validation_error(
     exc: ValidationError, source: str, model: type[BaseModel] | None = None
 ) -> str:
-    """One line per problem, each naming the dotted key, for humans (one line in all for one
-    problem). The rejected values are never repeated: they may be secrets. With ``model``,
-    an unknown key gets the closest known key of its section as a "did you mean"."""
+    """One line per problem, naming the dotted key but never the value (it may be a secret);
+    with ``model``, an unknown key gets the closest known key of its section."""
     problems = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
@@ -181,11 +173,7 @@ def load_yaml_model(
     what: str = "config",
 ) -> ModelT:
     """Read a YAML file as ``model`` (None: its defaults), with ``key.path=value`` overrides
-    applied; ``what`` names the file in messages (``config``, ``training config``).
-
-    Raises:
-        ConfigError: the file is missing or unreadable, or values are invalid (every bad key).
-    """
+    applied; ``what`` names the file in messages (``config``, ``training config``)."""
     data: dict[str, Any] = {}
     source = "(defaults)"
     if path is not None:
@@ -210,11 +198,7 @@ def load_yaml_model(
 
 
 def validated(model: type[ModelT], data: Any, source: str) -> ModelT:
-    """``data`` validated as ``model``.
-
-    Raises:
-        ConfigError: one line per bad key (:func:`format_validation_error`), naming ``source``.
-    """
+    """``data`` validated as ``model``; a ConfigError naming ``source`` and every bad key."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -236,12 +220,7 @@ def edge_config(
 ) -> ModelT:
     """``config`` as a validated ``model``: an instance as it is, else a YAML file's path
     (None: the defaults) read with ``overrides``; the edge of every run (flow or
-    :func:`cseaug.build_dataset`) calls it once (docs/architecture.md).
-
-    Raises:
-        ConfigError: as :func:`load_yaml_model`.
-        ValueError: overrides given with an instance.
-    """
+    :func:`cseaug.build_dataset`) calls it once (docs/architecture.md)."""
     if not isinstance(config, model):
         return load_yaml_model(model, config, list(overrides))
     if overrides:

@@ -58,9 +58,6 @@ def normalize_export_format(fmt: str) -> str:
     """The one spelling of an export format: the config's ``sentence_transformers`` and the
     command line's ``sentence-transformers`` are one format, in any case.
 
-    Raises:
-        ValueError: an unknown format, with the known ones.
-
     Example:
         >>> normalize_export_format("sentence_transformers"), normalize_export_format("SimCSE")
         ('sentence-transformers', 'simcse')

@@ -10,9 +10,8 @@ from cseaug.config.llm import LLMConfig
 
 
 class JudgeConfig(StrictModel):
-    """The optional LLM judge (docs/quality.md, "The LLM judge"): a model scores each generated
-    row's views against the method's definition, and rows scoring below ``min_score`` are
-    rejected. Part of the fingerprint: its answers decide which rows a version holds."""
+    """The optional LLM judge (docs/quality.md, "The LLM judge"); part of the fingerprint: its
+    answers decide which rows a version holds."""
 
     llm: LLMConfig | None = Field(
         None,
@@ -28,9 +27,9 @@ class JudgeConfig(StrictModel):
 
 
 class QualityConfig(StrictModel):
-    """Checks of what a build generated (docs/quality.md): the per-row checks, after the stage
-    of every method (a failing row goes to rejects.parquet, stage ``quality``, and its anchor
-    becomes an ``other`` row; thresholds measured on real sentences), and the LLM judge."""
+    """Checks of what a build generated (docs/quality.md): the per-row checks after every
+    method's stage (a failing row is a ``quality`` reject, its anchor an ``other`` row) and the
+    LLM judge."""
 
     identical_views: bool = Field(
         True,

@@ -30,8 +30,7 @@ PATTERN_METHODS: frozenset[str] = frozenset({"sts", "nli"})
 
 HELDOUT_FRACTIONS: dict[str, float] = {"sts": 0.1, "nli": 0.1}
 """Held-out share per method when ``output.heldout_fraction`` is not set: NGCSE holds out 10%
-for its RFD analysis (appendix, "Training Details"); OssCSE, SKICSE and VAEGPT-Sim train on
-every row (0 for every method not listed)."""
+for its RFD analysis (appendix, "Training Details"); the other papers train on every row."""
 
 
 class RunConfig(StrictModel):

@@ -1,7 +1,5 @@
-"""Corpus cleaning, vectorised with Arrow compute: normalise (NFC, invisible characters,
-whitespace runs), then drop with the first reason of :data:`REASONS` that applies; given
-views are normalised the same way and reject their line only for a special token. The
-rules and each reason: docs/corpus.md, "Cleaning".
+"""Corpus cleaning, vectorised with Arrow compute: normalise, then drop with the first reason of
+:data:`REASONS` that applies (docs/corpus.md, "Cleaning").
 
 Example:
     >>> import pyarrow as pa
@@ -64,12 +62,7 @@ _SPECIAL_TOKEN_START = r"<\||\[/?INST\]|<</?SYS>>|_of_turn>|</?s>|<｜"
 
 @dataclass(frozen=True)
 class TextRules:
-    """What cleaning does with invisible characters and chat special tokens.
-
-    Args:
-        invisible: ``corpus.invisible_characters``: ``remove``, ``reject`` or ``keep``.
-        special_tokens: ``corpus.special_tokens``: ``reject`` or ``keep``.
-    """
+    """What cleaning does with invisible characters and chat special tokens (``corpus.invisible_characters``, ``corpus.special_tokens``)."""
 
     invisible: Literal["remove", "reject", "keep"] = "remove"
     special_tokens: Literal["reject", "keep"] = "reject"
@@ -96,12 +89,8 @@ DEFAULT_RULES = TextRules()
 
 @dataclass
 class Normalised:
-    """Normalised text and, per line, what normalising found.
-
-    ``attention`` marks the lines the regex pre-pass sent to the slow path (the only ones
-    that may hold a control character or a special token); ``invisible`` the lines that
-    held an invisible character before normalising.
-    """
+    """Normalised text; the lines the regex pre-pass sent to the slow path (the only ones that
+    may hold a control character or a special token); those that held an invisible character."""
 
     text: pa.Array
     attention: pa.Array
@@ -109,22 +98,15 @@ class Normalised:
 
 
 def kept_schema(views: list[str]) -> pa.Schema:
-    """Schema of the rows a cleaned batch keeps: record number, sentence, raw, then the views.
-
-    ``raw`` (the line before normalising) is null where the line was already normal, which
-    is most lines, so keeping it costs little.
-    """
+    """Schema of the rows a cleaned batch keeps: record number, sentence, ``raw`` (the line
+    before normalising; null where it was normal already, most lines), then the views."""
     fields = [("record", pa.int64()), ("sentence", pa.string()), ("raw", pa.string())]
     return pa.schema(fields + [(view, pa.string()) for view in views])
 
 
 def decode_utf8(values: pa.Array) -> tuple[pa.Array, pa.Array | None]:
-    """Decode binary values; undecodable ones become null text.
-
-    Returns:
-        The text (string) and, when some value is not UTF-8, a string array that holds
-        those values with their bad bytes backslash-escaped (null elsewhere).
-    """
+    """Binary values decoded (undecodable ones null) and, when some value is not UTF-8, those
+    values with their bad bytes backslash-escaped (null elsewhere)."""
     if pa.types.is_string(values.type):
         return values, None
     try:
@@ -193,11 +175,7 @@ def _null_if_empty(text: pa.Array) -> pa.Array:
 
 @dataclass
 class CleanedBatch:
-    """One batch after cleaning: the rows kept and the rows dropped.
-
-    ``kept`` follows :func:`kept_schema`; ``rejects`` follows
-    :data:`cseaug.dataset.schema.REJECTS_SCHEMA`.
-    """
+    """One batch after cleaning: the rows kept (:func:`kept_schema`) and the rejects."""
 
     kept: pa.RecordBatch
     rejects: pa.Table
@@ -214,15 +192,9 @@ def clean_batch(
     record_key: str = "line",
     rules: TextRules = DEFAULT_RULES,
 ) -> CleanedBatch:
-    """Normalise one reader batch and split it into kept rows and rejects.
-
-    Args:
-        batch: a reader batch (``text`` then view columns).
-        first_record: 1-based record number of the batch's first row.
-        min_chars: shorter normalised lines are rejected as ``too_short``.
-        max_chars: longer normalised lines are rejected as ``too_long``.
-        record_key: key of the record number in the reject's ``detail`` JSON.
-        rules: what to do with invisible characters and special tokens.
+    """Normalise one reader batch (``text`` then view columns; ``first_record``: the 1-based
+    record number of its first row, under ``record_key`` in a reject's ``detail``) and split
+    it into kept rows and rejects.
 
     Example:
         >>> import pyarrow as pa
@@ -284,10 +256,8 @@ def clean_batch(
 
 
 def _raw_where_changed(raw: pa.Array, sentence: pa.Array) -> pa.Array:
-    """``raw`` where normalising changed it, null elsewhere, holding only the changed text.
-
-    (``if_else`` with a null would keep a data buffer as large as all of ``raw``.)
-    """
+    """``raw`` where normalising changed it, null elsewhere, holding only the changed text
+    (``if_else`` with a null would keep a data buffer as large as all of ``raw``)."""
     changed = pc.fill_null(pc.not_equal(raw, sentence), False)
     nulls = pa.nulls(len(raw), pa.string())
     if not pc.any(changed).as_py():

@@ -1,8 +1,5 @@
-"""Exact duplicate detection on 64-bit keys, confirmed by string comparison.
-
-Rows are grouped by their 64-bit key (:mod:`cseaug.corpus.sampling`) with one stable numpy
-sort; every row after the first of its group is compared with that first row as strings,
-so a key collision between two distinct sentences never drops either (docs/corpus.md).
+"""Exact duplicates: rows grouped by their 64-bit key with one stable sort, each compared with
+its group's first as strings, so a key collision never drops a sentence (docs/corpus.md).
 
 Example:
     >>> import numpy as np, pyarrow as pa
@@ -25,16 +22,9 @@ from cseaug.corpus.rows import ChunkedRows
 def find_duplicates(
     sentences: Sequence[pa.Array], keys: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of repeated sentences and of the first occurrence each repeats.
-
-    Args:
-        sentences: the sentence column, as per-batch arrays (global positions run across them).
-        keys: one uint64 per row; equal sentences must have equal keys.
-
-    Returns:
-        ``(duplicates, firsts)``: ascending positions of every row whose sentence occurred
-        earlier, and for each the position of that earliest occurrence.
-    """
+    """The ascending positions of every sentence (per-batch arrays, positions running across
+    them) that occurred earlier, and of that earliest occurrence; equal sentences have equal
+    ``keys``."""
     rows = ChunkedRows(
         [pa.RecordBatch.from_arrays([s], names=["s"]) for s in sentences],
         schema=pa.schema([("s", pa.string())]),

@@ -1,8 +1,6 @@
-"""Corpus in, cleaned and sampled deterministically: the first step of every build.
-
-:func:`prepare_corpus` streams, cleans, deduplicates and samples the corpus into the
-``aigen`` rows that get views and the ``other`` rows, streamed batch by batch; every dropped
-line is a reject with its reason. docs/corpus.md tells each step and the memory it takes.
+"""The first step of every build: :func:`prepare_corpus` streams, cleans, deduplicates and
+samples the corpus into the ``aigen`` rows that get views and the ``other`` rows; every dropped
+line is a reject with its reason (docs/corpus.md: each step and the memory it takes).
 
 Example:
     >>> from cseaug.config import CorpusConfig, SampleConfig
@@ -51,17 +49,9 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class PreparedCorpus:
-    """A cleaned, deduplicated, sampled corpus.
-
-    Attributes:
-        name: corpus name (part of every row id).
-        sample: the ``aigen`` rows (CANONICAL_SCHEMA), in corpus order; ``method`` set,
-            given views filled, generated views null, ``heldout`` False (the writer sets it).
-        rejects: every dropped line (REJECTS_SCHEMA, stage ``corpus``).
-        stats: counts: records read, rejects per reason, kept lines that lost invisible
-            characters, sentences kept, sample and other sizes.
-        num_other: number of ``other`` rows :meth:`other_batches` yields.
-    """
+    """A cleaned, deduplicated, sampled corpus: the ``aigen`` rows in corpus order (given views
+    filled, generated views null), every dropped line, the counts, and the number of
+    ``other`` rows :meth:`other_batches` streams."""
 
     name: str
     sample: pa.Table
@@ -73,11 +63,7 @@ class PreparedCorpus:
     _other_mask: np.ndarray
 
     def other_batches(self, batch_rows: int = OTHER_BATCH_ROWS) -> pa.RecordBatchReader:
-        """The ``other`` rows (CANONICAL_SCHEMA, corpus order) as a stream of record batches.
-
-        Each call starts a new stream. A writer can pass it to ``pyarrow.parquet.ParquetWriter``
-        batch by batch or to ``pyarrow.dataset.write_dataset`` directly.
-        """
+        """The ``other`` rows, in corpus order, as a new stream of record batches."""
 
         def batches() -> Iterator[pa.RecordBatch]:
             for part, keys in self._rows.filter(self._other_mask, self._keys):
@@ -115,17 +101,8 @@ def canonical_batch(
 
 
 def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> PreparedCorpus:
-    """Read, clean, deduplicate and sample a corpus.
-
-    Args:
-        corpus: where the corpus is and how it is cleaned (``RunConfig.corpus``).
-        sample: size, seed, and whether the rest is published (``RunConfig.sample``).
-        method: the run's method, written into the ``method`` column of the sample.
-
-    Raises:
-        ConfigError, InputError: before any work, for a bad source (see
-            :func:`cseaug.readers.corpus.open_corpus`); InputError after reading when no
-            sentence survives cleaning.
+    """Read, clean, deduplicate and sample a corpus (``method`` goes into the sample's
+    ``method`` column); an InputError when no sentence survives cleaning.
 
     Example:
         >>> from cseaug.config import CorpusConfig, SampleConfig
@@ -197,8 +174,7 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
 
 def warn_short_sample(prepared: PreparedCorpus) -> None:
     """Log a warning when the build asked for more sentences than the corpus holds (all of
-    them were taken); a build's plan and its dry run call it, the OssCSE tools (which take
-    every sentence on purpose) do not."""
+    them were taken); the OssCSE tools, which take every sentence on purpose, do not call it."""
     stats = prepared.stats
     if stats["sample_requested"] > stats["sample_size"]:
         logger.warning(

@@ -1,8 +1,5 @@
-"""Row access over a list of record batches that never concatenates them.
-
-Arrow's ``take`` on a chunked column first concatenates every chunk (a full copy of the
-corpus text); these helpers take and filter chunk by chunk instead, so the corpus is held
-once.
+"""Row access over record batches that never concatenates them (Arrow's ``take`` on a chunked
+column would copy the whole corpus text), so the corpus is held once.
 
 Example:
     >>> import numpy as np, pyarrow as pa
@@ -21,12 +18,7 @@ import pyarrow as pa
 
 
 class ChunkedRows:
-    """Rows stored as record batches of one schema, addressed by global position.
-
-    Args:
-        batches: the batches, in order.
-        schema: the schema every batch has (that of the rows when there is no batch).
-    """
+    """Rows stored as record batches of one ``schema``, addressed by global position."""
 
     def __init__(self, batches: list[pa.RecordBatch], schema: pa.Schema) -> None:
         self.batches = batches

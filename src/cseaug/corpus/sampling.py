@@ -33,12 +33,7 @@ _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
 def row_keys(corpus_name: str, sentences: pa.Array) -> np.ndarray:
-    """The 64-bit keys of sentences: their row ids read as big-endian integers.
-
-    Args:
-        corpus_name: the corpus name (part of the id).
-        sentences: a string array without nulls.
-    """
+    """The 64-bit keys of sentences (no nulls): their row ids read as big-endian integers."""
     prefix = hashlib.sha256(f"{corpus_name}\x00".encode())
     digests = bytearray()
     as_bytes = sentences.cast(pa.binary())
@@ -51,11 +46,8 @@ def row_keys(corpus_name: str, sentences: pa.Array) -> np.ndarray:
 
 
 def key_ids(keys: np.ndarray) -> pa.Array:
-    """Row ids (16 lower-case hex digits) from keys: ``key_ids(row_keys(n, s))`` is ``row_id(n, s)``.
-
-    Ids are rendered only for the rows being output, so the corpus holds 8 bytes per
-    sentence for its ids instead of a string each.
-    """
+    """Row ids (16 lower-case hex digits) from keys, rendered only for the rows being output:
+    ``key_ids(row_keys(n, s))`` is ``row_id(n, s)``."""
     head = np.ascontiguousarray(keys, dtype=">u8").view(np.uint8).reshape(-1, 8)
     digits = np.empty((len(head), 16), dtype=np.uint8)
     digits[:, 0::2] = _HEX_DIGITS[head >> 4]
@@ -87,16 +79,9 @@ def sample_rank(keys: np.ndarray, seed: int) -> np.ndarray:
 
 
 def choose_sample(ranks: np.ndarray, size: int, eligible: np.ndarray | None = None) -> np.ndarray:
-    """Positions of the ``size`` smallest ranks, ascending (corpus order); all when fewer.
-
-    Args:
-        ranks: one rank per row (:func:`sample_rank`).
-        size: how many to choose.
-        eligible: optional bool mask; rows where it is False are never chosen (repeats).
-
-    Equal ranks at the cut go to the earlier positions, so the result does not depend on
-    the selection algorithm (only the size-th smallest *value* is looked up).
-    """
+    """Positions of the ``size`` smallest ranks among the ``eligible`` rows, ascending (corpus
+    order); all when fewer. Equal ranks at the cut go to the earlier positions, so the result
+    does not depend on the selection algorithm."""
     if eligible is None:
         eligible = np.ones(len(ranks), dtype=bool)
     if size >= int(eligible.sum()):

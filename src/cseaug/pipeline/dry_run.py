@@ -1,13 +1,6 @@
-"""The dry run: what a build would spend, found by running its stage against a recorder.
-
-The real stage is built with a :class:`RecordingBackend` in place of the LLM: it keeps
-every request and answers with the answer the response cache already holds for it, else
-with a stand-in that passes the answer checks, so second-round requests
-(``generation.derive_from: positive``) are counted too. Nothing is sent, nothing is
-published, and the run store is not touched. With ``quality.judge`` the judge runs on a
-recorder of its own over the rows the stage filled: the ``judge_*`` entries. The prices and
-the GPU plan, and the wall time of a local ``transformers`` model timed on one batch:
-docs/llm-backends.md, "Dry-run estimate".
+"""The dry run: what a build would spend, found by running its stage, and its judge, against a
+:class:`RecordingBackend` in place of the LLM; nothing is sent or published, the run store is
+not touched (docs/llm-backends.md, "Dry-run estimate").
 
 Example:
     from cseaug.config import load_config
@@ -41,13 +34,9 @@ from cseaug.progress import duration
 
 
 class RecordingBackend(LLMBackend):
-    """Records requests and answers each with its answer in the response cache (given
-    ``identity`` and ``cache_path``), else with its last message's words reversed, plus one.
-
-    Args:
-        identity: the identity of the backend whose answers the cache holds; None: stand-ins only.
-        cache_path: the response cache; None or an absent file: stand-ins only.
-    """
+    """Records requests and answers each with its answer in the response cache (``cache_path``)
+    under ``identity``, else with a stand-in that passes the answer checks (:func:`stand_in`),
+    so that second-round requests (``generation.derive_from: positive``) are counted too."""
 
     name = "recording"
 
@@ -90,16 +79,9 @@ def priced(found: Estimate, llm: LLMConfig) -> dict[str, Any]:
 def recorder_for(
     llm: LLMConfig, cache_path: Path, served: dict[str, Any] | None
 ) -> tuple[RecordingBackend, str | None]:
-    """A recorder that answers from the response cache under ``llm``'s identity, and why the
-    cache cannot be read when it cannot: an API backend's identity holds what its endpoint
-    reports about the model (``served``, from the preflight's probe; asked of the endpoint when
-    the probe had nothing), and a dry run must work without a key or a reachable endpoint
-    (the preflight lists those among what a real build would still need).
-
-    Returns:
-        ``(recorder, None)`` (without a cache file, a recorder of stand-ins only); or
-        ``(recorder of stand-ins, reason)``: every request is then counted as to send.
-    """
+    """A recorder that answers from the response cache under ``llm``'s identity, and None; or,
+    where that identity needs an endpoint that does not answer (``served``, the preflight's
+    probe, had nothing), a recorder of stand-ins and why the cache was not read."""
     if not cache_path.is_file():
         return RecordingBackend(), None
     backend = make_backend(llm, None, served=served)

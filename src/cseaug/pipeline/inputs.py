@@ -1,9 +1,6 @@
-"""The fingerprints of every input a build reads besides its config.
-
-The run store of a build (its finished shards, reused by a rerun) is named by the config's
-fingerprint *and* these, so that a rebuild never reuses shards made from an input replaced
-under the same name (docs/prefect.md, "Reuse of finished shards"). The LLM's identity is the
-response cache's business (:mod:`cseaug.llm.cache`).
+"""The fingerprints of every input a build reads besides its config, which name its run store
+with the config's, so that a rebuild never reuses shards made from an input replaced under the
+same name (docs/prefect.md, "Reuse of finished shards").
 
 Example:
     >>> from cseaug.config import load_config
@@ -32,11 +29,8 @@ def model_identity(name: str) -> dict[str, str]:
 
 
 def input_fingerprints(cfg: RunConfig) -> dict[str, Any]:
-    """Every input of ``cfg`` that is not in the config, by kind (see the module docstring).
-
-    Raises:
-        InputError: an input does not exist (the preflight has said so already).
-    """
+    """Every input of ``cfg`` that is not in the config, by kind; an InputError where one
+    does not exist (the preflight has said so already)."""
     from cseaug.readers.corpus import open_corpus
 
     out: dict[str, Any] = {"corpus": open_corpus(cfg.corpus).input_sha256()}

@@ -1,7 +1,5 @@
-"""A whole build in this process, without Prefect: plan, every shard, publish.
-
-For tests, notebooks and benchmarks; ``cseaug build`` runs the same three calls as the
-Prefect flow ``build-hybrid-dataset`` instead, so that every run shows in Prefect.
+"""A whole build in this process, without Prefect (tests, notebooks, benchmarks): the three
+calls ``cseaug build`` runs as the Prefect flow ``build-hybrid-dataset``.
 
 Example:
     from cseaug.config import load_config
@@ -20,14 +18,8 @@ from cseaug.pipeline.stages import ServedModels
 
 
 def run_build(cfg: RunConfig, served: ServedModels | None = None) -> BuildSummary:
-    """Build and publish one version of ``cfg``; every step is closed at the end, also on failure.
-
-    ``served``: what the preflight's probes of the LLM endpoints reported (None: the plan
-    probes them).
-
-    Raises:
-        ConfigError, InputError, BackendError: as the plan, shard and publish steps do.
-    """
+    """Build and publish one version of ``cfg``, every step closed at the end; ``served``: what
+    the preflight's probes of the LLM endpoints reported (None: the plan probes them)."""
     with BuildRun(cfg, served=served) as run:
         plan = plan_build(run)
         outcomes = [generate_shard(run, index) for index in range(plan.shards)]

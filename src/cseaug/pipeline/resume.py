@@ -1,9 +1,5 @@
-"""What a stopped build leaves for its rerun, in words.
-
-A build keeps its work where a rerun of the same config finds it: every finished shard in
-its run store (``<work_dir>/runs/<run id>``, :func:`~cseaug.pipeline.run.run_id`) and every
-LLM answer received in the response cache, each stored the moment it arrived
-(:mod:`cseaug.llm.cache`). ``cseaug build`` says so in its last line when it is stopped.
+"""What a stopped build leaves for its rerun, in words: every finished shard in its run store
+and every LLM answer received in the response cache, which ``cseaug build`` says when stopped.
 
 Example:
     kept_for_rerun(load_config("configs/demo.yaml"))
@@ -23,8 +19,7 @@ RESUME = "run the same command again to resume"
 
 
 def kept_for_rerun(cfg: RunConfig) -> str:
-    """What the run store and the response cache of ``cfg``'s build hold now, and how to
-    go on, in one line (see the module docstring)."""
+    """What the run store and the response cache of ``cfg``'s build hold now, and how to go on."""
     run = run_id(cfg, input_fingerprints(cfg))
     store = RunStore(cfg.work_dir, run)
     answers = build_spending(cfg.cache_path, run).get("answers", 0)

@@ -1,16 +1,11 @@
 """Generate one shard: the sample's anchors through ``[stage, quality, judge, *filters, mer]``.
 
-A shard already finished by an earlier attempt of the same build is not run again unless
-its rejects hold LLM failures a rerun retries (docs/llm-backends.md, "When the endpoint
-fails"); the response cache means only what was never answered is sent again. A shard whose
-LLM answered nothing but such failures has the build's endpoints probed again
-(:func:`~cseaug.pipeline.stages.probe_llms`), so that a process that cannot reach them (a
-cluster's worker cut off from the endpoint) fails with the probe's one-line error instead of
-passing on nothing but failed requests.
-Anchors whose views failed (in the stage or the per-row checks, :mod:`cseaug.quality.rows`)
-are in the rejects and, when ``sample.include_other``, are kept as ``other`` rows (they are
-still corpus sentences of the hybrid dataset), through the ``other`` rows' steps. Rows the
-judge or the filters drop are not kept at all.
+A shard an earlier attempt finished is reused unless its rejects hold LLM failures a rerun
+retries (docs/llm-backends.md, "When the endpoint fails"). A shard whose LLM answered nothing
+but such failures probes the endpoints again, so that a worker cut off from them fails with
+the probe's one-line error. Anchors whose views the stage or the per-row checks failed are
+rejects and, under ``sample.include_other``, ``other`` rows through the other rows' steps;
+rows the judge or the filters drop are not kept at all.
 
 Example:
     from cseaug.pipeline.run import BuildRun
@@ -45,11 +40,8 @@ DEMOTED = "demoted"
 
 @dataclass
 class ShardOutcome:
-    """Paths and counts of one finished shard (what a task returns instead of tables).
-
-    ``stats`` has each step's statistics by step name; ``usage`` is generation's token usage,
-    ``judge_usage`` the LLM judge's (empty without one); ``llm`` is :func:`llm_outcome`.
-    """
+    """Counts of one finished shard (what a task returns instead of tables): ``stats`` by
+    step name, generation's and the judge's token ``usage``, and :func:`llm_outcome`."""
 
     index: int
     rows: int
@@ -98,12 +90,7 @@ def demoted_rows(inputs: pa.Table, produced: pa.Table) -> pa.Table:
 
 
 def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
-    """Run shard ``index`` of the run's plan through its steps and store rows and rejects.
-
-    Args:
-        run: the build run (its steps are made here if they were not yet).
-        index: the shard number (0 to ``plan.shards - 1``).
-    """
+    """Run shard ``index`` of the run's plan through the run's steps; store rows and rejects."""
     store = run.store
     if store.exists("rows", index, VIEWS) and store.exists("rejects", index, VIEWS):
         rows = rows_in(store, "rows", index, VIEWS)
