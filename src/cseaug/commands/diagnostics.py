@@ -57,14 +57,6 @@ def _checked_version(root: str, ref: str) -> tuple[Path, dict[str, Any] | None]:
     return version_dir, versions.read_manifest(version_dir) if has_manifest else None
 
 
-def diagnostics_config(
-    config: Path | None, manifest: dict[str, Any] | None, settings: list[str] | None
-) -> tuple[DiagnosticsConfig, str]:
-    """The diagnostics section to use and where it came from (--config, the manifest, defaults), with --set applied."""
-    recorded = (manifest or {}).get("config", {}).get("diagnostics")
-    return config_section(DiagnosticsConfig, "diagnostics", config, settings, recorded)
-
-
 def _median(stats: dict[str, Any]) -> str:
     return "–" if stats["median"] is None else f"{stats['median']:.3f}"
 
@@ -94,7 +86,7 @@ def diagnose_command(
     from cseaug.diagnostics.version import write_diagnostics
 
     version_dir, manifest = _checked_version(root, ref)
-    cfg, source = diagnostics_config(config, manifest, settings)
+    cfg, source = config_section(DiagnosticsConfig, "diagnostics", config, settings, manifest)
     name, version = version_dir.parent.name, version_dir.name
     work = default_work_dir(root)
     upload = out is None and is_uri(root)
@@ -148,7 +140,7 @@ def report_command(
     work = default_work_dir(root)
     target = out or work / "diagnostics" / version_dir.parent.name / version_dir.name / REPORT_FILE
     refuse_dataset_path(target, root, "--out")
-    cfg, _ = diagnostics_config(None, manifest, [])
+    cfg, _ = config_section(DiagnosticsConfig, "diagnostics", None, [], manifest)
     encoder = encoder_from_config(cfg, work / "cache" / "embeddings")
     try:
         written = write_report(version_dir, target, manifest or {}, cfg, encoder=encoder)

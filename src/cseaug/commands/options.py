@@ -30,11 +30,12 @@ def config_section(
     name: str,
     config: Path | None,
     settings: list[str] | None,
-    recorded: Any = None,
+    manifest: dict[str, Any] | None = None,
 ) -> tuple[SectionT, str]:
-    """The ``name`` section of the run config ``config`` (else ``recorded``, a version
-    manifest's copy of it, else the defaults) with the ``--set`` ``settings`` applied and
+    """The ``name`` section of the run config ``config`` (else the copy a version's
+    ``manifest`` holds, else the defaults) with the ``--set`` ``settings`` applied and
     validated, and where it came from."""
+    recorded = (manifest or {}).get("config", {}).get(name)
     if config is not None:
         data, source = getattr(load_config(config), name).model_dump(mode="json"), str(config)
     elif isinstance(recorded, dict):

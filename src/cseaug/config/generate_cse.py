@@ -3,7 +3,7 @@ selection (docs/vaegpt.md)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -52,7 +52,7 @@ class GenerateCSEConfig(StrictModel):
     )
     views: int = Field(1, ge=1, description="Views per sentence (one per training epoch).")
     seed: int = Field(0, description="Seed of the random selection.")
-    probabilities: dict[str, float] = Field(
+    probabilities: dict[str, Annotated[float, Field(ge=0)]] = Field(
         default_factory=lambda: dict.fromkeys(GENERATE_CSE_METHODS, 0.2),
         description="Probability of each method (shuffle, cutoff, dropout, repetition, generator); "
         "renormalised over the methods available.",
@@ -71,9 +71,6 @@ class GenerateCSEConfig(StrictModel):
             raise ValueError(
                 f"generate_cse.probabilities: unknown method(s) {unknown}; use {list(GENERATE_CSE_METHODS)}"
             )
-        negative = {k: v for k, v in self.probabilities.items() if v < 0}
-        if negative:
-            raise ValueError(f"generate_cse.probabilities must not be negative: {negative}")
         usable = {k: v for k, v in self.probabilities.items() if v > 0}
         if self.generator is None:
             usable.pop("generator", None)

@@ -1,10 +1,6 @@
 """The dry run: what a build would spend, found by running its stage, and its judge, against a
 :class:`RecordingBackend` in place of the LLM; nothing is sent or published, the run store is
 not touched (docs/llm-backends.md, "Dry-run estimate").
-
-Example:
-    from cseaug.config import load_config
-    estimate_build(load_config("configs/demo.yaml"))["requests"]  # 24
 """
 
 from __future__ import annotations
@@ -127,7 +123,7 @@ def estimate_build(cfg: RunConfig, served: ServedModels | None = None) -> dict[s
         "corpus_kept": prepared.stats["sentences"],
         "corpus_rejects": prepared.rejects.num_rows,
         "sample": prepared.sample.num_rows,
-        "other_rows": prepared.num_other if cfg.sample.include_other else 0,
+        "other_rows": prepared.num_other,  # 0 without sample.include_other
         "shards": max(1, -(-prepared.sample.num_rows // shard)),
     }
     if cfg.method not in LLM_METHODS or cfg.llm is None:

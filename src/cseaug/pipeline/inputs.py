@@ -17,15 +17,13 @@ from cseaug.config import LLM_METHODS, PATTERN_METHODS, RunConfig
 from cseaug.hashing import path_sha256
 from cseaug.hub import cached_file, is_local_name
 
-NOT_CACHED = "not cached"
-
 
 def model_identity(name: str) -> dict[str, str]:
     """A local model directory's content sha256, or a hub model's name and cached revision."""
     if is_local_name(name):
         return {"path": name, "sha256": path_sha256(Path(name).expanduser())}
     found = cached_file(name)  # <cache>/models--org--name/snapshots/<commit>/config.json
-    return {"hub": name, "revision": Path(found).parent.name if found else NOT_CACHED}
+    return {"hub": name, "revision": Path(found).parent.name if found else "not cached"}
 
 
 def input_fingerprints(cfg: RunConfig) -> dict[str, Any]:

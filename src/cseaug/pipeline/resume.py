@@ -15,8 +15,6 @@ from cseaug.pipeline.inputs import input_fingerprints
 from cseaug.pipeline.run import PLAN_FILE, read_plan, run_id
 from cseaug.pipeline.shard import VIEWS
 
-RESUME = "run the same command again to resume"
-
 
 def kept_for_rerun(cfg: RunConfig) -> str:
     """What the run store and the response cache of ``cfg``'s build hold now, and how to go on."""
@@ -28,4 +26,4 @@ def kept_for_rerun(cfg: RunConfig) -> str:
         shards = read_plan(store.path / PLAN_FILE).shards
         finished = sum(store.exists("rows", index, VIEWS) for index in range(shards))
         kept.insert(0, f"{finished} of {shards} shards in {store.path}")
-    return f"kept {' and '.join(kept) if kept else 'nothing yet'}; {RESUME}"
+    return f"kept {' and '.join(kept) if kept else 'nothing yet'}; run the same command again to resume"
