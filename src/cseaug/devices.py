@@ -31,9 +31,8 @@ calls ``cuda``)."""
 
 
 def gpu_driver_present() -> bool:
-    """False only on Linux with no GPU driver at all: then no CUDA device can exist, which
-    this tells without importing torch (1-2 s of a command's start-up otherwise).
-    """
+    """False only on Linux with no GPU driver at all (no CUDA device then), told without
+    importing torch (1-2 s of a command's start-up)."""
     return sys.platform != "linux" or any(Path(p).exists() for p in GPU_DRIVER_PATHS)
 
 
@@ -88,9 +87,6 @@ def resolve_dtype(
     """The torch dtype to load weights in on ``device`` (from :func:`resolve_device`);
     ``auto_on_gpu`` says what ``auto`` means on a GPU: ``float16``, or ``checkpoint`` (the
     string ``"auto"``, which ``from_pretrained`` reads as the checkpoint's dtype).
-
-    Raises:
-        ConfigError: an unknown name, or float16 on the CPU.
 
     Example:
         >>> resolve_dtype("bfloat16", "cpu")

@@ -23,7 +23,6 @@ OFFLINE_VARIABLES: tuple[str, ...] = (
 """What the Hugging Face libraries read to make no request at all."""
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
-"""The hub's address when ``HF_ENDPOINT`` names no mirror."""
 PROBE_TIMEOUT_S = 2.0
 
 

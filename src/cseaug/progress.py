@@ -29,7 +29,6 @@ from rich.progress import (
 )
 
 LINE_EVERY_S = 10.0
-"""Seconds between two progress lines where stderr is not a terminal."""
 
 
 def progress_mode() -> Literal["bars", "lines", "off"]:

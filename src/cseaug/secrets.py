@@ -23,7 +23,6 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 MASK = "***"
-"""What a secret becomes."""
 
 MIN_SECRET_LENGTH = 8
 """Shorter values are not scrubbed: ``1`` or ``true`` in a ``*_TOKEN`` variable is no secret,
@@ -32,8 +31,7 @@ and replacing it everywhere would garble every message."""
 SECRET_NAME_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "credentials"})
 """A name is secret when one of its ``_``-separated words is one of these."""
 
-_SECRET_VARIABLES: set[str] = set()
-"""Variables named secret by :func:`treat_as_secret`, whatever their names."""
+_SECRET_VARIABLES: set[str] = set()  # named by treat_as_secret
 
 # Credentials that have a shape, whatever their value: URL user info, Authorization
 # header values, bearer tokens, secret-named query parameters. The "keep" group survives.

@@ -53,7 +53,6 @@ VERSION_COLUMNS = (
     "method",
     "fingerprint",
 )
-"""Columns of ``cseaug versions``."""
 
 
 def _version_row(dataset: str, version: str, manifest: dict[str, Any]) -> tuple[str, ...]:

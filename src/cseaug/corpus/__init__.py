@@ -1,9 +1,4 @@
-"""Corpus in, cleaned and sampled deterministically (:func:`prepare_corpus`; docs/corpus.md).
-
-The corpus is read by :mod:`cseaug.readers`; cleaning normalises and drops lines with a
-reason; the sample is chosen by a keyed hash of each sentence's row id, the same on any
-machine.
-"""
+"""Corpus in, cleaned and sampled deterministically (:func:`prepare_corpus`; docs/corpus.md)."""
 
 from __future__ import annotations
 

@@ -5,10 +5,6 @@ flow"), every one even when an earlier one failed: one run reports every problem
 each. The LLM endpoints are probed here, once each, for the build (:attr:`Preflight.served`).
 A dry run stops only on the config's inputs and lists what a real build would still need, so
 it works offline and without an API key.
-
-Example:
-    from cseaug.config import load_config
-    preflight(load_config("configs/demo.yaml")).problems  # []
 """
 
 from __future__ import annotations

@@ -6,11 +6,6 @@ but such failures probes the endpoints again, so that a worker cut off from them
 the probe's one-line error. Anchors whose views the stage or the per-row checks failed are
 rejects and, under ``sample.include_other``, ``other`` rows through the other rows' steps;
 rows the judge or the filters drop are not kept at all.
-
-Example:
-    from cseaug.pipeline.run import BuildRun
-    with BuildRun.from_plan(plan) as run:
-        generate_shard(run, 0).rows
 """
 
 from __future__ import annotations

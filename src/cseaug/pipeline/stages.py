@@ -35,10 +35,8 @@ StepT = TypeVar("StepT", bound=Step)
 
 @dataclass(frozen=True)
 class ServedModels:
-    """What the API endpoints of a build's LLMs reported about their models when they were
-    probed (:func:`~cseaug.llm.factory.probe_served`): ``llm`` the build's, ``judge`` the LLM
-    judge's (the build's when the judge has no ``llm`` of its own). None where there is
-    nothing to probe: no such LLM, or one loaded in this process."""
+    """What the API endpoints of the build's ``llm`` and of its ``judge`` (the build's without
+    an ``llm`` of its own) reported about their models; None where nothing was probed."""
 
     llm: dict[str, Any] | None = None
     judge: dict[str, Any] | None = None
@@ -56,13 +54,8 @@ def llm_sections(cfg: RunConfig) -> dict[str, LLMConfig]:
 
 
 def probe_llms(cfg: RunConfig) -> ServedModels:
-    """Probe the endpoint of each API LLM of :func:`llm_sections` once
-    (:func:`~cseaug.llm.factory.probe_served`).
-
-    Raises:
-        BackendError: the API key is missing or an endpoint cannot answer for its model (the
-            first LLM that fails).
-    """
+    """Probe the endpoint of each API LLM of :func:`llm_sections` once; a BackendError for the
+    first whose API key is missing or whose endpoint cannot answer for its model."""
     from cseaug.llm.factory import probe_served
 
     return served_models(cfg, {name: probe_served(llm) for name, llm in llm_sections(cfg).items()})
