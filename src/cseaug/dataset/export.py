@@ -1,10 +1,7 @@
-"""Exports of a published version in the files four trainers read unchanged.
-
-Each export streams the version (Arrow batches, flat memory), writes through a hidden
-temporary file and renames it into place. What each trainer's own loading code needs
-(SimCSE ``train.py``, NGCSE ``train.py`` and ``PrepareFeatures``, sentence-transformers'
-``SentenceTransformerTrainer``, plain JSONL), which view goes where, what each layout
-keeps, and what it leaves out and why: docs/dataset-contract.md, "Exports".
+"""Exports of a published version in the files four trainers read unchanged (SimCSE,
+NGCSE, sentence-transformers, plain JSONL), streamed and written atomically. What each
+trainer's loading code needs, which view goes where and what each layout leaves out and
+why: docs/dataset-contract.md, "Exports".
 """
 
 from __future__ import annotations
@@ -42,19 +39,12 @@ SUFFIXES = {
 NGCSE_KEYS = ("sentence", "5", "4", "3", "2", "1", "0")
 """Keys NGCSE's PrepareFeatures reads from every row, in its order."""
 NGCSE_SLOTS = {"5": "positive", "0": "negative"}
-"""NGCSE key -> view, for rows without an intermediate view (NLI pattern, SKI).
-
-The authors' ``_ng_forward`` (ngcse/models.py) takes the view at index 1 of the key set
-as the InfoNCE positive when a row has at most 3 keys, and index -1 as the hard negative."""
+"""NGCSE key -> view without an intermediate view (NLI pattern, SKI): ``_ng_forward`` takes
+key index 1 as the positive and -1 as the hard negative."""
 NGCSE_HIERARCHY_SLOTS = {"5": "sentence", "4": "positive", "3": "intermediate", "0": "negative"}
-"""NGCSE key -> view, for rows with an intermediate view (STS pattern).
-
-``_ng_forward`` takes index 2 of the key set as the InfoNCE positive when a row has more
-than 3 keys (``aigen_pos_idx = 2 if aigen_sent_num > 3 else 1``), and its hierarchical
-triplet loss (``--use_loss3``) ranks the keys after the anchor in order, index 1 above
-index 2 above index 3 ... (margins ``margins[0][i]``, the last one repeated). Only this
-5-key layout makes s^p the positive and ranks s^p > s^m > s^n: index 1 is the anchor
-itself (a second dropout pass: identical, STS score 5), index 2 s^p, 3 s^m, 4 s^n."""
+"""NGCSE key -> view with an intermediate view (STS pattern): ``_ng_forward`` takes key index
+2 as the positive with more than 3 keys, so the anchor itself fills index 1 and the
+hierarchical loss ranks s^p > s^m > s^n (docs/dataset-contract.md, "NGCSE JSONL")."""
 
 NGCSE_MARGINS_NOTE = (
     "NGCSE's train.py on this 5-key layout: pass --use_loss3 --margins '[[5e-3, 5e-3, 5e-2], []]' "
@@ -64,19 +54,15 @@ NGCSE_MARGINS_NOTE = (
     "between s^p and s^m. `cseaug train-encoder --version NAME/VERSION --config "
     "configs/train/ngcse.yaml` trains eq. 6 as printed"
 )
-"""What NGCSE's own trainer needs to keep eq. 6's margins on the 5-key layout (export notes,
-``cseaug show``)."""
 SIMCSE_QUADRUPLET_NOTE = (
     "SimCSE's train.py reads 2 or 3 columns and raises NotImplementedError on this 4-column CSV "
     "(x, x+, x-, x_ski): train it with `cseaug train-encoder --version NAME/VERSION --config "
     "configs/train/skicse-sup.yaml`, or export --format jsonl for a trainer of your own"
 )
-"""Where SKICSE's quadruplets can be trained (export notes, ``cseaug show``)."""
 
 
 def trainer_notes(views: dict[str, int]) -> list[str]:
-    """The notes above that apply to a version's exports, from its rows' view counts
-    (``manifest["counts"]["views"]``)."""
+    """The notes above that apply to a version's exports, from ``counts.views`` of its manifest."""
     notes = []
     if views.get("intermediate"):
         notes.append(f"ngcse export: {NGCSE_MARGINS_NOTE}")
@@ -90,16 +76,12 @@ LAYOUT_VIEWS = {
     "triplet": ("positive", "negative"),
     "quadruplet": ("positive", "negative", "knowledge"),
 }
-"""Views each single-file layout writes after the anchor (the pair's positive may be the anchor)."""
 COLUMN_NAMES = {
     "simcse": {"sentence": "sent0", "positive": "sent1", "negative": "hard_neg", "knowledge": "knowledge"},
     "sentence-transformers": {v: v for v in VIEW_COLUMNS} | {"sentence": "anchor"},
 }  # fmt: skip
-"""Column name of each view in a SimCSE or sentence-transformers file."""
 HYBRID_FILES = {SPLIT_AIGEN: "aigen.parquet", SPLIT_OTHER: "other.parquet"}
-"""The files of a sentence-transformers hybrid: one training set each."""
 JSONL_KEYS = ("id", "sentence", "split", "method", *VIEW_COLUMNS, "augmentations")
-"""Keys of every JSONL line (nulls kept)."""
 
 PANDAS_NA_STRINGS = frozenset(
     {
@@ -111,8 +93,7 @@ PANDAS_NA_STRINGS = frozenset(
 
 
 def normalize_format(fmt: str) -> str:
-    """``sentence_transformers`` and ``sentence-transformers`` are one format
-    (:func:`cseaug.config.normalize_export_format`); an unknown one is an InputError."""
+    """:func:`cseaug.config.normalize_export_format`, an unknown format an InputError."""
     try:
         return normalize_export_format(fmt)
     except ValueError as exc:
@@ -121,8 +102,7 @@ def normalize_format(fmt: str) -> str:
 
 @dataclass
 class ExportResult:
-    """What an export wrote (``parts``: the rows of each file of a hybrid) and what it left
-    out, and why."""
+    """What an export wrote (``parts``: rows per file of a hybrid), left out, and why."""
 
     path: Path
     format: str
@@ -134,6 +114,10 @@ class ExportResult:
     parts: dict[str, int] = field(default_factory=Counter)
     skipped: dict[str, int] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
+
+
+def _text_schema(names: Sequence[str]) -> pa.Schema:
+    return pa.schema([pa.field(name, pa.string(), nullable=False) for name in names])
 
 
 def _split_filter(split: str) -> bool | None:
@@ -161,8 +145,8 @@ def _all_valid(views: Mapping[str, pa.Array], names: Sequence[str], length: int)
 
 @dataclass
 class Selection:
-    """The rows an export reads: ``split`` of the version, with Generate-CSE's view ``epoch``
-    as the positive; :meth:`of` counts them and the aigen rows with each view or layout."""
+    """The rows of ``split`` an export reads, with Generate-CSE's view ``epoch`` as the
+    positive; :meth:`of` counts them and the aigen rows with each view or layout."""
 
     version_dir: Path
     split: str
@@ -300,19 +284,10 @@ def export_version(
     layout: str = "auto",
     epoch: int | None = None,
 ) -> ExportResult:
-    """Export a version for one trainer (each file's layout: docs/dataset-contract.md).
-
-    Args:
-        version_dir: the published version.
-        fmt: ``simcse``, ``ngcse``, ``sentence-transformers`` or ``jsonl``.
-        out: the file (a directory for the hybrid layout), replaced atomically.
-        split: ``train`` (rows not held out), ``heldout`` or ``all``.
-        layout: ``auto``, ``pair``, ``triplet``, ``quadruplet`` or ``hybrid``.
-        epoch: use Generate-CSE's view ``epoch`` (``augmentations``) as the positive.
-
-    Raises:
-        InputError: unknown format/split/layout, a file name the trainer would misread, no
-            row to export, or no row with the views a layout or epoch needs.
+    """Export ``split`` (``train``, ``heldout``, ``all``) of a version for one trainer into
+    ``out`` (a directory for the hybrid layout), replaced atomically; with ``epoch``, that
+    Generate-CSE view is the positive. InputError: an unknown format, split or layout, a
+    file name the trainer would misread, or no row with what the export needs.
     """
     fmt = normalize_format(fmt)
     version_dir, out = Path(version_dir), Path(out)
@@ -345,7 +320,7 @@ def export_version(
 def _export_flat(selection: Selection, fmt: str, out: Path, layout: str) -> ExportResult:
     names = [COLUMN_NAMES[fmt][v] for v in ("sentence", *LAYOUT_VIEWS[layout])]
     result = ExportResult(out, fmt, selection.split, layout, names)
-    schema = pa.schema([pa.field(n, pa.string(), nullable=False) for n in names])
+    schema = _text_schema(names)
     writer_class = pacsv.CSVWriter if fmt == "simcse" else pq.ParquetWriter
     with (
         atomic_path(out) as tmp,
@@ -373,10 +348,7 @@ def _export_hybrid(selection: Selection, out: Path) -> ExportResult:
     result = ExportResult(
         out, "sentence-transformers", selection.split, "hybrid", names[SPLIT_AIGEN]
     )
-    schemas = {
-        group: pa.schema([pa.field(n, pa.string(), nullable=False) for n in columns])
-        for group, columns in names.items()
-    }
+    schemas = {group: _text_schema(columns) for group, columns in names.items()}
     out.mkdir(parents=True, exist_ok=True)
     with (
         atomic_path(out / HYBRID_FILES[SPLIT_AIGEN]) as aigen_tmp,
@@ -517,8 +489,7 @@ def default_export_path(
     layout: str = "auto",
     epoch: int | None = None,
 ) -> Path:
-    """``<root>/exports/<name>/<version>/<format>[-<layout>]-<split>[-epoch<k>]<ext>``, a
-    directory for a hybrid (exports never live inside a version).
+    """``<root>/exports/<name>/<version>/<format>[-<layout>]-<split>[-epoch<k>]<ext>``.
 
     Example:
         >>> default_export_path("storage", "wiki", "v0001", "sentence_transformers", "train", "hybrid", 2)
@@ -535,9 +506,8 @@ def default_export_path(
 def write_configured_exports(
     version_dir: str | Path, exports: Sequence[ExportConfig], root: str | Path
 ) -> list[ExportResult]:
-    """The exports ``output.exports`` asks for, beside the version: a train file and (when the
-    version holds held-out rows) a heldout file per export, and for Generate-CSE versions one
-    per epoch view (except ``jsonl``, which carries every view)."""
+    """The exports ``output.exports`` asks for, beside the version: train (and heldout) files,
+    one per Generate-CSE epoch view except for ``jsonl``, which carries every view."""
     version_dir = Path(version_dir)
     manifest = versions.read_manifest(version_dir)
     splits = ["train", "heldout"] if manifest["counts"]["heldout"] else ["train"]

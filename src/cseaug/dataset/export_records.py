@@ -53,9 +53,7 @@ def record_export(version_dir: str | Path, written: str | Path) -> None:
         return
     folder = folder.resolve()
     files = sorted(p for p in written.rglob("*") if p.is_file()) if written.is_dir() else [written]
-    lock = versions.acquire(folder / LOCK_FILE)
-    assert lock is not None  # a blocking acquire never returns None
-    try:
+    with versions.locked(folder / LOCK_FILE):
         record = read_record(folder)
         fingerprint = versions.read_manifest(version_dir)["fingerprints"]["data"]
         for path in files:
@@ -64,5 +62,3 @@ def record_export(version_dir: str | Path, written: str | Path) -> None:
                 "data_fingerprint": fingerprint,
             }
         write_text_atomic(folder / RECORD_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
-    finally:
-        lock.release()
