@@ -129,9 +129,28 @@ def _split_filter(split: str) -> bool | None:
     raise InputError(f"unknown split '{split}'; choose train, heldout or all")
 
 
-def _with_knowledge_as_positive(views: Mapping[str, pa.Array]) -> dict[str, pa.Array]:
-    """SKICSE's (x, x_ski) pair: knowledge fills the positive of a row that has none."""
+def _with_knowledge_as_positive(
+    views: Mapping[str, pa.Array], counts: Counter | None = None
+) -> dict[str, pa.Array]:
+    """SKICSE's (x, x_ski) pair: knowledge fills the positive of a row that has none; the
+    knowledge of a row with its own positive is not exported (counted in ``counts``)."""
+    if counts is not None:
+        counts["knowledge_views_not_exported"] += _count(
+            pc.and_(pc.is_valid(views["positive"]), pc.is_valid(views["knowledge"]))
+        )
     return {**views, "positive": pc.coalesce(views["positive"], views["knowledge"])}
+
+
+def _complete_aigen(
+    batch: pa.RecordBatch, views: Mapping[str, pa.Array], slots: Sequence[str], counts: Counter
+) -> pa.Array:
+    """The aigen rows that have every view of ``slots``; the others are counted as demoted."""
+    aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
+    complete = pc.and_(aigen, _all_valid(views, slots, batch.num_rows))
+    if not slots:
+        complete = pc.and_(aigen, pa.scalar(False))
+    counts["aigen_rows_demoted_to_other"] += _count(pc.and_(aigen, pc.invert(complete)))
+    return complete
 
 
 def _count(mask: pa.Array) -> int:
@@ -198,11 +217,7 @@ def _flat_columns(
     is_other = pc.equal(batch.column("split"), SPLIT_OTHER)
     exported = LAYOUT_VIEWS[layout]
     if layout != "quadruplet":
-        # the knowledge of a row with its own positive is not exported
-        counts["knowledge_views_not_exported"] += _count(
-            pc.and_(pc.is_valid(views["positive"]), pc.is_valid(views["knowledge"]))
-        )
-        views = _with_knowledge_as_positive(views)
+        views = _with_knowledge_as_positive(views, counts)
     for view in ("intermediate", "negative"):
         if view not in exported:
             counts[f"{view}_views_not_exported"] += _count(pc.is_valid(views[view]))
@@ -359,11 +374,7 @@ def _export_hybrid(selection: Selection, out: Path) -> ExportResult:
     ):
         for batch in selection.batches():
             views = selection.views(batch)
-            aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
-            complete = pc.and_(aigen, _all_valid(views, slots, batch.num_rows))
-            result.skipped["aigen_rows_demoted_to_other"] += _count(
-                pc.and_(aigen, pc.invert(complete))
-            )
+            complete = _complete_aigen(batch, views, slots, result.skipped)
             sentence = batch.column("sentence")
             kept = [pc.filter(c, complete) for c in (sentence, *(views[v] for v in slots))]
             aigen_writer.write_table(pa.Table.from_arrays(kept, schema=schemas[SPLIT_AIGEN]))
@@ -421,16 +432,9 @@ def _export_ngcse(selection: Selection, out: Path) -> ExportResult:
     empty = pa.scalar("", pa.string())
 
     def objects(batch: pa.RecordBatch) -> list[dict[str, Any]]:
-        raw = selection.views(batch)
-        counts["knowledge_views_not_exported"] += _count(
-            pc.and_(pc.is_valid(raw["positive"]), pc.is_valid(raw["knowledge"]))
-        )
-        views = _with_knowledge_as_positive(raw) | {"sentence": batch.column("sentence")}
-        aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
-        complete = pc.and_(aigen, _all_valid(views, generated, batch.num_rows))
-        if not generated:
-            complete = pc.and_(aigen, pa.scalar(False))
-        counts["aigen_rows_demoted_to_other"] += _count(pc.and_(aigen, pc.invert(complete)))
+        views = _with_knowledge_as_positive(selection.views(batch), counts)
+        views["sentence"] = batch.column("sentence")
+        complete = _complete_aigen(batch, views, generated, counts)
         columns = {"sentence": batch.column("sentence")}
         for key in NGCSE_KEYS[1:]:
             view = slots.get(key)
