@@ -22,7 +22,6 @@ from cseaug.dataset.manifest import describe_model, describe_quality_gate, descr
 from cseaug.markdown import markdown_table
 
 SPLITS = ("train", "heldout")
-"""The splits of a version, each the data files ``data/<split>-*``."""
 
 CITATIONS: dict[str, str] = {
     "ngcse": """@inproceedings{li2024ngcse,
@@ -73,7 +72,6 @@ ALWAYS_CITED = (
 
 SIZE_LIMITS = (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
 SIZE_CATEGORIES = ("n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "n>10M")
-"""Hugging Face ``size_categories``: ``SIZE_CATEGORIES[i]`` holds counts below ``SIZE_LIMITS[i]``."""
 
 
 def size_category(rows: int) -> str:
@@ -112,12 +110,8 @@ def card_header(manifest: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def config_name(manifest: Mapping[str, Any]) -> str:
-    """The card's config name, ``<dataset>-<version>-<first 8 of the data fingerprint>``.
-
-    ``datasets`` caches what it loads under the directory's name and the config's name: a
-    ``default`` config made every ``v0001`` of every dataset one cache entry, so loading a
-    second dataset's ``v0001`` returned the first one's rows. A name unique to the dataset,
-    the version and its data keeps them apart.
+    """The card's config name, unique to the dataset, version and data, so ``datasets``'
+    cache never mixes two datasets' ``v0001`` (docs/dataset-contract.md, "Dataset card").
 
     Example:
         >>> config_name({"dataset": "wiki-sts", "version": "v0001",
@@ -134,13 +128,8 @@ def config_name(manifest: Mapping[str, Any]) -> str:
 
 
 def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
-    """The whole ``README.md`` of a version.
-
-    Args:
-        manifest: the version's manifest (as written to ``manifest.json``).
-        images: paths of plots relative to the version directory (e.g.
-            ``diagnostics/mer_hist.png``), shown under "Diagnostics".
-    """
+    """The whole ``README.md`` of a version from its manifest; ``images`` (paths relative to
+    the version, e.g. ``diagnostics/mer_hist.png``) are shown under "Diagnostics"."""
     counts: Mapping[str, Any] = manifest.get("counts", {})
     method = str(manifest.get("method", ""))
     title = f"{manifest.get('dataset', manifest.get('name', 'dataset'))} ({manifest.get('version', 'unpublished')})"

@@ -1,10 +1,6 @@
-"""Publishing a staged version to an object store, where a rename is not atomic.
-
-The version is staged locally as on a local root (:class:`cseaug.dataset.staging.StagedVersion`),
-then the name is **claimed** with a conditional write of ``.claim``, the files are
-**uploaded** under a lease (:mod:`cseaug.dataset.lease`), and the version is
-**committed** by writing ``manifest.json`` last, once :func:`check_still_ours` passes.
-The protocol and what each step guarantees: docs/dataset-contract.md, "Object storage".
+"""Publishing a staged version to an object store, where a rename is not atomic: claim the
+name with a conditional ``.claim``, upload under a lease, commit with ``manifest.json`` last
+(docs/dataset-contract.md, "Object storage").
 """
 
 from __future__ import annotations
@@ -39,8 +35,7 @@ def claim_token() -> str:
 
 
 def claim_version(store: Store, name: str, token: str) -> str:
-    """Claim the next free version number of ``name`` on the store with ``token``
-    (:func:`claim_token`); returns the version's name."""
+    """Claim the next free version name of ``name`` on the store with ``token``."""
     versions.check_name(name)
     number = max(_claimed_numbers(store, name), default=0) + 1
     for _ in range(MAX_CLAIM_TRIES):
@@ -53,12 +48,8 @@ def claim_version(store: Store, name: str, token: str) -> str:
 
 def upload_version(store: Store, staging: Path, name: str, version: str, token: str) -> str:
     """Upload the staged version into the prefix claimed with ``token``, holding its lease,
-    and commit it with the manifest last; returns its URI.
-
-    Raises:
-        InputError: the prefix is no longer this build's (:func:`check_still_ours`), or the
-            version was committed by someone else.
-    """
+    and commit it with the manifest last; returns its URI (InputError when the prefix is no
+    longer this build's)."""
     prefix = f"datasets/{name}/{version}"
     manifest = staging / versions.MANIFEST_FILE
     files = sorted(
@@ -80,9 +71,8 @@ def upload_version(store: Store, staging: Path, name: str, version: str, token: 
 
 
 def check_still_ours(store: Store, prefix: str, token: str, uploaded: list[str]) -> None:
-    """Raise InputError unless the claimed ``prefix`` is intact: not pruned, its ``.claim``
-    holding ``token``, and every ``uploaded`` object (relative to it) there: checked right
-    before the manifest is written, so a prefix emptied meanwhile is never committed."""
+    """Raise InputError unless the claimed ``prefix`` is intact (not pruned, its ``.claim``
+    holding ``token``, every ``uploaded`` object there), right before the manifest."""
     present = {path[len(prefix) + 1 :] for path in store.listing(prefix)}
     url = store.url(prefix)
     if versions.PRUNED_FILE in present:
@@ -106,8 +96,7 @@ def check_still_ours(store: Store, prefix: str, token: str, uploaded: list[str])
 
 def upload_tree(root: str, folder: Path, relative: str) -> list[str]:
     """Upload every file under the local ``folder`` to ``<root>/<relative>/`` (lock files
-    aside); returns the URIs. Only for folders outside ``datasets/`` (exports, diagnostics),
-    whose newer files replace the stored ones as they do on a local root."""
+    aside; only outside ``datasets/``: exports, diagnostics); returns the URIs."""
     store = Store.from_root(root)
     uploaded = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != LOCK_FILE):
@@ -118,9 +107,8 @@ def upload_tree(root: str, folder: Path, relative: str) -> list[str]:
 
 
 def upload_exports(root: str, version_dir: Path) -> list[str]:
-    """Upload the export folder of a version's local copy (``<work dir>/exports/<name>/<version>``,
-    with its ``exports.json`` record) to ``<root>/exports/<name>/<version>/``; returns the URIs.
-    """
+    """Upload the export folder of a version's local copy (with its ``exports.json``) to
+    ``<root>/exports/<name>/<version>/``; returns the URIs."""
     folder = exports_folder(version_dir)
     if folder is None or not folder.is_dir():
         return []

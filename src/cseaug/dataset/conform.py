@@ -1,8 +1,5 @@
-"""Schema enforcement: bring a table or batch to a contract schema, or say exactly why not.
-
-Every table that reaches a Parquet file of a run or a version passes through
-:func:`conform`, so a stage that forgets a column, misspells one or returns the wrong
-type fails loudly at the boundary instead of writing a file the trainer cannot read.
+"""Schema enforcement: every table that reaches a Parquet file of a run or a version is
+brought to its contract schema, or refused naming the column that does not fit.
 
 Example:
     >>> import pyarrow as pa
@@ -24,13 +21,9 @@ SPLITS = frozenset({SPLIT_AIGEN, SPLIT_OTHER})
 
 
 def conform(data: pa.Table | pa.RecordBatch, schema: pa.Schema, what: str = "table") -> pa.Table:
-    """Return ``data`` with exactly the columns, order and types of ``schema``: missing
-    nullable columns become nulls, a missing ``heldout`` False, types are cast safely.
-    ``what`` names the data in error messages (``"rows shard 3"``).
-
-    Raises:
-        InputError: naming the column that does not fit.
-    """
+    """``data`` with exactly the columns, order and types of ``schema`` (missing nullable
+    columns null, a missing ``heldout`` False, safe casts), or an InputError naming ``what``
+    and the column that does not fit."""
     table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
     unknown = [name for name in table.column_names if schema.get_field_index(name) < 0]
     if unknown:

@@ -1,10 +1,7 @@
-"""Exports of a published version in the files four trainers read unchanged.
-
-Each export streams the version (Arrow batches, flat memory), writes through a hidden
-temporary file and renames it into place. What each trainer's own loading code needs
-(SimCSE ``train.py``, NGCSE ``train.py`` and ``PrepareFeatures``, sentence-transformers'
-``SentenceTransformerTrainer``, plain JSONL), which view goes where, what each layout
-keeps, and what it leaves out and why: docs/dataset-contract.md, "Exports".
+"""Exports of a published version in the files four trainers read unchanged (SimCSE,
+NGCSE, sentence-transformers, plain JSONL), streamed and written atomically. What each
+trainer's loading code needs, which view goes where and what each layout leaves out and
+why: docs/dataset-contract.md, "Exports".
 """
 
 from __future__ import annotations
@@ -42,19 +39,12 @@ SUFFIXES = {
 NGCSE_KEYS = ("sentence", "5", "4", "3", "2", "1", "0")
 """Keys NGCSE's PrepareFeatures reads from every row, in its order."""
 NGCSE_SLOTS = {"5": "positive", "0": "negative"}
-"""NGCSE key -> view, for rows without an intermediate view (NLI pattern, SKI).
-
-The authors' ``_ng_forward`` (ngcse/models.py) takes the view at index 1 of the key set
-as the InfoNCE positive when a row has at most 3 keys, and index -1 as the hard negative."""
+"""NGCSE key -> view without an intermediate view (NLI pattern, SKI): ``_ng_forward`` takes
+key index 1 as the positive and -1 as the hard negative."""
 NGCSE_HIERARCHY_SLOTS = {"5": "sentence", "4": "positive", "3": "intermediate", "0": "negative"}
-"""NGCSE key -> view, for rows with an intermediate view (STS pattern).
-
-``_ng_forward`` takes index 2 of the key set as the InfoNCE positive when a row has more
-than 3 keys (``aigen_pos_idx = 2 if aigen_sent_num > 3 else 1``), and its hierarchical
-triplet loss (``--use_loss3``) ranks the keys after the anchor in order, index 1 above
-index 2 above index 3 ... (margins ``margins[0][i]``, the last one repeated). Only this
-5-key layout makes s^p the positive and ranks s^p > s^m > s^n: index 1 is the anchor
-itself (a second dropout pass: identical, STS score 5), index 2 s^p, 3 s^m, 4 s^n."""
+"""NGCSE key -> view with an intermediate view (STS pattern): ``_ng_forward`` takes key index
+2 as the positive with more than 3 keys, so the anchor itself fills index 1 and the
+hierarchical loss ranks s^p > s^m > s^n (docs/dataset-contract.md, "NGCSE JSONL")."""
 
 NGCSE_MARGINS_NOTE = (
     "NGCSE's train.py on this 5-key layout: pass --use_loss3 --margins '[[5e-3, 5e-3, 5e-2], []]' "
@@ -64,19 +54,15 @@ NGCSE_MARGINS_NOTE = (
     "between s^p and s^m. `cseaug train-encoder --version NAME/VERSION --config "
     "configs/train/ngcse.yaml` trains eq. 6 as printed"
 )
-"""What NGCSE's own trainer needs to keep eq. 6's margins on the 5-key layout (export notes,
-``cseaug show``)."""
 SIMCSE_QUADRUPLET_NOTE = (
     "SimCSE's train.py reads 2 or 3 columns and raises NotImplementedError on this 4-column CSV "
     "(x, x+, x-, x_ski): train it with `cseaug train-encoder --version NAME/VERSION --config "
     "configs/train/skicse-sup.yaml`, or export --format jsonl for a trainer of your own"
 )
-"""Where SKICSE's quadruplets can be trained (export notes, ``cseaug show``)."""
 
 
 def trainer_notes(views: dict[str, int]) -> list[str]:
-    """The notes above that apply to a version's exports, from its rows' view counts
-    (``manifest["counts"]["views"]``)."""
+    """The notes above that apply to a version's exports, from ``counts.views`` of its manifest."""
     notes = []
     if views.get("intermediate"):
         notes.append(f"ngcse export: {NGCSE_MARGINS_NOTE}")
@@ -90,16 +76,12 @@ LAYOUT_VIEWS = {
     "triplet": ("positive", "negative"),
     "quadruplet": ("positive", "negative", "knowledge"),
 }
-"""Views each single-file layout writes after the anchor (the pair's positive may be the anchor)."""
 COLUMN_NAMES = {
     "simcse": {"sentence": "sent0", "positive": "sent1", "negative": "hard_neg", "knowledge": "knowledge"},
     "sentence-transformers": {v: v for v in VIEW_COLUMNS} | {"sentence": "anchor"},
 }  # fmt: skip
-"""Column name of each view in a SimCSE or sentence-transformers file."""
 HYBRID_FILES = {SPLIT_AIGEN: "aigen.parquet", SPLIT_OTHER: "other.parquet"}
-"""The files of a sentence-transformers hybrid: one training set each."""
 JSONL_KEYS = ("id", "sentence", "split", "method", *VIEW_COLUMNS, "augmentations")
-"""Keys of every JSONL line (nulls kept)."""
 
 PANDAS_NA_STRINGS = frozenset(
     {
@@ -111,8 +93,7 @@ PANDAS_NA_STRINGS = frozenset(
 
 
 def normalize_format(fmt: str) -> str:
-    """``sentence_transformers`` and ``sentence-transformers`` are one format
-    (:func:`cseaug.config.normalize_export_format`); an unknown one is an InputError."""
+    """:func:`cseaug.config.normalize_export_format`, an unknown format an InputError."""
     try:
         return normalize_export_format(fmt)
     except ValueError as exc:
@@ -121,8 +102,7 @@ def normalize_format(fmt: str) -> str:
 
 @dataclass
 class ExportResult:
-    """What an export wrote (``parts``: the rows of each file of a hybrid) and what it left
-    out, and why."""
+    """What an export wrote (``parts``: rows per file of a hybrid), left out, and why."""
 
     path: Path
     format: str
@@ -136,6 +116,10 @@ class ExportResult:
     notes: list[str] = field(default_factory=list)
 
 
+def _text_schema(names: Sequence[str]) -> pa.Schema:
+    return pa.schema([pa.field(name, pa.string(), nullable=False) for name in names])
+
+
 def _split_filter(split: str) -> bool | None:
     """The ``heldout`` value of the rows a split keeps (None: every row)."""
     if split in ("train", "heldout"):
@@ -145,9 +129,28 @@ def _split_filter(split: str) -> bool | None:
     raise InputError(f"unknown split '{split}'; choose train, heldout or all")
 
 
-def _with_knowledge_as_positive(views: Mapping[str, pa.Array]) -> dict[str, pa.Array]:
-    """SKICSE's (x, x_ski) pair: knowledge fills the positive of a row that has none."""
+def _with_knowledge_as_positive(
+    views: Mapping[str, pa.Array], counts: Counter | None = None
+) -> dict[str, pa.Array]:
+    """SKICSE's (x, x_ski) pair: knowledge fills the positive of a row that has none; the
+    knowledge of a row with its own positive is not exported (counted in ``counts``)."""
+    if counts is not None:
+        counts["knowledge_views_not_exported"] += _count(
+            pc.and_(pc.is_valid(views["positive"]), pc.is_valid(views["knowledge"]))
+        )
     return {**views, "positive": pc.coalesce(views["positive"], views["knowledge"])}
+
+
+def _complete_aigen(
+    batch: pa.RecordBatch, views: Mapping[str, pa.Array], slots: Sequence[str], counts: Counter
+) -> pa.Array:
+    """The aigen rows that have every view of ``slots``; the others are counted as demoted."""
+    aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
+    complete = pc.and_(aigen, _all_valid(views, slots, batch.num_rows))
+    if not slots:
+        complete = pc.and_(aigen, pa.scalar(False))
+    counts["aigen_rows_demoted_to_other"] += _count(pc.and_(aigen, pc.invert(complete)))
+    return complete
 
 
 def _count(mask: pa.Array) -> int:
@@ -161,8 +164,8 @@ def _all_valid(views: Mapping[str, pa.Array], names: Sequence[str], length: int)
 
 @dataclass
 class Selection:
-    """The rows an export reads: ``split`` of the version, with Generate-CSE's view ``epoch``
-    as the positive; :meth:`of` counts them and the aigen rows with each view or layout."""
+    """The rows of ``split`` an export reads, with Generate-CSE's view ``epoch`` as the
+    positive; :meth:`of` counts them and the aigen rows with each view or layout."""
 
     version_dir: Path
     split: str
@@ -214,11 +217,7 @@ def _flat_columns(
     is_other = pc.equal(batch.column("split"), SPLIT_OTHER)
     exported = LAYOUT_VIEWS[layout]
     if layout != "quadruplet":
-        # the knowledge of a row with its own positive is not exported
-        counts["knowledge_views_not_exported"] += _count(
-            pc.and_(pc.is_valid(views["positive"]), pc.is_valid(views["knowledge"]))
-        )
-        views = _with_knowledge_as_positive(views)
+        views = _with_knowledge_as_positive(views, counts)
     for view in ("intermediate", "negative"):
         if view not in exported:
             counts[f"{view}_views_not_exported"] += _count(pc.is_valid(views[view]))
@@ -300,19 +299,10 @@ def export_version(
     layout: str = "auto",
     epoch: int | None = None,
 ) -> ExportResult:
-    """Export a version for one trainer (each file's layout: docs/dataset-contract.md).
-
-    Args:
-        version_dir: the published version.
-        fmt: ``simcse``, ``ngcse``, ``sentence-transformers`` or ``jsonl``.
-        out: the file (a directory for the hybrid layout), replaced atomically.
-        split: ``train`` (rows not held out), ``heldout`` or ``all``.
-        layout: ``auto``, ``pair``, ``triplet``, ``quadruplet`` or ``hybrid``.
-        epoch: use Generate-CSE's view ``epoch`` (``augmentations``) as the positive.
-
-    Raises:
-        InputError: unknown format/split/layout, a file name the trainer would misread, no
-            row to export, or no row with the views a layout or epoch needs.
+    """Export ``split`` (``train``, ``heldout``, ``all``) of a version for one trainer into
+    ``out`` (a directory for the hybrid layout), replaced atomically; with ``epoch``, that
+    Generate-CSE view is the positive. InputError: an unknown format, split or layout, a
+    file name the trainer would misread, or no row with what the export needs.
     """
     fmt = normalize_format(fmt)
     version_dir, out = Path(version_dir), Path(out)
@@ -345,7 +335,7 @@ def export_version(
 def _export_flat(selection: Selection, fmt: str, out: Path, layout: str) -> ExportResult:
     names = [COLUMN_NAMES[fmt][v] for v in ("sentence", *LAYOUT_VIEWS[layout])]
     result = ExportResult(out, fmt, selection.split, layout, names)
-    schema = pa.schema([pa.field(n, pa.string(), nullable=False) for n in names])
+    schema = _text_schema(names)
     writer_class = pacsv.CSVWriter if fmt == "simcse" else pq.ParquetWriter
     with (
         atomic_path(out) as tmp,
@@ -373,10 +363,7 @@ def _export_hybrid(selection: Selection, out: Path) -> ExportResult:
     result = ExportResult(
         out, "sentence-transformers", selection.split, "hybrid", names[SPLIT_AIGEN]
     )
-    schemas = {
-        group: pa.schema([pa.field(n, pa.string(), nullable=False) for n in columns])
-        for group, columns in names.items()
-    }
+    schemas = {group: _text_schema(columns) for group, columns in names.items()}
     out.mkdir(parents=True, exist_ok=True)
     with (
         atomic_path(out / HYBRID_FILES[SPLIT_AIGEN]) as aigen_tmp,
@@ -387,11 +374,7 @@ def _export_hybrid(selection: Selection, out: Path) -> ExportResult:
     ):
         for batch in selection.batches():
             views = selection.views(batch)
-            aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
-            complete = pc.and_(aigen, _all_valid(views, slots, batch.num_rows))
-            result.skipped["aigen_rows_demoted_to_other"] += _count(
-                pc.and_(aigen, pc.invert(complete))
-            )
+            complete = _complete_aigen(batch, views, slots, result.skipped)
             sentence = batch.column("sentence")
             kept = [pc.filter(c, complete) for c in (sentence, *(views[v] for v in slots))]
             aigen_writer.write_table(pa.Table.from_arrays(kept, schema=schemas[SPLIT_AIGEN]))
@@ -449,16 +432,9 @@ def _export_ngcse(selection: Selection, out: Path) -> ExportResult:
     empty = pa.scalar("", pa.string())
 
     def objects(batch: pa.RecordBatch) -> list[dict[str, Any]]:
-        raw = selection.views(batch)
-        counts["knowledge_views_not_exported"] += _count(
-            pc.and_(pc.is_valid(raw["positive"]), pc.is_valid(raw["knowledge"]))
-        )
-        views = _with_knowledge_as_positive(raw) | {"sentence": batch.column("sentence")}
-        aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
-        complete = pc.and_(aigen, _all_valid(views, generated, batch.num_rows))
-        if not generated:
-            complete = pc.and_(aigen, pa.scalar(False))
-        counts["aigen_rows_demoted_to_other"] += _count(pc.and_(aigen, pc.invert(complete)))
+        views = _with_knowledge_as_positive(selection.views(batch), counts)
+        views["sentence"] = batch.column("sentence")
+        complete = _complete_aigen(batch, views, generated, counts)
         columns = {"sentence": batch.column("sentence")}
         for key in NGCSE_KEYS[1:]:
             view = slots.get(key)
@@ -517,8 +493,7 @@ def default_export_path(
     layout: str = "auto",
     epoch: int | None = None,
 ) -> Path:
-    """``<root>/exports/<name>/<version>/<format>[-<layout>]-<split>[-epoch<k>]<ext>``, a
-    directory for a hybrid (exports never live inside a version).
+    """``<root>/exports/<name>/<version>/<format>[-<layout>]-<split>[-epoch<k>]<ext>``.
 
     Example:
         >>> default_export_path("storage", "wiki", "v0001", "sentence_transformers", "train", "hybrid", 2)
@@ -535,9 +510,8 @@ def default_export_path(
 def write_configured_exports(
     version_dir: str | Path, exports: Sequence[ExportConfig], root: str | Path
 ) -> list[ExportResult]:
-    """The exports ``output.exports`` asks for, beside the version: a train file and (when the
-    version holds held-out rows) a heldout file per export, and for Generate-CSE versions one
-    per epoch view (except ``jsonl``, which carries every view)."""
+    """The exports ``output.exports`` asks for, beside the version: train (and heldout) files,
+    one per Generate-CSE epoch view except for ``jsonl``, which carries every view."""
     version_dir = Path(version_dir)
     manifest = versions.read_manifest(version_dir)
     splits = ["train", "heldout"] if manifest["counts"]["heldout"] else ["train"]

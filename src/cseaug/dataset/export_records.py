@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from cseaug.dataset import versions
 from cseaug.dataset.atomic import write_text_atomic
@@ -32,14 +31,6 @@ def exports_folder(version_dir: str | Path) -> Path | None:
     return version_dir.parents[2] / "exports" / version_dir.parent.name / version_dir.name
 
 
-def read_record(folder: Path) -> dict[str, Any]:
-    """The export record of an export folder (``{"files": {}}`` when nothing was exported)."""
-    path = folder / RECORD_FILE
-    if not path.is_file():
-        return {"files": {}}
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def record_export(version_dir: str | Path, written: str | Path) -> None:
     """Add the file (or a hybrid's directory of files) ``written`` to the version's record;
     nothing when ``written`` is not inside the export folder or ``version_dir`` has no
@@ -53,10 +44,9 @@ def record_export(version_dir: str | Path, written: str | Path) -> None:
         return
     folder = folder.resolve()
     files = sorted(p for p in written.rglob("*") if p.is_file()) if written.is_dir() else [written]
-    lock = versions.acquire(folder / LOCK_FILE)
-    assert lock is not None  # a blocking acquire never returns None
-    try:
-        record = read_record(folder)
+    with versions.locked(folder / LOCK_FILE):
+        path = folder / RECORD_FILE
+        record = json.loads(path.read_text("utf-8")) if path.is_file() else {"files": {}}
         fingerprint = versions.read_manifest(version_dir)["fingerprints"]["data"]
         for path in files:
             record["files"][path.relative_to(folder).as_posix()] = {
@@ -64,5 +54,3 @@ def record_export(version_dir: str | Path, written: str | Path) -> None:
                 "data_fingerprint": fingerprint,
             }
         write_text_atomic(folder / RECORD_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
-    finally:
-        lock.release()

@@ -1,10 +1,5 @@
-"""A published version on the Hugging Face Hub: one commit of its files, tagged with the version.
-
-The pushed folder is the version as published (``data/train-*``, ``data/heldout-*``, the card
-``README.md`` whose YAML header the Hub reads, ``manifest.json``, ``rejects.parquet``,
-``diagnostics/``), so a download verifies and the trainer reads it (docs/deployment.md,
-"Sharing versions"). A tag of the version that already holds these files means there is
-nothing to push; a failure is one line naming the cause and the fix.
+"""A published version on the Hugging Face Hub: one commit of its files as published, tagged
+with the version, so a download verifies (docs/deployment.md, "Sharing versions").
 """
 
 from __future__ import annotations
@@ -62,12 +57,8 @@ def push_version(
     version_dir: Path, repo: str, *, private: bool = False, revision: str | None = None
 ) -> PushResult:
     """Upload a version to the dataset repository ``repo`` in one commit on ``revision``
-    (default ``main``), tagged with the version name; the token is ``huggingface_hub``'s
-    (``HF_TOKEN`` or ``hf auth login``).
-
-    Raises:
-        InputError: no token, offline, the Hub refused, or the tag names other files.
-    """
+    (default ``main``) tagged with the version name, with ``huggingface_hub``'s token; an
+    InputError names the cause and the fix."""
     hub = require("huggingface_hub", "hf", "cseaug push")
     from huggingface_hub import constants
     from huggingface_hub.utils import disable_progress_bars

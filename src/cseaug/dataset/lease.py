@@ -24,18 +24,14 @@ from cseaug.dataset.versions import LEASE_FILE
 from cseaug.errors import InputError
 
 LEASE_TTL = timedelta(minutes=5)
-"""How long a lease holds after its last renewal (a pruner waits at least this long)."""
 RENEW_EVERY = timedelta(seconds=30)
-"""How often the build rewrites its lease while it works."""
 SAFETY_MARGIN = timedelta(seconds=30)
-"""The committer refuses once its last renewal is older than ``LEASE_TTL - SAFETY_MARGIN``:
-room for the manifest's write and for clocks that disagree a little."""
+"""The committer refuses once its last renewal is older than ``LEASE_TTL - SAFETY_MARGIN``."""
 
 
 class Lease:
-    """A build's lease on ``prefix`` (see the module docstring); a context manager that
-    writes it, renews it until the block ends, and stops renewing on exit. ``prefix`` is the
-    claimed ``datasets/<name>/<version>``, ``token`` the build's claim token."""
+    """A build's lease on its claimed ``prefix``, written on entry and renewed until the
+    ``with`` block ends; ``token`` is the build's claim token."""
 
     def __init__(self, store: Store, prefix: str, token: str) -> None:
         self.store, self.prefix, self.token = store, prefix, token

@@ -1,9 +1,6 @@
-"""``manifest.json`` of a version: what was built, from what, by which code, and what came out.
-
-The build writes the part it knows (:func:`build_manifest`), the writer adds what only it
-knows (dataset, version, counts, files, data fingerprint) and checks the whole
-(:func:`validate_manifest`). Every key and fingerprint: docs/dataset-contract.md,
-"manifest.json".
+"""``manifest.json`` of a version: the build writes what it knows (:func:`build_manifest`),
+the writer adds the rest and checks the whole (:func:`validate_manifest`). Every key:
+docs/dataset-contract.md, "manifest.json".
 
 Example:
     >>> from cseaug.config import RunConfig
@@ -29,7 +26,6 @@ from cseaug.hashing import json_sha256
 from cseaug.secrets import scrub_data
 
 CONTRACT_VERSION = CANONICAL_SCHEMA.metadata[b"cseaug.contract"].decode()
-"""Version of the dataset contract (schema and layout) a manifest describes."""
 
 REQUIRED_KEYS: dict[str, type | tuple[type, ...]] = {
     "contract": str,
@@ -50,7 +46,6 @@ REQUIRED_KEYS: dict[str, type | tuple[type, ...]] = {
     "counts": dict,
     "files": list,
 }
-"""Keys every published manifest has, with their JSON types."""
 
 REQUIRED_COUNTS = (
     "rows",
@@ -65,8 +60,7 @@ REQUIRED_FINGERPRINTS = ("config", "build", "data")
 
 
 def describe_input(value: Mapping[str, Any]) -> dict[str, Any]:
-    """An input as the manifest records it: a mapping that lists the sha256 of its files
-    (``{"name": ..., "files": {path: sha256}}``, as the corpus reader records them)."""
+    """An input as the manifest records it, ``{"name", "files": {path: sha256}}``."""
     if not isinstance(value.get("files"), Mapping):
         raise InputError(
             f"input {dict(value)} does not identify its content: give its files' sha256 ('files')"
@@ -110,19 +104,9 @@ def build_manifest(
     timings: Mapping[str, float] | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The manifest of a build, without what the writer adds at publish time.
-
-    Args:
-        cfg: the run config; stored with secrets redacted. Every string of the manifest is
-            scrubbed of known secret values (:func:`cseaug.secrets.scrub_data`).
-        inputs: role -> the input's ``{"name", "files": {path: sha256}}``.
-        prompts: ``[{"name": ..., "sha256": ...}, ...]`` as recorded by the prompt loader.
-        example_set: the fixed in-context examples (or their ids), JSON-serialisable.
-        model: the backend identity (``LLMBackend.identity()``) or other generator facts.
-        token_usage: ``Usage.as_dict()`` of the build's backend.
-        timings: seconds per phase, e.g. ``{"generate": 812.4}``.
-        extra: further JSON-serialisable facts, stored under ``extra``.
-    """
+    """The manifest of a build, without what the writer adds at publish time; the config
+    is stored redacted and every string scrubbed of known secret values (each argument's
+    key: docs/dataset-contract.md, "manifest.json")."""
     described = {role: describe_input(value) for role, value in (inputs or {}).items()}
     prompt_list = []
     for prompt in prompts:
@@ -166,11 +150,8 @@ def build_manifest(
 
 
 def validate_manifest(manifest: Mapping[str, Any]) -> None:
-    """Check that a manifest has every required key with the right type.
-
-    Raises:
-        InputError: naming every missing or mistyped key.
-    """
+    """Raise InputError naming every required key that is missing or mistyped, or a secret
+    left in ``config``."""
     problems = []
     for key, kind in REQUIRED_KEYS.items():
         if key not in manifest:
@@ -206,12 +187,8 @@ def _check_no_secrets(config: Any, where: str = "config") -> None:
 
 
 def describe_model(model: Mapping[str, Any] | None, quote: str = "") -> str:
-    """One line naming what wrote the data: backend, model, revision, sampling (for the card
-    and ``cseaug show``); ``quote`` goes around the model's name (the card's Markdown).
-
-    ``model`` is the manifest's ``model``: ``{"llm": <backend identity>, "answered_by":
-    {<model the answers name>: <answers>}}`` for an LLM build
-    (:meth:`cseaug.llm.base.LLMBackend.identity`), other generator facts otherwise.
+    """One line naming what wrote the data (the manifest's ``model``: backend, model,
+    revision, sampling) for the card and ``cseaug show``; ``quote`` goes around the name.
 
     Example:
         >>> describe_model({"llm": {"backend": "openai-compatible", "model": "m",
@@ -244,8 +221,7 @@ def describe_model(model: Mapping[str, Any] | None, quote: str = "") -> str:
 
 
 def describe_usage(token_usage: Mapping[str, Any] | None) -> str:
-    """One line of the manifest's ``token_usage``: ``{"this_run": ..., "build": ...}`` (older
-    manifests: one flat dict).
+    """One line of the manifest's ``token_usage`` (older manifests: one flat dict).
 
     Example:
         >>> describe_usage({"this_run": {"requests": 0, "cached": 9}, "build": {"answers": 9}})

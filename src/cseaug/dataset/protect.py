@@ -1,9 +1,6 @@
-"""The one guard that keeps every writer but the publisher out of published versions.
-
-Only the publisher (:mod:`cseaug.dataset.staging`) writes under ``<root>/datasets/``: every
-path a user chose for a command's output, and a build's ``output.root``, passes through
-:func:`refuse_dataset_path` before any work (file modes are no protection for root;
-docs/security.md, "Immutability"), URIs included.
+"""The one guard that keeps every writer but the publisher out of published versions: every
+output path a user chose, and a build's ``output.root``, passes :func:`refuse_dataset_path`
+first (docs/security.md, "Immutability").
 
 Example:
     >>> refuse_dataset_path("storage/exports/wiki.csv", "storage")
@@ -20,10 +17,7 @@ from cseaug.roots import is_uri
 
 
 def published_version_of(path: str | Path) -> Path | None:
-    """The published version directory that holds ``path`` (or is it), or None.
-
-    Symlinks are resolved first: a link that points into a version counts as inside it.
-    """
+    """The published version directory that holds ``path`` (or is it), symlinks resolved."""
     resolved = Path(path).resolve()
     for candidate in (resolved, *resolved.parents):
         if (
@@ -47,19 +41,9 @@ def _uri_version(uri: str) -> str | None:
 def refuse_dataset_path(
     path: str | Path, root: str | Path | None = None, what: str = "output"
 ) -> Path | str:
-    """Return ``path`` unless writing it could change a published dataset.
-
-    Args:
-        path: where a command is about to write (a file or a directory).
-        root: the output root whose ``datasets/`` belongs to the publisher alone; None
-            checks only for published versions around ``path``.
-        what: the option that named ``path``, for the message (``--out``, ``output.root``).
-
-    Raises:
-        InputError: ``path`` is inside ``<root>/datasets/`` or inside (or is) a published
-            version directory, wherever it lies; for a URI, inside ``<root>/datasets/``
-            of a URI root or inside any ``datasets/<name>/<vNNNN>`` prefix.
-    """
+    """Return ``path`` unless it lies inside ``<root>/datasets/`` (the publisher's alone) or
+    inside a published version wherever it lies (for a URI: any ``datasets/<name>/<vNNNN>``
+    prefix); the InputError names ``what`` (the option, e.g. ``--out``)."""
     datasets: str | Path | None = None
     inside = False
     if is_uri(path):

@@ -1,10 +1,6 @@
-"""Reading published versions (the one place besides the writer that opens their Parquet).
-
-Every read that hands rows on checks them first (:mod:`cseaug.dataset.verify`): the
-manifest must hold together, and each data file is read whole, hashed and compared with
-its recorded sha256 before any of its rows is parsed; an unlisted or missing data file is
-an error. Only a directory without a manifest (a staging directory, a bare copy) is read
-as it is.
+"""Reading published versions, verified as they are read (:mod:`cseaug.dataset.verify`):
+each data file is hashed and compared with its manifest's sha256 before a row is parsed.
+Only a directory without a manifest (a staging directory, a bare copy) is read as it is.
 """
 
 from __future__ import annotations
@@ -34,11 +30,8 @@ def data_files(version_dir: str | Path) -> list[Path]:
 def iter_batches(
     version_dir: str | Path, columns: Sequence[str] | None = None, batch_size: int = 65_536
 ) -> Iterator[pa.RecordBatch]:
-    """Stream the canonical rows of a version in record batches, one data file in memory at a time.
-
-    Raises:
-        InputError: a check of the module docstring fails, naming the file.
-    """
+    """Stream the canonical rows of a version, one data file in memory at a time (InputError
+    naming a file that fails its check)."""
     version_dir = Path(version_dir)
     files = data_files(version_dir)
     recorded = recorded_sha256(version_dir)
@@ -64,14 +57,8 @@ def read_rows(version_dir: str | Path, columns: Sequence[str] | None = None) -> 
 
 
 def augmentation_view(augmentations: pa.Array | pa.ChunkedArray, view: int) -> pa.Array:
-    """The text of view number ``view`` of each row's ``augmentations`` (null where it has none).
-
-    Generate-CSE writes one view per training epoch into ``augmentations``; view ``k`` is
-    the positive of epoch ``k``.
-
-    Args:
-        augmentations: the ``augmentations`` column of a batch (list of {view, text, method}).
-        view: the view number.
+    """The text of view number ``view`` of each row's ``augmentations`` (null where it has
+    none): Generate-CSE's positive of epoch ``view``.
 
     Example:
         >>> from cseaug.dataset.schema import AUGMENTATION_TYPE

@@ -1,9 +1,5 @@
-"""The intermediate store of one run: shard tables on disk, so tasks exchange paths, not tables.
-
-A run lives in ``<root>/runs/<run_id>/<kind>[/<stage>]/``: ``input`` and ``rows`` shards
-hold canonical rows, ``rejects`` reject rows. Every shard is written atomically, so a
-crashed task leaves no half shard and a retried one replaces it whole
-(docs/dataset-contract.md, "Run store").
+"""The intermediate store of one run, ``<root>/runs/<run_id>/<kind>[/<stage>]/``: shard
+tables written atomically, so tasks exchange paths (docs/dataset-contract.md, "Run store").
 
 Example:
     >>> import tempfile
@@ -35,19 +31,13 @@ SHARD_SCHEMAS: dict[str, pa.Schema] = {
     "rows": CANONICAL_SCHEMA,
     "rejects": REJECTS_SCHEMA,
 }
-"""The contract schema of each kind of shard."""
 
 SHARD_SUFFIX = ".parquet"
 
 
 class RunStore:
-    """Shard tables of one run under ``<root>/runs/<run_id>``.
-
-    Args:
-        root: the output root (``output.root`` of the config, e.g. ``storage``).
-        run_id: the run's identity, e.g. the build fingerprint or a Prefect flow-run id; a
-            run started again with the same id finds (and may skip) the shards it finished.
-    """
+    """Shard tables of one run under ``<root>/runs/<run_id>``: a run started again with the
+    same id finds (and may skip) the shards it finished."""
 
     def __init__(self, root: str | Path, run_id: str) -> None:
         if not run_id or "/" in run_id or run_id.startswith("."):
@@ -74,13 +64,8 @@ class RunStore:
         data: pa.Table | Iterable[pa.Table | pa.RecordBatch],
         stage: str | None = None,
     ) -> Path:
-        """Write (or atomically replace) one shard of ``kind``'s schema; returns its path.
-        ``data`` is a table, or tables/batches streamed for a large shard (memory stays at one
-        batch); each piece is checked with :func:`~cseaug.dataset.conform.conform`.
-
-        Raises:
-            InputError: the data does not fit the kind's schema (nothing is written).
-        """
+        """Write (or atomically replace) one shard from a table or streamed tables/batches,
+        each conformed to ``kind``'s schema (InputError, nothing written); returns its path."""
         path = self.shard_path(kind, index, stage)
         schema = SHARD_SCHEMAS[kind]
         with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema) as writer:

@@ -1,9 +1,6 @@
-"""A rotating Parquet sink: rows of one schema into files of at most ``rows_per_file`` rows.
-
-Rows are buffered and written in row groups of :data:`ROW_GROUP_ROWS` (bounded, so a
-reader can stream a file); a file that is full is closed and the next one opened. While
-open, files are ``<split>-part-0000k.parquet.tmp``; :meth:`ParquetSink.finish` names them
-``<split>-0000k-of-0000N.parquet`` once N is known. Memory stays at one row group.
+"""A rotating Parquet sink: rows of one schema into files of at most ``rows_per_file`` rows,
+in row groups of :data:`ROW_GROUP_ROWS`, named ``<split>-0000k-of-0000N.parquet`` by
+:meth:`ParquetSink.finish` once N is known. Memory stays at one row group.
 
 Example:
     >>> import tempfile
@@ -26,18 +23,10 @@ import pyarrow.parquet as pq
 from cseaug.errors import InputError
 
 ROW_GROUP_ROWS = 65_536
-"""Rows per Parquet row group (bounded so a reader can stream a file)."""
 
 
 class ParquetSink:
-    """Writes tables of ``schema`` into rotating Parquet files under ``folder``.
-
-    Args:
-        folder: where the files go (it exists).
-        schema: the files' schema; tables must already have it (conformed).
-        rows_per_file: most rows in one file.
-        split: the files' name prefix, the split ``datasets`` reads them as.
-    """
+    """Writes conformed tables of ``schema`` into rotating files ``<split>-*`` under ``folder``."""
 
     def __init__(
         self, folder: Path, schema: pa.Schema, rows_per_file: int, split: str = "train"
@@ -68,11 +57,8 @@ class ParquetSink:
                 self._flush()
 
     def finish(self, empty_file: bool = True) -> list[Path]:
-        """Write what is buffered, close the files and give them their final names (in order).
-
-        No rows leave no file behind but, with ``empty_file``, one empty file with the schema,
-        so that a reader still finds the schema.
-        """
+        """Write what is buffered, close the files and give them their final names (in order);
+        without rows, one empty file holds the schema when ``empty_file``."""
         self._flush()
         self.close()
         if not self._parts and empty_file:
@@ -88,8 +74,7 @@ class ParquetSink:
         return files
 
     def close(self) -> None:
-        """Close the open file, if any; the next rows start a new one. Without :meth:`finish`,
-        the files keep their temporary names (the caller removes the folder)."""
+        """Close the open file, if any; the next rows start a new one."""
         if self._writer is not None:
             self._writer.close()
             self._writer = None

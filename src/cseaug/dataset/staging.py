@@ -1,17 +1,7 @@
-"""Publishing a dataset version atomically: stage, validate, commit, make read-only.
-
-A version is written into a hidden staging directory beside the versions, validated,
-given its ``manifest.json`` and card, made read-only and renamed to the next version name
-under the dataset's ``flock``; on an object store it is then claimed, uploaded and
-committed manifest last (:mod:`cseaug.dataset.commit_remote`). The steps, what a failure
-at each one leaves, and unchanged rebuilds are in docs/dataset-contract.md, "Writing and
-publishing".
-
-``heldout`` (NGCSE appendix, "Training Details": 10% held out; the share is
-``RunConfig.heldout_fraction``): a row is held out when the first 8 bytes of sha256(id),
-read as a big-endian integer, are below ``fraction * 2**64``, so an id gets the same flag
-in every version, whatever the order of rows. Held-out rows go to their own files,
-``data/heldout-*``, the ``heldout`` split of the card (``data/train-*`` hold the others).
+"""Publishing a dataset version atomically: stage in a hidden directory, validate, make
+read-only, rename under the dataset's ``flock`` (on an object store: claim, upload, manifest
+last, :mod:`cseaug.dataset.commit_remote`). The steps and what a failure at each leaves:
+docs/dataset-contract.md, "Writing and publishing".
 """
 
 from __future__ import annotations
@@ -58,7 +48,8 @@ HELDOUT_INDEX = CANONICAL_SCHEMA.get_field_index("heldout")
 
 
 def heldout_flags(ids: pa.Array | pa.ChunkedArray, fraction: float) -> pa.Array:
-    """The deterministic held-out flag of each id (see the module docstring).
+    """The held-out flag of each id: the first 8 bytes of sha256(id), big-endian, below
+    ``fraction * 2**64`` (NGCSE appendix, "Training Details"), the same in every version.
 
     Example:
         >>> heldout_flags(pa.array(["a", "b"]), 0.0).to_pylist()
@@ -75,17 +66,15 @@ def heldout_flags(ids: pa.Array | pa.ChunkedArray, fraction: float) -> pa.Array:
 
 @dataclass
 class PublishedVersion:
-    """A version after publishing: its name, directory (a local copy for an object store),
-    manifest and where it is published."""
+    """A version after publishing: its directory (a local copy for an object store), its
+    ``location`` (the directory or URI), and ``reused``: an existing version held the data."""
 
     name: str
     version: str
     path: Path
     manifest: dict[str, Any]
     location: str
-    """Where the version is published: its directory, or its URI on an object store."""
     reused: bool = False
-    """True when nothing was published because this existing version holds the same data."""
 
 
 def _seal_tree(top: Path) -> None:
@@ -103,11 +92,8 @@ def _seal_tree(top: Path) -> None:
 
 
 def _force_rmtree(path: Path) -> None:
-    """Remove a tree even where publishing already made parts of it read-only.
-
-    Never follows a symlink: a link is removed, not what it points at, and no chmod
-    reaches outside ``path`` (``os.walk`` and ``shutil.rmtree`` do not descend into links).
-    """
+    """Remove a tree even where publishing made parts of it read-only; a symlink is removed
+    as a link (``os.walk`` and ``shutil.rmtree`` never descend into one)."""
     if path.is_symlink() or path.is_file():
         path.unlink()
     elif path.exists():
@@ -154,17 +140,9 @@ def remove_stale_staging(dataset_dir: Path) -> list[Path]:
 
 
 class StagedVersion:
-    """A version being written in a hidden staging directory; :meth:`commit` publishes it.
-
-    As a context manager, leaving the block without committing deletes the staging directory.
-
-    Args:
-        root: the output root (``output.root``): a directory or an fsspec URI.
-        name: the dataset name (``<root>/datasets/<name>``).
-        heldout_fraction: share of rows flagged ``heldout`` (``output.heldout_fraction``).
-        rows_per_file: rows per data file (``output.rows_per_file``).
-        local_dir: where a URI root's version is staged (``execution.work_dir``); default
-            :func:`cseaug.roots.default_work_dir`. Unused for a local root.
+    """A version being written in a hidden staging directory under ``root`` (a URI root's
+    in ``local_dir``, ``execution.work_dir``); :meth:`commit` publishes it, and leaving the
+    ``with`` block without committing deletes it.
 
     Example:
         with StagedVersion("storage", "demo") as staged:
@@ -213,7 +191,6 @@ class StagedVersion:
         if not self._committed:
             self.abort()
 
-    # -- rows -----------------------------------------------------------------------------
     def write_rows(self, rows: Batches) -> int:
         """Stream canonical rows into the data files (conformed, ``heldout`` set, counted);
         may be called several times. Returns the number of rows this call wrote."""
@@ -230,7 +207,6 @@ class StagedVersion:
                 bar.advance(table.num_rows)
         return self.counts.rows - before
 
-    # -- rejects --------------------------------------------------------------------------
     def write_rejects(self, rejects: Batches) -> int:
         """Stream every reject row into ``rejects.parquet`` (call once); returns the count."""
         self._check_open()
@@ -251,10 +227,9 @@ class StagedVersion:
                     bar.advance(table.num_rows)
         return self.counts.rejects  # the only call that counts rejects
 
-    # -- sealing and publishing -----------------------------------------------------------
     def seal(self) -> list[Path]:
-        """Finish the data files (``train-0000k-of-0000N``, ``heldout-...``) and return them; no rows after this.
-        Callers may add files (diagnostics) under :attr:`path` before :meth:`commit`."""
+        """Finish and return the data files; no rows after this, but files (diagnostics) may
+        be added under :attr:`path` before :meth:`commit`."""
         if not self._sealed:
             self._check_open()
             held = self._heldout_sink.finish(empty_file=False)
@@ -269,11 +244,9 @@ class StagedVersion:
         return sorted((self.path / "data").glob("*.parquet"))
 
     def same_data_as_latest(self) -> PublishedVersion | None:
-        """The latest published version if its data fingerprint equals the sealed data's, else None.
-
-        A local version newer than ``latest`` (a publish killed before the pointer moved) is
-        compared first; when it holds these data, ``latest`` is pointed at it.
-        """
+        """The latest version if it holds the sealed data, else None; a local version newer
+        than ``latest`` (a publish killed before the pointer moved) is tried first and, when
+        it holds them, ``latest`` is pointed at it."""
         latest = versions.latest_version(self.root, self.name)
         if latest is None:
             return None
@@ -318,15 +291,8 @@ class StagedVersion:
                 )
 
     def commit(self, manifest: Mapping[str, Any]) -> PublishedVersion:
-        """Validate, write ``manifest.json`` and ``README.md``, and publish as the next version.
-
-        Args:
-            manifest: from :func:`cseaug.dataset.manifest.build_manifest`, completed here
-                (docs/dataset-contract.md, "manifest.json").
-
-        Raises:
-            InputError: invalid data or manifest.
-        """
+        """Validate, complete ``manifest`` (:func:`~cseaug.dataset.manifest.build_manifest`),
+        write it and ``README.md``, and publish as the next version (InputError when invalid)."""
         self.seal()
         self.validate()
         extras = sorted(p for p in (self.path / "diagnostics").rglob("*") if p.is_file())
@@ -377,9 +343,8 @@ class StagedVersion:
         _seal_tree(self.path)
 
     def _rename_into_place(self, directory: Path, target: Path) -> None:
-        """Make the staged version ``target`` and point ``latest`` at it, or publish nothing:
-        only renames remain once the pointer's temporary file is written, and a failure after
-        the version's rename renames it back into staging (docs/dataset-contract.md, step 6)."""
+        """Rename the staged version to ``target`` and point ``latest`` at it, or rename it back
+        into staging on a failure: nothing is published (docs/dataset-contract.md, step 6)."""
         os.chmod(self.path, READ_ONLY_DIR)
         renamed = False
         try:
@@ -409,9 +374,8 @@ class StagedVersion:
         files: list[dict[str, Any]],
         plots: list[str],
     ) -> PublishedVersion:
-        """Claim, upload and commit on the object store (:mod:`.commit_remote`); the staging
-        directory becomes the local copy of the committed version (when it cannot, the
-        InputError starts with "published <URI>", the outcome)."""
+        """Claim, upload and commit on the object store; the staging directory becomes the
+        local copy (when it cannot, the InputError starts with "published <URI>")."""
         remove_stale_staging(self.dataset_dir)
         token = claim_token()
         version = claim_version(store, self.name, token)
@@ -486,20 +450,10 @@ def publish_version(
     reuse_unchanged: bool = False,
     local_dir: str | Path | None = None,
 ) -> PublishedVersion:
-    """Stream rows and rejects into a new version and publish it atomically.
-
-    Args:
-        rows: canonical tables/batches (e.g. the aigen shards chained with the `other`
-            rows), streamed; ``rejects`` likewise.
-        root, name, heldout_fraction, rows_per_file, local_dir: as for :class:`StagedVersion`.
-        manifest: from :func:`cseaug.dataset.manifest.build_manifest`.
-        before_publish: called with the staging directory once the data files are sealed
-            and before validation and renaming: the place to write ``diagnostics/``.
-        reuse_unchanged: publish nothing and return the latest version (``reused=True``)
-            when it holds the sealed data (docs/dataset-contract.md, "Unchanged rebuilds").
-
-    Example:
-        published = publish_version(tables, root="storage", name="wiki-sts", manifest=m)
+    """Stream canonical ``rows`` and ``rejects`` (tables or batches) into a new version of
+    :class:`StagedVersion` and publish it; ``before_publish(staging_dir)`` runs once the data
+    files are sealed (the place to write ``diagnostics/``), and ``reuse_unchanged`` returns
+    the latest version instead when it holds the same data (docs/dataset-contract.md).
     """
     with StagedVersion(
         root,

@@ -1,8 +1,6 @@
-"""An output root on an object store: the few fsspec calls the publisher and the readers need.
-
-Every path a :class:`Store` takes is relative to the root; credentials and the endpoint
-come from the environment (docs/deployment.md). :meth:`Store.create` is the conditional
-write that claims a version name (S3 ``If-None-Match: *``).
+"""An output root on an object store (or a local directory): the few fsspec calls the
+publisher and the readers need, on paths relative to the root; credentials come from the
+environment (docs/deployment.md).
 
 Example:
     >>> store = Store.from_root("memory://demo-store")
@@ -35,7 +33,7 @@ class StoredObject:
 
 @dataclass(frozen=True)
 class Store:
-    """An fsspec filesystem and a root path on it (see the module docstring)."""
+    """An fsspec filesystem and a root path on it."""
 
     fs: Any
     base: str
@@ -43,11 +41,8 @@ class Store:
 
     @classmethod
     def from_root(cls, root: str | Path) -> Store:
-        """The store of an output root URI (``s3://bucket/prefix``, ``memory://name``).
-
-        Raises:
-            ConfigError: unknown protocol, or its package is not installed.
-        """
+        """The store of an output root (``s3://bucket/prefix``, ``memory://name``, a directory);
+        ConfigError for an unknown protocol or one whose package is missing."""
         import fsspec
 
         uri = check_root(str(root)).rstrip("/")
@@ -80,8 +75,7 @@ class Store:
 
     def listing(self, relative: str) -> dict[str, StoredObject]:
         """Every object under ``relative`` with its size and time, keyed by its path relative to
-        the root (one listing, not one request per object; listed afresh). Directory entries
-        (s3fs lists a prefix whose first object is being written as one) are left out."""
+        the root, in one fresh listing (s3fs's directory entries left out)."""
         self.fs.invalidate_cache(self.path(relative))
         prefix = self.base + "/"
         found = self.fs.find(self.path(relative), detail=True)
@@ -116,7 +110,8 @@ class Store:
             raise InputError(f"{self.url(relative)} not found") from None
 
     def create(self, relative: str, data: bytes) -> bool:
-        """Write ``data`` only if nothing is at ``relative`` yet; False when something is."""
+        """Write ``data`` only if nothing is at ``relative`` yet (S3 ``If-None-Match: *``);
+        False when something is."""
         try:
             self.fs.pipe_file(self.path(relative), data, mode="create")
         except FileExistsError:
@@ -124,8 +119,7 @@ class Store:
         return True
 
     def put(self, relative: str, data: bytes) -> None:
-        """Write ``data`` to ``relative``, replacing what is there (only a writer's own
-        marker, such as its lease)."""
+        """Write ``data`` to ``relative``, replacing what is there (a writer's own lease)."""
         self.fs.pipe_file(self.path(relative), data)
 
     def put_file(self, local: Path, relative: str) -> None:

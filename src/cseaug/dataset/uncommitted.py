@@ -1,9 +1,6 @@
-"""Uncommitted version prefixes on an object store: find them, and prune the abandoned ones.
-
-A build that dies between its ``.claim`` and its ``manifest.json`` leaves an *uncommitted*
-prefix. Pruning empties it but never frees its number (the ``.claim`` stays, with a
-``.pruned`` marker); the safety rules and why: docs/dataset-contract.md, "Uncommitted
-prefixes".
+"""Uncommitted version prefixes on an object store (a ``.claim``, no ``manifest.json``):
+find them, and prune the abandoned ones without freeing their numbers; the safety rules:
+docs/dataset-contract.md, "Uncommitted prefixes".
 
 Example:
     >>> from cseaug.dataset.store import Store
@@ -26,7 +23,6 @@ from cseaug.dataset import lease, versions
 from cseaug.dataset.store import Store, StoredObject
 
 DEFAULT_IDLE = timedelta(hours=24)
-"""How long a prefix must have gone unwritten before it is pruned (``--older-than``)."""
 
 MARKERS = frozenset({versions.CLAIM_FILE, versions.PRUNED_FILE, versions.LEASE_FILE})
 
@@ -45,13 +41,9 @@ class UncommittedPrefix:
     url: str
     claimed_at: datetime
     last_write: datetime
-    files: tuple[str, ...]
-    """Uploaded objects (markers aside), relative to the prefix: what pruning deletes."""
+    files: tuple[str, ...]  # uploaded objects, markers aside: what pruning deletes
     size: int
-    """Bytes of :attr:`files`."""
-    lease_until: datetime
-    """When the lease of its build runs out: :data:`~cseaug.dataset.lease.LEASE_TTL` after its
-    last renewal, the claim being the first."""
+    lease_until: datetime  # LEASE_TTL after the last renewal (the claim is the first)
 
 
 def _uncommitted(
@@ -111,12 +103,8 @@ def idle_problem(prefix: UncommittedPrefix, idle: timedelta, now: datetime) -> s
 
 
 def prune(root: str, prefix: UncommittedPrefix, idle: timedelta, now: datetime) -> str:
-    """Empty the abandoned ``prefix``; returns "" when done, else why it was left alone.
-
-    It is listed afresh first (a commit or an upload since it was found is seen), then the
-    ``.pruned`` marker is written, the manifest checked once more and the uploaded files
-    deleted. ``.claim`` stays, so its number is never claimed again (module docstring).
-    """
+    """Empty the abandoned ``prefix`` (listed afresh, marked ``.pruned``, its manifest checked
+    once more; ``.claim`` stays); returns "" when done, else why it was left alone."""
     store = Store.from_root(root)
     relative = f"datasets/{prefix.dataset}/{prefix.version}"
     objects = {path[len(relative) + 1 :]: e for path, e in store.listing(relative).items()}

@@ -17,10 +17,10 @@ from typing import Any
 import pyarrow as pa
 
 from cseaug.dataset import versions
-from cseaug.dataset.export_records import RECORD_FILE, exports_folder, read_record
+from cseaug.dataset.export_records import RECORD_FILE, exports_folder
 from cseaug.dataset.store import Store
 from cseaug.errors import InputError
-from cseaug.hashing import file_sha256, json_sha256
+from cseaug.hashing import json_sha256
 from cseaug.roots import is_uri
 
 FILES_COMPLETE = "files_complete"
@@ -151,44 +151,23 @@ class VerifyReport:
 
 
 def verify_version(version_dir: str | Path) -> VerifyReport:
-    """Check every file the manifest of ``version_dir`` lists, and find files it does not list.
-
-    Raises:
-        InputError: ``version_dir`` has no (readable) manifest, or one without ``files``.
-    """
+    """Check every file the manifest of ``version_dir`` lists, find files it does not list,
+    and check the exports recorded beside it (InputError without a readable manifest)."""
     version_dir = Path(version_dir)
-    recorded = recorded_sha256(version_dir)
-    if recorded is None:
+    if not (version_dir / versions.MANIFEST_FILE).is_file():
         raise InputError(f"{version_dir} has no manifest.json: nothing to verify against")
-    complete = bool(versions.read_manifest(version_dir).get(FILES_COMPLETE))
-    report = VerifyReport(version_dir, complete=complete)
-    report.checked = _check_files(
-        report,
-        recorded,
-        lambda relative: (version_dir / relative).is_file(),
-        lambda relative: file_sha256(version_dir / relative),
-    )
+    manifest = versions.read_manifest(version_dir)
     folder = exports_folder(version_dir.resolve())
-    if folder is not None:
-        root = folder.parents[2]
-        report.exports_checked = _check_files(
-            report,
-            _exported(folder.relative_to(root).as_posix(), read_record(folder)),
-            lambda shown: (root / shown).is_file(),
-            lambda shown: file_sha256(root / shown),
-        )
-    present = {
-        p.relative_to(version_dir).as_posix() for p in version_dir.rglob("*") if not p.is_dir()
-    }
-    report.unlisted = sorted(present - set(recorded) - {versions.MANIFEST_FILE})
-    return report
+    if folder is None:  # a copy outside <root>/datasets/<name>/: no export folder
+        return _verify(Store.from_root(version_dir), "", manifest, version_dir, None)
+    name, version = version_dir.resolve().parent.name, version_dir.name
+    store = Store.from_root(folder.parents[2])
+    return _verify(store, f"datasets/{name}/{version}", manifest, version_dir, folder.name)
 
 
 def verify_stored_version(root: str | Path, ref: str) -> VerifyReport:
-    """:func:`verify_version` of ``name[/version]`` under ``root``, a directory or an fsspec URI.
-
-    On an object store every listed object is hashed as it streams (the publisher's
-    ``.claim`` and ``.lease`` are not counted as unlisted).
+    """:func:`verify_version` of ``name[/version]`` under ``root``, a directory or an fsspec URI,
+    where every object is hashed as it streams (``.claim`` and ``.lease`` are the publisher's).
 
     Raises:
         InputError: no such dataset or committed version.
@@ -200,36 +179,35 @@ def verify_stored_version(root: str | Path, ref: str) -> VerifyReport:
     version = version or (known[-1] if known else None)
     if version not in known:
         versions.resolve(root, ref)  # raises the message that lists what exists
-    store = Store.from_root(root)
-    prefix = f"datasets/{name}/{version}"
+    store, prefix = Store.from_root(root), f"datasets/{name}/{version}"
     manifest = versions.read_stored_manifest(root, name, str(version))
-    recorded = checked_records(manifest, store.url(prefix))
-    report = VerifyReport(store.url(prefix), complete=bool(manifest.get(FILES_COMPLETE)))
+    return _verify(store, prefix, manifest, store.url(prefix), str(version))
+
+
+def _verify(
+    store: Store, prefix: str, manifest: dict[str, Any], shown: Path | str, version: str | None
+) -> VerifyReport:
+    """The report of the version under ``prefix`` of ``store`` (and of its exports under
+    ``exports/<name>/<version>``, unless ``version`` is None)."""
+    recorded = checked_records(manifest, shown)
+    report = VerifyReport(shown, complete=bool(manifest.get(FILES_COMPLETE)))
     present = set(store.find(prefix))
     report.checked = _check_files(
-        report,
-        recorded,
-        present.__contains__,
-        lambda relative: store.sha256(f"{prefix}/{relative}"),
+        report, recorded, present.__contains__, lambda path: store.sha256(f"{prefix}/{path}")
     )
-    report.unlisted = sorted(
-        present - set(recorded) - {versions.MANIFEST_FILE, versions.CLAIM_FILE, versions.LEASE_FILE}
-    )
-    exports = f"exports/{name}/{version}"
-    if store.exists(f"{exports}/{RECORD_FILE}"):
+    markers = {versions.MANIFEST_FILE}
+    if is_uri(store.uri):
+        markers |= {versions.CLAIM_FILE, versions.LEASE_FILE}
+    report.unlisted = sorted(present - set(recorded) - markers)
+    exports = f"exports/{prefix.split('/')[1]}/{version}" if version else ""
+    if exports and store.exists(f"{exports}/{RECORD_FILE}"):
         record = versions.parse_manifest(
             store.read_bytes(f"{exports}/{RECORD_FILE}"), store.url(f"{exports}/{RECORD_FILE}")
         )
-        exported = {f"{exports}/{relative}" for relative in store.find(exports)}
-        report.exports_checked = _check_files(
-            report, _exported(exports, record), exported.__contains__, store.sha256
-        )
+        expected = {f"{exports}/{path}": entry["sha256"] for path, entry in record["files"].items()}
+        exported = {f"{exports}/{path}" for path in store.find(exports)}
+        report.exports_checked = _check_files(report, expected, exported.__contains__, store.sha256)
     return report
-
-
-def _exported(folder: str, record: dict[str, Any]) -> dict[str, str]:
-    """``{<folder>/<file>: sha256}`` of the exports an ``exports.json`` record lists."""
-    return {f"{folder}/{relative}": entry["sha256"] for relative, entry in record["files"].items()}
 
 
 def _check_files(

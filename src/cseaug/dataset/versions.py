@@ -1,9 +1,6 @@
-"""Where versions live, how they are named, found and listed, and the lock that orders publishers.
-
-Layout: ``<root>/datasets/<name>/<version>/``, versions ``v0001``, ``v0002``, ... in
-publishing order (docs/dataset-contract.md, "Layout"). On an object store only committed
-versions (with a ``manifest.json``) are listed, ``latest`` is the highest one, and readers
-open a local copy (:func:`local_copy`).
+"""Where versions live (``<root>/datasets/<name>/v0001``, ...), how they are found and
+listed, and the lock that orders publishers (docs/dataset-contract.md, "Layout"). On an
+object store only committed versions are listed and readers open a local copy.
 
 Example:
     >>> parse_ref("wiki-sts/v0002"), parse_ref("wiki-sts"), parse_ref("wiki-sts/latest")
@@ -36,12 +33,8 @@ LOCK_FILE = ".lock"
 STAGING_PREFIX = ".staging-"
 MANIFEST_FILE = "manifest.json"
 CLAIM_FILE = ".claim"
-LEASE_FILE = ".lease"
-"""Beside ``.claim`` while a build uploads: renewed by the build, respected by the pruner
-(:mod:`cseaug.dataset.lease`)."""
-PRUNED_FILE = ".pruned"
-"""Beside ``.claim`` in an uncommitted prefix emptied by ``cseaug versions --prune-uncommitted``
-(:mod:`cseaug.dataset.uncommitted`): its number stays taken."""
+LEASE_FILE = ".lease"  # :mod:`cseaug.dataset.lease`
+PRUNED_FILE = ".pruned"  # :mod:`cseaug.dataset.uncommitted`
 
 
 def datasets_dir(root: str | Path) -> Path:
@@ -111,10 +104,8 @@ def list_versions(root: str | Path, name: str) -> list[str]:
 
 
 def stray_versions(root: str | Path, name: str) -> list[Path]:
-    """Entries named like a version that the publisher did not leave: no ``manifest.json``
-    inside, a file, or a symlink (``cseaug versions`` warns about them). None on an object
-    store, where a version without a manifest is one being uploaded (or whose upload died):
-    invisible, not stray."""
+    """Entries named like a version that the publisher did not leave (no ``manifest.json``, a
+    file, a symlink); none on an object store, where such a prefix is an upload (invisible)."""
     if is_uri(root):
         return []
     return [entry for entry in _version_entries(root, name) if not _is_published(entry)]
@@ -163,14 +154,8 @@ def no_such_dataset(root: str | Path, name: str) -> InputError:
 
 
 def resolve(root: str | Path, ref: str) -> Path:
-    """The directory of ``name``, ``name/latest`` or ``name/vNNNN`` under ``root``.
-
-    A path to an existing version directory (one holding ``manifest.json``) is accepted too.
-    On an object store it is the local copy of the committed version (:func:`local_copy`).
-
-    Raises:
-        InputError: no such dataset or version; the message lists what exists.
-    """
+    """The directory of ``name``, ``name/latest``, ``name/vNNNN`` or a version directory's
+    path (on an object store: its local copy); InputError listing what exists otherwise."""
     as_path = Path(ref)
     if as_path.is_dir() and (as_path / MANIFEST_FILE).is_file():
         return as_path
@@ -191,13 +176,8 @@ def resolve(root: str | Path, ref: str) -> Path:
 
 
 def local_copy(root: str | Path, name: str, version: str) -> Path:
-    """A local copy of a committed version of a remote root, under its work directory (reused
-    when its manifest equals the stored one); readers verify it as they read it.
-
-    Raises:
-        InputError: the version is not committed, or a local copy with another manifest
-            is in the way.
-    """
+    """A local copy of a committed version of a remote root in its work directory, reused
+    while its manifest equals the stored one (readers verify it as they read it)."""
     store = Store.from_root(root)
     prefix = f"datasets/{check_name(name)}/{version}"
     stored = store.read_bytes(f"{prefix}/{MANIFEST_FILE}")
@@ -286,16 +266,20 @@ def acquire(path: Path, blocking: bool = True) -> FileLock | None:
 
 @contextlib.contextmanager
 def dataset_lock(root: str | Path, name: str) -> Iterator[Path]:
-    """Hold the dataset's lock (``<root>/datasets/<name>/.lock``); yields the dataset directory.
-
-    Held only for short, metadata-only work: allocating a version name and renaming a
-    staging directory, so concurrent builds write their data in parallel.
-    """
+    """Hold the dataset's ``.lock`` (only to allocate a version name and rename a staging
+    directory); yields the dataset directory."""
     directory = dataset_dir(root, name)
-    lock = acquire(directory / LOCK_FILE)
+    with locked(directory / LOCK_FILE):
+        yield directory
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold the lock on ``path``, waiting for it."""
+    lock = acquire(path)
     assert lock is not None  # a blocking acquire never returns None
     try:
-        yield directory
+        yield
     finally:
         lock.release()
 

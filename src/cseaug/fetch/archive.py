@@ -1,7 +1,5 @@
-"""Put downloaded files in place: a verified file renamed into place, or listed archive members.
-
-Only the members an entry names are extracted, each to its own target (never a path from the
-archive) and checked against its sha256 before it is renamed into place.
+"""Put downloaded files in place: a verified file renamed, or the archive members an entry
+names, each to its own target (never a path from the archive), checked before its rename.
 
 Example:
     >>> import io, tarfile, tempfile
@@ -39,12 +37,8 @@ def place(part: Path, target: Path) -> None:
 
 
 def extract_members(archive: Path, members: Sequence[Member], data_dir: Path) -> None:
-    """Extract ``members`` of a tar archive (any compression) to their targets under ``data_dir``.
-
-    Raises:
-        DownloadError: the archive cannot be read, lacks a member, or a member's sha256
-            differs; members already placed stay (each was verified).
-    """
+    """Extract ``members`` of a tar archive to their targets under ``data_dir``; a
+    DownloadError when the archive is unreadable or a member missing or changed."""
     try:
         with tarfile.open(archive, "r:*") as tar:
             for member in members:

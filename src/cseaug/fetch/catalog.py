@@ -1,9 +1,6 @@
-"""What ``cseaug data fetch`` can download: the public inputs the shipped configs name.
-
-Each :class:`Entry` is one download (a plain file, archive members, or a folder of files)
-with its provenance: configs, URLs, sha256 (None: trusted on first use and recorded), licence.
-URLs are resolved at fetch time (:func:`source_urls`: ``HF_ENDPOINT``, ``HF_HUB_OFFLINE``, a
-mirror). docs/data.md lists the catalogue and how each checksum is known.
+"""What ``cseaug data fetch`` can download: one :class:`Entry` per download of the shipped
+configs' public inputs, with its provenance (docs/data.md lists them and how each checksum
+is known).
 
 Example:
     >>> [e.name for e in select(["sick", "mrpc-train"])]
@@ -25,7 +22,6 @@ from cseaug.hub import hub_endpoint, hub_offline
 
 HF_ENDPOINT_PLACEHOLDER = "{HF_ENDPOINT}"
 MIRROR_ENV = "CSEAUG_DATA_MIRROR"
-"""Environment variable holding a base URL that replaces every catalogue URL (``--mirror``)."""
 
 _SIMCSE_HUB = f"{HF_ENDPOINT_PLACEHOLDER}/datasets/princeton-nlp/datasets-for-simcse/resolve/main"
 _RAW = "https://raw.githubusercontent.com"
@@ -63,13 +59,10 @@ class Member:
 
 @dataclass(frozen=True)
 class Entry:
-    """One download of the catalogue (``name``: what users type).
-
-    ``urls`` are byte-identical copies, tried in order; ``filename`` is the name under a
-    mirror; ``sha256`` None: none is published (trusted on first use). A plain file has a
-    ``target``; an archive its ``members``; a folder entry its ``files``, each fetched from
-    ``<url>/<name>`` (``urls`` are then base URLs and ``filename`` the folder's name).
-    """
+    """One download of the catalogue: byte-identical ``urls`` tried in order, ``filename``
+    under a mirror, ``sha256`` None when none is published (trusted on first use). A plain
+    file has a ``target``, an archive ``members``, a folder entry ``files`` (from
+    ``<url>/<name>``)."""
 
     name: str
     description: str
@@ -285,10 +278,8 @@ CATALOG: tuple[Entry, ...] = (
 
 
 def select(names: Iterable[str]) -> list[Entry]:
-    """The entries called ``names`` (all of them when ``names`` is empty), in catalogue order.
-
-    Raises:
-        ConfigError: a name is unknown; the message suggests the closest and lists all.
+    """The entries called ``names`` (all when empty), in catalogue order; ConfigError with the
+    closest name for an unknown one.
 
     Example:
         >>> [e.name for e in select([])][:2]
@@ -310,9 +301,8 @@ def select(names: Iterable[str]) -> list[Entry]:
 def source_urls(
     entry: Entry, mirror: str | None = None, environ: Mapping[str, str] = os.environ
 ) -> list[str]:
-    """The URLs to try for ``entry``, in order: ``<mirror>/<filename>`` alone under a
-    ``mirror`` (``http(s)://`` or ``file://``); else the catalogue's, hub URLs on ``HF_ENDPOINT``
-    and left out under ``HF_HUB_OFFLINE`` (read from ``environ``).
+    """The URLs to try for ``entry``: ``<mirror>/<filename>`` alone, or the catalogue's on
+    ``HF_ENDPOINT``, hub URLs left out under ``HF_HUB_OFFLINE``.
 
     Example:
         >>> source_urls(select(["nli"])[0], environ={"HF_ENDPOINT": "https://hf-mirror.example/"})

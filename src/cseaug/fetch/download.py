@@ -1,10 +1,6 @@
-"""Resumable downloads into a ``.part`` file, over plain urllib (HTTP(S) and ``file://``).
-
-:func:`download` continues a part file with ``Range`` (restarting when the server ignores
-it), retries transient errors (an attempt that made progress does not count), passes to the
-next URL on a permanent error and raises :class:`UnreachableError` when no URL could be
-connected to. Checking and placing the file is :mod:`cseaug.fetch.fetcher`'s job;
-docs/data.md, "What a fetch does".
+"""Resumable downloads into a ``.part`` file over urllib (HTTP(S) and ``file://``): ``Range``
+requests, retries of transient errors, the next URL on a permanent one (docs/data.md,
+"What a fetch does").
 
 Example:
     >>> from pathlib import Path
@@ -39,7 +35,6 @@ from cseaug.progress import progress_bar
 USER_AGENT = f"cseaug/{version('cseaug')} (+cseaug data fetch)"
 CHUNK_BYTES = 1 << 20
 TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
-"""HTTP answers worth asking again after a pause."""
 
 _UNREACHABLE_ERRNOS = frozenset(
     {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EADDRNOTAVAIL}
@@ -105,14 +100,8 @@ def download(
     policy: RetryPolicy | None = None,
 ) -> Downloaded:
     """Download the first of ``urls`` (byte-identical sources) that works into ``part``,
-    continuing what ``part`` holds; ``label`` names the download in the progress bar and
-    the messages.
-
-    Raises:
-        UnreachableError: no URL could be connected to.
-        DownloadError: every URL failed, at least one after connecting; the message names
-            each URL and why.
-    """
+    continuing what it holds; :class:`UnreachableError` when no URL could be connected to,
+    else a DownloadError naming each URL and why it failed."""
     policy = policy or RetryPolicy()
     part.parent.mkdir(parents=True, exist_ok=True)
     reasons: list[str] = []

@@ -1,10 +1,6 @@
-"""Fetch catalogue entries into a data directory (``cseaug data fetch``).
-
-A present file that matches its sha256 is skipped; anything else is downloaded into a
-``.part`` file, checked, and only then put in place, and recorded in ``.fetched.json``
-(:mod:`cseaug.fetch.records`). One fetch at a time writes a directory (``.fetch.lock``); a
-first download that cannot connect anywhere stops the run with :class:`OfflineError`.
-docs/data.md, "What a fetch does".
+"""Fetch catalogue entries into a data directory (``cseaug data fetch``): skip what is present
+and verified, download the rest into ``.part`` files, check, place and record each
+(docs/data.md, "What a fetch does").
 """
 
 from __future__ import annotations
@@ -30,7 +26,6 @@ from cseaug.fetch.records import RECORDS_FILE, read_records, write_record
 from cseaug.hashing import file_sha256
 
 DOWNLOADS_DIR = ".downloads"
-"""Sub-folder of the data directory where archives are downloaded before extraction."""
 
 LOCK_FILE = ".fetch.lock"
 
@@ -43,8 +38,7 @@ class OfflineError(DownloadError):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What happened to one entry: ``action``, a line for people (``detail``), and the size
-    of what was downloaded."""
+    """What happened to one entry, a line for people (``detail``), the bytes downloaded."""
 
     entry: Entry
     action: Action
@@ -89,15 +83,10 @@ def fetch(
     environ: Mapping[str, str] = os.environ,
     on_outcome: Callable[[Outcome], None] = lambda outcome: None,
 ) -> FetchReport:
-    """Make every entry present and verified under ``data_dir`` (created if needed).
-
-    A failing entry does not stop the others (its outcome says why), except when the first
-    download cannot connect at all. ``mirror`` and ``environ``: :func:`source_urls`;
-    ``force``: download again what is present; ``on_outcome``: called after each entry.
-
-    Raises:
-        OfflineError: the first download could not connect to any of its URLs.
-        DownloadError: another ``cseaug data fetch`` is writing to ``data_dir``.
+    """Make every entry present and verified under ``data_dir``, calling ``on_outcome`` after
+    each (``force``: download again what is present). A failing entry does not stop the
+    others, except when the first download cannot connect at all (:class:`OfflineError`);
+    a DownloadError when another fetch writes to ``data_dir``.
     """
     started = time.perf_counter()
     report = FetchReport(data_dir)
@@ -123,8 +112,7 @@ def fetch(
 
 
 def presence(entry: Entry, data_dir: Path) -> str:
-    """Whether ``entry``'s files are under ``data_dir`` (by name and size; no hashing):
-    ``present (size)``, ``missing``, ``partial (k of n files)``, or a resumable download."""
+    """Whether ``entry``'s files are under ``data_dir``, by name and size (no hashing)."""
     paths = [data_dir / target for target in entry.targets]
     found = [path for path in paths if path.is_file()]
     if len(found) == len(paths):
@@ -206,8 +194,7 @@ def _fetch_entry(
 def _fetch_files(
     entry: Entry, data_dir: Path, bases: Sequence[str], force: bool, policy: RetryPolicy | None
 ) -> Outcome:
-    """Download each file of a folder entry that is missing (all with ``force``) from
-    ``<base>/<name>``, verify it against its catalogue sha256, and put it in place."""
+    """Download, verify and place each missing file (all with ``force``) of a folder entry."""
     count = size = 0
     source = ""
     for member in entry.files:
@@ -234,11 +221,8 @@ def _fetch_files(
 def _verified_presence(
     entry: Entry, data_dir: Path, records: Mapping[str, Mapping[str, str]]
 ) -> str | None:
-    """A line saying the entry is present (verified, or why not); None when a file is missing.
-
-    Raises:
-        DownloadError: a present file differs from its known sha256 (it is left alone).
-    """
+    """A line saying the entry is present (verified, or why not); None when a file is missing,
+    a DownloadError when a present file differs from its known sha256 (left alone)."""
     checks = [(m.target, m.sha256, "catalogue") for m in entry.members + entry.files] or [
         (entry.target or "", *_expected_sha256(entry, records))
     ]
@@ -262,8 +246,8 @@ def _verified_presence(
 def _expected_sha256(
     entry: Entry, records: Mapping[str, Mapping[str, str]]
 ) -> tuple[str | None, str]:
-    """The sha256 the download must have, and where that value comes from: the catalogue, or
-    the record of the first download (trust on first use); (None, ...) when neither exists."""
+    """The sha256 the download must have and where it comes from (the catalogue, or the
+    first download's record); None when neither has one."""
     if entry.sha256:
         return entry.sha256, "catalogue"
     record = records.get(entry.target or "")
@@ -276,8 +260,7 @@ def _expected_sha256(
 def _mismatch(
     entry: Entry, data_dir: Path, part: Path, shown: str, got: Downloaded, expected: str, basis: str
 ) -> DownloadError:
-    """Delete the download ``part`` of ``shown``, whose sha256 is not ``expected`` (from
-    ``basis``), and the error that says so and what to do."""
+    """Delete the download ``part`` whose sha256 is not ``expected``; the error that says so."""
     part.unlink(missing_ok=True)
     if entry.sha256 or entry.is_folder:
         hint = (
@@ -327,8 +310,8 @@ def _shown(entry: Entry, data_dir: Path) -> str:
 
 @contextmanager
 def _exclusive(data_dir: Path) -> Iterator[None]:
-    """Hold ``<data_dir>/.fetch.lock`` so two fetches never write the same part file, and
-    remove it afterwards (a fetch that locked the removed file locks the new one)."""
+    """Hold ``<data_dir>/.fetch.lock``, and remove it afterwards (a fetch that locked the
+    removed file locks the new one)."""
     path = data_dir / LOCK_FILE
     while (lock := acquire(path, blocking=False)) is not None and not _same_file(lock.fd, path):
         lock.release()  # removed by the fetch that held it: lock the new one

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cseaug.dataset.atomic import atomic_path
+from cseaug.dataset.atomic import write_text_atomic
 from cseaug.errors import InputError
 
 RECORDS_FILE = ".fetched.json"
@@ -45,5 +45,4 @@ def write_record(data_dir: Path, target: str, record: dict[str, Any]) -> None:
         "published, this sha256 is the reference later fetches are checked against)",
         "files": dict(sorted(records.items())),
     }
-    with atomic_path(Path(data_dir) / RECORDS_FILE) as tmp:
-        tmp.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(Path(data_dir) / RECORDS_FILE, json.dumps(document, indent=2) + "\n")

@@ -1,11 +1,7 @@
-"""Readers of public sentence-pair benchmarks: STS (SemEval and STS-B), SICK, MRPC, NLI.
-
-Every reader returns a :class:`pyarrow.Table` with a fixed schema and records in its schema
-metadata the files read, the lines skipped and why, and how many lines needed lossy
-decoding (read it back with :func:`source_info`): nothing is skipped silently. The rules
-they share (UTF-8 with ``errors="replace"`` counted, lines split on ``\\n`` only, tabs
-without quote handling, sentences stripped): docs/prompts-and-patterns.md, "Benchmark
-readers".
+"""Readers of public sentence-pair benchmarks (STS, STS-B, SICK, MRPC, NLI) into tables of
+fixed schemas whose metadata records the files read, the lines skipped and why, and the
+lines decoded lossily (:func:`source_info`); the rules: docs/prompts-and-patterns.md,
+"Benchmark readers".
 """
 
 from __future__ import annotations
@@ -134,12 +130,8 @@ def _float(value: str, path: Path, number: int, column: str) -> float:
 
 
 def read_sts_dir(path: str | Path) -> pa.Table:
-    """Read a SemEval STS directory: ``STS.input.<task>.txt`` + ``STS.gs.<task>.txt`` per task,
-    the tasks in name order.
-
-    STS12 train or SentEval's ``STS1x-en-test``. As SentEval does, a pair whose gold score
-    line is empty is left out, counted in ``source_info(table)["skipped"]["empty_score"]``.
-    """
+    """Read a SemEval STS directory (``STS.input.<task>.txt`` and ``STS.gs.<task>.txt`` per
+    task, in name order); as in SentEval, a pair without a gold score is skipped, counted."""
     root = Path(path)
     if not root.is_dir():
         raise InputError(
@@ -194,13 +186,9 @@ def _pick(header: list[str], names: Sequence[str]) -> str | None:
 
 
 def read_sts_table(path: str | Path, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read any table of scored sentence pairs as (task, s1, s2, score).
-
-    STS Benchmark (tab-separated genre, file, year, id, score, sentence1, sentence2, then
-    ignored source columns; ``task`` is the ``file`` field), or a csv/tsv with a header
-    (``task`` is the file stem) whose (s1, s2, score) columns are ``columns`` or found among
-    common names (sentence1/sentence2/score, sentence_A/sentence_B/relatedness_score, ...).
-    """
+    """Read scored sentence pairs as (task, s1, s2, score): the STS Benchmark (``task`` is its
+    ``file`` field), or a csv/tsv with a header (``task`` is the file stem) whose (s1, s2,
+    score) columns are ``columns`` or found among common names."""
     file = Path(path)
     lines, replaced = _read_lines(file, "STS table")
     if not lines:
@@ -253,11 +241,8 @@ _SICK_NOHEADER = ("pair_ID", "sentence_A", "sentence_B", "relatedness_score", "e
 
 
 def read_sick(path: str | Path) -> pa.Table:
-    """Read SICK: the full ``SICK.txt`` or a SemEval-2014 split file, with or without header.
-
-    ``split`` comes from the ``SemEval_set`` column of ``SICK.txt``, else from the file name
-    (null if neither says).
-    """
+    """Read SICK: the full ``SICK.txt`` or a SemEval-2014 split file, with or without header
+    (``split`` from its ``SemEval_set`` column, else from the file name, else null)."""
     file = Path(path)
     lines, replaced = _read_lines(file, "SICK file")
     if not lines:
@@ -315,11 +300,8 @@ def read_mrpc(path: str | Path) -> pa.Table:
 
 
 def read_nli_csv(path: str | Path) -> pa.Table:
-    """Read NLI triples in SimCSE's csv layout: header ``sent0,sent1,hard_neg``.
-
-    ``sent0`` is the premise, ``sent1`` its entailment, ``hard_neg`` its contradiction (null
-    when a two-column file has none).
-    """
+    """Read NLI triples in SimCSE's csv layout, ``sent0,sent1,hard_neg`` (the contradiction
+    null in a two-column file)."""
     file = Path(path)
     lines, replaced = _read_lines(file, "NLI csv")
     reader = csv.reader(io.StringIO("\n".join(lines)))
@@ -365,11 +347,8 @@ def read_snli_senteval(path: str | Path, split: str) -> pa.Table:
 
 
 def nli_triples(pairs: pa.Table) -> pa.Table:
-    """Turn labelled NLI pairs into triples: per premise, zip its entailments with its contradictions.
-
-    The rule that built ``nli_triples_snli_devtest.csv`` (shared/data/SOURCES.md): group
-    pairs by premise in file order, pair the i-th entailment with the i-th contradiction,
-    drop neutral pairs and unmatched hypotheses.
+    """Per premise, pair the i-th entailment with the i-th contradiction; neutral pairs and
+    unmatched hypotheses are dropped (the rule of shared/data/SOURCES.md).
 
     Example:
         >>> t = pa.table({"premise": ["p", "p", "p"], "hypothesis": ["e", "n", "c"],

@@ -1,9 +1,4 @@
-"""Open a corpus: pick the reader of its format and check the input before any work.
-
-:func:`open_corpus` dispatches to one module per format (:mod:`.text`, :mod:`.delimited`,
-:mod:`.jsonl`, :mod:`.parquet`, :mod:`.hf`) and returns a
-:class:`~cseaug.readers.source.CorpusSource` that streams Arrow record batches with a
-``text`` column and one column per given view.
+"""Open a corpus: pick the reader of its format, which checks the input before any work.
 
 Example:
     >>> from cseaug.config import CorpusConfig
@@ -18,10 +13,7 @@ from pathlib import Path
 
 from cseaug.config import CorpusConfig
 from cseaug.errors import ConfigError, InputError
-from cseaug.readers.delimited import open_delimited
-from cseaug.readers.hf import open_hf
-from cseaug.readers.jsonl import open_jsonl
-from cseaug.readers.parquet import open_parquet
+from cseaug.readers.columns import open_delimited, open_hf, open_jsonl, open_parquet
 from cseaug.readers.source import CorpusSource
 from cseaug.readers.text import open_text
 
@@ -56,13 +48,8 @@ def detect_format(path: Path) -> str:
 
 
 def open_corpus(cfg: CorpusConfig) -> CorpusSource:
-    """Validate a corpus config against its input and return a streaming source.
-
-    Raises:
-        ConfigError: options that contradict the format (columns for a text file, ...).
-        InputError: missing file, unknown format, missing column, empty corpus,
-            dataset that cannot be loaded.
-    """
+    """A streaming source of the corpus, checked against its config: ConfigError for options
+    that contradict the format, InputError for a missing, empty or unreadable input."""
     if cfg.hf_dataset is not None:
         if cfg.format not in ("auto", "hf"):
             raise ConfigError(

@@ -1,10 +1,5 @@
-"""What every corpus reader returns, and the column checks and batch shape they share.
-
-A reader (one module per format: :mod:`.text`, :mod:`.delimited`, :mod:`.jsonl`,
-:mod:`.parquet`, :mod:`.hf`) checks everything it can before any work and returns a
-:class:`CorpusSource`, whose :meth:`~CorpusSource.batches` yields record batches with a
-``text`` column and one column per given view (named by the view: ``positive``, ...). No
-reader builds a Python object per line.
+"""What every corpus reader returns (:class:`CorpusSource`), and the column checks and batch
+shape they share: a ``text`` column and one column per given view, named by the view.
 """
 
 from __future__ import annotations
@@ -21,10 +16,8 @@ from cseaug.errors import InputError
 from cseaug.hashing import file_sha256
 
 TEXT = "text"
-"""Name of the sentence column in every batch a reader yields."""
 
 BATCH_ROWS = 65_536
-"""Rows per batch for the formats whose reader takes a row count (Parquet, HF datasets)."""
 
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -33,20 +26,11 @@ RejectRecord = dict[str, Any]
 
 @dataclass
 class CorpusSource:
-    """A validated corpus, ready to be streamed.
-
-    Args:
-        name: corpus name (part of every row id).
-        format: text, csv, tsv, jsonl, parquet or hf.
-        location: the path or dataset id, as configured.
-        input_sha256: sha256 of every input file (streamed), keyed by path or dataset file.
-        view_columns: view name -> source column.
-        record_key: key of the record number in reject details: ``line`` for text files
-            (the physical line number), ``record`` for the others (1-based data record:
-            CSV rows after the header, JSON objects, Parquet / dataset rows).
-        total_records: number of records when known up front (Parquet, HF), for progress.
-        reader_rejects: records the parser itself dropped (malformed CSV rows), filled
-            while :meth:`batches` runs.
+    """A validated corpus, ready to be streamed: ``name`` (part of every row id), ``location``
+    as configured, ``input_sha256`` of every input file, ``view_columns`` (view -> source
+    column), ``record_key`` naming the record number in reject details (``line`` for text
+    files), ``total_records`` when known up front, and ``reader_rejects``: records the parser
+    itself dropped (malformed CSV rows), filled while :meth:`batches` runs.
     """
 
     name: str

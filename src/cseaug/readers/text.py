@@ -1,9 +1,6 @@
-"""Text corpora: one sentence per line, split by Arrow on multi-megabyte blocks.
-
-The ``text`` column is *binary*: bytes are decoded by the cleaning step, so one line that
-is not UTF-8 becomes an ``invalid_utf8`` reject instead of stopping the run. ``\\n`` or
-``\\r\\n`` ends a line; a UTF-8 byte-order mark is dropped; ``.gz``, ``.bz2``, ``.zst`` and
-``.lz4`` files are decompressed on the fly.
+"""Text corpora: one sentence per line, split by Arrow on multi-megabyte blocks into a
+*binary* ``text`` column (the cleaning step decodes it, so a line that is not UTF-8 becomes
+a reject instead of stopping the run); compressed files are decompressed on the fly.
 """
 
 from __future__ import annotations
@@ -27,12 +24,10 @@ from cseaug.readers.source import (
 )
 
 TEXT_BLOCK_BYTES = 8 << 20
-"""Bytes read at a time from a text file (about 65k lines of 120 characters)."""
 
 MAX_LINE_BYTES = 1 << 20
-"""A line longer than this (or than 4 bytes per ``corpus.max_chars``, if more) is no
-sentence: the file is refused, in the block that holds it (a file of NUL bytes, a binary
-file, a file without line ends was read to its end, 50 GB of it, before)."""
+"""A line longer than this (or than 4 bytes per ``corpus.max_chars``) is no sentence: the
+file is refused in the block that holds it (a binary file, a file without line ends)."""
 
 
 def open_text(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
@@ -59,18 +54,9 @@ def open_text(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
 def read_lines(
     path: Path, block_bytes: int = TEXT_BLOCK_BYTES, max_line_bytes: int = MAX_LINE_BYTES
 ) -> Iterator[pa.RecordBatch]:
-    """Lines of a text file as binary batches; ``\\n`` or ``\\r\\n`` ends a line, a BOM is dropped.
-
-    Blocks stay Arrow buffers end to end (no Python bytes of the block's size); a line cut
-    by a block boundary is joined, so the lines do not depend on ``block_bytes``.
-
-    Args:
-        path: the text file (compressed files are decompressed on the fly).
-        block_bytes: bytes read at a time.
-        max_line_bytes: the longest line read (:data:`MAX_LINE_BYTES`).
-
-    Raises:
-        InputError: a line is longer than ``max_line_bytes``.
+    """Lines of a text file as binary batches, ``block_bytes`` read at a time as Arrow buffers
+    (a line cut by a block boundary is joined); ``\\n`` or ``\\r\\n`` ends a line, a BOM is
+    dropped, and a line longer than ``max_line_bytes`` is an InputError.
 
     Example:
         >>> from pathlib import Path
