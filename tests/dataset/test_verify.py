@@ -55,3 +55,17 @@ def test_a_manifest_without_a_file_list_is_refused_by_readers_and_verify(
     assert read_rows(published.path, ["id"]).num_rows == 4
     with pytest.raises(InputError, match="nothing to verify against"):
         verify_version(published.path)
+
+
+def test_a_folder_linked_into_a_version_is_reported(tmp_path: Path, manifest, rows_factory) -> None:
+    """A symlinked folder added to a published version is named among the unlisted files (the
+    listing used to skip symlinked folders, and such a version verified clean)."""
+    published = publish_version(
+        [rows_factory(3, 2)], [], root=tmp_path, name="demo", manifest=manifest
+    )
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "more.parquet").write_text("not listed", encoding="utf-8")
+    os.chmod(published.path, stat.S_IRWXU)
+    (published.path / "extra").symlink_to(outside, target_is_directory=True)
+    assert "extra" in verify_version(published.path).unlisted
