@@ -1,11 +1,9 @@
 """Generate-CSE random selection of a positive view (VAEGPT-Sim paper, section 3.2, appendix A.1).
 
-For every anchor and view (one view per training epoch) a seeded draw picks one method
-(``shuffle``, ``cutoff``, ``dropout``, ``repetition`` or the synonym ``generator``) and the
-method writes the view, over whitespace-separated words. Every draw has its own random
-stream seeded by (seed, anchor id, view), so views do not depend on sharding; an empty
-generation is rejected and redrawn among the edit methods (docs/vaegpt.md, "Generate-CSE
-random selection").
+For every anchor and view (one per training epoch) a draw seeded by (seed, anchor id, view)
+picks the method that writes the view over whitespace-separated words: an edit or the synonym
+``generator``, whose empty generations are rejected and redrawn among the edits
+(docs/vaegpt.md, "Generate-CSE random selection").
 
 Example:
     >>> from cseaug.config import GenerateCSEConfig
@@ -34,8 +32,7 @@ from cseaug.config import GENERATE_CSE_METHODS, GenerateCSEConfig
 from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
 from cseaug.step import Step, StepResult
 
-EDIT_METHODS: tuple[str, ...] = ("shuffle", "cutoff", "dropout", "repetition")
-"""The methods that edit the anchor's words (no model)."""
+EDIT_METHODS: tuple[str, ...] = ("shuffle", "cutoff", "dropout", "repetition")  # no model
 
 STAGE_NAME = "generate_cse"
 
@@ -45,20 +42,16 @@ class SynonymGenerator(Protocol):
 
     def generate(self, sentences: Sequence[str], num_return_sequences: int = 1) -> list[list[str]]:
         """``num_return_sequences`` candidates for each sentence, in input order."""
-        ...
 
     def identity(self) -> dict[str, Any]:
         """What identifies the generator's output (model files, settings), for manifests."""
-        ...
 
-    def close(self) -> None:
-        """Free the model."""
-        ...
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
 class View:
-    """One view of an anchor: its number (the epoch it serves), its text, the method that wrote it."""
+    """One view of an anchor: its number (the epoch it serves), text and method."""
 
     view: int
     text: str
@@ -153,12 +146,8 @@ def _clean_generation(text: str) -> str:
 
 
 class RandomSelection:
-    """Draws a method per (anchor, view) and writes the views (appendix A.1).
-
-    Args:
-        config: the ``generate_cse`` section (probabilities, views, seed, dropout rate).
-        generator: the synonym generator; None leaves ``generator`` out of the draw (the
-            other probabilities are renormalised).
+    """Draws a method per (anchor, view) and writes the views (appendix A.1); without a
+    ``generator`` the other methods' probabilities are renormalised.
 
     Example:
         >>> from cseaug.config import GenerateCSEConfig
@@ -237,11 +226,8 @@ class RandomSelection:
 
 
 class GenerateCSEStage(Step):
-    """Generate-CSE as a step: fills ``positive`` with view 0 and ``augmentations`` with every view.
-
-    Output rows keep the input row's columns and set ``split`` to ``aigen``, ``method`` to
-    ``generate_cse`` and ``positive_method`` to the method of view 0. ``config`` and
-    ``generator`` are :class:`RandomSelection`'s.
+    """Generate-CSE as a step: fills ``positive`` (and ``positive_method``) with view 0 and
+    ``augmentations`` with every view.
 
     Example:
         >>> from cseaug.config import GenerateCSEConfig
@@ -288,7 +274,7 @@ class GenerateCSEStage(Step):
         return StepResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
 
     def manifest(self) -> dict[str, Any]:
-        """For the build manifest: the draw actually used and the generator's identity."""
+        """The draw actually used and the generator's identity."""
         selection = self.selection
         return {
             "model": {

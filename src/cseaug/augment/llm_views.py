@@ -9,14 +9,14 @@ others: it becomes a reject with a reason of :mod:`cseaug.llm.clean` (``llm_erro
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
 from cseaug.config import CleaningConfig
-from cseaug.dataset.schema import reject_record
+from cseaug.dataset.schema import SPLIT_AIGEN, reject_record
 from cseaug.errors import InputError
 from cseaug.llm.base import (
     CIRCUIT_OPEN,
@@ -38,16 +38,9 @@ OK = "ok"
 
 @dataclass(frozen=True)
 class ViewJob:
-    """One view of one anchor to ask for.
-
-    Args:
-        row_id: the anchor's id.
-        sentence: the anchor (recorded in rejects).
-        view: the view the answer fills.
-        source: the prompt's input sentence, which the answer is checked against (the
-            anchor, or its positive when views are derived from it).
-        messages: the rendered chat messages.
-    """
+    """One view of one anchor (``row_id``, ``sentence``) to ask for with ``messages``;
+    ``source`` is the prompt's input sentence the answer is checked against (the anchor, or
+    its positive when views are derived from it)."""
 
     row_id: str
     sentence: str
@@ -69,10 +62,8 @@ class RoundResult:
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
-Outcome = tuple[str, str | None, str | None, dict[str, Any]]
-"""What one answer came to: ``(reason, raw answer, cleaned view or None, reject detail)``."""
-ViewSink = Callable[[str], None]
-"""Called with each cleaned view text as soon as its answer arrives (:meth:`ViewStage.ask`)."""
+Outcome = tuple[str, str | None, str | None, dict[str, Any]]  # reason, raw, view or None, detail
+ViewSink = Callable[[str], None]  # gets each cleaned view as its answer arrives
 
 
 class LLMStep(Step):
@@ -82,11 +73,9 @@ class LLMStep(Step):
     backend: LLMBackend
 
     def usage(self) -> dict[str, int]:
-        """The backend's token usage so far."""
         return self.backend.usage.as_dict()
 
     def close(self) -> None:
-        """Close the backend."""
         self.backend.close()
 
 
@@ -104,10 +93,9 @@ class ViewStage(LLMStep):
         self._on_view = sink
 
     def ask(self, jobs: Sequence[ViewJob], description: str) -> RoundResult:
-        """Send every job (keys unique) in one ``backend.generate`` call behind a progress bar
-        labelled ``description``, and clean each answer as it arrives; each view cleaning kept
-        goes to the sink while the later requests are still in flight (a build's diagnostics
-        encoder embeds it meanwhile)."""
+        """Send every job in one ``backend.generate`` call (:func:`send`) and clean each answer
+        as it arrives; a view cleaning kept goes to the sink while later requests are still
+        in flight (a build's diagnostics encoder embeds it meanwhile)."""
         result = RoundResult()
         if not jobs:
             return result
@@ -140,7 +128,7 @@ class ViewStage(LLMStep):
 
 
 def outcome(job: ViewJob, response: ChatResponse, cleaning: CleaningConfig) -> Outcome:
-    """``(reason, raw answer, cleaned view or None, reject detail)`` of one answer."""
+    """What one answer came to."""
     if not response.ok:
         reason, detail = failure(response)
         return reason, response.text, None, detail
@@ -161,12 +149,9 @@ def send(
     on_response: ResponseSink | None = None,
 ) -> list[ChatResponse]:
     """Send ``requests`` in one ``backend.generate`` call behind a progress bar (requests and
-    tokens per second, the time left, the requests in flight the backend allows now); the answers come back in request order, and each to
-    ``on_response`` as it arrives (also used by the LLM judge, :mod:`cseaug.quality.judge`).
-
-    Raises:
-        InputError: two requests share a key (rows repeat ids).
-    """
+    tokens per second, the time left, the requests in flight the backend allows now); the
+    answers come back in request order, and each to ``on_response`` as it arrives. InputError
+    when two requests share a key (rows repeat ids)."""
     repeated = sorted(k for k, n in Counter(r.key for r in requests).items() if n > 1)[:5]
     if repeated:
         raise InputError(
@@ -191,9 +176,8 @@ def send(
 
 
 def failure(response: ChatResponse) -> tuple[str, dict[str, Any]]:
-    """The reject reason of a failed request (``llm_error``; ``circuit_open`` for one the
-    circuit breaker never sent, ``malformed_response`` for an answer that is not a usable chat
-    completion) and its detail, marked ``retryable`` when it was transient."""
+    """The reject reason of a failed request (``llm_error``, ``circuit_open`` or
+    ``malformed_response``) and its detail, marked ``retryable`` when it was transient."""
     own = response.failure in (CIRCUIT_OPEN, MALFORMED)  # reasons of their own
     reason = str(response.failure) if own else LLM_ERROR
     detail: dict[str, Any] = {"error": response.error}
@@ -207,6 +191,22 @@ def counts_by_view(counts: Counter[tuple[str, str]]) -> dict[str, dict[str, int]
     out: dict[str, dict[str, int]] = {}
     for (view, outcome), n in sorted(counts.items()):
         out.setdefault(view, {})[outcome] = n
+    return out
+
+
+def rows_with_views(
+    records: Sequence[Mapping[str, Any]],
+    texts: Mapping[tuple[str, str], str],
+    views: Sequence[str],
+    columns: Callable[[Mapping[str, Any]], Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """The records every view of which has a text in ``texts``, with those views, split
+    ``aigen`` and ``columns(record)`` (the method columns)."""
+    out = []
+    for record in records:
+        found = {view: texts.get((record["id"], view)) for view in views}
+        if None not in found.values():
+            out.append({**record, **found, "split": SPLIT_AIGEN, **columns(record)})
     return out
 
 

@@ -1,15 +1,10 @@
 """OssCSE negation insertion at the dependency root (OssCSE section 4, "Data augmentation", Step 1).
 
-The paper parses the sentence, finds the word tagged *root* and inserts a negative word
-"based on the pos tag of the root word, e.g., if its pos tag is VBZ, then we change 'likes'
-→ 'does not like'". The rules (:data:`RULES`: ``auxiliary``, ``copula``, ``main_be``,
-``do_support``, ``imperative``, tried in this order) spell that out as English grammar does,
-over the Penn Treebank tag and the dependency labels of either label set a spaCy parser may
-use (ClearNLP or Universal Dependencies); a sentence they do not fit is refused with one of
-:data:`REFUSALS`, never guessed at. Only words are inserted: the input's spacing and
-punctuation are kept byte for byte, and inserted words follow the case of their neighbour.
-docs/osscse.md, "Step 1: negation insertion", tabulates the rules, label sets and refusals
-with examples.
+The paper inserts a negative word at the root "based on the pos tag of the root word" ('likes'
+→ 'does not like'); :data:`RULES` spell that out over the Penn Treebank tag and either label
+set a spaCy parser may use (ClearNLP or Universal Dependencies), and a sentence they do not
+fit is refused with one of :data:`REFUSALS`, never guessed at. Only words are inserted, cased
+as their neighbour (docs/osscse.md, "Step 1: negation insertion").
 """
 
 from __future__ import annotations
@@ -28,9 +23,7 @@ from cseaug.errors import ConfigError, InputError, require
 from cseaug.progress import progress_bar
 from cseaug.step import Step, StepResult
 
-STAGE = "negation"
-"""Value of ``negative_method`` on rows and of ``stage`` on rejects this module writes."""
-
+STAGE = "negation"  # the rows' negative_method and the rejects' stage
 RULES: tuple[str, ...] = ("auxiliary", "copula", "main_be", "do_support", "imperative")
 """Names of the insertion rules (``NegationResult.rule``), in the order they are tried."""
 
@@ -58,12 +51,11 @@ NEGATION_WORDS = frozenset(
 )
 CLOSING_CHARS = "\"'”’»)]} \t\n"
 
-NEEDED_ANNOTATIONS: dict[str, str] = {
+NEEDED_ANNOTATIONS: dict[str, str] = {  # what the pipeline must set, and the component that does
     "token.tag": "a tagger (Penn Treebank tags)",
     "token.dep": "a dependency parser",
     "token.lemma": "a lemmatizer",
 }
-"""What the pipeline must set, with the component that sets it (for the error message)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +73,6 @@ class NegationResult:
 
     @property
     def ok(self) -> bool:
-        """Whether a negation was produced."""
         return self.negated is not None
 
 
@@ -227,12 +218,7 @@ def _negate_root(doc: Any) -> tuple[str, str, Any]:
 
 
 def negate_doc(doc: Any) -> NegationResult:
-    """Negate one parsed spaCy ``Doc`` by :data:`RULES` (docs/osscse.md).
-
-    Works on any ``Doc`` with tags, dependencies and lemmas, however it was made (a
-    pipeline, or ``spacy.tokens.Doc(vocab, words=..., tags=..., deps=..., heads=...,
-    lemmas=...)`` in tests).
-    """
+    """Negate one parsed spaCy ``Doc`` (any with tags, dependencies and lemmas) by :data:`RULES`."""
     try:
         negated, rule, root = _negate_root(doc)
     except _Refused as refusal:
@@ -243,13 +229,8 @@ def negate_doc(doc: Any) -> NegationResult:
 
 
 def load_pipeline(name_or_path: str, exclude: Iterable[str] = SPACY_COMPONENTS_NOT_NEEDED) -> Any:
-    """Load a spaCy pipeline by package name or path and check it tags, parses and lemmatises.
-
-    Raises:
-        MissingExtraError: spaCy is not installed.
-        ConfigError: the pipeline is neither installed nor a pipeline directory, or lacks
-            a tagger, parser or lemmatizer.
-    """
+    """Load a spaCy pipeline by package name or path; ConfigError when there is none or it
+    does not tag, parse and lemmatise."""
     spacy = require("spacy", "spacy", "Negation insertion")
     try:
         nlp = spacy.load(name_or_path, exclude=list(exclude))
@@ -272,12 +253,8 @@ def load_pipeline(name_or_path: str, exclude: Iterable[str] = SPACY_COMPONENTS_N
 
 
 class Negator:
-    """Negates sentences at their dependency root with a spaCy pipeline (OssCSE Step 1).
-
-    ``model`` is an installed pipeline name or a pipeline's path; the other arguments are the
-    ``negation`` keys of docs/osscse.md (``nlp.pipe``'s batch size and processes, the
-    components not loaded).
-    """
+    """Negates sentences at their dependency root with the spaCy pipeline ``model`` (a name
+    or a path); the other arguments are the ``negation`` keys of docs/osscse.md."""
 
     def __init__(
         self,
@@ -294,15 +271,10 @@ class Negator:
 
     @classmethod
     def from_config(cls, cfg: NegationConfig) -> Negator:
-        """A negator from the ``negation`` section of a run config."""
         return cls(cfg.spacy_model, **cfg.model_dump(exclude={"spacy_model"}))
 
     def negate(self, texts: Sequence[str]) -> list[NegationResult]:
-        """Negate every sentence; refused ones carry their reason.
-
-        Raises:
-            InputError: an input is not a string.
-        """
+        """Negate every sentence; refused ones carry their reason (InputError for a non-string)."""
         bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
         if bad is not None:
             raise InputError(f"negation input #{bad} is {texts[bad]!r}, not a string")
@@ -338,11 +310,8 @@ def negation_stats(results: Sequence[NegationResult]) -> dict[str, Any]:
 
 
 class NegationStage(Step):
-    """OssCSE Step 1 as a step: fills ``negative`` (``negative_method = "negation"``).
-
-    Rows keep their other columns; refused anchors go to rejects (stage ``negation``).
-    ``details`` give the rule, root and root tag of each negated row.
-    """
+    """OssCSE Step 1 as a step: fills ``negative`` (``negative_method = "negation"``); refused
+    anchors go to rejects, ``details`` give the rule, root and root tag of each negated row."""
 
     name = STAGE
 

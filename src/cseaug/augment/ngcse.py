@@ -17,9 +17,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.llm_views import ViewJob, ViewStage, counts_by_view, require_columns
+from cseaug.augment.llm_views import (
+    ViewJob,
+    ViewStage,
+    counts_by_view,
+    require_columns,
+    rows_with_views,
+)
 from cseaug.config import CleaningConfig, GenerationConfig
-from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
+from cseaug.dataset.schema import rejects_table, rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.patterns import LEVELS, ExampleSet
@@ -31,16 +37,8 @@ GENERATED_BY = "llm"
 
 
 class PatternSimulationStage(ViewStage):
-    """NGCSE views for a shard of anchors (methods ``sts`` and ``nli``).
-
-    Args:
-        method: ``sts`` or ``nli``.
-        backend: the LLM backend; :meth:`close` closes it.
-        examples: the run's fixed in-context examples (:func:`cseaug.patterns.load_examples`).
-        prompts: template per view (:func:`cseaug.prompts.load_method_prompts`).
-        cleaning: the ``cleaning`` section of the run config.
-        generation: the ``generation`` section (``derive_from``).
-    """
+    """NGCSE views for a shard of anchors (``method`` ``sts`` or ``nli``), asked of
+    ``backend`` with the run's fixed ``examples`` and a prompt per view."""
 
     name = "pattern_sim"
     stop = ("\n",)  # every view is one sentence: an answer ends at its first line break
@@ -95,21 +93,12 @@ class PatternSimulationStage(ViewStage):
 
         texts = {k: v for result in rounds for k, v in result.texts.items()}
         counts: Counter[tuple[str, str]] = sum((result.counts for result in rounds), Counter())
-        out = []
-        for record in records:
-            views = {view: texts.get((record["id"], view)) for view in self.views}
-            if any(text is None for text in views.values()):
-                continue
-            out.append(
-                {
-                    **record,
-                    **views,
-                    "split": SPLIT_AIGEN,
-                    "method": self.method,
-                    "positive_method": GENERATED_BY,
-                    "negative_method": GENERATED_BY,
-                }
-            )
+        methods = {
+            "method": self.method,
+            "positive_method": GENERATED_BY,
+            "negative_method": GENERATED_BY,
+        }
+        out = rows_with_views(records, texts, self.views, lambda _: methods)
         stats = {
             "stage": self.name,
             "method": self.method,

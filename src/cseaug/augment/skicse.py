@@ -13,9 +13,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.llm_views import ViewJob, ViewStage, counts_by_view, require_columns
+from cseaug.augment.llm_views import (
+    ViewJob,
+    ViewStage,
+    counts_by_view,
+    require_columns,
+    rows_with_views,
+)
 from cseaug.config import CleaningConfig
-from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
+from cseaug.dataset.schema import rejects_table, rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.llm.clean import KNOWLEDGE_VIEW
@@ -26,20 +32,18 @@ GIVEN = "given"
 """``positive_method`` / ``negative_method`` of a view that came with the input (NLI quadruplets)."""
 
 
-def _given_method(record: Mapping[str, Any], view: str) -> str | None:
-    if record.get(f"{view}_method"):
-        return record[f"{view}_method"]
-    return GIVEN if record.get(view) is not None else None
+def _methods(record: Mapping[str, Any]) -> dict[str, str | None]:
+    """A SKI row's method columns: a given view keeps its method, else is ``given``."""
+    methods: dict[str, str | None] = {"method": "ski"}
+    for view in ("positive", "negative"):
+        given = GIVEN if record.get(view) is not None else None
+        methods[f"{view}_method"] = record.get(f"{view}_method") or given
+    return methods
 
 
 class SKIStage(ViewStage):
-    """SKICSE knowledge for a shard of anchors (method ``ski``).
-
-    Args:
-        backend: the LLM backend; :meth:`close` closes it.
-        prompts: ``{"knowledge": template}`` (:func:`cseaug.prompts.load_method_prompts`).
-        cleaning: the ``cleaning`` section of the run config.
-    """
+    """SKICSE knowledge for a shard of anchors (method ``ski``), asked of ``backend`` with
+    ``prompts["knowledge"]``."""
 
     name = "ski"
 
@@ -68,21 +72,7 @@ class SKIStage(ViewStage):
             for r in records
         ]
         result = self.ask(jobs, "SKICSE knowledge")
-        out = []
-        for record in records:
-            knowledge = result.texts.get((record["id"], KNOWLEDGE_VIEW))
-            if knowledge is None:
-                continue
-            out.append(
-                {
-                    **record,
-                    "knowledge": knowledge,
-                    "split": SPLIT_AIGEN,
-                    "method": "ski",
-                    "positive_method": _given_method(record, "positive"),
-                    "negative_method": _given_method(record, "negative"),
-                }
-            )
+        out = rows_with_views(records, result.texts, (KNOWLEDGE_VIEW,), _methods)
         quadruplets = sum(
             1 for r in out if r.get("positive") is not None and r.get("negative") is not None
         )

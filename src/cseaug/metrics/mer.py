@@ -1,11 +1,7 @@
-"""Match Error Rate (OssCSE eq. 1; Morris et al. 2004) over words, batched.
-
-MER = (S + D + I) / (S + D + I + C) over the word alignment ``jiwer`` uses (rapidfuzz's
-Levenshtein opcodes), with the same values as ``jiwer.mer`` on the same words but without its
-per-call overhead. Words are normalised one way everywhere (:func:`normalize_words`):
-lower-cased, split on whitespace, Unicode punctuation stripped from both ends of each word
-(docs/osscse.md, "Match Error Rate", says why and checks the paper's Example 1). Both sides
-empty: 0.0; one side empty: 1.0; ``None`` in :func:`mer_pairs`: NaN.
+"""Match Error Rate (OssCSE eq. 1; Morris et al. 2004) over words: MER = (S + D + I) /
+(S + D + I + C) over rapidfuzz's Levenshtein alignment, the values of ``jiwer.mer`` without
+its per-call overhead, on words normalised one way everywhere (:func:`normalize_words`;
+docs/osscse.md, "Match Error Rate").
 
 Example:
     >>> mer("Bryan Cranston will return.", "Bryan Cranston will not return")
@@ -25,10 +21,8 @@ from rapidfuzz.distance import Levenshtein
 
 @functools.cache
 def punctuation() -> tuple[str, frozenset[str]]:
-    """Every Unicode punctuation character (categories P*), as a string and as a set.
-
-    Built on first use (a scan of all code points, ~0.3 s) so importing stays cheap.
-    """
+    """Every Unicode punctuation character (categories P*), as a string and as a set, built
+    on first use (~0.3 s)."""
     chars = "".join(
         c for c in map(chr, range(sys.maxunicode + 1)) if unicodedata.category(c).startswith("P")
     )
@@ -56,8 +50,7 @@ def normalize_words(text: str) -> list[str]:
 
 
 def mer_words(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
-    """MER of two normalised word lists (source, transformed): 0.0 when both are empty, 1.0
-    when exactly one is.
+    """MER of two normalised word lists: 0.0 when both are empty, 1.0 when exactly one is.
 
     Example:
         >>> mer_words(["a", "b"], ["b", "c"])
@@ -86,8 +79,7 @@ def mer(reference: str, hypothesis: str) -> float:
 
 
 def mer_pairs(references: Sequence[str | None], hypotheses: Sequence[str | None]) -> np.ndarray:
-    """Per-pair MER (float64) of two equally long sequences of strings, NaN where either is
-    None; nothing is cached (benchmarks/bench_mer.py measures the speed).
+    """Per-pair MER (float64) of two equally long sequences of strings, NaN where either is None.
 
     Example:
         >>> mer_pairs(["a b", "x", None], ["a c", "", "y"]).tolist()

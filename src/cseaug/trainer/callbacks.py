@@ -1,12 +1,4 @@
-"""What the trainer does between optimisation steps: show progress, select the checkpoint.
-
-* :class:`StepProgress`: a progress bar over the steps (:mod:`cseaug.progress`), or where
-  bars are off one line with the step, the loss and the ETA every ``logging_steps`` steps;
-* :class:`BestCheckpoint`: the papers' model selection, the checkpoint best on the dev set
-  scored every ``eval_steps`` (125: NGCSE appendix "Training Details", OssCSE appendix A,
-  SimCSE's scripts) and at the last step, its weights kept in CPU memory
-  (docs/trainer.md, "Checkpoint selection").
-"""
+"""What the trainer does between optimisation steps: show progress, select the checkpoint."""
 
 from __future__ import annotations
 
@@ -63,12 +55,10 @@ class StepProgress(transformers.TrainerCallback):
 
 
 class BestCheckpoint(transformers.TrainerCallback):
-    """Score ``dev`` every ``every`` steps and at the last; keep the best weights.
-
-    After training, :meth:`restore` loads the best weights into the model; ``history``
-    holds every (step, dev Spearman), ``best_step`` and ``best_score`` the selected one. The
-    dev set is encoded at the model's length when the callback is made, not the training one.
-    """
+    """The papers' model selection (NGCSE appendix "Training Details", OssCSE appendix A;
+    docs/trainer.md, "Checkpoint selection"): score ``dev`` every ``every`` steps and at the
+    last, at the model's own length, keeping the best weights in CPU memory for
+    :meth:`restore`; ``history`` holds every (step, dev Spearman)."""
 
     def __init__(self, model: Any, dev: EvalSet, every: int, batch_size: int, say: Say) -> None:
         self.model = model
@@ -88,7 +78,6 @@ class BestCheckpoint(transformers.TrainerCallback):
             self.score(step)
 
     def score(self, step: int) -> None:
-        """Score the dev set now; keep the weights when the score is the best so far."""
         name = self.dev.name
         label = f"{name} dev at step {step}"
         with max_seq_length(self.model, self.length):
@@ -106,7 +95,6 @@ class BestCheckpoint(transformers.TrainerCallback):
         self.say(f"{label}: Spearman {100 * value:.2f} ({note})")
 
     def restore(self) -> None:
-        """Load the best weights into the model (nothing to do before any evaluation)."""
         if self._weights is not None:
             self.model.load_state_dict(self._weights)
             self._weights = None

@@ -42,8 +42,7 @@ def selection_line(record: Mapping[str, Any]) -> str:
 
 
 def scores_markdown(record: Mapping[str, Any]) -> str:
-    """The Spearman tables (x100) of a training record, titled with the version trained on:
-    SentEval's ``all`` per set with ``avg``, then ``all`` / ``mean`` / ``wmean`` per STS year."""
+    """The Spearman tables (x100) of a training record, titled with the version trained on."""
     scores = record["scores"]
     title = f"STS Spearman x100 of {record['objective']} on {record['dataset']}"
     parts = [
@@ -112,7 +111,6 @@ def insert_section(card: str, section: str) -> str:
 
 
 def write_training_record(model_dir: str | Path, record: Mapping[str, Any]) -> None:
-    """Write ``evaluation.json``, ``evaluation.md`` and the card section into ``model_dir``."""
     folder = Path(model_dir)
     (folder / SCORES_JSON).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     (folder / SCORES_MARKDOWN).write_text(scores_markdown(record), encoding="utf-8")

@@ -1,9 +1,6 @@
-"""Training configuration of the trainer stage: pydantic models, YAML loading, ``--set`` overrides.
-
-One YAML file describes one training run (``configs/train/<objective>.yaml``). Every model
-forbids unknown keys. The defaults of the loss sections are the papers' training details;
-the optimiser defaults are SimCSE's unsupervised BERT-base recipe, which every shipped
-config overrides with its paper's values.
+"""The training config of one run (``configs/train/<objective>.yaml``; docs/trainer.md,
+"Config keys"): the loss sections default to the papers' training details, the optimiser to
+SimCSE's unsupervised BERT-base recipe, which every shipped config overrides.
 
 Example:
     >>> cfg = TrainConfig.model_validate({"objective": "ngcse", "epochs": 1})
@@ -42,32 +39,25 @@ class HeadConfig(StrictModel):
 
     mlp: Literal["none", "train-only", "kept"] = Field(
         "none",
-        description="An MLP on the pooled embedding: 'train-only' trains it and drops it for "
-        "evaluation and from the saved encoder (SimCSE unsupervised, NGCSE, SKICSE, VAEGPT-Sim); "
-        "'kept' evaluates and saves it (supervised SimCSE); 'none'.",
+        description="An MLP on the pooled embedding: 'train-only' (dropped for evaluation and "
+        "saving: SimCSE unsupervised, NGCSE, SKICSE, VAEGPT-Sim), 'kept' (supervised SimCSE).",
     )
     mlp_activation: Literal["tanh", "identity"] = Field(
-        "tanh",
-        description="Activation of the MLP: tanh (SimCSE's MLPLayer) or identity (NGCSE's "
-        "nn.Linear, train-only); a kept MLP is SimCSE's, tanh.",
+        "tanh", description="The MLP's activation: tanh (SimCSE) or identity (NGCSE, train-only)."
     )
     mlp_init: Literal["pytorch", "bert", "ngcse"] = Field(
         "pytorch",
-        description="Initial weights of the MLP: 'pytorch' (nn.Linear's default), 'bert' "
-        "(weight N(0, 0.02), BERT's initializer_range, bias 0: SimCSE's cl_init, which SKICSE "
-        "and OssCSE's PromptBERT code share), 'ngcse' (weight and bias N(0, 6e-3): NGCSE's "
-        "custom_param_init).",
+        description="The MLP's initial weights: nn.Linear's, SimCSE's cl_init (N(0, 0.02), bias "
+        "0) or NGCSE's custom_param_init (N(0, 6e-3)).",
     )
     evaluation_pooling: Literal["cls", "mean"] | None = Field(
         None,
-        description="Pool the tokens this way for evaluation and in the saved encoder (VAEGPT-Sim: "
-        "'mean', its last-pool); None: the training pooling.",
+        description="The pooling evaluated and saved (VAEGPT-Sim: 'mean'); None: the training one.",
     )
     templates: tuple[str, str] = Field(
         PROMPTBERT_TEMPLATES,
         description="pooling 'prompt': the template of every sentence ({sentence} once, [MASK] "
-        "the representation), and the template of a sentence's second view (PromptBERT's "
-        "positive pair).",
+        "the representation) and of a sentence's second view.",
     )
 
     @model_validator(mode="after")
@@ -90,30 +80,26 @@ class NGCSELossConfig(StrictModel):
 
     hierarchical: bool = Field(
         True,
-        description="Train rows with an intermediate view with the hierarchical triplet loss "
-        "(NGCSE 'Wiki.STS-HT'); False trains them like the NLI pattern, s^n as a hard negative.",
+        description="Rows with an intermediate view train eq. 6 (NGCSE 'Wiki.STS-HT'); False: "
+        "like the NLI pattern, s^n a hard negative.",
     )
     margins: tuple[float, float] = Field(
         (5e-3, 5e-2),
-        description="m1 (s^p above s^m) and m2 (s^m above s^n) of eq. 6; appendix Table 6 "
-        "(WikiSTS-HT) and the authors' scripts use 5e-3 and 5e-2 (the section 'Pattern "
-        "Utilization' says m2 1e-2; NLISTS-HT 1e-1; docs/trainer.md).",
+        description="m1 (s^p above s^m) and m2 (s^m above s^n) of eq. 6 (Table 6, WikiSTS-HT).",
     )
     beta: float = Field(
         1.0, ge=0, description="Weight of the hierarchical loss, eq. 7 (Table 6: 1)."
     )
     batching: Literal["mixed", "per-set"] = Field(
         "mixed",
-        description="'mixed': the authors' collator, generated rows cached until "
-        "generated_per_batch of them join a batch of other rows, one softmax over both; "
-        "'per-set': each batch from one training set, sets in proportion to their size.",
+        description="'mixed': the authors' batches, generated rows cached into batches of "
+        "other rows; 'per-set': each batch from one training set.",
     )
     generated_per_batch: int = Field(
         16,
         ge=1,
-        description="batching 'mixed': the generated rows cached before they join a batch "
-        "(the authors' --aigen_batch_size: 16 in sts_ht.sh, the code's default 48 in the "
-        "Final Performance scripts).",
+        description="batching 'mixed': the authors' --aigen_batch_size (16 in sts_ht.sh, 48 in "
+        "the Final Performance scripts).",
     )
 
 
@@ -124,9 +110,7 @@ class OssCSELossConfig(StrictModel):
     beta: float = Field(0.2, description="Upper margin of eq. 3 (appendix A: 0.2).")
     margin_weight: float = Field(1e-3, ge=0, description="lambda of eq. 5 (appendix A: 1e-3).")
     recall_weight: float = Field(
-        2e-3,
-        ge=0,
-        description="gamma of the recall loss, eq. 4 (appendix A: 2e-3); 0 leaves it out.",
+        2e-3, ge=0, description="gamma of eq. 4 (appendix A: 2e-3); 0 leaves it out."
     )
 
     @model_validator(mode="after")
@@ -151,9 +135,8 @@ class SKICSELossConfig(StrictModel):
     )
     eq6_reading: Literal["bounded", "literal"] = Field(
         "bounded",
-        description="Eq. 6's denominator: 'bounded' adds the numerator's term e^{sim(h_i, "
-        "h_i^ski)/tau} (as InfoNCE, loss >= 0); 'literal' is the printed sum over h_j^+, h_j^- "
-        "only, which is unbounded below (docs/trainer.md).",
+        description="Eq. 6's denominator: 'bounded' with the numerator's term (as InfoNCE), "
+        "'literal' as printed (unbounded below).",
     )
 
     @model_validator(mode="after")
@@ -171,9 +154,8 @@ class GenerateCSELossConfig(StrictModel):
 
     nt_xent: Literal["symmetric", "anchor"] = Field(
         "symmetric",
-        description="'symmetric': the NT-Xent term of every one of the 2N sentences (each source "
-        "against its view and each view against its source, averaged; SimCLR's and ConSERT's "
-        "form, which the paper adopts); 'anchor': the N source sentences' terms only.",
+        description="'symmetric': the terms of all 2N sentences (SimCLR's form, which the paper "
+        "adopts); 'anchor': the N source sentences' terms only.",
     )
 
 
@@ -184,8 +166,7 @@ class EvaluationConfig(StrictModel):
     data_dir: str = Field(
         "data",
         description="Directory in SentEval's layout, as `cseaug data fetch sts12-test ... "
-        "stsb sick-splits` puts it under data/: senteval_sts/STS1x-en-test/, "
-        "senteval_sts/STSBenchmark/sts-{test,dev}.csv, sick/semeval2014_splits_noheader/.",
+        "stsb sick-splits` puts it under data/.",
     )
     sets: list[EvalSet] = Field(
         default_factory=lambda: list(EVAL_SETS),
@@ -194,23 +175,17 @@ class EvaluationConfig(StrictModel):
     max_pairs: int | None = Field(
         None,
         ge=10,
-        description="Score a seeded sample of at most this many pairs per test set and of the "
-        "dev set (quick runs; None: every pair, as the papers).",
+        description="A seeded sample of at most this many pairs per set, dev set included.",
     )
     batch_size: int = Field(64, ge=1, description="Sentences per encoder forward pass.")
     before: bool = Field(True, description="Score the model before training too.")
     dev: Literal["STS-B", "SICK-R"] | None = Field(
         "STS-B",
-        description="Dev set of checkpoint selection (the papers select on STS-B dev, "
-        "sts-dev.csv; SICK-R: SICK_trial.txt): scored every eval_steps and at the last step, "
-        "the best-scoring weights are kept and scored on the test sets; None keeps the final "
+        description="Dev set of checkpoint selection (the papers': STS-B); None keeps the final "
         "model.",
     )
     eval_steps: int = Field(
-        125,
-        ge=1,
-        description="Score the dev set every n training steps (NGCSE, OssCSE and SimCSE's "
-        "released scripts: 125).",
+        125, ge=1, description="Score the dev set every n steps (NGCSE, OssCSE, SimCSE: 125)."
     )
 
 
@@ -218,20 +193,17 @@ class TrainConfig(StrictModel):
     """One training run of a sentence encoder on a published version."""
 
     objective: Objective = Field(
-        description="simcse-unsup, simcse-sup, ngcse, osscse, skicse-unsup, skicse-sup or "
-        "generate-cse (docs/trainer.md maps each to its paper's loss)."
+        description="The paper's objective (docs/trainer.md maps each to its loss)."
     )
     model: str = Field(
         "all-MiniLM-L6-v2",
-        description="Encoder to start from: 'all-MiniLM-L6-v2' (from the Hugging Face hub at the "
-        "pinned revision, cached), a local sentence-transformers or transformers model "
+        description="Encoder to start from: 'all-MiniLM-L6-v2' (pinned revision), a local model "
         "directory, or a Hugging Face id (offline only when cached).",
     )
     pooling: Literal["cls", "mean", "prompt"] = Field(
         "cls",
-        description="Pooling of a plain transformers model: the [CLS] token (SimCSE, NGCSE), "
-        "the mean of the tokens, or 'prompt', PromptBERT's [MASK] of a template (OssCSE, "
-        "NGCSE's Final Performance); a sentence-transformers model keeps its own.",
+        description="Pooling of a plain transformers model: [CLS], mean, or PromptBERT's "
+        "[MASK] of a template; a sentence-transformers model keeps its own.",
     )
     head: HeadConfig = Field(
         default_factory=HeadConfig,
@@ -240,9 +212,8 @@ class TrainConfig(StrictModel):
     max_seq_length: int | None = Field(
         32,
         ge=8,
-        description="Truncate training sentences to this many tokens, [CLS] and [SEP] counted "
-        "(SimCSE, NGCSE: 32; None: the model's own); evaluation and the saved model use the "
-        "model's own length.",
+        description="Tokens per training sentence, [CLS] and [SEP] counted (None: the model's "
+        "own, which evaluation and the saved model use).",
     )
     epochs: int = Field(1, ge=1, description="Passes over the training rows.")
     max_steps: int | None = Field(
@@ -259,20 +230,15 @@ class TrainConfig(StrictModel):
         False, description="Train on the rows flagged heldout too (NGCSE holds 10% out)."
     )
     device: Literal["auto", "cpu", "cuda"] = Field(
-        "auto",
-        description="auto (cuda when available), cpu or cuda (choose the GPU with CUDA_VISIBLE_DEVICES).",
+        "auto", description="auto (cuda when available), cpu or cuda."
     )
     precision: TrainingPrecision = Field(
         "auto",
-        description="auto: bfloat16 on GPUs that have it, float16 on other GPUs, float32 on "
-        "CPU; float16 needs a GPU (fp32, bf16, fp16 are read as float32, bfloat16, float16).",
+        description="auto: bfloat16 or float16 on a GPU, float32 on CPU; float16 needs a GPU.",
     )
     logging_steps: int = Field(10, ge=1, description="Record the training loss every n steps.")
     torch_threads: int | None = Field(
-        None,
-        ge=1,
-        description="torch.set_num_threads when training on CPU (None keeps torch's default; on a "
-        "busy 2-vCPU machine 1 thread was 5x faster than 2, docs/trainer.md).",
+        None, ge=1, description="torch.set_num_threads on CPU (None: torch's default)."
     )
     ngcse: NGCSELossConfig = Field(
         default_factory=NGCSELossConfig, description="NGCSE's loss settings (objective ngcse)."

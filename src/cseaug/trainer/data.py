@@ -1,12 +1,6 @@
-"""The training sets of an objective, read from a published version's ``data/*.parquet`` alone.
-
-The rows are read through the dataset contract's read side (:mod:`cseaug.dataset.reader`) as
-Arrow batches, held-out rows are left out by their flag, and each row goes to the first
-training set of the objective whose views it has (:mod:`cseaug.trainer.objectives`); the sets
-stay Arrow tables. Generate-CSE's set holds one block of rows per epoch, with view ``k mod V``
-in block ``k`` (:class:`cseaug.trainer.sampler.EpochBlockBatchSampler`); NGCSE's mixed
-batching trains its sets as one (:func:`mix_ngcse_sets`).
-"""
+"""The training sets of an objective as Arrow tables, read from a published version's
+``data/*.parquet`` alone (:mod:`cseaug.dataset.reader`): each row goes to the first set of the
+objective whose views it has (:mod:`cseaug.trainer.objectives`)."""
 
 from __future__ import annotations
 
@@ -35,12 +29,8 @@ READ_COLUMNS = ["sentence", "heldout", "positive", "intermediate", "negative", "
 
 @dataclass
 class TrainingData:
-    """The training sets of a run (Arrow tables, one per non-empty set) and what was left out.
-
-    ``epoch_blocks`` is the number of per-epoch blocks of a Generate-CSE set (0 otherwise);
-    ``rows`` counts the rows of each set (for Generate-CSE: per epoch; for NGCSE's mixed set:
-    of each set it mixes); ``generated`` the generated rows at the start of NGCSE's mixed set.
-    """
+    """The non-empty training sets of a run and what was left out; ``rows`` counts the rows of
+    each set (Generate-CSE: per epoch; NGCSE's mixed set: of each set it mixes)."""
 
     tables: dict[str, pa.Table]
     sets: dict[str, TrainingSet]
@@ -50,7 +40,7 @@ class TrainingData:
     generated: int = 0
 
     def datasets(self) -> dict[str, Any]:
-        """The sets as ``datasets.Dataset`` (in-memory Arrow, no copy)."""
+        """The sets as ``datasets.Dataset``, without a copy."""
         from datasets import Dataset
         from datasets.table import InMemoryTable
 
@@ -58,13 +48,9 @@ class TrainingData:
 
 
 def load_training_data(version_dir: str | Path, cfg: TrainConfig) -> TrainingData:
-    """Read a published version's rows into the training sets of ``cfg.objective`` (with
-    ``include_heldout`` and, for Generate-CSE, one block per epoch).
-
-    Raises:
-        InputError: no row of the version fits any training set of the objective, or a
-            Generate-CSE objective on a version without ``augmentations``.
-    """
+    """Read a published version's rows into the training sets of ``cfg.objective``;
+    Generate-CSE's set holds one block per epoch, view ``k mod V`` in block ``k``. InputError
+    when no row fits any set, or for Generate-CSE without ``augmentations``."""
     sets = training_sets(cfg)
     per_epoch = any(EPOCH_VIEW in s.requires for s in sets)
     views = augmentation_views(version_dir) if per_epoch else 0
@@ -136,12 +122,9 @@ def load_training_data(version_dir: str | Path, cfg: TrainConfig) -> TrainingDat
 
 
 def mix_ngcse_sets(data: TrainingData) -> TrainingData:
-    """NGCSE's training sets as the one set of the authors' mixed batches.
-
-    Columns: ``anchor``, the columns of ``MIXED_COLUMNS`` (empty where a row's set has no such
-    view: sentence-transformers' model card reads every column as text) and ``label``, the row's set as its index in ``MIXED_KINDS``. Generated rows
-    (every set but ``dropout``) come first: ``generated`` counts them.
-    """
+    """NGCSE's training sets as the one set of the authors' mixed batches: ``anchor``, the
+    columns of ``MIXED_COLUMNS`` ("" where a row's set has no such view: the model card reads
+    every column as text) and ``label`` (``MIXED_KINDS``), generated rows first."""
     parts, generated = [], 0
     for kind in reversed(MIXED_KINDS):  # hierarchy, pattern, pairs, then dropout
         table = data.tables.get(kind)

@@ -64,8 +64,8 @@ def _first(root: Path, name: str, *candidates: str) -> Path:
 
 
 def read_eval_set(data_dir: str | Path, name: str, split: Split = "test") -> pa.Table:
-    """The (s1, s2, score[, task]) pairs of one set: its test split, or its dev split (STS-B
-    and SICK-R only; see the module docstring for the files)."""
+    """The (s1, s2, score[, task]) pairs of one set's test split, or dev split (STS-B and
+    SICK-R only)."""
     root = Path(data_dir)
     if name.startswith("STS1"):
         if split != "test":
@@ -93,31 +93,25 @@ def read_eval_set(data_dir: str | Path, name: str, split: Split = "test") -> pa.
     raise InputError(f"unknown evaluation set '{name}'")
 
 
-def as_eval_set(name: str, table: pa.Table) -> EvalSet:
-    """An :class:`EvalSet` of a table of :func:`read_eval_set` (subsets: STS12-16's only;
-    STS-B's ``task`` column, its genres, is not a SentEval subset)."""
+def _read(cfg: EvaluationConfig, name: str, split: Split) -> EvalSet:
+    """One set's split, cut to a seeded sample of ``max_pairs`` pairs if set; subsets are
+    STS12-16's only (STS-B's ``task`` column, its genres, is not a SentEval subset)."""
+    table = read_eval_set(cfg.data_dir, name, split)
+    if cfg.max_pairs is not None and table.num_rows > cfg.max_pairs:
+        picked = np.random.default_rng(0).choice(table.num_rows, cfg.max_pairs, replace=False)
+        table = table.take(np.sort(picked))
     s1, s2, scores = (table.column(column).to_pylist() for column in ("s1", "s2", "score"))
     subsets = table.column("task").to_pylist() if name.startswith("STS1") else []
     return EvalSet(name, s1, s2, scores, subsets)
 
 
-def _read(cfg: EvaluationConfig, name: str, split: Split) -> EvalSet:
-    """One set's split, cut to a seeded sample of ``max_pairs`` pairs if set."""
-    table = read_eval_set(cfg.data_dir, name, split)
-    if cfg.max_pairs is not None and table.num_rows > cfg.max_pairs:
-        picked = np.random.default_rng(0).choice(table.num_rows, cfg.max_pairs, replace=False)
-        table = table.take(np.sort(picked))
-    return as_eval_set(name, table)
-
-
 def dev_set(cfg: EvaluationConfig) -> EvalSet | None:
-    """The dev set of checkpoint selection (``evaluation.dev``, cut to ``max_pairs`` as the
-    test sets); None without one."""
+    """The dev set of checkpoint selection (``evaluation.dev``), or None."""
     return None if cfg.dev is None else _read(cfg, cfg.dev, "dev")
 
 
 def eval_sets(cfg: EvaluationConfig) -> list[EvalSet]:
-    """The configured test sets, each cut to a seeded sample of ``max_pairs`` pairs if set."""
+    """The configured test sets."""
     return [_read(cfg, name, "test") for name in cfg.sets]
 
 
@@ -162,8 +156,8 @@ def senteval_aggregates(
 
 
 def cosine_similarities(model: Any, eval_set: EvalSet, batch_size: int, bar: Any) -> np.ndarray:
-    """The cosine similarity of each pair of ``eval_set``; each distinct sentence is encoded
-    once, and ``bar`` advances by the sentences encoded."""
+    """The cosine similarity of each pair; each distinct sentence encoded once, ``bar``
+    advanced by the sentences encoded."""
     sentences = list(dict.fromkeys(eval_set.s1 + eval_set.s2))
     chunk = batch_size * 4
     parts = []
@@ -189,8 +183,7 @@ def cosine_similarities(model: Any, eval_set: EvalSet, batch_size: int, bar: Any
 def evaluate(
     model: Any, sets: Sequence[EvalSet], batch_size: int = 64, description: str = "Scoring STS"
 ) -> Scores:
-    """Score ``model`` on ``sets`` (see the module docstring), with a progress bar over the
-    sentences to encode."""
+    """Score ``model`` on ``sets``, with a progress bar over the sentences to encode."""
     total = sum(len(set(s.s1 + s.s2)) for s in sets)
     spearmans: dict[str, float] = {}
     aggregates: dict[str, dict[str, float]] = {}

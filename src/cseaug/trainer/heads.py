@@ -1,13 +1,5 @@
-"""The papers' sentence representations as sentence-transformers modules, and the encoder they make.
-
-* :class:`TrainingHead`: an MLP applied in training only (SimCSE section 6.3 "MLP (train)",
-  NGCSE, SKICSE, VAEGPT-Sim section 4) and/or another pooling in eval mode (VAEGPT-Sim's
-  "last-pool"); a kept MLP is sentence-transformers' ``Dense`` (supervised SimCSE);
-* :class:`PromptTransformer` and :class:`MaskTokenPooling`: PromptBERT's template and its
-  [MASK] (NGCSE appendix "Training Details", OssCSE section 4).
-
-docs/trainer.md ("Sentence representation") maps each setting to its paper.
-"""
+"""The papers' sentence representations as sentence-transformers modules, and the encoder
+they make; docs/trainer.md ("Sentence representation") maps each setting to its paper."""
 
 from __future__ import annotations
 
@@ -24,17 +16,13 @@ modules = require(
 
 
 class PromptTransformer(modules.Transformer):
-    """A transformer that encodes each sentence inside a PromptBERT template.
+    """A transformer that encodes each sentence inside PromptBERT's ``template`` (NGCSE
+    appendix "Training Details", OssCSE section 4).
 
     The sentence is cut as the authors' data preparation cuts it, to ``max_seq_length``
     tokens counting [CLS] and [SEP] (30 word pieces at 32), before the template's tokens go
     around it (NGCSE's ``add_prompt``), so [MASK] is never cut; at the model's own length
     the template still fits its positions. A mask token in the sentence itself is dropped.
-
-    Args:
-        model_name_or_path: as sentence-transformers' ``Transformer``.
-        template: the template of every sentence, with ``{sentence}`` once.
-        **kwargs: as sentence-transformers' ``Transformer``.
     """
 
     config_keys: ClassVar[list[str]] = [*modules.Transformer.config_keys, "template"]
@@ -44,11 +32,8 @@ class PromptTransformer(modules.Transformer):
         self.template = template
 
     def preprocess(self, inputs: Any, prompt: str | None = None, **kwargs: Any) -> dict[str, Any]:
-        """Token ids of ``[CLS] prefix sentence suffix [SEP]`` for every text of ``inputs``.
-
-        ``prompt``: this column's template instead of the module's (sentence-transformers
-        passes the training arguments' ``prompts`` here).
-        """
+        """Token ids of ``[CLS] prefix sentence suffix [SEP]`` for every text of ``inputs``;
+        ``prompt`` is a column's own template (the training arguments' ``prompts``)."""
         if not inputs:
             return {}
         tokenizer = self.tokenizer
@@ -76,11 +61,8 @@ class PromptTransformer(modules.Transformer):
 
 
 class MaskTokenPooling(modules.Module):
-    """The last hidden state of the [MASK] token (PromptBERT's sentence representation).
-
-    Args:
-        mask_token_id: the tokenizer's mask token id; each input holds it exactly once.
-    """
+    """The last hidden state of the [MASK] token (``mask_token_id``, once in each input):
+    PromptBERT's sentence representation."""
 
     config_keys: ClassVar[list[str]] = ["mask_token_id"]
 
@@ -100,18 +82,12 @@ class MaskTokenPooling(modules.Module):
 
 
 class TrainingHead(modules.Module):
-    """What a paper trains on and drops at evaluation: in training mode ``Linear(d, d)`` and
-    ``activation`` on the pooled embedding (tanh: SimCSE's ``MLPLayer``; identity: NGCSE's
-    ``nn.Linear``); in eval mode no MLP and, with ``evaluation_pooling``, the tokens pooled
-    again (``"mean"``: VAEGPT-Sim's last-pool). Never in :func:`inference_encoder`'s encoder.
-
-    Args:
-        dimension: the embedding size.
-        mlp: whether to apply the MLP in training.
-        activation: ``"tanh"`` or ``"identity"``.
-        evaluation_pooling: ``None`` (the training pooling) or a pooling mode of
-            sentence-transformers' ``Pooling`` for eval mode.
-    """
+    """What a paper trains on and drops at evaluation (SimCSE section 6.3 "MLP (train)",
+    NGCSE, SKICSE, VAEGPT-Sim section 4): in training mode, with ``mlp``, ``Linear(d, d)``
+    and ``activation`` on the pooled embedding (tanh: SimCSE's ``MLPLayer``; identity:
+    NGCSE's ``nn.Linear``); in eval mode no MLP and, with ``evaluation_pooling`` (a mode of
+    ``Pooling``), the tokens pooled again (``"mean"``: VAEGPT-Sim's last-pool). Never in
+    :func:`inference_encoder`'s encoder."""
 
     config_keys: ClassVar[list[str]] = ["dimension", "mlp", "activation", "evaluation_pooling"]
 
@@ -166,8 +142,8 @@ def init_mlp(linear: Any, how: str) -> None:
 
 
 def head_modules(cfg: TrainConfig, dimension: int) -> list[Any]:
-    """The modules of ``cfg.head`` on a pooled embedding: ``Dense`` (tanh) for a kept MLP,
-    :class:`TrainingHead` for a train-only MLP or an evaluation pooling of its own."""
+    """The modules of ``cfg.head`` on a pooled embedding: ``Dense`` (tanh) for a kept MLP
+    (supervised SimCSE), :class:`TrainingHead` for a train-only MLP or an evaluation pooling."""
     head, stack = cfg.head, []
     if head.mlp == "kept":
         stack.append(modules.Dense(dimension, dimension, activation_function=torch.nn.Tanh()))
@@ -187,12 +163,7 @@ def head_modules(cfg: TrainConfig, dimension: int) -> list[Any]:
 
 
 def build_encoder(cfg: TrainConfig, location: str, device: str) -> Any:
-    """A plain transformers model at ``location`` with ``cfg.pooling`` and ``cfg.head`` on top.
-
-    Modules, in order: the transformer (:class:`PromptTransformer` for ``prompt``), the
-    pooling (``Pooling`` for ``cls`` / ``mean``, :class:`MaskTokenPooling` for ``prompt``),
-    then :func:`head_modules`.
-    """
+    """A plain transformers model at ``location`` with ``cfg.pooling`` and ``cfg.head`` on top."""
     if cfg.pooling == "prompt":
         transformer = PromptTransformer(location, template=cfg.head.templates[0])
         pooling = MaskTokenPooling(transformer.tokenizer.mask_token_id)
@@ -214,10 +185,8 @@ def with_head(model: Any, cfg: TrainConfig) -> Any:
 
 def inference_encoder(model: Any) -> Any:
     """The encoder the paper evaluates, sharing ``model``'s weights: without its
-    :class:`TrainingHead`, with the head's evaluation pooling in place of the training one.
-
-    A model without a training head is returned as it is.
-    """
+    :class:`TrainingHead` (``model`` itself when it has none), with the head's evaluation
+    pooling in place of the training one."""
     stack = list(model)
     if not stack or not isinstance(stack[-1], TrainingHead):
         return model
@@ -231,17 +200,9 @@ def inference_encoder(model: Any) -> Any:
 
 
 def template_prompts(columns_by_set: dict[str, list[tuple[str, str]]], template: str) -> Any:
-    """The training arguments' ``prompts``: ``template`` for every column that repeats its
-    row's anchor sentence (a dropout view, PromptBERT's positive made by a second template).
-
-    Args:
-        columns_by_set: ``(column name, source)`` of each training set, by set name.
-        template: PromptBERT's second template.
-
-    Returns:
-        ``{set: {column: template}}`` for several sets, ``{column: template}`` for one
-        (sentence-transformers' per-dataset and flat forms).
-    """
+    """The training arguments' ``prompts``: PromptBERT's second ``template`` for every column
+    that repeats its row's anchor (a dropout view), by set (``(column, source)`` pairs in
+    ``columns_by_set``); ``{column: template}`` when there is one set."""
     per_set = {
         name: {column: template for column, source in columns[1:] if source == "sentence"}
         for name, columns in columns_by_set.items()

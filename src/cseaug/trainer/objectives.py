@@ -1,11 +1,6 @@
-"""What each paper trains on which rows: the training sets of an objective and their losses.
-
-A row trains in the first training set of its objective whose views it has (``requires``);
-a row with none of them is left out and counted. Each set's columns, in order, are its
-loss's inputs; the sets of an objective train as a sentence-transformers multi-dataset run,
-except NGCSE's default mixed batches (:data:`MIXED`). docs/trainer.md ("Objectives") has the
-table of objective, sets and loss with the papers' equations.
-"""
+"""What each paper trains on which rows: the training sets of an objective, whose columns are
+its loss's inputs, trained as one sentence-transformers multi-dataset run but for NGCSE's
+mixed batches (:data:`MIXED`); docs/trainer.md ("Objectives") has the papers' equations."""
 
 from __future__ import annotations
 
@@ -14,17 +9,13 @@ from typing import Any
 
 from cseaug.trainer.config import TrainConfig
 
-EPOCH_VIEW = "epoch_view"
-"""Source of a column that holds Generate-CSE's view of the current epoch (``augmentations``)."""
+EPOCH_VIEW = "epoch_view"  # the source of Generate-CSE's view of the epoch (augmentations)
 
 
 @dataclass(frozen=True)
 class TrainingSet:
-    """The rows of a version that have ``requires``, as the columns ``(name, source)``.
-
-    ``source`` is a canonical column (``sentence``, ``positive``, ...) or :data:`EPOCH_VIEW`;
-    ``loss`` names the loss the set trains with (:func:`make_losses`).
-    """
+    """The rows of a version that have ``requires``, as the columns ``(name, source)`` (a
+    canonical column or :data:`EPOCH_VIEW`), trained with the loss named ``loss``."""
 
     name: str
     requires: tuple[str, ...]
@@ -74,8 +65,7 @@ EPOCH_VIEWS = TrainingSet(
 )
 
 
-MIXED_KINDS = ("dropout", "pairs", "pattern", "hierarchy")
-"""NGCSE's mixed batches: the training set a row came from, by its ``label`` (the index)."""
+MIXED_KINDS = ("dropout", "pairs", "pattern", "hierarchy")  # a mixed row's set, by its label
 
 MIXED_COLUMNS: dict[str, tuple[str, ...]] = {
     "positive": ("pairs", "pattern", "hierarchy"),
@@ -121,7 +111,7 @@ def training_sets(cfg: TrainConfig) -> tuple[TrainingSet, ...]:
 
 
 def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> dict[str, Any]:
-    """One loss per training set; sets naming the same loss share one instance."""
+    """One loss per training set, shared by the sets that name it."""
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     from cseaug.trainer.losses.ngcse import NGCSEHierarchicalLoss, NGCSEMixedLoss
@@ -145,10 +135,7 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
         if name == "ngcse":
             return NGCSEHierarchicalLoss(model, tau, cfg.ngcse.margins, cfg.ngcse.beta)
         if name == "ngcse-mixed":
-            return NGCSEMixedLoss(
-                model, tau, cfg.ngcse.margins, cfg.ngcse.beta,
-                kinds=MIXED_KINDS, column_labels=mixed_column_labels(),
-            )  # fmt: skip
+            return NGCSEMixedLoss(model, tau, cfg.ngcse.margins, cfg.ngcse.beta)
         if name == "osscse":
             return OssCSELoss(model, tau, **cfg.osscse.model_dump())
         if name == "skicse-unsup":

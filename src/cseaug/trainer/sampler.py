@@ -22,13 +22,7 @@ collator = require(
 
 
 class EpochBlockBatchSampler(sampler.DefaultBatchSampler):
-    """A batch sampler over block ``epoch mod blocks`` of a dataset of ``blocks`` equal blocks.
-
-    Args:
-        dataset, *args, **kwargs: as sentence-transformers' ``DefaultBatchSampler``; the
-            dataset's length is a multiple of ``blocks``.
-        blocks: the number of per-epoch blocks.
-    """
+    """A batch sampler over block ``epoch mod blocks`` of a dataset of ``blocks`` equal blocks."""
 
     def __init__(self, dataset: Any, *args: Any, blocks: int, **kwargs: Any) -> None:
         super().__init__(dataset, *args, **kwargs)
@@ -51,15 +45,8 @@ class MixedBatchSampler(sampler.DefaultBatchSampler):
 
     Each epoch walks a shuffled order (seed ``seed + epoch``) in chunks of ``batch_size``; a
     chunk's generated rows join a cache, which joins the chunk's other rows once it holds
-    ``per_batch`` rows. A chunk of cached rows only is no step; rows still cached at the end
-    of the epoch make its last batch.
-
-    Args:
-        dataset, *args, **kwargs: as sentence-transformers' ``DefaultBatchSampler``
-            (``drop_last`` is not used: the batches vary in size by construction).
-        generated: how many rows, at the start of ``dataset``, are generated.
-        per_batch: the generated rows cached before they join a batch (the authors'
-            ``aigen_batch_size``).
+    ``per_batch`` rows (the authors' ``aigen_batch_size``). A chunk of cached rows only is no
+    step; rows still cached at the end of the epoch make its last batch (``drop_last`` unused).
     """
 
     def __init__(
@@ -101,14 +88,9 @@ class MixedBatchSampler(sampler.DefaultBatchSampler):
 
 
 class MixedBatchCollator(collator.SentenceTransformerDataCollator):
-    """sentence-transformers' collator, with each of ``sparse_columns`` tokenized for the rows
-    whose label has it only (NGCSE's s^m and s^n: a dense column would encode a padding
-    sentence for every other row), and left out of a batch where no row has it.
-
-    Args:
-        sparse_columns: each sparse column and the labels of the rows that have it.
-        **kwargs: as sentence-transformers' ``SentenceTransformerDataCollator``.
-    """
+    """sentence-transformers' collator, with each of ``sparse_columns`` (column → the labels of
+    the rows that have it) tokenized for those rows only (NGCSE's s^m and s^n: a dense column
+    would encode a padding sentence for every other row), left out where no row has it."""
 
     def __init__(self, sparse_columns: dict[str, tuple[int, ...]], **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -69,12 +69,8 @@ def train_seeds(
     seeds: int,
     say: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Train ``seeds`` runs (seeds ``cfg.seed`` + 0, 1, ...) into ``<out_dir>/seed-<n>`` and
-    write their summary to ``seeds.json`` / ``seeds.md``.
-
-    Returns:
-        ``{"runs": [training record + model_dir, ...], "summary": seed_summary(...)}``.
-    """
+    """Train seeds ``cfg.seed`` + 0, 1, ... into ``<out_dir>/seed-<n>``, write their summary
+    to ``seeds.json`` / ``seeds.md`` and return ``{"runs": [...], "summary": ...}``."""
     out_dir = Path(out_dir)
     runs = []
     for offset in range(seeds):

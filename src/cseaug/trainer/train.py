@@ -1,11 +1,9 @@
 """Train a sentence encoder on a published version with one paper's objective.
 
 :func:`train_encoder` is the whole trainer stage: read the training sets (:mod:`.data`),
-score the encoder on the STS sets, train it with sentence-transformers'
-``SentenceTransformerTrainer`` and the objective's losses (:mod:`.objectives`) while keeping
-the best dev checkpoint (:mod:`.callbacks`), score that checkpoint and save it with its
-record and card (:mod:`.card`). ``cseaug train-encoder`` runs it as a Prefect flow; the
-Python use is in docs/trainer.md.
+score the encoder on the STS sets, train it with ``SentenceTransformerTrainer`` and the
+objective's losses (:mod:`.objectives`) keeping the best dev checkpoint (:mod:`.callbacks`),
+score that checkpoint and save it with its record and card (:mod:`.card`; docs/trainer.md).
 """
 
 from __future__ import annotations
@@ -47,18 +45,12 @@ class TrainResult:
     record: dict[str, Any]
 
     def as_dict(self) -> dict[str, Any]:
-        """The record and the model directory, for Prefect and the CLI."""
         return {"model_dir": str(self.model_dir), **self.record}
 
 
 def device_and_precision(cfg: TrainConfig) -> tuple[str, str]:
-    """(device, precision) of ``cfg`` as :mod:`cseaug.devices` resolves them for training
-    (``auto``: cuda when there is one; bfloat16 on GPUs that have it, else float16, and
-    float32 on the CPU).
-
-    Raises:
-        ConfigError: cuda or float16 asked for where there is no GPU.
-    """
+    """(device, precision) of ``cfg`` as :mod:`cseaug.devices` resolves them for training;
+    ConfigError for cuda or float16 where there is no GPU."""
     device = resolve_device(cfg.device)
     return device, resolve_precision(cfg.precision, device, purpose="training")
 
@@ -94,13 +86,9 @@ def refuse_foreign_pooling(cfg: TrainConfig) -> None:
 
 
 def load_encoder(cfg: TrainConfig, device: str, say: Callable[[str], None] = logger.info) -> Any:
-    """The encoder to train, at its own length (``cfg.max_seq_length`` is the training one):
-    a sentence-transformers model with ``cfg.head``'s MLP on its own pooling, or a
-    transformers model with ``cfg.pooling`` and ``cfg.head`` (:mod:`cseaug.trainer.heads`).
-
-    Raises:
-        ConfigError: the model cannot be loaded, or :func:`refuse_foreign_pooling`.
-    """
+    """The encoder to train, at its own length: a sentence-transformers model with
+    ``cfg.head``'s MLP on its own pooling, or a transformers model with ``cfg.pooling`` and
+    ``cfg.head`` (:mod:`cseaug.trainer.heads`); ConfigError when it cannot be loaded."""
     st = require("sentence_transformers", "hf", "Training a sentence encoder")
     from cseaug.trainer.heads import build_encoder, with_head  # imports torch
 
@@ -192,13 +180,8 @@ def _trainer(
 
 
 def refuse_fallback_only(cfg: TrainConfig, data: TrainingData, version_dir: Path) -> None:
-    """Refuse a run whose rows all fell to the objective's last training set, the rows without
-    the objective's views (unsupervised SimCSE for ngcse, osscse, skicse-unsup; supervised
-    SimCSE for skicse-sup): it would train another paper's objective under this one's name.
-
-    Raises:
-        InputError: the version has no row with the objective's views.
-    """
+    """InputError when every row fell to the objective's last training set, the rows without
+    its views: the run would train another paper's objective (SimCSE) under this one's name."""
     sets = training_sets(cfg)
     fallback = sets[-1]
     if len(sets) == 1 or set(data.rows) != {fallback.name}:  # rows: per set, mixed or not
@@ -234,8 +217,8 @@ def ngcse_setting(cfg: TrainConfig, corpus: str) -> str | None:
 def _score(
     model: Any, sets: list[EvalSet], batch: int, when: str, say: Callable[[str], None]
 ) -> Scores:
-    """:func:`~cseaug.trainer.evaluation.evaluate` with a line before (what is scored) and
-    after (the scores), so that a log without progress bars shows the work too."""
+    """:func:`~cseaug.trainer.evaluation.evaluate` with a line before and after it, for a log
+    without progress bars."""
     if not sets:
         return Scores({}, {})
     pairs = sum(len(s.scores) for s in sets)
@@ -252,20 +235,14 @@ def train_encoder(
     out_dir: str | Path,
     say: Callable[[str], None] | None = None,
 ) -> TrainResult:
-    """Train ``cfg.model`` on a published version with ``cfg.objective`` and save it to ``out_dir``.
-
-    With ``evaluation.dev`` set, the saved model is the checkpoint best on the dev set
-    (``record["selection"]``) and the test scores under ``after`` are that checkpoint's.
-
-    Args:
-        out_dir: where the model, ``evaluation.json``, ``evaluation.md`` and the card go.
-        say: where progress lines go (dev scores; steps when progress bars are off);
-            default: this module's logger.
+    """Train ``cfg.model`` on a published version with ``cfg.objective`` and save it, its
+    ``evaluation.json``, ``evaluation.md`` and card to ``out_dir``; with ``evaluation.dev``
+    the saved and scored model is the checkpoint best on the dev set. ``say`` gets the
+    progress lines (default: this module's logger).
 
     Raises:
-        InputError: the version has no row the objective trains on, or only rows without
-            the objective's views (:func:`refuse_fallback_only`), or an evaluation set is
-            missing under ``evaluation.data_dir``.
+        InputError: no row the objective trains on (:func:`refuse_fallback_only`), or a
+            missing evaluation set.
         ConfigError: a device, precision or model that cannot be used here.
     """
     say = say or logger.info

@@ -31,23 +31,18 @@ class PairDataConfig(StrictModel):
     )
     sick_splits: list[Literal["TRAIN", "TRIAL", "TEST"]] = Field(
         default_factory=lambda: ["TRAIN", "TEST"],
-        description="SICK splits to use; TRIAL is left out by default because the paper evaluates on it.",
+        description="SICK splits to use (the paper evaluates on TRIAL).",
     )
     mrpc: list[str] = Field(
         default_factory=list,
         description="MRPC files (msr_paraphrase_train.txt, msr_paraphrase_test.txt); label 1 kept.",
     )
     pairing: Literal["pairs", "self"] = Field(
-        "pairs",
-        description="'pairs': one sentence is the source, its partner the target; 'self': the fully "
-        "unsupervised variant, every distinct sentence is its own target.",
+        "pairs", description="'pairs'; 'self': every distinct sentence is its own target."
     )
     both_directions: bool = Field(False, description="Also train target -> source for every pair.")
     validation_ratio: float = Field(
-        1 / 13,
-        ge=0,
-        lt=1,
-        description="Share of pairs held out for validation (the paper's 12:1 split).",
+        1 / 13, ge=0, lt=1, description="Share of pairs held out for validation (12:1)."
     )
 
 
@@ -59,9 +54,7 @@ class ModelConfig(StrictModel):
     )
     latent_dropout: float = Field(0.1, ge=0, lt=1, description="Dropout on the sampled latent.")
     mean_bn_scale: float = Field(
-        0.5,
-        gt=0,
-        description="Fixed scale of the batch-normalised mean (BN-VAE's gamma, against KL vanishing).",
+        0.5, gt=0, description="Fixed scale of the batch-normalised mean (BN-VAE's gamma)."
     )
     separator: str = Field(
         "<|endoftext|>", description="Text between the source and the target / generation."
@@ -76,16 +69,13 @@ class LossConfig(StrictModel):
     )
     gumbel_tau: float = Field(1.0, gt=0, description="Gumbel-softmax temperature.")
     gumbel_hard: bool = Field(
-        True,
-        description="Straight-through one-hot samples (True) or soft distributions (False) for the judge.",
+        True, description="Straight-through one-hot samples for the judge (False: soft)."
     )
     pooling: Literal["mean", "last"] = Field(
         "mean", description="How the frozen GPT-2's last hidden states become a sentence vector."
     )
     lm_weight: float = Field(
-        0.0,
-        ge=0,
-        description="Weight of a cross-entropy term on the target tokens (not in the paper; 0: off).",
+        0.0, ge=0, description="Weight of a cross-entropy term on the targets (not in the paper)."
     )
 
 
@@ -113,9 +103,7 @@ class ScheduleConfig(StrictModel):
         None, ge=1, description="Validate every this many steps (None: after each epoch)."
     )
     save_every: int | None = Field(
-        None,
-        ge=1,
-        description="Write a resumable checkpoint every this many steps (None: after each epoch).",
+        None, ge=1, description="Write a checkpoint every this many steps (None: each epoch)."
     )
     keep_checkpoints: int = Field(
         2, ge=1, description="Resumable checkpoints kept (the oldest are deleted)."
@@ -124,9 +112,7 @@ class ScheduleConfig(StrictModel):
         True, description="Continue from the newest checkpoint in output_dir when there is one."
     )
     val_rouge_samples: int = Field(
-        200,
-        ge=0,
-        description="Validation pairs whose generations are scored with ROUGE (0: loss only).",
+        200, ge=0, description="Validation pairs whose generations ROUGE scores (0: none)."
     )
 
 
@@ -137,17 +123,14 @@ class VAEGPTTrainConfig(StrictModel):
         "gpt2", description="GPT-2 checkpoint to start from (hub name or local path)."
     )
     output_dir: str = Field(
-        "storage/models/vaegpt-sim",
-        description="Where checkpoints, best/, final/ and metrics.jsonl go.",
+        "storage/models/vaegpt-sim", description="Where checkpoints and metrics.jsonl go."
     )
     seed: int = Field(
         0, description="Seed of the split, the data order, the weights' noise and the sampling."
     )
     device: str = Field("auto", description="auto (cuda when available), cpu, cuda, cuda:N.")
     precision: TrainingPrecision = Field(
-        "auto",
-        description="'auto': bfloat16 on a GPU that has it, else float16 with loss scaling; "
-        "float32 on CPU (fp32, bf16, fp16 are read as float32, bfloat16, float16).",
+        "auto", description="auto: bfloat16 or float16 (loss scaled) on a GPU, float32 on CPU."
     )
     data: PairDataConfig = Field(default_factory=PairDataConfig, description="Training pairs.")
     model: ModelConfig = Field(default_factory=ModelConfig, description="Latent structure.")

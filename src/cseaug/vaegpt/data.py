@@ -1,10 +1,5 @@
-"""Training pairs of VAEGPT-Sim (section 4.1.1, appendix A.8).
-
-SICK pairs with relatedness above 3 and MRPC paraphrase pairs, exact duplicates kept once,
-split 12:1 with a seed; ``pairing: self`` pairs every distinct sentence with itself (the
-"fully unsupervised" variant). SICK's TRIAL split is left out by default: the paper
-evaluates the generators on it (docs/vaegpt.md, "Training").
-"""
+"""Training pairs of VAEGPT-Sim (section 4.1.1, appendix A.8): SICK pairs with relatedness
+above 3 and MRPC paraphrases, exact duplicates kept once, split 12:1 (docs/vaegpt.md, "Training")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Synonym generation with a trained VAEGPT-Sim: beam search with sampling (appendix A.1).
-
-Length-sorted batches of left-padded ``source SEP`` prompts (:mod:`.layout`) are decoded with
-``generate_cse.generation``; each batch is seeded from the configured seed and its sentences,
-so the same sentences give the same candidates on the same device (docs/vaegpt.md:
-"Generation"; "The model" shows the use).
-"""
+"""Synonym generation with a trained VAEGPT-Sim: beam search with sampling (appendix A.1) in
+length-sorted batches of ``source SEP`` prompts, each seeded from the configured seed and its
+sentences (docs/vaegpt.md, "Generation")."""
 
 from __future__ import annotations
 
@@ -55,14 +51,8 @@ def generator_problem(path: str | Path) -> str | None:
 
 
 class VAEGPTSimGenerator:
-    """Batched synonym generation with a :class:`~.model.VAEGPTSim`.
-
-    Args:
-        model: the generator network (moved to the configured device and dtype).
-        tokenizer: its tokenizer.
-        config: decoding settings (``generate_cse.generation``).
-        path: the directory the generator was loaded from (recorded by :meth:`identity`).
-    """
+    """Batched synonym generation with a :class:`~.model.VAEGPTSim` (moved to the device and
+    dtype of ``config``, ``generate_cse.generation``), loaded from ``path``."""
 
     def __init__(
         self,
@@ -106,12 +96,7 @@ class VAEGPTSimGenerator:
         }
 
     def generate(self, sentences: Sequence[str], num_return_sequences: int = 1) -> list[list[str]]:
-        """``num_return_sequences`` synonyms of each sentence, in input order.
-
-        Args:
-            sentences: source sentences.
-            num_return_sequences: candidates per sentence, at most ``num_beams``.
-        """
+        """``num_return_sequences`` (at most ``num_beams``) synonyms of each sentence, in order."""
         cfg = self.config
         if num_return_sequences > cfg.num_beams:
             raise ConfigError(

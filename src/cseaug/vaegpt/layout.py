@@ -51,7 +51,7 @@ def prompt_batch(
 
 @dataclass
 class PairBatch:
-    """A batch of (source, target) pairs in the layout of the module docstring."""
+    """A batch of (source, target) pairs in this layout."""
 
     input_ids: Any
     attention_mask: Any
@@ -80,8 +80,7 @@ def pair_batch(
     max_source_tokens: int,
     max_target_tokens: int,
 ) -> PairBatch:
-    """Encode (source, target) pairs into a :class:`PairBatch` (``target EOS``, the target
-    cut to ``max_target_tokens``)."""
+    """Encode (source, target) pairs into a :class:`PairBatch`."""
     source, source_mask = prompt_batch(
         tokenizer, [s for s, _ in pairs], separator, max_source_tokens
     )

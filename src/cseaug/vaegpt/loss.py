@@ -2,13 +2,10 @@
 
     L = 1 - mean_batch cos(V_predict, V_target) + W_KL * KL
 
-The frozen original GPT-2 (:class:`FrozenJudge`, training only) embeds the Gumbel-softmax
-sample of the generator's target logits as ``probabilities @ word_embeddings`` into
-V_predict, and the real target into V_target (under ``torch.inference_mode``).
-:func:`gumbel_softmax_embeddings` fuses the sample and the embedding lookup into one autograd
-function that keeps only the soft sample for backward (same values and gradients as
-``F.gumbel_softmax(...) @ table``; docs/gpu.md). The choices the paper leaves open (hard
-samples, temperature 1, mean pooling, the optional ``lm_weight``) are in docs/vaegpt.md.
+The frozen original GPT-2 (:class:`FrozenJudge`) embeds the Gumbel-softmax sample of the
+generator's target logits (``probabilities @ word_embeddings``, fused by
+:func:`gumbel_softmax_embeddings`; docs/gpu.md) into V_predict, and the real target into
+V_target. The choices the paper leaves open are in docs/vaegpt.md.
 """
 
 from __future__ import annotations
@@ -36,12 +33,8 @@ def pool(hidden: Any, mask: Any, how: Pooling) -> Any:
 
 
 class FrozenJudge(nn.Module):
-    """The discriminator: the original GPT-2 (``GPT2Model``), frozen, that embeds sentences.
-
-    Args:
-        encoder: a ``GPT2Model`` with the original pretrained weights.
-        pooling: how its last hidden states become one vector.
-    """
+    """The discriminator: the original GPT-2 (a ``GPT2Model``), frozen, that embeds sentences
+    by ``pooling`` its last hidden states."""
 
     def __init__(self, encoder: Any, pooling: Pooling = "mean") -> None:
         super().__init__()
@@ -76,7 +69,6 @@ class FrozenJudge(nn.Module):
 
     @property
     def embedding_table(self) -> Any:
-        """The frozen word embeddings (vocabulary, width)."""
         return self.encoder.get_input_embeddings().weight
 
 
@@ -107,12 +99,9 @@ class _GumbelSoftmaxEmbeddings(torch.autograd.Function):
 
 
 def gumbel_softmax_embeddings(logits: Any, table: Any, tau: float = 1.0, hard: bool = True) -> Any:
-    """The embeddings ``F.gumbel_softmax(logits.float(), tau, hard) @ table``, fused (see the
-    module docstring): (batch, positions, width) in the table's dtype, gradients to ``logits``.
-
-    Raises:
-        ValueError: the table requires gradients (this function gives it none).
-    """
+    """``F.gumbel_softmax(logits.float(), tau, hard) @ table`` in the table's dtype, in one
+    autograd function that keeps only the soft sample for backward (same values and gradients
+    to ``logits``; the table, which gets none, must be frozen)."""
     if table.requires_grad:
         raise ValueError(
             "gumbel_softmax_embeddings gives the embedding table no gradient: freeze it"
@@ -138,16 +127,8 @@ def vaegpt_loss(
     judge: FrozenJudge,
     settings: LossConfig,
 ) -> LossParts:
-    """The training loss of a batch from the generator's target logits and KL.
-
-    Args:
-        logits: (batch, target positions, vocabulary) logits predicting the target.
-        kl: the generator's KL term (a scalar tensor).
-        target_ids: (batch, target positions) target ids (right-padded).
-        target_mask: their mask.
-        judge: the frozen discriminator.
-        settings: the ``loss`` section (weights and Gumbel-softmax settings).
-    """
+    """The training loss of a batch from the generator's logits at the (right-padded) target
+    positions and its KL term, with the config's ``loss`` section."""
     embeds = gumbel_softmax_embeddings(
         logits, judge.embedding_table, settings.gumbel_tau, settings.gumbel_hard
     )

@@ -1,12 +1,10 @@
 """The VAEGPT-Sim network: GPT-2 with a gradually fading latent in every block (section 3.1).
 
-Each block i gets a :class:`LatentLayer` (mean and log-variance solvers, batch normalisation
-against KL vanishing, Zhu et al. 2020, a reparameterised sample, dropout) whose sample is
-added to the block's output with the weight W / e^(i+1): ``h_i = h_i + l_i * W / e^(i+1)``.
-The latents hang on forward hooks of an unchanged ``GPT2LMHeadModel``, so ``generate`` and
-the KV cache keep working and a saved generator is a GPT-2 directory plus
-``vaegpt_latents.safetensors`` and ``vaegpt_sim.json``. docs/vaegpt.md ("The model", and the
-choices the paper leaves open) has the details.
+Each block i gets a :class:`LatentLayer` whose sample is added to the block's output:
+``h_i = h_i + l_i * W / e^(i+1)``. The latents hang on forward hooks of an unchanged
+``GPT2LMHeadModel``, so ``generate`` and the KV cache keep working and a saved generator is a
+GPT-2 directory plus ``vaegpt_latents.safetensors`` and ``vaegpt_sim.json`` (docs/vaegpt.md,
+"The model").
 
 Example:
     >>> from transformers import GPT2Config
@@ -37,9 +35,8 @@ SETTINGS_FILE = "vaegpt_sim.json"
 
 
 class VAEGPTSimSettings(ModelConfig):
-    """What a VAEGPT-Sim adds to GPT-2, saved with the generator in ``vaegpt_sim.json``: the
-    training config's ``model`` section and ``base_model``, the GPT-2 checkpoint it started
-    from (the judge of training)."""
+    """What a VAEGPT-Sim adds to GPT-2 (``vaegpt_sim.json``): the training config's ``model``
+    section and the GPT-2 checkpoint it started from."""
 
     base_model: str = Field("gpt2", description="The GPT-2 checkpoint the generator started from.")
 
@@ -53,14 +50,9 @@ class VAEGPTSimOutput:
 
 
 class LatentLayer(nn.Module):
-    """Mean/variance solver, batch normalisation, reparameterised sample and dropout of one block.
-
-    Args:
-        hidden_size: width of the block's hidden states (and of the latent).
-        dropout: dropout probability on the sample.
-        mean_bn_scale: fixed scale applied after normalising the mean.
-        init_std: standard deviation of the solvers' initial weights.
-    """
+    """Mean and log-variance solvers, batch normalisation against KL vanishing (Zhu et al.
+    2020; the mean at the fixed ``mean_bn_scale``), a reparameterised sample and ``dropout``
+    of one block; the latent is as wide as the block's hidden states."""
 
     def __init__(
         self, hidden_size: int, dropout: float, mean_bn_scale: float, init_std: float = 0.02
@@ -88,11 +80,9 @@ class LatentLayer(nn.Module):
         return out.index_copy(0, index, norm(values.index_select(0, index)).float())
 
     def forward(self, hidden: Any) -> Any:
-        """The latent l_i for ``hidden`` (batch, positions, hidden); stores the per-token KL in ``self.kl``.
-
-        ``real_tokens`` (set by :meth:`VAEGPTSim.forward` in training) holds the flat
-        indices of the non-padding positions.
-        """
+        """The latent l_i for ``hidden`` (batch, positions, hidden); stores the per-token KL in
+        ``self.kl``. ``real_tokens`` (set by :meth:`VAEGPTSim.forward`) holds the flat indices
+        of the non-padding positions."""
         batch, positions, width = hidden.shape
         flat = hidden.reshape(-1, width)
         mean = (
@@ -147,12 +137,8 @@ class VAEGPTSim(nn.Module):
         position_ids: Any | None = None,
         logits_to_keep: int | Any = 0,
     ) -> VAEGPTSimOutput:
-        """Logits at ``logits_to_keep`` (0: every position) and the KL of the latents.
-
-        The KL of a sequence is the per-token KL (summed over latent dimensions) averaged
-        over its real tokens; the blocks' KLs are summed and the batch is averaged (the
-        paper's L_KL).
-        """
+        """Logits at ``logits_to_keep`` (0: every position) and the paper's L_KL: per sequence
+        the per-token KL averaged over its real tokens, summed over blocks, averaged over the batch."""
         real_tokens = attention_mask.reshape(-1).nonzero().squeeze(1)
         if self.training and real_tokens.numel() < 2:
             raise InputError(
@@ -202,13 +188,8 @@ class VAEGPTSim(nn.Module):
     def from_pretrained(
         cls, name_or_path: str | Path, settings: VAEGPTSimSettings | None = None
     ) -> VAEGPTSim:
-        """Load a saved generator, or start one from a GPT-2 checkpoint (name or path).
-
-        A directory with ``vaegpt_sim.json`` is a saved generator: its settings and latents
-        are loaded (``settings`` must then be None). Anything else is a GPT-2 checkpoint:
-        the latents are initialised and ``settings`` (default: the paper's) apply, with
-        ``base_model`` set to the checkpoint.
-        """
+        """Load a saved generator (a directory with ``vaegpt_sim.json``; ``settings`` None), or
+        start one with ``settings`` (default: the paper's) from a GPT-2 checkpoint."""
         transformers = require("transformers", "hf", "The VAEGPT-Sim generator")
         path = Path(name_or_path)
         if (path / SETTINGS_FILE).is_file():

@@ -1,10 +1,6 @@
-"""Training of VAEGPT-Sim (section 3.1 loss, section 4.1.1 data, appendix A.1 settings).
-
-AdamW minimises the loss of :mod:`.loss` with the paper's defaults, in mixed precision on a
-GPU; validation scores the loss and the Avg-ROUGE of generations, and the best Avg-ROUGE is
-kept in ``best/``. ``output_dir`` holds resumable ``checkpoint-<step>/``, ``best/``,
-``final/`` and ``metrics.jsonl`` (docs/vaegpt.md, "Validation, checkpoints, resume").
-"""
+"""Training of VAEGPT-Sim (section 3.1 loss, section 4.1.1 data, appendix A.1 settings):
+AdamW on the loss of :mod:`.loss`, the best validation Avg-ROUGE kept in ``best/``, resumable
+checkpoints (docs/vaegpt.md, "Validation, checkpoints, resume")."""
 
 from __future__ import annotations
 
@@ -40,7 +36,7 @@ STATE_JSON = "trainer_state.json"
 
 @dataclass
 class TrainerState:
-    """Where a run stands; saved with every checkpoint."""
+    """Where a run stands, saved with every checkpoint."""
 
     step: int = 0
     epoch: int = 0
@@ -68,7 +64,7 @@ def loss_on_batch(
     settings: LossConfig,
     precision: PrecisionName,
 ) -> LossParts:
-    """Forward pass of the generator and the judge on one batch, autocast to ``precision``."""
+    """The loss of one batch (generator, then judge), autocast to ``precision``."""
     device_type = batch.input_ids.device.type
     with torch.autocast(device_type, getattr(torch, precision), enabled=precision != "float32"):
         out = model(
@@ -87,7 +83,7 @@ def checkpoints(output_dir: Path) -> list[Path]:
 
 
 class _Run:
-    """One training run: the objects and the bookkeeping shared by its steps."""
+    """One training run: its model, judge, optimiser and state."""
 
     def __init__(self, cfg: VAEGPTTrainConfig, splits: PairSplits) -> None:
         self.cfg = cfg
@@ -132,8 +128,6 @@ class _Run:
         self.timed_steps = 0
         self.validated_at = self.saved_at = -1  # the steps of the last validation and checkpoint
 
-    # ------------------------------------------------------------------ bookkeeping
-
     def log(self, kind: str, **values: Any) -> None:
         record = {"kind": kind, "step": self.state.step, "epoch": self.state.epoch, **values}
         with self.metrics_path.open("a", encoding="utf-8") as handle:
@@ -161,8 +155,8 @@ class _Run:
         self.log("checkpoint", path=str(target))
 
     def save_generator(self, name: str, with_state: bool = False) -> Path:
-        """Write the generator (with the trainer's state for a resumable checkpoint) beside
-        ``<out>/<name>``, then swap it in, so a crash never leaves half a generator."""
+        """Write the generator (and, for a checkpoint, the trainer's state) beside
+        ``<out>/<name>``, then swap it in: a crash never leaves half a generator."""
         tmp, target = self.out / f".tmp-{name}", self.out / name
         if tmp.exists():
             shutil.rmtree(tmp)
@@ -183,17 +177,10 @@ class _Run:
         tmp.rename(target)
         return target
 
-    # ------------------------------------------------------------------ work
-
     def loss(self, pairs: list[Pair]) -> LossParts:
-        """:func:`loss_on_batch` of ``pairs`` in the layout of :mod:`.layout`."""
-        o = self.cfg.optim
+        o, separator = self.cfg.optim, self.model.settings.separator
         batch = pair_batch(
-            self.tokenizer,
-            pairs,
-            self.model.settings.separator,
-            o.max_source_tokens,
-            o.max_target_tokens,
+            self.tokenizer, pairs, separator, o.max_source_tokens, o.max_target_tokens
         )
         return loss_on_batch(
             self.model, self.judge, batch.to(self.device), self.cfg.loss, self.precision

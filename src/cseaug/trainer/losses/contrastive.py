@@ -26,13 +26,8 @@ def embed(model: Any, sentence_features: Iterable[dict[str, Any]]) -> list[Any]:
 
 
 def cosine_matrix(a: Any, b: Any) -> Any:
-    """cos(a_i, b_j) for every i, j: shape (len(a), len(b))."""
+    """cos(a_i, b_j) for every i, j."""
     return F.normalize(a, dim=-1) @ F.normalize(b, dim=-1).T
-
-
-def pairwise_cosine(a: Any, b: Any) -> Any:
-    """cos(a_i, b_i) for every i: shape (len(a),)."""
-    return F.cosine_similarity(a, b, dim=-1)
 
 
 def info_nce(anchors: Any, candidates: Any, temperature: float) -> Any:
@@ -48,17 +43,11 @@ def info_nce(anchors: Any, candidates: Any, temperature: float) -> Any:
 
 class PaperLoss(torch.nn.Module, ABC):
     """A paper's loss on the embeddings of a training set's columns (:meth:`loss`), with its
-    settings (``config_keys``) and the paper's citation for the model card.
+    settings (``config_keys``) and the paper's citation for the model card; ``temperature``
+    is tau of its InfoNCE terms."""
 
-    Args:
-        model: the SentenceTransformer being trained.
-        temperature: tau of the loss's InfoNCE terms.
-    """
-
-    paper: ClassVar[str]
-    """The paper's key in :data:`cseaug.dataset.card.CITATIONS`."""
-    config_keys: ClassVar[tuple[str, ...]]
-    """The attributes the model card lists as the loss's settings."""
+    paper: ClassVar[str]  # its key in cseaug.dataset.card.CITATIONS
+    config_keys: ClassVar[tuple[str, ...]]  # the settings the model card lists
 
     def __init__(self, model: Any, temperature: float) -> None:
         super().__init__()
@@ -70,7 +59,7 @@ class PaperLoss(torch.nn.Module, ABC):
 
     @abstractmethod
     def loss(self, *embeddings: Any) -> Any:
-        """The loss of a batch of embeddings, one matrix per column."""
+        """The batch's mean loss from its embeddings, one matrix per column."""
 
     def get_config_dict(self) -> dict[str, Any]:
         return {key: getattr(self, key) for key in self.config_keys}

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cseaug.trainer.losses.contrastive import PaperLoss, embed, info_nce, pairwise_cosine, torch
+from cseaug.trainer.losses.contrastive import PaperLoss, embed, info_nce, torch
+from cseaug.trainer.objectives import MIXED_KINDS, mixed_column_labels
 
 F = torch.nn.functional
 
@@ -22,22 +23,16 @@ def hierarchical_triplet(
     anchor: Any, positive: Any, intermediate: Any, negative: Any, margins: tuple[float, float]
 ) -> Any:
     """NGCSE eq. 6, averaged over the batch: s^p above s^m by m1, s^m above s^n by m2."""
-    s_p = pairwise_cosine(anchor, positive)
-    s_m = pairwise_cosine(anchor, intermediate)
-    s_n = pairwise_cosine(anchor, negative)
+    s_p, s_m, s_n = (
+        F.cosine_similarity(anchor, v, dim=-1) for v in (positive, intermediate, negative)
+    )
     m1, m2 = margins
     return 0.5 * (F.relu(s_m - s_p + m1) + F.relu(s_n - s_m + m2)).mean()
 
 
 class NGCSEHierarchicalLoss(PaperLoss):
-    """L_C + beta * L_HT (NGCSE eq. 1, 6, 7) on columns (anchor, positive, intermediate, negative).
-
-    Args:
-        model: the SentenceTransformer being trained.
-        temperature: tau of eq. 1.
-        margins: (m1, m2) of eq. 6.
-        beta: weight of L_HT, eq. 7.
-    """
+    """L_C + beta * L_HT (NGCSE eq. 1, 6, 7) on columns (anchor, positive, intermediate,
+    negative): ``temperature`` tau of eq. 1, ``margins`` (m1, m2) of eq. 6."""
 
     paper = "ngcse"
     config_keys = ("temperature", "margins", "beta")
@@ -54,7 +49,6 @@ class NGCSEHierarchicalLoss(PaperLoss):
         self.beta = beta
 
     def loss(self, anchor: Any, positive: Any, intermediate: Any, negative: Any) -> Any:
-        """The loss of a batch of embeddings (one row per anchor in each argument)."""
         contrastive = info_nce(anchor, positive, self.temperature)
         return contrastive + self.beta * hierarchical_triplet(
             anchor, positive, intermediate, negative, self.margins
@@ -66,27 +60,11 @@ class NGCSEMixedLoss(NGCSEHierarchicalLoss):
 
     The batch (:data:`cseaug.trainer.objectives.MIXED`) holds ``anchor`` for every row, then
     each column of ``MIXED_COLUMNS`` for the rows that have it only, and ``labels``, each
-    row's kind. As the authors' ``_ng_forward`` (``--use_native_loss --use_loss3``): the
-    positive is s^p or the dropout view, every positive and the NLI pattern's s^n are
-    candidates of one softmax, and a hierarchy row's s^n is placed by eq. 6 only.
-
-    Args:
-        *args, **kwargs: model, temperature, margins, beta as :class:`NGCSEHierarchicalLoss`.
-        kinds: the kinds of row by label (``MIXED_KINDS``).
-        column_labels: each column after ``anchor`` and the labels of the rows that have it
-            (``mixed_column_labels()``); the set's layout stays in :mod:`cseaug.trainer.objectives`.
+    row's kind (its index in ``MIXED_KINDS``). As the authors' ``_ng_forward``
+    (``--use_native_loss --use_loss3``): the positive is s^p or the dropout view, every
+    positive and the NLI pattern's s^n are candidates of one softmax, and a hierarchy row's
+    s^n is placed by eq. 6 only.
     """
-
-    def __init__(
-        self,
-        *args: Any,
-        kinds: tuple[str, ...],
-        column_labels: dict[str, tuple[int, ...]],
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        self.kinds = kinds
-        self.column_labels = column_labels
 
     def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Any) -> Any:
         anchor, *columns = embed(self.model, sentence_features)
@@ -96,7 +74,7 @@ class NGCSEMixedLoss(NGCSEHierarchicalLoss):
         """The loss of a mixed batch of embeddings: ``columns`` as the batch carries them."""
         rows = {
             name: torch.isin(kinds, torch.tensor(labels, device=kinds.device))
-            for name, labels in self.column_labels.items()
+            for name, labels in mixed_column_labels().items()
         }
         present = iter(columns)
         embedded = {name: next(present) for name, mask in rows.items() if mask.any()}
@@ -107,12 +85,12 @@ class NGCSEMixedLoss(NGCSEHierarchicalLoss):
         negative = embedded.get("negative")
         negative_kinds = kinds[rows["negative"]]
         extra = (
-            [] if negative is None else [negative[negative_kinds == self.kinds.index("pattern")]]
+            [] if negative is None else [negative[negative_kinds == MIXED_KINDS.index("pattern")]]
         )
         value = info_nce(anchor, torch.cat([positive, *extra]), self.temperature)
-        hierarchy = kinds == self.kinds.index("hierarchy")
+        hierarchy = kinds == MIXED_KINDS.index("hierarchy")
         if hierarchy.any():
-            low = negative[negative_kinds == self.kinds.index("hierarchy")]
+            low = negative[negative_kinds == MIXED_KINDS.index("hierarchy")]
             value = value + self.beta * hierarchical_triplet(
                 anchor[hierarchy],
                 positive[hierarchy],

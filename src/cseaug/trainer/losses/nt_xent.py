@@ -21,12 +21,8 @@ NT_XENT_DIRECTIONS = ("query_to_doc", "query_to_query")
 
 
 class SymmetricNTXentLoss(losses.MultipleNegativesRankingLoss):
-    """NT-Xent over 2N sentences on (anchor, view) columns, averaged over both sides.
-
-    Args:
-        model: the SentenceTransformer being trained.
-        scale: 1 / tau.
-    """
+    """NT-Xent over 2N sentences on (anchor, view) columns, averaged over both sides;
+    ``scale`` is 1 / tau."""
 
     def __init__(self, model: Any, scale: float) -> None:
         super().__init__(model, scale=scale, directions=NT_XENT_DIRECTIONS, partition_mode="joint")

@@ -14,27 +14,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from cseaug.trainer.losses.contrastive import PaperLoss, info_nce, pairwise_cosine, torch
+from cseaug.trainer.losses.contrastive import PaperLoss, info_nce, torch
 
 F = torch.nn.functional
 
 
 def two_way_margin(anchor: Any, positive: Any, negative: Any, alpha: float, beta: float) -> Any:
     """OssCSE eq. 3, averaged over the batch."""
-    gap = pairwise_cosine(anchor, positive) - pairwise_cosine(anchor, negative)
+    cosine = F.cosine_similarity
+    gap = cosine(anchor, positive, dim=-1) - cosine(anchor, negative, dim=-1)
     return (F.relu(alpha - gap) + F.relu(gap - beta)).mean()
 
 
 class OssCSELoss(PaperLoss):
-    """l_c + l_r + lambda * l_m (OssCSE eq. 5) on (anchor, anchor[, positive, negative]).
-
-    Args:
-        model: the SentenceTransformer being trained.
-        temperature: tau of eq. 2.
-        alpha, beta: the margins of eq. 3.
-        margin_weight: lambda of eq. 5.
-        recall_weight: gamma of eq. 4 (0: no recall loss).
-    """
+    """l_c + l_r + lambda * l_m (OssCSE eq. 5) on (anchor, anchor[, positive, negative]):
+    ``alpha``, ``beta`` the margins of eq. 3, ``margin_weight`` lambda, ``recall_weight``
+    gamma of eq. 4 (0: no recall loss)."""
 
     paper = "osscse"
     config_keys = ("temperature", "alpha", "beta", "margin_weight", "recall_weight")

@@ -18,25 +18,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from cseaug.trainer.losses.contrastive import (
-    PaperLoss,
-    cosine_matrix,
-    info_nce,
-    pairwise_cosine,
-    torch,
-)
+from cseaug.trainer.losses.contrastive import PaperLoss, cosine_matrix, info_nce, torch
 
 F = torch.nn.functional
 
 
 class SKICSEUnsupervisedLoss(PaperLoss):
-    """(1 - lambda) InfoNCE(h, h') + lambda InfoNCE(h, h^ski) (SKICSE eq. 1-3) on (x, x, x_ski).
-
-    Args:
-        model: the SentenceTransformer being trained.
-        temperature: tau of eq. 1 and 2.
-        ski_weight: lambda of eq. 3.
-    """
+    """(1 - lambda) InfoNCE(h, h') + lambda InfoNCE(h, h^ski) (SKICSE eq. 1-3) on (x, x, x_ski),
+    ``ski_weight`` lambda of eq. 3."""
 
     paper = "skicse"
     config_keys = ("temperature", "ski_weight")
@@ -46,22 +35,14 @@ class SKICSEUnsupervisedLoss(PaperLoss):
         self.ski_weight = ski_weight
 
     def loss(self, anchor: Any, dropout_view: Any, knowledge: Any) -> Any:
-        """The loss of a batch of embeddings."""
         simcse = info_nce(anchor, dropout_view, self.temperature)
         skicse = info_nce(anchor, knowledge, self.temperature)
         return (1 - self.ski_weight) * simcse + self.ski_weight * skicse
 
 
 class SKICSESupervisedLoss(PaperLoss):
-    """SKICSE eq. 7 on (x, x+, x-, x_ski): SimCSE's supervised loss and the two SKI terms.
-
-    Args:
-        model: the SentenceTransformer being trained.
-        temperature: tau of eq. 4-6.
-        ski_weights: (lambda_1, lambda_2) of eq. 7.
-        eq6_reading: ``"bounded"`` (the numerator's term in eq. 6's denominator, as InfoNCE)
-            or ``"literal"`` (the denominator as printed, unbounded below).
-    """
+    """SKICSE eq. 7 on (x, x+, x-, x_ski): SimCSE's supervised loss and the two SKI terms,
+    ``ski_weights`` (lambda_1, lambda_2), eq. 6 read as ``eq6_reading`` (module docstring)."""
 
     paper = "skicse"
     config_keys = ("temperature", "ski_weights", "eq6_reading")
@@ -78,7 +59,6 @@ class SKICSESupervisedLoss(PaperLoss):
         self.eq6_reading = eq6_reading
 
     def loss(self, anchor: Any, positive: Any, negative: Any, knowledge: Any) -> Any:
-        """The loss of a batch of embeddings."""
         tau = self.temperature
         candidates = torch.cat([positive, negative])  # {h_j^+} then {h_j^-}: every denominator
         rows = torch.arange(len(anchor), device=anchor.device)
@@ -89,7 +69,7 @@ class SKICSESupervisedLoss(PaperLoss):
         )
         # eq. 6: numerator sim(h_i, h_i^ski); denominator over {h_j^+, h_j^-}, plus the
         # numerator's own term in the bounded reading
-        numerator = pairwise_cosine(anchor, knowledge) / tau
+        numerator = F.cosine_similarity(anchor, knowledge, dim=-1) / tau
         terms = cosine_matrix(anchor, candidates) / tau
         if self.eq6_reading == "bounded":
             terms = torch.cat([numerator[:, None], terms], dim=1)
