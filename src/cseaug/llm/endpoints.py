@@ -32,7 +32,7 @@ import openai
 
 from cseaug.config import FailoverConfig, base_url_problem
 from cseaug.errors import ConfigError
-from cseaug.llm.http_errors import describe_error, timed_out
+from cseaug.llm.http_errors import describe_error, hurts_endpoint, status_of, timed_out
 from cseaug.llm.limiter import ConcurrencyLimit
 from cseaug.llm.wire import read_body
 
@@ -58,14 +58,6 @@ def endpoint_urls(base_url: str | Sequence[str] | None, default: str) -> tuple[s
     if problem:
         raise ConfigError(problem)
     return tuple(urls)
-
-
-def hurts_endpoint(exc: BaseException) -> bool:
-    """Whether a failed request says the endpoint itself is unwell: no connection, a
-    timeout, a 5xx. (429 and other 4xx are the server answering.)"""
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-        return True
-    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
 
 
 @dataclass
@@ -147,9 +139,7 @@ class EndpointPool:
                 health.trying = False
             if ticket.epoch != health.epoch:
                 return  # sent before the endpoint was taken out: says nothing new
-            if failure is None or (
-                isinstance(failure, openai.APIStatusError) and not hurts_endpoint(failure)
-            ):
+            if failure is None or (status_of(failure) and not hurts_endpoint(failure)):
                 if health.out_until is not None:
                     logger.warning("LLM endpoint %s answers again: back in service", health.url)
                 health.failures = 0
@@ -245,9 +235,7 @@ class PooledClient:
     def _count(limit: ConcurrencyLimit, seconds: float, failure: BaseException | None) -> None:
         if failure is None:
             limit.record(seconds)
-        elif timed_out(failure) or (
-            isinstance(failure, openai.APIStatusError) and failure.status_code == 429
-        ):
+        elif timed_out(failure) or status_of(failure) == 429:
             limit.record(None)
 
     async def _place(self) -> Ticket:
