@@ -41,7 +41,7 @@ from cseaug.llm.http_errors import describe_error, is_retryable, status_of, time
 from cseaug.llm.identity import served_identity
 from cseaug.llm.limiter import ConcurrencyLimit
 from cseaug.llm.probe import probe_endpoints
-from cseaug.llm.sampling import request_seed
+from cseaug.llm.sampling import request_sampling
 from cseaug.llm.wire import (
     IDENTITY_HEADERS,
     MalformedResponse,
@@ -212,17 +212,11 @@ class OpenAIBackend(LLMBackend):
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": list(request.messages)}
-        # api.openai.com deprecated max_tokens (reasoning models reject it); most
-        # compatible servers know only max_tokens.
-        length_key = "max_completion_tokens" if self.name == "openai" else "max_tokens"
-        if self.sampling.get("max_tokens") is not None:
-            body[length_key] = self.sampling["max_tokens"]
-        for field in ("temperature", "top_p"):
-            if self.sampling.get(field) is not None:
-                body[field] = self.sampling[field]
-        seed = request_seed(self.sampling, request.sample_index)
-        if seed is not None:
-            body["seed"] = seed
+        body |= request_sampling(self.sampling, request.sample_index)
+        if self.name == "openai" and "max_tokens" in body:
+            # api.openai.com deprecated max_tokens (reasoning models reject it); most
+            # compatible servers know only max_tokens.
+            body["max_completion_tokens"] = body.pop("max_tokens")
         if request.stop:
             body["stop"] = list(request.stop)
         return body
