@@ -69,6 +69,14 @@ def make_backend(
     name = resolve_backend(cfg.backend)
     if name != cfg.backend:
         logger.info("llm.backend auto: using %s", name)
+    http: dict[str, Any] = {  # what both API backends take
+        "base_url": cfg.base_url,
+        "api_key_env": cfg.api_key_env,
+        "max_retries": cfg.max_retries,
+        "request_timeout_s": cfg.request_timeout_s,
+        "model_revision": cfg.model_revision,
+        "served": served,
+    }
     backend: LLMBackend
     if name in ("openai", "openai-compatible"):
         limits = cfg.circuit_breaker  # None: never stop
@@ -76,29 +84,16 @@ def make_backend(
             cfg.model,
             sampling,
             name=name,
-            base_url=cfg.base_url,
-            api_key_env=cfg.api_key_env,
             concurrency=cfg.concurrency_range(),
-            max_retries=cfg.max_retries,
-            request_timeout_s=cfg.request_timeout_s,
             rate_limit_budget_s=cfg.rate_limit_budget_s,
             failover=cfg.failover,
             breaker=CircuitBreaker(limits.window, limits.failure_rate) if limits else None,
-            model_revision=cfg.model_revision,
-            served=served,
+            **http,
         )
     elif name == "openai-batch":
+        # submitted batches are recorded beside the answers
         backend = OpenAIBatchBackend(
-            cfg.model,
-            sampling,
-            ledger_path=cache_path,  # submitted batches are recorded beside the answers
-            base_url=cfg.base_url,
-            api_key_env=cfg.api_key_env,
-            batch=cfg.batch,
-            max_retries=cfg.max_retries,
-            request_timeout_s=cfg.request_timeout_s,
-            model_revision=cfg.model_revision,
-            served=served,
+            cfg.model, sampling, ledger_path=cache_path, batch=cfg.batch, **http
         )
     elif name == "vllm":
         backend = VLLMBackend(

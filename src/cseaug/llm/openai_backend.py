@@ -54,16 +54,10 @@ from cseaug.secrets import Scrubber, treat_as_secret
 
 logger = logging.getLogger(__name__)
 
-MAX_RETRY_AFTER_S = 120.0
-"""Longest ``Retry-After`` honoured; a server asking for more is retried after this long."""
-
-PLACEHOLDER_API_KEY = "EMPTY"
-"""Sent to an ``openai-compatible`` server when no key is set (``vllm serve`` accepts any)."""
-
+MAX_RETRY_AFTER_S = 120.0  # the longest Retry-After honoured
+PLACEHOLDER_API_KEY = "EMPTY"  # for openai-compatible without a key (vllm serve takes any)
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-
 _T = TypeVar("_T")
-
 _CLIENT_ERRORS = (openai.OpenAIError, httpx2.HTTPError)
 
 

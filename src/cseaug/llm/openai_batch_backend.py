@@ -31,19 +31,12 @@ from cseaug.secrets import Scrubber
 logger = logging.getLogger(__name__)
 
 RUNNING = frozenset({"validating", "in_progress", "finalizing", "cancelling"})
-"""Batch statuses that will still change."""
-RESUBMIT_AFTER = frozenset({"expired", "failed"})
-"""Terminal statuses whose unanswered requests are submitted again (not ``cancelled``: someone
-stopped it on purpose; its unanswered requests fail, and a rerun asks again)."""
-MAX_SUBMISSIONS = 2
-"""Batches one request may be in during one ``generate`` call (attaching counts as one)."""
-POLL_GROWTH = 1.5
-"""Each wait between status checks is this times the last, up to ``max_poll_interval_s``."""
+RESUBMIT_AFTER = frozenset({"expired", "failed"})  # not cancelled: stopped on purpose
+MAX_SUBMISSIONS = 2  # batches one request may be in during one call (attaching counts)
+POLL_GROWTH = 1.5  # each wait between status checks is this times the last
 MAYBE_CREATED = (openai.APIConnectionError, openai.InternalServerError, openai.RateLimitError)
-"""``batches.create`` failures after which a batch may exist (its answer was lost) or the
-call may simply be tried again: the batch is looked for before each new try."""
-LIST_PAGE = 100
-"""Batches per ``batches.list`` page (the API's maximum)."""
+"""``batches.create`` failures after which a batch may exist: it is looked for before a new try."""
+LIST_PAGE = 100  # batches per batches.list page (the API's maximum)
 
 Sleep = Callable[[float], None]
 
@@ -72,7 +65,6 @@ class _Call:
     reported: int = 0
 
     def advance(self, finished: int) -> None:
-        """Move the progress bar by ``finished`` requests, never past the total."""
         step = min(finished, len(self.requests) - self.reported)
         if step > 0 and self.progress is not None:
             self.progress(step)
