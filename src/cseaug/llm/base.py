@@ -1,9 +1,7 @@
 """The one LLM interface every backend implements; stages never know which backend runs.
 
-A stage sends :class:`ChatRequest` objects and gets one :class:`ChatResponse` per request, in
-order; a failed request is a response with ``error`` set (never an exception, never ``None``)
-that the stage sends to rejects. :func:`cseaug.llm.factory.make_backend` picks the backend;
-docs/llm-backends.md describes them all.
+One :class:`ChatResponse` per :class:`ChatRequest`, in order; a failure is a response with
+``error`` set, never an exception. docs/llm-backends.md.
 """
 
 from __future__ import annotations
@@ -16,37 +14,23 @@ Message = dict[str, str]
 """One chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
 
 ANSWERED_BY = "answered_by:"
-"""Prefix of :meth:`Usage.as_dict`'s keys that count the answers each model gave, by the name
-the answers carry (the provenance: a router or proxy may serve another model than asked)."""
+"""Prefix of :meth:`Usage.as_dict`'s counts of answers by the model they name."""
 
 ProgressCallback = Callable[[int], None]
 """Called with the number of requests just finished (for progress bars)."""
 
-TRANSIENT = "transient"
-"""A failure worth trying again later: connection refused or dropped, timeout, 408, 429, 5xx,
-a body cut short. A rerun of the build sends the request again."""
-PERMANENT = "permanent"
-"""A failure the same request will meet again (400, 401, 404, an answer without text)."""
-CIRCUIT_OPEN = "circuit_open"
-"""Never sent: the circuit breaker had stopped generation (:mod:`cseaug.llm.breaker`)."""
-MALFORMED = "malformed_response"
-"""The server answered with something that is not a usable chat completion (not JSON, no
-text, invalid Unicode, a ``usage`` that is not one, a body too large or compressed:
-:mod:`cseaug.llm.wire`). Permanent, like :data:`PERMANENT`, and its own reject reason."""
+# The kinds of failure (docs/llm-backends.md, "When the endpoint fails"):
+TRANSIENT = "transient"  # worth trying again: no connection, timeout, 408, 429, 5xx
+PERMANENT = "permanent"  # the same request meets it again: 400, 401, 404, no text
+CIRCUIT_OPEN = "circuit_open"  # never sent: the circuit breaker had stopped generation
+MALFORMED = "malformed_response"  # not a usable chat completion (cseaug.llm.wire); permanent
 
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One chat completion to make.
-
-    Args:
-        key: stable identity of the request inside a run, e.g. ``"<row id>:positive"``.
-        messages: the chat messages.
-        sample_index: which sample of the same messages this is (0 for the first); part
-            of the cache key so that asking twice on purpose gives two answers.
-        stop: where the answer ends (not part of it): sent to every backend that supports
-            stop sequences, and part of the cache key when set (docs/prompts-and-patterns.md).
-    """
+    """One chat completion to make: ``key`` names it within a run (``"<row id>:positive"``);
+    ``sample_index`` (which sample of the same messages) and ``stop`` (where the answer ends,
+    docs/prompts-and-patterns.md) are part of the cache key."""
 
     key: str
     messages: tuple[Message, ...]
@@ -56,13 +40,9 @@ class ChatRequest:
 
 @dataclass
 class ChatResponse:
-    """The answer to one :class:`ChatRequest` (``text`` or ``error``, never neither).
-
-    ``failure`` says what kind of failure an error is: :data:`TRANSIENT`,
-    :data:`PERMANENT` (also when unset), :data:`MALFORMED` or :data:`CIRCUIT_OPEN`. ``retried``: the
-    request had failed in an earlier run and was sent again in this one. ``model``: the model
-    the answer names (HTTP backends; kept with it in the response cache).
-    """
+    """The answer to one :class:`ChatRequest`: ``text`` or ``error`` with its ``failure`` kind
+    (unset: permanent); ``retried``: it had failed in an earlier run; ``model``: the model the
+    answer names (HTTP backends)."""
 
     key: str
     text: str | None = None
@@ -80,7 +60,6 @@ class ChatResponse:
 
     @property
     def retryable(self) -> bool:
-        """A failure that a later run should try again (transient, or never sent)."""
         return not self.ok and self.failure in (TRANSIENT, CIRCUIT_OPEN)
 
 
@@ -90,16 +69,10 @@ ResponseSink = Callable[[int, ChatResponse], None]
 
 @dataclass
 class Usage:
-    """Running totals of one backend (what a build spent).
-
-    ``requests``: sent to the model (answered or failed); ``failed``: of those, failed;
-    ``retried``: of those, requests that had failed in an earlier run; ``cached``:
-    answered from the response cache; ``circuit_open``: never sent because the circuit
-    breaker had stopped generation; ``cache_mismatched``: stored answers that failed their
-    digest check (:mod:`cseaug.llm.cache`) and were asked again (in :meth:`as_dict` only when
-    there were any); ``answered_by``: answers, sent or cached, by the model they name (in
-    :meth:`as_dict` as :data:`ANSWERED_BY` keys).
-    """
+    """Running totals of one backend: ``requests`` sent, of which ``failed`` and ``retried``
+    (had failed in an earlier run); ``cached`` and ``circuit_open`` (never sent);
+    ``cache_mismatched``: stored answers failing their digest (in :meth:`as_dict` only when
+    there were any); ``answered_by``: answers by the model they name."""
 
     requests: int = 0
     failed: int = 0
@@ -135,14 +108,9 @@ class Usage:
 
 
 class LLMBackend:
-    """What every backend provides.
+    """What every backend provides: subclasses implement :meth:`_generate` or :meth:`_stream`."""
 
-    Subclasses implement :meth:`_generate` (or :meth:`_stream`); :meth:`generate` adds usage
-    accounting.
-    """
-
-    #: backend name as in the config (``openai``, ``vllm``, ...), part of the cache key.
-    name: str = "abstract"
+    name: str = "abstract"  # as in the config (openai, vllm, ...); part of the cache key
 
     def __init__(
         self, model: str, sampling: dict[str, Any], model_revision: str | None = None
@@ -153,16 +121,14 @@ class LLMBackend:
         self.usage = Usage()
 
     def identity(self) -> dict[str, Any]:
-        """What determines an answer besides the messages: backend, model, sampling parameters,
-        ``llm.model_revision`` when set, and what :meth:`model_identity` adds
-        (:mod:`cseaug.llm.identity`)."""
+        """What determines an answer besides the messages (:mod:`cseaug.llm.identity`)."""
         out: dict[str, Any] = {"backend": self.name, "model": self.model, "sampling": self.sampling}
         if self.model_revision is not None:
             out["revision"] = self.model_revision
         return {**out, **self.model_identity()}
 
     def model_identity(self) -> dict[str, Any]:
-        """What else identifies this backend's model (weights, dtype, engine); none here."""
+        """What else identifies the model (weights, dtype, engine)."""
         return {}
 
     def generate(
@@ -171,11 +137,8 @@ class LLMBackend:
         progress: ProgressCallback | None = None,
         on_response: ResponseSink | None = None,
     ) -> list[ChatResponse]:
-        """Answer every request, in order; failures come back as responses with ``error`` set.
-
-        ``on_response`` is called with ``(index, response)`` once per request, as :meth:`_stream`
-        hands the answer out (an exception it raises stops the batch).
-        """
+        """Answer every request, in order; ``on_response`` gets ``(index, response)`` as each
+        answer is handed out (an exception it raises stops the batch)."""
         answers: dict[int, ChatResponse] = {}
 
         def deliver(index: int, response: ChatResponse) -> None:
@@ -196,28 +159,23 @@ class LLMBackend:
     def _stream(
         self, requests: list[ChatRequest], progress: ProgressCallback | None, deliver: ResponseSink
     ) -> None:
-        """Pass the answer to each request, with its index, to ``deliver``: here all at once
-        when :meth:`_generate` has answered the batch; a backend that hands out each answer as
-        it arrives (for the response cache to store at once) overrides this instead."""
+        """Hand each answer with its index to ``deliver`` (here when :meth:`_generate` has
+        answered the batch; streaming backends override this)."""
         for index, response in enumerate(self._generate(requests, progress)):
             deliver(index, response)
 
     def _generate(
         self, requests: list[ChatRequest], progress: ProgressCallback | None
     ) -> list[ChatResponse]:
-        """The answers to ``requests``, in order (what a backend that does not stream implements)."""
+        """The answers to ``requests``, in order."""
         raise NotImplementedError
 
     def in_flight_limit(self) -> int | None:
-        """Requests in flight allowed now (HTTP backends: :mod:`cseaug.llm.limiter`), for the
-        progress line; None where it does not apply."""
+        """Requests in flight allowed now (HTTP backends), for the progress line."""
         return None
 
     def check(self) -> None:
-        """Fail now, before any work, if the backend cannot answer (model, engine, API key).
-
-        The build calls it once when it makes the stage; ``generate`` works without it.
-        """
+        """Fail now, before any work, if the backend cannot answer (model, engine, API key)."""
 
     def close(self) -> None:
         """Release connections, engines or GPU memory."""

@@ -1,8 +1,7 @@
 """The JSONL files of the OpenAI Batch API: the requests going up, the results coming down.
 
-A 200 result is parsed as the ``openai`` backend parses a body
-(:func:`~cseaug.llm.wire.parse_completion`); a request the batch never ran has no result
-and is sent again (docs/llm-backends.md, "The Batch API").
+A 200 result is parsed as the ``openai`` backend parses a body; a request the batch never ran
+has no result and is sent again. docs/llm-backends.md, "The Batch API".
 
 Example:
     >>> line = request_line("k1", {"model": "m", "messages": []})
@@ -25,12 +24,9 @@ from cseaug.llm.base import ChatResponse
 from cseaug.llm.wire import parse_completion
 
 BATCH_ENDPOINT = "/v1/chat/completions"
-MAX_REQUESTS_PER_BATCH = 50_000
-"""Most requests one batch may hold (OpenAI Batch API)."""
-MAX_BATCH_FILE_BYTES = 190 * 1024 * 1024
-"""Largest input file written, below the API's 200 MB."""
-NOT_RUN_CODES = frozenset({"batch_expired", "batch_cancelled"})
-"""Error codes of a request the batch never ran: it is sent again, not rejected."""
+MAX_REQUESTS_PER_BATCH = 50_000  # the API's limit
+MAX_BATCH_FILE_BYTES = 190 * 1024 * 1024  # below the API's 200 MB
+NOT_RUN_CODES = frozenset({"batch_expired", "batch_cancelled"})  # sent again, not rejected
 
 
 def request_line(custom_id: str, body: dict[str, Any]) -> bytes:
@@ -79,11 +75,8 @@ def _error_reason(record: dict[str, Any]) -> str:
 
 
 def read_results(content: bytes) -> dict[str, ChatResponse]:
-    """The results in an output or error file, by ``custom_id`` (keys of the responses).
-
-    Requests the batch never ran (:data:`NOT_RUN_CODES`) are left out; a line that is not
-    a result at all is skipped (it names no request).
-    """
+    """The results in an output or error file by ``custom_id``, without the requests the batch
+    never ran and the lines that name no request."""
     results: dict[str, ChatResponse] = {}
     for raw in content.splitlines():
         if not raw.strip():

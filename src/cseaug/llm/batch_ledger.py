@@ -1,9 +1,8 @@
 """Which OpenAI batches a build has submitted and not read yet, so a resumed build re-attaches.
 
-Tables of the response cache's SQLite file. A batch is recorded in two steps, so that OpenAI
-never has a batch the ledger knows nothing of: its uploaded input file as a *pending upload*
-(:meth:`BatchLedger.pend`, before ``batches.create``), then the batch in its place
-(:meth:`BatchLedger.record`, one transaction). docs/llm-backends.md, "The Batch API".
+Tables of the response cache's file: an uploaded input file is recorded as a *pending upload*
+before ``batches.create``, then its batch in its place, in one transaction. docs/llm-backends.md,
+"The Batch API".
 
 Example:
     >>> ledger = BatchLedger(None)  # in memory: nothing survives the process
@@ -51,11 +50,8 @@ CREATE TABLE IF NOT EXISTS openai_batch_uploads (
 
 @dataclass(frozen=True)
 class PendingUpload:
-    """An uploaded input file whose batch may not exist yet.
-
-    ``uploaded_at`` is the file's ``created_at`` as the API reported it (its clock, in
-    seconds): a batch made from the file cannot be older.
-    """
+    """An uploaded input file whose batch may not exist yet (``uploaded_at``: the API's
+    ``created_at``; a batch made from the file cannot be older)."""
 
     input_file_id: str
     request_keys: tuple[str, ...]
@@ -63,12 +59,7 @@ class PendingUpload:
 
 
 class BatchLedger:
-    """The ``openai_batches`` table of the response cache's database.
-
-    Args:
-        path: the SQLite file (the response cache's); None: an in-memory table, for a
-            backend without a cache (nothing to re-attach to after the process ends).
-    """
+    """The Batch API tables of the response cache at ``path`` (None: in memory)."""
 
     def __init__(self, path: str | Path | None) -> None:
         self._conn = connect(None if path is None else Path(path), *CACHE_FILE)
@@ -78,7 +69,7 @@ class BatchLedger:
     def pend(
         self, input_file_id: str, base_url: str, request_keys: Sequence[str], uploaded_at: float
     ) -> None:
-        """Remember an uploaded input file before its batch is created (committed on return)."""
+        """Remember an uploaded input file before its batch is created."""
         with self._lock:
             self._conn.execute(
                 "INSERT OR REPLACE INTO openai_batch_uploads VALUES (?, ?, ?, ?, ?)",
@@ -102,10 +93,7 @@ class BatchLedger:
         request_keys: Sequence[str],
         upload: str | None = None,
     ) -> None:
-        """Remember a batch just created at ``base_url``, replacing its pending ``upload``.
-
-        Both happen in one transaction, committed before this returns.
-        """
+        """Remember a batch just created, replacing its pending ``upload`` (one transaction)."""
         with self._lock, transaction(self._conn, "IMMEDIATE"):
             self._conn.execute(
                 "INSERT OR REPLACE INTO openai_batches VALUES (?, ?, ?, ?)",
@@ -123,8 +111,7 @@ class BatchLedger:
             )
 
     def open_batches(self, base_url: str) -> list[tuple[str, tuple[str, ...]]]:
-        """``(batch id, request keys)`` of the batches submitted at ``base_url`` whose answers
-        were not read yet, oldest first."""
+        """``(batch id, request keys)`` of the batches at ``base_url`` not read yet, oldest first."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT batch_id, request_keys FROM openai_batches WHERE base_url = ? "
@@ -134,7 +121,7 @@ class BatchLedger:
         return [(batch_id, tuple(json.loads(keys))) for batch_id, keys in rows]
 
     def remove(self, batch_id: str) -> None:
-        """Forget a batch whose answers are read (or whose requests were handed on)."""
+        """Forget a batch whose requests were handed on."""
         with self._lock:
             self._conn.execute("DELETE FROM openai_batches WHERE batch_id = ?", (batch_id,))
 

@@ -21,41 +21,30 @@ from collections import deque
 
 
 class CircuitBreaker:
-    """Failure rate over a sliding window of finished requests; opens once, stays open.
-
-    Args:
-        window: finished requests looked at (the breaker never opens before this many).
-        failure_rate: share of failures in the window that opens the breaker, in (0, 1]
-            (``llm.circuit_breaker`` validates both).
-    """
+    """Failure rate over a sliding ``window`` of finished requests; opens once at
+    ``failure_rate`` (never before ``window`` requests) and stays open."""
 
     def __init__(self, window: int, failure_rate: float) -> None:
         self.window = window
         self.failure_rate = failure_rate
         self._outcomes: deque[bool] = deque(maxlen=window)
         self._lock = threading.Lock()
-        self._reason: str | None = None
+        self.reason: str | None = None  # why it opened
 
     def record(self, failed: bool, error: str | None = None) -> None:
         """Count one finished request (``failed``: it got no answer; ``error``: why)."""
         with self._lock:
-            if self._reason is not None:
+            if self.reason is not None:
                 return
             self._outcomes.append(failed)
             failures = sum(self._outcomes)
             full = len(self._outcomes) == self.window
             if full and failures >= self.failure_rate * self.window:
-                self._reason = (
+                self.reason = (
                     f"circuit breaker open: {failures} of the last {self.window} "
                     f"requests failed (last: {error})"
                 )
 
     @property
     def is_open(self) -> bool:
-        """Whether generation has been stopped."""
-        return self._reason is not None
-
-    @property
-    def reason(self) -> str | None:
-        """Why the breaker opened (None while it is closed)."""
-        return self._reason
+        return self.reason is not None

@@ -1,9 +1,6 @@
-"""A persistent request-level cache: no answer is ever paid for twice.
+"""A persistent request-level cache in SQLite: no answer is ever paid for twice.
 
-Each answer is stored in SQLite under :func:`request_hash` the moment it arrives, with its
-digest (:func:`answer_digest`) and the build that paid for it; :class:`CachedBackend` sends
-only the misses, after claiming them against other processes. docs/llm-backends.md, "The
-response cache".
+docs/llm-backends.md, "The response cache".
 """
 
 from __future__ import annotations
@@ -33,13 +30,9 @@ CACHE_FILE = ("the LLM response cache", "answers not in the new cache are asked 
 """The cache file's name and what a rerun without it does again (:func:`connect`)."""
 
 _LOOKUP_CHUNK = 900  # below SQLite's smallest limit on bound parameters (999)
-
 _MIGRATION_PAGE = 10_000  # answers given their digests per step when an old cache is opened
-
-LEASE_S = 60.0
-"""How long a claim holds without renewal; the owner renews it every third of that."""
-POLL_S = 0.25
-"""How often a process waiting for another one's claimed prompts looks for their answers."""
+LEASE_S = 60.0  # how long a claim holds without renewal; renewed every third of that
+POLL_S = 0.25  # how often a process waiting for another's claimed prompts looks for answers
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -66,19 +59,14 @@ CREATE TABLE IF NOT EXISTS calls (
 """
 
 
-KEY_ENV = "CSEAUG_CACHE_KEY"
-"""The variable that holds the key of the answers' digests, where it is not the user's key
-file (:func:`digest_key`)."""
-
-SCHEMA_VERSION = 1
-"""The cache file's ``user_version``: 0 is a file of a cseaug before versions were recorded."""
+KEY_ENV = "CSEAUG_CACHE_KEY"  # the key of the answers' digests, instead of the key file
+SCHEMA_VERSION = 1  # the file's user_version; 0: a cseaug before versions were recorded
 
 
 def digest_key() -> bytes:
     """The key of the answers' digests: ``$CSEAUG_CACHE_KEY``, else the file
-    ``$XDG_CONFIG_HOME/cseaug/cache-key`` (``~/.config``), made on first use (docs/security.md,
-    "The response cache"). It is kept outside the cache: who may write the cache but not
-    read the key cannot give an edited answer a digest that matches."""
+    ``$XDG_CONFIG_HOME/cseaug/cache-key`` made on first use, outside the cache
+    (docs/security.md, "The response cache")."""
     if os.environ.get(KEY_ENV):
         return os.environ[KEY_ENV].encode()
     home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
@@ -104,19 +92,13 @@ def answer_digest(
     key: bytes, digest: str, text: str, prompt_tokens: int, completion_tokens: int
 ) -> str:
     """What a stored answer must hash to: the HMAC-SHA256, under ``key``, of its request hash
-    and its answer.
-
-    Example:
-        >>> len(answer_digest(b"key", "ab" * 32, "Hi", 3, 1))
-        64
-    """
+    and its answer."""
     answer = json.dumps([digest, text, prompt_tokens, completion_tokens], ensure_ascii=False)
     return hmac.new(key, answer.encode("utf-8"), "sha256").hexdigest()
 
 
 def new_owner() -> str:
-    """A claim owner: ``host:pid:random`` (the pid lets a process on the same host see that
-    the owner died)."""
+    """A claim owner: ``host:pid:random`` (a process of the same host sees when it died)."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
@@ -131,18 +113,19 @@ def _owner_is_dead(owner: str) -> bool:
     except ProcessLookupError:
         return True
     except PermissionError:
-        return False
+        pass
     return False
 
 
 def request_hash(identity: dict[str, Any], request: ChatRequest) -> str:
     """The cache key of one request for a backend of the given :meth:`~LLMBackend.identity`
-    (not the request's own ``key``: two rows asking the same thing share one answer).
+    (not the request's own ``key``: two rows asking the same thing share one answer). It must
+    never change: every stored answer would be asked again.
 
     Example:
         >>> identity = {"backend": "openai", "model": "m", "sampling": {"temperature": 0}}
-        >>> len(request_hash(identity, ChatRequest("k", ({"role": "user", "content": "Hi"},))))
-        64
+        >>> request_hash(identity, ChatRequest("k", ({"role": "user", "content": "Hi"},)))[:16]
+        'feaebda2b56f5355'
     """
     key = {"identity": identity, "messages": request.messages, "sample_index": request.sample_index}
     if request.stop:  # the keys of requests without stop sequences stay those of before
@@ -151,8 +134,7 @@ def request_hash(identity: dict[str, Any], request: ChatRequest) -> str:
 
 
 class ResponseCache:
-    """The SQLite file of stored answers at ``path``, safe to share between threads and
-    processes."""
+    """The SQLite file of stored answers, shared by threads and processes."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -180,12 +162,9 @@ class ResponseCache:
             self._conn.executescript(_SCHEMA)
 
     def _upgrade(self, columns: set[str]) -> None:
-        """Bring a cache file of an earlier version (no ``spent_by``, ``digest`` or ``model``, or
-        plain sha256 digests) to this one; call in a write transaction.
-
-        Its answers without a digest or with a matching plain one are trusted once (nothing
-        keyed recorded what they were) and given keyed digests, and a warning says so; the
-        others keep their digests and are asked again."""
+        """Bring a file of version 0 (no ``spent_by``, ``digest`` or ``model``, or plain sha256
+        digests) to this one, in a write transaction: answers without a digest or with a
+        matching plain one are trusted once and given keyed digests; the others are asked again."""
         if "spent_by" not in columns:
             self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
         if "digest" not in columns:
@@ -214,8 +193,8 @@ class ResponseCache:
             )
 
     def lookup(self, hashes: Sequence[str]) -> tuple[dict[str, ChatResponse], set[str]]:
-        """The stored answers among ``hashes`` that match their digest (``cached``, keyed by
-        their hash), and the hashes of those that do not (absent hashes are in neither)."""
+        """The stored answers among ``hashes`` that match their digest, by hash, and the hashes
+        of those that do not."""
         found: dict[str, ChatResponse] = {}
         mismatched: set[str] = set()
         with self._lock:
@@ -241,8 +220,8 @@ class ResponseCache:
         return found, mismatched
 
     def _rows(self, query: str, hashes: Sequence[str], *extra: Any) -> Iterator[Any]:
-        """The rows of ``query`` for ``hashes``, a chunk at a time (``{marks}``: a chunk's
-        placeholders, followed by those of ``extra``); call with ``self._lock`` held."""
+        """The rows of ``query`` for ``hashes`` a chunk at a time (``{marks}``: a chunk's
+        placeholders, then ``extra``'s); call with ``self._lock`` held."""
         for start in range(0, len(hashes), _LOOKUP_CHUNK):
             chunk = hashes[start : start + _LOOKUP_CHUNK]
             marks = ",".join("?" * len(chunk))
@@ -253,8 +232,8 @@ class ResponseCache:
         return self.lookup(hashes)[0]
 
     def put(self, digest: str, response: ChatResponse, spent_by: str | None = None) -> None:
-        """Store a successful answer, paid for by ``spent_by``, and drop the request's failure
-        record if it has one (one commit, before this returns; the claim stays: :meth:`leased`)."""
+        """Store a successful answer paid for by ``spent_by`` and drop its failure record (one
+        commit; the claim stays: :meth:`leased`)."""
         if not response.ok:
             raise ValueError(
                 f"refusing to cache the failed answer of {response.key!r}: {response.error}"
@@ -292,11 +271,8 @@ class ResponseCache:
             return {digest for (digest,) in rows}
 
     def claim(self, hashes: Sequence[str], owner: str, lease_s: float = LEASE_S) -> set[str]:
-        """Claim what nobody else holds among ``hashes``; return every hash ``owner`` now holds.
-
-        Claims of other owners are taken over when their lease ran out or their owner is a
-        dead process of this host.
-        """
+        """Claim what nobody else holds among ``hashes`` (or holds with an expired lease, or
+        is a dead process of this host); every hash ``owner`` now holds."""
         now = time.time()
         with self._lock, transaction(self._conn, "IMMEDIATE"):
             self._conn.executemany(
@@ -324,15 +300,9 @@ class ResponseCache:
         with self._lock:
             return {digest for (digest,) in self._rows(query, hashes, owner, time.time())}
 
-    def release(self, owner: str) -> None:
-        """Drop every claim of ``owner`` (its work is over)."""
-        with self._lock:
-            self._conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
-
     @contextmanager
     def leased(self, owner: str) -> Iterator[None]:
-        """Renew ``owner``'s claims every third of :data:`LEASE_S` while the block runs; release
-        them after it."""
+        """Renew ``owner``'s claims while the block runs; drop them after it."""
         stop = threading.Event()
 
         def renew() -> None:
@@ -350,12 +320,13 @@ class ResponseCache:
         finally:
             stop.set()
             renewer.join()
-            self.release(owner)
+            with self._lock:
+                self._conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
 
     def record_call(
         self, spent_by: str | None, started_at: float, seconds: float, sent: int, failed: int
     ) -> None:
-        """Record one call that sent requests (its time counts as generate time)."""
+        """Record one call that sent requests (its time is generate time)."""
         with self._lock:
             self._conn.execute(
                 "INSERT INTO calls VALUES (?, ?, ?, ?, ?)",
@@ -363,8 +334,8 @@ class ResponseCache:
             )
 
     def spending(self, spent_by: str) -> dict[str, Any]:
-        """What ``spent_by`` paid for over all its attempts: ``answers`` stored, their tokens,
-        ``requests`` and ``failed`` (sent, over every call), ``generate_seconds``."""
+        """What ``spent_by`` paid for over all its attempts: answers stored, their tokens,
+        requests sent and failed, generate seconds."""
         with self._lock:
             answers, prompt, completion = self._conn.execute(
                 "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), "
@@ -395,8 +366,7 @@ class ResponseCache:
 
 
 def build_spending(cache_path: Path | None, spent_by: str) -> dict[str, Any]:
-    """:meth:`ResponseCache.spending` of ``spent_by`` in the cache at ``cache_path`` ({} when
-    there is no cache file)."""
+    """:meth:`ResponseCache.spending` of ``spent_by`` ({} without a cache file)."""
     if cache_path is None or not Path(cache_path).is_file():
         return {}
     with closing(ResponseCache(cache_path)) as cache:
@@ -404,11 +374,8 @@ def build_spending(cache_path: Path | None, spent_by: str) -> dict[str, Any]:
 
 
 class CachedBackend(LLMBackend):
-    """Any backend behind the response cache (same name, model and identity as the inner one).
-
-    ``inner`` answers the misses, each stored as ``inner`` hands it out; what is sent is paid
-    for by ``spent_by`` (a build's run id, :meth:`ResponseCache.spending`).
-    """
+    """Any backend behind the response cache (same name and identity): ``inner`` answers the
+    misses, each stored as it is handed out and paid for by ``spent_by`` (a build's run id)."""
 
     def __init__(self, inner: LLMBackend, cache: str | Path, spent_by: str | None = None) -> None:
         super().__init__(inner.model, inner.sampling, inner.model_revision)
@@ -425,11 +392,9 @@ class CachedBackend(LLMBackend):
         return self.inner.in_flight_limit()
 
     def check(self) -> None:
-        """The inner backend's up-front check (API key, endpoint probe, model loading)."""
         self.inner.check()
 
     def hashes(self, requests: Sequence[ChatRequest]) -> list[str]:
-        """The cache key of each request."""
         identity = self.identity()
         return [request_hash(identity, r) for r in requests]
 
@@ -468,8 +433,8 @@ class CachedBackend(LLMBackend):
         progress: ProgressCallback | None,
         answered: Callable[[str, ChatResponse], None],
     ) -> list[str]:
-        """Hand what the cache holds among ``pending`` to ``answered``; return the rest (stored
-        answers that fail their digest check among them: they are asked again)."""
+        """Hand what the cache holds among ``pending`` to ``answered``; the rest (answers that
+        fail their digest check among them: asked again)."""
         stored, mismatched = self.cache.lookup(pending)
         if mismatched:
             self.usage.cache_mismatched += len(mismatched)
@@ -493,8 +458,8 @@ class CachedBackend(LLMBackend):
         progress: ProgressCallback | None,
         answered: Callable[[str, ChatResponse], None],
     ) -> None:
-        """Send ``misses`` (the requests of the hashes ``to_send``, claimed by this backend),
-        storing each answer and handing it to ``answered`` as it arrives."""
+        """Send ``misses`` (of the claimed hashes ``to_send``), storing each answer and handing
+        it to ``answered`` as it arrives."""
         if not to_send:
             return
         retried = self.cache.failed_before(to_send)
@@ -534,8 +499,8 @@ class CachedBackend(LLMBackend):
 
 
 def _answer_of(request: ChatRequest, answer: ChatResponse, repeat: bool) -> ChatResponse:
-    """The response to ``request`` from the ``answer`` of its first copy (``repeat``: this is
-    a later copy): repeats of a request share the one answer that was paid for."""
+    """The response to ``request`` from the ``answer`` of its first copy (``repeat``: a later
+    copy, which shares the one answer paid for)."""
     return dataclasses.replace(
         answer,
         key=request.key,

@@ -1,11 +1,8 @@
 """Cleaning and validation of LLM answers before they become views.
 
-An answer is cut at its first chat special token (:mod:`cseaug.text_hazards`), split into
-lines at every Unicode line break, tidied (labels, introductions, list numbering, markdown
-emphasis, quotes, the input echoed) and checked; a rejected answer gets one of the reason
-codes of :data:`REASONS`, which go to ``rejects.parquet``. docs/prompts-and-patterns.md lists
-the codes and the ``prompt_echo`` check; control and invisible characters are left to the
-build's per-row checks (:mod:`cseaug.quality.checks`).
+An answer is cut at its first chat special token, split into lines, tidied (labels,
+introductions, list numbering, emphasis, quotes, the input echoed) and checked; a rejected one
+gets a reason of :data:`REASONS` (docs/prompts-and-patterns.md).
 
 Example:
     >>> from cseaug.config import CleaningConfig
@@ -54,8 +51,7 @@ REASONS: tuple[str, ...] = (
     LLM_ERROR,
 )
 
-ECHO_NGRAM = 5
-"""Word n-grams compared for ``prompt_echo``."""
+ECHO_NGRAM = 5  # word n-grams compared for prompt_echo
 
 KNOWLEDGE_VIEW = "knowledge"
 
@@ -126,7 +122,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9])")
 
 @dataclass(frozen=True)
 class Cleaned:
-    """A cleaned answer (``text``) or why it was rejected (``reason``, one of :data:`REASONS`)."""
+    """A cleaned answer (``text``) or why it was rejected (``reason``)."""
 
     text: str | None
     reason: str | None = None
@@ -175,9 +171,8 @@ def _tidy_line(line: str) -> str:
 
 @dataclass
 class _Lines:
-    """What the lines of an answer hold: the answer's lines, the input's (echoed behind a
-    label), whole lines that read as chatty openings, list items and labels with nothing
-    behind them."""
+    """An answer's lines: its content, the input echoed behind a label, chatty openings, and
+    counts of list items and bare labels."""
 
     content: list[str]
     echoed: list[str]
@@ -187,9 +182,8 @@ class _Lines:
 
 
 def _read_lines(raw: str, colon_ends_labels: bool) -> _Lines:
-    """Sort the lines of ``raw`` (:func:`cseaug.text_hazards.split_lines`) into content,
-    echoes of the input, chatter, labels (with ``colon_ends_labels``, every line that ends
-    with a colon) and fences."""
+    """Sort the lines of ``raw`` (with ``colon_ends_labels``, a line ending with a colon is a
+    label)."""
     out, echo_next = _Lines([], [], []), False
     for line in split_lines(raw):
         if not line or _FENCE.match(line):
@@ -212,9 +206,8 @@ def _read_lines(raw: str, colon_ends_labels: bool) -> _Lines:
 
 
 def _repeats(text: str) -> bool:
-    """Whether ``text`` loops, as greedy decoding does: a sentence that repeats an earlier one
-    (or its first five words or more, where ``max_tokens`` cut the loop), or eight words or more
-    of which fewer than 30 % differ ("1.1.1.1.1.1.1.1")."""
+    """Whether ``text`` loops: a sentence repeats an earlier one (or its first five words or
+    more), or fewer than 30 % of eight words or more differ ("1.1.1.1.1.1.1.1")."""
     words = normalize_for_comparison(text).split()
     if len(words) >= 8 and len(set(words)) < 0.3 * len(words):
         return True
@@ -235,8 +228,7 @@ def _ngrams(words: Sequence[str]) -> list[tuple[str, ...]]:
 
 @functools.lru_cache(maxsize=64)
 def _prompt_profile(prompt_text: str) -> tuple[frozenset[tuple[str, ...]], frozenset[str]]:
-    """What an answer must not repeat: the prompt's word n-grams and its lines, normalised
-    (cached: every answer of one template shares its prompt, once the input is taken out)."""
+    """The prompt's word n-grams and normalised lines (cached: one per template)."""
     lines = set()
     for line in prompt_text.splitlines():
         for variant in (line, _PROMPT_LABEL.sub("", line)):
@@ -280,8 +272,8 @@ def echoes_prompt(
 
 
 def _is_refusal(raw: str, source_sentence: str, patterns: list[str]) -> bool:
-    """Whether a pattern matches ``raw`` and not the input ("I cannot swim." is a valid
-    contradiction of "I can swim.")."""
+    """Whether a pattern matches ``raw`` and not the input ("I cannot swim." contradicts
+    "I can swim.")."""
     for pattern in patterns:
         regex = re.compile(pattern, re.IGNORECASE | re.MULTILINE)
         if regex.search(raw) and not regex.search(source_sentence):
@@ -297,9 +289,8 @@ def clean_answer(
     cfg: CleaningConfig,
     prompt: Sequence[Message] = (),
 ) -> Cleaned:
-    """Tidy one LLM answer and validate it against ``source_sentence``, the user input of its
-    prompt; ``view``: ``positive``, ``intermediate``, ``negative`` or ``knowledge``;
-    ``prompt``: the chat messages, for the ``prompt_echo`` check (none: no check).
+    """Tidy one answer for ``view`` and validate it against ``source_sentence`` (its prompt's
+    input) and ``prompt`` (its messages, for ``prompt_echo``; none: no check).
 
     Example:
         >>> from cseaug.config import CleaningConfig

@@ -1,10 +1,8 @@
 """Several OpenAI-compatible endpoints behind one backend: balance, take out, try again.
 
-A request goes to the endpoint in service with the fewest requests in flight (each takes as
-many as its :class:`~cseaug.llm.limiter.ConcurrencyLimit` allows now); an endpoint that
-fails ``llm.failover.failures`` times in a row (no connection, timeout, 5xx) is out of
-service for a cool-down, then tried by one request. One
-endpoint behaves as if there were no pool. docs/llm-backends.md, "Several endpoints".
+A request goes to the endpoint in service with the fewest requests in flight; one failing
+``llm.failover.failures`` times in a row is out of service for a cool-down, then tried by one
+request. docs/llm-backends.md, "Several endpoints".
 
 Example:
     >>> pool = EndpointPool(["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"])
@@ -32,7 +30,7 @@ import openai
 
 from cseaug.config import FailoverConfig, base_url_problem
 from cseaug.errors import ConfigError
-from cseaug.llm.http_errors import describe_error, timed_out
+from cseaug.llm.http_errors import describe_error, hurts_endpoint, status_of, timed_out
 from cseaug.llm.limiter import ConcurrencyLimit
 from cseaug.llm.wire import read_body
 
@@ -40,16 +38,12 @@ logger = logging.getLogger(__name__)
 
 
 def endpoint_urls(base_url: str | Sequence[str] | None, default: str) -> tuple[str, ...]:
-    """The endpoints a ``base_url`` setting names (``default`` when unset), validated.
-
-    Raises:
-        ConfigError: a URL with credentials, an empty list, an endpoint named twice.
+    """The endpoints a ``base_url`` setting names (``default`` when unset), validated
+    (:class:`ConfigError`: credentials, an empty list, an endpoint named twice).
 
     Example:
         >>> endpoint_urls(None, "https://api.openai.com/v1")
         ('https://api.openai.com/v1',)
-        >>> endpoint_urls(["http://a:8000/v1", "http://b:8000/v1"], "unused")
-        ('http://a:8000/v1', 'http://b:8000/v1')
     """
     if isinstance(base_url, str):
         base_url = [base_url]
@@ -58,14 +52,6 @@ def endpoint_urls(base_url: str | Sequence[str] | None, default: str) -> tuple[s
     if problem:
         raise ConfigError(problem)
     return tuple(urls)
-
-
-def hurts_endpoint(exc: BaseException) -> bool:
-    """Whether a failed request says the endpoint itself is unwell: no connection, a
-    timeout, a 5xx. (429 and other 4xx are the server answering.)"""
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-        return True
-    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
 
 
 @dataclass
@@ -90,8 +76,7 @@ class Ticket:
 
 
 class EndpointPool:
-    """The health of several endpoints, and the choice of one per request (thread-safe;
-    ``clock``: monotonic seconds, tests pass their own)."""
+    """The health of several endpoints and the choice of one per request (thread-safe)."""
 
     def __init__(
         self,
@@ -106,17 +91,12 @@ class EndpointPool:
         self._lock = threading.Lock()
 
     def in_service(self) -> list[str]:
-        """The endpoints in service now (not out, not on trial)."""
         with self._lock:
             return [h.url for h in self._health if h.out_until is None]
 
     def place(self, in_flight: Sequence[int], limits: Sequence[int]) -> Ticket | float | None:
-        """Where the next request goes, given each endpoint's requests in flight and how many
-        it may have.
-
-        Returns a :class:`Ticket`; or, when it must wait for a free slot, the seconds until
-        an endpoint's cool-down ends (None: until a request finishes).
-        """
+        """A :class:`Ticket` for the next request, given each endpoint's requests in flight and
+        limit; else the seconds to wait for a cool-down's end (None: for a finished request)."""
         with self._lock:
             now = self._clock()
             free = [i for i, n in enumerate(in_flight) if n < limits[i]]
@@ -147,9 +127,7 @@ class EndpointPool:
                 health.trying = False
             if ticket.epoch != health.epoch:
                 return  # sent before the endpoint was taken out: says nothing new
-            if failure is None or (
-                isinstance(failure, openai.APIStatusError) and not hurts_endpoint(failure)
-            ):
+            if failure is None or (status_of(failure) and not hurts_endpoint(failure)):
                 if health.out_until is not None:
                     logger.warning("LLM endpoint %s answers again: back in service", health.url)
                 health.failures = 0
@@ -183,8 +161,8 @@ class EndpointPool:
 
 
 class PooledClient:
-    """One ``generate()`` call's clients, one per endpoint of ``pool`` in its order, with as
-    many requests in flight on each as its limit (in ``limits``, kept between calls) allows."""
+    """One ``generate()`` call's clients, one per endpoint of ``pool``, each with as many
+    requests in flight as its limit (kept between calls) allows."""
 
     def __init__(
         self,
@@ -200,20 +178,13 @@ class PooledClient:
 
     @property
     def capacity(self) -> int:
-        """Requests in flight at most, over every endpoint."""
         return sum(limit.high for limit in self.limits)
 
     async def post(
         self, path: str, body: dict[str, Any], deadline_s: float, max_bytes: int
     ) -> bytes:
-        """``POST path`` on the endpoint the pool chooses; the raw body of its answer
-        (:func:`~cseaug.llm.wire.read_body`).
-
-        ``deadline_s`` bounds the exchange up to the body's last byte (then
-        ``openai.APITimeoutError``); a connection lost while the body is read is an
-        ``openai.APIConnectionError``, as one lost before. The endpoint's limit counts an
-        answer's latency, a timeout and a 429.
-        """
+        """The raw body of ``POST path`` on the endpoint the pool chooses, within ``deadline_s``
+        up to its last byte (else ``openai.APITimeoutError``)."""
         ticket = await self._place()
         self.in_flight[ticket.index] += 1
         failure: BaseException | None = None
@@ -245,9 +216,7 @@ class PooledClient:
     def _count(limit: ConcurrencyLimit, seconds: float, failure: BaseException | None) -> None:
         if failure is None:
             limit.record(seconds)
-        elif timed_out(failure) or (
-            isinstance(failure, openai.APIStatusError) and failure.status_code == 429
-        ):
+        elif timed_out(failure) or status_of(failure) == 429:
             limit.record(None)
 
     async def _place(self) -> Ticket:
@@ -262,7 +231,7 @@ class PooledClient:
                 await asyncio.wait_for(waiter, placed)
 
     def _wake(self) -> None:
-        """Wake a waiter per free slot (not all of them): a limit may have grown."""
+        """Wake a waiter per free slot: a limit may have grown."""
         free = sum(
             max(0, lim.limit - n) for lim, n in zip(self.limits, self.in_flight, strict=True)
         )

@@ -1,9 +1,7 @@
 """What a build would send to the LLM: requests, cache hits, tokens and prices (dry run).
 
-Prompt tokens of the requests still to send are counted with the model's tokenizer and chat
-template when they load without a download, otherwise by OpenAI's rule of thumb (~4
-characters per token, plus framing); completion tokens and prices are ceilings at
-``max_tokens``. docs/llm-backends.md, "Dry-run estimate".
+Prompt tokens by the model's tokenizer where it loads without a download, else ~4 characters
+per token; completion tokens and prices are ceilings. docs/llm-backends.md, "Dry-run estimate".
 
 Example:
     >>> from cseaug.config import LLMConfig
@@ -37,9 +35,7 @@ _ENCODE_CHUNK = 1000
 
 @dataclass(frozen=True)
 class Estimate:
-    """Requests of a build, how many are ``cached``, and the tokens of those still to send
-    (``max_completion_tokens``: the ``max_tokens`` ceiling; ``method``: how prompt tokens
-    were counted)."""
+    """Requests of a build, those ``cached``, and the tokens of those still to send."""
 
     requests: int
     cached: int
@@ -59,8 +55,8 @@ def heuristic_tokens(request: ChatRequest) -> int:
 
 
 def on_disk(model: str) -> bool:
-    """Whether ``model`` loads without a download: a directory, a ``.gguf`` file, or a hub id
-    in the Hugging Face cache (asked without importing transformers and torch: ~2 s)."""
+    """Whether ``model`` loads without a download (a path, or a hub id in the local cache),
+    asked without importing transformers."""
     path = Path(model).expanduser()
     try:  # ValueError: not a repository id
         return path.is_dir() or path.is_file() or bool(cached_file(model, "tokenizer_config.json"))
@@ -69,8 +65,7 @@ def on_disk(model: str) -> bool:
 
 
 def local_chat_tokenizer(model: str) -> Any | None:
-    """The model's tokenizer with a chat template, if it loads without any download (a
-    directory or the Hugging Face cache); else None."""
+    """The model's chat tokenizer if it loads without a download, else None."""
     try:  # ValueError: a tokenizer that does not load
         if not on_disk(model) or Path(model).suffix == ".gguf":
             return None
@@ -94,9 +89,7 @@ def tokenizer_tokens(tokenizer: Any, requests: Sequence[ChatRequest]) -> int:
 def cached_answers(
     requests: Sequence[ChatRequest], identity: dict[str, Any] | None, cache_path: Path | None
 ) -> list[str | None]:
-    """For each request, the answer the cache at ``cache_path`` holds for the backend of
-    ``identity`` (:meth:`~cseaug.llm.base.LLMBackend.identity`), or None (no identity or no
-    file: none)."""
+    """For each request, the answer the cache holds for the backend of ``identity``, or None."""
     if identity is None or cache_path is None or not Path(cache_path).is_file():
         return [None] * len(requests)
     hashes = [request_hash(identity, r) for r in requests]
@@ -108,8 +101,7 @@ def cached_answers(
 def estimate(
     requests: Sequence[ChatRequest], cfg: LLMConfig, cached: Sequence[bool] | None = None
 ) -> Estimate:
-    """Count requests, those ``cached`` (a flag per request, as :func:`cached_answers` found
-    them; None: none) and the tokens of those still to send, without sending anything."""
+    """Count requests, those ``cached`` (a flag each) and the tokens of those still to send."""
     cached = list(cached) if cached is not None else [False] * len(requests)
     to_send = [r for r, hit in zip(requests, cached, strict=True) if not hit]
     tokenizer = local_chat_tokenizer(cfg.model) if to_send else None
@@ -131,9 +123,8 @@ def estimate(
 def in_process_seconds(
     rows: int, prefill_s: float, step_s: float, to_send: int, max_tokens: int
 ) -> float:
-    """A ceiling on the seconds an in-process backend decodes ``to_send`` requests in batches of
-    ``rows``, from one batch's measured prefill and decoding step (every answer at
-    ``max_tokens``; answers that stop earlier end their batch sooner).
+    """A ceiling on the seconds to decode ``to_send`` requests in batches of ``rows``, from one
+    batch's measured prefill and step, every answer at ``max_tokens``.
 
     Example:
         >>> in_process_seconds(8, prefill_s=2.0, step_s=0.5, to_send=24, max_tokens=9)
@@ -142,8 +133,7 @@ def in_process_seconds(
     return math.ceil(to_send / rows) * (prefill_s + (max_tokens - 1) * step_s)
 
 
-PRICED_BACKENDS = ("openai", "openai-batch")
-"""Backends billed per token, whose dry run prints :func:`api_costs`."""
+PRICED_BACKENDS = ("openai", "openai-batch")  # billed per token: the dry run prints api_costs
 
 
 def api_costs(found: Estimate, price: PriceConfig) -> dict[str, str]:

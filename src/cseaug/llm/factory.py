@@ -1,10 +1,7 @@
-"""Pick the backend an :class:`~cseaug.config.LLMConfig` asks for.
+"""Pick the backend an :class:`~cseaug.config.LLMConfig` asks for (``auto`` resolved).
 
-Constructing a backend is cheap and never fails for want of a key or a model (the dry run
-builds one for its cache identity); ``check()`` does the up-front work. ``backend: auto``
-is resolved here, and the backend's name is the resolved one. An API backend's endpoint is
-probed once per build (:func:`probe_served`), and what it reported is given to the
-backends that answer the build's requests (``served``), which do not probe again.
+Constructing a backend is cheap and never fails for want of a key or a model; ``check()`` does
+the up-front work. docs/llm-backends.md.
 
 Example:
     >>> from cseaug.config import LLMConfig
@@ -33,16 +30,12 @@ from cseaug.llm.vllm_backend import VLLMBackend
 
 logger = logging.getLogger(__name__)
 
-LOCAL_BACKENDS = frozenset({"transformers", "vllm"})
-"""Backends that load the model in this process (every other one sends requests to an API)."""
+LOCAL_BACKENDS = frozenset({"transformers", "vllm"})  # the model in this process, not an API
 
 
 def cuda_visible() -> bool:
-    """Whether torch is installed and sees a CUDA GPU (False without torch).
-
-    On Linux without any GPU driver the answer is False without importing torch (~1-2 s of a
-    dry run's start-up otherwise).
-    """
+    """Whether torch is installed and sees a CUDA GPU (without a GPU driver, known without
+    importing torch)."""
     if importlib.util.find_spec("torch") is None or not gpu_driver_present():
         return False
     import torch
@@ -71,12 +64,19 @@ def make_backend(
     served: dict[str, Any] | None = None,
 ) -> LLMBackend:
     """The backend of ``cfg``, behind the response cache at ``cache_path`` when one is given;
-    ``spent_by`` (a build's run id) pays for what it sends; an API backend given ``served``
-    (what :func:`probe_served` reported) does not probe its endpoint again."""
+    ``spent_by`` pays for what it sends; ``served``: what :func:`probe_served` reported."""
     sampling = sampling_from_config(cfg)
     name = resolve_backend(cfg.backend)
     if name != cfg.backend:
         logger.info("llm.backend auto: using %s", name)
+    http: dict[str, Any] = {  # what both API backends take
+        "base_url": cfg.base_url,
+        "api_key_env": cfg.api_key_env,
+        "max_retries": cfg.max_retries,
+        "request_timeout_s": cfg.request_timeout_s,
+        "model_revision": cfg.model_revision,
+        "served": served,
+    }
     backend: LLMBackend
     if name in ("openai", "openai-compatible"):
         limits = cfg.circuit_breaker  # None: never stop
@@ -84,29 +84,16 @@ def make_backend(
             cfg.model,
             sampling,
             name=name,
-            base_url=cfg.base_url,
-            api_key_env=cfg.api_key_env,
             concurrency=cfg.concurrency_range(),
-            max_retries=cfg.max_retries,
-            request_timeout_s=cfg.request_timeout_s,
             rate_limit_budget_s=cfg.rate_limit_budget_s,
             failover=cfg.failover,
             breaker=CircuitBreaker(limits.window, limits.failure_rate) if limits else None,
-            model_revision=cfg.model_revision,
-            served=served,
+            **http,
         )
     elif name == "openai-batch":
+        # submitted batches are recorded beside the answers
         backend = OpenAIBatchBackend(
-            cfg.model,
-            sampling,
-            ledger_path=cache_path,  # submitted batches are recorded beside the answers
-            base_url=cfg.base_url,
-            api_key_env=cfg.api_key_env,
-            batch=cfg.batch,
-            max_retries=cfg.max_retries,
-            request_timeout_s=cfg.request_timeout_s,
-            model_revision=cfg.model_revision,
-            served=served,
+            cfg.model, sampling, ledger_path=cache_path, batch=cfg.batch, **http
         )
     elif name == "vllm":
         backend = VLLMBackend(
@@ -133,14 +120,9 @@ def make_backend(
 
 
 def probe_served(cfg: LLMConfig) -> dict[str, Any] | None:
-    """What the endpoint of an API backend reports about ``cfg.model``, probed now (the API key
-    and the endpoint checked: ``check()``), as the backend's identity holds it
-    (:func:`~cseaug.llm.identity.served_identity`; ``{}`` when the server lists no models);
-    None for a backend that loads its model in this process (nothing to probe).
-
-    Raises:
-        BackendError: the key is missing, or no endpoint answers for the model (one line).
-    """
+    """What the endpoint of an API backend reports about ``cfg.model``, probed now (``check()``:
+    a :class:`BackendError` when the key is missing or no endpoint answers), as its identity
+    holds it; None for a backend that loads its model in this process."""
     if resolve_backend(cfg.backend) in LOCAL_BACKENDS:
         return None
     backend = make_backend(cfg, None)  # no cache: nothing is written before the build

@@ -1,7 +1,4 @@
-"""What went wrong with one HTTP request to an OpenAI-wire server, in one line.
-
-The aiohttp transport reports a refused connection as a connect timeout; :func:`describe_error`
-walks the exception chain and names the real cause.
+"""What went wrong with one HTTP request to an OpenAI-wire server: one line, and whether to retry.
 
 Example:
     >>> describe_error(ConnectionRefusedError(111, "Connect call failed"))
@@ -30,13 +27,12 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 
 def connection_cause(exc: BaseException) -> str | None:
-    """The network-level cause of ``exc`` (anywhere in its chain), or None when there is none.
+    """The network-level cause anywhere in the chain of ``exc``, or None (the aiohttp transport
+    reports a refused connection as a connect timeout).
 
     Example:
         >>> connection_cause(ConnectionResetError())
         'connection reset by the server'
-        >>> connection_cause(ValueError("x")) is None
-        True
     """
     for link in _chain(exc):
         if isinstance(link, ConnectionRefusedError):
@@ -54,12 +50,7 @@ def connection_cause(exc: BaseException) -> str | None:
 
 
 def describe_error(exc: BaseException) -> str:
-    """A one-line reason for a failed request (goes to rejects and error messages).
-
-    Example:
-        >>> describe_error(TimeoutError())
-        'request timed out'
-    """
+    """A one-line reason for a failed request (goes to rejects and error messages)."""
     if isinstance(exc, openai.APIStatusError):
         detail = exc.body.get("message") if isinstance(exc.body, dict) else None
         return f"HTTP {exc.status_code}: {detail or exc.message}"
@@ -73,8 +64,7 @@ def describe_error(exc: BaseException) -> str:
 
 
 def timed_out(exc: BaseException) -> bool:
-    """Whether ``exc`` is a request that got no answer in time (not a refused connection
-    reported as a connect timeout).
+    """Whether ``exc`` is a request that got no answer in time (not a refused connection).
 
     Example:
         >>> timed_out(TimeoutError()), timed_out(ConnectionRefusedError())
@@ -83,10 +73,19 @@ def timed_out(exc: BaseException) -> bool:
     return connection_cause(exc) == "request timed out"
 
 
-def is_retryable(exc: BaseException) -> bool:
-    """Timeouts, connection errors and HTTP 408, 429 and 5xx are worth retrying."""
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status of an error response, None for any other failure."""
+    return exc.status_code if isinstance(exc, openai.APIStatusError) else None
+
+
+def hurts_endpoint(exc: BaseException) -> bool:
+    """Whether a failure says the endpoint itself is unwell: no connection, a timeout, a 5xx
+    (429 and other 4xx are the server answering)."""
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
         return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (408, 429) or exc.status_code >= 500
-    return False
+    return (status_of(exc) or 0) >= 500
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Timeouts, connection errors and HTTP 408, 429 and 5xx are worth retrying."""
+    return hurts_endpoint(exc) or status_of(exc) in (408, 429)

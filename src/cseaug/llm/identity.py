@@ -1,8 +1,5 @@
 """What identifies the model that writes an answer: part of every response-cache key.
 
-Besides backend, model and sampling, an identity holds what applies of ``revision``,
-``served`` (:func:`served_identity`), ``dtype``, ``engine_args``
-(:func:`answer_changing_engine_args`) and ``checkpoint`` (:func:`checkpoint_fingerprint`);
 docs/llm-backends.md, "What identifies a model".
 
 Example:
@@ -20,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 SERVED_FIELDS = ("id", "owned_by", "root", "parent", "revision")
-"""Fields of a ``/models`` entry that name the weights. ``created`` is left out: ``vllm serve``
-reports the time of the listing request there, which would make every run a new model."""
+"""Fields of a ``/models`` entry that name the weights (not ``created``: ``vllm serve`` puts the
+time of the listing there)."""
 
 SPEED_ONLY_ENGINE_ARGS = frozenset(
     {
@@ -41,16 +38,13 @@ SPEED_ONLY_ENGINE_ARGS = frozenset(
         "tensor_parallel_size",
     }
 )
-"""``vllm.LLM`` arguments that change how fast answers come, never what they say. Any other
-``llm.engine_kwargs`` key (``quantization``, ``revision``, ``tokenizer``, ``kv_cache_dtype``,
-``max_model_len``, ...) is part of the identity."""
+"""``vllm.LLM`` arguments that change how fast answers come, never what they say."""
 
-_EDGE_BYTES = 1 << 20
-"""Bytes read at each end of a checkpoint file (its header and its last tensors)."""
+_EDGE_BYTES = 1 << 20  # read at each end of a checkpoint file: its header and last tensors
 
 
 def served_identity(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of a ``/models`` entry that identify the served weights (see the module)."""
+    """The fields of a ``/models`` entry that identify the served weights."""
     return {name: entry[name] for name in SERVED_FIELDS if entry.get(name) is not None}
 
 
@@ -60,13 +54,9 @@ def answer_changing_engine_args(engine_kwargs: Mapping[str, Any]) -> dict[str, A
 
 
 def checkpoint_fingerprint(model: str) -> str | None:
-    """A sha256 of a local checkpoint directory or file, or None when ``model`` is neither (a hub id).
-
-    Every file counts with its relative path, its size and the sha256 of its first and last
-    MiB (the safetensors header with every tensor's name, dtype and offset, and the last
-    tensors' bytes): replacing the weights at the same path changes the fingerprint, and
-    a 15 GB checkpoint is read in milliseconds, not minutes. Copying or touching the files
-    does not.
+    """A sha256 of a local checkpoint directory or file (None for a hub id): each file's
+    relative path, size, first and last MiB, so that weights replaced at the same path are a new
+    model and a 15 GB checkpoint is read in milliseconds.
 
     Example:
         >>> checkpoint_fingerprint("Qwen/Qwen2.5-0.5B-Instruct-not-a-local-dir") is None
@@ -92,7 +82,6 @@ def checkpoint_fingerprint(model: str) -> str | None:
 
 
 def local_model_identity(model: str, dtype: str) -> dict[str, Any]:
-    """The identity of a model run in this process: its dtype and, for a local directory or
-    file, its :func:`checkpoint_fingerprint`."""
+    """The dtype and :func:`checkpoint_fingerprint` of a model run in this process."""
     fingerprint = checkpoint_fingerprint(model)
     return {"dtype": dtype, **({"checkpoint": fingerprint} if fingerprint else {})}

@@ -1,13 +1,9 @@
 """How many requests an endpoint gets at once: AIMD between the bounds of ``llm.concurrency``.
 
-A self-hosted server saturates by queueing, not by 429s: past its batch, more requests in
-flight only wait longer. The limit starts at the lower bound and grows by one per answer
-(slow start: it doubles each round) until the first sign of overload: a timeout, a 429, or
-a latency of the last answers over :data:`TOLERANCE` times the lowest seen (TCP Vegas's
-"no-load" latency, of moving averages: noise in a few answers is not overload); then it is
-halved, at most once per round (and per :data:`SMOOTHING`'s 40 answers, for the average to
-follow), and grows again by one per round of healthy answers (TCP's
-additive increase, multiplicative decrease). docs/llm-backends.md, "Requests in flight".
+A self-hosted server saturates by queueing, not by 429s. The limit grows by one per answer
+(slow start) until a timeout, a 429 or a latency over :data:`TOLERANCE` times the lowest seen
+(TCP Vegas), then is halved at most once per round and grows by one per round (TCP's AIMD).
+docs/llm-backends.md, "Requests in flight".
 
 Example:
     >>> limit = ConcurrencyLimit(1, 8)
@@ -25,15 +21,12 @@ from __future__ import annotations
 import threading
 
 TOLERANCE = 3.0
-"""Latency of the last answers over the lowest seen that counts as overload: a server that
-batches (vLLM) is assumed (not measured here) to answer a full batch within 3 times one
-request's latency; a queue takes longer."""
+"""Latency over the lowest seen that is overload: a batching server (vLLM) is assumed to answer
+a full batch within 3 times one request's latency; a queue takes longer."""
 
 SMOOTHING = 0.05
-"""Weight of the newest answer in the moving average of the last answers' latency (about 20
-answers; the first ones are averaged plainly, judged from the fifth): a latency noisier than
-real servers' (a log-normal of sigma 0.8) never lowers the limit
-(tests/llm/test_servers_as_they_are.py)."""
+"""Weight of the newest answer in the moving average of latency (about 20 answers): a log-normal
+noise of sigma 0.8 never lowers the limit (tests/llm/test_servers_as_they_are.py)."""
 
 
 class ConcurrencyLimit:
@@ -50,12 +43,10 @@ class ConcurrencyLimit:
 
     @property
     def limit(self) -> int:
-        """Requests in flight allowed now."""
         return int(self._limit)
 
     def record(self, seconds: float | None) -> None:
-        """Count one finished request: answered after ``seconds``, or None for an overload
-        signal (a timeout, a 429)."""
+        """Count a request answered after ``seconds`` (None: a timeout or a 429)."""
         with self._lock:
             self._hold -= 1
             overloaded = seconds is None

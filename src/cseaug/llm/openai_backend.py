@@ -1,14 +1,9 @@
 """OpenAI chat completions over HTTP: backends ``openai`` and ``openai-compatible``.
 
-Requests go through the official async client (aiohttp transport) as raw
-``POST /chat/completions`` whose bodies :mod:`cseaug.llm.wire` judges: ``chat.completions.create``
-spends half its CPU time on models (``benchmarks/bench_llm_throughput.py``). Retries live in
-:meth:`OpenAIBackend._attempts` (the client's are off): a timed-out request waits before it is
-sent again, a 429 as long as the server asks (capped), within ``llm.rate_limit_budget_s``;
-answers and errors are scrubbed of the key; several endpoints share the requests
-(:mod:`cseaug.llm.endpoints`), each as many at once as its limit allows
-(:mod:`cseaug.llm.limiter`); the circuit breaker stops a failing build
-(:mod:`cseaug.llm.breaker`). docs/llm-backends.md, "The HTTP backends".
+Raw ``POST /chat/completions`` through the official async client (aiohttp transport), whose
+bodies :mod:`cseaug.llm.wire` judges; one retry layer (:meth:`OpenAIBackend._attempts`), several
+endpoints (:mod:`cseaug.llm.endpoints`), an adaptive limit per endpoint
+(:mod:`cseaug.llm.limiter`) and the circuit breaker. docs/llm-backends.md, "The HTTP backends".
 """
 
 from __future__ import annotations
@@ -16,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import logging
+import math
 import os
 import random
 import time
@@ -41,11 +37,11 @@ from cseaug.llm.base import (
 )
 from cseaug.llm.breaker import CircuitBreaker
 from cseaug.llm.endpoints import EndpointPool, PooledClient, endpoint_urls
-from cseaug.llm.http_errors import describe_error, is_retryable, timed_out
+from cseaug.llm.http_errors import describe_error, is_retryable, status_of, timed_out
 from cseaug.llm.identity import served_identity
 from cseaug.llm.limiter import ConcurrencyLimit
 from cseaug.llm.probe import probe_endpoints
-from cseaug.llm.sampling import request_seed
+from cseaug.llm.sampling import request_sampling
 from cseaug.llm.wire import (
     IDENTITY_HEADERS,
     MalformedResponse,
@@ -58,32 +54,22 @@ from cseaug.secrets import Scrubber, treat_as_secret
 
 logger = logging.getLogger(__name__)
 
-MAX_RETRY_AFTER_S = 120.0
-"""Longest ``Retry-After`` honoured; a server asking for more is retried after this long."""
-
-PLACEHOLDER_API_KEY = "EMPTY"
-"""Sent to an ``openai-compatible`` server when no key is set (``vllm serve`` accepts any)."""
-
+MAX_RETRY_AFTER_S = 120.0  # the longest Retry-After honoured
+PLACEHOLDER_API_KEY = "EMPTY"  # for openai-compatible without a key (vllm serve takes any)
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-
 _T = TypeVar("_T")
-
 _CLIENT_ERRORS = (openai.OpenAIError, httpx2.HTTPError)
 
 
 class RateLimitSpent(Exception):
-    """The endpoints answered nothing but 429 for ``llm.rate_limit_budget_s``; the message says so."""
+    """The endpoints answered nothing but 429 for ``llm.rate_limit_budget_s``."""
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """The wait a response asks for, from ``retry-after-ms`` or ``Retry-After``.
-
-    ``Retry-After`` may be a number of seconds or an HTTP date. Returns None when no
-    usable header is present; never a negative number.
+    """The wait (never negative) that ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP
+    date) asks for; None without a usable header.
 
     Example:
-        >>> retry_after_seconds({"retry-after": "2"})
-        2.0
         >>> retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=1445412470.0)
         10.0
     """
@@ -103,18 +89,10 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
 def retry_delay(
     headers: Mapping[str, str] | None, attempt: int, initial_s: float, max_s: float
 ) -> float:
-    """Seconds to wait before retrying after failed attempt number ``attempt`` (1 = the first).
-
-    A wait the failed response's ``headers`` ask for (:func:`retry_after_seconds`, capped at
-    :data:`MAX_RETRY_AFTER_S`) wins, plus up to 10 % jitter (at most 1 s); otherwise exponential
-    backoff with full jitter, uniform below ``min(max_s, initial_s * 2 ** (attempt - 1))``.
-
-    Example:
-        >>> 2.0 <= retry_delay({"Retry-After": "2"}, 1, 0.5, 30.0) <= 2.2
-        True
-        >>> 0.0 <= retry_delay(None, 3, 0.5, 30.0) <= 2.0
-        True
-    """
+    """Seconds to wait after failed attempt number ``attempt`` (1 = the first): what the
+    response's ``headers`` ask (capped at :data:`MAX_RETRY_AFTER_S`) plus up to 10 % jitter (at
+    most 1 s), else exponential backoff with full jitter below
+    ``min(max_s, initial_s * 2 ** (attempt - 1))``."""
     delay = retry_after_seconds(headers) if headers is not None else None
     if delay is not None:
         delay = min(delay, MAX_RETRY_AFTER_S)
@@ -123,8 +101,7 @@ def retry_delay(
 
 
 def scrubbed(response: ChatResponse, scrub: Scrubber) -> ChatResponse:
-    """``response`` with ``scrub`` applied to its text and error: the server's words may hold
-    the key it was sent."""
+    """``response`` with its text and error scrubbed: the server's words may hold the key."""
     if response.text is not None:
         response.text = scrub(response.text)
     if response.error is not None:
@@ -133,8 +110,8 @@ def scrubbed(response: ChatResponse, scrub: Scrubber) -> ChatResponse:
 
 
 def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
-    """Run a coroutine to completion from synchronous code; inside a running event loop (async
-    Prefect tasks, notebooks), in its own loop in a worker thread."""
+    """Run a coroutine from synchronous code (in a worker thread inside a running event loop:
+    async Prefect tasks, notebooks)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -144,14 +121,11 @@ def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
 
 
 class OpenAIBackend(LLMBackend):
-    """Chat completions from api.openai.com or any OpenAI-compatible server.
+    """Chat completions from api.openai.com or any OpenAI-compatible server(s).
 
-    The arguments are the ``llm`` keys of the same names; ``name`` is ``openai`` or
-    ``openai-compatible``, ``base_url`` one endpoint or several of the same model (default
-    api.openai.com); ``served`` what an earlier probe of them reported about the model
-    (:meth:`served`), so that it is not probed again. ``retry_initial_s`` and ``retry_max_s``
-    bound the backoff without a ``Retry-After`` (:func:`retry_delay`); ``concurrency`` is
-    ``(min, max)`` requests in flight on each endpoint (a number N: ``(1, N)``).
+    The arguments are the ``llm`` keys of the same names (``concurrency``: ``(min, max)`` per
+    endpoint, N meaning ``(1, N)``); ``served``: what an earlier probe reported (not probed
+    again); ``retry_initial_s`` and ``retry_max_s`` bound the backoff (:func:`retry_delay`).
     """
 
     def __init__(
@@ -191,25 +165,20 @@ class OpenAIBackend(LLMBackend):
         self.request_timeout_s = request_timeout_s
         self.rate_limit_budget_s = rate_limit_budget_s
         self._limited_since: float | None = None  # first 429 since the last other answer
-        self._said: set[str] = set()  # the warnings said once: "timeouts", "budget", "model"
+        self._said: set[str] = set()  # warnings said once
         self.retry_initial_s = retry_initial_s
         self.retry_max_s = retry_max_s
         self.breaker = breaker
         self._served = served
 
     def check(self) -> None:
-        """Fail before any work when the API key is missing (backend ``openai``) or no
-        endpoint can answer for the model (:meth:`served`).
-
-        Raises:
-            BackendError: one line naming the URL and the cause.
-        """
+        """Fail (:class:`BackendError`, one line) when the API key is missing (backend
+        ``openai``) or no endpoint answers for the model."""
         self._api_key()
         self.served()
 
     def served(self) -> dict[str, Any]:
-        """What the endpoints report about the model: as the backend was given it, else
-        probed once, on first use (:func:`~cseaug.llm.probe.probe_endpoints`)."""
+        """What the endpoints report about the model, probed once unless given."""
         if self._served is None:
             self._served = probe_endpoints(
                 self.base_urls,
@@ -221,7 +190,6 @@ class OpenAIBackend(LLMBackend):
         return self._served
 
     def model_identity(self) -> dict[str, Any]:
-        """What the server reports about the model (:func:`~cseaug.llm.identity.served_identity`)."""
         served = served_identity(self.served())
         return {"served": served} if served else {}
 
@@ -238,33 +206,22 @@ class OpenAIBackend(LLMBackend):
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": list(request.messages)}
-        # api.openai.com deprecated max_tokens (reasoning models reject it); most
-        # compatible servers know only max_tokens.
-        length_key = "max_completion_tokens" if self.name == "openai" else "max_tokens"
-        if self.sampling.get("max_tokens") is not None:
-            body[length_key] = self.sampling["max_tokens"]
-        for field in ("temperature", "top_p"):
-            if self.sampling.get(field) is not None:
-                body[field] = self.sampling[field]
-        seed = request_seed(self.sampling, request.sample_index)
-        if seed is not None:
-            body["seed"] = seed
+        body |= request_sampling(self.sampling, request.sample_index)
+        if self.name == "openai" and "max_tokens" in body:
+            # api.openai.com deprecated max_tokens (reasoning models reject it); most
+            # compatible servers know only max_tokens.
+            body["max_completion_tokens"] = body.pop("max_tokens")
         if request.stop:
             body["stop"] = list(request.stop)
         return body
 
     def in_flight_limit(self) -> int | None:
-        """Requests in flight allowed now over every endpoint (for the progress line)."""
         return sum(limit.limit for limit in self.limits)
 
     def _delay(self, exc: BaseException, attempt: int) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1 = the first): after a
-        timeout as long as the request ran (at most ``retry_max_s``; the server may still be
-        computing it), after a 429 what the server asks (within the rate-limit budget).
-
-        Raises:
-            RateLimitSpent: the endpoints have answered only 429 for the whole budget.
-        """
+        """Seconds to wait after failed attempt ``attempt``: after a timeout as long as the request
+        ran (at most ``retry_max_s``: the server may still compute it), after a 429 what the
+        server asks, within the rate-limit budget (else :class:`RateLimitSpent`)."""
         if timed_out(exc):
             wait = min(self.request_timeout_s, self.retry_max_s)
             self._warn_once(
@@ -278,26 +235,11 @@ class OpenAIBackend(LLMBackend):
             return wait + random.uniform(0, 0.1 * wait)
         headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else None
         delay = retry_delay(headers, attempt, self.retry_initial_s, self.retry_max_s)
-        if isinstance(exc, openai.APIStatusError) and exc.status_code == 429:
-            return min(delay, self._rate_limited(exc))
-        return delay
-
-    def _warn_once(self, what: str, message: str) -> None:
-        """Log ``message`` the first time ``what`` happens to this backend."""
-        if what not in self._said:
-            self._said.add(what)
-            logger.warning("%s", message)
-
-    def _rate_limited(self, exc: openai.APIStatusError) -> float:
-        """Count a 429 against the budget (said once per run of 429s); the budget left.
-
-        Raises:
-            RateLimitSpent: the budget is spent.
-        """
-        now = time.monotonic()
+        if status_of(exc) != 429:
+            return delay
         if self._limited_since is None:
-            self._limited_since = now
-            asked = retry_after_seconds(exc.response.headers)
+            self._limited_since = time.monotonic()
+            asked = retry_after_seconds(headers or {})
             logger.warning(
                 "LLM server %s is rate limiting (HTTP 429), asking to wait %s; waiting at most "
                 "%g s a time (the longest wait honoured) and %g s in all "
@@ -307,22 +249,32 @@ class OpenAIBackend(LLMBackend):
                 MAX_RETRY_AFTER_S,
                 self.rate_limit_budget_s,
             )
-        left = self.rate_limit_budget_s - (now - self._limited_since)
+        return min(delay, self._budget_left())
+
+    def _budget_left(self) -> float:
+        """Seconds left of the rate-limit budget while the endpoints answer only 429.
+
+        Raises:
+            RateLimitSpent: the budget is spent (said once as a warning).
+        """
+        if self._limited_since is None:
+            return math.inf
+        left = self.rate_limit_budget_s - (time.monotonic() - self._limited_since)
         if left <= 0:
-            raise RateLimitSpent(self._budget_spent())
+            message = (
+                f"rate limited: the LLM endpoints answered only HTTP 429 for "
+                f"{self.rate_limit_budget_s:g} s (llm.rate_limit_budget_s); the requests not "
+                "answered fail (a rerun sends them): rerun when the rate limit allows, or raise "
+                "llm.rate_limit_budget_s"
+            )
+            self._warn_once("budget", message)
+            raise RateLimitSpent(message)
         return left
 
-    def _budget_spent(self) -> str:
-        """The error of every request not answered once the rate-limit budget is spent (said
-        once as a warning)."""
-        message = (
-            f"rate limited: the LLM endpoints answered only HTTP 429 for "
-            f"{self.rate_limit_budget_s:g} s (llm.rate_limit_budget_s); the requests not "
-            "answered fail (a rerun sends them): rerun when the rate limit allows, or raise "
-            "llm.rate_limit_budget_s"
-        )
-        self._warn_once("budget", message)
-        return message
+    def _warn_once(self, what: str, message: str) -> None:
+        if what not in self._said:
+            self._said.add(what)
+            logger.warning("%s", message)
 
     async def _answer(
         self, client: PooledClient, request: ChatRequest, scrub: Scrubber
@@ -334,8 +286,11 @@ class OpenAIBackend(LLMBackend):
         except MalformedResponse as exc:
             response = ChatResponse(key=request.key, error=str(exc), failure=MALFORMED)
         except _CLIENT_ERRORS as exc:
-            failure = TRANSIENT if is_retryable(exc) else PERMANENT
-            response = ChatResponse(key=request.key, error=self._reason(exc), failure=failure)
+            error, failure = describe_error(exc), PERMANENT
+            if is_retryable(exc):
+                tries = self.max_retries and f"gave up after {self.max_retries + 1} attempts"
+                error, failure = f"{error} ({tries or 'retries disabled'})", TRANSIENT
+            response = ChatResponse(key=request.key, error=error, failure=failure)
         else:
             response = parse_completion(request.key, body, self.sampling.get("max_tokens"))
             if response.model not in (None, self.model):
@@ -348,15 +303,10 @@ class OpenAIBackend(LLMBackend):
         return scrubbed(response, scrub)
 
     async def _attempts(self, client: PooledClient, body: dict[str, Any]) -> bytes:
-        """The body of the first answer to ``body``, retried on retryable failures.
-
-        Raises:
-            RateLimitSpent: the rate-limit budget is spent (then nothing more is sent).
-        """
+        """The body of the first answer to ``body``, retried on retryable failures (nothing is
+        sent once the rate-limit budget is spent: :class:`RateLimitSpent`)."""
         for attempt in range(1, self.max_retries + 2):
-            since = self._limited_since  # of nothing but 429s: is the budget spent?
-            if since is not None and time.monotonic() - since >= self.rate_limit_budget_s:
-                raise RateLimitSpent(self._budget_spent())
+            self._budget_left()
             try:
                 answer = await client.post(
                     "/chat/completions",
@@ -365,7 +315,7 @@ class OpenAIBackend(LLMBackend):
                     max_bytes=body_limit(self.sampling.get("max_tokens")),
                 )
             except _CLIENT_ERRORS as exc:
-                if isinstance(exc, openai.APIStatusError) and exc.status_code != 429:
+                if status_of(exc) not in (None, 429):
                     self._limited_since = None  # an answer other than 429
                 if not is_retryable(exc) or attempt > self.max_retries:
                     raise
@@ -374,15 +324,6 @@ class OpenAIBackend(LLMBackend):
                 self._limited_since = None
                 return answer
         raise AssertionError("unreachable: the last attempt returns or raises")
-
-    def _reason(self, exc: BaseException) -> str:
-        """Why a request failed after its last attempt."""
-        reason = describe_error(exc)
-        if not is_retryable(exc):
-            return reason
-        if self.max_retries == 0:
-            return f"{reason} (retries disabled)"
-        return f"{reason} (gave up after {self.max_retries + 1} attempts)"
 
     async def _answer_all(
         self,

@@ -1,10 +1,8 @@
 """Backend ``openai-batch``: the ``openai`` backend's requests, through the Batch API.
 
-Requests are uploaded as JSONL (:mod:`cseaug.llm.batch_jsonl`), batched, polled and read
-back; each answer goes to the response cache like any backend's, under the ``openai``
-identity. Every upload and batch is recorded in the :class:`~cseaug.llm.batch_ledger.BatchLedger`
-first, so a resumed build re-attaches instead of paying twice, and ``batches.create`` is
-never retried blind. docs/llm-backends.md, "The Batch API".
+Uploaded as JSONL, batched, polled and read back under the ``openai`` cache identity; every
+upload and batch is recorded in the :class:`~cseaug.llm.batch_ledger.BatchLedger` first, so a
+resumed build re-attaches instead of paying twice. docs/llm-backends.md, "The Batch API".
 """
 
 from __future__ import annotations
@@ -33,26 +31,19 @@ from cseaug.secrets import Scrubber
 logger = logging.getLogger(__name__)
 
 RUNNING = frozenset({"validating", "in_progress", "finalizing", "cancelling"})
-"""Batch statuses that will still change."""
-RESUBMIT_AFTER = frozenset({"expired", "failed"})
-"""Terminal statuses whose unanswered requests are submitted again (not ``cancelled``: someone
-stopped it on purpose; its unanswered requests fail, and a rerun asks again)."""
-MAX_SUBMISSIONS = 2
-"""Batches one request may be in during one ``generate`` call (attaching counts as one)."""
-POLL_GROWTH = 1.5
-"""Each wait between status checks is this times the last, up to ``max_poll_interval_s``."""
+RESUBMIT_AFTER = frozenset({"expired", "failed"})  # not cancelled: stopped on purpose
+MAX_SUBMISSIONS = 2  # batches one request may be in during one call (attaching counts)
+POLL_GROWTH = 1.5  # each wait between status checks is this times the last
 MAYBE_CREATED = (openai.APIConnectionError, openai.InternalServerError, openai.RateLimitError)
-"""``batches.create`` failures after which a batch may exist (its answer was lost) or the
-call may simply be tried again: the batch is looked for before each new try."""
-LIST_PAGE = 100
-"""Batches per ``batches.list`` page (the API's maximum)."""
+"""``batches.create`` failures after which a batch may exist: it is looked for before a new try."""
+LIST_PAGE = 100  # batches per batches.list page (the API's maximum)
 
 Sleep = Callable[[float], None]
 
 
 @dataclass
 class _Job:
-    """A batch this call waits on: its id, the request keys it answers, progress reported."""
+    """A batch this call waits on, the request keys it answers, the progress reported."""
 
     batch_id: str
     keys: tuple[str, ...]
@@ -62,8 +53,7 @@ class _Job:
 
 @dataclass
 class _Call:
-    """The state of one ``generate`` call: which indices each key answers, the request body
-    of each key, what is done."""
+    """One ``generate`` call: the indices and the request body of each key, what is done."""
 
     requests: list[ChatRequest]
     indices: dict[str, list[int]]
@@ -75,7 +65,6 @@ class _Call:
     reported: int = 0
 
     def advance(self, finished: int) -> None:
-        """Move the progress bar by ``finished`` requests, never past the call's total."""
         step = min(finished, len(self.requests) - self.reported)
         if step > 0 and self.progress is not None:
             self.progress(step)
@@ -90,13 +79,11 @@ class _Call:
 
 
 class OpenAIBatchBackend(LLMBackend):
-    """Chat completions through the OpenAI Batch API (see the module docstring).
+    """Chat completions through the OpenAI Batch API.
 
-    ``ledger_path``: the response cache's file, which records submitted batches (None: in
-    memory, nothing to re-attach to later); ``batch``: ``llm.batch``; ``max_retries`` and
-    ``request_timeout_s`` apply to each files/batches API call; ``sleep`` waits between
-    status checks (tests pass a fast one); ``served``: what an earlier probe of the endpoint
-    reported about the model (not probed again).
+    ``ledger_path``: the response cache's file, where submitted batches are recorded (None: in
+    memory); ``max_retries`` and ``request_timeout_s`` apply to each files/batches API call;
+    ``sleep`` waits between status checks (tests pass a fast one).
     """
 
     name = "openai-batch"
@@ -137,11 +124,9 @@ class OpenAIBatchBackend(LLMBackend):
         self._uploading: set[str] = set()
 
     def identity(self) -> dict[str, Any]:
-        """The ``openai`` backend's identity: both share every cached answer."""
-        return self.online.identity()
+        return self.online.identity()  # ``openai``'s: both share every cached answer
 
     def check(self) -> None:
-        """Fail before any work when the API key is missing."""
         self.online.check()
 
     def close(self) -> None:
@@ -171,8 +156,7 @@ class OpenAIBatchBackend(LLMBackend):
         )
         try:
             wanted = set(indices)
-            jobs = self._attach(wanted, call)
-            jobs += self._reclaim(client, wanted, call)
+            jobs = self._reattach(client, wanted, call)
             jobs += self._submit(client, [k for k in indices if k in wanted], call)
             self._wait(client, jobs, call)
             call.advance(len(requests))  # the rest: repeats of one request, failures
@@ -184,72 +168,58 @@ class OpenAIBatchBackend(LLMBackend):
         finally:
             client.close()
 
-    def _attach(self, wanted: set[str], call: _Call) -> list[_Job]:
-        """The recorded batches that answer requests of this call (an earlier run's).
+    def _reattach(self, client: openai.OpenAI, wanted: set[str], call: _Call) -> list[_Job]:
+        """The batches of earlier runs that hold requests of ``wanted`` (taken out of it).
 
-        A batch is polled for the requests of this call it holds; its others were answered
-        already (a run killed while storing its answers) or belong to another call.
+        Recorded batches first, then those made from a pending upload (a run killed between
+        recording the upload and its batch); an upload that never became a batch is dropped and
+        its requests are submitted by this call. A batch is polled for this call's requests
+        only: its others were answered already or belong to another call.
         """
         jobs: list[_Job] = []
-        for batch_id, keys in self.ledger.open_batches(self.base_url):
+
+        def attach(batch_id: str, keys: Sequence[str], origin: str) -> None:
             mine = tuple(key for key in keys if key in wanted)
             if mine:
-                origin = "submitted by an earlier run"
-                jobs.append(self._reattach(batch_id, keys, mine, origin, call))
+                logger.warning(
+                    "re-attaching to batch %s (%d of its %d requests still needed), %s",
+                    batch_id,
+                    len(mine),
+                    len(keys),
+                    origin,
+                )
+                call.submissions.update(mine)
                 wanted.difference_update(mine)
-        return jobs
+                jobs.append(_Job(batch_id, mine))
 
-    def _reclaim(self, client: openai.OpenAI, wanted: set[str], call: _Call) -> list[_Job]:
-        """The batches of pending uploads that hold requests of this call (an earlier run's).
-
-        A run killed between recording an upload and recording its batch left a pending
-        upload whose batch may exist (killed after ``batches.create`` returned) or not. The
-        batch made from the file is recorded and polled for this call's requests; with none,
-        the upload is dropped and its requests stay in ``wanted``, submitted by this call.
-        """
-        jobs: list[_Job] = []
+        for batch_id, keys in self.ledger.open_batches(self.base_url):
+            attach(batch_id, keys, "submitted by an earlier run")
         for upload in self.ledger.pending_uploads(self.base_url):
-            mine = tuple(key for key in upload.request_keys if key in wanted)
-            if not mine or upload.input_file_id in self._uploading:
+            if upload.input_file_id in self._uploading or wanted.isdisjoint(upload.request_keys):
                 continue
             batch = self._find(client, upload)
             if batch is None:
                 logger.info(
                     "uploaded file %s never became a batch (a run stopped before creating it): "
-                    "its %d requests are submitted now",
+                    "its requests are submitted now",
                     upload.input_file_id,
-                    len(mine),
                 )
                 self._discard(client, upload)
                 continue
             self.ledger.record(
                 batch.id, self.base_url, upload.request_keys, upload=upload.input_file_id
             )
-            origin = "created by an earlier run that stopped before recording it"
-            jobs.append(self._reattach(batch.id, upload.request_keys, mine, origin, call))
-            wanted.difference_update(mine)
+            attach(
+                batch.id,
+                upload.request_keys,
+                "created by an earlier run that stopped before recording it",
+            )
         return jobs
 
-    def _reattach(
-        self, batch_id: str, keys: Sequence[str], mine: tuple[str, ...], origin: str, call: _Call
-    ) -> _Job:
-        """Wait on an earlier run's batch ``batch_id`` of ``keys`` for the requests ``mine``."""
-        logger.warning(
-            "re-attaching to batch %s (%d of its %d requests still needed), %s",
-            batch_id,
-            len(mine),
-            len(keys),
-            origin,
-        )
-        call.submissions.update(mine)
-        return _Job(batch_id, mine)
-
     def _submit(self, client: openai.OpenAI, keys: Sequence[str], call: _Call) -> list[_Job]:
-        """Upload and create one batch per input file of ``keys``, recording each first.
-
-        The upload is recorded (pending) before ``batches.create``, and the batch replaces
-        it once created: a run killed at any point leaves a record a rerun resolves.
-        """
+        """Upload and create one batch per input file of ``keys``: the upload is recorded
+        (pending) before ``batches.create`` and the batch replaces it once created, so a run
+        killed at any point leaves a record a rerun resolves."""
         jobs = []
         lines = ((key, request_line(key, call.bodies[key])) for key in keys)
         for file_keys, content in split_into_files(lines):
@@ -273,10 +243,9 @@ class OpenAIBatchBackend(LLMBackend):
     def _create(self, client: openai.OpenAI, upload: PendingUpload) -> str:
         """Create the batch of a recorded upload, at most once, record it and return its id.
 
-        The client's own retries are off for this call: after a failure that may hide a
-        created batch (:data:`MAYBE_CREATED`) the batch is looked for before trying again,
-        up to ``max_retries`` times. A refusal (another 4xx) creates nothing: the upload is
-        dropped and the error raised.
+        No blind retry: after a failure that may hide a created batch (:data:`MAYBE_CREATED`)
+        the batch is looked for before trying again; a refusal (another 4xx) creates nothing:
+        the upload is dropped and the error raised.
         """
         once = client.with_options(max_retries=0)
         attempt = 0
@@ -313,11 +282,8 @@ class OpenAIBatchBackend(LLMBackend):
 
     @staticmethod
     def _find(client: openai.OpenAI, upload: PendingUpload) -> Any | None:
-        """The batch made from ``upload``'s file, or None.
-
-        The account's batches come newest first; the walk stops at the first one older than
-        the file (no batch made from it can be), so it reads about one page.
-        """
+        """The batch made from ``upload``'s file, or None (batches come newest first: the walk
+        stops at the first one older than the file, about one page)."""
         for batch in client.batches.list(limit=LIST_PAGE):
             if batch.input_file_id == upload.input_file_id:
                 return batch
@@ -326,8 +292,8 @@ class OpenAIBatchBackend(LLMBackend):
         return None
 
     def _discard(self, client: openai.OpenAI, upload: PendingUpload) -> None:
-        """Forget an upload that never became a batch and delete its file (free to keep:
-        files with purpose ``batch`` expire after 30 days, so a failed delete only logs)."""
+        """Forget an upload that never became a batch and delete its file (a failed delete only
+        logs: files with purpose ``batch`` expire after 30 days)."""
         self.ledger.drop_upload(upload.input_file_id)
         try:
             client.files.delete(upload.input_file_id)

@@ -1,9 +1,7 @@
 """Ask an OpenAI-wire endpoint, before any work, whether it serves the configured model.
 
-``GET /models``, or one one-token chat request for the model where there is no list, the list
-is empty or it fails with a 5xx (``transformers serve <folder>``); a failure is a one-line
-:class:`~cseaug.errors.BackendError` naming the URL and the cause. What the server reports
-about the model becomes part of its identity (:mod:`cseaug.llm.identity`).
+``GET /models``, else a one-token chat request; a failure is a one-line
+:class:`~cseaug.errors.BackendError` naming the URL and the cause. docs/llm-backends.md.
 """
 
 from __future__ import annotations
@@ -23,27 +21,16 @@ from cseaug.llm.wire import IDENTITY_HEADERS, MalformedResponse, ResponseGuard
 
 logger = logging.getLogger(__name__)
 
-_NO_LIST = (404, 405, 501)
-"""Statuses of a server that has no ``GET /models``: fall back to a one-token request (as
-after an empty list or a 5xx, which is said in one line)."""
-PROBE_MAX_BYTES = 16 * 1024 * 1024
-"""Largest probe answer announced (``Content-Length``) that is read: a model list of
-thousands of models fits."""
-
-_PROBE_RETRIES = 2
-"""The client's own retries of the probe (429, 5xx, connection): a server that is starting."""
+_NO_LIST = (404, 405, 501)  # a server without GET /models: a one-token request instead
+PROBE_MAX_BYTES = 16 * 1024 * 1024  # a list of thousands of models fits
+_PROBE_RETRIES = 2  # the client's own retries: a server that is starting
 
 
 def probe_endpoint(
     base_url: str, api_key: str, model: str, timeout_s: float, key_variable: str = ""
 ) -> dict[str, Any]:
     """What ``base_url`` reports about ``model`` (its ``/models`` entry; ``{}`` without a
-    model list); ``key_variable`` is named when the key is refused.
-
-    Raises:
-        BackendError: the endpoint cannot be reached, refuses the key, or does not serve
-            ``model``.
-    """
+    list); ``key_variable`` is named when the key is refused."""
     client = openai.OpenAI(
         api_key=api_key,
         base_url=base_url,
@@ -93,15 +80,9 @@ def _ask(client: openai.OpenAI, base_url: str, model: str) -> dict[str, Any]:
 def probe_endpoints(
     base_urls: Sequence[str], api_key: str, model: str, timeout_s: float, key_variable: str = ""
 ) -> dict[str, Any]:
-    """:func:`probe_endpoint` for each endpoint of ``llm.base_url``; what they report.
-
-    An endpoint that fails the probe is logged and left to the endpoint pool (it is taken out
-    of service when it fails requests) as long as another one answers for the model.
-
-    Raises:
-        BackendError: no endpoint answers (the one problem, or every problem, in one line),
-            or two endpoints report different weights under the model's name.
-    """
+    """:func:`probe_endpoint` for each endpoint; one answering for the model is enough (the
+    others are logged and left to the pool). A :class:`BackendError` when none answers or two
+    report different weights under the model's name."""
     served: dict[str, dict[str, Any]] = {}
     problems: list[str] = []
     for url in base_urls:
@@ -126,7 +107,7 @@ def probe_endpoints(
 
 
 def _entry(base_url: str, model: str, body: bytes) -> dict[str, Any] | None:
-    """The entry of ``model`` in a ``/models`` body; None when the list is empty."""
+    """The entry of ``model`` in a ``/models`` body; None for an empty list."""
     try:
         entries = json.loads(body)["data"]
         served = {entry["id"]: entry for entry in entries}

@@ -4,8 +4,8 @@ With a seed, sample *k* of the same messages uses ``seed + k``: asking several t
 purpose gives different answers, each reproducible.
 
 Example:
-    >>> request_seed({"seed": 7}, sample_index=2)
-    9
+    >>> request_sampling({"temperature": 0.7, "top_p": None, "seed": 7}, sample_index=2)
+    {'temperature': 0.7, 'seed': 9}
 """
 
 from __future__ import annotations
@@ -14,14 +14,19 @@ from typing import Any
 
 from cseaug.config import LLMConfig
 
+FIELDS = ("temperature", "top_p", "max_tokens", "seed")
+
 
 def sampling_from_config(cfg: LLMConfig) -> dict[str, Any]:
     """The sampling dict of a config (what, besides backend and model, changes an answer), in
     the config's field order: temperature, top_p, max_tokens, seed."""
-    return cfg.model_dump(include={"temperature", "top_p", "max_tokens", "seed"})
+    return cfg.model_dump(include=set(FIELDS))
 
 
-def request_seed(sampling: dict[str, Any], sample_index: int) -> int | None:
-    """The seed of one request: ``seed + sample_index``, or None when no seed is set."""
-    seed = sampling.get("seed")
-    return None if seed is None else int(seed) + sample_index
+def request_sampling(sampling: dict[str, Any], sample_index: int) -> dict[str, Any]:
+    """The sampling values one request sets (unset ones are the backend's default), its seed
+    ``seed + sample_index``."""
+    values = {name: sampling[name] for name in FIELDS if sampling.get(name) is not None}
+    if "seed" in values:
+        values["seed"] = int(values["seed"]) + sample_index
+    return values

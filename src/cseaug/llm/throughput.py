@@ -1,8 +1,7 @@
 """The GPU plan of a dry run: expected wall time of a build's LLM requests on one GPU.
 
-``transformers`` rates are issue 13's measurements (H100, per shape and batch size); for
-``vllm`` only a roofline bound is printed, labelled as an estimate. docs/gpu.md, "The GPU
-plan of a dry run".
+Measured rates for ``transformers``, a labelled roofline bound for ``vllm``. docs/gpu.md, "The
+GPU plan of a dry run".
 
 Example:
     >>> plan = gpu_plan("vllm", "Qwen/Qwen2.5-7B-Instruct", "auto", requests=60000,
@@ -22,8 +21,7 @@ GPU = "one H100 80GB"
 ISSUE_13 = "issue 13: one H100 80GB, random weights of the real shape, bf16, 2026-11"
 MEASURED_PROMPT_TOKENS = 221
 MEASURED_ANSWER_TOKENS = 32
-USABLE_FLOPS = 200 * 3e12
-"""FLOP/s of one H100 in issue 13's roofline: ~200 requests/s at ~3 TFLOP each."""
+USABLE_FLOPS = 200 * 3e12  # one H100 in the roofline: ~200 requests/s at ~3 TFLOP each
 
 MEASUREMENTS: dict[tuple[str, str, int], float] = {
     ("transformers", "7B", 8): 7.6,
@@ -32,14 +30,10 @@ MEASUREMENTS: dict[tuple[str, str, int], float] = {
     ("transformers", "0.5B", 8): 8.9,
     ("transformers", "0.5B", 128): 83.5,
 }
-"""Issue 13's requests per second by (engine, model shape, batch size): Qwen2-7B and
-Qwen2-0.5B shapes, ~221 prompt + 32 new tokens (:data:`ISSUE_13`)."""
+"""Requests per second by (engine, model shape, batch size) (:data:`ISSUE_13`)."""
 
-SIZE_CLASSES = {"0.5B": (0.3e9, 0.8e9), "7B": (6e9, 9e9)}
-"""Parameter ranges a measurement of a shape stands for."""
-
-AUTO_BATCH_MEASURED = 128
-"""The measured batch quoted for ``batch_size: auto`` on a GPU (which may go up to 256, unmeasured)."""
+SIZE_CLASSES = {"0.5B": (0.3e9, 0.8e9), "7B": (6e9, 9e9)}  # parameters a shape stands for
+AUTO_BATCH_MEASURED = 128  # the batch quoted for batch_size auto (which may reach 256)
 
 _SIZE_IN_NAME = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")
 
@@ -75,7 +69,7 @@ def _parameters_from_local_config(model: str) -> float | None:
 
 
 def size_class(parameters: float | None) -> str | None:
-    """The measured shape a model of ``parameters`` stands with, if any (see :data:`SIZE_CLASSES`)."""
+    """The measured shape a model of ``parameters`` stands with, if any."""
     if parameters is None:
         return None
     return next((c for c, (low, high) in SIZE_CLASSES.items() if low <= parameters <= high), None)
@@ -90,9 +84,7 @@ def gpu_plan(
     prompt_tokens: int,
     max_tokens: int,
 ) -> dict[str, Any]:
-    """The dry run's GPU plan rows for ``requests`` (of ``prompt_tokens`` in all) still to
-    send on ``engine`` (``vllm`` or ``transformers``): ``gpu_plan``, ``gpu_plan_throughput``
-    and, when a rate applies, ``gpu_plan_wall_time``."""
+    """The dry run's GPU plan rows for ``requests`` still to send on ``engine``."""
     parameters = parameters_of(model)
     size = f"{parameters / 1e9:g}B parameters" if parameters else "size unknown"
     plan: dict[str, Any] = {"gpu_plan": f"{engine} on {GPU}, {model} ({size})"}

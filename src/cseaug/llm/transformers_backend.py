@@ -1,10 +1,5 @@
-"""A local Hugging Face chat model: backend ``transformers``.
-
-:meth:`TransformersBackend.check` loads the model (a folder, a hub id or a ``.gguf`` file; a
-clear error says how to use an endpoint instead); prompts are rendered with the chat
-template, sorted longest first and generated in left-padded batches (``batch_size: auto``: a
-token budget on a GPU, :mod:`cseaug.batching`), a row ending at its stop sequence or EOS, each
-batch's answers handed out when it finishes, and the tokens decoded shown as they go.
+"""A local Hugging Face chat model (a folder, a hub id or a ``.gguf`` file): backend
+``transformers``, generating in left-padded batches longest first (:mod:`cseaug.batching`).
 docs/llm-backends.md, "The offline engines".
 """
 
@@ -40,15 +35,14 @@ ENDPOINT_HINT = (
 )
 
 CPU_BATCH = 8
-"""Prompts per batch of ``batch_size: auto`` on the CPU (the backend's batch size before ``auto``)."""
+"""Prompts per batch of ``batch_size: auto`` on the CPU."""
 
 GPU_MAX_BATCH = 256
-"""Most prompts per batch of ``batch_size: auto`` on a GPU. Issue 13 measured 51 req/s at 128
-against 41 at 64 and 7.6 at 8 (7B, H100); on the 0.5B shape 256 ran 1.9x 128 (116 against 60 req/s, H100; docs/gpu.md)."""
+"""Most prompts per batch of ``batch_size: auto`` on a GPU (measured on an H100: docs/gpu.md)."""
 
 
 def generate_kwargs(sampling: dict[str, Any]) -> dict[str, Any]:
-    """``model.generate`` keyword arguments of a sampling dict (greedy when temperature is None or 0).
+    """``model.generate`` arguments of a sampling dict (greedy when temperature is None or 0).
 
     Example:
         >>> generate_kwargs({"temperature": None, "max_tokens": 32})
@@ -74,8 +68,8 @@ def chat_prompt_ids(tokenizer: Any, requests: Sequence[ChatRequest]) -> list[lis
 
 
 class TransformersBackend(LLMBackend):
-    """Chat completions from a local Hugging Face causal LM (a hub id or a local directory);
-    ``device``, ``dtype`` and ``batch_size`` are the ``llm`` keys of the same names."""
+    """Chat completions from a local Hugging Face causal LM; the arguments are the ``llm`` keys
+    of the same names."""
 
     name = "transformers"
 
@@ -101,17 +95,11 @@ class TransformersBackend(LLMBackend):
         self._budget: TokenBudget | None = None
 
     def model_identity(self) -> dict[str, Any]:
-        """The dtype and, for a local directory or ``.gguf`` file, the checkpoint's fingerprint."""
         return local_model_identity(self.model, self.dtype)
 
     def check(self) -> None:
-        """Load the tokenizer and model now.
-
-        Raises:
-            MissingExtraError: torch or transformers is not installed (extra ``hf``).
-            BackendError: the model cannot be loaded or has no chat template; the message
-                says how to use an endpoint instead.
-        """
+        """Load the tokenizer and model now (a :class:`BackendError` that says how to use an
+        endpoint instead when it cannot, or has no chat template)."""
         if self._model is not None:
             return
         transformers = require("transformers", "hf", "The transformers LLM backend")
@@ -171,38 +159,38 @@ class TransformersBackend(LLMBackend):
                 f"the download failed ({exc}). {ENDPOINT_HINT}"
             ) from exc
 
-    def _stop_ids(self) -> set[int]:
-        eos = self._model.generation_config.eos_token_id
-        if eos is None:
-            eos = self._tokenizer.eos_token_id
-        ids = eos if isinstance(eos, list) else [eos]
-        return {int(i) for i in ids if i is not None}
-
-    def _answer_batch(
-        self, ids: list[list[int]], keys: list[str], stop: tuple[str, ...], bar: Bar
-    ) -> list[ChatResponse]:
+    def _generate_ids(self, ids: list[list[int]], options: dict[str, Any], counter: Any) -> Any:
+        """The new tokens of ``model.generate`` on the left-padded ``ids``, on the CPU (the
+        batch's tensors and KV cache go before the next batch)."""
         import torch
         from transformers import LogitsProcessorList
 
         encoded = self._tokenizer.pad({"input_ids": ids}, return_tensors="pt").to(self._device)
-        options = generate_kwargs(self.sampling)
-        if stop:  # a row that wrote a stop string ends; the batch ends when every row has
-            options.update(stop_strings=list(stop), tokenizer=self._tokenizer)
-        steps = TokenCounter(bar, len(ids))
         with torch.inference_mode():
             output = self._model.generate(
                 **encoded,
                 **options,
-                logits_processor=LogitsProcessorList([steps]),
+                logits_processor=LogitsProcessorList([counter]),
                 pad_token_id=self._tokenizer.pad_token_id,
             )
+        return output[:, encoded["input_ids"].shape[1] :].tolist()
+
+    def _answer_batch(
+        self, ids: list[list[int]], keys: list[str], stop: tuple[str, ...], bar: Bar
+    ) -> list[ChatResponse]:
+        options = generate_kwargs(self.sampling)
+        if stop:  # a row that wrote a stop string ends; the batch ends when every row has
+            options.update(stop_strings=list(stop), tokenizer=self._tokenizer)
+        steps = TokenCounter(bar, len(ids))
+        new_tokens = self._generate_ids(ids, options, steps)
         bar.advance(len(ids) * (options["max_new_tokens"] - steps.steps))  # ended early
-        # token ids to the CPU now: the batch's tensors and KV cache go before the next batch
-        new_tokens = output[:, encoded["input_ids"].shape[1] :].tolist()
-        ends = self._stop_ids() | {self._tokenizer.pad_token_id}
+        eos = self._model.generation_config.eos_token_id
+        eos = self._tokenizer.eos_token_id if eos is None else eos
+        ends = {int(i) for i in (eos if isinstance(eos, list) else [eos]) if i is not None}
+        ends.add(self._tokenizer.pad_token_id)
         responses = []
         for key, tokens, prompt in zip(keys, new_tokens, ids, strict=True):
-            # everything after the first stop token is padding
+            # everything after the first end token is padding
             end = next((i + 1 for i, token in enumerate(tokens) if token in ends), len(tokens))
             text = self._tokenizer.decode(tokens[:end], skip_special_tokens=True)
             cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=len(text))
@@ -263,9 +251,6 @@ class TransformersBackend(LLMBackend):
         """``(rows, seconds of the prefill, seconds per decoding step)`` of the first batch a
         build would cut from ``requests``, timed for ``steps`` new tokens (the dry run's
         wall-time estimate, :func:`cseaug.llm.estimate.in_process_seconds`)."""
-        import torch
-        from transformers import LogitsProcessorList
-
         self.check()
         ids = chat_prompt_ids(self._tokenizer, requests)
         lengths = [len(i) for i in ids]
@@ -273,32 +258,22 @@ class TransformersBackend(LLMBackend):
         options = generate_kwargs(self.sampling)
         slots = options["max_new_tokens"]
         rows = self._budget.take(order, lengths, 0, lambda longest: longest + slots)  # type: ignore[union-attr]
-        batch = [ids[i] for i in order[:rows]]
-        encoded = self._tokenizer.pad({"input_ids": batch}, return_tensors="pt").to(self._device)
         counter = TokenCounter(Bar(), rows)
         options.update(max_new_tokens=steps, min_new_tokens=steps)
         started = time.perf_counter()
-        with torch.inference_mode():
-            self._model.generate(
-                **encoded,
-                **options,
-                logits_processor=LogitsProcessorList([counter]),
-                pad_token_id=self._tokenizer.pad_token_id,
-            )
+        self._generate_ids([ids[i] for i in order[:rows]], options, counter)
         first, last = counter.times[0], counter.times[-1]
         return rows, first - started, (last - first) / max(1, len(counter.times) - 1)
 
     def close(self) -> None:
-        """Drop the model (frees its memory once nothing else holds it)."""
         self._model = None
         self._tokenizer = None
 
 
 class TokenCounter:
     """A logits processor that changes nothing and advances ``bar`` by a batch's rows at each
-    decoding step (no device sync, unlike a streamer, which copies every step's tokens to the
-    CPU): progress within a batch, counted against the ceiling of ``max_tokens`` per answer;
-    ``times`` holds when each step's logits came (the first: after the prefill)."""
+    decoding step (no device sync, unlike a streamer); ``times``: when each step's logits came
+    (the first: after the prefill)."""
 
     def __init__(self, bar: Bar, rows: int) -> None:
         self.bar, self.rows, self.steps = bar, rows, 0

@@ -1,10 +1,8 @@
 """vLLM's offline engine in this process: backend ``vllm`` (and ``auto`` on a GPU).
 
-The engine's arguments (:func:`engine_arguments`) come from ``llm.vllm`` and
-``llm.engine_kwargs``; ``LLM.chat`` answers a call only as a whole, so the requests go to it
-``llm.vllm.requests_per_call`` at a time and each call's answers are handed out (to the
-response cache) when it returns. A batch vLLM rejects is halved until the bad prompts fail
-alone. docs/llm-backends.md, "The offline engines"; docs/gpu.md.
+``llm.vllm.requests_per_call`` requests per ``LLM.chat`` call, whose answers are handed out when
+it returns; a batch vLLM rejects is halved until the bad prompts fail alone.
+docs/llm-backends.md, "The offline engines"; docs/gpu.md.
 """
 
 from __future__ import annotations
@@ -18,14 +16,13 @@ from cseaug.config import AUTO, VLLMEngineConfig, redacted
 from cseaug.errors import BackendError, require
 from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback, ResponseSink
 from cseaug.llm.identity import answer_changing_engine_args, local_model_identity
-from cseaug.llm.sampling import request_seed
+from cseaug.llm.sampling import request_sampling
 
 logger = logging.getLogger(__name__)
 
 PROMPT_ALLOWANCE = 2048
-"""Prompt tokens ``max_model_len: auto`` makes room for. An NGCSE prompt is ~221 tokens (issue
-13), a SKICSE prompt ~60; 2,048 also holds 20 long k-shot examples or a 1,000-character
-sentence. A longer prompt fails alone, as a reject."""
+"""Prompt tokens ``max_model_len: auto`` makes room for (an NGCSE prompt is ~221 tokens, a SKICSE
+one ~60); a longer prompt fails alone, as a reject."""
 
 CONTEXT_LENGTH_NAMES = (
     "max_position_embeddings",
@@ -54,9 +51,8 @@ def engine_arguments(
     engine_kwargs: dict[str, Any],
     context_length: int | None,
 ) -> dict[str, Any]:
-    """The keyword arguments of ``vllm.LLM`` besides ``model``: ``settings`` (``llm.vllm``),
-    then ``engine_kwargs`` on top; ``max_model_len: auto`` makes room for ``max_tokens`` and
-    a prompt, within ``context_length`` when it is known.
+    """The arguments of ``vllm.LLM`` besides ``model``: ``llm.vllm``, then ``engine_kwargs``;
+    ``max_model_len: auto`` makes room for ``max_tokens`` and a prompt, within ``context_length``.
 
     Example:
         >>> engine_arguments(VLLMEngineConfig(), "auto", 256, {"enforce_eager": True}, 32768)["max_model_len"]
@@ -79,8 +75,7 @@ def engine_arguments(
 
 
 class VLLMBackend(LLMBackend):
-    """Chat completions from a vLLM engine in this process, made with :func:`engine_arguments`
-    by ``engine_factory`` (default ``vllm.LLM``; tests inject a fake)."""
+    """Chat completions from a vLLM engine made by ``engine_factory`` (default ``vllm.LLM``)."""
 
     name = "vllm"
 
@@ -103,8 +98,6 @@ class VLLMBackend(LLMBackend):
         self._engine: Any | None = None
 
     def model_identity(self) -> dict[str, Any]:
-        """The dtype, the answer-changing ``engine_kwargs`` and a local checkpoint's fingerprint
-        (``llm.vllm`` is speed only: not part of it)."""
         engine_args = answer_changing_engine_args(self.engine_kwargs)
         return {
             **local_model_identity(self.model, self.dtype),
@@ -112,7 +105,7 @@ class VLLMBackend(LLMBackend):
         }
 
     def check(self) -> None:
-        """Create the engine now (loads the model onto the GPU); fails before any work."""
+        """Create the engine now (loads the model onto the GPU)."""
         if self._engine is not None:
             return
         factory = self._engine_factory or require("vllm", "vllm", "The vllm backend").LLM
@@ -138,12 +131,8 @@ class VLLMBackend(LLMBackend):
         params = engine.get_default_sampling_params()
         if stop:
             params.stop = list(stop)
-        for field in ("temperature", "top_p", "max_tokens"):
-            if self.sampling.get(field) is not None:
-                setattr(params, field, self.sampling[field])
-        seed = request_seed(self.sampling, sample_index)
-        if seed is not None:
-            params.seed = seed
+        for field, value in request_sampling(self.sampling, sample_index).items():
+            setattr(params, field, value)
         return params
 
     def _stream(
@@ -182,22 +171,14 @@ class VLLMBackend(LLMBackend):
             half = len(requests) // 2
             return self._chat(engine, requests[:half]) + self._chat(engine, requests[half:])
         except Exception as exc:  # an engine failure fails the batch, never the run
-            return [
-                ChatResponse(key=r.key, error=f"vllm engine error: {type(exc).__name__}: {exc}")
-                for r in requests
-            ]
+            error = f"vllm engine error: {type(exc).__name__}: {exc}"
+            return [ChatResponse(key=r.key, error=error) for r in requests]
         if len(outputs) != len(requests):
-            return [
-                ChatResponse(
-                    key=r.key,
-                    error=f"vllm returned {len(outputs)} outputs for {len(requests)} requests",
-                )
-                for r in requests
-            ]
+            error = f"vllm returned {len(outputs)} outputs for {len(requests)} requests"
+            return [ChatResponse(key=r.key, error=error) for r in requests]
         return [to_response(r.key, output) for r, output in zip(requests, outputs, strict=True)]
 
     def close(self) -> None:
-        """Drop the engine (frees its GPU memory once nothing else holds it)."""
         self._engine = None
         gc.collect()
 

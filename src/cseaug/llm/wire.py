@@ -1,9 +1,7 @@
 """What cseaug accepts from an OpenAI-wire server: a bounded body, a chat completion, no detour.
 
-Nothing a server sends can crash a build: a redirect to another origin
-ends it (:class:`ResponseGuard`), a compressed or oversized body (:func:`body_limit`) or one
-that is not a chat completion (:func:`parse_completion`) is a ``malformed_response`` reject.
-docs/llm-backends.md, "The HTTP backends"; docs/reliability.md.
+A redirect to another origin ends the build; anything else a server may send is at worst a
+``malformed_response`` reject. docs/llm-backends.md, "The HTTP backends"; docs/reliability.md.
 
 Example:
     >>> parse_completion("k", b'{"choices": [{"message": {"content": "Hi"}}]}').text
@@ -22,29 +20,16 @@ import httpx2
 from cseaug.errors import BackendError
 from cseaug.llm.base import MALFORMED, PERMANENT, ChatResponse
 
-BYTES_PER_TOKEN = 64
-"""Most bytes one answer token may take in a body: a token is a few characters, each at most
-6 bytes once JSON-escaped (``\\uXXXX``), 12 for a character outside the BMP; 64 is generous."""
-
-ENVELOPE_BYTES = 64 * 1024
-"""Bytes of a body besides the answer's text: ids, usage, ``finish_reason``, logprobs a server
-adds unasked, whitespace."""
-
-UNBOUNDED_MAX_TOKENS = 32_768
-"""The ``max_tokens`` :func:`body_limit` assumes when a request sets none (server default)."""
-
-MAX_JSON_DEPTH = 64
-"""Deepest nesting of objects and arrays a body may have (a chat completion has 5)."""
-
-MAX_TOKEN_COUNT = 2**31 - 1
-"""Largest token count ``usage`` may report (SQLite stores up to 2**63 - 1; no answer comes near)."""
-
-IDENTITY_HEADERS = {"Accept-Encoding": "identity"}
-"""Sent with every request: an uncompressed body, whose size on the wire is its size in memory."""
+BYTES_PER_TOKEN = 64  # a token: a few characters, each at most 12 bytes JSON-escaped
+ENVELOPE_BYTES = 64 * 1024  # ids, usage, finish_reason, logprobs added unasked, whitespace
+UNBOUNDED_MAX_TOKENS = 32_768  # assumed when a request sets no max_tokens
+MAX_JSON_DEPTH = 64  # deepest nesting of a body (a chat completion has 5)
+MAX_TOKEN_COUNT = 2**31 - 1  # largest token count usage may report
+IDENTITY_HEADERS = {"Accept-Encoding": "identity"}  # an uncompressed body: its size is its size
 
 
 class MalformedResponse(Exception):
-    """A response cseaug refuses to read further; its message is the reason (one line)."""
+    """A response cseaug refuses to read further; the message says why."""
 
 
 class RedirectRefused(BackendError):
@@ -52,7 +37,7 @@ class RedirectRefused(BackendError):
 
 
 def body_limit(max_tokens: int | None) -> int:
-    """Most bytes a chat completion body of an answer of at most ``max_tokens`` tokens may have.
+    """Most bytes the body of an answer of at most ``max_tokens`` tokens may have.
 
     Example:
         >>> body_limit(64)
@@ -66,19 +51,14 @@ def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
 
 
 class ResponseGuard:
-    """An ``httpx2`` response hook: checks every response before its body is read.
-
-    Raises (from the hook):
-        RedirectRefused: a redirect to another origin.
-        MalformedResponse: a redirect to something that is not a URL, a compressed body,
-            or one that announces more than ``max_bytes`` (:func:`body_limit`).
-    """
+    """An ``httpx2`` response hook checking each response before its body is read: a redirect
+    to another origin is :class:`RedirectRefused`; one to no URL, a compressed body or one
+    announcing more than ``max_bytes`` is :class:`MalformedResponse`."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
 
     def check(self, response: httpx2.Response) -> None:
-        """The hook of a synchronous client (see the class)."""
         if response.has_redirect_location:
             try:
                 target = response.request.url.join(response.headers["Location"])
@@ -107,7 +87,6 @@ class ResponseGuard:
             raise MalformedResponse(_too_large(self.max_bytes, f"announces {declared} bytes"))
 
     async def acheck(self, response: httpx2.Response) -> None:
-        """The hook of an asynchronous client (see the class)."""
         self.check(response)
 
 
@@ -119,11 +98,8 @@ def _too_large(limit: int, what: str) -> str:
 
 
 async def read_body(response: httpx2.Response, limit: int) -> bytes:
-    """The raw body of a streamed ``response``, refused once it passes ``limit`` bytes.
-
-    Raises:
-        MalformedResponse: the body is longer than ``limit`` (the rest is not read).
-    """
+    """The raw body of a streamed ``response``; :class:`MalformedResponse` (the rest unread)
+    once it passes ``limit`` bytes."""
     body = bytearray()
     async for chunk in response.aiter_raw():
         body += chunk
@@ -133,8 +109,7 @@ async def read_body(response: httpx2.Response, limit: int) -> bytes:
 
 
 def valid_unicode(text: str) -> str:
-    """``text`` with what UTF-8 cannot encode (a lone surrogate a server put in an error
-    message) replaced by ``?``, so that it can be stored and published.
+    """``text`` with what UTF-8 cannot encode (a lone surrogate in an error message) as ``?``.
 
     Example:
         >>> valid_unicode("bad " + chr(0xD800) + " request")
@@ -171,22 +146,9 @@ def _malformed(key: str, what: str, body: bytes) -> ChatResponse:
     )
 
 
-def _decode(body: bytes) -> tuple[Any, str | None]:
-    """The JSON value of ``body``, or what keeps it from being one."""
-    try:
-        return json.loads(body), None
-    except RecursionError:
-        return None, f"nested deeper than {MAX_JSON_DEPTH} levels"
-    except ValueError:  # includes UnicodeDecodeError: bytes that are not UTF-8
-        return None, "not JSON"
-
-
 def parse_completion(key: str, body: bytes, max_tokens: int | None = None) -> ChatResponse:
-    """Turn the body of a chat completion into a response; anything else becomes an error.
-
-    A body that is not a chat completion (see the module) is a :data:`MALFORMED` failure.
-    An answer without text, or one cut at ``max_tokens`` (``finish_reason=length``: half a
-    sentence), is a permanent one.
+    """The response of a chat completion body: a :data:`MALFORMED` failure for anything else; a
+    permanent one for an answer without text or cut at ``max_tokens`` (half a sentence).
 
     Example:
         >>> parse_completion("k", b'{"choices": [{"message": {"content": "Hi"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}').completion_tokens
@@ -194,11 +156,15 @@ def parse_completion(key: str, body: bytes, max_tokens: int | None = None) -> Ch
         >>> parse_completion("k", b'oops').error
         "malformed response body (not JSON): b'oops'"
     """
-    data, problem = _decode(body)
-    if problem is None and _depth(data) > MAX_JSON_DEPTH:
-        problem = f"nested deeper than {MAX_JSON_DEPTH} levels"
-    if problem is not None:
-        return _malformed(key, problem, body)
+    try:
+        data = json.loads(body)
+        too_deep = _depth(data) > MAX_JSON_DEPTH
+    except ValueError:  # includes UnicodeDecodeError: bytes that are not UTF-8
+        return _malformed(key, "not JSON", body)
+    except RecursionError:
+        too_deep = True
+    if too_deep:
+        return _malformed(key, f"nested deeper than {MAX_JSON_DEPTH} levels", body)
     try:
         choice = data["choices"][0]
         text = choice["message"]["content"]
