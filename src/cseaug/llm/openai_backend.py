@@ -197,9 +197,9 @@ class OpenAIBackend(LLMBackend):
         key = os.environ.get(self.api_key_env)
         if key:
             return key
-        if self.name == "openai":
+        if self.name != "openai-compatible":  # api.openai.com, online or Batch API
             raise BackendError(
-                f"backend 'openai' needs an API key in the environment variable {self.api_key_env}, "
+                f"backend '{self.name}' needs an API key in the environment variable {self.api_key_env}, "
                 f"which is unset: export {self.api_key_env}=sk-... (or set llm.api_key_env to the variable that holds it)"
             )
         return PLACEHOLDER_API_KEY
@@ -207,7 +207,7 @@ class OpenAIBackend(LLMBackend):
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": list(request.messages)}
         body |= request_sampling(self.sampling, request.sample_index)
-        if self.name == "openai" and "max_tokens" in body:
+        if self.name != "openai-compatible" and "max_tokens" in body:
             # api.openai.com deprecated max_tokens (reasoning models reject it); most
             # compatible servers know only max_tokens.
             body["max_completion_tokens"] = body.pop("max_tokens")

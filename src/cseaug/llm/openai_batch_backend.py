@@ -20,7 +20,7 @@ import openai
 
 from cseaug.config import BatchAPIConfig
 from cseaug.errors import BackendError
-from cseaug.llm.base import ChatRequest, ChatResponse, LLMBackend, ProgressCallback, ResponseSink
+from cseaug.llm.base import ChatRequest, ChatResponse, ProgressCallback, ResponseSink
 from cseaug.llm.batch_jsonl import BATCH_ENDPOINT, read_results, request_line, split_into_files
 from cseaug.llm.batch_ledger import BatchLedger, PendingUpload
 from cseaug.llm.cache import request_hash
@@ -53,11 +53,10 @@ class _Job:
 
 @dataclass
 class _Call:
-    """One ``generate`` call: the indices and the request body of each key, what is done."""
+    """One ``generate`` call: the request indices of each key, what is done."""
 
     requests: list[ChatRequest]
     indices: dict[str, list[int]]
-    bodies: dict[str, dict[str, Any]]
     progress: ProgressCallback | None
     sink: ResponseSink
     scrub: Scrubber
@@ -78,15 +77,15 @@ class _Call:
             self.sink(index, answer)
 
 
-class OpenAIBatchBackend(LLMBackend):
-    """Chat completions through the OpenAI Batch API.
+class OpenAIBatchBackend(OpenAIBackend):
+    """Chat completions through the OpenAI Batch API: ``openai``'s request bodies, key check and
+    cache identity (both share every cached answer), another way of sending.
 
     ``ledger_path``: the response cache's file, where submitted batches are recorded (None: in
     memory); ``max_retries`` and ``request_timeout_s`` apply to each files/batches API call;
-    ``sleep`` waits between status checks (tests pass a fast one).
+    ``sleep`` waits between status checks (tests pass a fast one); the other arguments are
+    :class:`OpenAIBackend`'s.
     """
-
-    name = "openai-batch"
 
     def __init__(
         self,
@@ -94,40 +93,25 @@ class OpenAIBatchBackend(LLMBackend):
         sampling: dict[str, Any],
         *,
         ledger_path: str | Path | None,
-        base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
         batch: BatchAPIConfig | None = None,
-        max_retries: int = 6,
         request_timeout_s: float = 600.0,
         sleep: Sleep = time.sleep,
-        model_revision: str | None = None,
-        served: dict[str, Any] | None = None,
+        **http: Any,
     ) -> None:
-        # the online backend it stands in for: same bodies, same key check, same cache identity
-        self.online = OpenAIBackend(
-            model,
-            sampling,
-            name="openai",
-            base_url=base_url,
-            api_key_env=api_key_env,
-            model_revision=model_revision,
-            served=served,
+        super().__init__(
+            model, sampling, name="openai-batch", request_timeout_s=request_timeout_s, **http
         )
-        super().__init__(model, sampling, model_revision)
-        self.base_url = self.online.base_url
         self.settings = batch or BatchAPIConfig()
-        self.max_retries = max_retries
-        self.request_timeout_s = request_timeout_s
         self.ledger = BatchLedger(ledger_path)
         self._sleep = sleep
         # uploads this process is turning into batches right now: not an earlier run's leftovers
         self._uploading: set[str] = set()
 
     def identity(self) -> dict[str, Any]:
-        return self.online.identity()  # ``openai``'s: both share every cached answer
+        return super().identity() | {"backend": "openai"}
 
-    def check(self) -> None:
-        self.online.check()
+    def in_flight_limit(self) -> int | None:
+        return None  # the API runs a batch as it likes
 
     def close(self) -> None:
         self.ledger.close()
@@ -135,19 +119,14 @@ class OpenAIBatchBackend(LLMBackend):
     def _stream(
         self, requests: list[ChatRequest], progress: ProgressCallback | None, deliver: ResponseSink
     ) -> None:
-        # the online backend's own key lookup and request bodies: one definition of each
-        api_key = self.online._api_key()
+        api_key = self._api_key()
         if not requests:
             return
         identity = self.identity()
         indices: dict[str, list[int]] = {}
-        bodies: dict[str, dict[str, Any]] = {}
         for index, request in enumerate(requests):
-            key = request_hash(identity, request)
-            if key not in indices:
-                bodies[key] = self.online._body(request)
-            indices.setdefault(key, []).append(index)
-        call = _Call(requests, indices, bodies, progress, deliver, Scrubber([api_key]))
+            indices.setdefault(request_hash(identity, request), []).append(index)
+        call = _Call(requests, indices, progress, deliver, Scrubber([api_key]))
         client = openai.OpenAI(
             api_key=api_key,
             base_url=self.base_url,
@@ -221,7 +200,10 @@ class OpenAIBatchBackend(LLMBackend):
         (pending) before ``batches.create`` and the batch replaces it once created, so a run
         killed at any point leaves a record a rerun resolves."""
         jobs = []
-        lines = ((key, request_line(key, call.bodies[key])) for key in keys)
+        lines = (
+            (key, request_line(key, self._body(call.requests[call.indices[key][0]])))
+            for key in keys
+        )
         for file_keys, content in split_into_files(lines):
             uploaded = client.files.create(
                 file=("cseaug-batch.jsonl", content, "application/jsonl"), purpose="batch"
@@ -304,31 +286,34 @@ class OpenAIBatchBackend(LLMBackend):
         """Poll ``jobs`` until each has ended and its answers are handed on."""
         started = time.monotonic()
         interval = self.settings.poll_interval_s
-        while True:
-            still: list[_Job] = []
-            for job in jobs:
-                try:
-                    batch = client.batches.retrieve(job.batch_id)
-                except openai.NotFoundError:
-                    still += self._forget(client, job, call)
-                    continue
-                job.status = batch.status
-                self._report_progress(job, batch, call)
-                if batch.status in RUNNING:
-                    still.append(job)
-                else:
-                    still += self._finish(client, job, batch, call)
-            jobs = still
-            if not jobs:
-                return
+        while jobs := [left for job in jobs for left in self._poll(client, job, call)]:
             waited = time.monotonic() - started
             if waited >= self.settings.max_wait_s:
-                raise BackendError(self._still_running(jobs, waited))
+                names = ", ".join(f"{job.batch_id} ({job.status})" for job in jobs)
+                raise BackendError(
+                    f"OpenAI batches still running after {waited:,.0f} s (llm.batch.max_wait_s): "
+                    f"{names}; they keep running, and rerunning the build re-attaches to them "
+                    "without paying again"
+                )
             self._sleep(min(interval, self.settings.max_wait_s - waited))
             interval = min(interval * POLL_GROWTH, self.settings.max_poll_interval_s)
 
-    @staticmethod
-    def _report_progress(job: _Job, batch: Any, call: _Call) -> None:
+    def _poll(self, client: openai.OpenAI, job: _Job, call: _Call) -> list[_Job]:
+        """Check one batch and report its progress: ``[job]`` while it runs; once it ended, the
+        batches its unanswered requests were resubmitted in. A recorded batch the API does not
+        know (deleted, another account) is submitted again."""
+        try:
+            batch = client.batches.retrieve(job.batch_id)
+        except openai.NotFoundError:
+            logger.warning(
+                "batch %s is unknown to %s (HTTP 404): submitting its %d requests again",
+                job.batch_id,
+                self.base_url,
+                len(job.keys),
+            )
+            self.ledger.remove(job.batch_id)
+            return self._submit(client, job.keys, call)
+        job.status = batch.status
         counts = batch.request_counts
         done = min(counts.completed, len(job.keys)) if counts is not None else 0
         if done > job.done:
@@ -337,6 +322,7 @@ class OpenAIBatchBackend(LLMBackend):
         logger.info(
             "batch %s: %s, %d/%d requests done", job.batch_id, batch.status, done, len(job.keys)
         )
+        return [job] if batch.status in RUNNING else self._finish(client, job, batch, call)
 
     def _finish(self, client: openai.OpenAI, job: _Job, batch: Any, call: _Call) -> list[_Job]:
         """Read an ended batch's results, hand them on, and resubmit what it never ran."""
@@ -348,45 +334,23 @@ class OpenAIBatchBackend(LLMBackend):
             if key in results:
                 call.deliver(key, results[key])
         unanswered = [key for key in job.keys if key not in results]
-        resubmit: list[str] = []
-        if unanswered:
-            reason = self._why_unanswered(batch)
-            if batch.status != "completed":
+        if batch.status == "completed":
+            reason = f"batch {batch.id} completed without an answer to this request"
+        else:
+            errors = getattr(batch.errors, "data", None) or []
+            detail = "; ".join(f"{e.code}: {e.message}" for e in errors)
+            reason = f"batch {batch.id} {batch.status}" + (f" ({detail})" if detail else "")
+            if unanswered:
                 logger.warning(
                     "%s: %d of %d requests unanswered", reason, len(unanswered), len(job.keys)
                 )
-            for key in unanswered:
-                if batch.status in RESUBMIT_AFTER and call.submissions[key] < MAX_SUBMISSIONS:
-                    resubmit.append(key)
-                else:
-                    call.deliver(key, ChatResponse(key=key, error=reason))
+        resubmit: list[str] = []
+        for key in unanswered:
+            if batch.status in RESUBMIT_AFTER and call.submissions[key] < MAX_SUBMISSIONS:
+                resubmit.append(key)
+            else:
+                call.deliver(key, ChatResponse(key=key, error=reason))
         call.advance(len(job.keys) - len(resubmit) - job.done)
         # the answers are in the cache and the rest is handed on: nothing left to re-attach to
         self.ledger.remove(job.batch_id)
         return self._submit(client, resubmit, call) if resubmit else []
-
-    def _forget(self, client: openai.OpenAI, job: _Job, call: _Call) -> list[_Job]:
-        """A recorded batch the API does not know (deleted, another account): submit again."""
-        logger.warning(
-            "batch %s is unknown to %s (HTTP 404): submitting its %d requests again",
-            job.batch_id,
-            self.base_url,
-            len(job.keys),
-        )
-        self.ledger.remove(job.batch_id)
-        return self._submit(client, job.keys, call)
-
-    @staticmethod
-    def _why_unanswered(batch: Any) -> str:
-        errors = getattr(batch.errors, "data", None) or []
-        detail = "; ".join(f"{e.code}: {e.message}" for e in errors)
-        if batch.status == "completed":
-            return f"batch {batch.id} completed without an answer to this request"
-        return f"batch {batch.id} {batch.status}" + (f" ({detail})" if detail else "")
-
-    def _still_running(self, jobs: list[_Job], waited: float) -> str:
-        names = ", ".join(f"{job.batch_id} ({job.status})" for job in jobs)
-        return (
-            f"OpenAI batches still running after {waited:,.0f} s (llm.batch.max_wait_s): {names}; "
-            "they keep running, and rerunning the build re-attaches to them without paying again"
-        )
