@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from cseaug.llm.vllm_backend import hf_config
 from cseaug.progress import duration
 
 GPU = "one H100 80GB"
@@ -49,16 +50,7 @@ def parameters_of(model: str) -> float | None:
     found = _SIZE_IN_NAME.search(model.rsplit("/", 1)[-1])
     if found:
         return float(found.group(1)) * 1e9
-    return _parameters_from_local_config(model)
-
-
-def _parameters_from_local_config(model: str) -> float | None:
-    try:
-        from transformers import AutoConfig
-
-        config = AutoConfig.from_pretrained(model, local_files_only=True)
-    except (ImportError, OSError, ValueError):
-        return None
+    config = hf_config(model, local_files_only=True)  # a dry run downloads nothing
     hidden = getattr(config, "hidden_size", None) or getattr(config, "n_embd", None)
     layers = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
     if not hidden or not layers:

@@ -32,14 +32,21 @@ CONTEXT_LENGTH_NAMES = (
 )
 
 
-def model_context_length(model: str) -> int | None:
-    """The model's context length from its Hugging Face config, or None when it cannot be read."""
+def hf_config(model: str, **options: Any) -> Any | None:
+    """The model's Hugging Face config (``options``: of ``AutoConfig.from_pretrained``), or None
+    when it cannot be read."""
     try:
         from transformers import AutoConfig
 
-        config = AutoConfig.from_pretrained(model)
+        return AutoConfig.from_pretrained(model, **options)
     except (ImportError, OSError, ValueError):
         return None
+
+
+def model_context_length(model: str) -> int | None:
+    """The model's context length from its Hugging Face config (downloaded when not local), or
+    None when it cannot be read."""
+    config = hf_config(model)
     config = getattr(config, "text_config", None) or config
     return next((int(v) for n in CONTEXT_LENGTH_NAMES if (v := getattr(config, n, None))), None)
 
