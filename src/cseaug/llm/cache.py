@@ -408,9 +408,15 @@ class CachedBackend(LLMBackend):
 
         def answered(digest: str, answer: ChatResponse) -> None:
             done.add(digest)
-            first = positions[digest][0]
             for index in positions[digest]:
-                deliver(index, _answer_of(requests[index], answer, index != first))
+                repeat = index != positions[digest][0]  # a later copy shares the answer paid for
+                copy = dataclasses.replace(
+                    answer,
+                    key=requests[index].key,
+                    cached=answer.cached or (repeat and answer.ok),
+                    retried=answer.retried and not repeat,
+                )
+                deliver(index, copy)
 
         pending = list(positions)
         with self.cache.leased(self.owner):
@@ -496,14 +502,3 @@ class CachedBackend(LLMBackend):
     def close(self) -> None:
         self.inner.close()
         self.cache.close()
-
-
-def _answer_of(request: ChatRequest, answer: ChatResponse, repeat: bool) -> ChatResponse:
-    """The response to ``request`` from the ``answer`` of its first copy (``repeat``: a later
-    copy, which shares the one answer paid for)."""
-    return dataclasses.replace(
-        answer,
-        key=request.key,
-        cached=answer.cached or (repeat and answer.ok),
-        retried=answer.retried and not repeat,
-    )
