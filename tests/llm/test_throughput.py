@@ -54,7 +54,7 @@ def test_transformers_uses_the_measurement_of_its_batch_and_model_size() -> None
         max_tokens=256,
     )
     assert plan["gpu_plan_throughput"].startswith("51.1 req/s (measured: transformers, batch 128")
-    assert "issue 13" in plan["gpu_plan_throughput"]
+    assert "docs/gpu.md" in plan["gpu_plan_throughput"]
     # 60,000 / 51.1 req/s = 19.6 min; 256-token answers: up to 8x that
     assert plan["gpu_plan_wall_time"] == (
         "~19.6 min with 32-token answers; up to 2.6 h if every answer takes max_tokens (256)"
@@ -83,6 +83,6 @@ def test_transformers_uses_the_measurement_of_its_batch_and_model_size() -> None
 def test_every_measurement_names_its_source() -> None:
     measured = gpu_plan("transformers", "org/m-7B", 8, requests=1, prompt_tokens=1, max_tokens=32)
     assert "H100" in measured["gpu_plan_throughput"]
-    assert "issue 13" in measured["gpu_plan_throughput"]
+    assert "docs/gpu.md" in measured["gpu_plan_throughput"]
     cached = gpu_plan("vllm", "org/m-7B", "auto", requests=0, prompt_tokens=0, max_tokens=8)
     assert cached["gpu_plan_wall_time"].startswith("0 s")

@@ -19,7 +19,9 @@ from cseaug.llm.vllm_backend import hf_config
 from cseaug.progress import duration
 
 GPU = "one H100 80GB"
-ISSUE_13 = "issue 13: one H100 80GB, random weights of the real shape, bf16, 2026-11"
+H100_MEASURED = (
+    "measured on one H100 80GB, random weights of the real shape, bf16, 2026-11: docs/gpu.md"
+)
 MEASURED_PROMPT_TOKENS = 221
 MEASURED_ANSWER_TOKENS = 32
 USABLE_FLOPS = 200 * 3e12  # one H100 in the roofline: ~200 requests/s at ~3 TFLOP each
@@ -31,7 +33,7 @@ MEASUREMENTS: dict[tuple[str, str, int], float] = {
     ("transformers", "0.5B", 8): 8.9,
     ("transformers", "0.5B", 128): 83.5,
 }
-"""Requests per second by (engine, model shape, batch size) (:data:`ISSUE_13`)."""
+"""Requests per second by (engine, model shape, batch size) (:data:`H100_MEASURED`)."""
 
 SIZE_CLASSES = {"0.5B": (0.3e9, 0.8e9), "7B": (6e9, 9e9)}  # parameters a shape stands for
 AUTO_BATCH_MEASURED = 128  # the batch quoted for batch_size auto (which may reach 256)
@@ -93,7 +95,7 @@ def gpu_plan(
         per_request = 2 * parameters * max(1.0, prompt_tokens / requests)
         bound = USABLE_FLOPS / per_request
         plan["gpu_plan_throughput"] = (
-            f"≤ {bound:,.0f} req/s (estimate, not measured: issue 13's roofline, every prompt "
+            f"≤ {bound:,.0f} req/s (estimate, not measured: the H100 roofline of docs/gpu.md, every prompt "
             f"prefilled in full at ~600 TFLOP/s; prefix caching can exceed it)"
         )
         fastest = requests / bound
@@ -113,7 +115,7 @@ def gpu_plan(
     plan["gpu_plan_throughput"] = (
         f"{rate} req/s (measured: {engine}, batch {wanted}{note}, "
         f"Qwen2-{shape} shape, ~{MEASURED_PROMPT_TOKENS} prompt + "
-        f"{MEASURED_ANSWER_TOKENS} answer tokens; {ISSUE_13})"
+        f"{MEASURED_ANSWER_TOKENS} answer tokens; {H100_MEASURED})"
     )
     expected = requests / rate
     plan["gpu_plan_wall_time"] = (
