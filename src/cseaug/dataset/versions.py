@@ -265,15 +265,6 @@ def acquire(path: Path, blocking: bool = True) -> FileLock | None:
 
 
 @contextlib.contextmanager
-def dataset_lock(root: str | Path, name: str) -> Iterator[Path]:
-    """Hold the dataset's ``.lock`` (only to allocate a version name and rename a staging
-    directory); yields the dataset directory."""
-    directory = dataset_dir(root, name)
-    with locked(directory / LOCK_FILE):
-        yield directory
-
-
-@contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Hold the lock on ``path``, waiting for it."""
     lock = acquire(path)
@@ -285,6 +276,6 @@ def locked(path: Path) -> Iterator[None]:
 
 
 def next_version(directory: Path) -> str:
-    """The name after the highest version in ``directory`` (call it under :func:`dataset_lock`)."""
+    """The name after the highest version in ``directory`` (call it holding its ``.lock``)."""
     numbers = [version_number(e.name) for e in directory.iterdir()] if directory.is_dir() else []
     return version_name(max([n for n in numbers if n is not None], default=0) + 1)
