@@ -69,11 +69,7 @@ def recorded_data_fingerprint(recorded: dict[str, str]) -> str:
 
 def read_verified(path: Path, version_dir: Path, recorded: dict[str, str]) -> pa.Buffer:
     """The bytes of ``path`` (a file of ``version_dir``), after checking them against
-    ``recorded`` (:func:`recorded_sha256` of the version).
-
-    Raises:
-        InputError: the manifest does not list the file, or its bytes differ.
-    """
+    ``recorded`` (:func:`recorded_sha256` of the version)."""
     relative = path.relative_to(version_dir).as_posix()
     if relative not in recorded:
         raise InputError(
@@ -167,11 +163,7 @@ def verify_version(version_dir: str | Path) -> VerifyReport:
 
 def verify_stored_version(root: str | Path, ref: str) -> VerifyReport:
     """:func:`verify_version` of ``name[/version]`` under ``root``, a directory or an fsspec URI,
-    where every object is hashed as it streams (``.claim`` and ``.lease`` are the publisher's).
-
-    Raises:
-        InputError: no such dataset or committed version.
-    """
+    where every object is hashed as it streams (``.claim`` and ``.lease`` are the publisher's)."""
     if not is_uri(root):
         return verify_version(versions.resolve(root, ref))
     name, version = versions.parse_ref(ref)
