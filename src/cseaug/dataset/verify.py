@@ -166,14 +166,10 @@ def verify_stored_version(root: str | Path, ref: str) -> VerifyReport:
     where every object is hashed as it streams (``.claim`` and ``.lease`` are the publisher's)."""
     if not is_uri(root):
         return verify_version(versions.resolve(root, ref))
-    name, version = versions.parse_ref(ref)
-    known = versions.list_versions(root, name)
-    version = version or (known[-1] if known else None)
-    if version not in known:
-        versions.resolve(root, ref)  # raises the message that lists what exists
+    name, version = versions.resolve_version(root, ref)
     store, prefix = Store.from_root(root), f"datasets/{name}/{version}"
-    manifest = versions.read_stored_manifest(root, name, str(version))
-    return _verify(store, prefix, manifest, store.url(prefix), str(version))
+    manifest = versions.read_stored_manifest(root, name, version)
+    return _verify(store, prefix, manifest, store.url(prefix), version)
 
 
 def _verify(
