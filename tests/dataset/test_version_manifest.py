@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from cseaug.config import RunConfig
+from cseaug.dataset.counts import RowCounts
 from cseaug.dataset.manifest import (
     CONTRACT_VERSION,
     build_manifest,
@@ -56,9 +57,7 @@ def test_an_input_without_its_files_sha256_is_refused() -> None:
 def test_validation_names_every_problem(manifest) -> None:
     complete = {**manifest, "dataset": "d", "version": "v0001", "files": []}
     complete["fingerprints"] = {**manifest["fingerprints"], "data": "x"}
-    complete["counts"] = dict.fromkeys(
-        ("rows", "by_split", "heldout", "by_method", "views", "rejects", "rejects_by_stage"), 0
-    )
+    complete["counts"] = RowCounts().as_dict()
     validate_manifest(complete)
     broken = {k: v for k, v in complete.items() if k not in ("code", "counts")}
     broken["timings"] = "fast"

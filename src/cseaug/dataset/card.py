@@ -92,7 +92,7 @@ def card_header(manifest: Mapping[str, Any]) -> dict[str, Any]:
     sources += sorted({str(v["name"]) for v in inputs.values() if v.get("name")} - set(sources))
     return {
         "license": "unknown",
-        "pretty_name": f"{manifest.get('dataset', manifest.get('name', 'dataset'))} {manifest.get('version', '')}".strip(),
+        "pretty_name": f"{_dataset(manifest)} {manifest.get('version', '')}".strip(),
         "language": ["en"],
         "task_categories": ["sentence-similarity"],
         "tags": ["contrastive-learning", "sentence-embeddings", "synthetic", "cseaug"],
@@ -119,12 +119,14 @@ def config_name(manifest: Mapping[str, Any]) -> str:
         'wiki-sts-v0001-01234567'
     """
     data = str(manifest.get("fingerprints", {}).get("data", ""))[:8]
-    parts = (
-        manifest.get("dataset", manifest.get("name", "dataset")),
-        manifest.get("version"),
-        data,
+    return "-".join(
+        str(part) for part in (_dataset(manifest), manifest.get("version"), data) if part
     )
-    return "-".join(str(part) for part in parts if part)
+
+
+def _dataset(manifest: Mapping[str, Any]) -> str:
+    """The dataset's name (the config's for a manifest not yet published)."""
+    return str(manifest.get("dataset", manifest.get("name", "dataset")))
 
 
 def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
@@ -132,7 +134,7 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
     the version, e.g. ``diagnostics/mer_hist.png``) are shown under "Diagnostics"."""
     counts: Mapping[str, Any] = manifest.get("counts", {})
     method = str(manifest.get("method", ""))
-    title = f"{manifest.get('dataset', manifest.get('name', 'dataset'))} ({manifest.get('version', 'unpublished')})"
+    title = f"{_dataset(manifest)} ({manifest.get('version', 'unpublished')})"
     fraction = manifest.get("heldout_fraction")
     share = "" if fraction is None else f": {fraction:.0%} in this version"
     lines = [
@@ -169,7 +171,7 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
         for stage, reasons in sorted(counts.get("rejects_by_stage", {}).items())
         for reason, n in sorted(reasons.items())
     ]
-    if counts.get("rejects_by_stage"):
+    if rejects:
         lines += ["", "## Rejects by reason", ""]
         lines += ["Every dropped input or output is in `rejects.parquet`.", ""]
         lines.append(markdown_table(("stage", "reason", "rows"), rejects))
@@ -208,7 +210,7 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
         lines += ["", "## Diagnostics", ""]
         lines += [f"![{image}]({image})" for image in images]
     cited = [(paper, "the method")] if paper else []
-    cited += [item for item in ALWAYS_CITED if item[0] not in {p for p, _ in cited}]
+    cited += [(key, why) for key, why in ALWAYS_CITED if key != paper]
     lines += ["", "## Citations", ""]
     for key, why in cited:
         lines += [f"For {why}:", "", "```bibtex", CITATIONS[key], "```", ""]

@@ -52,14 +52,11 @@ def upload_version(store: Store, staging: Path, name: str, version: str, token: 
     longer this build's)."""
     prefix = f"datasets/{name}/{version}"
     manifest = staging / versions.MANIFEST_FILE
-    files = sorted(
-        p for p in staging.rglob("*") if p.is_file() and p.name != versions.MANIFEST_FILE
-    )
-    uploaded = [path.relative_to(staging).as_posix() for path in files]
+    uploaded = [path for path in files_under(staging) if path != versions.MANIFEST_FILE]
     with Lease(store, prefix, token) as lease:
-        with progress_bar(f"Uploading {name}/{version}", total=len(files), unit="files") as bar:
-            for path, relative in zip(files, uploaded, strict=True):
-                store.put_file(path, f"{prefix}/{relative}")
+        with progress_bar(f"Uploading {name}/{version}", total=len(uploaded), unit="files") as bar:
+            for relative in uploaded:
+                store.put_file(staging / relative, f"{prefix}/{relative}")
                 bar.advance(1)
         lease.check()
         check_still_ours(store, prefix, token, uploaded)
@@ -99,11 +96,16 @@ def upload_tree(root: str, folder: Path, relative: str) -> list[str]:
     aside; only outside ``datasets/``: exports, diagnostics); returns the URIs."""
     store = Store.from_root(root)
     uploaded = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != LOCK_FILE):
-        target = f"{relative}/{path.relative_to(folder).as_posix()}"
-        store.put_file(path, target)
-        uploaded.append(store.url(target))
+    for path in files_under(folder):
+        if Path(path).name != LOCK_FILE:
+            store.put_file(folder / path, f"{relative}/{path}")
+            uploaded.append(store.url(f"{relative}/{path}"))
     return uploaded
+
+
+def files_under(folder: Path) -> list[str]:
+    """The files below ``folder``, as sorted POSIX paths relative to it."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
 
 
 def upload_exports(root: str, version_dir: Path) -> list[str]:

@@ -11,8 +11,11 @@ Example:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from cseaug.dataset.schema import SPLIT_AIGEN, SPLIT_OTHER
 from cseaug.errors import InputError
@@ -58,3 +61,11 @@ def conform(data: pa.Table | pa.RecordBatch, schema: pa.Schema, what: str = "tab
                 )
         columns.append(column)
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def open_checked(path: Path, schema: pa.Schema, kind: str) -> pq.ParquetFile:
+    """The Parquet file at ``path``, once its schema is ``schema`` (InputError naming ``kind``)."""
+    found = pq.ParquetFile(path)
+    if not found.schema_arrow.equals(schema, check_metadata=False):
+        raise InputError(f"{path} does not have the {kind} schema: {found.schema_arrow}")
+    return found

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import pyarrow as pa
@@ -22,9 +22,9 @@ def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:
 class RowCounts:
     """What the writer counted while streaming (goes to ``manifest.json``'s ``counts``)."""
 
-    rows: int = 0
-    heldout: int = 0
+    rows: int = 0  # the fields in the manifest's order
     by_split: Counter = field(default_factory=Counter)
+    heldout: int = 0
     heldout_by_split: Counter = field(default_factory=Counter)
     by_method: Counter = field(default_factory=Counter)
     views: Counter = field(default_factory=Counter)
@@ -53,16 +53,12 @@ class RowCounts:
             by_reason[group["reason"]] += group["stage_count"]
 
     def as_dict(self) -> dict[str, Any]:
-        """The counts as the manifest holds them (keys sorted)."""
-        return {
-            "rows": self.rows,
-            "by_split": dict(sorted(self.by_split.items())),
-            "heldout": self.heldout,
-            "heldout_by_split": dict(sorted(self.heldout_by_split.items())),
-            "by_method": dict(sorted(self.by_method.items())),
-            "views": dict(sorted(self.views.items())),
-            "rejects": self.rejects,
-            "rejects_by_stage": {
-                s: dict(sorted(r.items())) for s, r in sorted(self.rejects_by_stage.items())
-            },
-        }
+        """The counts as the manifest holds them (the keys of every count sorted)."""
+        return {f.name: _sorted(getattr(self, f.name)) for f in fields(self)}
+
+
+def _sorted(value: Any) -> Any:
+    """``value`` with the keys of every dict in it sorted."""
+    if isinstance(value, dict):
+        return {key: _sorted(inner) for key, inner in sorted(value.items())}
+    return value

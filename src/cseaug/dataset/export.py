@@ -146,9 +146,7 @@ def _complete_aigen(
 ) -> pa.Array:
     """The aigen rows that have every view of ``slots``; the others are counted as demoted."""
     aigen = pc.equal(batch.column("split"), SPLIT_AIGEN)
-    complete = pc.and_(aigen, _all_valid(views, slots, batch.num_rows))
-    if not slots:
-        complete = pc.and_(aigen, pa.scalar(False))
+    complete = pc.and_(aigen, _all_valid(views, slots, batch.num_rows) if slots else False)
     counts["aigen_rows_demoted_to_other"] += _count(pc.and_(aigen, pc.invert(complete)))
     return complete
 

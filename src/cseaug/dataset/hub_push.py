@@ -66,11 +66,8 @@ def push_version(
     if not progress_enabled():  # no upload bars where cseaug draws none either
         disable_progress_bars()
     manifest = read_manifest(version_dir)
-    files, tag, name = (
-        version_files(version_dir, manifest),
-        manifest["version"],
-        manifest["dataset"],
-    )
+    files = version_files(version_dir, manifest)
+    tag, name = manifest["version"], manifest["dataset"]
     if constants.HF_HUB_OFFLINE:
         raise InputError("HF_HUB_OFFLINE is set: unset it to push to the Hub; nothing was pushed")
     api = hub.HfApi()

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from cseaug.config import RunConfig, config_fingerprint, redacted
+from cseaug.dataset.counts import RowCounts
 from cseaug.dataset.schema import CANONICAL_SCHEMA
 from cseaug.errors import InputError
 from cseaug.hashing import json_sha256
@@ -47,15 +49,7 @@ REQUIRED_KEYS: dict[str, type | tuple[type, ...]] = {
     "files": list,
 }
 
-REQUIRED_COUNTS = (
-    "rows",
-    "by_split",
-    "heldout",
-    "by_method",
-    "views",
-    "rejects",
-    "rejects_by_stage",
-)
+REQUIRED_COUNTS = tuple(field.name for field in fields(RowCounts))
 REQUIRED_FINGERPRINTS = ("config", "build", "data")
 
 

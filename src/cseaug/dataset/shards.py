@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cseaug.dataset.atomic import atomic_path
-from cseaug.dataset.conform import conform
+from cseaug.dataset.conform import conform, open_checked
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cseaug.errors import InputError
 
@@ -96,11 +96,5 @@ class RunStore:
 
     def iter_batches(self, kind: ShardKind, stage: str | None = None) -> Iterator[pa.RecordBatch]:
         """Stream every row of a kind's shards, shard by shard (flat memory)."""
-        schema = SHARD_SCHEMAS[kind]
         for path in self.paths(kind, stage):
-            parquet = pq.ParquetFile(path)
-            if not parquet.schema_arrow.equals(schema, check_metadata=False):
-                raise InputError(
-                    f"{path} does not have the {kind} schema; was it written by RunStore?"
-                )
-            yield from parquet.iter_batches()
+            yield from open_checked(path, SHARD_SCHEMAS[kind], kind).iter_batches()

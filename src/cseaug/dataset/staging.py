@@ -12,7 +12,7 @@ import os
 import shutil
 import stat
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from cseaug.dataset import versions
 from cseaug.dataset.atomic import atomic_path, fsync_path, write_text_atomic
 from cseaug.dataset.card import render_card
 from cseaug.dataset.commit_remote import claim_token, claim_version, upload_version
-from cseaug.dataset.conform import conform
+from cseaug.dataset.conform import conform, open_checked
 from cseaug.dataset.counts import RowCounts
 from cseaug.dataset.manifest import validate_manifest
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
@@ -34,7 +34,7 @@ from cseaug.dataset.sink import ROW_GROUP_ROWS, ParquetSink
 from cseaug.dataset.store import Store
 from cseaug.dataset.verify import FILES_COMPLETE, recorded_data_fingerprint
 from cseaug.errors import InputError, os_error_message
-from cseaug.hashing import file_sha256, json_sha256
+from cseaug.hashing import file_sha256
 from cseaug.progress import progress_bar
 from cseaug.roots import is_uri, work_dir
 
@@ -102,55 +102,37 @@ def _force_rmtree(path: Path) -> None:
         shutil.rmtree(path)
 
 
-def remove_stale_staging(dataset_dir: Path) -> list[Path]:
-    """Delete staging directories whose writer is gone (its ``.staging-<uuid>.lock`` is free:
-    a crashed build); returns them. A symlink among them, or among their lock files, is
-    removed as a link: nothing it points at is opened, changed or deleted."""
-    removed: list[Path] = []
-    if not dataset_dir.is_dir():
-        return removed
-    for entry in sorted(dataset_dir.iterdir()):
-        if not entry.name.startswith(versions.STAGING_PREFIX):
-            continue
+def remove_stale_staging(dataset_dir: Path) -> None:
+    """Delete the staging directories and lock files of builds that are gone (their
+    ``.staging-<uuid>.lock`` is free: a crashed build). A symlink among them is removed as a
+    link: nothing it points at is opened, changed or deleted."""
+    for entry in sorted(dataset_dir.iterdir()) if dataset_dir.is_dir() else []:
+        if not entry.name.startswith(versions.STAGING_PREFIX) or not os.path.lexists(entry):
+            continue  # not staging, or a lock file removed with its directory below
         if entry.is_symlink():
             entry.unlink()
-            removed.append(entry)
             continue
-        if entry.name.endswith(".lock"):
-            continue
-        lock_path = entry.with_name(entry.name + ".lock")
+        is_lock = entry.name.endswith(".lock")
+        if is_lock and entry.with_suffix("").exists():
+            continue  # removed with its directory, when that is stale
+        lock_path = entry if is_lock else entry.with_name(entry.name + ".lock")
         if lock_path.is_symlink():
             lock_path.unlink()  # before acquire() would create the file it points at
         lock = versions.acquire(lock_path, blocking=False)
         if lock is None:
             continue  # a build is writing it right now
         try:
-            _force_rmtree(entry)
-            removed.append(entry)
+            if not is_lock:
+                _force_rmtree(entry)
         finally:
             lock.release()
             lock_path.unlink(missing_ok=True)
-    for lock_path in dataset_dir.glob(f"{versions.STAGING_PREFIX}*.lock"):
-        if not lock_path.with_suffix("").exists():
-            lock = versions.acquire(lock_path, blocking=False)
-            if lock is not None:
-                lock.release()
-                lock_path.unlink(missing_ok=True)
-    return removed
 
 
 class StagedVersion:
     """A version being written in a hidden staging directory under ``root`` (a URI root's
     in ``local_dir``, ``execution.work_dir``); :meth:`commit` publishes it, and leaving the
-    ``with`` block without committing deletes it.
-
-    Example:
-        with StagedVersion("storage", "demo") as staged:
-            staged.write_rows(row_tables)
-            staged.write_rejects(reject_tables)
-            staged.seal()
-            write_diagnostics(staged.path)   # extra files, before publishing
-            published = staged.commit(manifest)
+    ``with`` block without committing deletes it (the steps in order: :func:`publish_version`).
     """
 
     def __init__(
@@ -251,7 +233,7 @@ class StagedVersion:
         if latest is None:
             return None
         listed = versions.list_versions(self.root, self.name)
-        fingerprint = data_fingerprint(self.data_files())
+        fingerprint = _data_fingerprint([self._file_entry(p) for p in self.data_files()])
         for version in reversed(listed[listed.index(latest) :]):  # the cut-off ones, then latest
             try:
                 manifest = versions.read_stored_manifest(self.root, self.name, version)
@@ -260,23 +242,22 @@ class StagedVersion:
             if manifest.get("fingerprints", {}).get("data") != fingerprint:
                 continue
             if version != latest:
-                with versions.dataset_lock(self.root, self.name) as directory:
-                    write_text_atomic(directory / versions.LATEST_FILE, version + "\n")
+                with versions.locked(self.dataset_dir / versions.LOCK_FILE):
+                    write_text_atomic(self.dataset_dir / versions.LATEST_FILE, version + "\n")
             directory = versions.resolve(self.root, f"{self.name}/{version}")
-            if self.store is not None:
-                location = self.store.url(f"datasets/{self.name}/{version}")
-            else:
-                location = str(versions.dataset_dir(self.root, self.name) / version)
+            prefix = f"datasets/{self.name}/{version}"
+            location = self.store.url(prefix) if self.store else str(Path(self.root, prefix))
             return PublishedVersion(self.name, version, directory, manifest, location, reused=True)
         return None
 
     def validate(self) -> None:
         """Check the staged files against the contract and the counts (raises InputError)."""
         files = self.data_files()
-        found = sum(_rows_checked(path, CANONICAL_SCHEMA, "canonical") for path in files)
+        found = sum(open_checked(p, CANONICAL_SCHEMA, "canonical").metadata.num_rows for p in files)
         if found != self.counts.rows:
             raise InputError(f"data files hold {found} rows but {self.counts.rows} were written")
-        rejects = _rows_checked(self.path / "rejects.parquet", REJECTS_SCHEMA, "rejects")
+        rejects_file = open_checked(self.path / "rejects.parquet", REJECTS_SCHEMA, "rejects")
+        rejects = rejects_file.metadata.num_rows
         if rejects != self.counts.rejects:
             raise InputError(
                 f"rejects.parquet holds {rejects} rows but {self.counts.rejects} were written"
@@ -301,21 +282,16 @@ class StagedVersion:
             for p in [*self.data_files(), self.path / "rejects.parquet", *extras]
         ]
         final = dict(manifest)
-        final["fingerprints"] = {
-            **dict(final.get("fingerprints", {})),
-            # = data_fingerprint(self.data_files()), from the sha256 computed once here, by
-            # the definition the readers recompute it with
-            "data": recorded_data_fingerprint({f["path"]: f["sha256"] for f in files}),
-        }
+        final["fingerprints"] = {**final.get("fingerprints", {}), "data": _data_fingerprint(files)}
         final["counts"] = self.counts.as_dict()
         final["heldout_fraction"] = self.heldout_fraction
         final["files"] = files
         final[FILES_COMPLETE] = True
         final["dataset"] = self.name
-        plots = sorted(f["path"] for f in files if Path(f["path"]).suffix.lower() in IMAGE_SUFFIXES)
         if self.store is not None:
-            return self._commit_remote(self.store, final, files, plots)
-        with versions.dataset_lock(self.root, self.name) as directory:
+            return self._commit_remote(self.store, final, files)
+        directory = self.dataset_dir
+        with versions.locked(directory / versions.LOCK_FILE):
             remove_stale_staging(directory)
             version = versions.next_version(directory)
             target = directory / version
@@ -323,17 +299,19 @@ class StagedVersion:
                 raise InputError(
                     f"version {self.name}/{version} exists already; published versions are never rewritten"
                 )
-            self._write_card_and_manifest(final, files, plots, version)
+            self._write_card_and_manifest(final, files, version)
             self._rename_into_place(directory, target)
         self._committed = True
         self._release()
         return PublishedVersion(self.name, version, target, final, str(target))
 
     def _write_card_and_manifest(
-        self, final: dict[str, Any], files: list[dict[str, Any]], plots: list[str], version: str
+        self, final: dict[str, Any], files: list[dict[str, Any]], version: str
     ) -> None:
-        """Name the version, write the card and the manifest, make the staged files read-only."""
+        """Name the version, write the card (showing the images among ``files``) and the
+        manifest, make the staged files read-only."""
         final["version"] = version
+        plots = sorted(f["path"] for f in files if Path(f["path"]).suffix.lower() in IMAGE_SUFFIXES)
         # the card and the manifest are fsynced with the whole tree below
         (self.path / CARD_FILE).write_text(render_card(final, plots), encoding="utf-8")
         files.append(self._file_entry(self.path / CARD_FILE))
@@ -368,18 +346,14 @@ class StagedVersion:
             raise
 
     def _commit_remote(
-        self,
-        store: Store,
-        final: dict[str, Any],
-        files: list[dict[str, Any]],
-        plots: list[str],
+        self, store: Store, final: dict[str, Any], files: list[dict[str, Any]]
     ) -> PublishedVersion:
         """Claim, upload and commit on the object store; the staging directory becomes the
         local copy (when it cannot, the InputError starts with "published <URI>")."""
         remove_stale_staging(self.dataset_dir)
         token = claim_token()
         version = claim_version(store, self.name, token)
-        self._write_card_and_manifest(final, files, plots, version)
+        self._write_card_and_manifest(final, files, version)
         os.chmod(self.path, READ_ONLY_DIR)
         location = upload_version(store, self.path, self.name, version, token)
         copy = self.dataset_dir / version
@@ -424,17 +398,10 @@ class StagedVersion:
             raise InputError(f"staged version {self.path.name} is sealed: no more rows or rejects")
 
 
-def data_fingerprint(files: Sequence[Path]) -> str:
-    """``fingerprints.data`` of a version: the sha256 of its data files' sha256, in order."""
-    return json_sha256([file_sha256(path) for path in files])
-
-
-def _rows_checked(path: Path, schema: pa.Schema, kind: str) -> int:
-    """The rows of a staged Parquet file, after checking that it has the ``kind`` schema."""
-    found = pq.ParquetFile(path)
-    if not found.schema_arrow.equals(schema, check_metadata=False):
-        raise InputError(f"{path.name} does not have the {kind} schema: {found.schema_arrow}")
-    return found.metadata.num_rows
+def _data_fingerprint(entries: list[dict[str, Any]]) -> str:
+    """``fingerprints.data`` of the files' manifest entries, by the definition the readers
+    recompute it with (:func:`~cseaug.dataset.verify.recorded_data_fingerprint`)."""
+    return recorded_data_fingerprint({entry["path"]: entry["sha256"] for entry in entries})
 
 
 def publish_version(

@@ -64,14 +64,13 @@ class Store:
         """Paths matching ``pattern``, relative to the root, sorted (listed afresh: another
         process may have published since this one last listed)."""
         self.fs.invalidate_cache()
-        prefix = self.base + "/"
-        return sorted(p[len(prefix) :] for p in self.fs.glob(self.path(pattern)))
+        return sorted(p.removeprefix(f"{self.base}/") for p in self.fs.glob(self.path(pattern)))
 
     def find(self, relative: str) -> list[str]:
         """Every file under ``relative``, relative to it, sorted (listed afresh)."""
         self.fs.invalidate_cache(self.path(relative))
-        prefix = self.path(relative) + "/"
-        return sorted(p[len(prefix) :] for p in self.fs.find(self.path(relative)))
+        found = self.fs.find(self.path(relative))
+        return sorted(p.removeprefix(f"{self.path(relative)}/") for p in found)
 
     def listing(self, relative: str) -> dict[str, StoredObject]:
         """Every object under ``relative`` with its size and time, keyed by its path relative to

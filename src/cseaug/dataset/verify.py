@@ -69,11 +69,7 @@ def recorded_data_fingerprint(recorded: dict[str, str]) -> str:
 
 def read_verified(path: Path, version_dir: Path, recorded: dict[str, str]) -> pa.Buffer:
     """The bytes of ``path`` (a file of ``version_dir``), after checking them against
-    ``recorded`` (:func:`recorded_sha256` of the version).
-
-    Raises:
-        InputError: the manifest does not list the file, or its bytes differ.
-    """
+    ``recorded`` (:func:`recorded_sha256` of the version)."""
     relative = path.relative_to(version_dir).as_posix()
     if relative not in recorded:
         raise InputError(
@@ -167,21 +163,13 @@ def verify_version(version_dir: str | Path) -> VerifyReport:
 
 def verify_stored_version(root: str | Path, ref: str) -> VerifyReport:
     """:func:`verify_version` of ``name[/version]`` under ``root``, a directory or an fsspec URI,
-    where every object is hashed as it streams (``.claim`` and ``.lease`` are the publisher's).
-
-    Raises:
-        InputError: no such dataset or committed version.
-    """
+    where every object is hashed as it streams (``.claim`` and ``.lease`` are the publisher's)."""
     if not is_uri(root):
         return verify_version(versions.resolve(root, ref))
-    name, version = versions.parse_ref(ref)
-    known = versions.list_versions(root, name)
-    version = version or (known[-1] if known else None)
-    if version not in known:
-        versions.resolve(root, ref)  # raises the message that lists what exists
+    name, version = versions.resolve_version(root, ref)
     store, prefix = Store.from_root(root), f"datasets/{name}/{version}"
-    manifest = versions.read_stored_manifest(root, name, str(version))
-    return _verify(store, prefix, manifest, store.url(prefix), str(version))
+    manifest = versions.read_stored_manifest(root, name, version)
+    return _verify(store, prefix, manifest, store.url(prefix), version)
 
 
 def _verify(

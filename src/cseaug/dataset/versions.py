@@ -159,20 +159,27 @@ def resolve(root: str | Path, ref: str) -> Path:
     as_path = Path(ref)
     if as_path.is_dir() and (as_path / MANIFEST_FILE).is_file():
         return as_path
+    name, version = resolve_version(root, ref)
+    if is_uri(root):
+        return local_copy(root, name, version)
+    return dataset_dir(root, name) / version
+
+
+def resolve_version(root: str | Path, ref: str) -> tuple[str, str]:
+    """(name, version) of ``name``, ``name/latest`` or ``name/vNNNN`` under ``root``;
+    InputError listing what exists otherwise."""
     name, version = parse_ref(ref)
     check_name(name)
     versions = list_versions(root, name)
     if not versions:
         raise no_such_dataset(root, name)
     if version is None:
-        version = latest_version(root, name)
-    elif version not in versions:
+        return name, str(latest_version(root, name))
+    if version not in versions:
         raise InputError(
             f"dataset '{name}' has no version '{version}'; versions: {', '.join(versions)}"
         )
-    if is_uri(root):
-        return local_copy(root, name, str(version))
-    return dataset_dir(root, name) / str(version)
+    return name, version
 
 
 def local_copy(root: str | Path, name: str, version: str) -> Path:
@@ -265,15 +272,6 @@ def acquire(path: Path, blocking: bool = True) -> FileLock | None:
 
 
 @contextlib.contextmanager
-def dataset_lock(root: str | Path, name: str) -> Iterator[Path]:
-    """Hold the dataset's ``.lock`` (only to allocate a version name and rename a staging
-    directory); yields the dataset directory."""
-    directory = dataset_dir(root, name)
-    with locked(directory / LOCK_FILE):
-        yield directory
-
-
-@contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Hold the lock on ``path``, waiting for it."""
     lock = acquire(path)
@@ -285,6 +283,6 @@ def locked(path: Path) -> Iterator[None]:
 
 
 def next_version(directory: Path) -> str:
-    """The name after the highest version in ``directory`` (call it under :func:`dataset_lock`)."""
+    """The name after the highest version in ``directory`` (call it holding its ``.lock``)."""
     numbers = [version_number(e.name) for e in directory.iterdir()] if directory.is_dir() else []
     return version_name(max([n for n in numbers if n is not None], default=0) + 1)
