@@ -153,18 +153,22 @@ DRY_RUNS = sorted(
 )
 
 
+WIKI_LINES = 300
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("text", DRY_RUNS)
 def test_a_documented_dry_run_runs(
     text: str, shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Proves: the documented dry runs run as written, from a folder laid out as README's
-    "Data" says (``data/``: the shared sample of each input, under the names fetched)."""
+    "Data" says (``data/``: the shared sample of each input, under the names fetched). The
+    corpus is the wiki sample's first lines: a dry run of the whole sample costs ~12 s of
+    cleaning 35,000 placeholder answers, which proves nothing about the command line."""
     data = tmp_path / "data"
     data.mkdir()
-    (data / "wiki1m_for_simcse.txt").symlink_to(
-        shared_data / "wiki" / "wiki1m_for_simcse_first11914.txt"
-    )
+    with (shared_data / "wiki" / "wiki1m_for_simcse_first11914.txt").open() as wiki:
+        (data / "wiki1m_for_simcse.txt").write_text("".join(next(wiki) for _ in range(WIKI_LINES)))
     for name in os.listdir(shared_data):
         if not (data / name).exists():
             (data / name).symlink_to(shared_data / name)
