@@ -139,10 +139,23 @@ def normalize_for_comparison(text: str) -> str:
         >>> normalize_for_comparison("  A Dog, running!  ")
         'a dog running'
     """
-    kept = "".join(
-        " " if unicodedata.category(ch).startswith("P") else ch for ch in text.casefold()
-    )
-    return " ".join(kept.split())
+    return " ".join(text.casefold().translate(_PUNCTUATION_TO_SPACE).split())
+
+
+class _PunctuationToSpace(dict):
+    """A ``str.translate`` table that maps each punctuation character (Unicode category P*)
+    to a space and every other character to itself, filled as characters are first seen (in
+    the Basic Multilingual Plane only: at most 65,536 entries, whatever the answers hold)."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        mapped = " " if unicodedata.category(char).startswith("P") else char
+        if code < 0x10000:
+            self[code] = mapped
+        return mapped
+
+
+_PUNCTUATION_TO_SPACE = _PunctuationToSpace()
 
 
 def _unquote(text: str) -> str:
