@@ -24,6 +24,7 @@ from prefect import flow, unmapped
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from cseaug.config import RunConfig, edge_config
+from cseaug.pipeline.publish import BuildSummary
 from cseaug.pipeline.run import BuildRun, PlanRef
 from cseaug.pipeline.shard import ShardOutcome
 from cseaug.pipeline.stages import ServedModels
@@ -40,7 +41,7 @@ def build_hybrid_dataset(
     overrides: list[str] | None = None,
     served: ServedModels | None = None,
     clock: Clock | None = None,
-) -> dict:
+) -> BuildSummary:
     """Build and publish one dataset version.
 
     Args:
@@ -68,11 +69,11 @@ def build_hybrid_dataset(
             with temporary_settings(updates={PREFECT_API_URL: server} if server else None):
                 outcomes = generate_shards.with_options(task_runner=cluster)(plan)
         summary = publish_build(run, outcomes)
-    if summary["diagnostics_dir"]:
+    if summary.diagnostics_dir:
         diagnostics_artifact_task(
-            summary["diagnostics_dir"],
-            key=artifact_key("diagnostics", summary["dataset"], summary["version"]),
-            title=f"{summary['dataset']}/{summary['version']}",
+            summary.diagnostics_dir,
+            key=artifact_key("diagnostics", summary.dataset, summary.version),
+            title=f"{summary.dataset}/{summary.version}",
         )
     return summary
 

@@ -20,6 +20,7 @@ from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from cseaug.pipeline.plan import plan_build as plan_run
+from cseaug.pipeline.publish import BuildSummary
 from cseaug.pipeline.publish import publish_build as publish_run
 from cseaug.pipeline.run import BuildRun, PlanRef
 from cseaug.pipeline.shard import ShardOutcome
@@ -48,9 +49,9 @@ def generate_shard(plan: PlanRef, index: int, run: BuildRun | None = None) -> Sh
 
 
 @task(name="publish-build", cache_policy=NO_CACHE)
-def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> dict:
+def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     """Assemble the hybrid dataset of the flow's ``run``, publish it as an immutable version,
     write its exports."""
     summary = publish_run(run, outcomes)
     get_run_logger().info(summary.message)
-    return summary.as_dict()
+    return summary
