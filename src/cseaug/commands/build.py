@@ -196,18 +196,17 @@ def say(note: str) -> None:
 
 def temporary_server() -> TemporaryServer | None:
     """Start Prefect's temporary server now when a flow would start one (no
-    ``PREFECT_API_URL``), so that it starts while the flow is imported and runs in a session
-    of its own (a Ctrl-C does not stop it before the flow has reported its end); None
-    otherwise. A Dask or Ray runner's build leaves it to Prefect (its workers are told the
-    server)."""
+    ``PREFECT_API_URL``: :mod:`cseaug_prefect.flows.temporary_server` says why by hand);
+    None otherwise."""
     if os.environ.get("PREFECT_API_URL"):
         return None  # the normal set-up for repeated builds: nothing to start, nothing to import
-    from cseaug_prefect.flows.temporary_server import start_temporary_server
+    from cseaug_prefect.flows.temporary_server import TemporaryServer, wanted
 
-    server = start_temporary_server()
-    if server is not None:
-        say(
-            f"starting Prefect's temporary server on {server.api_url} for this run; "
-            "a running server saves its start on every run (docs/prefect.md)"
-        )
+    if not wanted():
+        return None
+    server = TemporaryServer()
+    say(
+        f"starting Prefect's temporary server on {server.api_url} for this run; "
+        "a running server saves its start on every run (docs/prefect.md)"
+    )
     return server
