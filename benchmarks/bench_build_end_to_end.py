@@ -65,8 +65,8 @@ PREFECTS_OWN = (
     "sys.argv = ['cseaug', *sys.argv[1:]]\n"
     "import cseaug.commands.build as command\n"
     "command.temporary_server = lambda: None  # Prefect starts its own when the flow needs it\n"
-    "from cseaug.cli import main\n"
-    "main()\n"
+    "from cseaug.cli import run\n"
+    "run()  # the `cseaug` script: its stop handlers too\n"
 )
 """``cseaug build`` leaving Prefect's temporary server to Prefect (the ``prefect`` way)."""
 PHASES = ("startup", "prefect_start", "plan", "generate", "publish", "diagnostics")
@@ -324,7 +324,8 @@ def report(size: int, bare: dict, builds: dict[str, dict]) -> None:
             f"{b['last_to_exit']:.2f}) + requests {b['window']:.2f} s "
             f"({b['window'] / bare['window']:.3f}x the bare loop's; {b['requests']:,} requests)"
             f"; {b['load']}\n    timings: {timings}\n    quality gate: "
-            f"{b['gate'].get('pattern_order', b['gate'])}\n    CS texts embedded: "
+            f"passed {b['gate'].get('passed')}, share {b['gate'].get('share')} of "
+            f"{b['gate'].get('rows')} rows\n    CS texts embedded: "
             f"{embedding.get('before_publish', '?')} while generating, "
             f"{embedding.get('after_publish', '?')} after (of {embedding.get('texts', '?')})"
         )
