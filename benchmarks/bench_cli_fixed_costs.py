@@ -13,7 +13,7 @@ user runs it:
   (``cseaug_prefect.flows.temporary_server``).
 
 Both end with Python's usual exit: the difference is the temporary server's early start
-alone (issue 23, item 3 keeps it only while it saves more than two seconds).
+alone (what the hand-started server saves; docs/prefect.md says why it is kept).
 
 Prints the median wall time and CPU time (the command and its children, the temporary
 server included) of each path and ``RATIO`` lines (after / before; lower is better).
