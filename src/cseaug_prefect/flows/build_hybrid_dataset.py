@@ -1,20 +1,12 @@
 """The ``build-hybrid-dataset`` flow: corpus -> sample shards -> views -> published version.
 
-Composition only: every step is a task in :mod:`cseaug_prefect.tasks.build`, every computation is in
-:mod:`cseaug.pipeline`. The config is validated once, at the flow's edge: ``cseaug build``
-passes the :class:`~cseaug.config.RunConfig` it validated, a deployment run (``prefect.yaml``)
-passes a config path and ``--set``-style overrides, which the flow validates when it starts.
-Tasks pass that config, the run plan (:class:`~cseaug.pipeline.run.PlanRef`) and counts,
-never tables. The flow owns the build's :class:`~cseaug.pipeline.run.BuildRun`: it passes
-it to the tasks of its process, and leaving it closes the models the plan task loaded,
-whether the build succeeds or not.
-
-With ``execution.runner`` local the shards run one after another in the flow's process, on
-the models the plan task loaded. With dask or ray they run in the sub-flow
-``generate-shards``, whose task runner is Prefect's Dask or Ray task runner
-(:mod:`cseaug_prefect.tasks.runners`, docs/scaling.md): one ``generate-shard`` task per
-shard on the cluster's workers, each loading the steps it needs for its shard on the plan's
-config, reporting to the flow's Prefect server.
+Composition only: every step is a task in :mod:`cseaug_prefect.tasks.build`, every
+computation is in :mod:`cseaug.pipeline`. The config is validated once, at the flow's edge
+(``cseaug build`` passes the validated :class:`~cseaug.config.RunConfig`; a deployment run a
+path and overrides). The flow owns the build's :class:`~cseaug.pipeline.run.BuildRun`, passes
+it to the tasks of its process and closes it, whether the build succeeds or not. With
+``execution.runner`` dask or ray the shards run in the sub-flow ``generate-shards`` on
+Prefect's Dask or Ray task runner (docs/prefect.md, docs/scaling.md).
 """
 
 # No `from __future__ import annotations`: Prefect validates the flows' parameters against

@@ -1,15 +1,11 @@
 """Thin Prefect tasks of the build flow: each calls one function of :mod:`cseaug.pipeline`.
 
-Tasks exchange the validated config, the run plan (:class:`~cseaug.pipeline.run.PlanRef`:
-its path, counts, that config and what the LLM endpoints reported when they were probed)
-and counts, never tables; no task reads a YAML file or probes an endpoint twice. The
-flow opens the build's :class:`~cseaug.pipeline.run.BuildRun` and passes it to the tasks of
-its process (its models loaded once), and closes it by leaving the ``with`` block, so a
-failed build frees its models too. A shard task on a worker of a Dask or Ray cluster gets
-the plan only and makes a run of its own, on the plan's config and served models, for its
-call. ``generate-shard`` retries once: the LLM response cache makes a retry re-send only
-what was not answered. The tasks that take a run cache nothing (a run holds models and
-connections, which Prefect cannot hash).
+Tasks exchange the validated config, the run plan (:class:`~cseaug.pipeline.run.PlanRef`) and
+counts, never tables. The tasks of the flow's process get its
+:class:`~cseaug.pipeline.run.BuildRun` (models loaded once); a shard task on a Dask or Ray
+worker gets the plan only and makes a run of its own for its call. ``generate-shard``
+retries once: the LLM response cache makes a retry re-send only what was not answered. No
+task caches its result (a run holds models and connections, which Prefect cannot hash).
 """
 
 from __future__ import annotations
