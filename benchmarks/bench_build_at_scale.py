@@ -30,20 +30,23 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_build_end_to_end import (
+    CLI,
     PHASES,
+    REPO,
     SHARED,
+    ModelServer,
     add_set_option,
     latest_manifest,
     overrides,
-    run_cli,
 )
 from bench_prefect_share import write_corpus
-from fake_openai_server import start_server_process
+from process_memory import PeakMemory, run_sampled
 from ratio import print_ratio
 
 WIKI = SHARED / "wiki" / "wiki1m_for_simcse_first11914.txt"
@@ -64,11 +67,22 @@ def numbered_corpus(path: Path, lines: int) -> str:
     return f"{lines:,} lines: the {len(wiki):,} Wikipedia sentences of ../shared, copies numbered"
 
 
+def run_cli(settings: list[str], env: dict[str, str]) -> tuple[float, PeakMemory]:
+    """`cseaug build` of wiki-sts with ``settings``: wall seconds and peak memory."""
+    command = [CLI, "build", "--config", str(REPO / "configs" / "wiki-sts.yaml")]
+    for item in settings:
+        command += ["--set", item]
+    started = time.perf_counter()
+    done, memory = run_sampled(command, env=env, cwd=REPO)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"cseaug build failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return seconds, memory
+
+
 def run_variant(variant: str, args: argparse.Namespace, corpus: Path, work: Path) -> dict:
     """One build of ``variant`` on fresh storage and fresh servers; its figures."""
-    servers = [
-        start_server_process(args.latency) for _ in range(2 if variant == "endpoints" else 1)
-    ]
+    servers = [ModelServer(args.latency) for _ in range(2 if variant == "endpoints" else 1)]
     urls = [server.base_url for server in servers]
     root = work / variant
     base_url = f"[{', '.join(urls)}]" if len(urls) > 1 else urls[0]
@@ -79,8 +93,8 @@ def run_variant(variant: str, args: argparse.Namespace, corpus: Path, work: Path
     env = {**os.environ, "CSEAUG_PROGRESS": "0", "PREFECT_HOME": str(work / "prefect-home")}
     env.pop("PREFECT_API_URL", None)
     try:
-        seconds, _, memory = run_cli(settings, env)
-        sent = [server.stats()["total"] for server in servers]
+        seconds, memory = run_cli(settings, env)
+        sent = [server.window()["requests"] for server in servers]
     finally:
         for server in servers:
             server.stop()

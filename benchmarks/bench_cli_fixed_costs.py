@@ -7,13 +7,13 @@ sent, nothing published) ``--rounds`` times by each path, alternating, in a chil
 user runs it:
 
 * ``before``: Prefect starts its temporary server itself when the flow makes its first
-  client (``cseaug.commands.build.temporary_server`` replaced by one that starts nothing).
+  client (``bench_build_end_to_end.PREFECTS_OWN``).
 * ``after``: the ``cseaug`` script. The command starts Prefect's temporary server while
   the preflight runs and never imports the server application
   (``cseaug_prefect.flows.temporary_server``).
 
 Both end with Python's usual exit: the difference is the temporary server's early start
-alone (issue 23, item 3 keeps it only while it saves more than two seconds).
+alone (what the hand-started server saves; docs/prefect.md says why it is kept).
 
 Prints the median wall time and CPU time (the command and its children, the temporary
 server included) of each path and ``RATIO`` lines (after / before; lower is better).
@@ -38,20 +38,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "benchmarks"), str(REPO / "tests"), str(REPO)]
 
-from bench_build_end_to_end import CLI, overrides, start_prefect_server, stop_all  # noqa: E402
-from bench_prefect_share import write_corpus  # noqa: E402
-from fake_openai_server import start_server_process  # noqa: E402
-from ratio import print_ratio  # noqa: E402
-
-BEFORE = (
-    "import sys\n"
-    "sys.argv = ['cseaug', *sys.argv[1:]]\n"
-    "import cseaug.commands.build as command\n"
-    "command.temporary_server = lambda: None  # Prefect starts its own, as before\n"
-    "from cseaug.cli import main\n"
-    "main()  # and Python's usual exit\n"
+from bench_build_end_to_end import (  # noqa: E402
+    ModelServer,
+    build_command,
+    overrides,
+    start_prefect_server,
+    stop_all,
 )
-"""The command with Prefect starting its own temporary server (as before issue 14)."""
+from bench_prefect_share import write_corpus  # noqa: E402
+from ratio import print_ratio  # noqa: E402
 
 
 def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
@@ -79,14 +74,13 @@ def main() -> None:
     args = parser.parse_args()
     # bench_build_end_to_end's build, without diagnostics (the fixed costs, not the encoder)
     build_options = argparse.Namespace(
-        samples=args.samples, concurrency=64, cs_sample=None, encoder=None,
-        set=["diagnostics.enabled=false"],
-    )  # fmt: skip
+        samples=args.samples, concurrency=64, set=["diagnostics.enabled=false"]
+    )
 
     work = Path(tempfile.mkdtemp(prefix="bench-fixed-"))
     env = {**os.environ, "CSEAUG_PROGRESS": "0", "PREFECT_HOME": str(work / "prefect-home")}
     env.pop("PREFECT_API_URL", None)
-    server = start_server_process(0.0)
+    server = ModelServer(0.0)
     prefect_server = None
     walls: dict[str, list[float]] = {"before": [], "after": []}
     cpus: dict[str, list[float]] = {"before": [], "after": []}
@@ -95,10 +89,10 @@ def main() -> None:
         if args.prefect_server:
             prefect_server, env["PREFECT_API_URL"] = start_prefect_server(work / "server-home", env)
         settings = overrides(build_options, work / "corpus.txt", work / "storage", server.base_url)
-        build = ["build", "--config", str(REPO / "configs" / "wiki-sts.yaml")]
-        for item in settings:
-            build += ["--set", item]
-        commands = {"before": [sys.executable, "-c", BEFORE, *build], "after": [CLI, *build]}
+        commands = {
+            "before": build_command(settings, "prefect"),
+            "after": build_command(settings, "hand"),
+        }
         timed(commands["after"], env)  # the first build (and the Prefect database's creation)
         for _ in range(args.rounds):
             for path in ("before", "after"):

@@ -89,7 +89,7 @@ def main() -> int:
         started = time.perf_counter()
         summary = build_hybrid_dataset(config=str(config))
         seconds = time.perf_counter() - started
-        manifest = json.loads((Path(summary["version_dir"]) / "manifest.json").read_text())
+        manifest = json.loads((summary.version_dir / "manifest.json").read_text())
         return seconds, manifest["fingerprints"]["data"]
 
     with prefect_test_harness(server_startup_timeout=90):

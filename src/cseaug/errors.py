@@ -4,6 +4,7 @@ prints them without a traceback."""
 from __future__ import annotations
 
 import errno
+from typing import Any
 
 
 class CseaugError(Exception):
@@ -40,9 +41,10 @@ class PublishGateError(CseaugError):
     """A finished build generated too little to publish (``publish.min_generated_share``), or
     its views keep the method's order too rarely (``publish.min_pattern_share``)."""
 
-    summary: dict | None = None
-    """What the build made before the gate stopped it: the build summary's counts, usage and
-    times (:mod:`cseaug.pipeline.publish`), without a version."""
+    summary: Any = None
+    """What the build made before the gate stopped it: a
+    :class:`cseaug.pipeline.publish.BuildSummary` without a version (a lower layer than
+    ``pipeline``, this module cannot name the type)."""
 
 
 class DownloadError(CseaugError):

@@ -265,14 +265,14 @@ def test_force_new_version_reaches_the_flow_and_an_unchanged_build_says_so(
     clocks: list[Clock] = []
     summary = BuildSummary(
         dataset="demo", version="v0003", version_dir=tmp_path / "v0003", rows=4, aigen=2,
-        other=2, rejects=0, rejects_by_stage={}, token_usage={}, seconds=0.1, exports=[],
-        reused_version="demo/v0003",
+        other=2, rejects=0, rejects_by_stage={}, token_usage={}, seconds=0.1, timings={},
+        finished_at=time.time(), reused_version="demo/v0003",
     )  # fmt: skip
 
-    def fake_flow(config: RunConfig, served: object, clock: Clock) -> dict:
+    def fake_flow(config: RunConfig, served: object, clock: Clock) -> BuildSummary:
         calls.append(config)
         clocks.append(clock)
-        return summary.as_dict()
+        return summary
 
     monkeypatch.setattr(flow_module, "build_hybrid_dataset", fake_flow)
     monkeypatch.setattr(build_command, "temporary_server", lambda: None)  # no flow: no server

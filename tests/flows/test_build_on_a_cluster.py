@@ -48,7 +48,7 @@ def build_on(runner: str, config: dict, tmp_path: Path) -> Path:
     path.write_text(json.dumps(config), encoding="utf-8")
     with temporary_settings(restore_defaults={PREFECT_API_URL}):
         summary = build_hybrid_dataset(str(path), [f"execution.runner.kind={runner}"])
-    return Path(summary["version_dir"])
+    return summary.version_dir
 
 
 @pytest.mark.slow

@@ -38,19 +38,19 @@ def test_no_server_is_started_when_prefect_has_one_to_talk_to() -> None:
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}):
-        assert temporary_server.start_temporary_server() is None
+        assert not temporary_server.wanted()
 
 
 FLOW_ON_THE_SERVER = """
 import atexit, json, os, sys
 from prefect.events.worker import EventsWorker
 from prefect.logging.handlers import APILogWorker
-from cseaug_prefect.flows.temporary_server import start_temporary_server
+from cseaug_prefect.flows.temporary_server import TemporaryServer
 
 # runs at exit after the server's stop (registered later), before logging's shutdown
 atexit.register(lambda: print(json.dumps({"workers_left": len(APILogWorker._instances)
                                            + len(EventsWorker._instances)})))
-server = start_temporary_server()
+server = TemporaryServer()
 from prefect import flow, task  # while the server starts, as the flow's import in `cseaug build`
 
 @task(name="temporary-server-task")

@@ -112,7 +112,7 @@ def test_the_summarys_time_is_the_wall_time_and_its_parts_add_up(
     marks = {wallclock.CLI_STARTED: started, wallclock.FLOW_CALLED: started + 2.0}
     with BuildRun(cfg, clock=wallclock.Clock(marks)) as build:
         outcomes = [generate_shard(build, i) for i in range(plan_build(build).shards)]
-        summary = publish_build(build, outcomes).as_dict()
+        summary = publish_build(build, outcomes)
     time.sleep(0.3)  # Prefect's end of the flow, after publishing
     now = time.time()
     seconds, parts = time_parts(summary, now)
@@ -145,7 +145,6 @@ def test_rerun_sends_nothing_and_publishes_the_same_data(
     assert second.version == first.version == "v0001"
     assert second.reused_version == "wiki-sts-test/v0001" and first.reused_version is None
     assert second.message.startswith("unchanged: wiki-sts-test/v0001 already holds this data")
-    assert second.as_dict()["reused_version"] == "wiki-sts-test/v0001"
     # the summary times this run, not the build that made the reused version
     first_timings = json.loads((first.version_dir / "manifest.json").read_text())["timings"]
     assert second.timings != first_timings and "diagnostics" not in second.timings

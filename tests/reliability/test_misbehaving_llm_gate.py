@@ -167,8 +167,8 @@ def test_a_server_answering_out_of_order_stops_at_the_quality_gate(
     assert "Quality gate: pattern order: 1/1 checks (100%)" in capsys.readouterr().err
     # what the refused build made, for its summary: the rows the gate measured, the requests
     spent = stopped.value.summary
-    assert spent["aigen"] == rows and spent["token_usage"]["requests"] >= rows
-    assert {"plan", "generate", "publish"} <= set(spent["timings"]), spent
+    assert spent.aigen == rows and spent.token_usage["requests"] >= rows
+    assert {"plan", "generate", "publish"} <= set(spent.timings), spent
 
 
 def test_turning_the_diagnostics_off_does_not_turn_the_gate_off(

@@ -27,6 +27,7 @@ from cseaug.config import RunConfig, load_config
 from cseaug.errors import CseaugError, PublishGateError
 
 if TYPE_CHECKING:
+    from cseaug.pipeline.publish import BuildSummary
     from cseaug_prefect.flows.temporary_server import TemporaryServer
 
 app = typer.Typer()
@@ -45,15 +46,15 @@ TIME_PARTS = {
 """The summary's names of the parts of a build's wall time (``timings`` keys), in order."""
 
 
-def time_parts(summary: dict[str, Any], now: float) -> tuple[float, list[tuple[str, float]]]:
+def time_parts(summary: BuildSummary, now: float) -> tuple[float, list[tuple[str, float]]]:
     """The build's wall time up to ``now`` and its parts, which add up to it: the build's
     ``timings``, the flow's end after publishing (Prefect's last tasks and states), and
     whatever else is left, named."""
-    timings = summary.get("timings") or {}
+    timings = summary.timings
     parts = [(label, timings[key]) for key, label in TIME_PARTS.items() if key in timings]
-    seconds = summary["seconds"]
-    if summary.get("finished_at"):
-        parts.append(("flow end", max(0.0, now - summary["finished_at"])))
+    seconds = summary.seconds
+    if summary.finished_at:
+        parts.append(("flow end", max(0.0, now - summary.finished_at)))
         seconds += parts[-1][1]
     rest = seconds - sum(part for _, part in parts)
     if rest >= 0.05:
@@ -61,23 +62,20 @@ def time_parts(summary: dict[str, Any], now: float) -> tuple[float, list[tuple[s
     return seconds, parts
 
 
-def print_summary(summary: dict[str, Any]) -> None:
+def print_summary(summary: BuildSummary) -> None:
     """The end-of-build summary: rows, rejects by reason, tokens, the wall time from the
     command's start and its parts, output path (none for a build a gate refused)."""
     table = Table(title="build summary", show_header=False, title_justify="left")
-    if summary.get("reused_version"):
-        console.print(summary["message"], markup=False, highlight=False)
-    version = summary.get("version_dir") or "none: nothing published (the error below says why)"
+    if summary.reused_version:
+        console.print(summary.message, markup=False, highlight=False)
+    version = summary.version_dir or "none: nothing published (the error below says why)"
     table.add_row("version", str(version))
-    table.add_row(
-        "rows", f"{summary['rows']:,} ({summary['aigen']:,} aigen, {summary['other']:,} other)"
-    )
-    table.add_row("rejects", f"{summary['rejects']:,}")
-    for stage, reasons in summary["rejects_by_stage"].items():
+    table.add_row("rows", f"{summary.rows:,} ({summary.aigen:,} aigen, {summary.other:,} other)")
+    table.add_row("rejects", f"{summary.rejects:,}")
+    for stage, reasons in summary.rejects_by_stage.items():
         for reason, count in reasons.items():
             table.add_row("", f"{stage}/{reason}: {count:,}")
-    for label, key in (("LLM", "token_usage"), ("judge", "judge_usage")):
-        usage = summary.get(key) or {}
+    for label, usage in (("LLM", summary.token_usage), ("judge", summary.judge_usage)):
         if usage:
             table.add_row(
                 label,
@@ -88,7 +86,7 @@ def print_summary(summary: dict[str, Any]) -> None:
     table.add_row("time", f"{seconds:.1f} s (wall)")
     if parts:
         table.add_row("", ", ".join(f"{part} {spent:.1f} s" for part, spent in parts))
-    for path in summary.get("exports", []):
+    for path in summary.exports:
         table.add_row("export", path)
     console.print(table)
 
@@ -198,18 +196,17 @@ def say(note: str) -> None:
 
 def temporary_server() -> TemporaryServer | None:
     """Start Prefect's temporary server now when a flow would start one (no
-    ``PREFECT_API_URL``), so that it starts while the flow is imported and runs in a session
-    of its own (a Ctrl-C does not stop it before the flow has reported its end); None
-    otherwise. A Dask or Ray runner's build leaves it to Prefect (its workers are told the
-    server)."""
+    ``PREFECT_API_URL``: :mod:`cseaug_prefect.flows.temporary_server` says why by hand);
+    None otherwise."""
     if os.environ.get("PREFECT_API_URL"):
         return None  # the normal set-up for repeated builds: nothing to start, nothing to import
-    from cseaug_prefect.flows.temporary_server import start_temporary_server
+    from cseaug_prefect.flows.temporary_server import TemporaryServer, wanted
 
-    server = start_temporary_server()
-    if server is not None:
-        say(
-            f"starting Prefect's temporary server on {server.api_url} for this run; "
-            "a running server saves its start on every run (docs/prefect.md)"
-        )
+    if not wanted():
+        return None
+    server = TemporaryServer()
+    say(
+        f"starting Prefect's temporary server on {server.api_url} for this run; "
+        "a running server saves its start on every run (docs/prefect.md)"
+    )
     return server

@@ -16,7 +16,7 @@ Example:
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -40,36 +40,37 @@ from cseaug.step import summed_usage
 DIAGNOSTICS = "diagnostics"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BuildSummary:
-    """What a finished build prints and returns."""
+    """What a build prints and returns: a published (or reused) version's, or, without a
+    version, what a build a gate refused made (:class:`PublishGateError`'s ``summary``)."""
 
     dataset: str
-    version: str
-    version_dir: Path
-    """The version's directory (on an object store: its local copy; see ``location``)."""
     rows: int
     aigen: int
     other: int
     rejects: int
     rejects_by_stage: dict[str, dict[str, int]]
     token_usage: dict[str, int]
+    judge_usage: dict[str, int] = field(default_factory=dict)
+    """The LLM judge's token usage in this run (empty without a judge)."""
     seconds: float
     """Wall time from the command's start (else the flow's first task) to the end of
     publishing; the parts in ``timings`` add up to it."""
-    exports: list[str]
-    diagnostics_dir: str | None = None
+    timings: dict[str, float]
+    finished_at: float
+    """When publishing ended (seconds since the epoch): the command that prints the summary
+    adds the time from there (the flow's end) to ``seconds``."""
+    version: str | None = None
+    version_dir: Path | None = None
+    """The version's directory (on an object store: its local copy; see ``location``)."""
+    location: str = ""
+    """Where the version is published: its directory, or its URI on an object store."""
     reused_version: str | None = None
     """``name/vNNNN`` when the build's data equal the latest version's and nothing new was
     published (``output.force_new_version`` publishes anyway)."""
-    location: str = ""
-    """Where the version is published: its directory, or its URI on an object store."""
-    timings: dict[str, float] = field(default_factory=dict)
-    judge_usage: dict[str, int] = field(default_factory=dict)
-    """The LLM judge's token usage in this run (empty without a judge)."""
-    finished_at: float = 0.0
-    """When publishing ended (seconds since the epoch): the command that prints the summary
-    adds the time from there (the flow's end) to ``seconds``."""
+    exports: list[str] = field(default_factory=list)
+    diagnostics_dir: str | None = None
 
     @property
     def message(self) -> str:
@@ -80,10 +81,6 @@ class BuildSummary:
                 "published (--force-new-version publishes anyway)"
             )
         return f"published {self.location or self.version_dir} ({self.rows} rows, {self.rejects} rejects)"
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-able (what the Prefect task returns)."""
-        return {**asdict(self), "version_dir": str(self.version_dir), "message": self.message}
 
 
 def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
@@ -131,10 +128,15 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     except PublishGateError as refused:
         phases["publish"] = round(time.perf_counter() - started, 3)
         now = time.time()
-        refused.summary = {**(refused.summary or {}), "token_usage": usage, "judge_usage": judge_usage,
-                           "seconds": wallclock.wall_seconds(marks, phases, now),
-                           "timings": wallclock.build_timings(marks, phases, now),
-                           "finished_at": now}  # fmt: skip
+        refused.summary = BuildSummary(
+            dataset=cfg.dataset_name,
+            **refused.summary,  # the run store's counts (gate.stored_counts)
+            token_usage=usage,
+            judge_usage=judge_usage,
+            seconds=wallclock.wall_seconds(marks, phases, now),
+            timings=wallclock.build_timings(marks, phases, now),
+            finished_at=now,
+        )
         raise
     spent = build_spending(cfg.cache_path, store.path.name) if cfg.llm is not None else {}
     # this run's requests; the whole build's, over every attempt, from the cache's records

@@ -1,20 +1,12 @@
 """The ``build-hybrid-dataset`` flow: corpus -> sample shards -> views -> published version.
 
-Composition only: every step is a task in :mod:`cseaug_prefect.tasks.build`, every computation is in
-:mod:`cseaug.pipeline`. The config is validated once, at the flow's edge: ``cseaug build``
-passes the :class:`~cseaug.config.RunConfig` it validated, a deployment run (``prefect.yaml``)
-passes a config path and ``--set``-style overrides, which the flow validates when it starts.
-Tasks pass that config, the run plan (:class:`~cseaug.pipeline.run.PlanRef`) and counts,
-never tables. The flow owns the build's :class:`~cseaug.pipeline.run.BuildRun`: it passes
-it to the tasks of its process, and leaving it closes the models the plan task loaded,
-whether the build succeeds or not.
-
-With ``execution.runner`` local the shards run one after another in the flow's process, on
-the models the plan task loaded. With dask or ray they run in the sub-flow
-``generate-shards``, whose task runner is Prefect's Dask or Ray task runner
-(:mod:`cseaug_prefect.tasks.runners`, docs/scaling.md): one ``generate-shard`` task per
-shard on the cluster's workers, each loading the steps it needs for its shard on the plan's
-config, reporting to the flow's Prefect server.
+Composition only: every step is a task in :mod:`cseaug_prefect.tasks.build`, every
+computation is in :mod:`cseaug.pipeline`. The config is validated once, at the flow's edge
+(``cseaug build`` passes the validated :class:`~cseaug.config.RunConfig`; a deployment run a
+path and overrides). The flow owns the build's :class:`~cseaug.pipeline.run.BuildRun`, passes
+it to the tasks of its process and closes it, whether the build succeeds or not. With
+``execution.runner`` dask or ray the shards run in the sub-flow ``generate-shards`` on
+Prefect's Dask or Ray task runner (docs/prefect.md, docs/scaling.md).
 """
 
 # No `from __future__ import annotations`: Prefect validates the flows' parameters against
@@ -24,6 +16,7 @@ from prefect import flow, unmapped
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from cseaug.config import RunConfig, edge_config
+from cseaug.pipeline.publish import BuildSummary
 from cseaug.pipeline.run import BuildRun, PlanRef
 from cseaug.pipeline.shard import ShardOutcome
 from cseaug.pipeline.stages import ServedModels
@@ -40,7 +33,7 @@ def build_hybrid_dataset(
     overrides: list[str] | None = None,
     served: ServedModels | None = None,
     clock: Clock | None = None,
-) -> dict:
+) -> BuildSummary:
     """Build and publish one dataset version.
 
     Args:
@@ -68,11 +61,11 @@ def build_hybrid_dataset(
             with temporary_settings(updates={PREFECT_API_URL: server} if server else None):
                 outcomes = generate_shards.with_options(task_runner=cluster)(plan)
         summary = publish_build(run, outcomes)
-    if summary["diagnostics_dir"]:
+    if summary.diagnostics_dir:
         diagnostics_artifact_task(
-            summary["diagnostics_dir"],
-            key=artifact_key("diagnostics", summary["dataset"], summary["version"]),
-            title=f"{summary['dataset']}/{summary['version']}",
+            summary.diagnostics_dir,
+            key=artifact_key("diagnostics", summary.dataset, summary.version),
+            title=f"{summary.dataset}/{summary.version}",
         )
     return summary
 

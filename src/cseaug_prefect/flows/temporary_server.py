@@ -1,28 +1,16 @@
 """Prefect's temporary server, started by ``cseaug build`` while it imports the flow.
 
-Without ``PREFECT_API_URL``, Prefect starts a temporary local server when the flow makes its
-first client: the client imports Prefect's whole server application (2.7-3.1 s on the
-2-vCPU development machine) only to launch it, a child process imports it again and starts
-it (4.5-8 s), and only then does the flow begin. ``cseaug build`` starts the same server
-itself as soon as its preflight has passed (:func:`start_temporary_server`): the child
-process starts on the other core while the command imports the flow, and the command never
-imports the server application: once the server answers
-(:meth:`TemporaryServer.wait_until_ready`), Prefect's client in this process talks to it at
-``PREFECT_API_URL`` as it would to any running server.
-
-It is Prefect's own temporary server: the command, settings and environment of Prefect's
-``SubprocessASGIServer`` (``prefect.server.api.server``; ``tests/flows/test_temporary_server.py``
-checks that they still agree), its database under ``PREFECT_HOME``, its start timeout
-(``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``), on a free port of 127.0.0.1, but in a
-session of its own: a terminal's Ctrl-C reaches the command's whole process group, and
-Prefect's own server, stopped first, left the flow's crash report retrying it for minutes
-(docs/reliability.md). It stops when the process ends (``atexit``), as Prefect stops its own:
-after Prefect's log and event workers have delivered what they hold, which they do when the
-threads end, before the ``atexit`` handlers.
-
-Why it is started by hand: Prefect cannot start its server in a session
-of its own, and the early start alone saves more than two seconds of a warm rebuild
-(``benchmarks/bench_cli_fixed_costs.py``: 2.2 s of CPU, docs/performance.md).
+It is Prefect's own temporary server (the command, settings and environment of
+``prefect.server.api.server.SubprocessASGIServer``, which ``tests/flows/test_temporary_server.py``
+compares), started by hand because Prefect starts it in the command's process group, and
+Prefect 3.8 has no setting to do otherwise: a terminal's Ctrl-C stopped Prefect's server
+first, and its client retried the flow's crash report (measured on 2026-12-07: exit status 1
+and a traceback 142 s after the signal, against 4 s and the one stop line with this server
+in a session of its own; docs/reliability.md, docs/prefect.md). Started here, it also starts
+while the command imports the flow, and the command never imports the server application
+(2.9 s less CPU per build, no wall time measurable on a loaded machine:
+docs/performance.md). It stops at the process's exit (``atexit``), after Prefect's log and
+event workers have delivered what they hold.
 """
 
 from __future__ import annotations
@@ -172,9 +160,3 @@ class TemporaryServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-
-
-def start_temporary_server() -> TemporaryServer | None:
-    """Start Prefect's temporary server now, when a flow of this process would start one
-    (:func:`wanted`); None when Prefect has a server to talk to."""
-    return TemporaryServer() if wanted() else None

@@ -1,15 +1,11 @@
 """Thin Prefect tasks of the build flow: each calls one function of :mod:`cseaug.pipeline`.
 
-Tasks exchange the validated config, the run plan (:class:`~cseaug.pipeline.run.PlanRef`:
-its path, counts, that config and what the LLM endpoints reported when they were probed)
-and counts, never tables; no task reads a YAML file or probes an endpoint twice. The
-flow opens the build's :class:`~cseaug.pipeline.run.BuildRun` and passes it to the tasks of
-its process (its models loaded once), and closes it by leaving the ``with`` block, so a
-failed build frees its models too. A shard task on a worker of a Dask or Ray cluster gets
-the plan only and makes a run of its own, on the plan's config and served models, for its
-call. ``generate-shard`` retries once: the LLM response cache makes a retry re-send only
-what was not answered. The tasks that take a run cache nothing (a run holds models and
-connections, which Prefect cannot hash).
+Tasks exchange the validated config, the run plan (:class:`~cseaug.pipeline.run.PlanRef`) and
+counts, never tables. The tasks of the flow's process get its
+:class:`~cseaug.pipeline.run.BuildRun` (models loaded once); a shard task on a Dask or Ray
+worker gets the plan only and makes a run of its own for its call. ``generate-shard``
+retries once: the LLM response cache makes a retry re-send only what was not answered. No
+task caches its result (a run holds models and connections, which Prefect cannot hash).
 """
 
 from __future__ import annotations
@@ -20,6 +16,7 @@ from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from cseaug.pipeline.plan import plan_build as plan_run
+from cseaug.pipeline.publish import BuildSummary
 from cseaug.pipeline.publish import publish_build as publish_run
 from cseaug.pipeline.run import BuildRun, PlanRef
 from cseaug.pipeline.shard import ShardOutcome
@@ -48,9 +45,9 @@ def generate_shard(plan: PlanRef, index: int, run: BuildRun | None = None) -> Sh
 
 
 @task(name="publish-build", cache_policy=NO_CACHE)
-def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> dict:
+def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
     """Assemble the hybrid dataset of the flow's ``run``, publish it as an immutable version,
     write its exports."""
     summary = publish_run(run, outcomes)
     get_run_logger().info(summary.message)
-    return summary.as_dict()
+    return summary
