@@ -82,7 +82,7 @@ def diagnose_command(
     """
     from cseaug.dataset.commit_remote import upload_tree
     from cseaug.dataset.verify import recorded_sha256, verify_version
-    from cseaug.diagnostics.version import write_diagnostics
+    from cseaug.diagnostics.version import measured_alike, write_diagnostics
 
     version_dir = _version_dir(root, ref)
     if recorded_sha256(version_dir) is not None:  # a changed file fails here, before any work
@@ -99,7 +99,12 @@ def diagnose_command(
     console = Console(stderr=True)
     console.print(f"diagnostics of {version_dir} with settings from {source} -> {target}")
     summary = write_diagnostics(
-        version_dir, target, cfg, cache_dir=work / "cache" / "embeddings", title=f"{name}/{version}"
+        version_dir,
+        target,
+        cfg,
+        cache_dir=work / "cache" / "embeddings",
+        title=f"{name}/{version}",
+        stored_cs=measured_alike(cfg, manifest),
     )
     where = f"{root}/diagnostics/{name}/{version}" if upload else str(target)
     if upload:
