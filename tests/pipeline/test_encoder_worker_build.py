@@ -19,7 +19,7 @@ import pytest
 
 from cseaug.config import RunConfig
 from cseaug.dataset.reader import read_rows
-from cseaug.diagnostics.views import view_texts
+from cseaug.diagnostics.views import present_views
 from cseaug.pipeline.local import run_build
 from cseaug.pipeline.plan import plan_build
 from cseaug.pipeline.run import BuildRun
@@ -57,6 +57,11 @@ BUILD = textwrap.dedent(
     print(json.dumps({"version_dir": str(summary.version_dir), "heavy": heavy}))
     """
 )
+
+
+def view_texts(table) -> list[str]:
+    """Every view text of ``table`` (nulls left out)."""
+    return [t for v in present_views(table) for t in table.column(v).drop_null().to_pylist()]
 
 
 def diagnostics(tiny_bert: Path) -> dict:

@@ -88,19 +88,6 @@ def view_cs(
     return out
 
 
-def view_texts(table: pa.Table) -> list[str]:
-    """Every view text of ``table`` (nulls left out), view by view: what :func:`view_cs`
-    embeds besides the anchors.
-
-    Example:
-        >>> view_texts(pa.table({"sentence": ["a"], "positive": ["b"], "negative": [None]}))
-        ['b']
-    """
-    return [
-        text for view in present_views(table) for text in table.column(view).drop_null().to_pylist()
-    ]
-
-
 def valid_positions(source: str | Path, columns: list[str]) -> np.ndarray:
     """Positions of the rows of a version where any of ``columns`` is not null (reads those
     columns only, streaming)."""

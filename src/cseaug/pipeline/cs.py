@@ -18,6 +18,7 @@ import pyarrow as pa
 from cseaug.dataset.schema import CANONICAL_SCHEMA
 from cseaug.diagnostics.views import in_cs_sample, present_views, view_cs
 from cseaug.encoders.base import Encoder
+from cseaug.errors import InputError
 from cseaug.step import Step, StepResult
 
 
@@ -32,7 +33,7 @@ class CSStep(Step):
             plan); None: every row.
     """
 
-    encoder: Callable[[], Encoder]
+    encoder: Callable[[], Encoder | None]
     seed: int
     limit: int | None = None
     name = "cs"
@@ -42,6 +43,8 @@ class CSStep(Step):
         views = present_views(rows)
         wanted = [v for v in views if rows.column(v).null_count < rows.num_rows]
         encoder = self.encoder() if wanted and sampled.any() else None
+        if encoder is None and wanted and sampled.any():
+            raise InputError("the CS step has no encoder: the build measures no CS")
         pairs = 0
         for view in views:
             name = f"cs_{view}"

@@ -265,24 +265,21 @@ class BuildRun:
         if self._encoder is not None and self._stream_views:
             self._encoder.prefetch(arrived)
 
-    def encoder(self) -> EncoderWorker:
-        """The encoder worker of the CS step (started now when the plan did not start one in
-        this process: a shard on a cluster's worker)."""
+    def encoder(self) -> EncoderWorker | None:
+        """The encoder worker of the CS step and the diagnostics (started now when the plan
+        did not start one in this process: a shard on a cluster's worker, a rebuild whose
+        shards were all finished); None when the build measures no CS."""
         if self._encoder is None:
             self.start_encoder([])
-        if self._encoder is None:
-            raise InputError(f"build {self.cfg.dataset_name} measures no cosine similarity")
         return self._encoder
 
     def diagnostics_encoder(self) -> EncoderWorker | None:
-        """The encoder worker for the diagnostics (started now when the plan did not start one:
-        every shard was already finished), told that generation is over so it may take
-        ``diagnostics.publish_threads``; None when the build needs no encoder."""
-        if self._encoder is None:
-            self.start_encoder([])
-        if self._encoder is not None:
-            self._encoder.generation_done()
-        return self._encoder
+        """:meth:`encoder`, told that generation is over so that it may take
+        ``diagnostics.publish_threads``."""
+        encoder = self.encoder()
+        if encoder is not None:
+            encoder.generation_done()
+        return encoder
 
     def usage(self) -> dict[str, int]:
         """LLM token usage of generation: every step made so far but the judge."""
