@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import pickle
-import queue
 import subprocess
 import sys
 import textwrap
@@ -23,8 +22,9 @@ import pytest
 from cseaug.config import DiagnosticsConfig
 from cseaug.encoders.loading import encoder_from_config
 from cseaug.encoders.store import CachedEncoder
-from cseaug.encoders.worker import EncoderWorker, _Child, _portable, _rebuilt
+from cseaug.encoders.worker import EncoderWorker, _Child
 from cseaug.errors import ConfigError, MissingExtraError
+from cseaug.worker_process import _portable, _rebuilt
 from tests.encoders.counting_encoder import CountingEncoder
 
 TEXTS = ["A cat sits on the mat.", "A cat is sitting on a mat.", "Stocks fell sharply today."]
@@ -86,36 +86,30 @@ def test_the_worker_gives_this_process_vectors_and_serves_encode_before_its_back
 
 
 def test_the_child_embeds_each_text_once_and_serves_requests_before_its_backlog() -> None:
-    """The child's loop in this process, step by step, with a model that records its input."""
-    model, sent = CountingEncoder(), []
-    child = _Child(_Sent(sent), CachedEncoder(model), DiagnosticsConfig())
-    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    """The child's side in this process, call by call, with a model that records its input
+    (the child embeds a chunk of the backlog only while no call waits)."""
+    model = CountingEncoder()
+    child = _Child(CachedEncoder(model), DiagnosticsConfig())
     backlog = [f"text {i}" for i in range(600)]
-
-    inbox.put(("prefetch", backlog))
-    inbox.put(("encode", ["text 599", "new"]))
-    child.step(inbox)  # the backlog is taken in
-    child.step(inbox)  # the request is served before it
-    assert model.seen == ["text 599", "new"] and sent[-1][0] == "vectors"
-    child.step(inbox)  # no request waits: one chunk of the backlog
+    child.prefetch(backlog)
+    child.encode(["text 599", "new"])  # a request is served before the backlog
+    assert model.seen == ["text 599", "new"]
+    assert child.embed_next_chunk()  # no call waits: one chunk of the backlog
     assert model.seen[2:] == backlog[:256]
 
-    inbox.put(("generation_done",))
-    child.step(inbox)
-    inbox.put(("encode", backlog[:300]))
-    child.step(inbox)
-    assert sent[-1][1].shape == (300, 4)
-    while child.backlog:
-        child.step(inbox)
+    child.generation_done()
+    assert child.encode(backlog[:300]).shape == (300, 4)
+    while child.embed_next_chunk():
+        pass
     assert sorted(model.seen) == sorted({*backlog, "new"})  # each text once
 
-    inbox.put(("overlap",))
-    child.step(inbox)
     # asked: text 599, new, text 0..299; ready before generation was done: the first 258
-    assert sent[-1] == (
-        "overlap",
-        {"texts": 302, "before_publish": 258, "after_publish": 44, "waiting": 0},
-    )
+    assert child.overlap() == {
+        "texts": 302,
+        "before_publish": 258,
+        "after_publish": 44,
+        "waiting": 0,
+    }
 
 
 @pytest.mark.parametrize(
@@ -127,21 +121,14 @@ def test_generation_done_sets_the_threads_publish_threads_asks_for(
 ) -> None:
     torch = pytest.importorskip("torch")
     cfg = DiagnosticsConfig(publish_threads=publish_threads)
-    child = _Child(_Sent([]), CachedEncoder(CountingEncoder()), cfg)
+    child = _Child(CachedEncoder(CountingEncoder()), cfg)
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(1)  # torch_threads while the LLM generates
-        child.handle(("generation_done",))
+        child.generation_done()
         assert torch.get_num_threads() == expected
     finally:
         torch.set_num_threads(threads)
-
-
-class _Sent:
-    """The child's end of the pipe, keeping what it sends."""
-
-    def __init__(self, sent: list) -> None:
-        self.send = sent.append
 
 
 def unloadable(tmp_path: Path) -> DiagnosticsConfig:
@@ -167,7 +154,7 @@ def test_an_error_nobody_needed_is_logged_at_debug_when_the_worker_closes(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     worker = EncoderWorker(unloadable(tmp_path), None)
-    assert exited(worker.pid, wait_s=60)  # it failed and stopped
+    worker._model.exception(timeout=60)  # the load failed; nobody asked for the encoder
     with caplog.at_level(logging.DEBUG, logger="cseaug.encoders.worker"):
         worker.close()
     assert "no-such-model" in caplog.text

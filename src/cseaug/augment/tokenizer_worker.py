@@ -8,10 +8,11 @@ at once, in this process (the CPU).
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from typing import Any
+
+from cseaug.worker_process import WorkerProcess
 
 Ids = list[list[int]]
 
@@ -78,30 +79,27 @@ def _load_in_worker(max_tokens: dict[str, int]) -> None:
 
 
 def _in_worker(method: str, *args: Any) -> Any:
-    """Call ``method`` of the worker process's :class:`_Work` (submitted by name: picklable;
-    the pool's initializer has loaded it, or the pool is broken and runs nothing)."""
+    """Call ``method`` of the worker process's :class:`_Work` (submitted by name: picklable)."""
     return getattr(_WORKER, method)(*args)
 
 
 class TokenizerProcess(Tokenizers):
-    """:class:`Tokenizers` in one separate process (spawned: safe beside CUDA), in submission order.
+    """:class:`Tokenizers` in a :class:`~cseaug.worker_process.WorkerProcess` (spawned: safe
+    beside CUDA), in submission order.
 
     The process loads every tokenizer by name (``AutoTokenizer.from_pretrained``), as the
     translators did, so it needs nothing from this process but the names (with the longest
-    input each takes).
+    input each takes); a tokenizer that cannot load raises its error from the first call.
     """
 
     def __init__(self, max_tokens: Mapping[str, int]) -> None:
-        self._pool = ProcessPoolExecutor(
-            max_workers=1,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_load_in_worker,
-            initargs=(dict(max_tokens),),
-        )
+        self._process = WorkerProcess()
+        self._loaded = self._process.submit(_load_in_worker, dict(max_tokens))
 
     def _submit(self, method: str, *args: Any) -> Future[Any]:
-        return self._pool.submit(_in_worker, method, *args)
+        self._loaded.result()
+        return self._process.submit(_in_worker, method, *args)
 
     def close(self) -> None:
         """Stop the process (after the work already submitted)."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._process.close()
