@@ -7,7 +7,7 @@ import json
 import re
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -27,15 +27,12 @@ RefArgument = Annotated[
 ]
 
 
-PIPED_WIDTH = 100_000
-"""Columns of a report piped or redirected: more than any line or table needs, so nothing wraps."""
-
-
 def report_console() -> Console:
-    """Rich's console on a terminal; piped or redirected, one that never wraps (rich would at
-    80 columns), so paths, sha256 and table rows stay whole for scripts and copying."""
+    """Rich's console on a terminal; piped or redirected, one wider than any line or table
+    (rich would wrap at 80 columns), so paths, sha256 and table rows stay whole for scripts
+    and copying."""
     console = Console()
-    return console if console.is_terminal else Console(width=PIPED_WIDTH, soft_wrap=True)
+    return console if console.is_terminal else Console(width=100_000, soft_wrap=True)
 
 
 def plain_console(stderr: bool = False) -> Console:
@@ -55,23 +52,9 @@ VERSION_COLUMNS = (
 )
 
 
-def _version_row(dataset: str, version: str, manifest: dict[str, Any]) -> tuple[str, ...]:
-    """The :data:`VERSION_COLUMNS` of one version (``version`` as it is shown)."""
-    counts = manifest.get("counts", {})
-    return (
-        dataset,
-        version,
-        str(manifest.get("created_at", ""))[:19].replace("T", " "),
-        str(counts.get("rows", 0)),
-        str(counts.get("by_split", {}).get("aigen", 0)),
-        str(counts.get("rejects", 0)),
-        manifest.get("method", ""),
-        str(manifest.get("fingerprints", {}).get("build", ""))[:12],
-    )
-
-
 def _version_rows(root: str, names: list[str], warn: Console) -> list[tuple[str, ...]]:
-    """One row per readable version; a stray or damaged entry is a warning line instead."""
+    """The :data:`VERSION_COLUMNS` of each readable version; a stray or damaged entry is a
+    warning line instead."""
     rows = []
     for dataset in names:
         latest = versions.latest_version(root, dataset)
@@ -86,8 +69,19 @@ def _version_rows(root: str, names: list[str], warn: Console) -> list[tuple[str,
             except InputError as exc:
                 warn.print(f"warning: {exc}: skipped")
                 continue
-            shown = version + (" (latest)" if version == latest else "")
-            rows.append(_version_row(dataset, shown, manifest))
+            counts = manifest.get("counts", {})
+            rows.append(
+                (
+                    dataset,
+                    version + (" (latest)" if version == latest else ""),
+                    str(manifest.get("created_at", ""))[:19].replace("T", " "),
+                    str(counts.get("rows", 0)),
+                    str(counts.get("by_split", {}).get("aigen", 0)),
+                    str(counts.get("rejects", 0)),
+                    manifest.get("method", ""),
+                    str(manifest.get("fingerprints", {}).get("build", ""))[:12],
+                )
+            )
     return rows
 
 

@@ -13,13 +13,11 @@ OLD_PRECISION_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 ``--precision bf16``, users' configs may hold them), read as the new names."""
 
 
-def _torch_precision_name(value: Any) -> Any:
-    """``value`` with an old precision name replaced by torch's."""
-    return OLD_PRECISION_NAMES.get(value, value) if isinstance(value, str) else value
-
-
 TrainingPrecision = Annotated[
-    Literal["auto", "float32", "bfloat16", "float16"], BeforeValidator(_torch_precision_name)
+    Literal["auto", "float32", "bfloat16", "float16"],
+    BeforeValidator(
+        lambda value: OLD_PRECISION_NAMES.get(value, value) if isinstance(value, str) else value
+    ),
 ]
 """A training precision setting (the trainer's, VAEGPT-Sim's)."""
 

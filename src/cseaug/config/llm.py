@@ -111,7 +111,7 @@ class PriceConfig(StrictModel):
     )
 
 
-def base_url_problem(urls: list[str], setting: str = "llm.base_url") -> str | None:
+def base_url_problem(urls: list[str]) -> str | None:
     """Why a list of endpoint URLs cannot be used (empty, credentials, an endpoint twice), or None.
 
     Example:
@@ -121,14 +121,14 @@ def base_url_problem(urls: list[str], setting: str = "llm.base_url") -> str | No
         llm.base_url names http://10.0.0.1:8000/v1/ twice: list each endpoint once
     """
     if not urls:
-        return f"{setting} is an empty list: give one URL or a list of several"
+        return "llm.base_url is an empty list: give one URL or a list of several"
     seen: set[str] = set()
     for url in urls:
-        problem = url_credentials_problem(url, setting)
+        problem = url_credentials_problem(url, "llm.base_url")
         if problem:
             return problem
         if url.rstrip("/") in seen:
-            return f"{setting} names {url} twice: list each endpoint once"
+            return f"llm.base_url names {url} twice: list each endpoint once"
         seen.add(url.rstrip("/"))
     return None
 

@@ -138,19 +138,17 @@ def known_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     return [name for m in models for name in m.model_fields]
 
 
-def _did_you_mean(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str:
+def _did_you_mean(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
     """``; did you mean 'x'?`` for an unknown key close to a known one, else the empty string."""
-    if model is None or not loc or not isinstance(loc[-1], str):
+    if not loc or not isinstance(loc[-1], str):
         return ""
     close = difflib.get_close_matches(loc[-1], known_keys(model, loc[:-1]), n=1, cutoff=0.6)
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
-def format_validation_error(
-    exc: ValidationError, source: str, model: type[BaseModel] | None = None
-) -> str:
+def format_validation_error(exc: ValidationError, source: str, model: type[BaseModel]) -> str:
     """One line per problem, naming the dotted key but never the value (it may be a secret);
-    with ``model``, an unknown key gets the closest known key of its section."""
+    an unknown key gets the closest known key of its section of ``model``."""
     problems = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
