@@ -120,6 +120,7 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
     from cseaug.trainer.losses.skicse import SKICSESupervisedLoss, SKICSEUnsupervisedLoss
 
     tau = cfg.temperature
+    ngcse = {"margins": cfg.ngcse.margins, "beta": cfg.ngcse.beta}
 
     def build(name: str) -> Any:
         if name == "infonce":
@@ -133,14 +134,14 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
                 model, scale=1 / tau, directions=NT_XENT_DIRECTIONS, partition_mode="joint"
             )
         if name == "ngcse":
-            return NGCSEHierarchicalLoss(model, tau, cfg.ngcse.margins, cfg.ngcse.beta)
+            return NGCSEHierarchicalLoss(model, tau, **ngcse)
         if name == "ngcse-mixed":
-            return NGCSEMixedLoss(model, tau, cfg.ngcse.margins, cfg.ngcse.beta)
+            return NGCSEMixedLoss(model, tau, **ngcse)
         if name == "osscse":
             return OssCSELoss(model, tau, **cfg.osscse.model_dump())
         if name == "skicse-unsup":
-            return SKICSEUnsupervisedLoss(model, tau, cfg.skicse.ski_weight)
-        return SKICSESupervisedLoss(model, tau, cfg.skicse.ski_weights, cfg.skicse.eq6_reading)
+            return SKICSEUnsupervisedLoss(model, tau, ski_weight=cfg.skicse.ski_weight)
+        return SKICSESupervisedLoss(model, tau, **cfg.skicse.model_dump(exclude={"ski_weight"}))
 
     built = {loss: build(loss) for loss in dict.fromkeys(s.loss for s in sets)}
     return {s.name: built[s.loss] for s in sets}

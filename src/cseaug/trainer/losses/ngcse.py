@@ -36,17 +36,8 @@ class NGCSEHierarchicalLoss(PaperLoss):
 
     paper = "ngcse"
     config_keys = ("temperature", "margins", "beta")
-
-    def __init__(
-        self,
-        model: Any,
-        temperature: float = 0.05,
-        margins: tuple[float, float] = (5e-3, 5e-2),
-        beta: float = 1.0,
-    ) -> None:
-        super().__init__(model, temperature)
-        self.margins = tuple(margins)
-        self.beta = beta
+    margins: tuple[float, float] = (5e-3, 5e-2)
+    beta: float = 1.0
 
     def loss(self, anchor: Any, positive: Any, intermediate: Any, negative: Any) -> Any:
         contrastive = info_nce(anchor, positive, self.temperature)
