@@ -78,15 +78,14 @@ class VAEGPTSimGenerator:
 
     def identity(self) -> dict[str, Any]:
         """What identifies the generator's output: its files (sha256), settings and decoding."""
-        files = {}
-        if self.path is not None:
-            for name in (LATENTS_FILE, SETTINGS_FILE, "model.safetensors", "config.json"):
-                file = self.path / name
-                if file.is_file():
-                    files[name] = file_sha256(file)
+        path, names = self.path, (LATENTS_FILE, SETTINGS_FILE, "model.safetensors", "config.json")
         return {
-            "path": str(self.path) if self.path is not None else None,
-            "files_sha256": files,
+            "path": str(path) if path is not None else None,
+            "files_sha256": {
+                name: file_sha256(path / name)
+                for name in names
+                if path is not None and (path / name).is_file()
+            },
             "settings": self.model.settings.model_dump(),
             "generation": self.config.model_dump(mode="json"),
         }
