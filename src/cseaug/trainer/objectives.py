@@ -77,12 +77,10 @@ MIXED_COLUMNS: dict[str, tuple[str, ...]] = {
 them (the others hold ""): a batch carries each column for those rows only."""
 
 
-def mixed_column_labels() -> dict[str, tuple[int, ...]]:
-    """Each column of :data:`MIXED_COLUMNS` and the labels of the rows that have it."""
-    return {
-        column: tuple(MIXED_KINDS.index(kind) for kind in kinds)
-        for column, kinds in MIXED_COLUMNS.items()
-    }
+MIXED_COLUMN_LABELS: dict[str, tuple[int, ...]] = {
+    column: tuple(map(MIXED_KINDS.index, kinds)) for column, kinds in MIXED_COLUMNS.items()
+}
+"""Each column of :data:`MIXED_COLUMNS` and the labels of the rows that have it."""
 
 
 MIXED = TrainingSet(
