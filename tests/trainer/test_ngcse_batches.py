@@ -18,9 +18,9 @@ pytest.importorskip("sentence_transformers")
 from cseaug.trainer.config import TrainConfig  # noqa: E402
 from cseaug.trainer.losses.ngcse import NGCSEMixedLoss  # noqa: E402
 from cseaug.trainer.objectives import (  # noqa: E402
+    MIXED_COLUMN_LABELS,
     MIXED_COLUMNS,
     MIXED_KINDS,
-    mixed_column_labels,
 )
 from cseaug.trainer.sampler import MixedBatchCollator, MixedBatchSampler  # noqa: E402
 from tests.trainer.test_losses import (  # noqa: E402
@@ -168,7 +168,7 @@ def test_the_collator_sends_each_sparse_column_for_the_rows_that_have_it(tiny_be
     transformer = Transformer(str(tiny_bert))
     model = SentenceTransformer(modules=[transformer, Pooling(16, "cls")], device="cpu")
     collator = MixedBatchCollator(
-        sparse_columns=mixed_column_labels(), preprocess_fn=model.preprocess
+        sparse_columns=MIXED_COLUMN_LABELS, preprocess_fn=model.preprocess
     )
     row = {"positive": "", "dropout_view": "", "intermediate": "", "negative": ""}
     batch = collator([

@@ -18,7 +18,6 @@ from __future__ import annotations
 import bisect
 import hashlib
 import itertools
-import json
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -29,12 +28,14 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from cseaug.config import GENERATE_CSE_METHODS, GenerateCSEConfig
-from cseaug.dataset.schema import SPLIT_AIGEN, rejects_table, rows_table
+from cseaug.dataset.schema import SPLIT_AIGEN, reject_record, rejects_table, rows_table
+from cseaug.secrets import Scrubber
 from cseaug.step import Step, StepResult
 
 EDIT_METHODS: tuple[str, ...] = ("shuffle", "cutoff", "dropout", "repetition")  # no model
 
 STAGE_NAME = "generate_cse"
+EMPTY = "empty_generation"  # the reject reason of a generation cleaned to nothing
 
 
 class SynonymGenerator(Protocol):
@@ -198,6 +199,7 @@ class RandomSelection:
 
         out: list[list[View]] = []
         rejects: list[dict] = []
+        scrub = Scrubber()
         for i, (anchor_id, sentence) in enumerate(anchors):
             row_views = []
             for k in range(n_views):
@@ -206,17 +208,9 @@ class RandomSelection:
                     text = _clean_generation(generated[(i, k)])
                     if not text:
                         fallback = _draw(self.fallback_table, rng)
-                        rejects.append(
-                            {
-                                "id": anchor_id,
-                                "sentence": sentence,
-                                "stage": STAGE_NAME,
-                                "view": f"augmentations[{k}]",
-                                "reason": "empty_generation",
-                                "raw": generated[(i, k)],
-                                "detail": json.dumps({"replaced_by": fallback}),
-                            }
-                        )
+                        view, detail = f"augmentations[{k}]", {"replaced_by": fallback}
+                        record = (anchor_id, sentence, STAGE_NAME, view, EMPTY, generated[(i, k)])
+                        rejects.append(reject_record(*record, detail, scrub))
                         method, text = fallback, self.edits[fallback](sentence, rng)
                 else:
                     text = self.edits[method](sentence, rng)

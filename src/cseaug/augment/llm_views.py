@@ -48,10 +48,6 @@ class ViewJob:
     source: str
     messages: tuple[Message, ...]
 
-    @property
-    def key(self) -> str:
-        return f"{self.row_id}:{self.view}"
-
 
 @dataclass
 class RoundResult:
@@ -99,7 +95,9 @@ class ViewStage(LLMStep):
         result = RoundResult()
         if not jobs:
             return result
-        requests = [ChatRequest(job.key, job.messages, stop=self.stop) for job in jobs]
+        requests = [
+            ChatRequest(f"{job.row_id}:{job.view}", job.messages, stop=self.stop) for job in jobs
+        ]
         outcomes: dict[int, Outcome] = {}  # job index -> what its answer came to
 
         def settle(index: int, response: ChatResponse) -> None:

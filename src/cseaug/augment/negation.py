@@ -122,25 +122,21 @@ def _replace(token: Any, replacement: str) -> str:
 
 
 def _already_negated(root: Any, children: Sequence[Any]) -> bool:
-    if root.lower_ in NEGATION_WORDS:
-        return True
-    for child in children:
-        if child.dep_ == "neg" or child.lower_ in NEGATION_WORDS:
-            return True
-        for grandchild in child.children:
-            if grandchild.dep_ in ("det", "neg") and grandchild.lower_ in NEGATION_WORDS:
-                return True
-    return False
+    return root.lower_ in NEGATION_WORDS or any(
+        child.dep_ == "neg"
+        or child.lower_ in NEGATION_WORDS
+        or any(g.dep_ in ("det", "neg") and g.lower_ in NEGATION_WORDS for g in child.children)
+        for child in children
+    )
 
 
 def _has_own_clause(children: Sequence[Any]) -> bool:
-    for child in children:
-        if child.dep_ not in CLAUSE_LINK_LABELS:
-            continue
-        predicate = child.tag_ in VERB_TAGS or any(g.dep_ == "cop" for g in child.children)
-        if predicate and any(_is_subject(g) for g in child.children):
-            return True
-    return False
+    return any(
+        child.dep_ in CLAUSE_LINK_LABELS
+        and (child.tag_ in VERB_TAGS or any(g.dep_ == "cop" for g in child.children))
+        and any(_is_subject(g) for g in child.children)
+        for child in children
+    )
 
 
 def _is_be(token: Any) -> bool:

@@ -73,9 +73,7 @@ class SKIStage(ViewStage):
         ]
         result = self.ask(jobs, "SKICSE knowledge")
         out = rows_with_views(records, result.texts, (KNOWLEDGE_VIEW,), _methods)
-        quadruplets = sum(
-            1 for r in out if r.get("positive") is not None and r.get("negative") is not None
-        )
+        quadruplets = sum(None not in (r.get("positive"), r.get("negative")) for r in out)
         stats = {
             "stage": self.name,
             "method": "ski",

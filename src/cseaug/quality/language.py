@@ -65,9 +65,7 @@ class LanguageDetector:
         if self._last is not None:  # once done, everything handed over before it is done too
             self._last.result()
             self._last = None
-        found = [self._ahead.get(text) for text in texts]
-        for text in texts:
-            self._ahead.pop(text, None)
+        found = [self._ahead.pop(text, None) for text in texts]
         missing = [text for text, known in zip(texts, found, strict=True) if known is None]
         detected = iter(detect(missing)) if missing else iter(())
         return [known if known is not None else next(detected) for known in found]

@@ -160,8 +160,5 @@ def _first(
     items: Mapping[str, Any], check: Callable[[Any], checks.Failure | None]
 ) -> ViewFailure | None:
     """The first (name, failure) of ``check`` over ``items``, or None when all pass."""
-    for name, item in items.items():
-        failed = check(item)
-        if failed is not None:
-            return name, failed
-    return None
+    failures = ((name, check(item)) for name, item in items.items())
+    return next(((name, failed) for name, failed in failures if failed is not None), None)

@@ -270,11 +270,8 @@ class TrainConfig(StrictModel):
 
 
 def load_train_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
-    """Read a YAML training config, apply ``key.path=value`` overrides and validate it.
-
-    Raises:
-        ConfigError: the file is missing or unreadable, or a value is invalid; the message
-            names every bad key.
+    """Read a YAML training config, apply ``key.path=value`` overrides and validate it
+    (ConfigError naming every bad key, :func:`cseaug.config.load_yaml_model`).
 
     Example:
         >>> load_train_config("configs/train/ngcse.yaml", ["max_steps=10"]).max_steps

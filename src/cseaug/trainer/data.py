@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import reduce
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +80,7 @@ def load_training_data(version_dir: str | Path, cfg: TrainConfig) -> TrainingDat
             needed = [sources[v] for v in training_set.requires if v != EPOCH_VIEW]
             if EPOCH_VIEW in training_set.requires:
                 needed += epoch_views
-            taken = free
-            for array in needed:
-                taken = pc.and_(taken, pc.is_valid(array))
+            taken = reduce(pc.and_, map(pc.is_valid, needed), free)
             free = pc.and_(free, pc.invert(taken))
             names = [name for name, _ in training_set.columns]
             for block in range(blocks):

@@ -77,12 +77,10 @@ MIXED_COLUMNS: dict[str, tuple[str, ...]] = {
 them (the others hold ""): a batch carries each column for those rows only."""
 
 
-def mixed_column_labels() -> dict[str, tuple[int, ...]]:
-    """Each column of :data:`MIXED_COLUMNS` and the labels of the rows that have it."""
-    return {
-        column: tuple(MIXED_KINDS.index(kind) for kind in kinds)
-        for column, kinds in MIXED_COLUMNS.items()
-    }
+MIXED_COLUMN_LABELS: dict[str, tuple[int, ...]] = {
+    column: tuple(map(MIXED_KINDS.index, kinds)) for column, kinds in MIXED_COLUMNS.items()
+}
+"""Each column of :data:`MIXED_COLUMNS` and the labels of the rows that have it."""
 
 
 MIXED = TrainingSet(
@@ -120,6 +118,7 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
     from cseaug.trainer.losses.skicse import SKICSESupervisedLoss, SKICSEUnsupervisedLoss
 
     tau = cfg.temperature
+    ngcse = {"margins": cfg.ngcse.margins, "beta": cfg.ngcse.beta}
 
     def build(name: str) -> Any:
         if name == "infonce":
@@ -133,14 +132,14 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
                 model, scale=1 / tau, directions=NT_XENT_DIRECTIONS, partition_mode="joint"
             )
         if name == "ngcse":
-            return NGCSEHierarchicalLoss(model, tau, cfg.ngcse.margins, cfg.ngcse.beta)
+            return NGCSEHierarchicalLoss(model, tau, **ngcse)
         if name == "ngcse-mixed":
-            return NGCSEMixedLoss(model, tau, cfg.ngcse.margins, cfg.ngcse.beta)
+            return NGCSEMixedLoss(model, tau, **ngcse)
         if name == "osscse":
             return OssCSELoss(model, tau, **cfg.osscse.model_dump())
         if name == "skicse-unsup":
-            return SKICSEUnsupervisedLoss(model, tau, cfg.skicse.ski_weight)
-        return SKICSESupervisedLoss(model, tau, cfg.skicse.ski_weights, cfg.skicse.eq6_reading)
+            return SKICSEUnsupervisedLoss(model, tau, ski_weight=cfg.skicse.ski_weight)
+        return SKICSESupervisedLoss(model, tau, **cfg.skicse.model_dump(exclude={"ski_weight"}))
 
     built = {loss: build(loss) for loss in dict.fromkeys(s.loss for s in sets)}
     return {s.name: built[s.loss] for s in sets}

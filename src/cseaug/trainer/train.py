@@ -29,8 +29,8 @@ from cseaug.trainer.evaluation import max_seq_length as training_length
 from cseaug.trainer.objectives import (
     LOSS_NAMES,
     MIXED,
+    MIXED_COLUMN_LABELS,
     make_losses,
-    mixed_column_labels,
     training_sets,
 )
 
@@ -138,7 +138,7 @@ def _trainer(
             MixedBatchSampler, generated=data.generated, per_batch=cfg.ngcse.generated_per_batch
         )
         collator = MixedBatchCollator(  # its sparse columns only some rows have
-            sparse_columns=mixed_column_labels(),
+            sparse_columns=MIXED_COLUMN_LABELS,
             preprocess_fn=model.preprocess,
             prompts=extra.get("prompts"),
         )

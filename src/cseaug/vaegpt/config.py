@@ -148,10 +148,8 @@ class VAEGPTTrainConfig(StrictModel):
 def load_train_config(
     path: str | Path | None, overrides: list[str] | None = None
 ) -> VAEGPTTrainConfig:
-    """Read a training config (YAML; None: defaults) and apply ``key.path=value`` overrides.
-
-    Raises:
-        ConfigError: missing file, bad YAML, or invalid values (each named by its key).
+    """Read a training config (YAML; None: defaults) and apply ``key.path=value`` overrides
+    (ConfigError naming every bad key, :func:`cseaug.config.load_yaml_model`).
 
     Example:
         >>> load_train_config(None, ["optim.max_steps=10"]).optim.max_steps

@@ -11,10 +11,10 @@ from typing import Any
 
 from cseaug.config import SynonymGenerationConfig
 from cseaug.devices import free_device_memory, resolve_device, resolve_dtype
-from cseaug.errors import ConfigError, InputError, require
+from cseaug.errors import ConfigError, require
 from cseaug.hashing import file_sha256
 from cseaug.progress import progress_bar
-from cseaug.vaegpt.layout import pad_id, prompt_batch
+from cseaug.vaegpt.layout import load_pretrained, pad_id, prompt_batch
 from cseaug.vaegpt.model import LATENTS_FILE, SETTINGS_FILE, VAEGPTSim
 
 torch = require("torch", "hf", "The VAEGPT-Sim generator")
@@ -22,11 +22,7 @@ torch = require("torch", "hf", "The VAEGPT-Sim generator")
 
 def load_tokenizer(name_or_path: str | Path) -> Any:
     """The GPT-2 tokenizer of a checkpoint, with its end token as padding (GPT-2 has none)."""
-    transformers = require("transformers", "hf", "The VAEGPT-Sim generator")
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(str(name_or_path))
-    except OSError as exc:
-        raise InputError(f"cannot load a tokenizer from '{name_or_path}': {exc}") from exc
+    tokenizer = load_pretrained("AutoTokenizer", name_or_path, "the tokenizer of")
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "left"
@@ -82,15 +78,14 @@ class VAEGPTSimGenerator:
 
     def identity(self) -> dict[str, Any]:
         """What identifies the generator's output: its files (sha256), settings and decoding."""
-        files = {}
-        if self.path is not None:
-            for name in (LATENTS_FILE, SETTINGS_FILE, "model.safetensors", "config.json"):
-                file = self.path / name
-                if file.is_file():
-                    files[name] = file_sha256(file)
+        path, names = self.path, (LATENTS_FILE, SETTINGS_FILE, "model.safetensors", "config.json")
         return {
-            "path": str(self.path) if self.path is not None else None,
-            "files_sha256": files,
+            "path": str(path) if path is not None else None,
+            "files_sha256": {
+                name: file_sha256(path / name)
+                for name in names
+                if path is not None and (path / name).is_file()
+            },
             "settings": self.model.settings.model_dump(),
             "generation": self.config.model_dump(mode="json"),
         }

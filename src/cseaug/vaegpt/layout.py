@@ -11,10 +11,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from cseaug.errors import require
+from cseaug.errors import InputError, require
 
 torch = require("torch", "hf", "The VAEGPT-Sim generator")
 pad_sequence = torch.nn.utils.rnn.pad_sequence
+
+
+def load_pretrained(model_class: str, name_or_path: str | Any, what: str) -> Any:
+    """``transformers.<model_class>.from_pretrained(name_or_path)``; InputError naming ``what``
+    when it cannot be loaded (offline, a hub name must be in the Hugging Face cache)."""
+    transformers = require("transformers", "hf", "The VAEGPT-Sim generator")
+    try:
+        return getattr(transformers, model_class).from_pretrained(str(name_or_path))
+    except OSError as exc:
+        raise InputError(
+            f"cannot load {what} '{name_or_path}': {exc}. Give a local GPT-2 directory "
+            "(config.json + weights) or a hub name available offline in the Hugging Face cache"
+        ) from exc
 
 
 def pad_id(tokenizer: Any) -> int:

@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cseaug.errors import InputError, require
+from cseaug.errors import require
 from cseaug.vaegpt.config import LossConfig
+from cseaug.vaegpt.layout import load_pretrained
 
 torch = require("torch", "hf", "The VAEGPT-Sim generator")
 nn = torch.nn
@@ -51,15 +52,7 @@ class FrozenJudge(nn.Module):
     @classmethod
     def from_pretrained(cls, name_or_path: str, pooling: Pooling = "mean") -> FrozenJudge:
         """Load the original GPT-2 checkpoint (name or path) as the judge."""
-        transformers = require("transformers", "hf", "The VAEGPT-Sim discriminator")
-        try:
-            encoder = transformers.GPT2Model.from_pretrained(str(name_or_path))
-        except OSError as exc:
-            raise InputError(
-                f"cannot load the discriminator's GPT-2 '{name_or_path}': {exc}. Give a local GPT-2 "
-                "directory or a hub name available offline in the Hugging Face cache"
-            ) from exc
-        return cls(encoder, pooling)
+        return cls(load_pretrained("GPT2Model", name_or_path, "the discriminator's GPT-2"), pooling)
 
     def embed(self, mask: Any, **inputs: Any) -> Any:
         """Vectors of right-padded ``input_ids`` (V_target) or ``inputs_embeds`` (batch,

@@ -26,6 +26,7 @@ from pydantic import Field
 from cseaug.config import validated
 from cseaug.errors import ConfigError, InputError, require
 from cseaug.vaegpt.config import ModelConfig
+from cseaug.vaegpt.layout import load_pretrained
 
 torch = require("torch", "hf", "The VAEGPT-Sim generator")
 nn = torch.nn
@@ -190,7 +191,6 @@ class VAEGPTSim(nn.Module):
     ) -> VAEGPTSim:
         """Load a saved generator (a directory with ``vaegpt_sim.json``; ``settings`` None), or
         start one with ``settings`` (default: the paper's) from a GPT-2 checkpoint."""
-        transformers = require("transformers", "hf", "The VAEGPT-Sim generator")
         path = Path(name_or_path)
         if (path / SETTINGS_FILE).is_file():
             if settings is not None:
@@ -200,8 +200,7 @@ class VAEGPTSim(nn.Module):
             safetensors = require("safetensors.torch", "hf", "Loading a VAEGPT-Sim generator")
             text = (path / SETTINGS_FILE).read_text(encoding="utf-8")
             saved = validated(VAEGPTSimSettings, json.loads(text), str(path / SETTINGS_FILE))
-            lm = transformers.GPT2LMHeadModel.from_pretrained(str(path))
-            model = cls(lm, saved)
+            model = cls(load_pretrained("GPT2LMHeadModel", path, "the generator's GPT-2"), saved)
             latents_file = path / LATENTS_FILE
             if not latents_file.is_file():
                 raise InputError(
@@ -209,12 +208,6 @@ class VAEGPTSim(nn.Module):
                 )
             model.latents.load_state_dict(safetensors.load_file(str(latents_file)))
             return model
-        try:
-            lm = transformers.GPT2LMHeadModel.from_pretrained(str(name_or_path))
-        except OSError as exc:
-            raise InputError(
-                f"cannot load the GPT-2 checkpoint '{name_or_path}': {exc}. Give a local directory "
-                "(config.json + weights) or a hub name available offline in the Hugging Face cache"
-            ) from exc
+        lm = load_pretrained("GPT2LMHeadModel", name_or_path, "the GPT-2 checkpoint")
         base = settings or VAEGPTSimSettings()
         return cls(lm, base.model_copy(update={"base_model": str(name_or_path)}))

@@ -306,16 +306,11 @@ class _Run:
             stats["peak_gpu_memory_bytes"] = torch.cuda.max_memory_allocated(self.device)
         self.log("end", **stats)
         best_dir = self.out / "best"
-        rouge = (
-            self.state.best_metric
-            if cfg.schedule.val_rouge_samples and self.state.best_metric is not None
-            else None
-        )
         return TrainResult(
             final_dir=final_dir,
             best_dir=best_dir if best_dir.is_dir() else None,
             steps=self.state.step,
-            best_rouge=rouge,
+            best_rouge=self.state.best_metric if cfg.schedule.val_rouge_samples else None,
             metrics_path=self.metrics_path,
             stats=stats,
         )

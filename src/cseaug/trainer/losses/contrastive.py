@@ -43,16 +43,22 @@ def info_nce(anchors: Any, candidates: Any, temperature: float) -> Any:
 
 class PaperLoss(torch.nn.Module, ABC):
     """A paper's loss on the embeddings of a training set's columns (:meth:`loss`), with its
-    settings (``config_keys``) and the paper's citation for the model card; ``temperature``
-    is tau of its InfoNCE terms."""
+    settings (``config_keys``: ``temperature``, tau of its InfoNCE terms, and the settings
+    whose defaults the class declares, which keyword arguments replace) and the paper's
+    citation for the model card."""
 
     paper: ClassVar[str]  # its key in cseaug.dataset.card.CITATIONS
     config_keys: ClassVar[tuple[str, ...]]  # the settings the model card lists
 
-    def __init__(self, model: Any, temperature: float) -> None:
+    def __init__(self, model: Any, temperature: float = 0.05, **settings: Any) -> None:
         super().__init__()
+        unknown = sorted(set(settings) - set(self.config_keys))
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no setting(s) {unknown}")
         self.model = model
         self.temperature = temperature
+        for key, value in settings.items():
+            setattr(self, key, value)
 
     def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Any = None) -> Any:
         return self.loss(*embed(self.model, sentence_features))

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from cseaug.trainer.losses.contrastive import PaperLoss, embed, info_nce, torch
-from cseaug.trainer.objectives import MIXED_KINDS, mixed_column_labels
+from cseaug.trainer.objectives import MIXED_COLUMN_LABELS, MIXED_KINDS
 
 F = torch.nn.functional
 
@@ -36,17 +36,8 @@ class NGCSEHierarchicalLoss(PaperLoss):
 
     paper = "ngcse"
     config_keys = ("temperature", "margins", "beta")
-
-    def __init__(
-        self,
-        model: Any,
-        temperature: float = 0.05,
-        margins: tuple[float, float] = (5e-3, 5e-2),
-        beta: float = 1.0,
-    ) -> None:
-        super().__init__(model, temperature)
-        self.margins = tuple(margins)
-        self.beta = beta
+    margins: tuple[float, float] = (5e-3, 5e-2)
+    beta: float = 1.0
 
     def loss(self, anchor: Any, positive: Any, intermediate: Any, negative: Any) -> Any:
         contrastive = info_nce(anchor, positive, self.temperature)
@@ -74,7 +65,7 @@ class NGCSEMixedLoss(NGCSEHierarchicalLoss):
         """The loss of a mixed batch of embeddings: ``columns`` as the batch carries them."""
         rows = {
             name: torch.isin(kinds, torch.tensor(labels, device=kinds.device))
-            for name, labels in mixed_column_labels().items()
+            for name, labels in MIXED_COLUMN_LABELS.items()
         }
         present = iter(columns)
         embedded = {name: next(present) for name, mask in rows.items() if mask.any()}

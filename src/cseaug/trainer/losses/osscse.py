@@ -33,22 +33,11 @@ class OssCSELoss(PaperLoss):
 
     paper = "osscse"
     config_keys = ("temperature", "alpha", "beta", "margin_weight", "recall_weight")
-
-    def __init__(
-        self,
-        model: Any,
-        temperature: float = 0.05,
-        alpha: float = 0.05,
-        beta: float = 0.2,
-        margin_weight: float = 1e-3,
-        recall_weight: float = 2e-3,
-    ) -> None:
-        super().__init__(model, temperature)
-        self.alpha = alpha
-        self.beta = beta
-        self.margin_weight = margin_weight
-        self.recall_weight = recall_weight
-        self._initial: list[tuple[Any, Any]] | None = None
+    alpha: float = 0.05
+    beta: float = 0.2
+    margin_weight: float = 1e-3
+    recall_weight: float = 2e-3
+    _initial: list[tuple[Any, Any]] | None = None  # the weights at the first call
 
     def loss(
         self, anchor: Any, dropout_view: Any, positive: Any = None, negative: Any = None

@@ -29,10 +29,7 @@ class SKICSEUnsupervisedLoss(PaperLoss):
 
     paper = "skicse"
     config_keys = ("temperature", "ski_weight")
-
-    def __init__(self, model: Any, temperature: float = 0.05, ski_weight: float = 0.15) -> None:
-        super().__init__(model, temperature)
-        self.ski_weight = ski_weight
+    ski_weight: float = 0.15
 
     def loss(self, anchor: Any, dropout_view: Any, knowledge: Any) -> Any:
         simcse = info_nce(anchor, dropout_view, self.temperature)
@@ -46,17 +43,8 @@ class SKICSESupervisedLoss(PaperLoss):
 
     paper = "skicse"
     config_keys = ("temperature", "ski_weights", "eq6_reading")
-
-    def __init__(
-        self,
-        model: Any,
-        temperature: float = 0.05,
-        ski_weights: tuple[float, float] = (0.1, 0.3),
-        eq6_reading: Literal["bounded", "literal"] = "bounded",
-    ) -> None:
-        super().__init__(model, temperature)
-        self.ski_weights = tuple(ski_weights)
-        self.eq6_reading = eq6_reading
+    ski_weights: tuple[float, float] = (0.1, 0.3)
+    eq6_reading: Literal["bounded", "literal"] = "bounded"
 
     def loss(self, anchor: Any, positive: Any, negative: Any, knowledge: Any) -> Any:
         tau = self.temperature
