@@ -38,18 +38,13 @@ def find_duplicates(
     leaders = order[np.searchsorted(sorted_keys, sorted_keys[repeated], side="left")]
     candidates = order[repeated]
     del order, sorted_keys
-    same = _equal(rows, candidates, leaders)
+    texts, leading = rows.take(candidates).column("s"), rows.take(leaders).column("s")
+    same = pc.fill_null(pc.equal(texts, leading), False).to_numpy(zero_copy_only=False)
     duplicates, firsts = candidates[same], leaders[same]
     if not same.all():
         duplicates, firsts = _settle_collisions(rows, keys, candidates[~same], duplicates, firsts)
     ascending = np.argsort(duplicates, kind="stable")
     return duplicates[ascending], firsts[ascending]
-
-
-def _equal(rows: ChunkedRows, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    a = rows.take(left).column("s")
-    b = rows.take(right).column("s")
-    return pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
 
 
 def _settle_collisions(

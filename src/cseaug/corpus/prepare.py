@@ -119,14 +119,15 @@ def prepare_corpus(corpus: CorpusConfig, sample: SampleConfig, method: str) -> P
 
     unique = np.ones(len(rows), dtype=bool)
     with progress_bar(f"Deduplicating and sampling {source.name}", total=2, unit="steps") as bar:
-        duplicates, firsts = find_duplicates(rows.column_chunks("sentence"), keys)
+        duplicates, firsts = find_duplicates([b.column("sentence") for b in rows.batches], keys)
         unique[duplicates] = False
         reject_tables.append(_duplicate_rejects(rows, duplicates, firsts, source.record_key))
         bar.advance()
         chosen = choose_sample(sample_rank(keys, sample.seed), sample.size, eligible=unique)
         bar.advance()
     rejects = pa.concat_tables([t for t in reject_tables if t.num_rows] or reject_tables[:1])
-    rejected = _reason_counts(rejects)
+    found = pc.value_counts(rejects.column("reason")).to_pylist()
+    rejected = dict.fromkeys(REASONS, 0) | {row["values"]: row["counts"] for row in found}
     sentences = int(unique.sum())
     if sentences == 0:
         counts = ", ".join(f"{k} {v}" for k, v in rejected.items() if v)
@@ -238,10 +239,3 @@ def _duplicate_rejects(
         raw=pc.coalesce(repeats.column("raw"), sentence),
         detail=detail,
     )
-
-
-def _reason_counts(rejects: pa.Table) -> dict[str, int]:
-    counts = dict.fromkeys(REASONS, 0)
-    for row in pc.value_counts(rejects.column("reason")).to_pylist():
-        counts[row["values"]] = row["counts"]
-    return counts

@@ -28,10 +28,6 @@ class ChunkedRows:
     def __len__(self) -> int:
         return int(self.offsets[-1])
 
-    def column_chunks(self, name: str) -> list[pa.Array]:
-        """One column, as the list of its per-batch arrays."""
-        return [b.column(name) for b in self.batches]
-
     def take(self, positions: np.ndarray) -> pa.RecordBatch:
         """The rows at ``positions`` (any order, repeats allowed), in that order."""
         positions = np.asarray(positions, dtype=np.int64)

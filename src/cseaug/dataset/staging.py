@@ -32,7 +32,7 @@ from cseaug.dataset.manifest import validate_manifest
 from cseaug.dataset.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cseaug.dataset.sink import ROW_GROUP_ROWS, ParquetSink
 from cseaug.dataset.store import Store
-from cseaug.dataset.verify import FILES_COMPLETE, recorded_data_fingerprint
+from cseaug.dataset.verify import FILES_COMPLETE, data_fingerprint
 from cseaug.errors import InputError, os_error_message
 from cseaug.hashing import file_sha256
 from cseaug.progress import progress_bar
@@ -233,7 +233,7 @@ class StagedVersion:
         if latest is None:
             return None
         listed = versions.list_versions(self.root, self.name)
-        fingerprint = _data_fingerprint([self._file_entry(p) for p in self.data_files()])
+        fingerprint = data_fingerprint([self._file_entry(p) for p in self.data_files()])
         for version in reversed(listed[listed.index(latest) :]):  # the cut-off ones, then latest
             try:
                 manifest = versions.read_stored_manifest(self.root, self.name, version)
@@ -282,7 +282,7 @@ class StagedVersion:
             for p in [*self.data_files(), self.path / "rejects.parquet", *extras]
         ]
         final = dict(manifest)
-        final["fingerprints"] = {**final.get("fingerprints", {}), "data": _data_fingerprint(files)}
+        final["fingerprints"] = {**final.get("fingerprints", {}), "data": data_fingerprint(files)}
         final["counts"] = self.counts.as_dict()
         final["heldout_fraction"] = self.heldout_fraction
         final["files"] = files
@@ -396,12 +396,6 @@ class StagedVersion:
             raise InputError(f"staged version {self.path.name} is already published or aborted")
         if self._sealed:
             raise InputError(f"staged version {self.path.name} is sealed: no more rows or rejects")
-
-
-def _data_fingerprint(entries: list[dict[str, Any]]) -> str:
-    """``fingerprints.data`` of the files' manifest entries, by the definition the readers
-    recompute it with (:func:`~cseaug.dataset.verify.recorded_data_fingerprint`)."""
-    return recorded_data_fingerprint({entry["path"]: entry["sha256"] for entry in entries})
 
 
 def publish_version(

@@ -52,7 +52,7 @@ def checked_records(manifest: dict[str, Any], where: str | Path) -> dict[str, st
         )
     recorded = {entry["path"]: entry["sha256"] for entry in entries}
     fingerprint = (manifest.get("fingerprints") or {}).get("data")
-    if fingerprint != recorded_data_fingerprint(recorded):
+    if fingerprint != data_fingerprint(entries):
         raise InputError(
             f"{where}: the data fingerprint of its manifest.json is not the one of the data "
             "files it lists: the manifest was edited after publishing; do not use this version"
@@ -60,11 +60,11 @@ def checked_records(manifest: dict[str, Any], where: str | Path) -> dict[str, st
     return recorded
 
 
-def recorded_data_fingerprint(recorded: dict[str, str]) -> str:
-    """``fingerprints.data`` recomputed from the recorded sha256 of the data files, in order."""
-    return json_sha256(
-        [sha256 for path, sha256 in sorted(recorded.items()) if path.startswith("data/")]
-    )
+def data_fingerprint(entries: list[dict[str, Any]]) -> str:
+    """``fingerprints.data`` of a manifest's ``files`` entries: the sha256 of its data files,
+    in path order."""
+    data = sorted((e["path"], e["sha256"]) for e in entries if e["path"].startswith("data/"))
+    return json_sha256([sha256 for _, sha256 in data])
 
 
 def read_verified(path: Path, version_dir: Path, recorded: dict[str, str]) -> pa.Buffer:

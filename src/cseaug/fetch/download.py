@@ -182,7 +182,9 @@ def _open(request: urllib.request.Request, timeout_s: float, offset: int):
         raise _Permanent(f"HTTP {exc.code} {exc.reason}") from exc
     except urllib.error.URLError as exc:
         reason = exc.reason
-        if _is_unreachable(reason):
+        if isinstance(reason, socket.gaierror | ConnectionRefusedError | TimeoutError) or (
+            isinstance(reason, OSError) and reason.errno in _UNREACHABLE_ERRNOS
+        ):
             raise _Unreachable(_describe(reason)) from exc
         if isinstance(reason, ssl.SSLError):
             raise _Permanent(f"TLS error: {_describe(reason)}") from exc
@@ -211,12 +213,6 @@ def _stream(response, part: Path, mode: str, label: str, offset: int, total: int
                 f"connection dropped after {offset + received:,} bytes: {_describe(exc)}"
             ) from exc
     return received
-
-
-def _is_unreachable(reason: object) -> bool:
-    if isinstance(reason, socket.gaierror | ConnectionRefusedError | TimeoutError):
-        return True
-    return isinstance(reason, OSError) and reason.errno in _UNREACHABLE_ERRNOS
 
 
 def _describe(error: object) -> str:

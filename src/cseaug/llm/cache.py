@@ -97,11 +97,6 @@ def answer_digest(
     return hmac.new(key, answer.encode("utf-8"), "sha256").hexdigest()
 
 
-def new_owner() -> str:
-    """A claim owner: ``host:pid:random`` (a process of the same host sees when it died)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
 def _owner_is_dead(owner: str) -> bool:
     """Whether ``owner`` is a process of this host that no longer runs."""
     host, _, rest = owner.partition(":")
@@ -383,7 +378,8 @@ class CachedBackend(LLMBackend):
         self.name = inner.name
         self.cache = ResponseCache(cache)
         self.spent_by = spent_by
-        self.owner = new_owner()
+        # host:pid:random: a process of the same host sees when it died
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()

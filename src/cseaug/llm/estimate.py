@@ -77,15 +77,6 @@ def local_chat_tokenizer(model: str) -> Any | None:
     return tokenizer if getattr(tokenizer, "chat_template", None) else None
 
 
-def tokenizer_tokens(tokenizer: Any, requests: Sequence[ChatRequest]) -> int:
-    """Prompt tokens of ``requests`` rendered with the tokenizer's chat template."""
-    return sum(
-        len(ids)
-        for start in range(0, len(requests), _ENCODE_CHUNK)
-        for ids in chat_prompt_ids(tokenizer, requests[start : start + _ENCODE_CHUNK])
-    )
-
-
 def cached_answers(
     requests: Sequence[ChatRequest], identity: dict[str, Any] | None, cache_path: Path | None
 ) -> list[str | None]:
@@ -106,7 +97,11 @@ def estimate(
     to_send = [r for r, hit in zip(requests, cached, strict=True) if not hit]
     tokenizer = local_chat_tokenizer(cfg.model) if to_send else None
     if tokenizer is not None:
-        prompt_tokens = tokenizer_tokens(tokenizer, to_send)
+        prompt_tokens = sum(
+            len(ids)
+            for start in range(0, len(to_send), _ENCODE_CHUNK)
+            for ids in chat_prompt_ids(tokenizer, to_send[start : start + _ENCODE_CHUNK])
+        )
         method = f"tokenizer of {cfg.model} with its chat template"
     else:
         prompt_tokens = sum(heuristic_tokens(r) for r in to_send)

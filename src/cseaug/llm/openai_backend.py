@@ -252,11 +252,8 @@ class OpenAIBackend(LLMBackend):
         return min(delay, self._budget_left())
 
     def _budget_left(self) -> float:
-        """Seconds left of the rate-limit budget while the endpoints answer only 429.
-
-        Raises:
-            RateLimitSpent: the budget is spent (said once as a warning).
-        """
+        """Seconds left of the rate-limit budget while the endpoints answer only 429
+        (:class:`RateLimitSpent` once it is spent, said once as a warning)."""
         if self._limited_since is None:
             return math.inf
         left = self.rate_limit_budget_s - (time.monotonic() - self._limited_since)

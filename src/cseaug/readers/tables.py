@@ -25,11 +25,8 @@ from cseaug.errors import InputError
 
 
 def read_table(path: Path) -> pa.Table:
-    """The whole table of a .csv, .tsv (no quoting), .jsonl or .parquet file.
-
-    Raises:
-        InputError: the file is missing or its suffix is not one of those.
-    """
+    """The whole table of a .csv, .tsv (no quoting), .jsonl or .parquet file (an InputError
+    when the file is missing or its suffix is none of those)."""
     if not path.is_file():
         raise InputError(f"file not found: {path}")
     suffix = path.suffix.lower()
