@@ -124,7 +124,14 @@ def test_mixed_loss_is_one_softmax_over_every_row_plus_eq_6_on_the_hierarchy_row
         "negative": [NEGATIVE[0], NEGATIVE[1]],
     }
     assert list(columns) == list(MIXED_COLUMNS)
-    loss = NGCSEMixedLoss(model=None, temperature=TAU, margins=(m1, m2), beta=beta)
+    loss = NGCSEMixedLoss(
+        model=None,
+        temperature=TAU,
+        kind_names=MIXED_KINDS,
+        column_labels=MIXED_COLUMN_LABELS,
+        margins=(m1, m2),
+        beta=beta,
+    )
     got = loss.mixed_loss(tensors(ANCHOR)[0], tensors(*columns.values()), kinds).item()
 
     positives = [POSITIVE[0], POSITIVE[1], DROPOUT_VIEW[2]]
