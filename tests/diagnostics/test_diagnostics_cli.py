@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cseaug.cli import app
-from cseaug.dataset.verify import recorded_data_fingerprint
+from cseaug.dataset.verify import data_fingerprint
 from cseaug.errors import ConfigError, InputError
 from cseaug.hashing import file_sha256
 
@@ -33,17 +33,14 @@ ROWS = [
 def test_diagnose_writes_beside_the_version_with_manifest_settings(make_version, tmp_path):
     version = make_version(ROWS)
     data = sorted((version / "data").glob("*.parquet"))
+    files = [{"path": f"data/{p.name}", "sha256": file_sha256(p)} for p in data]
     (version / "manifest.json").write_text(
         json.dumps(
             {
                 "config": {"diagnostics": {"cs_sample": 1, "mer_bins": 5}},
                 # readers refuse a manifest that does not list its files' sha256 (issue 21.8)
-                "files": [{"path": f"data/{p.name}", "sha256": file_sha256(p)} for p in data],
-                "fingerprints": {
-                    "data": recorded_data_fingerprint(
-                        {f"data/{p.name}": file_sha256(p) for p in data}
-                    )
-                },
+                "files": files,
+                "fingerprints": {"data": data_fingerprint(files)},
             }
         )
     )
