@@ -5,8 +5,10 @@ histogram of 0.025-wide bins (NGCSE, Figure 7), computed on a seeded sample of
 ``diagnostics.cs_sample`` rows. This measures what a smaller sample costs in accuracy: real
 sentence triples (SNLI dev/test from ../shared/data: an anchor, its entailment as a positive
 view, its contradiction as a negative view) are embedded once with the default encoder;
-then, for each sample size, ``--draws`` seeded samples of rows are drawn and the absolute
-error of their q1 / median / q3 against the whole set's is recorded, per view.
+then, for each sample size, ``--draws`` samples of rows are drawn as a build draws its CS
+sample (the rows of smallest key, a hash of the seed and the row's id:
+``cseaug.diagnostics.views.cs_keys``; draw k uses seed k) and the absolute error of their
+q1 / median / q3 against the whole set's is recorded, per view.
 
 Prints, per size, the 95th percentile of the error over the draws (the worst of the three
 statistics and the two views), in CS units and in histogram bins, and the encoding time the
@@ -45,6 +47,8 @@ def main() -> int:
         return 0
 
     from cseaug.config import DiagnosticsConfig
+    from cseaug.dataset.schema import row_id
+    from cseaug.diagnostics.views import cs_keys
     from cseaug.encoders.loading import encoder_from_config
 
     with NLI.open(encoding="utf-8", newline="") as handle:
@@ -62,10 +66,11 @@ def main() -> int:
         "negative": np.einsum("ij,ij->i", anchors, negatives),
     }
     truth = {view: np.quantile(values, [0.25, 0.5, 0.75]) for view, values in cs.items()}
-    rng = np.random.default_rng(0)
     n = len(triples)
+    ids = [row_id("snli", t[0] + "\t" + str(i)) for i, t in enumerate(triples)]
+    orders = [np.argsort(cs_keys(ids, seed)) for seed in range(args.draws)]  # as a build draws
     print(
-        f"{n:,} SNLI triples embedded with {cfg.encoder} in {seconds:.1f} s "
+        f"{n:,} SNLI triples embedded with {cfg.encoder} ({encoder.precision}) in {seconds:.1f} s "
         f"({1 / per_sentence:.0f} sentences/s); quartiles of the whole set: "
         + "; ".join(f"{v} {' / '.join(f'{q:.3f}' for q in truth[v])}" for v in cs)
     )
@@ -76,8 +81,8 @@ def main() -> int:
     worst_at: dict[int, float] = {}
     for size in [s for s in SIZES if s < n]:
         errors = []
-        for _ in range(args.draws):
-            rows = rng.choice(n, size=size, replace=False)
+        for order in orders:
+            rows = order[:size]
             errors.append(
                 max(
                     float(np.max(np.abs(np.quantile(values[rows], [0.25, 0.5, 0.75]) - truth[v])))

@@ -162,12 +162,24 @@ def _read_until_eof(conn: Connection, inbox: queue.SimpleQueue) -> None:
             os._exit(0)
 
 
+_IDLE: list[Callable[[], bool]] = []
+"""In the child, the work it does while no call waits (:func:`when_idle`)."""
+
+
+def when_idle(work: Callable[[], bool]) -> None:
+    """In the child, have ``work`` called while no call waits, one piece at a time, until it
+    returns False (nothing left): a call waits for one piece at most."""
+    _IDLE[:] = [work]
+
+
 def serve(conn: Connection) -> None:
-    """The child: run each call in order and send back ``(True, result)`` or ``(False,
-    parts)`` of its error (:func:`_portable`)."""
+    """The child: run each call in order, between calls the work of :func:`when_idle`, and
+    send back ``(True, result)`` or ``(False, parts)`` of a call's error (:func:`_portable`)."""
     inbox: queue.SimpleQueue = queue.SimpleQueue()
     threading.Thread(target=_read_until_eof, args=(conn, inbox), daemon=True).start()
     while True:
+        if _IDLE and inbox.empty() and _IDLE[0]():
+            continue
         fn, args = inbox.get()
         try:
             answer = (True, fn(*args))
@@ -176,5 +188,7 @@ def serve(conn: Connection) -> None:
         conn.send(answer)
 
 
-if __name__ == "__main__":
-    serve(Connection(int(sys.argv[1])))
+if __name__ == "__main__":  # the module's own copy, whose when_idle the callers set
+    from cseaug import worker_process
+
+    worker_process.serve(Connection(int(sys.argv[1])))

@@ -14,6 +14,7 @@ from cseaug.diagnostics.patterns import (
     order_matrix,
     pattern_order_filter,
 )
+from cseaug.pipeline.cs import CSStep
 from tests.diagnostics.diag_helpers import canonical
 
 NAN = np.nan
@@ -111,12 +112,13 @@ def test_filter_rejects_rows_that_break_the_order_and_keeps_the_rest():
     assert result.rows.num_rows + len(rejects) == table.num_rows
 
 
-def test_cs_and_both_use_the_encoder(bow_encoder):
-    table = rows_table(canonical(ROWS))
-    by_cs = pattern_order_filter(table, "cs", bow_encoder)
+def test_cs_and_both_read_the_cs_step_s_columns(bow_encoder):
+    unmeasured = rows_table(canonical(ROWS))
+    table = CSStep(lambda: bow_encoder, seed=0)(unmeasured).rows
+    by_cs = pattern_order_filter(table, "cs")
     assert by_cs.rejects.column("sentence").to_pylist() == ["the cat sat down"]
-    both = pattern_order_filter(table, "both", bow_encoder)
+    both = pattern_order_filter(table, "both")
     assert set(json.loads(both.rejects.to_pylist()[0]["detail"])) == {"mer", "cs"}
     assert both.rows.num_rows == 3
-    with pytest.raises(ValueError, match="needs an encoder"):
-        pattern_order_filter(table, "cs")
+    with pytest.raises(ValueError, match="needs the cs_<view> columns"):
+        pattern_order_filter(unmeasured, "cs")

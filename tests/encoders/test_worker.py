@@ -13,7 +13,6 @@ import pickle
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -87,31 +86,21 @@ def test_the_worker_gives_this_process_vectors_and_serves_encode_before_its_back
 
 
 def test_the_child_embeds_each_text_once_and_serves_requests_before_its_backlog() -> None:
-    """The child's model thread step by step, in this process, with a model that records
-    its input."""
+    """The child's side in this process, call by call, with a model that records its input
+    (the child embeds a chunk of the backlog only while no call waits)."""
     model = CountingEncoder()
     child = _Child(CachedEncoder(model), DiagnosticsConfig())
     backlog = [f"text {i}" for i in range(600)]
     child.prefetch(backlog)
-    asked = threading.Thread(target=child.encode, args=(["text 599", "new"],))
-    asked.start()
-    while not child.jobs:
-        time.sleep(0.01)
-    child.step()  # the request is served before the backlog
-    asked.join()
+    child.encode(["text 599", "new"])  # a request is served before the backlog
     assert model.seen == ["text 599", "new"]
-    child.step()  # no request waits: one chunk of the backlog
+    assert child.embed_next_chunk()  # no call waits: one chunk of the backlog
     assert model.seen[2:] == backlog[:256]
 
     child.generation_done()
-    asked = threading.Thread(target=child.encode, args=(backlog[:300],))
-    asked.start()
-    while not child.jobs:
-        time.sleep(0.01)
-    child.step()
-    asked.join()
-    while child.backlog:
-        child.step()
+    assert child.encode(backlog[:300]).shape == (300, 4)
+    while child.embed_next_chunk():
+        pass
     assert sorted(model.seen) == sorted({*backlog, "new"})  # each text once
 
     # asked: text 599, new, text 0..299; ready before generation was done: the first 258
@@ -137,8 +126,6 @@ def test_generation_done_sets_the_threads_publish_threads_asks_for(
     try:
         torch.set_num_threads(1)  # torch_threads while the LLM generates
         child.generation_done()
-        child.prefetch(["a text"])
-        child.step()  # the model thread sets them before it embeds again
         assert torch.get_num_threads() == expected
     finally:
         torch.set_num_threads(threads)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cseaug.config import DiagnosticsConfig
 from cseaug.dataset.schema import rows_table
 from cseaug.diagnostics.contamination import load_eval_index
+from cseaug.pipeline.cs import CSStep
 from cseaug.pipeline.filters import ContaminationFilter, PatternOrderFilter
 from tests.diagnostics.diag_helpers import BagOfWordsEncoder, canonical
 
@@ -17,15 +17,6 @@ ROWS = [
 ]
 
 
-class ClosingEncoder(BagOfWordsEncoder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.closed = False
-
-    def close(self) -> None:
-        self.closed = True
-
-
 def test_contamination_filter_drops_evaluation_sentences(shared_data: Path) -> None:
     step = ContaminationFilter(load_eval_index(shared_data), "anchor")
     result = step(rows_table(canonical(ROWS)))
@@ -34,17 +25,8 @@ def test_contamination_filter_drops_evaluation_sentences(shared_data: Path) -> N
     assert step.manifest() == {} and step.usage() == {}
 
 
-def test_pattern_order_filter_owns_and_closes_its_encoder() -> None:
-    encoder = ClosingEncoder()
-    step = PatternOrderFilter("both", encoder)
-    result = step(rows_table(canonical(ROWS)))
+def test_pattern_order_filter_reads_the_cs_step_s_columns() -> None:
+    measured = CSStep(BagOfWordsEncoder, seed=0)(rows_table(canonical(ROWS))).rows
+    result = PatternOrderFilter("both")(measured)
     assert result.rows.num_rows + result.rejects.num_rows == len(ROWS)
     assert set(result.stats) >= {"mer", "cs", "eligible", "rejected"}
-    step.close()
-    assert encoder.closed and step.encoder is None
-    step.close()  # closing twice is harmless
-
-
-def test_pattern_order_filter_from_config() -> None:
-    step = PatternOrderFilter.from_config(DiagnosticsConfig(pattern_filter="mer"), "unused")
-    assert step.metric == "mer" and step.encoder is None

@@ -22,7 +22,11 @@ rows; their rows sorted by id, the counts and ``rejects.parquet`` are identical 
 of the code before (checked by building both), and the OssCSE golden did not change.
 Then the per-row checks rejected views that hold control characters (``control_characters``,
 docs/quality.md, "Text hazards"): 31 of ``generate-cse``'s, whose tiny random generator
-writes bytes such as U+0001 and ESC; only that golden changed.
+writes bytes such as U+0001 and ESC; only that golden changed. Then cosine similarity was
+measured once, by the build's CS step, into the new float32 ``cs_<view>`` columns
+(docs/dataset-contract.md): every golden's data files and data fingerprint changed (new
+columns; the CS settings joined the fingerprint), while its counts and ``rejects.parquet``
+stayed identical (the same rows kept, ``demo-sts``'s pattern filter included).
 
 The LLM is the loopback server of ``tests/fake_openai_server.py``; its answers are a
 deterministic function of the request (:func:`golden_answer`, the server's policy): words

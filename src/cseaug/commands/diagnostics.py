@@ -83,7 +83,7 @@ def diagnose_command(
     overrides them (e.g. cs_sample=500, eval_data_dir=data, embedding_cache=false).
     """
     from cseaug.dataset.commit_remote import upload_tree
-    from cseaug.diagnostics.version import write_diagnostics
+    from cseaug.diagnostics.version import measured_alike, write_diagnostics
 
     version_dir, manifest = _checked_version(root, ref)
     cfg, source = config_section(DiagnosticsConfig, "diagnostics", config, settings, manifest)
@@ -95,7 +95,12 @@ def diagnose_command(
     console = Console(stderr=True)
     console.print(f"diagnostics of {version_dir} with settings from {source} -> {target}")
     summary = write_diagnostics(
-        version_dir, target, cfg, cache_dir=work / "cache" / "embeddings", title=f"{name}/{version}"
+        version_dir,
+        target,
+        cfg,
+        cache_dir=work / "cache" / "embeddings",
+        title=f"{name}/{version}",
+        stored_cs=measured_alike(cfg, manifest),
     )
     where = f"{root}/diagnostics/{name}/{version}" if upload else str(target)
     if upload:

@@ -67,12 +67,14 @@ class DiagnosticsConfig(StrictModel):
         "precision is float32 (a CPU with native bfloat16 runs torch's faster bfloat16), else torch; "
         "or force 'torch' / 'onnx'.",
     )
-    precision: Literal["auto", "float32", "bfloat16", "float16"] = Field(
-        "auto",
-        description="Number format of the cosine-similarity encoder: 'auto' is bfloat16 on a CPU with "
-        "native bfloat16 (AMX-BF16 / AVX512-BF16: ~2x faster, cosine within ~0.002, "
-        "benchmarks/bench_encoder_precision.py) and float32 elsewhere; or force 'float32', "
-        "'bfloat16', 'float16' (GPU only). The pattern filter always uses float32.",
+    precision: Literal["float32", "auto", "bfloat16", "float16"] = Field(
+        "float32",
+        description="Number format of the cosine-similarity encoder. 'float32' (the default): the "
+        "cs_<view> columns, the quality gate and the pattern filter are the same on every CPU. "
+        "Opt-ins, which make them depend on the machine's number formats: 'auto' (bfloat16 on a CPU "
+        "with native bfloat16, AMX-BF16 / AVX512-BF16: ~2x faster, cosine within ~0.002, "
+        "benchmarks/bench_encoder_precision.py; float32 elsewhere), 'bfloat16', 'float16' (GPU "
+        "only). Part of the config fingerprint when the build measures CS.",
     )
     embedding_cache: bool = Field(
         True,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from cseaug.config.diagnostics import DiagnosticsConfig
-from cseaug.config.run import RunConfig
+from cseaug.config.run import PATTERN_METHODS, RunConfig
 from cseaug.hashing import json_sha256
 from cseaug.secrets import is_secret_name
 
@@ -29,15 +29,32 @@ def redacted(data: Any) -> Any:
     return data
 
 
-def _data_changing_diagnostics(diag: DiagnosticsConfig) -> dict[str, Any]:
-    """The diagnostics settings that filter rows (reports alone do not change the data)."""
+def measures_cs(cfg: RunConfig) -> bool:
+    """Whether a build's CS step writes ``cs_<view>`` columns: for the diagnostics, the
+    pattern filter (``cs``, ``both``), or the quality gate's pattern order (NGCSE with
+    ``publish.min_pattern_share`` above 0: ``diagnostics.enabled: false`` turns off the
+    diagnostics, never the gate)."""
+    diagnostics = cfg.diagnostics
+    gate = cfg.method in PATTERN_METHODS and cfg.publish.min_pattern_share > 0
+    return diagnostics.enabled or diagnostics.pattern_filter in ("cs", "both") or gate
+
+
+CS_KEYS = {"encoder", "encoder_revision", "pooling", "max_seq_length", "precision"}
+"""The diagnostics settings that decide the ``cs_<view>`` values."""
+
+
+def _data_changing_diagnostics(diag: DiagnosticsConfig, cs: bool) -> dict[str, Any]:
+    """The diagnostics settings that filter rows or decide the ``cs_<view>`` columns (``cs``:
+    the build measures them); reports alone do not change the data."""
     keys = set()
     if diag.remove_contaminated:
         keys |= {"eval_data_dir", "contamination_fields"}
     if diag.pattern_filter != "off":
         keys.add("pattern_filter")
-    if diag.pattern_filter in ("cs", "both"):
-        keys |= {"encoder", "encoder_revision", "pooling", "max_seq_length"}
+    if cs:
+        keys |= CS_KEYS | (
+            {"cs_sample", "seed"} if diag.pattern_filter in ("off", "mer") else set()
+        )
     return diag.model_dump(mode="json", include=keys)
 
 
@@ -74,5 +91,5 @@ def config_fingerprint(cfg: RunConfig) -> str:
         del data["patterns"]["intermediate_order"]
     # the share actually held out, so an unset fraction and its explicit default agree
     data["output"]["heldout_fraction"] = cfg.heldout_fraction
-    data["diagnostics"] = _data_changing_diagnostics(cfg.diagnostics)
+    data["diagnostics"] = _data_changing_diagnostics(cfg.diagnostics, measures_cs(cfg))
     return json_sha256(data, ascii_only=True)

@@ -46,6 +46,10 @@ CANONICAL_SCHEMA = pa.schema(
         pa.field("mer_intermediate", pa.float32()),
         pa.field("mer_negative", pa.float32()),
         pa.field("mer_knowledge", pa.float32()),
+        pa.field("cs_positive", pa.float32()),
+        pa.field("cs_intermediate", pa.float32()),
+        pa.field("cs_negative", pa.float32()),
+        pa.field("cs_knowledge", pa.float32()),
     ],
     metadata={"cseaug.contract": "1"},
 )

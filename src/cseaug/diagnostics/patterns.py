@@ -23,8 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from cseaug.dataset.schema import rejects_table
-from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, seeded_sample, view_cs, view_mer
-from cseaug.encoders.base import Encoder
+from cseaug.diagnostics.views import ORDER_VIEWS, AnchorWords, cs_matrix, view_mer
 from cseaug.step import StepResult
 
 OrderMetric = Literal["mer", "cs"]
@@ -114,32 +113,27 @@ class OrderCounts:
         }
 
 
-def order_matrix(
-    table: pa.Table, metric: OrderMetric, encoder: Encoder | None = None
-) -> np.ndarray:
-    """(n, 3) metric values of (positive, intermediate, negative) for canonical rows; NaN where absent."""
+def order_matrix(table: pa.Table, metric: OrderMetric) -> np.ndarray:
+    """(n, 3) metric values of (positive, intermediate, negative) for canonical rows; NaN where
+    absent. CS is read from the ``cs_<view>`` columns (the build's CS step); MER from the
+    ``mer_<view>`` columns where present, else computed."""
+    if metric == "cs":
+        return cs_matrix(table)
     out = np.full((table.num_rows, 3), np.nan, dtype=np.float64)
     anchors = AnchorWords(table)
     for column, view in enumerate(ORDER_VIEWS):
-        if view not in table.column_names:
-            continue
-        if metric == "mer":
+        if view in table.column_names:
             out[:, column] = view_mer(table, view, anchors)
-        else:
-            if encoder is None:
-                raise ValueError("the cosine-similarity order check needs an encoder")
-            out[:, column] = view_cs(table, view, encoder)
     return out
 
 
-def pattern_order_filter(
-    rows: pa.Table, metric: Literal["mer", "cs", "both"], encoder: Encoder | None = None
-) -> StepResult:
+def pattern_order_filter(rows: pa.Table, metric: Literal["mer", "cs", "both"]) -> StepResult:
     """Keep the rows whose views keep the order; the others become rejects (reason ``pattern_order``).
 
     Rows that are not eligible (fewer than two of positive / intermediate / negative, e.g.
     ``other`` rows or SKICSE rows) are kept. With ``both`` a row must keep both orders; ``cs``
-    and ``both`` need the ``encoder``. ``stats`` has the eligible and rejected counts and the
+    and ``both`` read the ``cs_<view>`` columns, which the build's CS step fills on every row
+    when the filter needs them. ``stats`` has the eligible and rejected counts and the
     :class:`OrderCounts` of each metric.
     """
     metrics: list[OrderMetric] = ["mer", "cs"] if metric == "both" else [metric]
@@ -148,8 +142,13 @@ def pattern_order_filter(
     matrices: dict[str, np.ndarray] = {}
     stats: dict[str, Any] = {}
     for m in metrics:
-        matrix = order_matrix(rows, m, encoder)
+        matrix = order_matrix(rows, m)
         eligible, ordered = order_holds(matrix, m)
+        if m == "cs" and (eligible != order_holds(order_matrix(rows, "mer"), "mer")[0]).any():
+            raise ValueError(
+                "the cosine-similarity order check needs the cs_<view> columns of every row "
+                "(the CS step, cseaug.pipeline.cs, without a sample)"
+            )
         keep &= ~eligible | ordered
         eligible_any |= eligible
         matrices[m] = matrix
@@ -181,7 +180,7 @@ def pattern_order_filter(
 
 @dataclass(frozen=True)
 class OrderSample:
-    """The order check of a table on a seeded sample of its eligible rows (the quality gate's).
+    """The order check of a table on the CS sample of its eligible rows (the quality gate's).
 
     Attributes:
         rows: the sampled eligible rows (canonical columns).
@@ -207,18 +206,16 @@ class OrderSample:
         return counts
 
 
-def sample_order(table: pa.Table, encoder: Encoder, size: int | None, seed: int) -> OrderSample:
-    """Measure the order of a seeded sample of at most ``size`` eligible rows of ``table``.
-
-    The sample is drawn as the diagnostics draw theirs (``diagnostics.cs_sample`` and
-    ``seed``): every eligible row when there are no more than ``size``, so the vectors are
-    the ones the build's encoder worker embedded while later shards generated.
-    """
-    eligible = np.flatnonzero(order_holds(order_matrix(table, "mer"), "mer")[0])
-    rows = table.take(pa.array(seeded_sample(eligible, size, seed), type=pa.int64()))
+def measured_order(table: pa.Table) -> OrderSample:
+    """The order of the rows of ``table`` whose ``cs_<view>`` columns were measured (the CS
+    sample, :mod:`cseaug.pipeline.cs`), among its eligible rows."""
+    mer = order_matrix(table, "mer")
+    eligible = order_holds(mer, "mer")[0]
+    cs = order_matrix(table, "cs")
+    measured = np.flatnonzero(eligible & order_holds(cs, "cs")[0])
     return OrderSample(
-        rows=rows,
-        cs=order_matrix(rows, "cs", encoder),
-        mer=order_matrix(rows, "mer"),
-        eligible=int(eligible.size),
+        rows=table.take(pa.array(measured, type=pa.int64())),
+        cs=cs[measured],
+        mer=mer[measured],
+        eligible=int(eligible.sum()),
     )

@@ -31,6 +31,7 @@ from cseaug.diagnostics.version import BATCH_ROWS, PLOT_FILES, REPORT_FILE, SUMM
 from cseaug.diagnostics.views import (
     ORDER_VIEWS,
     AnchorWords,
+    cs_matrix,
     present_views,
     seeded_sample,
     view_cs,
@@ -51,13 +52,13 @@ CARD_KEYS = ("dataset", "name", "version", "method", "description", "created_at"
 
 
 def view_similarity(table: pa.Table, view: str, encoder: Encoder | None) -> np.ndarray:
-    """CS(anchor, view) per row: the table's ``cs_<view>`` column where it has one, else
-    computed with ``encoder`` (NaN without one)."""
-    if f"cs_{view}" in table.column_names:
-        return table.column(f"cs_{view}").to_numpy(zero_copy_only=False).astype(np.float64)
-    if encoder is None:
-        return np.full(table.num_rows, np.nan)
-    return view_cs(table, view, encoder)
+    """CS(anchor, view) per row: the table's ``cs_<view>`` column where it has a value (the CS
+    sample), else computed with ``encoder`` (NaN without one)."""
+    out = cs_matrix(table, [view])[:, 0]
+    missing = np.isnan(out) & pc.is_valid(table[view]).to_numpy(zero_copy_only=False)
+    if encoder is not None and missing.any():
+        out[missing] = view_cs(table, view, encoder, rows=missing)[missing]
+    return out
 
 
 def pick_rows(mer: np.ndarray, has_view: np.ndarray, cfg: DiagnosticsConfig) -> np.ndarray:
@@ -141,11 +142,12 @@ def report_data(
     diagnostics_dir = version_dir / "diagnostics"
     schema = pq.read_schema(data_files(version_dir)[0])
     views = present_views(schema)
-    stored = [name for name in schema.names if name.startswith("mer_")]
+    stored = [name for name in schema.names if name.startswith(("mer_", "cs_"))]
+    measured = [name for name in stored if name.startswith("cs_")]
     # one pass over every row: counts, the MER order matrix, which rows have a view
     splits: Counter[str] = Counter()
     view_counts: Counter[str] = Counter()
-    heldout, matrices, has_view = 0, [], []
+    heldout, matrices, has_view, has_cs = 0, [], [], []
     for batch in iter_batches(
         version_dir, ["sentence", "split", "heldout", *views, *stored], BATCH_ROWS
     ):
@@ -155,9 +157,16 @@ def report_data(
         valid = {v: pc.is_valid(table[v]).to_numpy(zero_copy_only=False) for v in views}
         view_counts.update({v: int(mask.sum()) for v, mask in valid.items()})
         has_view.append(np.logical_or.reduce([*valid.values(), np.zeros(table.num_rows, bool)]))
+        cs = [pc.is_valid(table[c]).to_numpy(zero_copy_only=False) for c in measured]
+        has_cs.append(np.logical_or.reduce([*cs, np.zeros(table.num_rows, bool)]))
         matrices.append(order_matrix(table, "mer"))
     mer = np.concatenate(matrices) if matrices else np.empty((0, 3))
-    positions = pick_rows(mer, np.concatenate(has_view) if has_view else np.empty(0, bool), cfg)
+    # the grid's sample is drawn from the CS sample (rows with a cs_<view> value) when the
+    # build measured one, else from the rows with views
+    sample_from = np.concatenate(has_cs) if has_cs else np.empty(0, bool)
+    if not sample_from.any():
+        sample_from = np.concatenate(has_view) if has_view else np.empty(0, bool)
+    positions = pick_rows(mer, sample_from, cfg)
     picked, offset = [], 0
     for batch in iter_batches(version_dir, ["id", "sentence", *views, *stored], BATCH_ROWS):
         lo, hi = np.searchsorted(positions, [offset, offset + batch.num_rows])

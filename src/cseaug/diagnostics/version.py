@@ -3,9 +3,10 @@
 NGCSE judges a training set by the density histograms of Match Error Rate and cosine
 similarity of its pairs (appendix, "Match Error Rate and Cosine Similarity").
 :func:`write_diagnostics` streams a version's rows and writes ``mer.png``, ``cs.png`` and
-``summary.json`` (statistics, pattern order, contamination); CS is computed on a seeded
-sample of rows when ``cs_sample`` is set (docs/diagnostics.md, "What a version's
-``diagnostics/`` holds").
+``summary.json`` (statistics, pattern order, contamination); CS is read from the version's
+``cs_<view>`` columns (the build's CS step, :mod:`cseaug.pipeline.cs`), or, for a version
+without them, computed on the CS sample chosen from each row's id (docs/diagnostics.md,
+"What a version's ``diagnostics/`` holds").
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cseaug.config import DiagnosticsConfig
+from cseaug.config.fingerprint import CS_KEYS
 from cseaug.dataset.atomic import write_text_atomic
 from cseaug.dataset.reader import data_files, iter_batches
 from cseaug.diagnostics.contamination import ContaminationCounter, EvalIndex, load_eval_index
@@ -29,9 +32,11 @@ from cseaug.diagnostics.patterns import OrderCounts
 from cseaug.diagnostics.views import (
     ORDER_VIEWS,
     AnchorWords,
+    cs_matrix,
+    cs_sample_limit,
+    in_cs_sample,
     present_views,
-    seeded_sample,
-    valid_positions,
+    rows_with_views,
     view_cs,
     view_mer,
 )
@@ -184,6 +189,18 @@ def count_rows(rows_source: str | Path) -> int:
     return sum(pq.ParquetFile(p).metadata.num_rows for p in data_files(rows_source))
 
 
+def measured_alike(cfg: DiagnosticsConfig, manifest: dict[str, Any] | None) -> bool:
+    """Whether ``cfg`` decides the ``cs_<view>`` values as the version's build did (its
+    manifest's ``diagnostics``): same encoder settings, precision, sample and seed."""
+    built = ((manifest or {}).get("config") or {}).get("diagnostics")
+    keys = CS_KEYS | {"cs_sample", "seed"}
+    try:
+        measured = DiagnosticsConfig.model_validate(built).model_dump(mode="json", include=keys)
+    except ValueError:  # no manifest, or one of another release's settings
+        return False
+    return cfg.model_dump(mode="json", include=keys) == measured
+
+
 def row_slices(sampled: np.ndarray, per_slice: int) -> list[tuple[int, int]]:
     """Consecutive row ranges ``[start, end)`` over ``sampled`` (one flag per row), each
     holding at most ``per_slice`` sampled rows; rows outside the sample do not split a range.
@@ -206,6 +223,7 @@ def write_diagnostics(
     eval_index: EvalIndex | None = None,
     cache_dir: str | Path | None = None,
     title: str | None = None,
+    stored_cs: bool = True,
 ) -> DiagnosticsSummary:
     """Write MER / CS histograms, statistics, pattern-order and contamination checks of a version.
 
@@ -221,6 +239,8 @@ def write_diagnostics(
             when set, else the contamination check is skipped (and says so).
         cache_dir: on-disk embedding cache (``<output.root>/cache/embeddings``).
         title: title of the plots (e.g. ``wiki-sts/v0003``).
+        stored_cs: read the version's ``cs_<view>`` columns when its build measured them
+            (False: ``cfg`` asks for another encoder or sample, :func:`measured_alike`).
 
     Returns:
         A :class:`DiagnosticsSummary` (plot file names, the summary, markdown for the card
@@ -232,10 +252,10 @@ def write_diagnostics(
     schema = pq.read_schema(data_files(source)[0])
     views = present_views(schema)
     total = count_rows(source)
-    eligible = valid_positions(source, views) if views else np.empty(0, np.int64)
-    positions = seeded_sample(eligible, cfg.cs_sample, cfg.seed)
-    with_views = int(eligible.size)
-    if positions.size:  # the encoder's load shows apart: it is not the rows' progress
+    ids, measured_by_build = rows_with_views(source, views)
+    stored = [f"cs_{v}" for v in views if measured_by_build and stored_cs]
+    limit = None if stored else cs_sample_limit(ids, cfg.cs_sample, cfg.seed)
+    if (ids and not stored) or cfg.reference:  # the encoder's load shows apart
         with progress_bar("Loading the sentence encoder", total=1, unit="models") as bar:
             if encoder is None:
                 encoder = encoder_from_config(cfg, cache_dir)
@@ -250,14 +270,20 @@ def write_diagnostics(
     values = {view: {m: MetricValues(m, n) for m, n in bins.items()} for view in views}
     order = {"mer": OrderCounts("mer"), "cs": OrderCounts("cs")}
     counter = ContaminationCounter(index, cfg.contamination_fields) if index is not None else None
-    columns = ["id", "sentence", *views, *(f"mer_{v}" for v in views if f"mer_{v}" in schema.names)]
-    offset = 0
+    mer_columns = [f"mer_{v}" for v in views if f"mer_{v}" in schema.names]
+    measured = 0
     with progress_bar("Diagnostics", total=total, unit="rows") as bar:
-        for batch in iter_batches(source, columns=columns, batch_size=BATCH_ROWS):
+        for batch in iter_batches(
+            source, columns=["id", "sentence", *views, *mer_columns, *stored], batch_size=BATCH_ROWS
+        ):
             whole = pa.Table.from_batches([batch])
-            lo, hi = np.searchsorted(positions, [offset, offset + whole.num_rows])
-            in_sample = np.zeros(whole.num_rows, dtype=bool)
-            in_sample[positions[lo:hi] - offset] = True
+            if stored:  # the build's CS step measured the sample: its rows have a value
+                in_sample = np.isfinite(cs_matrix(whole, views)).any(axis=1)
+            else:
+                valid = [pc.is_valid(whole[v]).to_numpy(zero_copy_only=False) for v in views]
+                has_view = np.logical_or.reduce(valid)
+                in_sample = in_cs_sample(whole["id"].to_pylist(), limit, cfg.seed) & has_view
+            measured += int(in_sample.sum())
             for start, end in row_slices(in_sample, SAMPLED_PER_SLICE):
                 n = end - start
                 table, sampled = whole.slice(start, n), in_sample[start:end]
@@ -266,11 +292,11 @@ def write_diagnostics(
                 for view in views:
                     mer = view_mer(table, view, anchors)
                     values[view]["mer"].add(mer[~np.isnan(mer)])
-                    if encoder is not None and sampled.any():
-                        cs = view_cs(table, view, encoder, rows=sampled)
-                        values[view]["cs"].add(cs[sampled & ~np.isnan(cs)])
+                    if stored or encoder is None or not sampled.any():
+                        cs = cs_matrix(table, [view])[:, 0]
                     else:
-                        cs = np.full(n, np.nan)
+                        cs = view_cs(table, view, encoder, rows=sampled)
+                    values[view]["cs"].add(cs[~np.isnan(cs)])
                     if view in ORDER_VIEWS:
                         matrices["mer"][:, ORDER_VIEWS.index(view)] = mer
                         matrices["cs"][:, ORDER_VIEWS.index(view)] = cs
@@ -279,7 +305,6 @@ def write_diagnostics(
                 if counter is not None:
                     counter.add(table)
                 bar.advance(n)
-            offset += whole.num_rows
 
     out.mkdir(parents=True, exist_ok=True)
     plots: dict[str, str] = {}
@@ -312,7 +337,7 @@ def write_diagnostics(
 
     summary: dict[str, Any] = {
         "rows": total,
-        "rows_with_views": with_views,
+        "rows_with_views": len(ids),
         "views": {
             view: {m: values[view][m].summary(cfg.bands.get(m, [])) for m in ("mer", "cs")}
             for view in views
@@ -321,9 +346,9 @@ def write_diagnostics(
         "cs": {
             "encoder": cfg.encoder if encoder is None else getattr(encoder, "name", cfg.encoder),
             "pooling": cfg.pooling,
-            "precision": cfg.precision if encoder is None else encoder.precision,
-            "rows": int(positions.size),
-            "sampled": bool(positions.size < with_views),
+            "precision": cfg.precision if stored or encoder is None else encoder.precision,
+            "rows": measured,
+            "sampled": measured < len(ids),
             "cs_sample": cfg.cs_sample,
             "seed": cfg.seed,
             # a build's encoder worker: how many texts were embedded while the LLM generated

@@ -1,19 +1,25 @@
-"""MER and cosine similarity of each view of canonical rows against its anchor.
+"""MER and cosine similarity of each view of canonical rows against its anchor, and the CS
+sample.
 
-Published versions carry ``mer_<view>`` columns (the build's MER step computes them with
-:func:`cseaug.metrics.mer.mer_pairs`); they are reused where present and computed where
-missing, so other tables and older files give the same numbers.
+Published versions carry ``mer_<view>`` columns (the build's MER step) and ``cs_<view>``
+columns on the CS sample (the build's CS step, :mod:`cseaug.pipeline.cs`); they are reused
+where present and computed where missing, so other tables and older files give the same
+numbers. The CS sample is chosen from each row's id (:func:`in_cs_sample`), so it does not
+depend on the rows' order or on how they were cut into shards.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from cseaug.dataset.reader import iter_batches
+from cseaug.dataset.reader import data_files, iter_batches
 from cseaug.dataset.schema import VIEW_COLUMNS
 from cseaug.encoders.base import Encoder
 from cseaug.metrics.cosine import cosine_pairs
@@ -66,13 +72,13 @@ def view_mer(table: pa.Table, view: str, anchors: AnchorWords) -> np.ndarray:
 def view_cs(
     table: pa.Table, view: str, encoder: Encoder, rows: np.ndarray | None = None
 ) -> np.ndarray:
-    """CS(anchor, view) per row as float64; NaN where the view is null or the row not in ``rows``
+    """CS(anchor, view) per row as float32; NaN where the view is null or the row not in ``rows``
     (a boolean mask of the rows to embed, a sample; None: every row)."""
     texts = table.column(view)
     wanted = pc.is_valid(texts).to_numpy(zero_copy_only=False)
     if rows is not None:
         wanted &= rows
-    out = np.full(table.num_rows, np.nan, dtype=np.float64)
+    out = np.full(table.num_rows, np.nan, dtype=np.float32)
     todo = np.flatnonzero(wanted)
     if todo.size:
         index = pa.array(todo)
@@ -80,19 +86,6 @@ def view_cs(
             table.column("sentence").take(index).to_pylist(), texts.take(index).to_pylist(), encoder
         )
     return out
-
-
-def view_texts(table: pa.Table) -> list[str]:
-    """Every view text of ``table`` (nulls left out), view by view: what :func:`view_cs`
-    embeds besides the anchors.
-
-    Example:
-        >>> view_texts(pa.table({"sentence": ["a"], "positive": ["b"], "negative": [None]}))
-        ['b']
-    """
-    return [
-        text for view in present_views(table) for text in table.column(view).drop_null().to_pylist()
-    ]
 
 
 def valid_positions(source: str | Path, columns: list[str]) -> np.ndarray:
@@ -107,6 +100,21 @@ def valid_positions(source: str | Path, columns: list[str]) -> np.ndarray:
     return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
 
 
+def rows_with_views(source: str | Path, views: list[str]) -> tuple[list[str], bool]:
+    """The ids of the rows of a version that have any of ``views``, and whether any row has a
+    ``cs_<view>`` value (its build measured CS: the columns hold the CS sample); streaming."""
+    ids: list[str] = []
+    measured = False
+    names = pq.read_schema(data_files(source)[0]).names
+    cs = [f"cs_{v}" for v in views if f"cs_{v}" in names]
+    for batch in iter_batches(source, columns=["id", *views, *cs], batch_size=65_536):
+        masks = [pc.is_valid(batch.column(v)).to_numpy(zero_copy_only=False) for v in views]
+        valid = np.logical_or.reduce([*masks, np.zeros(batch.num_rows, dtype=bool)])
+        ids += pc.filter(batch.column("id"), pa.array(valid)).to_pylist()
+        measured = measured or any(batch.column(c).null_count < batch.num_rows for c in cs)
+    return ids, measured
+
+
 def seeded_sample(positions: np.ndarray, size: int | None, seed: int) -> np.ndarray:
     """At most ``size`` of ``positions`` drawn without replacement with ``seed``, sorted; all of
     them when ``size`` is None or not smaller.
@@ -118,3 +126,47 @@ def seeded_sample(positions: np.ndarray, size: int | None, seed: int) -> np.ndar
     if size is None or positions.size <= size:
         return positions
     return np.sort(np.random.default_rng(seed).choice(positions, size=size, replace=False))
+
+
+def cs_keys(ids: Sequence[str], seed: int) -> np.ndarray:
+    """Each row's place in the CS sample: 8 bytes of BLAKE2b over the seed and its id, as an
+    unsigned integer (smallest first in the sample)."""
+    return np.array(
+        [
+            int.from_bytes(hashlib.blake2b(f"{seed}\0{i}".encode(), digest_size=8).digest(), "big")
+            for i in ids
+        ],
+        dtype=np.uint64,
+    )
+
+
+def cs_sample_limit(ids: Sequence[str], size: int | None, seed: int) -> int | None:
+    """The largest :func:`cs_keys` value in a CS sample of ``size`` of ``ids``: the ``size``
+    rows of smallest key; None (every row) when ``size`` is None or not smaller.
+
+    Example:
+        >>> ids = ["a", "b", "c", "d"]
+        >>> limit = cs_sample_limit(ids, 2, seed=0)
+        >>> int(in_cs_sample(ids, limit, seed=0).sum()), cs_sample_limit(ids, 4, seed=0)
+        (2, None)
+    """
+    if size is None or len(ids) <= size:
+        return None
+    return int(np.partition(cs_keys(ids, seed), size - 1)[size - 1])
+
+
+def in_cs_sample(ids: Sequence[str], limit: int | None, seed: int) -> np.ndarray:
+    """Which of ``ids`` are in the CS sample whose :func:`cs_sample_limit` is ``limit``."""
+    if limit is None:
+        return np.ones(len(ids), dtype=bool)
+    return cs_keys(ids, seed) <= np.uint64(limit)
+
+
+def cs_matrix(table: pa.Table, views: Sequence[str] = ORDER_VIEWS) -> np.ndarray:
+    """(n, len(views)) ``cs_<view>`` columns as float64 (default: positive, intermediate,
+    negative); NaN where null or absent."""
+    out = np.full((table.num_rows, len(views)), np.nan)
+    for column, view in enumerate(views):
+        if f"cs_{view}" in table.column_names:
+            out[:, column] = table.column(f"cs_{view}").to_numpy(zero_copy_only=False)
+    return out

@@ -7,7 +7,7 @@ it. :meth:`~EncoderWorker.prefetch` hands texts over for the background,
 :meth:`~EncoderWorker.encode` is served before that backlog,
 :meth:`~EncoderWorker.generation_done` switches the child to ``diagnostics.publish_threads``;
 an error in the child is raised in the parent, same class and message, by the call that needs
-the encoder. In the child one thread owns the model (torch's thread setting is that thread's).
+the encoder.
 docs/diagnostics.md ("In a build: the encoder worker") has the whole behaviour.
 """
 
@@ -17,7 +17,6 @@ import collections
 import logging
 import os
 import sys
-import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -29,7 +28,7 @@ from cseaug.config import DiagnosticsConfig
 from cseaug.encoders.base import Encoder
 from cseaug.encoders.store import text_key
 from cseaug.errors import BackendError
-from cseaug.worker_process import WorkerProcess
+from cseaug.worker_process import WorkerProcess, when_idle
 
 logger = logging.getLogger(__name__)
 
@@ -142,109 +141,56 @@ def _set_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
-class _Job:
-    """An :meth:`EncoderWorker.encode` request waiting for the model thread."""
-
-    def __init__(self, texts: list[str]) -> None:
-        self.texts = texts
-        self.done: Future[np.ndarray] = Future()
-
-
 class _Child:
-    """The child's side: the encoder, the requests, the prefetched backlog and what was
-    embedded when. :meth:`step` (the model thread's loop) serves a request before the next
-    chunk of the backlog; the other methods are called by the pool's thread."""
+    """The child's side: the encoder, the prefetched backlog and what was embedded when. Every
+    call runs on the child's one thread (torch's thread setting is that thread's); between
+    calls, :meth:`embed_next_chunk` works through the backlog, so a request waits for one
+    chunk at most."""
 
     def __init__(self, encoder: Encoder, cfg: DiagnosticsConfig) -> None:
         self.encoder, self.cfg = encoder, cfg
-        self.jobs: collections.deque[_Job] = collections.deque()
         self.backlog: collections.deque[str] = collections.deque()
-        self.chunk: list[str] = []  # taken from the backlog, being embedded
         self.ready: dict[bytes, int] = {}  # text key -> order in which it became ready
         self.handover: int | None = None  # len(ready) when generation was done
         self.asked: set[bytes] = set()  # texts of encode requests
-        self.threads: int | None = None  # to set before the next embedding
-        self.error: BaseException | None = None
-        self._wake = threading.Condition()
 
     def prefetch(self, texts: list[str]) -> None:
-        with self._wake:
-            self.backlog.extend(texts)
-            self._wake.notify()
+        self.backlog.extend(texts)
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        job = _Job(texts)
-        with self._wake:
-            if self.error is not None:
-                raise self.error
-            self.asked.update(text_key(t) for t in texts)
-            self.jobs.append(job)
-            self._wake.notify()
-        return job.done.result()
+        self.asked.update(text_key(t) for t in texts)
+        return self.embed(texts)
 
     def generation_done(self) -> None:
-        with self._wake:
-            if self.handover is None:
-                self.handover = len(self.ready)
-            threads = self.cfg.publish_threads
-            if threads is not None:
-                self.threads = len(os.sched_getaffinity(0)) if threads == "all" else threads
+        if self.handover is None:
+            self.handover = len(self.ready)
+        threads = self.cfg.publish_threads
+        if threads is not None:
+            _set_threads(len(os.sched_getaffinity(0)) if threads == "all" else threads)
 
     def overlap(self) -> dict[str, int]:
-        with self._wake:
-            handover = len(self.ready) if self.handover is None else self.handover
-            before = sum(1 for key in self.asked if self.ready[key] < handover)
-            return {
-                "texts": len(self.asked),
-                "before_publish": before,
-                "after_publish": len(self.asked) - before,
-                "waiting": len(
-                    {text_key(t) for t in (*self.backlog, *self.chunk)} - self.ready.keys()
-                ),
-            }
+        handover = len(self.ready) if self.handover is None else self.handover
+        before = sum(1 for key in self.asked if self.ready[key] < handover)
+        return {
+            "texts": len(self.asked),
+            "before_publish": before,
+            "after_publish": len(self.asked) - before,
+            "waiting": len({text_key(t) for t in self.backlog} - self.ready.keys()),
+        }
 
-    def step(self) -> None:
-        """Serve the next request, else embed the next chunk of the backlog (with neither:
-        wait for one)."""
-        with self._wake:
-            self._wake.wait_for(lambda: self.jobs or self.backlog)
-            job = self.jobs.popleft() if self.jobs else None
-            if job is None:
-                taken = min(CHUNK, len(self.backlog))
-                self.chunk = [self.backlog.popleft() for _ in range(taken)]
-            threads, self.threads = self.threads, None
-        if threads is not None:
-            _set_threads(threads)
-        if job is None:
-            todo = [t for t in self.chunk if text_key(t) not in self.ready]
-            if todo:
-                self.embed(todo)
-            with self._wake:
-                self.chunk = []
-            return
-        try:
-            job.done.set_result(self.embed(job.texts))
-        except BaseException as exc:
-            job.done.set_exception(exc)
+    def embed_next_chunk(self) -> bool:
+        """Embed the next :data:`CHUNK` texts of the backlog; whether there were any."""
+        chunk = [self.backlog.popleft() for _ in range(min(CHUNK, len(self.backlog)))]
+        todo = [t for t in chunk if text_key(t) not in self.ready]
+        if todo:
+            self.embed(todo)
+        return bool(chunk)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         vectors = self.encoder.encode(texts)
-        with self._wake:
-            for text in texts:
-                self.ready.setdefault(text_key(text), len(self.ready))
+        for text in texts:
+            self.ready.setdefault(text_key(text), len(self.ready))
         return vectors
-
-    def run(self) -> None:
-        """The model thread: :meth:`step` until an error, which every later request raises."""
-        try:
-            while True:
-                self.step()
-        except BaseException as exc:
-            with self._wake:
-                self.error = exc
-                jobs, self.jobs = list(self.jobs), collections.deque()
-            for job in jobs:
-                job.done.set_exception(exc)
 
 
 _CHILD: _Child | None = None
@@ -252,24 +198,13 @@ _CHILD: _Child | None = None
 
 
 def _start(cfg: DiagnosticsConfig, cache_dir: str | None) -> dict[str, Any]:
-    """Load the encoder in the model thread; its dimension and precision, or its error."""
-    global _CHILD
-    loaded: Future[_Child] = Future()
-    threading.Thread(target=_serve, args=(cfg, cache_dir, loaded), daemon=True).start()
-    _CHILD = loaded.result()
-    return {"dimension": _CHILD.encoder.dimension, "precision": _CHILD.encoder.precision}
-
-
-def _serve(cfg: DiagnosticsConfig, cache_dir: str | None, loaded: Future[_Child]) -> None:
+    """Load the encoder; its dimension and precision, or its error."""
     from cseaug.encoders.loading import encoder_from_config
 
-    try:
-        child = _Child(encoder_from_config(cfg, cache_dir), cfg)
-    except BaseException as exc:
-        loaded.set_exception(exc)
-        return
-    loaded.set_result(child)
-    child.run()
+    global _CHILD
+    _CHILD = _Child(encoder_from_config(cfg, cache_dir), cfg)
+    when_idle(_CHILD.embed_next_chunk)
+    return {"dimension": _CHILD.encoder.dimension, "precision": _CHILD.encoder.precision}
 
 
 def _prefetch(texts: list[str]) -> None:

@@ -17,7 +17,8 @@ legitimately drop many anchors, only one.
 **How well** (:func:`check_quality_gate`): the share of generated rows
 whose views keep NGCSE's graded order (NGCSE, section "Pattern Simulation") in cosine
 similarity to the anchor (:mod:`cseaug.diagnostics.patterns`), measured with the build's
-diagnostics encoder on the rows the diagnostics measure, against ``publish.min_pattern_share``.
+diagnostics encoder on the CS sample (the build's ``cs_<view>`` columns), against
+``publish.min_pattern_share``.
 SKICSE's and Generate-CSE's views have no graded order; OssCSE's negation is by construction
 closer to its anchor in words than its back-translation (OssCSE, section 3, Example 1): for
 them the gate records why it did not apply.
@@ -35,7 +36,7 @@ import json
 import logging
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -47,10 +48,15 @@ from cseaug.config import LLM_METHODS
 from cseaug.dataset.counts import RowCounts
 from cseaug.dataset.manifest import measured_share
 from cseaug.dataset.schema import SPLIT_OTHER
-from cseaug.diagnostics.patterns import REJECT_REASON, REJECT_STAGE, OrderSample, sample_order
+from cseaug.diagnostics.patterns import (
+    REJECT_REASON,
+    REJECT_STAGE,
+    OrderSample,
+    measured_order,
+)
 from cseaug.diagnostics.views import ORDER_VIEWS
 from cseaug.errors import PublishGateError
-from cseaug.pipeline.run import BuildRun
+from cseaug.pipeline.run import BuildRun, loads_encoder
 from cseaug.pipeline.shard import DEMOTED, VIEWS, rows_in
 from cseaug.progress import progress_bar
 
@@ -189,46 +195,75 @@ def filtered_out_of_order(run: BuildRun) -> list[dict[str, Any]]:
     ]
 
 
-def pattern_record(
-    sample: OrderSample, filtered: int, minimum: float, method: str, encoder: str
-) -> dict[str, Any]:
-    """The quality gate's figures as the manifest records them (``quality_gate``).
+@dataclass(frozen=True)
+class QualityGate:
+    """The quality gate's record, the manifest's ``quality_gate`` (docs/quality.md, "What a
+    version records"): why the order was not checked (``reason``), or what was measured.
 
     The share is that of every generated row with two ordered views: the rows the pattern
-    filter dropped (``filtered``) count as out of order, so a filter cannot hide a model that
-    answers out of order. With a sample, the share of the sample is scaled by the share of
-    rows the filter kept, and so is its standard error.
-
-    Example:
-        >>> import numpy as np, pyarrow as pa
-        >>> sample = OrderSample(pa.table({"id": ["a", "b"]}), np.array([[0.9, np.nan, 0.1],
-        ...     [0.2, np.nan, 0.8]]), np.full((2, 3), np.nan), eligible=2)
-        >>> record = pattern_record(sample, 2, 0.7, "nli", "m")
-        >>> record["ordered_rows"], record["rows"], record["filtered_rows"], record["share"]
-        (1, 2, 2, 0.25)
+    filter dropped (``filtered_rows``) count as out of order, so a filter cannot hide a model
+    that answers out of order. With a sample, the share of the sample is scaled by the share
+    of rows the filter kept, and so is its standard error.
     """
-    cs, mer = sample.counts("cs"), sample.counts("mer")
-    population = sample.eligible + filtered
-    kept = sample.eligible / population if population else 1.0
-    measured = cs.ordered / cs.eligible if cs.eligible else 0.0
-    share = measured * kept if population else None
-    error = math.sqrt(measured * (1 - measured) / cs.eligible) if cs.eligible else 0.0
-    return {
-        "check": "pattern_order",
-        "checked": True,
-        "order": ORDERED_METHODS[method],
-        "encoder": encoder,
-        "eligible_rows": sample.eligible,
-        "rows": cs.eligible,
-        "sampled": cs.eligible < sample.eligible,
-        "ordered_rows": cs.ordered,
-        "filtered_rows": filtered,
-        "share": share,
-        "standard_error": None if share is None else round(error * kept, 4),
-        "mer_share": mer.ordered / mer.eligible if mer.eligible else None,
-        "min_pattern_share": minimum,
-        "passed": share is None or share >= minimum,
-    }
+
+    checked: bool
+    reason: str | None = None
+    order: str | None = None
+    encoder: str | None = None
+    eligible_rows: int = 0
+    rows: int = 0
+    sampled: bool = False
+    ordered_rows: int = 0
+    filtered_rows: int = 0
+    share: float | None = None
+    standard_error: float | None = None
+    mer_share: float | None = None
+    min_pattern_share: float = 0.0
+    passed: bool = True
+
+    @classmethod
+    def measured(
+        cls, sample: OrderSample, filtered: int, minimum: float, method: str, encoder: str
+    ) -> QualityGate:
+        """The record of a measured ``sample``.
+
+        Example:
+            >>> import numpy as np, pyarrow as pa
+            >>> sample = OrderSample(pa.table({"id": ["a", "b"]}), np.array([[0.9, np.nan, 0.1],
+            ...     [0.2, np.nan, 0.8]]), np.full((2, 3), np.nan), eligible=2)
+            >>> gate = QualityGate.measured(sample, 2, 0.7, "nli", "m")
+            >>> gate.ordered_rows, gate.rows, gate.filtered_rows, gate.share
+            (1, 2, 2, 0.25)
+        """
+        cs, mer = sample.counts("cs"), sample.counts("mer")
+        population = sample.eligible + filtered
+        kept = sample.eligible / population if population else 1.0
+        measured = cs.ordered / cs.eligible if cs.eligible else 0.0
+        share = measured * kept if population else None
+        error = math.sqrt(measured * (1 - measured) / cs.eligible) if cs.eligible else 0.0
+        return cls(
+            checked=True,
+            order=ORDERED_METHODS[method],
+            encoder=encoder,
+            eligible_rows=sample.eligible,
+            rows=cs.eligible,
+            sampled=cs.eligible < sample.eligible,
+            ordered_rows=cs.ordered,
+            filtered_rows=filtered,
+            share=share,
+            standard_error=None if share is None else round(error * kept, 4),
+            mer_share=mer.ordered / mer.eligible if mer.eligible else None,
+            min_pattern_share=minimum,
+            passed=share is None or share >= minimum,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The manifest's JSON: ``check``, ``checked`` and ``reason``, or the measured figures."""
+        record = {"check": "pattern_order", **asdict(self)}
+        if not self.checked:
+            return {key: record[key] for key in ("check", "checked", "reason")}
+        del record["reason"]
+        return record
 
 
 def _short(text: str | None, limit: int = 70) -> str:
@@ -281,24 +316,22 @@ def _write_failures(
 
 
 def _generated_rows(run: BuildRun) -> pa.Table:
-    """The generated rows of the run store: id, anchor, the order views and their MER."""
-    columns = ["id", "sentence", *ORDER_VIEWS, *(f"mer_{v}" for v in ORDER_VIEWS)]
+    """The generated rows of the run store: id, anchor, the order views, their MER and CS."""
+    columns = ["id", "sentence", *ORDER_VIEWS]
+    columns += [f"{metric}_{v}" for metric in ("mer", "cs") for v in ORDER_VIEWS]
     return pq.read_table(run.store.paths("rows", VIEWS), columns=columns)
 
 
-def check_quality_gate(run: BuildRun) -> dict[str, Any]:
-    """Measure the generated rows' pattern order; raise :class:`PublishGateError` below the
+def check_quality_gate(run: BuildRun) -> QualityGate:
+    """Count the generated rows' pattern order; raise :class:`PublishGateError` below the
     threshold (see the module docstring).
 
-    The order is measured with the build's diagnostics encoder (its worker and embedding
-    cache) on the rows the diagnostics measure: every generated row, or a seeded sample of
-    ``diagnostics.cs_sample`` of them; rows ``diagnostics.pattern_filter`` dropped count as
-    out of order. ``diagnostics.enabled: false`` does not turn the gate off: the encoder is
-    loaded for it all the same; only ``publish.min_pattern_share: 0`` with diagnostics off
-    leaves the order unmeasured, and the record says so.
-
-    Returns:
-        The ``quality_gate`` record of the manifest.
+    The order is counted over the ``cs_<view>`` columns the build's CS step wrote
+    (:mod:`cseaug.pipeline.cs`): every generated row of the CS sample; rows
+    ``diagnostics.pattern_filter`` dropped count as out of order. ``diagnostics.enabled:
+    false`` does not turn the gate off: the CS step measures for it all the same; only
+    ``publish.min_pattern_share: 0`` with diagnostics off leaves the order unmeasured, and the
+    record says so.
 
     Raises:
         PublishGateError: the share is below ``publish.min_pattern_share``. The out-of-order
@@ -309,27 +342,26 @@ def check_quality_gate(run: BuildRun) -> dict[str, Any]:
     cfg = run.cfg
     minimum = cfg.publish.min_pattern_share
     if cfg.method not in ORDERED_METHODS:
-        return {"check": "pattern_order", "checked": False, "reason": NOT_ORDERED[cfg.method]}
-    encoder = run.diagnostics_encoder()
-    if encoder is None:
+        return QualityGate(checked=False, reason=NOT_ORDERED[cfg.method])
+    if not loads_encoder(cfg):
         reason = "publish.min_pattern_share is 0 and diagnostics.enabled is false"
         logger.warning("quality gate not run: %s", reason)
-        return {"check": "pattern_order", "checked": False, "reason": reason}
+        return QualityGate(checked=False, reason=reason)
     with progress_bar("Quality gate: pattern order", total=1, unit="checks") as bar:
-        rows = _generated_rows(run)  # the encoder may still be loading: the wait shows
-        sample = sample_order(rows, encoder, cfg.diagnostics.cs_sample, cfg.diagnostics.seed)
+        sample = measured_order(_generated_rows(run))
         bar.advance()
     filtered = filtered_out_of_order(run)
-    record = pattern_record(sample, len(filtered), minimum, cfg.method, encoder.name)
-    if record["passed"] or minimum == 0:
+    encoder = cfg.diagnostics.encoder
+    record = QualityGate.measured(sample, len(filtered), minimum, cfg.method, encoder)
+    if record.passed or minimum == 0:
         return record
     wrong = np.flatnonzero(~sample.cs_ordered)
     failures = run.store.path / FAILURES_FILE
     _write_failures(failures, sample, wrong, filtered)
     stop_publishing(
         run,
-        f"{measured_share(record)} keep the order "
-        f"{record['order']} in cosine similarity to the anchor ({encoder.name}), below "
+        f"{measured_share(record.as_dict())} keep the order "
+        f"{record.order} in cosine similarity to the anchor ({encoder}), below "
         f"publish.min_pattern_share {minimum:.0%} (human-written data: 88-94%, "
         "docs/quality.md); rows out of order, e.g.:\n"
         + "\n".join(_example_lines(sample, wrong, filtered))

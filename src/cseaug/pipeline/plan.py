@@ -24,6 +24,7 @@ import pyarrow as pa
 from cseaug import wallclock
 from cseaug.corpus.prepare import prepare_corpus, warn_short_sample
 from cseaug.dataset.schema import SPLIT_OTHER
+from cseaug.diagnostics.views import cs_sample_limit, in_cs_sample
 from cseaug.pipeline.run import BuildRun, Plan, PlanRef
 from cseaug.pipeline.shard import VIEWS
 from cseaug.progress import progress_bar
@@ -53,13 +54,16 @@ def plan_build(run: BuildRun) -> PlanRef:
     shards = max(1, -(-prepared.sample.num_rows // size))
     for index in range(shards):
         store.write("input", index, prepared.sample.slice(index * size, size))
+    diag = cfg.diagnostics
+    size = None if diag.pattern_filter in ("cs", "both") else diag.cs_sample  # a filter: all
+    anchors = prepared.sample.select(["id", "sentence"]).to_pydict()
+    run.cs_limit = cs_sample_limit(anchors["id"], size, diag.seed)
     if any(not store.exists("rows", index, VIEWS) for index in range(shards)):
-        # generation is ahead: the diagnostics encoder loads meanwhile, and embeds the anchors
-        # when every one of them will be in the cosine-similarity pass (which rows a smaller
-        # pass draws is decided on the published version)
-        cs_sample = cfg.diagnostics.cs_sample
-        everyone = cs_sample is None or prepared.sample.num_rows <= cs_sample
-        run.start_encoder(prepared.sample.column("sentence").to_pylist() if everyone else [])
+        # generation is ahead: the encoder worker loads meanwhile and embeds the anchors of
+        # the CS sample, and the views as they arrive when every anchor is in it
+        sampled = in_cs_sample(anchors["id"], run.cs_limit, diag.seed)
+        texts = [text for text, take in zip(anchors["sentence"], sampled, strict=True) if take]
+        run.start_encoder(texts, stream_views=run.cs_limit is None)
     other_steps = run.other_steps()
     filtered_rejects: list[pa.Table] = []
 
@@ -88,5 +92,10 @@ def plan_build(run: BuildRun) -> PlanRef:
         seconds={"plan": round(time.perf_counter() - started, 3)},
     ).write(run.plan_path)
     return PlanRef(
-        path=run.plan_path, run_id=store.path.name, shards=shards, config=cfg, served=run.served
+        path=run.plan_path,
+        run_id=store.path.name,
+        shards=shards,
+        config=cfg,
+        served=run.served,
+        cs_limit=run.cs_limit,
     )

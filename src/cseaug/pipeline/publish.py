@@ -159,7 +159,7 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
             "demoted_to_other": sum(o.demoted for o in outcomes),
         },
     )
-    manifest["quality_gate"] = quality_gate
+    manifest["quality_gate"] = quality_gate.as_dict()
 
     def diagnostics(staging: Path) -> None:
         sealed = time.perf_counter()

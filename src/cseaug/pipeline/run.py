@@ -25,7 +25,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cseaug.config import PATTERN_METHODS, RunConfig, config_fingerprint
+from cseaug.config import RunConfig, config_fingerprint
+from cseaug.config.fingerprint import measures_cs
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.dataset.shards import RunStore
 from cseaug.errors import InputError
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from cseaug.encoders.worker import EncoderWorker
+    from cseaug.pipeline.cs import CSStep
     from cseaug.quality.rows import RowChecks
 
 PLAN_FILE = "plan.json"
@@ -59,6 +61,8 @@ class PlanRef:
     shards: int
     config: RunConfig
     served: ServedModels
+    cs_limit: int | None = None
+    """The CS sample's :func:`~cseaug.diagnostics.views.cs_sample_limit` (None: every row)."""
 
 
 def run_id(cfg: RunConfig, inputs: dict[str, Any]) -> str:
@@ -101,14 +105,12 @@ def read_plan(plan_path: str | Path) -> Plan:
 
 
 def loads_encoder(cfg: RunConfig) -> bool:
-    """Whether the build loads ``diagnostics.encoder``: for the diagnostics' cosine
-    similarity, the pattern filter's (``cs``, ``both``), or the quality gate's pattern order
+    """Whether the build measures CS (its CS step, on the encoder worker): for the
+    diagnostics, the pattern filter (``cs``, ``both``), or the quality gate's pattern order
     (NGCSE with ``publish.min_pattern_share`` above 0: ``diagnostics.enabled: false`` turns off
     the diagnostics, never the gate).
     """
-    diagnostics = cfg.diagnostics
-    gate = cfg.method in PATTERN_METHODS and cfg.publish.min_pattern_share > 0
-    return diagnostics.enabled or diagnostics.pattern_filter in ("cs", "both") or gate
+    return measures_cs(cfg)
 
 
 class BuildRun:
@@ -143,6 +145,8 @@ class BuildRun:
         self._quality: RowChecks | None = None
         self._checked: Step | None = None  # the per-row checks, else the stage
         self._judge: Step | None = None
+        self._cs: CSStep | None = None
+        self._cs_limit: int | None = None
         self._encoder: EncoderWorker | None = None
         self._stream_views = False
         self._arrived: list[str] = []  # views streamed by the stage, not yet handed over
@@ -153,7 +157,20 @@ class BuildRun:
         """The run of a plan made earlier (by this or another process), on the plan's
         validated config, run store and served models: nothing is read, validated or probed
         again."""
-        return cls(plan.config, RunStore(plan.config.work_dir, plan.run_id), plan.served)
+        run = cls(plan.config, RunStore(plan.config.work_dir, plan.run_id), plan.served)
+        run.cs_limit = plan.cs_limit
+        return run
+
+    @property
+    def cs_limit(self) -> int | None:
+        """The CS sample of the CS step (:func:`~cseaug.diagnostics.views.cs_sample_limit`)."""
+        return self._cs_limit
+
+    @cs_limit.setter
+    def cs_limit(self, limit: int | None) -> None:
+        self._cs_limit = limit
+        if self._cs is not None:
+            self._cs.limit = limit
 
     @cached_property
     def inputs(self) -> dict[str, Any]:
@@ -207,14 +224,13 @@ class BuildRun:
         self._make_steps()
         return self._other_steps
 
-    def start_encoder(self, anchors: Sequence[str]) -> None:
+    def start_encoder(self, anchors: Sequence[str], stream_views: bool = False) -> None:
         """Start the diagnostics encoder in its worker process (:mod:`cseaug.encoders.worker`)
-        and have it embed ``anchors`` while the LLM works, when the build needs it
-        (:func:`loads_encoder`); the run closes it.
-
-        ``anchors`` are the sample's when every generated row will be in the cosine-similarity
-        pass: the worker then also gets each view as the stage writes it (an LLM stage: as its
-        answer arrives) and, by :meth:`prefetch_views`, each finished shard's views.
+        and have it embed ``anchors`` (those of the CS sample) while the LLM works, when the
+        build measures CS (:func:`loads_encoder`); the run closes it. With ``stream_views``
+        (every anchor is in the CS sample) the worker also gets each view as the stage writes
+        it (an LLM stage: as its answer arrives) and, by :meth:`prefetch_views`, each
+        finished shard's views.
         """
         if self._closed:
             raise InputError(f"build run {self.store.path.name} is closed")
@@ -227,24 +243,13 @@ class BuildRun:
                 diagnostics, cache if diagnostics.embedding_cache else None
             )
             self._encoder.prefetch(anchors)
-            self._stream_views = bool(anchors)
+            self._stream_views = stream_views
 
     def prefetch_anchors(self, anchors: Sequence[str]) -> None:
         """Have the per-row checks work out what they need of a shard's ``anchors`` while its
         LLM requests are in flight (:meth:`RowChecks.prefetch`)."""
         if self._quality is not None:
             self._quality.prefetch(anchors)
-
-    def prefetch_views(self, rows: pa.Table) -> None:
-        """Have the encoder worker embed the views of ``rows`` (a shard just generated) while
-        the LLM works on the next shards, when :meth:`start_encoder` asked for it: those the
-        stage streamed are already there (the worker embeds no text twice), the rest (the
-        last batch, a stage that does not stream) follow."""
-        self._arrived = []
-        if self._encoder is not None and self._stream_views:
-            from cseaug.diagnostics.views import view_texts
-
-            self._encoder.prefetch(view_texts(rows))
 
     def _take_view(self, text: str) -> None:
         """A view the stage just wrote, :data:`VIEW_BATCH` at a time: to the per-row checks
@@ -260,15 +265,21 @@ class BuildRun:
         if self._encoder is not None and self._stream_views:
             self._encoder.prefetch(arrived)
 
-    def diagnostics_encoder(self) -> EncoderWorker | None:
-        """The encoder worker for the diagnostics (started now when the plan did not start one:
-        every shard was already finished), told that generation is over so it may take
-        ``diagnostics.publish_threads``; None when the build needs no encoder."""
+    def encoder(self) -> EncoderWorker | None:
+        """The encoder worker of the CS step and the diagnostics (started now when the plan
+        did not start one in this process: a shard on a cluster's worker, a rebuild whose
+        shards were all finished); None when the build measures no CS."""
         if self._encoder is None:
             self.start_encoder([])
-        if self._encoder is not None:
-            self._encoder.generation_done()
         return self._encoder
+
+    def diagnostics_encoder(self) -> EncoderWorker | None:
+        """:meth:`encoder`, told that generation is over so that it may take
+        ``diagnostics.publish_threads``."""
+        encoder = self.encoder()
+        if encoder is not None:
+            encoder.generation_done()
+        return encoder
 
     def usage(self) -> dict[str, int]:
         """LLM token usage of generation: every step made so far but the judge."""
@@ -283,7 +294,7 @@ class BuildRun:
         self._closed = True
         owned, self._owned = self._owned, []
         self._view_steps, self._other_steps = [], []
-        self._quality = self._judge = self._checked = None
+        self._quality = self._judge = self._checked = self._cs = None
         encoder, self._encoder = self._encoder, None
         try:
             close_all(owned)
@@ -301,6 +312,7 @@ class BuildRun:
         if self._view_steps:
             return
         from cseaug.diagnostics.contamination import load_eval_index
+        from cseaug.pipeline.cs import CSStep
         from cseaug.pipeline.filters import ContaminationFilter, PatternOrderFilter
         from cseaug.pipeline.mer import MERStep
         from cseaug.pipeline.stages import make_judge, make_stage
@@ -322,10 +334,11 @@ class BuildRun:
         if diag.remove_contaminated and diag.eval_data_dir:
             index = load_eval_index(diag.eval_data_dir)
             contamination = self._own(ContaminationFilter(index, diag.contamination_fields))
+        if loads_encoder(self.cfg):
+            self._cs = CSStep(self.encoder, diag.seed, self._cs_limit)
         if diag.pattern_filter != "off":
-            cache = self.cfg.work_dir / "cache" / "embeddings"
-            pattern_order = self._own(PatternOrderFilter.from_config(diag, cache))
+            pattern_order = self._own(PatternOrderFilter(diag.pattern_filter))
         mer = self._own(MERStep())
-        steps = (stage, self._quality, self._judge, contamination, pattern_order, mer)
+        steps = (stage, self._quality, self._judge, contamination, self._cs, pattern_order, mer)
         self._view_steps = [step for step in steps if step is not None]
         self._other_steps = [step for step in (contamination, mer) if step is not None]

@@ -120,7 +120,6 @@ def generate_shard(run: BuildRun, index: int) -> ShardOutcome:
     store.write("rows", index, demoted.rows, stage=DEMOTED)
     store.write("rejects", index, [views.rejects, demoted.rejects], stage=VIEWS)
     store.write("rows", index, views.rows, stage=VIEWS)
-    run.prefetch_views(views.rows)  # those not streamed yet, embedded while later shards run
     after, judge_after = run.usage(), run.judge_usage()
     return ShardOutcome(
         index=index,
