@@ -1,19 +1,17 @@
-"""bfloat16 against float32 for the diagnostics encoder on the CPU: speed and cosine error (issue 14).
+"""The CS encoder's float64 forward pass against a float32 one: what reproducibility costs.
 
-The cosine-similarity pass of a build's diagnostics embeds anchor and views of up to
-``diagnostics.cs_sample`` rows with all-MiniLM-L6-v2. This embeds real sentence triples
-(SNLI dev/test from ../shared/data: anchor, entailment, contradiction; a Wikipedia-sentence
-fallback pairs neighbours) with the project's encoder (:func:`cseaug.encoders.loading.load_encoder`)
-in ``float32`` (the baseline) and ``bfloat16`` (torch autocast, what ``diagnostics.precision:
-auto`` picks on a CPU with AMX-BF16 / AVX512-BF16), ``--rounds`` interleaved rounds with empty
-caches, the median kept, at ``--threads`` torch threads.
+The encoder (:class:`cseaug.encoders.loading.TorchEncoder`) computes in float64 and keeps
+float32 rows, so that a text's vector, and every ``cs_<view>`` value a version publishes, is
+the same whatever batch the text shared. This embeds real sentence triples (SNLI dev/test from
+../shared/data: anchor, entailment, contradiction; a Wikipedia-sentence fallback pairs
+neighbours) with all-MiniLM-L6-v2 in float64 (the project) and float32 (the baseline),
+``--rounds`` interleaved rounds, the median kept, at ``--threads`` torch threads.
 
-Prints sentences/s of each, the speed ratio, whether the CPU has native bfloat16, and the error
-of the cosine similarities a histogram shows: the largest and the 99th percentile of
-|CS_bf16 - CS_fp32| over every pair and the largest error of q1 / median / q3 of each view,
-against the 0.025-wide bins of the diagnostics' plots.
+Prints sentences/s of each and, for each, how many of the anchor-view cosine similarities
+change when the same texts are embedded again in other batches (size 7, reversed order), and
+how far float32's values are from float64's against the 0.025-wide bins of the diagnostics.
 
-    python benchmarks/bench_encoder_precision.py [--triples 2000] [--threads 1]
+    python benchmarks/bench_encoder_precision.py [--triples 1000] [--threads 1]
 """
 
 from __future__ import annotations
@@ -45,68 +43,72 @@ def triples(n: int) -> list[list[str]]:
     return [lines[i : i + 3] for i in range(0, 3 * n, 3)]
 
 
-def timed(encoder, texts: list[str]) -> tuple[float, np.ndarray]:
-    encoder._memory.clear()
-    started = time.perf_counter()
-    vectors = encoder.encode(texts)
-    return time.perf_counter() - started, vectors
-
-
-def view_cs(vectors: np.ndarray) -> list[np.ndarray]:
+def view_cs(vectors: np.ndarray) -> np.ndarray:
+    """CS of each anchor with its two views, as :func:`cseaug.metrics.cosine.cosine_pairs`."""
     anchors = np.arange(0, len(vectors), 3)
-    return [(vectors[anchors] * vectors[anchors + k]).sum(axis=1) for k in (1, 2)]
+    pairs = [
+        np.einsum("ij,ij->i", vectors[anchors], vectors[anchors + k], dtype=np.float64)
+        for k in (1, 2)
+    ]
+    return np.concatenate(pairs).astype(np.float32)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--triples", type=int, default=2000)
+    parser.add_argument("--triples", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (median)")
     parser.add_argument(
         "--threads", type=int, default=1, help="torch threads (the build's default)"
     )
     args = parser.parse_args()
 
-    from cseaug.devices import cpu_has_native_bfloat16
-    from cseaug.encoders.loading import load_encoder
+    import torch
 
+    from cseaug.encoders.loading import TorchEncoder, resolve_model
+
+    torch.set_num_threads(args.threads)
     texts = [t for triple in triples(args.triples) for t in triple]
-    encoders = {
-        p: load_encoder(device="cpu", torch_threads=args.threads, precision=p)
-        for p in ("float32", "bfloat16")
-    }
-    seconds: dict[str, list[float]] = {p: [] for p in encoders}
+    location, pooling = resolve_model("all-MiniLM-L6-v2")
+
+    def encoder(batch_size: int, dtype: str) -> TorchEncoder:
+        loaded = TorchEncoder(
+            location, pooling=pooling, device="cpu", batch_size=batch_size, max_seq_length=None
+        )
+        loaded.model.to(getattr(torch, dtype))
+        return loaded
+
+    dtypes = ("float64", "float32")
+    encoders = {d: encoder(64, d) for d in dtypes}
+    for loaded in encoders.values():
+        loaded.encode(texts[:256])  # warm-up: first-call allocations, kernels
+    seconds: dict[str, list[float]] = {d: [] for d in dtypes}
     vectors: dict[str, np.ndarray] = {}
-    timed(encoders["float32"], texts[:256])  # warm-up: first-call allocations, oneDNN kernels
-    timed(encoders["bfloat16"], texts[:256])
     for _ in range(args.rounds):
-        for p, encoder in encoders.items():
-            took, vectors[p] = timed(encoder, texts)
-            seconds[p].append(took)
-    rate = {p: len(texts) / statistics.median(s) for p, s in seconds.items()}
+        for d, loaded in encoders.items():
+            started = time.perf_counter()
+            vectors[d] = loaded.encode(texts)
+            seconds[d].append(time.perf_counter() - started)
+    rate = {d: len(texts) / statistics.median(s) for d, s in seconds.items()}
 
     print(
-        f"all-MiniLM-L6-v2 on {len(texts):,} sentences ({'SNLI triples' if SNLI.is_file() else 'Wikipedia'}), "
-        f"{args.threads} torch thread(s), median of {args.rounds}; native bfloat16: "
-        f"{cpu_has_native_bfloat16()}"
+        f"all-MiniLM-L6-v2 on {len(texts):,} sentences "
+        f"({'SNLI triples' if SNLI.is_file() else 'Wikipedia'}), {args.threads} torch thread(s), "
+        f"median of {args.rounds}"
     )
-    for p in encoders:
-        print(f"  {p:<9} {rate[p]:8.0f} sentences/s")
-    exact, fast = view_cs(vectors["float32"]), view_cs(vectors["bfloat16"])
-    diff = np.concatenate([np.abs(a - b) for a, b in zip(exact, fast, strict=True)])
-    quartiles = max(
-        abs(np.quantile(a, q) - np.quantile(b, q))
-        for a, b in zip(exact, fast, strict=True)
-        for q in (0.25, 0.5, 0.75)
-    )
-    print(
-        f"  |CS bf16 - CS fp32| over {diff.size:,} pairs: max {diff.max():.4f} ({diff.max() / BIN:.2f} bin), "
-        f"p99 {np.quantile(diff, 0.99):.4f}, mean {diff.mean():.5f}; quartiles move by at most "
-        f"{quartiles:.4f} ({quartiles / BIN:.2f} bin)"
-    )
+    cs = {d: view_cs(v) for d, v in vectors.items()}
+    for d in dtypes:
+        again = view_cs(encoder(7, d).encode(texts[::-1])[::-1])
+        changed = int((again != cs[d]).sum())
+        print(
+            f"  {d}: {rate[d]:6.0f} sentences/s; {changed:,} of {cs[d].size:,} CS values "
+            f"change in other batches (max {np.abs(again - cs[d]).max():.1e})"
+        )
+    diff = np.abs(cs["float32"] - cs["float64"])
+    print(f"  |CS fp32 - CS fp64|: max {diff.max():.1e} ({diff.max() / BIN:.1e} bin)")
     print_ratio(
-        "encoder_bfloat16_vs_float32",
-        rate["bfloat16"] / rate["float32"],
-        "sentences/s, bfloat16 autocast / float32; >1 where the CPU has native bfloat16",
+        "encoder_float64_vs_float32",
+        rate["float64"] / rate["float32"],
+        "sentences/s, float64 forward / float32; the price of the same cs_<view> in any batch",
     )
 
 

@@ -84,7 +84,7 @@ def measure(variant: str, args: argparse.Namespace) -> dict[str, Any]:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(resolve_device(args.device, "--device"))
-    precision = resolve_precision(args.precision, str(device), purpose="training")
+    precision = resolve_precision(args.precision, str(device))
     config = GPT2Config(**SIZES[args.size])
     batch = _batch(args, config.vocab_size, device)
     settings = LossConfig()

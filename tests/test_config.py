@@ -179,7 +179,7 @@ def test_fingerprint_follows_the_row_filters_and_cs_columns_not_the_reports() ->
     assert config_fingerprint(load_config(path, ["diagnostics.mer_bins=10"])) == base
     # the CS sample and the encoder decide the cs_<view> columns of the rows
     assert config_fingerprint(load_config(path, ["diagnostics.cs_sample=10"])) != base
-    assert config_fingerprint(load_config(path, ["diagnostics.precision=bfloat16"])) != base
+    assert config_fingerprint(load_config(path, ["diagnostics.pooling=cls"])) != base
     assert config_fingerprint(load_config(path, ["diagnostics.pattern_filter=mer"])) != base
     filtered = ["diagnostics.remove_contaminated=true", "diagnostics.eval_data_dir=/x"]
     assert config_fingerprint(load_config(path, filtered)) != base

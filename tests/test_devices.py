@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cseaug.devices import cpu_has_native_bfloat16, resolve_device, resolve_dtype
+from cseaug.devices import resolve_device, resolve_dtype
 from cseaug.errors import ConfigError
 
 torch = pytest.importorskip("torch")
@@ -39,18 +39,3 @@ def test_dtypes() -> None:
         resolve_dtype("float16", "cpu", "llm.dtype")
     with pytest.raises(ConfigError, match=r"llm\.dtype is 'int8'"):
         resolve_dtype("int8", "cuda", "llm.dtype")
-
-
-@pytest.mark.parametrize(
-    ("flags", "native"),
-    [
-        ("fpu avx2 avx512f avx512bw amx_bf16 amx_tile", True),
-        ("fpu avx2 avx512f avx512_bf16", True),
-        ("fpu avx2 avx512f avx512bw avx512_vnni", False),  # bfloat16 only emulated
-    ],
-)
-def test_native_bfloat16_is_read_from_the_cpu_flags(tmp_path, flags: str, native: bool) -> None:
-    cpuinfo = tmp_path / "cpuinfo"
-    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: Xeon\nflags\t\t: {flags}\n")
-    assert cpu_has_native_bfloat16(cpuinfo) is native
-    assert cpu_has_native_bfloat16(tmp_path / "absent") is False

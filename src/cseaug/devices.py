@@ -6,7 +6,7 @@ Example:
     'cpu'
     >>> resolve_dtype("auto", "cpu")
     torch.float32
-    >>> resolve_precision("auto", "cpu", purpose="training")
+    >>> resolve_precision("auto", "cpu")
     'float32'
 """
 
@@ -34,27 +34,6 @@ def gpu_driver_present() -> bool:
     """False only on Linux with no GPU driver at all (no CUDA device then), told without
     importing torch (1-2 s of a command's start-up)."""
     return sys.platform != "linux" or any(Path(p).exists() for p in GPU_DRIVER_PATHS)
-
-
-NATIVE_BFLOAT16_FLAGS = frozenset({"amx_bf16", "avx512_bf16"})
-"""CPU flags (``/proc/cpuinfo``) of bfloat16 matrix units: Intel AMX-BF16, AVX512-BF16."""
-
-
-def cpu_has_native_bfloat16(cpuinfo: str | Path = "/proc/cpuinfo") -> bool:
-    """Whether the CPU multiplies bfloat16 in hardware (AMX-BF16 or AVX512-BF16), read from
-    ``cpuinfo`` without importing torch; False where the file does not exist (not Linux).
-
-    On such CPUs torch's bfloat16 autocast runs a small encoder about 2x faster than float32;
-    elsewhere it emulates bfloat16 and is slower, so nothing should choose it there.
-    """
-    try:
-        text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return not NATIVE_BFLOAT16_FLAGS.isdisjoint(line.partition(":")[2].split())
-    return False
 
 
 def resolve_device(spec: str, setting: str = "device") -> str:
@@ -105,29 +84,21 @@ def resolve_precision(
     spec: str,
     device: str,
     setting: str = "precision",
-    *,
-    purpose: Literal["training", "inference"],
 ) -> PrecisionName:
-    """The precision a model computes in on ``device`` (from :func:`resolve_device`).
-
-    ``auto`` for ``training``: bfloat16 on a GPU that has it, else float16 (the caller
-    scales the loss), and float32 on the CPU. ``auto`` for ``inference`` (the diagnostics
-    encoder, :mod:`cseaug.encoders.loading`): bfloat16 on a CPU with native bfloat16 units,
-    where it embeds about twice as fast, and float32 elsewhere, a GPU included. torch is
-    imported only where the answer needs it (training on a GPU).
+    """The precision a model trains in on ``device`` (from :func:`resolve_device`): ``auto``
+    is bfloat16 on a GPU that has it, else float16 (the caller scales the loss), and float32
+    on the CPU. torch is imported only where the answer needs it (a GPU).
 
     Raises:
         ConfigError: an unknown name, or float16 on the CPU.
 
     Example:
-        >>> resolve_precision("bfloat16", "cpu", purpose="training")
+        >>> resolve_precision("bfloat16", "cpu")
         'bfloat16'
     """
     on_gpu = not device.startswith("cpu")
     if spec != "auto":
         return _checked_name(spec, device, setting)
-    if purpose == "inference":
-        return "bfloat16" if not on_gpu and cpu_has_native_bfloat16() else "float32"
     if not on_gpu:
         return "float32"
     torch = require("torch", "hf", "Training a model")

@@ -18,7 +18,6 @@ class BagOfWordsEncoder:
 
     name = "bag-of-words"
     dimension = 64
-    precision = "float32"
 
     def __init__(self) -> None:
         self.calls = 0

@@ -142,19 +142,6 @@ def test_markdown_for_prefect_inlines_the_plots(make_version, tmp_path, bow_enco
     assert summary.plot_paths() == ["diagnostics/mer.png", "diagnostics/cs.png"]
 
 
-def test_the_encoders_precision_is_recorded_and_named_in_the_markdown(
-    make_version, tmp_path, bow_encoder
-):
-    version = make_version(ROWS)
-    exact = write_diagnostics(version, tmp_path / "exact", CFG, encoder=bow_encoder)
-    assert exact.summary["cs"]["precision"] == "float32"
-    assert "(float32)" not in exact.artifact_markdown()
-    bow_encoder.precision = "bfloat16"
-    fast = write_diagnostics(version, tmp_path / "fast", CFG, encoder=bow_encoder)
-    assert fast.summary["cs"]["precision"] == "bfloat16"
-    assert f"`{bow_encoder.name}` (bfloat16) on all" in fast.artifact_markdown()
-
-
 def test_contamination_is_reported_when_an_eval_dir_is_given(make_version, tmp_path, bow_encoder):
     sts = tmp_path / "eval" / "STS12-en-test"
     sts.mkdir(parents=True)

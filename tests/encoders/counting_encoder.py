@@ -10,7 +10,6 @@ class CountingEncoder:
 
     name = "counting"
     dimension = 4
-    precision = "float32"
 
     def __init__(self) -> None:
         self.seen: list[str] = []

@@ -28,7 +28,6 @@ class TableEncoder:
 
     name = "table"
     dimension = 2
-    precision = "float32"
 
     def __init__(self) -> None:
         s = 1 / math.sqrt(2)

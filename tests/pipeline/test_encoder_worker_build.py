@@ -32,7 +32,7 @@ from tests.pipeline.test_build_run import make_config
 pytest.importorskip("transformers")
 
 VIEWS = ("positive", "intermediate", "negative")
-HEAVY = ("torch", "transformers", "sentence_transformers", "onnxruntime")
+HEAVY = ("torch", "transformers", "sentence_transformers")
 
 BUILD = textwrap.dedent(
     """

@@ -267,7 +267,7 @@ def test_a_few_steps_lower_the_loss_on_toy_pairs(
 def test_bfloat16_autocast_on_cpu_gives_a_finite_loss(
     model: VAEGPTSim, tiny_gpt2: Path, tokenizer
 ) -> None:
-    precision = resolve_precision("bfloat16", "cpu", purpose="training")
+    precision = resolve_precision("bfloat16", "cpu")
     # as training keeps it: the frozen judge in the training precision
     judge = FrozenJudge.from_pretrained(str(tiny_gpt2)).to(dtype=getattr(torch, precision))
     assert judge.embedding_table.dtype is torch.bfloat16
@@ -283,7 +283,7 @@ def test_bfloat16_autocast_on_cpu_gives_a_finite_loss(
     assert math.isfinite(parts.total.item())
     assert model.lm.transformer.h[0].attn.c_attn.weight.grad.isfinite().all()
     with pytest.raises(ConfigError, match="float16 needs a GPU"):
-        resolve_precision("float16", "cpu", purpose="training")
+        resolve_precision("float16", "cpu")
 
 
 def test_save_and_load_round_trip(model: VAEGPTSim, tokenizer, tmp_path: Path) -> None:

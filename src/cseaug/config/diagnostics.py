@@ -10,8 +10,8 @@ from pydantic import Field, model_validator
 from cseaug.config.base import StrictModel
 
 MINILM_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
-"""The hub commit of sentence-transformers/all-MiniLM-L6-v2 the project pins (the one that also
-carries the ONNX and OpenVINO exports); see :mod:`cseaug.encoders.minilm`."""
+"""The hub commit of sentence-transformers/all-MiniLM-L6-v2 the project pins; see
+:mod:`cseaug.encoders.minilm`."""
 
 
 class DiagnosticsConfig(StrictModel):
@@ -47,8 +47,8 @@ class DiagnosticsConfig(StrictModel):
     torch_threads: int | None = Field(
         1,
         ge=1,
-        description="torch.set_num_threads for encoding on CPU (1 was fastest on 2 vCPUs), also ONNX "
-        "Runtime's threads; None keeps the runtime's default.",
+        description="torch.set_num_threads for encoding on CPU (1 was fastest on 2 vCPUs); None keeps "
+        "torch's default.",
     )
     publish_threads: Annotated[int, Field(ge=1)] | Literal["all"] | None = Field(
         "all",
@@ -56,25 +56,7 @@ class DiagnosticsConfig(StrictModel):
         "it (the encoder runs in a worker process with torch_threads while the LLM generates): "
         "'all' (every core this process may use: diagnostics 1.6x faster on the 2-vCPU machine "
         "when the build had it to itself), a number, or None (keep torch_threads: better on a "
-        "machine shared with other heavy work, docs/performance.md). ONNX Runtime keeps "
-        "torch_threads.",
-    )
-    runtime: Literal["auto", "torch", "onnx"] = Field(
-        "auto",
-        description="'auto': ONNX Runtime (no torch import: loads in under a second; the same vectors, "
-        "embedded at ~0.9x torch's speed) for a "
-        "sentence-transformers model with onnx/model.onnx and mean pooling on the CPU when the "
-        "precision is float32 (a CPU with native bfloat16 runs torch's faster bfloat16), else torch; "
-        "or force 'torch' / 'onnx'.",
-    )
-    precision: Literal["float32", "auto", "bfloat16", "float16"] = Field(
-        "float32",
-        description="Number format of the cosine-similarity encoder. 'float32' (the default): the "
-        "cs_<view> columns, the quality gate and the pattern filter are the same on every CPU. "
-        "Opt-ins, which make them depend on the machine's number formats: 'auto' (bfloat16 on a CPU "
-        "with native bfloat16, AMX-BF16 / AVX512-BF16: ~2x faster, cosine within ~0.002, "
-        "benchmarks/bench_encoder_precision.py; float32 elsewhere), 'bfloat16', 'float16' (GPU "
-        "only). Part of the config fingerprint when the build measures CS.",
+        "machine shared with other heavy work, docs/performance.md).",
     )
     embedding_cache: bool = Field(
         True,

@@ -39,7 +39,7 @@ def measures_cs(cfg: RunConfig) -> bool:
     return diagnostics.enabled or diagnostics.pattern_filter in ("cs", "both") or gate
 
 
-CS_KEYS = {"encoder", "encoder_revision", "pooling", "max_seq_length", "precision"}
+CS_KEYS = {"encoder", "encoder_revision", "pooling", "max_seq_length"}
 """The diagnostics settings that decide the ``cs_<view>`` values."""
 
 

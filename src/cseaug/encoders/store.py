@@ -99,7 +99,6 @@ class CachedEncoder:
         self.backend = backend
         self.name = backend.name
         self.dimension = backend.dimension
-        self.precision = backend.precision
         self.memory_items = memory_items
         self.store = store
         self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()

@@ -42,7 +42,7 @@ class EncoderWorker:
     """The ``diagnostics`` encoder in a child process (see the module docstring).
 
     Args:
-        cfg: the ``diagnostics`` section (encoder, runtime, threads, ...).
+        cfg: the ``diagnostics`` section (encoder, threads, ...).
         cache_dir: the on-disk embedding cache directory, or None (memory only).
 
     Attributes:
@@ -72,11 +72,6 @@ class EncoderWorker:
     def dimension(self) -> int:
         """The embedding size (waits until the child has loaded the model)."""
         return int(self._result(self._model)["dimension"])
-
-    @property
-    def precision(self) -> str:
-        """The number format the model computes in, as the child resolved it."""
-        return str(self._result(self._model)["precision"])
 
     def prefetch(self, texts: Sequence[str]) -> None:
         """Have the child embed ``texts`` in the background (in order); returns at once. A
@@ -135,7 +130,7 @@ class EncoderWorker:
 
 
 def _set_threads(threads: int) -> None:
-    """Threads of the torch encoder (ONNX Runtime keeps those its session started with)."""
+    """Threads of the torch encoder."""
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(threads)
@@ -198,13 +193,13 @@ _CHILD: _Child | None = None
 
 
 def _start(cfg: DiagnosticsConfig, cache_dir: str | None) -> dict[str, Any]:
-    """Load the encoder; its dimension and precision, or its error."""
+    """Load the encoder; its dimension, or its error."""
     from cseaug.encoders.loading import encoder_from_config
 
     global _CHILD
     _CHILD = _Child(encoder_from_config(cfg, cache_dir), cfg)
     when_idle(_CHILD.embed_next_chunk)
-    return {"dimension": _CHILD.encoder.dimension, "precision": _CHILD.encoder.precision}
+    return {"dimension": _CHILD.encoder.dimension}
 
 
 def _prefetch(texts: list[str]) -> None:

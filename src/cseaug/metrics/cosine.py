@@ -49,6 +49,7 @@ def cosine_pairs(
         vectors = encoder.encode(unique)
         a_vec = vectors[[position[a_chunk[i]] for i in valid]]
         b_vec = vectors[[position[b_chunk[i]] for i in valid]]
-        values = np.einsum("ij,ij->i", a_vec, b_vec)
+        # float64 products and sums: the float32 value is the same on every CPU
+        values = np.einsum("ij,ij->i", a_vec, b_vec, dtype=np.float64)
         out[start + np.asarray(valid)] = np.clip(values, -1.0, 1.0)
     return out

@@ -52,7 +52,7 @@ def device_and_precision(cfg: TrainConfig) -> tuple[str, str]:
     """(device, precision) of ``cfg`` as :mod:`cseaug.devices` resolves them for training;
     ConfigError for cuda or float16 where there is no GPU."""
     device = resolve_device(cfg.device)
-    return device, resolve_precision(cfg.precision, device, purpose="training")
+    return device, resolve_precision(cfg.precision, device)
 
 
 def default_model_dir(root: str | Path, version_dir: str | Path, objective: str) -> Path:

@@ -93,7 +93,7 @@ class _Run:
         self.metrics_path = self.out / "metrics.jsonl"
         self.device = torch.device(resolve_device(cfg.device, "device"))
         # mixed precision: bfloat16 where the GPU has it, else float16 with loss scaling
-        self.precision = resolve_precision(cfg.precision, str(self.device), purpose="training")
+        self.precision = resolve_precision(cfg.precision, str(self.device))
         torch.manual_seed(cfg.seed)
 
         existing = checkpoints(self.out) if cfg.schedule.resume else []
