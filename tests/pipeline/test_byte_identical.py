@@ -313,7 +313,9 @@ def write_goldens(shared: Path) -> None:
             if name in GOLDENS:
                 config = substitute(GOLDENS[name]["config"], paths)
             else:
-                config = RunConfig.model_validate(substitute(partial, paths)).model_dump(mode="json")
+                config = RunConfig.model_validate(substitute(partial, paths)).model_dump(
+                    mode="json"
+                )
             goldens[name] = {
                 "config": placeholders_of(config, paths),
                 "published": fingerprint(build(config)),

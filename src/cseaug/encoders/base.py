@@ -21,4 +21,3 @@ class Encoder(Protocol):
     def close(self) -> None:
         """Free the model and anything else held (files, GPU memory); no encoding after this."""
         ...
-
