@@ -302,11 +302,13 @@ def test_the_judges_model_and_min_score_are_part_of_the_fingerprint_its_timing_i
     assert config_fingerprint(run_config()) != base
 
 
-NO_JUDGE_FINGERPRINT = "d28d3f93b90f120f2dfc2b15d1e273441df34c02b4c31df2999fcb96f1b37970"
+NO_JUDGE_FINGERPRINT = "5b1a8a276f5d16a0e04cd2fc9d75487035a046a25d08732ad1504e51274232f3"
 """config_fingerprint(run_config()) without a judge: the judge settings must not change it, or
-every earlier build's run store is lost. (It changed once, on purpose, when the per-row checks
-came: they are on by default and change which rows a build keeps, so their ``quality``
-settings are part of every fingerprint; before them it was eb21dbb9..., main at 6fd056e.)"""
+every earlier build's run store is lost. (It changed twice, on purpose: when the per-row checks
+came, which are on by default and change which rows a build keeps, so their ``quality``
+settings are part of every fingerprint (before them: eb21dbb9..., main at 6fd056e); and when
+the ``cs_<view>`` columns came, whose deciding settings (encoder, pooling, truncation, CS
+sample and seed) join the fingerprint of a build that measures CS (before: d28d3f93...).)"""
 
 
 def test_a_config_without_a_judge_keeps_the_fingerprint_it_had_before_the_judge_existed() -> None:
