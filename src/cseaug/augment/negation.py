@@ -9,7 +9,6 @@ as their neighbour (docs/osscse.md, "Step 1: negation insertion").
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -18,9 +17,10 @@ from typing import Any
 import pyarrow as pa
 
 from cseaug.config import SPACY_COMPONENTS_NOT_NEEDED, NegationConfig
-from cseaug.dataset.schema import rejects_table, rows_table
+from cseaug.dataset.schema import reject_record, rejects_table, rows_table
 from cseaug.errors import ConfigError, InputError, require
 from cseaug.progress import progress_bar
+from cseaug.secrets import Scrubber
 from cseaug.step import Step, StepResult
 
 STAGE = "negation"  # the rows' negative_method and the rejects' stage
@@ -318,20 +318,24 @@ class NegationStage(Step):
         records = rows.to_pylist()
         results = self.negator.negate([r["sentence"] for r in records])
         out, rejects, negated = [], [], []
+        scrub = Scrubber()
         for record, result in zip(records, results, strict=True):
             if result.ok:
                 out.append({**record, "negative": result.negated, "negative_method": STAGE})
                 negated.append(result)
             else:
+                detail = {"root": result.root, "root_tag": result.root_tag}
                 rejects.append(
-                    {
-                        "id": record.get("id"),
-                        "sentence": record["sentence"],
-                        "stage": STAGE,
-                        "view": "negative",
-                        "reason": result.reason,
-                        "detail": json.dumps({"root": result.root, "root_tag": result.root_tag}),
-                    }
+                    reject_record(
+                        record.get("id"),
+                        record["sentence"],
+                        STAGE,
+                        "negative",
+                        result.reason,
+                        None,
+                        detail,
+                        scrub,
+                    )
                 )
         stats = {
             "stage": self.name,
