@@ -69,7 +69,9 @@ class DiagnosticsConfig(StrictModel):
         description="Compute cosine similarity on a seeded sample of at most this many rows with views "
         "(None: all rows; MER is always computed on all rows). 3,000 rows keep the 95th percentile "
         "error of each view's quartiles under half a 0.025 histogram bin "
-        "(benchmarks/bench_cs_sample.py, docs/performance.md); ~1 min on 2 CPU cores.",
+        "(benchmarks/bench_cs_sample.py, docs/performance.md); an STS build's 12,000 texts take "
+        "~3 min of one CPU thread in float64 (benchmarks/bench_encoder_precision.py), mostly "
+        "while the LLM generates.",
     )
     seed: int = Field(0, description="Seed of the cosine-similarity sample.")
     mer_bins: int = Field(
