@@ -19,7 +19,7 @@ from cseaug.readers.source import (
     TEXT,
     UTF8_BOM,
     CorpusSource,
-    hash_files,
+    file_source,
     require_nonempty_file,
 )
 
@@ -41,13 +41,8 @@ def open_text(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
     limit = max(MAX_LINE_BYTES, 4 * cfg.max_chars)
     with closing(read_lines(path, block_bytes=limit + 1, max_line_bytes=limit)) as head:
         next(head, None)  # a first line too long is refused now, before a build hashes the file
-    return CorpusSource(
-        name=name,
-        format="text",
-        location=str(path),
-        record_key="line",
-        _read=lambda: read_lines(path, max_line_bytes=limit),
-        input_sha256=hash_files([path]),
+    return file_source(
+        name, "text", path, lambda: read_lines(path, max_line_bytes=limit), record_key="line"
     )
 
 
