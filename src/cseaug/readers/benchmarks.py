@@ -171,13 +171,11 @@ _SCORE_NAMES = ("score", "similarity_score", "relatedness_score", "gold_score", 
 
 def _looks_like_stsb(first_line: str) -> bool:
     fields = first_line.split("\t")
-    if len(fields) < 7:
-        return False
     try:
         float(fields[4])
-    except ValueError:
+    except (IndexError, ValueError):
         return False
-    return True
+    return len(fields) >= 7
 
 
 def _pick(header: list[str], names: Sequence[str]) -> str | None:
