@@ -59,8 +59,7 @@ def _committed(root: str | Path, pattern: str) -> list[tuple[str, str]]:
 
 def dataset_dir(root: str | Path, name: str) -> Path:
     """``<root>/datasets/<name>``, after checking that ``name`` is a safe directory name."""
-    check_name(name)
-    return datasets_dir(root) / name
+    return datasets_dir(root) / check_name(name)
 
 
 def check_name(name: str) -> str:
