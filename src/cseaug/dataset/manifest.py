@@ -152,14 +152,9 @@ def validate_manifest(manifest: Mapping[str, Any]) -> None:
             problems.append(f"missing '{key}'")
         elif not isinstance(manifest[key], kind):
             problems.append(f"'{key}' is {type(manifest[key]).__name__}")
-    counts = manifest.get("counts")
-    if isinstance(counts, Mapping):
-        problems += [f"missing 'counts.{k}'" for k in REQUIRED_COUNTS if k not in counts]
-    fingerprints = manifest.get("fingerprints")
-    if isinstance(fingerprints, Mapping):
-        problems += [
-            f"missing 'fingerprints.{k}'" for k in REQUIRED_FINGERPRINTS if k not in fingerprints
-        ]
+    for section, required in (("counts", REQUIRED_COUNTS), ("fingerprints", REQUIRED_FINGERPRINTS)):
+        if isinstance(found := manifest.get(section), Mapping):
+            problems += [f"missing '{section}.{k}'" for k in required if k not in found]
     if problems:
         raise InputError("manifest is incomplete: " + "; ".join(problems))
     _check_no_secrets(manifest["config"])
