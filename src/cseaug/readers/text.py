@@ -83,9 +83,18 @@ def read_lines(
             block = stream.read_buffer(block_bytes)
             if block.size == 0:
                 break
-            data = pa.py_buffer(np.concatenate([carry, block])) if carry.size else block
+            data = _join(carry, block) if carry.size else block
         if carry.size:
             yield _lines_batch(carry)
+
+
+def _join(head: pa.Buffer, tail: pa.Buffer) -> pa.Buffer:
+    """One Arrow buffer holding ``head`` then ``tail`` (a line cut by the block boundary)."""
+    joined = pa.allocate_buffer(head.size + tail.size)
+    out = np.frombuffer(joined, dtype=np.uint8)
+    out[: head.size] = np.frombuffer(head, dtype=np.uint8)
+    out[head.size :] = np.frombuffer(tail, dtype=np.uint8)
+    return joined
 
 
 def _lines_batch(data: pa.Buffer) -> pa.RecordBatch:
