@@ -91,9 +91,7 @@ def read_lines(
 def _join(head: pa.Buffer, tail: pa.Buffer) -> pa.Buffer:
     """One Arrow buffer holding ``head`` then ``tail`` (a line cut by the block boundary)."""
     joined = pa.allocate_buffer(head.size + tail.size)
-    out = np.frombuffer(joined, dtype=np.uint8)
-    out[: head.size] = np.frombuffer(head, dtype=np.uint8)
-    out[head.size :] = np.frombuffer(tail, dtype=np.uint8)
+    np.concatenate([head, tail], out=np.frombuffer(joined, dtype=np.int8))
     return joined
 
 
