@@ -202,9 +202,7 @@ def describe_model(model: Mapping[str, Any] | None, quote: str = "") -> str:
     if answered := model.get("answered_by"):
         named = ", ".join(f"{quote}{name}{quote}: {n} answers" for name, n in answered.items())
         facts.append(f"answered by {named}")
-    sampling = llm.get("sampling") or {}
-    settings = [f"{k}={v}" for k, v in sampling.items() if v is not None]
-    if settings:
+    if settings := [f"{k}={v}" for k, v in (llm.get("sampling") or {}).items() if v is not None]:
         facts.append(", ".join(settings))
     return f"{quote}{llm['model']}{quote} ({'; '.join(facts)})"
 
