@@ -64,8 +64,7 @@ def dataset_dir(root: str | Path, name: str) -> Path:
 
 def check_name(name: str) -> str:
     """Raise InputError unless ``name`` is a plain dataset name (letters, digits, ``._-``)."""
-    problem = dataset_name_problem(name)
-    if problem:
+    if problem := dataset_name_problem(name):
         raise InputError(problem)
     return name
 
