@@ -148,12 +148,17 @@ def _normalise(text: pa.Array, rules: TextRules) -> Normalised:
 
 
 def _replace_where(
-    mask: pa.Array, values: pa.Array, change: Callable[[pa.Array], pa.Array]
+    mask: pa.Array,
+    values: pa.Array,
+    change: Callable[[pa.Array], pa.Array],
+    base: pa.Array | None = None,
 ) -> pa.Array:
-    """``values`` with ``change`` applied to the entries where ``mask`` is true only."""
+    """``base`` (default ``values``) with ``change`` of ``values`` where ``mask`` is true,
+    computed on those entries only."""
+    base = values if base is None else base
     if not pc.any(mask).as_py():
-        return values
-    return pc.replace_with_mask(values, mask, change(values.filter(mask)))
+        return base
+    return pc.replace_with_mask(base, mask, change(values.filter(mask)))
 
 
 def _all_false(rows: int) -> pa.Array:
@@ -162,11 +167,8 @@ def _all_false(rows: int) -> pa.Array:
 
 def _test_where(mask: pa.Array, values: pa.Array, pattern: str) -> pa.Array:
     """Whether ``pattern`` matches each value, tested only where ``mask`` is true (false elsewhere)."""
-    found = _all_false(len(values))
-    if not pc.any(mask).as_py():
-        return found
-    tested = pc.fill_null(pc.match_substring_regex(values.filter(mask), pattern), False)
-    return pc.replace_with_mask(found, mask, tested)
+    test = lambda part: pc.fill_null(pc.match_substring_regex(part, pattern), False)  # noqa: E731
+    return _replace_where(mask, values, test, _all_false(len(values)))
 
 
 def _null_if_empty(text: pa.Array) -> pa.Array:
@@ -247,22 +249,17 @@ def clean_batch(
     keep = pc.invert(dropped)
     kept_text = text.filter(keep)
     kept_sentence = sentence.filter(keep)
-    arrays = [records.filter(keep), kept_sentence, _raw_where_changed(kept_text, kept_sentence)]
+    # raw where normalising changed it, else null (if_else would keep all of raw's buffer)
+    changed = pc.fill_null(pc.not_equal(kept_text, kept_sentence), False)
+    raw_kept = _replace_where(
+        changed, kept_text, lambda part: part, pa.nulls(len(changed), pa.string())
+    )
+    arrays = [records.filter(keep), kept_sentence, raw_kept]
     arrays += [_null_if_empty(part.text.filter(keep)) for part in normal_views]
     removed = pc.sum(normal.invisible.filter(keep)).as_py() if rules.invisible == "remove" else 0
     return CleanedBatch(
         pa.RecordBatch.from_arrays(arrays, schema=kept_schema(views)), rejects, removed or 0
     )
-
-
-def _raw_where_changed(raw: pa.Array, sentence: pa.Array) -> pa.Array:
-    """``raw`` where normalising changed it, null elsewhere, holding only the changed text
-    (``if_else`` with a null would keep a data buffer as large as all of ``raw``)."""
-    changed = pc.fill_null(pc.not_equal(raw, sentence), False)
-    nulls = pa.nulls(len(raw), pa.string())
-    if not pc.any(changed).as_py():
-        return nulls
-    return pc.replace_with_mask(nulls, changed, raw.filter(changed))
 
 
 def rejects_from_arrays(

@@ -86,16 +86,12 @@ def canonical_batch(
         ['other']
     """
     count = rows.num_rows
-    given = {
+    given = {name: rows.column(name) for name in rows.schema.names} | {
         "id": ids,
-        "sentence": rows.column("sentence"),
         "split": pa.repeat(pa.scalar(split), count),
         "method": pa.repeat(pa.scalar(method, pa.string()), count),
         "heldout": pa.repeat(pa.scalar(False), count),
     }
-    for name in rows.schema.names:
-        if name in CANONICAL_SCHEMA.names and name not in given:
-            given[name] = rows.column(name)
     arrays = [given.get(f.name, pa.nulls(count, f.type)) for f in CANONICAL_SCHEMA]
     return pa.RecordBatch.from_arrays(arrays, schema=CANONICAL_SCHEMA)
 

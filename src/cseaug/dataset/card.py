@@ -162,8 +162,7 @@ def render_card(manifest: Mapping[str, Any], images: Sequence[str] = ()) -> str:
     totals = [counts.get("rows", 0), by_split.get("aigen", 0), by_split.get("other", 0)]
     totals += [counts.get("heldout", 0), counts.get("rejects", 0)]
     lines.append(markdown_table(("rows", "aigen", "other", "heldout", "rejects"), [totals]))
-    views = counts.get("views", {})
-    if views:
+    if views := counts.get("views", {}):
         lines += ["", "Rows with each view:", ""]
         lines.append(markdown_table(("view", "rows"), sorted(views.items())))
     rejects = [

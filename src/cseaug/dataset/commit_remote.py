@@ -83,8 +83,7 @@ def check_still_ours(store: Store, prefix: str, token: str, uploaded: list[str])
             f"{url}: its .claim is no longer this build's; this build published nothing: "
             "run it again"
         )
-    missing = sorted(set(uploaded) - present)
-    if missing:
+    if missing := sorted(set(uploaded) - present):
         raise InputError(
             f"{url}: {len(missing)} of the files this build uploaded are gone ({missing[0]} "
             "first), deleted while it uploaded; this build published nothing: run it again"

@@ -28,8 +28,7 @@ def conform(data: pa.Table | pa.RecordBatch, schema: pa.Schema, what: str = "tab
     columns null, a missing ``heldout`` False, safe casts), or an InputError naming ``what``
     and the column that does not fit."""
     table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
-    unknown = [name for name in table.column_names if schema.get_field_index(name) < 0]
-    if unknown:
+    if unknown := [name for name in table.column_names if schema.get_field_index(name) < 0]:
         raise InputError(
             f"{what}: columns not in the dataset contract: {unknown}; allowed: {schema.names}"
         )

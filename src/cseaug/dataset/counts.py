@@ -40,8 +40,7 @@ class RowCounts:
         self.heldout_by_split.update(_value_counts(table.filter(heldout).column("split")))
         self.by_method.update(_value_counts(table.column("method")))
         for view in VIEW_COLUMNS:
-            present = table.num_rows - table.column(view).null_count
-            if present:
+            if present := table.num_rows - table.column(view).null_count:
                 self.views[view] += present
 
     def add_rejects(self, table: pa.Table) -> None:

@@ -234,12 +234,10 @@ def _drop_pandas_na(columns: list[pa.Array], counts: Counter) -> list[pa.Array]:
     """Leave out rows with a cell pandas would read as missing (SimCSE would train on ' ')."""
     value_set = pa.array(sorted(PANDAS_NA_STRINGS))
     bad = functools.reduce(pc.or_, (pc.is_in(column, value_set=value_set) for column in columns))
-    n_bad = _count(bad)
-    if not n_bad:
+    if not (n_bad := _count(bad)):
         return columns
     counts["cells_pandas_reads_as_missing"] += n_bad
-    keep = pc.invert(bad)
-    return [pc.filter(column, keep) for column in columns]
+    return [pc.filter(column, pc.invert(bad)) for column in columns]
 
 
 def _check_out(fmt: str, layout: str, out: Path) -> None:

@@ -152,14 +152,9 @@ def validate_manifest(manifest: Mapping[str, Any]) -> None:
             problems.append(f"missing '{key}'")
         elif not isinstance(manifest[key], kind):
             problems.append(f"'{key}' is {type(manifest[key]).__name__}")
-    counts = manifest.get("counts")
-    if isinstance(counts, Mapping):
-        problems += [f"missing 'counts.{k}'" for k in REQUIRED_COUNTS if k not in counts]
-    fingerprints = manifest.get("fingerprints")
-    if isinstance(fingerprints, Mapping):
-        problems += [
-            f"missing 'fingerprints.{k}'" for k in REQUIRED_FINGERPRINTS if k not in fingerprints
-        ]
+    for section, required in (("counts", REQUIRED_COUNTS), ("fingerprints", REQUIRED_FINGERPRINTS)):
+        if isinstance(found := manifest.get(section), Mapping):
+            problems += [f"missing '{section}.{k}'" for k in required if k not in found]
     if problems:
         raise InputError("manifest is incomplete: " + "; ".join(problems))
     _check_no_secrets(manifest["config"])
@@ -207,9 +202,7 @@ def describe_model(model: Mapping[str, Any] | None, quote: str = "") -> str:
     if answered := model.get("answered_by"):
         named = ", ".join(f"{quote}{name}{quote}: {n} answers" for name, n in answered.items())
         facts.append(f"answered by {named}")
-    sampling = llm.get("sampling") or {}
-    settings = [f"{k}={v}" for k, v in sampling.items() if v is not None]
-    if settings:
+    if settings := [f"{k}={v}" for k, v in (llm.get("sampling") or {}).items() if v is not None]:
         facts.append(", ".join(settings))
     return f"{quote}{llm['model']}{quote} ({'; '.join(facts)})"
 

@@ -88,28 +88,24 @@ def row_id(corpus_name: str, text: str) -> str:
     return hashlib.sha256(f"{corpus_name}\x00{text}".encode()).hexdigest()[:16]
 
 
-def _complete(record: Mapping[str, Any], schema: pa.Schema) -> dict[str, Any]:
-    unknown = set(record) - set(schema.names)
-    if unknown:
+def _table(records: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
+    """A table of ``schema`` from dicts: missing columns null, a missing ``heldout`` False."""
+    rows = [dict(r) for r in records]
+    if unknown := {key for row in rows for key in row} - set(schema.names):
         raise KeyError(f"columns not in the contract: {sorted(unknown)}")
-    out = {name: record.get(name) for name in schema.names}
-    if "heldout" in out and out["heldout"] is None:
-        out["heldout"] = False
-    return out
+    if "heldout" in schema.names:
+        rows = [{**row, "heldout": row.get("heldout") or False} for row in rows]
+    return pa.Table.from_pylist(rows, schema=schema)
 
 
 def rows_table(records: Iterable[Mapping[str, Any]]) -> pa.Table:
     """Canonical rows from dicts; missing columns become null (``heldout`` False)."""
-    return pa.Table.from_pylist(
-        [_complete(r, CANONICAL_SCHEMA) for r in records], schema=CANONICAL_SCHEMA
-    )
+    return _table(records, CANONICAL_SCHEMA)
 
 
 def rejects_table(records: Iterable[Mapping[str, Any]]) -> pa.Table:
     """Reject rows from dicts; missing columns become null."""
-    return pa.Table.from_pylist(
-        [_complete(r, REJECTS_SCHEMA) for r in records], schema=REJECTS_SCHEMA
-    )
+    return _table(records, REJECTS_SCHEMA)
 
 
 def reject_record(

@@ -97,8 +97,7 @@ class Store:
 
     def remove(self, relatives: Iterable[str]) -> None:
         """Delete these objects (batched by the filesystem: S3 ``DeleteObjects``)."""
-        paths = [self.path(relative) for relative in relatives]
-        if paths:
+        if paths := [self.path(relative) for relative in relatives]:
             self.fs.rm(paths)
             self.fs.invalidate_cache()
 

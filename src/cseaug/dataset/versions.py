@@ -59,14 +59,12 @@ def _committed(root: str | Path, pattern: str) -> list[tuple[str, str]]:
 
 def dataset_dir(root: str | Path, name: str) -> Path:
     """``<root>/datasets/<name>``, after checking that ``name`` is a safe directory name."""
-    check_name(name)
-    return datasets_dir(root) / name
+    return datasets_dir(root) / check_name(name)
 
 
 def check_name(name: str) -> str:
     """Raise InputError unless ``name`` is a plain dataset name (letters, digits, ``._-``)."""
-    problem = dataset_name_problem(name)
-    if problem:
+    if problem := dataset_name_problem(name):
         raise InputError(problem)
     return name
 

@@ -171,13 +171,11 @@ _SCORE_NAMES = ("score", "similarity_score", "relatedness_score", "gold_score", 
 
 def _looks_like_stsb(first_line: str) -> bool:
     fields = first_line.split("\t")
-    if len(fields) < 7:
-        return False
     try:
         float(fields[4])
-    except ValueError:
+    except (IndexError, ValueError):
         return False
-    return True
+    return len(fields) >= 7
 
 
 def _pick(header: list[str], names: Sequence[str]) -> str | None:
@@ -215,8 +213,7 @@ def read_sts_table(path: str | Path, columns: Sequence[str] | None = None) -> pa
                 "pass them explicitly (patterns.columns: [s1, s2, score])"
             )
         columns = picked  # type: ignore[assignment]
-    missing = [c for c in columns if c not in header]
-    if missing:
+    if missing := [c for c in columns if c not in header]:
         raise InputError(f"{file}: column(s) {missing} not in the header {header}")
     index = [header.index(c) for c in columns]
     for number, row in enumerate(reader, start=2):
@@ -255,8 +252,7 @@ def read_sick(path: str | Path) -> pa.Table:
     labels = ("entailment_label", "entailment_judgment")
     label_column = next((c for c in labels if c in header), "entailment_label")
     needed = ["pair_ID", "sentence_A", "sentence_B", "relatedness_score", label_column]
-    missing = [c for c in needed if c not in header]
-    if missing:
+    if missing := [c for c in needed if c not in header]:
         raise InputError(f"{file}: SICK column(s) {missing} not in the header {header}")
     where = {name: header.index(name) for name in header}
     split_from_name = _SICK_SPLIT_FILES.get(file.stem.lower())
@@ -306,8 +302,7 @@ def read_nli_csv(path: str | Path) -> pa.Table:
     lines, replaced = _read_lines(file, "NLI csv")
     reader = csv.reader(io.StringIO("\n".join(lines)))
     header = [h.strip() for h in next(reader, [])]
-    missing = [c for c in ("sent0", "sent1") if c not in header]
-    if missing:
+    if missing := [c for c in ("sent0", "sent1") if c not in header]:
         raise InputError(
             f"{file}: column(s) {missing} not in the header {header} (expected sent0,sent1,hard_neg)"
         )

@@ -26,7 +26,7 @@ from cseaug.readers.source import (
     CorpusSource,
     RejectRecord,
     check_columns,
-    hash_files,
+    file_source,
     reader_batch,
     require_nonempty_file,
 )
@@ -72,15 +72,7 @@ def open_delimited(cfg: CorpusConfig, path: Path, name: str, fmt: str) -> Corpus
         for batch in reader:
             yield reader_batch(batch, text_column, views, str(path))
 
-    return CorpusSource(
-        name=name,
-        format=fmt,
-        location=str(path),
-        view_columns=views,
-        _read=read,
-        input_sha256=hash_files([path]),
-        reader_rejects=malformed,
-    )
+    return file_source(name, fmt, path, read, view_columns=views, reader_rejects=malformed)
 
 
 def _first_nonblank_line(path: Path) -> bytes:
@@ -116,14 +108,7 @@ def open_jsonl(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
             for batch in pjson.open_json(stream, parse_options=parse):
                 yield reader_batch(batch, text_column, views, str(path))
 
-    return CorpusSource(
-        name=name,
-        format="jsonl",
-        location=str(path),
-        view_columns=views,
-        _read=read,
-        input_sha256=hash_files([path]),
-    )
+    return file_source(name, "jsonl", path, read, view_columns=views)
 
 
 def open_parquet(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
@@ -146,15 +131,7 @@ def open_parquet(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
             for batch in pq.ParquetFile(f).iter_batches(batch_size=BATCH_ROWS, columns=columns):
                 yield reader_batch(batch, text_column, views, str(f))
 
-    return CorpusSource(
-        name=name,
-        format="parquet",
-        location=str(path),
-        view_columns=views,
-        total_records=total,
-        _read=read,
-        input_sha256=hash_files(files),
-    )
+    return file_source(name, "parquet", path, read, files, view_columns=views, total_records=total)
 
 
 def _load_hf(cfg: CorpusConfig, ident: str) -> Any:

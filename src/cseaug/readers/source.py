@@ -102,6 +102,17 @@ def reader_batch(
     return pa.RecordBatch.from_arrays(arrays, names=[TEXT, *views])
 
 
-def hash_files(files: list[Path]) -> Callable[[], dict[str, str]]:
-    """The ``input_sha256`` of a source made of these files."""
-    return lambda: {str(f): file_sha256(f) for f in files}
+def file_source(
+    name: str,
+    fmt: str,
+    path: Path,
+    read: Callable[[], Iterator[pa.RecordBatch]],
+    files: list[Path] | None = None,
+    **more: Any,
+) -> CorpusSource:
+    """The source of a corpus at ``path`` made of local ``files`` (default: ``path`` alone),
+    each hashed when ``input_sha256`` is asked for."""
+    hashed = files or [path]
+    return CorpusSource(
+        name, fmt, str(path), read, lambda: {str(f): file_sha256(f) for f in hashed}, **more
+    )

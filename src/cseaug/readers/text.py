@@ -19,7 +19,7 @@ from cseaug.readers.source import (
     TEXT,
     UTF8_BOM,
     CorpusSource,
-    hash_files,
+    file_source,
     require_nonempty_file,
 )
 
@@ -41,13 +41,8 @@ def open_text(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
     limit = max(MAX_LINE_BYTES, 4 * cfg.max_chars)
     with closing(read_lines(path, block_bytes=limit + 1, max_line_bytes=limit)) as head:
         next(head, None)  # a first line too long is refused now, before a build hashes the file
-    return CorpusSource(
-        name=name,
-        format="text",
-        location=str(path),
-        record_key="line",
-        _read=lambda: read_lines(path, max_line_bytes=limit),
-        input_sha256=hash_files([path]),
+    return file_source(
+        name, "text", path, lambda: read_lines(path, max_line_bytes=limit), record_key="line"
     )
 
 
@@ -96,9 +91,7 @@ def read_lines(
 def _join(head: pa.Buffer, tail: pa.Buffer) -> pa.Buffer:
     """One Arrow buffer holding ``head`` then ``tail`` (a line cut by the block boundary)."""
     joined = pa.allocate_buffer(head.size + tail.size)
-    out = np.frombuffer(joined, dtype=np.uint8)
-    out[: head.size] = np.frombuffer(head, dtype=np.uint8)
-    out[head.size :] = np.frombuffer(tail, dtype=np.uint8)
+    np.concatenate([head, tail], out=np.frombuffer(joined, dtype=np.int8))
     return joined
 
 
