@@ -120,6 +120,16 @@ def test_csv_missing_column_names_the_columns_present(tmp_path: Path) -> None:
         open_corpus(CorpusConfig(path=str(path)))
 
 
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_a_view_that_is_the_text_column_is_refused(tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / f"c.{fmt}"
+    lines = ["a,b", "hello world,x"] if fmt == "csv" else ['{"a": "hello world", "b": "x"}']
+    path.write_text("\n".join(lines) + "\n")
+    cfg = CorpusConfig(path=str(path), format=fmt, text_column="a", view_columns={"positive": "a"})
+    with pytest.raises(InputError, match=r"view_columns\.positive is the text column 'a'"):
+        open_corpus(cfg)
+
+
 def test_csv_malformed_rows_are_recorded(tmp_path: Path) -> None:
     path = tmp_path / "c.csv"
     path.write_text("a,b\nx,1\ny,2,extra\nz,3\n")

@@ -60,11 +60,18 @@ def require_nonempty_file(path: Path) -> None:
 def check_columns(
     cfg: CorpusConfig, present: list[str], where: str, fmt: str
 ) -> tuple[str, dict[str, str]]:
-    """The text column and views, after checking that each is among ``present``."""
+    """The text column and views, after checking that each is among ``present`` and that no
+    view is the text column (every row's view would equal its anchor, which the per-row checks
+    reject as ``identical_views``)."""
     listed = ", ".join(present) or "(none)"
     if cfg.text_column is None:
         raise InputError(
             f"corpus.text_column is required for {fmt} corpora; columns in {where}: {listed}"
+        )
+    if same := [view for view, column in cfg.view_columns.items() if column == cfg.text_column]:
+        raise InputError(
+            f"corpus.view_columns.{same[0]} is the text column '{cfg.text_column}': a view must be "
+            "another column (a view equal to its anchor is rejected as identical_views)"
         )
     wanted = {"corpus.text_column": cfg.text_column} | {
         f"corpus.view_columns.{view}": column for view, column in cfg.view_columns.items()
