@@ -209,15 +209,11 @@ class PooledClient:
         finally:
             self.in_flight[ticket.index] -= 1
             self.pool.finished(ticket, failure)
-            self._count(self.limits[ticket.index], time.monotonic() - sent, failure)
+            if failure is None:
+                self.limits[ticket.index].record(time.monotonic() - sent)
+            elif timed_out(failure) or status_of(failure) == 429:
+                self.limits[ticket.index].record(None)  # overloaded
             self._wake()
-
-    @staticmethod
-    def _count(limit: ConcurrencyLimit, seconds: float, failure: BaseException | None) -> None:
-        if failure is None:
-            limit.record(seconds)
-        elif timed_out(failure) or status_of(failure) == 429:
-            limit.record(None)
 
     async def _place(self) -> Ticket:
         while True:
