@@ -3,11 +3,10 @@ are sent, and the timing settings that are no part of any key (docs/llm-backends
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, SecretStr, Tag, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from cseaug.config.base import AUTO, BatchSize, StrictModel
 from cseaug.secrets import url_credentials_problem
@@ -320,8 +319,3 @@ class LLMConfig(StrictModel):
         if isinstance(self.concurrency, int):
             return 1, self.concurrency
         return self.concurrency.min, self.concurrency.max
-
-    def api_key(self) -> SecretStr | None:
-        """The API key from the environment, or None when the variable is unset."""
-        value = os.environ.get(self.api_key_env)
-        return SecretStr(value) if value else None
