@@ -48,7 +48,6 @@ from cseaug.llm.wire import (
     ResponseGuard,
     body_limit,
     parse_completion,
-    valid_unicode,
 )
 from cseaug.secrets import Scrubber, treat_as_secret
 
@@ -105,7 +104,8 @@ def scrubbed(response: ChatResponse, scrub: Scrubber) -> ChatResponse:
     if response.text is not None:
         response.text = scrub(response.text)
     if response.error is not None:
-        response.error = valid_unicode(scrub(response.error))
+        # what UTF-8 cannot encode (a lone surrogate in an error message) becomes ?
+        response.error = scrub(response.error).encode("utf-8", "replace").decode("utf-8")
     return response
 
 
