@@ -4,6 +4,7 @@ are sent, and the timing settings that are no part of any key (docs/llm-backends
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
@@ -110,7 +111,7 @@ class PriceConfig(StrictModel):
     )
 
 
-def base_url_problem(urls: list[str]) -> str | None:
+def base_url_problem(urls: Sequence[str]) -> str | None:
     """Why a list of endpoint URLs cannot be used (empty, credentials, an endpoint twice), or None.
 
     Example:
@@ -308,14 +309,3 @@ class LLMConfig(StrictModel):
                 "OpenAI chat API rejects (0 to 2)"
             )
         return self
-
-    def concurrency_range(self) -> tuple[int, int]:
-        """``concurrency`` as ``(min, max)``.
-
-        Example:
-            >>> LLMConfig(backend="openai", model="m", concurrency=8).concurrency_range()
-            (1, 8)
-        """
-        if isinstance(self.concurrency, int):
-            return 1, self.concurrency
-        return self.concurrency.min, self.concurrency.max

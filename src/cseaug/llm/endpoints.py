@@ -28,30 +28,12 @@ from typing import Any
 import httpx2
 import openai
 
-from cseaug.config import FailoverConfig, base_url_problem
-from cseaug.errors import ConfigError
+from cseaug.config import FailoverConfig
 from cseaug.llm.http_errors import describe_error, hurts_endpoint, status_of, timed_out
 from cseaug.llm.limiter import ConcurrencyLimit
 from cseaug.llm.wire import read_body
 
 logger = logging.getLogger(__name__)
-
-
-def endpoint_urls(base_url: str | Sequence[str] | None, default: str) -> tuple[str, ...]:
-    """The endpoints a ``base_url`` setting names (``default`` when unset), validated
-    (:class:`ConfigError`: credentials, an empty list, an endpoint named twice).
-
-    Example:
-        >>> endpoint_urls(None, "https://api.openai.com/v1")
-        ('https://api.openai.com/v1',)
-    """
-    if isinstance(base_url, str):
-        base_url = [base_url]
-    urls = [default] if base_url is None else list(base_url)
-    problem = base_url_problem(urls)
-    if problem:
-        raise ConfigError(problem)
-    return tuple(urls)
 
 
 @dataclass
