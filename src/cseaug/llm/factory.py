@@ -80,11 +80,12 @@ def make_backend(
     backend: LLMBackend
     if name in ("openai", "openai-compatible"):
         limits = cfg.circuit_breaker  # None: never stop
+        bounds = cfg.concurrency  # a number N means (1, N), as the backend takes it
         backend = OpenAIBackend(
             cfg.model,
             sampling,
             name=name,
-            concurrency=cfg.concurrency_range(),
+            concurrency=bounds if isinstance(bounds, int) else (bounds.min, bounds.max),
             rate_limit_budget_s=cfg.rate_limit_budget_s,
             failover=cfg.failover,
             breaker=CircuitBreaker(limits.window, limits.failure_rate) if limits else None,
