@@ -124,8 +124,7 @@ def base_url_problem(urls: Sequence[str]) -> str | None:
         return "llm.base_url is an empty list: give one URL or a list of several"
     seen: set[str] = set()
     for url in urls:
-        problem = url_credentials_problem(url, "llm.base_url")
-        if problem:
+        if problem := url_credentials_problem(url, "llm.base_url"):
             return problem
         if url.rstrip("/") in seen:
             return f"llm.base_url names {url} twice: list each endpoint once"
@@ -278,8 +277,7 @@ class LLMConfig(StrictModel):
         if value is None or value == "":
             return value
         urls = [value] if isinstance(value, str) else value
-        problem = base_url_problem(urls)
-        if problem:
+        if problem := base_url_problem(urls):
             raise ValueError(problem)
         return urls[0] if len(urls) == 1 else urls  # a list of one is that URL, in every way
 

@@ -198,8 +198,7 @@ class OpenAIBackend(LLMBackend):
         return {"served": served} if served else {}
 
     def _api_key(self) -> str:
-        key = os.environ.get(self.api_key_env)
-        if key:
+        if key := os.environ.get(self.api_key_env):
             return key
         if self.name != "openai-compatible":  # api.openai.com, online or Batch API
             raise BackendError(
