@@ -67,8 +67,7 @@ class EndpointPool:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.failover = failover or FailoverConfig()
-        self.urls = tuple(urls)
-        self._health = [_Health(url, self.failover.cooldown_s) for url in self.urls]
+        self._health = [_Health(url, self.failover.cooldown_s) for url in urls]
         self._clock = clock
         self._lock = threading.Lock()
 
