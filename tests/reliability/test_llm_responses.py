@@ -199,7 +199,7 @@ def test_any_body_sent_over_http_ends_as_a_stored_answer_or_a_recorded_failure(
     backend = CachedBackend(backend_for(fuzzed_server), tmp_path_factory.mktemp("c") / "c.sqlite")
     responses = backend.generate([ask(p) for p in prompts])
     hashes = backend.hashes([ask(p) for p in prompts])
-    stored, failed = backend.cache.get_many(hashes), backend.cache.failed_before(hashes)
+    stored, failed = backend.cache.lookup(hashes)[0], backend.cache.failed_before(hashes)
     for response, digest in zip(responses, hashes, strict=True):
         assert (digest in stored) if response.ok else (digest in failed)
     backend.close()

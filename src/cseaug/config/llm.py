@@ -3,11 +3,11 @@ are sent, and the timing settings that are no part of any key (docs/llm-backends
 
 from __future__ import annotations
 
-import os
 import re
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, SecretStr, Tag, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from cseaug.config.base import AUTO, BatchSize, StrictModel
 from cseaug.secrets import url_credentials_problem
@@ -111,7 +111,7 @@ class PriceConfig(StrictModel):
     )
 
 
-def base_url_problem(urls: list[str]) -> str | None:
+def base_url_problem(urls: Sequence[str]) -> str | None:
     """Why a list of endpoint URLs cannot be used (empty, credentials, an endpoint twice), or None.
 
     Example:
@@ -124,8 +124,7 @@ def base_url_problem(urls: list[str]) -> str | None:
         return "llm.base_url is an empty list: give one URL or a list of several"
     seen: set[str] = set()
     for url in urls:
-        problem = url_credentials_problem(url, "llm.base_url")
-        if problem:
+        if problem := url_credentials_problem(url, "llm.base_url"):
             return problem
         if url.rstrip("/") in seen:
             return f"llm.base_url names {url} twice: list each endpoint once"
@@ -278,8 +277,7 @@ class LLMConfig(StrictModel):
         if value is None or value == "":
             return value
         urls = [value] if isinstance(value, str) else value
-        problem = base_url_problem(urls)
-        if problem:
+        if problem := base_url_problem(urls):
             raise ValueError(problem)
         return urls[0] if len(urls) == 1 else urls  # a list of one is that URL, in every way
 
@@ -309,19 +307,3 @@ class LLMConfig(StrictModel):
                 "OpenAI chat API rejects (0 to 2)"
             )
         return self
-
-    def concurrency_range(self) -> tuple[int, int]:
-        """``concurrency`` as ``(min, max)``.
-
-        Example:
-            >>> LLMConfig(backend="openai", model="m", concurrency=8).concurrency_range()
-            (1, 8)
-        """
-        if isinstance(self.concurrency, int):
-            return 1, self.concurrency
-        return self.concurrency.min, self.concurrency.max
-
-    def api_key(self) -> SecretStr | None:
-        """The API key from the environment, or None when the variable is unset."""
-        value = os.environ.get(self.api_key_env)
-        return SecretStr(value) if value else None

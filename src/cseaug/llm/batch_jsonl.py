@@ -46,20 +46,15 @@ def split_into_files(
         >>> [ids for ids, _ in split_into_files([("a", b"1\\n"), ("b", b"2\\n"), ("c", b"3\\n")], max_requests=2)]
         [['a', 'b'], ['c']]
     """
-    files: list[tuple[list[str], bytes]] = []
-    ids: list[str] = []
-    parts: list[bytes] = []
-    size = 0
+    files: list[tuple[list[str], bytearray]] = []
     for custom_id, line in lines:
-        if ids and (len(ids) == max_requests or size + len(line) > max_bytes):
-            files.append((ids, b"".join(parts)))
-            ids, parts, size = [], [], 0
+        ids, content = files[-1] if files else ([], bytearray())
+        if not ids or len(ids) == max_requests or len(content) + len(line) > max_bytes:
+            ids, content = [], bytearray()
+            files.append((ids, content))
         ids.append(custom_id)
-        parts.append(line)
-        size += len(line)
-    if ids:
-        files.append((ids, b"".join(parts)))
-    return files
+        content += line
+    return [(ids, bytes(content)) for ids, content in files]
 
 
 def _error_reason(record: dict[str, Any]) -> str:

@@ -27,6 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cseaug.llm.cache import CACHE_FILE
 from cseaug.sqlite_files import connect, transaction
@@ -66,24 +67,26 @@ class BatchLedger:
         self._lock = threading.Lock()
         self._conn.executescript(_SCHEMA)
 
+    def _execute(self, sql: str, params: tuple[object, ...]) -> list[Any]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
     def pend(
         self, input_file_id: str, base_url: str, request_keys: Sequence[str], uploaded_at: float
     ) -> None:
         """Remember an uploaded input file before its batch is created."""
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO openai_batch_uploads VALUES (?, ?, ?, ?, ?)",
-                (input_file_id, base_url, json.dumps(list(request_keys)), uploaded_at, time.time()),
-            )
+        self._execute(
+            "INSERT OR REPLACE INTO openai_batch_uploads VALUES (?, ?, ?, ?, ?)",
+            (input_file_id, base_url, json.dumps(list(request_keys)), uploaded_at, time.time()),
+        )
 
     def pending_uploads(self, base_url: str) -> list[PendingUpload]:
         """The uploads at ``base_url`` not known to have become a batch, oldest first."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT input_file_id, request_keys, uploaded_at FROM openai_batch_uploads "
-                "WHERE base_url = ? ORDER BY created_at",
-                (base_url,),
-            ).fetchall()
+        rows = self._execute(
+            "SELECT input_file_id, request_keys, uploaded_at FROM openai_batch_uploads "
+            "WHERE base_url = ? ORDER BY created_at",
+            (base_url,),
+        )
         return [PendingUpload(file_id, tuple(json.loads(keys)), at) for file_id, keys, at in rows]
 
     def record(
@@ -105,25 +108,20 @@ class BatchLedger:
 
     def drop_upload(self, input_file_id: str) -> None:
         """Forget a pending upload that will never become a batch."""
-        with self._lock:
-            self._conn.execute(
-                "DELETE FROM openai_batch_uploads WHERE input_file_id = ?", (input_file_id,)
-            )
+        self._execute("DELETE FROM openai_batch_uploads WHERE input_file_id = ?", (input_file_id,))
 
     def open_batches(self, base_url: str) -> list[tuple[str, tuple[str, ...]]]:
         """``(batch id, request keys)`` of the batches at ``base_url`` not read yet, oldest first."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT batch_id, request_keys FROM openai_batches WHERE base_url = ? "
-                "ORDER BY created_at",
-                (base_url,),
-            ).fetchall()
+        rows = self._execute(
+            "SELECT batch_id, request_keys FROM openai_batches WHERE base_url = ? "
+            "ORDER BY created_at",
+            (base_url,),
+        )
         return [(batch_id, tuple(json.loads(keys))) for batch_id, keys in rows]
 
     def remove(self, batch_id: str) -> None:
         """Forget a batch whose requests were handed on."""
-        with self._lock:
-            self._conn.execute("DELETE FROM openai_batches WHERE batch_id = ?", (batch_id,))
+        self._execute("DELETE FROM openai_batches WHERE batch_id = ?", (batch_id,))
 
     def close(self) -> None:
         with self._lock:

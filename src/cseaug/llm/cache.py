@@ -222,10 +222,6 @@ class ResponseCache:
             marks = ",".join("?" * len(chunk))
             yield from self._conn.execute(query.format(marks=marks), [*chunk, *extra])
 
-    def get_many(self, hashes: Sequence[str]) -> dict[str, ChatResponse]:
-        """The stored answers among ``hashes`` that match their digest (:meth:`lookup`)."""
-        return self.lookup(hashes)[0]
-
     def put(self, digest: str, response: ChatResponse, spent_by: str | None = None) -> None:
         """Store a successful answer paid for by ``spent_by`` and drop its failure record (one
         commit; the claim stays: :meth:`leased`)."""
@@ -491,7 +487,7 @@ class CachedBackend(LLMBackend):
             self.cache.path,
         )
         while self.cache.claimed_by_others(pending, self.owner) == set(pending):
-            if self.cache.get_many(pending):
+            if self.cache.lookup(pending)[0]:
                 return
             time.sleep(POLL_S)
 

@@ -245,8 +245,7 @@ def _prompt_profile(prompt_text: str) -> tuple[frozenset[tuple[str, ...]], froze
     lines = set()
     for line in prompt_text.splitlines():
         for variant in (line, _PROMPT_LABEL.sub("", line)):
-            normal = normalize_for_comparison(variant)
-            if normal:
+            if normal := normalize_for_comparison(variant):
                 lines.add(normal)
     words = normalize_for_comparison(prompt_text).split()
     return frozenset(_ngrams(words)), frozenset(lines)

@@ -28,30 +28,12 @@ from typing import Any
 import httpx2
 import openai
 
-from cseaug.config import FailoverConfig, base_url_problem
-from cseaug.errors import ConfigError
+from cseaug.config import FailoverConfig
 from cseaug.llm.http_errors import describe_error, hurts_endpoint, status_of, timed_out
 from cseaug.llm.limiter import ConcurrencyLimit
 from cseaug.llm.wire import read_body
 
 logger = logging.getLogger(__name__)
-
-
-def endpoint_urls(base_url: str | Sequence[str] | None, default: str) -> tuple[str, ...]:
-    """The endpoints a ``base_url`` setting names (``default`` when unset), validated
-    (:class:`ConfigError`: credentials, an empty list, an endpoint named twice).
-
-    Example:
-        >>> endpoint_urls(None, "https://api.openai.com/v1")
-        ('https://api.openai.com/v1',)
-    """
-    if isinstance(base_url, str):
-        base_url = [base_url]
-    urls = [default] if base_url is None else list(base_url)
-    problem = base_url_problem(urls)
-    if problem:
-        raise ConfigError(problem)
-    return tuple(urls)
 
 
 @dataclass
@@ -85,8 +67,7 @@ class EndpointPool:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.failover = failover or FailoverConfig()
-        self.urls = tuple(urls)
-        self._health = [_Health(url, self.failover.cooldown_s) for url in self.urls]
+        self._health = [_Health(url, self.failover.cooldown_s) for url in urls]
         self._clock = clock
         self._lock = threading.Lock()
 
@@ -209,15 +190,11 @@ class PooledClient:
         finally:
             self.in_flight[ticket.index] -= 1
             self.pool.finished(ticket, failure)
-            self._count(self.limits[ticket.index], time.monotonic() - sent, failure)
+            if failure is None:
+                self.limits[ticket.index].record(time.monotonic() - sent)
+            elif timed_out(failure) or status_of(failure) == 429:
+                self.limits[ticket.index].record(None)  # overloaded
             self._wake()
-
-    @staticmethod
-    def _count(limit: ConcurrencyLimit, seconds: float, failure: BaseException | None) -> None:
-        if failure is None:
-            limit.record(seconds)
-        elif timed_out(failure) or status_of(failure) == 429:
-            limit.record(None)
 
     async def _place(self) -> Ticket:
         while True:

@@ -85,7 +85,7 @@ def cached_answers(
         return [None] * len(requests)
     hashes = [request_hash(identity, r) for r in requests]
     with closing(ResponseCache(cache_path)) as cache:
-        stored = cache.get_many(hashes)
+        stored = cache.lookup(hashes)[0]
     return [stored[digest].text if digest in stored else None for digest in hashes]
 
 

@@ -24,7 +24,7 @@ from cseaug.llm.breaker import CircuitBreaker
 from cseaug.llm.cache import CachedBackend
 from cseaug.llm.openai_backend import OpenAIBackend
 from cseaug.llm.openai_batch_backend import OpenAIBatchBackend
-from cseaug.llm.sampling import sampling_from_config
+from cseaug.llm.sampling import FIELDS
 from cseaug.llm.transformers_backend import TransformersBackend
 from cseaug.llm.vllm_backend import VLLMBackend
 
@@ -65,7 +65,7 @@ def make_backend(
 ) -> LLMBackend:
     """The backend of ``cfg``, behind the response cache at ``cache_path`` when one is given;
     ``spent_by`` pays for what it sends; ``served``: what :func:`probe_served` reported."""
-    sampling = sampling_from_config(cfg)
+    sampling = cfg.model_dump(include=set(FIELDS))  # in the config's field order
     name = resolve_backend(cfg.backend)
     if name != cfg.backend:
         logger.info("llm.backend auto: using %s", name)
@@ -80,11 +80,12 @@ def make_backend(
     backend: LLMBackend
     if name in ("openai", "openai-compatible"):
         limits = cfg.circuit_breaker  # None: never stop
+        bounds = cfg.concurrency  # a number N means (1, N), as the backend takes it
         backend = OpenAIBackend(
             cfg.model,
             sampling,
             name=name,
-            concurrency=cfg.concurrency_range(),
+            concurrency=bounds if isinstance(bounds, int) else (bounds.min, bounds.max),
             rate_limit_budget_s=cfg.rate_limit_budget_s,
             failover=cfg.failover,
             breaker=CircuitBreaker(limits.window, limits.failure_rate) if limits else None,

@@ -54,8 +54,7 @@ def describe_error(exc: BaseException) -> str:
     if isinstance(exc, openai.APIStatusError):
         detail = exc.body.get("message") if isinstance(exc.body, dict) else None
         return f"HTTP {exc.status_code}: {detail or exc.message}"
-    cause = connection_cause(exc)
-    if cause is not None:
+    if (cause := connection_cause(exc)) is not None:
         return cause
     if isinstance(exc, openai.APIConnectionError):
         origin = exc.__cause__

@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 import httpx2
 import openai
 
-from cseaug.config import FailoverConfig
-from cseaug.errors import BackendError
+from cseaug.config import FailoverConfig, base_url_problem
+from cseaug.errors import BackendError, ConfigError
 from cseaug.llm.base import (
     CIRCUIT_OPEN,
     MALFORMED,
@@ -36,7 +36,7 @@ from cseaug.llm.base import (
     ResponseSink,
 )
 from cseaug.llm.breaker import CircuitBreaker
-from cseaug.llm.endpoints import EndpointPool, PooledClient, endpoint_urls
+from cseaug.llm.endpoints import EndpointPool, PooledClient
 from cseaug.llm.http_errors import describe_error, is_retryable, status_of, timed_out
 from cseaug.llm.identity import served_identity
 from cseaug.llm.limiter import ConcurrencyLimit
@@ -48,7 +48,6 @@ from cseaug.llm.wire import (
     ResponseGuard,
     body_limit,
     parse_completion,
-    valid_unicode,
 )
 from cseaug.secrets import Scrubber, treat_as_secret
 
@@ -105,7 +104,8 @@ def scrubbed(response: ChatResponse, scrub: Scrubber) -> ChatResponse:
     if response.text is not None:
         response.text = scrub(response.text)
     if response.error is not None:
-        response.error = valid_unicode(scrub(response.error))
+        # what UTF-8 cannot encode (a lone surrogate in an error message) becomes ?
+        response.error = scrub(response.error).encode("utf-8", "replace").decode("utf-8")
     return response
 
 
@@ -151,7 +151,11 @@ class OpenAIBackend(LLMBackend):
             raise BackendError(
                 "backend 'openai-compatible' needs llm.base_url, e.g. http://127.0.0.1:8000/v1"
             )
-        base_urls = endpoint_urls(base_url, OPENAI_BASE_URL)
+        if isinstance(base_url, str):
+            base_url = [base_url]
+        base_urls = (OPENAI_BASE_URL,) if base_url is None else tuple(base_url)
+        if problem := base_url_problem(base_urls):  # credentials, none, one named twice
+            raise ConfigError(problem)
         treat_as_secret(api_key_env)
         super().__init__(model, sampling, model_revision)
         self.name = name
@@ -194,8 +198,7 @@ class OpenAIBackend(LLMBackend):
         return {"served": served} if served else {}
 
     def _api_key(self) -> str:
-        key = os.environ.get(self.api_key_env)
-        if key:
+        if key := os.environ.get(self.api_key_env):
             return key
         if self.name != "openai-compatible":  # api.openai.com, online or Batch API
             raise BackendError(

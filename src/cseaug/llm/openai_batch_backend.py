@@ -158,8 +158,7 @@ class OpenAIBatchBackend(OpenAIBackend):
         jobs: list[_Job] = []
 
         def attach(batch_id: str, keys: Sequence[str], origin: str) -> None:
-            mine = tuple(key for key in keys if key in wanted)
-            if mine:
+            if mine := tuple(key for key in keys if key in wanted):
                 logger.warning(
                     "re-attaching to batch %s (%d of its %d requests still needed), %s",
                     batch_id,
@@ -250,9 +249,7 @@ class OpenAIBatchBackend(OpenAIBackend):
                     describe_error(exc),
                 )
                 self._sleep(min(2.0**attempt, 60.0))
-                found = self._find(client, upload)
-                if found is not None:
-                    batch = found
+                if (batch := self._find(client, upload)) is not None:
                     break
             except openai.APIStatusError:
                 self._discard(client, upload)

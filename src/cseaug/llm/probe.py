@@ -60,8 +60,7 @@ def _ask(client: openai.OpenAI, base_url: str, model: str) -> dict[str, Any]:
             raise
         unusable = "" if exc.status_code in _NO_LIST else f"failed ({describe_error(exc)})"
     else:
-        entry = _entry(base_url, model, listing.content)
-        if entry is not None:
+        if (entry := _entry(base_url, model, listing.content)) is not None:
             return entry
         unusable = "lists no models"
     body = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}

@@ -12,15 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cseaug.config import LLMConfig
-
 FIELDS = ("temperature", "top_p", "max_tokens", "seed")
-
-
-def sampling_from_config(cfg: LLMConfig) -> dict[str, Any]:
-    """The sampling dict of a config (what, besides backend and model, changes an answer), in
-    the config's field order: temperature, top_p, max_tokens, seed."""
-    return cfg.model_dump(include=set(FIELDS))
+"""The ``llm`` keys that, besides backend and model, change an answer."""
 
 
 def request_sampling(sampling: dict[str, Any], sample_index: int) -> dict[str, Any]:

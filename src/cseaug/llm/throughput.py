@@ -49,8 +49,7 @@ def parameters_of(model: str) -> float | None:
         >>> parameters_of("meta-llama/Llama-2-7b-chat-hf"), parameters_of("Qwen/Qwen2.5-0.5B-Instruct")
         (7000000000.0, 500000000.0)
     """
-    found = _SIZE_IN_NAME.search(model.rsplit("/", 1)[-1])
-    if found:
+    if found := _SIZE_IN_NAME.search(model.rsplit("/", 1)[-1]):
         return float(found.group(1)) * 1e9
     config = hf_config(model, local_files_only=True)  # a dry run downloads nothing
     hidden = getattr(config, "hidden_size", None) or getattr(config, "n_embd", None)

@@ -58,27 +58,19 @@ def engine_arguments(
     engine_kwargs: dict[str, Any],
     context_length: int | None,
 ) -> dict[str, Any]:
-    """The arguments of ``vllm.LLM`` besides ``model``: ``llm.vllm``, then ``engine_kwargs``;
+    """The arguments of ``vllm.LLM`` besides ``model``: ``llm.vllm`` (every key but
+    ``requests_per_call`` is one), then ``engine_kwargs``;
     ``max_model_len: auto`` makes room for ``max_tokens`` and a prompt, within ``context_length``.
 
     Example:
         >>> engine_arguments(VLLMEngineConfig(), "auto", 256, {"enforce_eager": True}, 32768)["max_model_len"]
         2304
     """
-    max_model_len = settings.max_model_len
-    if max_model_len == AUTO:
+    arguments = {"dtype": dtype, **settings.model_dump(exclude={"requests_per_call"})}
+    if arguments["max_model_len"] == AUTO:
         wanted = max_tokens + PROMPT_ALLOWANCE
-        max_model_len = min(wanted, context_length) if context_length else wanted
-    return {
-        "dtype": dtype,
-        "enable_prefix_caching": settings.enable_prefix_caching,
-        "enable_chunked_prefill": settings.enable_chunked_prefill,
-        "max_num_seqs": settings.max_num_seqs,
-        "max_model_len": max_model_len,
-        "gpu_memory_utilization": settings.gpu_memory_utilization,
-        "tensor_parallel_size": settings.tensor_parallel_size,
-        **engine_kwargs,
-    }
+        arguments["max_model_len"] = min(wanted, context_length) if context_length else wanted
+    return arguments | engine_kwargs
 
 
 class VLLMBackend(LLMBackend):

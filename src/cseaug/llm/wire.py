@@ -108,16 +108,6 @@ async def read_body(response: httpx2.Response, limit: int) -> bytes:
     return bytes(body)
 
 
-def valid_unicode(text: str) -> str:
-    """``text`` with what UTF-8 cannot encode (a lone surrogate in an error message) as ``?``.
-
-    Example:
-        >>> valid_unicode("bad " + chr(0xD800) + " request")
-        'bad ? request'
-    """
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
 def _depth(data: Any) -> int:
     """How deeply ``data`` nests objects and arrays, counted without recursion."""
     deepest, stack = 0, [(data, 1)]
