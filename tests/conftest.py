@@ -198,10 +198,10 @@ def one_thread() -> Iterator[None]:
     torch.set_num_threads(before)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fsmt_pivots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
     """Tiny random en-de, de-en, en-ru, ru-en FSMT models (tests/tiny_fsmt.py), as
-    ``backtranslation.pivots``."""
+    ``backtranslation.pivots``: built once (~10 s) for the modules that only read them."""
     from tests.tiny_fsmt import build_tiny_pivots
 
     return build_tiny_pivots(tmp_path_factory.mktemp("fsmt"))
