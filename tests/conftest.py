@@ -70,7 +70,17 @@ def shared_papers() -> Path:
 @pytest.fixture(scope="session")
 def prefect_harness() -> Iterator[None]:
     """Prefect's test harness (temporary server and database), shared by the whole session:
-    starting it takes ~20 s."""
+    starting it takes ~20 s.
+
+    It sets up Prefect's logging first: Prefect does so when ``prefect.main`` is first
+    imported (``from prefect import flow``), binding its console handler to the
+    ``sys.stderr`` of that moment. Inside a test that captures its output (``capfd``,
+    ``capsys``, a CliRunner) that stream is closed at the test's end, and every later flow's
+    log line then fails in Prefect's API log handler until a RecursionError (in pendulum's
+    ``_safe_timezone``, where the stack ran out) stops the flow: what failed
+    tests/flows/test_build_on_a_cluster.py run alone. Here, outside any test, the handler
+    gets pytest's stream of the whole session."""
+    import prefect.main  # noqa: F401
     from prefect.testing.utilities import prefect_test_harness
 
     with prefect_test_harness(server_startup_timeout=90):
@@ -188,10 +198,10 @@ def one_thread() -> Iterator[None]:
     torch.set_num_threads(before)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fsmt_pivots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
     """Tiny random en-de, de-en, en-ru, ru-en FSMT models (tests/tiny_fsmt.py), as
-    ``backtranslation.pivots``."""
+    ``backtranslation.pivots``: built once (~10 s) for the modules that only read them."""
     from tests.tiny_fsmt import build_tiny_pivots
 
     return build_tiny_pivots(tmp_path_factory.mktemp("fsmt"))

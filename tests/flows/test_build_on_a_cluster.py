@@ -57,8 +57,17 @@ def build_on(runner: str, config: dict, tmp_path: Path) -> Path:
 def test_a_dask_cluster_resumes_a_local_build_and_publishes_the_same_bytes(
     prefect_harness: None, shared_data: Path, tmp_path: Path, capfd: pytest.CaptureFixture
 ) -> None:
+    """A build started with the local runner and stopped after its first shard is resumed by
+    `cseaug build` on a Dask cluster (``run_build_command``, what the command runs after
+    ``load_config``), without PREFECT_API_URL: the first shard is kept, the rest is generated,
+    the bytes are the goldens'; no worker starts a Prefect server of its own; and the LLM
+    endpoint is probed once by the command's preflight, whose report the plan and the shards
+    on the workers reuse (see :func:`test_a_build_probes_its_llm_endpoint_once`)."""
     pytest.importorskip("prefect_dask")
-    from cseaug.config import RunConfig
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from cseaug.commands.build import run_build_command
+    from cseaug.config import RunConfig, load_config
     from cseaug.pipeline.plan import plan_build
     from cseaug.pipeline.run import BuildRun
     from cseaug.pipeline.shard import VIEWS, generate_shard
@@ -71,13 +80,19 @@ def test_a_dask_cluster_resumes_a_local_build_and_publishes_the_same_bytes(
             generate_shard(run, 0)
             first = run.store.shard_path("rows", 0, VIEWS).stat()
             shard_zero_requests = sum(server.counts.values())
+        probes = server.state.model_requests
 
-        version = build_on("dask", config, tmp_path)
+        path = tmp_path / f"{GOLDEN}.yaml"
+        path.write_text(json.dumps(config), encoding="utf-8")
+        with temporary_settings(restore_defaults={PREFECT_API_URL}):
+            run_build_command(load_config(path, ["execution.runner.kind=dask"]), dry_run=False)
+        (version,) = (tmp_path / "storage" / "datasets" / GOLDEN).glob("v0*")
 
         assert fingerprint(version) == GOLDENS[GOLDEN]["published"]
         again = run.store.shard_path("rows", 0, VIEWS).stat()
         assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns)
         assert 0 < shard_zero_requests < sum(server.counts.values())
+        assert server.state.model_requests - probes == 1
     output = capfd.readouterr()
     assert "Starting temporary server" not in output.out + output.err, (
         "a worker started a Prefect server of its own"
@@ -114,46 +129,44 @@ async def last_shards_subflow() -> list[str]:
 def test_a_ray_cluster_publishes_the_same_bytes(
     prefect_harness: None, shared_data: Path, tmp_path: Path
 ) -> None:
+    """A deployment run (the flow called with a config path, as a worker calls it) on a Ray
+    cluster: the bytes are the goldens', and the LLM endpoint is probed once, by the plan
+    task, whose report the shards on the Ray workers reuse (see
+    :func:`test_a_build_probes_its_llm_endpoint_once`)."""
     pytest.importorskip("prefect_ray")
     with FakeOpenAIServer(policy=golden_policy) as server:
         version = build_on("ray", golden_config(shared_data, server, tmp_path), tmp_path)
+        assert server.state.model_requests == 1
     assert fingerprint(version) == GOLDENS[GOLDEN]["published"]
 
 
 @pytest.mark.slow
 @pytest.mark.prefect
 @pytest.mark.shared_data
-@pytest.mark.parametrize(
-    ("edge", "runner"),
-    [("cseaug build", "local"), ("cseaug build", "dask"), ("deployment run", "dask")],
-)
 def test_a_build_probes_its_llm_endpoint_once(
-    prefect_harness: None, shared_data: Path, tmp_path: Path, edge: str, runner: str
+    prefect_harness: None, shared_data: Path, tmp_path: Path
 ) -> None:
     """The LLM endpoint is probed (``GET /models``) once per build: by `cseaug build`'s
     preflight, which hands the flow what it reported, or, in a deployment run, by the plan
-    task. The plan, the shards in the flow's process and those on a Dask cluster's workers
-    reuse it, and the published bytes are the goldens' (the same backend identity in every
-    cache key and in the manifest's ``model.llm``).
+    task. The plan, the shards in the flow's process and those on a cluster's workers reuse
+    it, and the published bytes are the goldens' (the same backend identity in every cache
+    key and in the manifest's ``model.llm``). Here `cseaug build` with the local runner; the
+    Dask test above asserts it for `cseaug build` on a Dask cluster, the Ray test for a
+    deployment run on a Ray cluster (each of those builds costs a minute: one build asserts
+    both).
 
     `cseaug build` is run from its validated config on (``run_build_command``, what the
     command runs after ``load_config``): Prefect's console handler outlives a CliRunner's
     captured stream, so a second CliRunner build in one process cannot log."""
-    if runner == "dask":
-        pytest.importorskip("prefect_dask")
     from cseaug.commands.build import run_build_command
     from cseaug.config import load_config
 
     with FakeOpenAIServer(policy=golden_policy) as server:
         config = golden_config(shared_data, server, tmp_path)
-        if edge == "deployment run":
-            version = build_on(runner, config, tmp_path)
-        else:
-            path = tmp_path / f"{GOLDEN}.yaml"
-            path.write_text(json.dumps(config), encoding="utf-8")
-            cfg = load_config(path, [f"execution.runner.kind={runner}"])
-            run_build_command(cfg, dry_run=False)
-            (version,) = (tmp_path / "storage" / "datasets" / GOLDEN).glob("v0*")
+        path = tmp_path / f"{GOLDEN}.yaml"
+        path.write_text(json.dumps(config), encoding="utf-8")
+        run_build_command(load_config(path, ["execution.runner.kind=local"]), dry_run=False)
+        (version,) = (tmp_path / "storage" / "datasets" / GOLDEN).glob("v0*")
         assert server.state.model_requests == 1
     assert fingerprint(version) == GOLDENS[GOLDEN]["published"]
 

@@ -16,6 +16,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,6 @@ from cseaug.cli import app
 from cseaug.config import RunConfig
 from cseaug.dataset.versions import latest_version, list_versions
 from cseaug.errors import PublishGateError
-from cseaug.pipeline.local import run_build
 from cseaug.pipeline.plan import plan_build
 from cseaug.pipeline.publish import BuildSummary, publish_build
 from cseaug.pipeline.run import BuildRun
@@ -128,6 +128,85 @@ def build(cfg: RunConfig) -> BuildSummary:
         return publish_build(run, outcomes)
 
 
+@dataclass
+class Stop:
+    """A build stopped at the quality gate: its config, the error, the versions of its dataset
+    after it, the rows it listed as out of order."""
+
+    cfg: RunConfig
+    error: PublishGateError
+    versions: list[str]
+    failures: list[dict[str, Any]]
+
+
+def stop_at_gate(cfg: RunConfig) -> Stop:
+    """Build ``cfg``, which must stop at the quality gate; its output root holds no list of
+    failures before."""
+    with pytest.raises(PublishGateError) as stopped:
+        build(cfg)
+    root = Path(cfg.output.root)
+    (listed,) = root.rglob("pattern_order_failures.jsonl")
+    failures = [json.loads(line) for line in listed.read_text().splitlines()]
+    return Stop(cfg, stopped.value, list_versions(root, cfg.dataset_name), failures)
+
+
+def snapshot(folder: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@dataclass
+class SwappedHistory:
+    """What one output root saw of an STS build against a server that exchanges positive and
+    negative (:func:`swapped_history`); the tests below each assert on their part of it."""
+
+    stop: Stop
+    sent: int
+    """Requests the stopped build sent; each ``sent_*`` is the server's total after a build."""
+    anyway: BuildSummary
+    sent_anyway: int
+    published: dict[Path, bytes]
+    """The files of the version published anyway, as published."""
+    rebuild: Stop
+    sent_rebuilding: int
+    published_after_rebuild: dict[Path, bytes]
+    fixed: BuildSummary
+    sent_fixed: int
+
+
+@pytest.fixture(scope="module")
+def swapped_history(
+    tmp_path_factory: pytest.TempPathFactory, sts_answers: Answers
+) -> SwappedHistory:
+    """An STS build against a swapping server, four builds in turn in one output root (each
+    loads the gate's encoder: built once, asserted on by three tests): it stops at the gate;
+    ``publish.min_pattern_share=0`` publishes the same answers anyway (v0001, gate off); the
+    config built again with the default gate stops; a fixed model (a new
+    ``llm.model_revision``, the server now healthy) publishes v0002."""
+    root = tmp_path_factory.mktemp("swapped")
+    with FakeOpenAIServer(policy=answering(sts_answers, swapped)) as server:
+        cfg = config(root, server.base_url, "sts", sts_answers)
+        stop = stop_at_gate(cfg)
+        sent = server.state.total
+        gate_off = cfg.publish.model_copy(update={"min_pattern_share": 0})
+        anyway = build(cfg.model_copy(update={"publish": gate_off}))
+        sent_anyway = server.state.total
+        published = snapshot(anyway.version_dir)
+        for listed in root.rglob("pattern_order_failures.jsonl"):
+            listed.unlink()  # the stopped build's list: the rebuild writes its own
+        rebuild = stop_at_gate(cfg)
+        sent_rebuilding = server.state.total
+        published_after_rebuild = snapshot(anyway.version_dir)
+
+        server.state.policy = answering(sts_answers, healthy)
+        revised = cfg.llm.model_copy(update={"model_revision": "fixed"})
+        fixed = build(cfg.model_copy(update={"llm": revised}))
+        sent_fixed = server.state.total
+    return SwappedHistory(
+        stop, sent, anyway, sent_anyway, published, rebuild, sent_rebuilding,
+        published_after_rebuild, fixed, sent_fixed,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("method", "behaviour"),
     [
@@ -137,28 +216,27 @@ def build(cfg: RunConfig) -> BuildSummary:
     ],
 )
 def test_a_server_answering_out_of_order_stops_at_the_quality_gate(
-    tmp_path: Path,
-    request: pytest.FixtureRequest,
-    method: str,
-    behaviour: Misbehaviour,
+    tmp_path: Path, request: pytest.FixtureRequest, method: str, behaviour: Misbehaviour
 ) -> None:
     """Proves 20.2: positive and negative exchanged, levels rotated: each build stops at the
     gate with the share below the default threshold, publishes nothing, and lists every row
     out of order. (One paraphrase for every level never reaches this gate: the per-row checks
-    reject each such row as ``identical_views``, see below.)"""
-    answers = request.getfixturevalue(f"{method}_answers")
-    with FakeOpenAIServer(policy=answering(answers, behaviour)) as server:
-        cfg = config(tmp_path, server.base_url, method, answers)
-        with pytest.raises(PublishGateError) as stopped:
-            build(cfg)
-    message = str(stopped.value)
+    reject each such row as ``identical_views``, see below.) STS swapped is the first build of
+    :func:`swapped_history`."""
+    if (method, behaviour) == ("sts", swapped):
+        stop = request.getfixturevalue("swapped_history").stop
+    else:
+        answers = request.getfixturevalue(f"{method}_answers")
+        with FakeOpenAIServer(policy=answering(answers, behaviour)) as server:
+            stop = stop_at_gate(config(tmp_path, server.base_url, method, answers))
+    message = str(stop.error)
     assert "nothing published" in message and "publish.min_pattern_share 70%" in message
-    assert list_versions(tmp_path, cfg.dataset_name) == []
-    failures = next(tmp_path.rglob("pattern_order_failures.jsonl")).read_text().splitlines()
+    assert stop.versions == []
     ordered, rows = map(int, re.search(r"(\d+) of (\d+) generated rows", message).groups())
-    assert rows - ordered == len(failures) and ordered / rows < cfg.publish.min_pattern_share
+    assert rows - ordered == len(stop.failures)
+    assert ordered / rows < stop.cfg.publish.min_pattern_share
     # what the refused build made, for its summary: the rows the gate measured, the requests
-    spent = stopped.value.summary
+    spent = stop.error.summary
     assert spent.aigen == rows and spent.token_usage["requests"] >= rows
     assert {"plan", "generate", "publish"} <= set(spent.timings), spent
 
@@ -241,13 +319,31 @@ def test_rows_the_pattern_filter_dropped_count_as_out_of_order(
     assert list_versions(tmp_path, cfg.dataset_name) == []
 
 
+@dataclass
+class Published:
+    root: Path
+    cfg: RunConfig
+    summary: BuildSummary
+
+
+@pytest.fixture(scope="module")
+def healthy_version(tmp_path_factory: pytest.TempPathFactory, sts_answers: Answers) -> Published:
+    """v0001 of an STS build against a healthy server (in ``<tmp>/storage``), built once: the
+    version the healthy-server test checks, and the good version the `cseaug build` test
+    starts from (whose stopped build leaves it as it is, which that test asserts)."""
+    root = tmp_path_factory.mktemp("healthy") / "storage"
+    root.mkdir()
+    with FakeOpenAIServer(policy=answering(sts_answers, healthy)) as server:
+        cfg = config(root, server.base_url, "sts", sts_answers)
+        return Published(root, cfg, build(cfg))
+
+
 def test_a_healthy_server_publishes_and_the_version_states_what_was_checked(
-    tmp_path: Path, sts_answers: Answers
+    healthy_version: Published,
 ) -> None:
     """Proves 20.2: human-written graded answers pass the default gate; the manifest, the card
     and `cseaug show` carry the gate's figures (what was checked, the share that passed)."""
-    with FakeOpenAIServer(policy=answering(sts_answers, healthy)) as server:
-        summary = build(config(tmp_path, server.base_url, "sts", sts_answers))
+    summary, root = healthy_version.summary, healthy_version.root
     manifest = json.loads((summary.version_dir / "manifest.json").read_text())
     gate = manifest["quality_gate"]
     assert gate["checked"] and gate["passed"] and gate["rows"] == summary.aigen
@@ -257,84 +353,62 @@ def test_a_healthy_server_publishes_and_the_version_states_what_was_checked(
     card = (summary.version_dir / "README.md").read_text()
     assert "- Quality gate: pattern order positive > intermediate > negative" in card
     assert line in card and "minimum 70%: passed" in card
-    shown = CliRunner().invoke(app, ["show", "gate-sts/latest", "--root", str(tmp_path)])
+    shown = CliRunner().invoke(app, ["show", "gate-sts/latest", "--root", str(root)])
     assert shown.exit_code == 0, shown.output
     assert "quality gate" in shown.output and line in " ".join(shown.output.split())
 
 
 def test_after_the_gate_a_fixed_model_resumes_and_publishing_anyway_sends_nothing(
-    tmp_path: Path, sts_answers: Answers
+    swapped_history: SwappedHistory,
 ) -> None:
     """Proves 20.2: after a stop at the gate, `publish.min_pattern_share=0` publishes the same
     answers from the response cache (no request sent again) and the version says the gate
     was off; a fixed model (new `llm.model_revision`) generates anew and passes."""
-    with FakeOpenAIServer(policy=answering(sts_answers, swapped)) as server:
-        cfg = config(tmp_path, server.base_url, "sts", sts_answers)
-        with pytest.raises(PublishGateError):
-            build(cfg)
-        sent = server.state.total
-        anyway = build(
-            cfg.model_copy(
-                update={"publish": cfg.publish.model_copy(update={"min_pattern_share": 0})}
-            )
-        )
-        assert server.state.total == sent
-        gate = json.loads((anyway.version_dir / "manifest.json").read_text())["quality_gate"]
-        assert gate["share"] < 0.7 and "gate off" in (anyway.version_dir / "README.md").read_text()
+    history = swapped_history
+    assert history.sent_anyway == history.sent
+    anyway = history.anyway.version_dir
+    gate = json.loads((anyway / "manifest.json").read_text())["quality_gate"]
+    assert gate["share"] < 0.7 and "gate off" in (anyway / "README.md").read_text()
 
-        server.state.policy = answering(sts_answers, healthy)
-        fixed = cfg.model_copy(
-            update={"llm": cfg.llm.model_copy(update={"model_revision": "fixed"})}
-        )
-        summary = build(fixed)
-        assert server.state.total == 2 * sent
-    manifest = json.loads((summary.version_dir / "manifest.json").read_text())
-    assert manifest["quality_gate"]["passed"] and summary.version == "v0002"
+    # between the two: the rebuild of test_a_rebuild_of_an_old_version_..., which sends nothing
+    assert history.sent_fixed == 2 * history.sent
+    manifest = json.loads((history.fixed.version_dir / "manifest.json").read_text())
+    assert manifest["quality_gate"]["passed"] and history.fixed.version == "v0002"
 
 
 def test_a_rebuild_of_an_old_version_says_which_rows_the_gate_now_rejects_and_changes_nothing(
-    tmp_path: Path, sts_answers: Answers
+    swapped_history: SwappedHistory,
 ) -> None:
     """Proves 20.2: a version published without the gate (here: with it off) from a swapping
     server stays as it is, byte for byte, when its config is built again with the default;
     the rebuild stops at the gate and lists every row it now rejects, sending nothing."""
-    with FakeOpenAIServer(policy=answering(sts_answers, swapped)) as server:
-        cfg = config(tmp_path, server.base_url, "sts", sts_answers)
-        old = build(
-            cfg.model_copy(
-                update={"publish": cfg.publish.model_copy(update={"min_pattern_share": 0})}
-            )
-        )
-        before = {p: p.read_bytes() for p in old.version_dir.rglob("*") if p.is_file()}
-        sent = server.state.total
-        with pytest.raises(PublishGateError) as stopped:
-            build(cfg)
-        assert server.state.total == sent
-    failures = [
-        json.loads(line)
-        for line in next(tmp_path.rglob("pattern_order_failures.jsonl")).read_text().splitlines()
-    ]
-    gate = json.loads((old.version_dir / "manifest.json").read_text())["quality_gate"]
-    assert len(failures) == gate["rows"] - gate["ordered_rows"] and str(len(failures)) in str(
-        stopped.value
-    )
+    history = swapped_history
+    rebuild = history.rebuild
+    assert history.sent_rebuilding == history.sent_anyway
+    failures = rebuild.failures
+    old = history.anyway.version_dir
+    gate = json.loads((old / "manifest.json").read_text())["quality_gate"]
+    assert len(failures) == gate["rows"] - gate["ordered_rows"]
+    assert str(len(failures)) in str(rebuild.error)
     assert {"id", "sentence", "positive", "negative", "cs", "mer"} <= set(failures[0])
-    assert {p: p.read_bytes() for p in old.version_dir.rglob("*") if p.is_file()} == before
-    assert list_versions(tmp_path, cfg.dataset_name) == ["v0001"]
+    assert history.published_after_rebuild == history.published
+    assert rebuild.versions == ["v0001"]
 
 
 @pytest.mark.prefect
 def test_cseaug_build_against_a_swapping_server_exits_at_the_gate_and_latest_stays(
-    tmp_path: Path, sts_answers: Answers
+    tmp_path: Path, sts_answers: Answers, healthy_version: Published, prefect_harness: None
 ) -> None:
     """Proves 20.2 as a user runs it: after a good version, `cseaug build` against a server
     that exchanges positive and negative exits with status 2; the message shows the share,
-    five example rows and both remedies; no version is published and `latest` stays."""
-    root = tmp_path / "storage"
-    root.mkdir()
-    with FakeOpenAIServer(policy=answering(sts_answers, healthy)) as server:
-        cfg = config(root, server.base_url, "sts", sts_answers)
-        run_build(cfg)
+    five example rows and both remedies; no version is published and `latest` stays.
+
+    The command reports to the suite's Prefect server (``PREFECT_API_URL``, as a user with a
+    running server sets it): this test is about the gate, not the temporary server, whose
+    start tests/reliability/test_stopping.py and tests/flows/test_temporary_server.py cover."""
+    from prefect.settings import PREFECT_API_URL
+
+    root, cfg = healthy_version.root, healthy_version.cfg
     assert latest_version(root, cfg.dataset_name) == "v0001"
     config_file = tmp_path / "build.yaml"
     with (
@@ -344,7 +418,9 @@ def test_cseaug_build_against_a_swapping_server_exits_at_the_gate_and_latest_sta
         data = cfg.model_dump(mode="json", exclude_unset=True)
         data["llm"] = {**data["llm"], "base_url": server.base_url, "model": "fake-model"}
         config_file.write_text(json.dumps(data), encoding="utf-8")
-        env = build_environment(tmp_path / "prefect-home", proxy, COLUMNS="200")
+        env = build_environment(
+            tmp_path / "prefect-home", proxy, COLUMNS="200", PREFECT_API_URL=PREFECT_API_URL.value()
+        )
         done = run_cseaug(["build", "--config", str(config_file)], env, tmp_path)
     output = done.stdout + done.stderr
     assert done.returncode == 2, output[-3000:]
