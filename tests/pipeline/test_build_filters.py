@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+
+import pytest
 
 from cseaug.dataset.schema import rows_table
 from cseaug.diagnostics.contamination import load_eval_index
@@ -30,3 +33,22 @@ def test_pattern_order_filter_reads_the_cs_step_s_columns() -> None:
     result = PatternOrderFilter("both")(measured)
     assert result.rows.num_rows + result.rejects.num_rows == len(ROWS)
     assert set(result.stats) >= {"mer", "cs", "eligible", "rejected"}
+
+
+class SlowEncoder(BagOfWordsEncoder):
+    def encode(self, texts):
+        time.sleep(0.05)
+        return super().encode(texts)
+
+
+def test_the_cs_step_shows_its_progress_by_view(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Off a terminal, lines (here every 10 ms): the step can take minutes where the encoder
+    worker embedded little while the LLM generated."""
+    from cseaug import progress
+
+    monkeypatch.delenv("CSEAUG_PROGRESS", raising=False)
+    monkeypatch.setattr(progress, "LINE_EVERY_S", 0.01)
+    CSStep(SlowEncoder, seed=0)(rows_table(canonical(ROWS)))
+    assert "Cosine similarity: 2/2 views (100%)" in capsys.readouterr().err

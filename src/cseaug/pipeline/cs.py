@@ -19,6 +19,7 @@ from cseaug.dataset.schema import CANONICAL_SCHEMA
 from cseaug.diagnostics.views import in_cs_sample, present_views, view_cs
 from cseaug.encoders.base import Encoder
 from cseaug.errors import InputError
+from cseaug.progress import progress_bar
 from cseaug.step import Step, StepResult
 
 
@@ -46,14 +47,16 @@ class CSStep(Step):
         if encoder is None and wanted and sampled.any():
             raise InputError("the CS step has no encoder: the build measures no CS")
         pairs = 0
-        for view in views:
-            name = f"cs_{view}"
-            column = pa.nulls(rows.num_rows, pa.float32())
-            if encoder is not None and view in wanted:
-                values = view_cs(rows, view, encoder, rows=sampled)
-                column = pa.array(values, type=pa.float32(), from_pandas=True)  # NaN: null
-            pairs += len(column) - column.null_count
-            rows = rows.set_column(
-                rows.schema.get_field_index(name), CANONICAL_SCHEMA.field(name), column
-            )
+        with progress_bar("Cosine similarity", total=len(wanted), unit="views") as bar:
+            for view in views:
+                name = f"cs_{view}"
+                column = pa.nulls(rows.num_rows, pa.float32())
+                if encoder is not None and view in wanted:
+                    values = view_cs(rows, view, encoder, rows=sampled)
+                    column = pa.array(values, type=pa.float32(), from_pandas=True)  # NaN: null
+                    bar.advance()
+                pairs += len(column) - column.null_count
+                rows = rows.set_column(
+                    rows.schema.get_field_index(name), CANONICAL_SCHEMA.field(name), column
+                )
         return StepResult(rows=rows, stats={"pairs": pairs})
