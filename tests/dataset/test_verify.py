@@ -69,3 +69,23 @@ def test_a_folder_linked_into_a_version_is_reported(tmp_path: Path, manifest, ro
     os.chmod(published.path, stat.S_IRWXU)
     (published.path / "extra").symlink_to(outside, target_is_directory=True)
     assert "extra" in verify_version(published.path).unlisted
+
+
+def test_the_files_a_hub_download_adds_are_counted_apart(
+    tmp_path: Path, manifest, rows_factory
+) -> None:
+    """``hf download`` adds ``.gitattributes`` and ``.cache/huggingface/``: a downloaded version
+    verifies, saying so; any other file added is still named."""
+    published = publish_version(
+        [rows_factory(3, 2)], [], root=tmp_path, name="demo", manifest=manifest
+    )
+    os.chmod(published.path, stat.S_IRWXU)
+    (published.path / ".gitattributes").write_text("*.parquet filter=lfs\n", encoding="utf-8")
+    cache = published.path / ".cache" / "huggingface" / "download" / "data"
+    cache.mkdir(parents=True)
+    (cache / "train.parquet.metadata").write_text("abc\n", encoding="utf-8")
+    report = verify_version(published.path)
+    assert report.ok and report.hub_download_files == 2
+    assert report.summary().endswith("; 2 files of a Hub download not checked")
+    (published.path / ".cache" / "notes.txt").write_text("added", encoding="utf-8")
+    assert verify_version(published.path).unlisted == [".cache/notes.txt"]

@@ -112,6 +112,8 @@ class VerifyReport:
     changed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     unlisted: list[str] = field(default_factory=list)
+    hub_download_files: int = 0
+    """Files a Hugging Face Hub download adds (:func:`is_hub_download_file`), not checked."""
     complete: bool = True
     """The manifest lists every file (``files_complete``); older manifests list only the
     data files and ``rejects.parquet``, so files they do not list are not counted wrong."""
@@ -121,6 +123,8 @@ class VerifyReport:
         line = f"{self.checked} files match the sha256 of its manifest"
         if self.exports_checked:
             line += f"; {self.exports_checked} exports match their record (exports.json)"
+        if self.hub_download_files:
+            line += f"; {self.hub_download_files} files of a Hub download not checked"
         return line
 
     @property
@@ -144,6 +148,18 @@ class VerifyReport:
             raise InputError(
                 f"{self.version_dir} was changed after publishing: " + "; ".join(self.problems())
             )
+
+
+def is_hub_download_file(path: str) -> bool:
+    """Whether ``path`` (relative to a version) is what ``hf download`` adds beside the pushed
+    files: the repository's ``.gitattributes`` and the client's ``.cache/huggingface/``; no
+    reader of a version reads them.
+
+    Example:
+        >>> [is_hub_download_file(p) for p in (".gitattributes", ".cache/huggingface/x", "data/x")]
+        [True, True, False]
+    """
+    return path == ".gitattributes" or path.startswith(".cache/huggingface/")
 
 
 def verify_version(version_dir: str | Path) -> VerifyReport:
@@ -186,7 +202,9 @@ def _verify(
     markers = {versions.MANIFEST_FILE}
     if is_uri(store.uri):
         markers |= {versions.CLAIM_FILE, versions.LEASE_FILE}
-    report.unlisted = sorted(present - set(recorded) - markers)
+    unlisted = present - set(recorded) - markers
+    hub_files = {path for path in unlisted if is_hub_download_file(path)}
+    report.unlisted, report.hub_download_files = sorted(unlisted - hub_files), len(hub_files)
     exports = f"exports/{prefix.split('/')[1]}/{version}" if version else ""
     if exports and store.exists(f"{exports}/{RECORD_FILE}"):
         record = versions.parse_manifest(
