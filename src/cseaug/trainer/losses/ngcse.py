@@ -46,16 +46,10 @@ class NGCSEHierarchicalLoss(PaperLoss):
 
 
 class NGCSEMixedLoss(NGCSEHierarchicalLoss):
-    """NGCSE eq. 7 on a mixed batch: eq. 1 over every row, beta * eq. 6 on its hierarchy rows.
-
-    The batch (:data:`cseaug.trainer.objectives.MIXED`) holds ``anchor`` for every row, then
-    each column of ``MIXED_COLUMNS`` for the rows that have it only, and ``labels``, each
-    row's kind (its index in ``MIXED_KINDS``). As the authors' ``_ng_forward``
-    (``--use_native_loss --use_loss3``): the positive is s^p or the dropout view, every
-    positive and the NLI pattern's s^n are candidates of one softmax, and a hierarchy row's
-    s^n is placed by eq. 6 only. ``kind_names`` and ``column_labels`` are that layout
-    (``MIXED_KINDS``, ``MIXED_COLUMN_LABELS``), given by the objective that builds the batch.
-    """
+    """NGCSE eq. 7 on a mixed batch (:data:`cseaug.trainer.objectives.MIXED`), as the authors'
+    ``_ng_forward`` (docs/trainer.md, "NGCSE batches"): eq. 1 over every row, beta * eq. 6
+    on its hierarchy rows. The batch holds ``anchor``, each column of ``column_labels`` for
+    the rows whose label (index in ``kind_names``) has it, and ``labels``."""
 
     def __init__(
         self,
