@@ -45,24 +45,19 @@ def scores_markdown(record: Mapping[str, Any]) -> str:
     """The Spearman tables (x100) of a training record, titled with the version trained on."""
     scores = record["scores"]
     title = f"STS Spearman x100 of {record['objective']} on {record['dataset']}"
-    parts = [
+    blocks = [
         f"### {title}",
-        "",
         f"Scores of the {selection_line(record)}.",
-        "",
         scores_table(scores.get("before"), scores["after"]),
-        "",
     ]
     if scores["senteval"]["after"]:
-        parts += [
+        blocks += [
             "SentEval's aggregates of the STS years at that checkpoint (`all`: every pair "
             "pooled, the papers' number; `mean`, `wmean`: the mean and the size-weighted mean "
             "over the year's subsets):",
-            "",
             aggregates_table(scores["senteval"]["after"]),
-            "",
         ]
-    return "\n".join(parts)
+    return "\n\n".join(blocks) + "\n"
 
 
 def card_section(record: Mapping[str, Any]) -> str:
@@ -81,18 +76,11 @@ def card_section(record: Mapping[str, Any]) -> str:
         ("seed", str(record["seed"])),
         ("base model", f"`{record['base_model']}`"),
     ]
-    lines = [
-        "## Training data",
-        "",
-        f"Trained by `cseaug train-encoder` on the published dataset version `{record['dataset']}`.",
-        "",
-        "| | |",
-        "|---|---|",
-        *(f"| {key} | {value} |" for key, value in facts),
-        "",
-        scores_markdown(record),
-    ]
-    return "\n".join(lines)
+    table = "\n".join(["| | |", "|---|---|", *(f"| {key} | {value} |" for key, value in facts)])
+    trained = (
+        f"Trained by `cseaug train-encoder` on the published dataset version `{record['dataset']}`."
+    )
+    return "\n\n".join(["## Training data", trained, table, scores_markdown(record)])
 
 
 def insert_section(card: str, section: str) -> str:

@@ -1,11 +1,6 @@
-"""Spearman correlation of a sentence encoder on the STS sets, as the four papers report it.
-
-The sets are read in SentEval's layout with :mod:`cseaug.readers.benchmarks`; a pair's score
-is the cosine similarity of its embeddings, a set's score the Spearman correlation with the
-gold scores. For STS12-16 SentEval's three aggregates over a year's subsets are kept
-(:func:`senteval_aggregates`): ``all`` (the papers' number), ``mean`` and ``wmean``
-(VAEGPT-Sim's). docs/trainer.md ("Evaluation") lists the files and who reports what.
-"""
+"""Spearman correlation of a sentence encoder on the STS sets in SentEval's layout, as the
+four papers report it, with SentEval's aggregates of the STS years (docs/trainer.md,
+"Evaluation": the files read and who reports which number)."""
 
 from __future__ import annotations
 

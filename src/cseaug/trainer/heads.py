@@ -17,13 +17,9 @@ modules = require(
 
 class PromptTransformer(modules.Transformer):
     """A transformer that encodes each sentence inside PromptBERT's ``template`` (NGCSE
-    appendix "Training Details", OssCSE section 4).
-
-    The sentence is cut as the authors' data preparation cuts it, to ``max_seq_length``
-    tokens counting [CLS] and [SEP] (30 word pieces at 32), before the template's tokens go
-    around it (NGCSE's ``add_prompt``), so [MASK] is never cut; at the model's own length
-    the template still fits its positions. A mask token in the sentence itself is dropped.
-    """
+    appendix "Training Details", OssCSE section 4), the sentence cut first so that [MASK] is
+    never cut (docs/trainer.md, "Sentence representation"); a mask token in the sentence
+    itself is dropped."""
 
     config_keys: ClassVar[list[str]] = [*modules.Transformer.config_keys, "template"]
 
@@ -83,11 +79,9 @@ class MaskTokenPooling(modules.Module):
 
 class TrainingHead(modules.Module):
     """What a paper trains on and drops at evaluation (SimCSE section 6.3 "MLP (train)",
-    NGCSE, SKICSE, VAEGPT-Sim section 4): in training mode, with ``mlp``, ``Linear(d, d)``
-    and ``activation`` on the pooled embedding (tanh: SimCSE's ``MLPLayer``; identity:
-    NGCSE's ``nn.Linear``); in eval mode no MLP and, with ``evaluation_pooling`` (a mode of
-    ``Pooling``), the tokens pooled again (``"mean"``: VAEGPT-Sim's last-pool). Never in
-    :func:`inference_encoder`'s encoder."""
+    NGCSE, SKICSE, VAEGPT-Sim section 4; docs/trainer.md, "Sentence representation"): in
+    training mode the MLP on the pooled embedding, in eval mode ``evaluation_pooling``'s
+    ``Pooling`` instead, if any. Never in :func:`inference_encoder`'s encoder."""
 
     config_keys: ClassVar[list[str]] = ["dimension", "mlp", "activation", "evaluation_pooling"]
 

@@ -1,11 +1,6 @@
-"""The batches of the papers whose batches are not sentence-transformers' default.
-
-* :class:`EpochBlockBatchSampler`: Generate-CSE's epoch ``k`` shuffles only block ``k`` of
-  its set (:mod:`cseaug.trainer.data`), so every epoch pairs each anchor with another view;
-* :class:`MixedBatchSampler` and :class:`MixedBatchCollator`: NGCSE's batches as the
-  authors' collator makes them (``OurDataCollatorWithPadding``, BDBC-KG-NLP/NGCSE
-  ``ngcse/utils.py``; docs/trainer.md, "NGCSE batches").
-"""
+"""The batches of the papers whose batches are not sentence-transformers' default:
+Generate-CSE's epoch blocks (every epoch pairs each anchor with another view) and NGCSE's
+mixed batches as the authors' collator makes them (docs/trainer.md, "NGCSE batches")."""
 
 from __future__ import annotations
 
@@ -41,13 +36,9 @@ class EpochBlockBatchSampler(sampler.DefaultBatchSampler):
 
 
 class MixedBatchSampler(sampler.DefaultBatchSampler):
-    """NGCSE's schedule over a dataset whose first ``generated`` rows are LLM-generated.
-
-    Each epoch walks a shuffled order (seed ``seed + epoch``) in chunks of ``batch_size``; a
-    chunk's generated rows join a cache, which joins the chunk's other rows once it holds
-    ``per_batch`` rows (the authors' ``aigen_batch_size``). A chunk of cached rows only is no
-    step; rows still cached at the end of the epoch make its last batch (``drop_last`` unused).
-    """
+    """NGCSE's schedule over a dataset whose first ``generated`` rows are LLM-generated, with
+    ``per_batch`` the authors' ``aigen_batch_size`` (docs/trainer.md, "NGCSE batches": the
+    schedule and its two edge cases); ``drop_last`` is unused."""
 
     def __init__(
         self, dataset: Any, *args: Any, generated: int, per_batch: int, **kwargs: Any

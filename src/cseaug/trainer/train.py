@@ -1,10 +1,6 @@
-"""Train a sentence encoder on a published version with one paper's objective.
-
-:func:`train_encoder` is the whole trainer stage: read the training sets (:mod:`.data`),
-score the encoder on the STS sets, train it with ``SentenceTransformerTrainer`` and the
-objective's losses (:mod:`.objectives`) keeping the best dev checkpoint (:mod:`.callbacks`),
-score that checkpoint and save it with its record and card (:mod:`.card`; docs/trainer.md).
-"""
+"""Train a sentence encoder on a published version with one paper's objective
+(:func:`train_encoder`, the whole trainer stage, with ``SentenceTransformerTrainer``;
+docs/trainer.md)."""
 
 from __future__ import annotations
 

@@ -99,14 +99,10 @@ class VAEGPTSimGenerator:
                 "raise generation.num_beams or ask for fewer candidates"
             )
         transformers = require("transformers", "hf", "The VAEGPT-Sim generator")
+        # every key of the config but these is a decoding setting of transformers' own name
+        placement = {"max_source_tokens", "batch_size", "seed", "device", "dtype"}
         generation_config = transformers.GenerationConfig(
-            num_beams=cfg.num_beams,
-            do_sample=cfg.do_sample,
-            no_repeat_ngram_size=cfg.no_repeat_ngram_size,
-            temperature=cfg.temperature,
-            top_k=cfg.top_k,
-            top_p=cfg.top_p,
-            max_new_tokens=cfg.max_new_tokens,
+            **cfg.model_dump(exclude=placement),
             num_return_sequences=num_return_sequences,
             pad_token_id=pad_id(self.tokenizer),
             eos_token_id=self.tokenizer.eos_token_id,

@@ -1,12 +1,7 @@
-"""The VAEGPT-Sim training loss (section 3.1): a frozen GPT-2 judges the Gumbel-softmax output.
-
-    L = 1 - mean_batch cos(V_predict, V_target) + W_KL * KL
-
-The frozen original GPT-2 (:class:`FrozenJudge`) embeds the Gumbel-softmax sample of the
-generator's target logits (``probabilities @ word_embeddings``, fused by
-:func:`gumbel_softmax_embeddings`; docs/gpu.md) into V_predict, and the real target into
-V_target. The choices the paper leaves open are in docs/vaegpt.md.
-"""
+"""The VAEGPT-Sim training loss (section 3.1), ``L = 1 - mean_batch cos(V_predict, V_target)
++ W_KL * KL``: the frozen original GPT-2 (:class:`FrozenJudge`) embeds the Gumbel-softmax
+sample of the target logits into V_predict (:func:`gumbel_softmax_embeddings`, docs/gpu.md)
+and the real target into V_target (docs/vaegpt.md, "Training": the choices left open)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The VAEGPT-Sim network: GPT-2 with a gradually fading latent in every block (section 3.1).
-
-Each block i gets a :class:`LatentLayer` whose sample is added to the block's output:
-``h_i = h_i + l_i * W / e^(i+1)``. The latents hang on forward hooks of an unchanged
-``GPT2LMHeadModel``, so ``generate`` and the KV cache keep working and a saved generator is a
-GPT-2 directory plus ``vaegpt_latents.safetensors`` and ``vaegpt_sim.json`` (docs/vaegpt.md,
-"The model").
+"""The VAEGPT-Sim network: GPT-2 with a gradually fading latent in every block (section 3.1),
+``h_i = h_i + l_i * W / e^(i+1)``, on forward hooks of an unchanged ``GPT2LMHeadModel`` so that
+``generate`` and the KV cache keep working (docs/vaegpt.md, "The model": its saved files).
 
 Example:
     >>> from transformers import GPT2Config

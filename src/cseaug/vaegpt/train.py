@@ -243,14 +243,13 @@ class _Run:
 
     def run(self) -> TrainResult:
         cfg = self.cfg
-        self.log(
-            "start",
-            resumed_from=str(self.resumed_from) if self.resumed_from else None,
-            total_steps=self.total_steps,
-            precision=self.precision,
-            device=str(self.device),
-            data=self.splits.stats,
-        )
+        stats: dict[str, Any] = {
+            "data": self.splits.stats,
+            "precision": self.precision,
+            "device": str(self.device),
+        }
+        resumed_from = str(self.resumed_from) if self.resumed_from else None
+        self.log("start", resumed_from=resumed_from, total_steps=self.total_steps, **stats)
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
         train = self.splits.train
@@ -295,11 +294,6 @@ class _Run:
         if self.saved_at != self.state.step and self.timed_steps:
             self.save_checkpoint()
         final_dir = self.save_generator("final")
-        stats: dict[str, Any] = {
-            "data": self.splits.stats,
-            "precision": self.precision,
-            "device": str(self.device),
-        }
         if self.timed_steps:
             stats["steps_per_second"] = self.timed_steps / self.train_seconds
         if self.device.type == "cuda":
