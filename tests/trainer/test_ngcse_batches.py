@@ -127,6 +127,8 @@ def test_mixed_loss_is_one_softmax_over_every_row_plus_eq_6_on_the_hierarchy_row
     loss = NGCSEMixedLoss(
         model=None,
         temperature=TAU,
+        kind_names=MIXED_KINDS,
+        column_labels=MIXED_COLUMN_LABELS,
         margins=(m1, m2),
         beta=beta,
     )

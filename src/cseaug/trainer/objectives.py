@@ -134,7 +134,9 @@ def make_losses(cfg: TrainConfig, model: Any, sets: tuple[TrainingSet, ...]) -> 
         if name == "ngcse":
             return NGCSEHierarchicalLoss(model, tau, **ngcse)
         if name == "ngcse-mixed":
-            return NGCSEMixedLoss(model, tau, **ngcse)
+            return NGCSEMixedLoss(
+                model, tau, kind_names=MIXED_KINDS, column_labels=MIXED_COLUMN_LABELS, **ngcse
+            )
         if name == "osscse":
             return OssCSELoss(model, tau, **cfg.osscse.model_dump())
         if name == "skicse-unsup":

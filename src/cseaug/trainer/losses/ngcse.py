@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from cseaug.trainer.losses.contrastive import PaperLoss, embed, info_nce, torch
-from cseaug.trainer.objectives import MIXED_COLUMN_LABELS, MIXED_KINDS
 
 F = torch.nn.functional
 
@@ -49,8 +48,20 @@ class NGCSEHierarchicalLoss(PaperLoss):
 class NGCSEMixedLoss(NGCSEHierarchicalLoss):
     """NGCSE eq. 7 on a mixed batch (:data:`cseaug.trainer.objectives.MIXED`), as the authors'
     ``_ng_forward`` (docs/trainer.md, "NGCSE batches"): eq. 1 over every row, beta * eq. 6
-    on its hierarchy rows. The batch holds ``anchor``, each column of ``MIXED_COLUMN_LABELS``
-    for the rows whose label (index in ``MIXED_KINDS``) has it, and ``labels``."""
+    on its hierarchy rows. The batch holds ``anchor``, each column of ``column_labels`` for
+    the rows whose label (index in ``kind_names``) has it, and ``labels``."""
+
+    def __init__(
+        self,
+        model: Any,
+        temperature: float = 0.05,
+        *,
+        kind_names: tuple[str, ...],
+        column_labels: dict[str, tuple[int, ...]],
+        **settings: Any,
+    ) -> None:
+        super().__init__(model, temperature, **settings)
+        self.kind_names, self.column_labels = kind_names, column_labels
 
     def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Any) -> Any:
         anchor, *columns = embed(self.model, sentence_features)
@@ -60,7 +71,7 @@ class NGCSEMixedLoss(NGCSEHierarchicalLoss):
         """The loss of a mixed batch of embeddings: ``columns`` as the batch carries them."""
         rows = {
             name: torch.isin(kinds, torch.tensor(labels, device=kinds.device))
-            for name, labels in MIXED_COLUMN_LABELS.items()
+            for name, labels in self.column_labels.items()
         }
         present = iter(columns)
         embedded = {name: next(present) for name, mask in rows.items() if mask.any()}
@@ -71,12 +82,14 @@ class NGCSEMixedLoss(NGCSEHierarchicalLoss):
         negative = embedded.get("negative")
         negative_kinds = kinds[rows["negative"]]
         extra = (
-            [] if negative is None else [negative[negative_kinds == MIXED_KINDS.index("pattern")]]
+            []
+            if negative is None
+            else [negative[negative_kinds == self.kind_names.index("pattern")]]
         )
         value = info_nce(anchor, torch.cat([positive, *extra]), self.temperature)
-        hierarchy = kinds == MIXED_KINDS.index("hierarchy")
+        hierarchy = kinds == self.kind_names.index("hierarchy")
         if hierarchy.any():
-            low = negative[negative_kinds == MIXED_KINDS.index("hierarchy")]
+            low = negative[negative_kinds == self.kind_names.index("hierarchy")]
             value = value + self.beta * hierarchical_triplet(
                 anchor[hierarchy],
                 positive[hierarchy],
