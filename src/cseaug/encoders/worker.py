@@ -16,7 +16,6 @@ from __future__ import annotations
 import collections
 import logging
 import os
-import sys
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -129,13 +128,6 @@ class EncoderWorker:
             raise
 
 
-def _set_threads(threads: int) -> None:
-    """Threads of the torch encoder."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(threads)
-
-
 class _Child:
     """The child's side: the encoder, the prefetched backlog and what was embedded when. Every
     call runs on the child's one thread (torch's thread setting is that thread's); between
@@ -161,7 +153,9 @@ class _Child:
             self.handover = len(self.ready)
         threads = self.cfg.publish_threads
         if threads is not None:
-            _set_threads(len(os.sched_getaffinity(0)) if threads == "all" else threads)
+            import torch  # loaded with the encoder
+
+            torch.set_num_threads(len(os.sched_getaffinity(0)) if threads == "all" else threads)
 
     def overlap(self) -> dict[str, int]:
         handover = len(self.ready) if self.handover is None else self.handover
