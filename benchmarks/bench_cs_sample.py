@@ -70,7 +70,7 @@ def main() -> int:
     ids = [row_id("snli", t[0] + "\t" + str(i)) for i, t in enumerate(triples)]
     orders = [np.argsort(cs_keys(ids, seed)) for seed in range(args.draws)]  # as a build draws
     print(
-        f"{n:,} SNLI triples embedded with {cfg.encoder} ({encoder.precision}) in {seconds:.1f} s "
+        f"{n:,} SNLI triples embedded with {cfg.encoder} in {seconds:.1f} s "
         f"({1 / per_sentence:.0f} sentences/s); quartiles of the whole set: "
         + "; ".join(f"{v} {' / '.join(f'{q:.3f}' for q in truth[v])}" for v in cs)
     )

@@ -136,7 +136,6 @@ class TimedEncoder:
         self.encoder = encoder
         self.name = encoder.name
         self.dimension = encoder.dimension
-        self.precision = encoder.precision
         self.seconds = 0.0
 
     def encode(self, texts):

@@ -138,8 +138,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("../shared/data"))
     parser.add_argument("--limit", type=int, default=None, help="rows per data set (default all)")
     args = parser.parse_args()
-    encoder = load_encoder(precision="float32")
-    print(f"encoder: {encoder.name} (float32)")
+    encoder = load_encoder()
+    print(f"encoder: {encoder.name}")
     for name, table in (
         ("SNLI triples (nli)", nli_triples(args.data)),
         ("STS graded triples (sts)", sts_triples(args.data)),
