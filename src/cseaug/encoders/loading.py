@@ -11,7 +11,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -123,60 +123,48 @@ def _identity(location: str, pooling: str, max_seq_length: int | None) -> str:
 
 
 def load_encoder(
-    name: str = DEFAULT_ENCODER,
-    *,
-    revision: str = MINILM_REVISION,
-    pooling: Pooling = "auto",
-    device: str = "auto",
-    batch_size: int = 64,
-    max_seq_length: int | None = None,
-    torch_threads: int | None = 1,
-    cache_dir: str | Path | None = None,
+    name: str = DEFAULT_ENCODER, *, cache_dir: str | Path | None = None, **settings: Any
 ) -> CachedEncoder:
     """Load a sentence encoder behind an embedding cache.
 
     Args:
-        name, revision, pooling, device, batch_size, max_seq_length, torch_threads: as the
-            ``diagnostics`` keys ``encoder``, ``encoder_revision`` and the others of the same
-            names (:class:`~cseaug.config.DiagnosticsConfig`).
+        name: as the ``diagnostics`` key ``encoder``.
         cache_dir: directory of the on-disk cache (one sqlite file per encoder); None keeps
             embeddings in memory only.
+        settings: the other ``diagnostics`` keys of the encoder (``encoder_revision``,
+            ``pooling``, ``device``, ``batch_size``, ``max_seq_length``, ``torch_threads``),
+            validated as a config's (:class:`~cseaug.config.DiagnosticsConfig`).
 
     Returns:
         A :class:`CachedEncoder`; ``encode(texts)`` gives L2-normalised float32 rows.
     """
-    location, how = resolve_model(name, pooling, revision)
-    if not progress_enabled():  # no weight-loading bars where cseaug draws none either
-        transformers = require("transformers", "hf", "Sentence embeddings")
-        transformers.utils.logging.disable_progress_bar()
-    if torch_threads is not None:
-        require("torch", "hf", "Sentence embeddings").set_num_threads(torch_threads)
-    backend = TorchEncoder(
-        location, pooling=how, device=device, batch_size=batch_size, max_seq_length=max_seq_length
-    )
-    backend.name = name
-    store = None
-    if cache_dir is not None:
-        identity = _identity(location, how, max_seq_length)
-        digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")[-60:] or "encoder"
-        path = Path(cache_dir) / f"{slug}-{how}-{digest}.sqlite"
-        store = EmbeddingStore(path, identity, backend.dimension)
-    return CachedEncoder(backend, store=store)
+    return encoder_from_config(DiagnosticsConfig(encoder=name, **settings), cache_dir)
 
 
 def encoder_from_config(
     cfg: DiagnosticsConfig, cache_dir: str | Path | None = None
 ) -> CachedEncoder:
-    """:func:`load_encoder` with the settings of a ``diagnostics`` config section; ``cache_dir``
-    (the build's ``<work_dir>/cache/embeddings``) is ignored when ``embedding_cache`` is off."""
-    return load_encoder(
-        cfg.encoder,
-        revision=cfg.encoder_revision,
-        pooling=cfg.pooling,
+    """The encoder of a ``diagnostics`` config section; ``cache_dir`` (the build's
+    ``<work_dir>/cache/embeddings``) is ignored when ``embedding_cache`` is off."""
+    location, how = resolve_model(cfg.encoder, cfg.pooling, cfg.encoder_revision)
+    if not progress_enabled():  # no weight-loading bars where cseaug draws none either
+        transformers = require("transformers", "hf", "Sentence embeddings")
+        transformers.utils.logging.disable_progress_bar()
+    if cfg.torch_threads is not None:
+        require("torch", "hf", "Sentence embeddings").set_num_threads(cfg.torch_threads)
+    backend = TorchEncoder(
+        location,
+        pooling=how,
         device=cfg.device,
         batch_size=cfg.batch_size,
         max_seq_length=cfg.max_seq_length,
-        torch_threads=cfg.torch_threads,
-        cache_dir=cache_dir if cfg.embedding_cache else None,
     )
+    backend.name = cfg.encoder
+    store = None
+    if cache_dir is not None and cfg.embedding_cache:
+        identity = _identity(location, how, cfg.max_seq_length)
+        digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", cfg.encoder).strip("_")[-60:] or "encoder"
+        path = Path(cache_dir) / f"{slug}-{how}-{digest}.sqlite"
+        store = EmbeddingStore(path, identity, backend.dimension)
+    return CachedEncoder(backend, store=store)
