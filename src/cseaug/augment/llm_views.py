@@ -28,7 +28,9 @@ from cseaug.llm.base import (
     ResponseSink,
 )
 from cseaug.llm.clean import LLM_ERROR, clean_answer
+from cseaug.patterns import ExampleSet
 from cseaug.progress import progress_bar
+from cseaug.prompts import PromptTemplate, prompts_manifest
 from cseaug.secrets import Scrubber
 from cseaug.step import Step
 
@@ -80,6 +82,8 @@ class ViewStage(LLMStep):
     each to a sink as it arrives (:meth:`ask`)."""
 
     cleaning: CleaningConfig
+    prompts: dict[str, PromptTemplate]
+    examples: ExampleSet | None = None  # NGCSE's; SKICSE has none
     stop: tuple[str, ...] = ()
     """Stop sequences of every request (docs/prompts-and-patterns.md, "Stop sequences")."""
     _on_view: ViewSink | None = None
@@ -123,6 +127,15 @@ class ViewStage(LLMStep):
                 )
             )
         return result
+
+    def manifest(self) -> dict[str, Any]:
+        """Prompt records, the example set and the backend that answered (``llm.backend: auto``
+        names the engine it chose here), for ``build_manifest``."""
+        return {
+            "prompts": prompts_manifest(self.prompts),
+            "example_set": None if self.examples is None else self.examples.as_manifest(),
+            "model": {"llm": self.backend.identity()},
+        }
 
 
 def outcome(job: ViewJob, response: ChatResponse, cleaning: CleaningConfig) -> Outcome:

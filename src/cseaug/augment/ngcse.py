@@ -29,7 +29,7 @@ from cseaug.dataset.schema import rejects_table, rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.patterns import LEVELS, ExampleSet
-from cseaug.prompts import PromptTemplate, prompts_manifest
+from cseaug.prompts import PromptTemplate
 from cseaug.step import StepResult
 
 GENERATED_BY = "llm"
@@ -110,12 +110,3 @@ class PatternSimulationStage(ViewStage):
         }
         rejects = [reject for result in rounds for reject in result.rejects]
         return StepResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
-
-    def manifest(self) -> dict[str, Any]:
-        """Prompt records, the example set and the backend that answered (``llm.backend: auto``
-        names the engine it chose here), for ``build_manifest``."""
-        return {
-            "prompts": prompts_manifest(self.prompts),
-            "example_set": self.examples.as_manifest(),
-            "model": {"llm": self.backend.identity()},
-        }

@@ -25,7 +25,7 @@ from cseaug.dataset.schema import rejects_table, rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.llm.clean import KNOWLEDGE_VIEW
-from cseaug.prompts import PromptTemplate, prompts_manifest
+from cseaug.prompts import PromptTemplate
 from cseaug.step import StepResult
 
 GIVEN = "given"
@@ -55,7 +55,7 @@ class SKIStage(ViewStage):
                 f"the SKI stage needs a '{KNOWLEDGE_VIEW}' prompt, got {sorted(prompts)}"
             )
         self.backend = backend
-        self.prompt = prompts[KNOWLEDGE_VIEW]
+        self.prompts = {KNOWLEDGE_VIEW: prompts[KNOWLEDGE_VIEW]}
         self.cleaning = cleaning
 
     def __call__(self, rows: pa.Table) -> StepResult:
@@ -67,7 +67,7 @@ class SKIStage(ViewStage):
                 r["sentence"],
                 KNOWLEDGE_VIEW,
                 r["sentence"],
-                self.prompt.render(sentence=r["sentence"]),
+                self.prompts[KNOWLEDGE_VIEW].render(sentence=r["sentence"]),
             )
             for r in records
         ]
@@ -84,12 +84,3 @@ class SKIStage(ViewStage):
             "views": counts_by_view(result.counts),
         }
         return StepResult(rows=rows_table(out), rejects=rejects_table(result.rejects), stats=stats)
-
-    def manifest(self) -> dict[str, Any]:
-        """Prompt records and the backend that answered (``llm.backend: auto`` names the engine
-        it chose here), for ``build_manifest``; SKICSE has no example set."""
-        return {
-            "prompts": prompts_manifest({KNOWLEDGE_VIEW: self.prompt}),
-            "example_set": None,
-            "model": {"llm": self.backend.identity()},
-        }
