@@ -131,8 +131,8 @@ class DiagnosticsSummary:
                 m = stats[metric]
                 row += [
                     f"{m['n']:,}",
-                    _fmt(m["mean"]),
-                    " / ".join(_fmt(m[k]) for k in ("q1", "median", "q3")),
+                    format_value(m["mean"]),
+                    " / ".join(format_value(m[k]) for k in ("q1", "median", "q3")),
                 ]
                 row += [_pct(b["share"]) for b in m["bands"]]
             rows.append(row)
@@ -174,7 +174,8 @@ class DiagnosticsSummary:
         return lines
 
 
-def _fmt(value: float | None) -> str:
+def format_value(value: float | None) -> str:
+    """A statistic of ``summary.json`` to three decimals; ``–`` where it has none."""
     return "–" if value is None else f"{value:.3f}"
 
 
