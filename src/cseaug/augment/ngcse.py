@@ -11,21 +11,13 @@ goes to rejects (stage ``llm``) (docs/prompts-and-patterns.md, "Generation").
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.llm_views import (
-    ViewJob,
-    ViewStage,
-    counts_by_view,
-    require_columns,
-    rows_with_views,
-)
+from cseaug.augment.llm_views import ViewJob, ViewStage, require_columns
 from cseaug.config import CleaningConfig, GenerationConfig
-from cseaug.dataset.schema import rejects_table, rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.patterns import LEVELS, ExampleSet
@@ -91,22 +83,11 @@ class PatternSimulationStage(ViewStage):
             ]
             rounds = [first, self.ask(derived, f"{label} views from positives")]
 
-        texts = {k: v for result in rounds for k, v in result.texts.items()}
-        counts: Counter[tuple[str, str]] = sum((result.counts for result in rounds), Counter())
         methods = {
             "method": self.method,
             "positive_method": GENERATED_BY,
             "negative_method": GENERATED_BY,
         }
-        out = rows_with_views(records, texts, self.views, lambda _: methods)
-        stats = {
-            "stage": self.name,
-            "method": self.method,
-            "derive_from": self.derive_from,
-            "rows_in": len(records),
-            "rows_out": len(out),
-            "requests": sum(counts.values()),
-            "views": counts_by_view(counts),
-        }
-        rejects = [reject for result in rounds for reject in result.rejects]
-        return StepResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
+        return self.kept_rows(
+            records, rounds, lambda _: methods, method=self.method, derive_from=self.derive_from
+        )

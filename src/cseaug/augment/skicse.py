@@ -13,15 +13,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.llm_views import (
-    ViewJob,
-    ViewStage,
-    counts_by_view,
-    require_columns,
-    rows_with_views,
-)
+from cseaug.augment.llm_views import ViewJob, ViewStage, require_columns
 from cseaug.config import CleaningConfig
-from cseaug.dataset.schema import rejects_table, rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.llm.clean import KNOWLEDGE_VIEW
@@ -46,6 +39,7 @@ class SKIStage(ViewStage):
     ``prompts["knowledge"]``."""
 
     name = "ski"
+    views = (KNOWLEDGE_VIEW,)
 
     def __init__(
         self, backend: LLMBackend, prompts: Mapping[str, PromptTemplate], cleaning: CleaningConfig
@@ -71,16 +65,10 @@ class SKIStage(ViewStage):
             )
             for r in records
         ]
-        result = self.ask(jobs, "SKICSE knowledge")
-        out = rows_with_views(records, result.texts, (KNOWLEDGE_VIEW,), _methods)
-        quadruplets = sum(None not in (r.get("positive"), r.get("negative")) for r in out)
-        stats = {
-            "stage": self.name,
-            "method": "ski",
-            "rows_in": len(records),
-            "rows_out": len(out),
-            "quadruplets": quadruplets,
-            "requests": len(jobs),
-            "views": counts_by_view(result.counts),
-        }
-        return StepResult(rows=rows_table(out), rejects=rejects_table(result.rejects), stats=stats)
+        knowledge = self.ask(jobs, "SKICSE knowledge")
+        result = self.kept_rows(records, [knowledge], _methods, method="ski")
+        kept = [r for r in records if (r["id"], KNOWLEDGE_VIEW) in knowledge.texts]
+        result.stats["quadruplets"] = sum(
+            None not in (r.get("positive"), r.get("negative")) for r in kept
+        )
+        return result
