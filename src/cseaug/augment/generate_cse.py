@@ -21,7 +21,7 @@ import itertools
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any, Protocol
 
@@ -253,9 +253,7 @@ class GenerateCSEStage(Step):
                     "method": STAGE_NAME,
                     "positive": first.text,
                     "positive_method": first.method,
-                    "augmentations": [
-                        {"view": v.view, "text": v.text, "method": v.method} for v in row_views
-                    ],
+                    "augmentations": [asdict(v) for v in row_views],
                 }
             )
         methods = Counter(v.method for row_views in views for v in row_views)

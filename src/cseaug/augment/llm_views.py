@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from cseaug.config import CleaningConfig
-from cseaug.dataset.schema import SPLIT_AIGEN, reject_record
+from cseaug.dataset.schema import SPLIT_AIGEN, reject_record, rejects_table, rows_table
 from cseaug.errors import InputError
 from cseaug.llm.base import (
     CIRCUIT_OPEN,
@@ -28,9 +28,11 @@ from cseaug.llm.base import (
     ResponseSink,
 )
 from cseaug.llm.clean import LLM_ERROR, clean_answer
+from cseaug.patterns import ExampleSet
 from cseaug.progress import progress_bar
+from cseaug.prompts import PromptTemplate, prompts_manifest
 from cseaug.secrets import Scrubber
-from cseaug.step import Step
+from cseaug.step import Step, StepResult
 
 REJECT_STAGE = "llm"
 OK = "ok"
@@ -80,6 +82,9 @@ class ViewStage(LLMStep):
     each to a sink as it arrives (:meth:`ask`)."""
 
     cleaning: CleaningConfig
+    views: tuple[str, ...]
+    prompts: dict[str, PromptTemplate]
+    examples: ExampleSet | None = None  # NGCSE's; SKICSE has none
     stop: tuple[str, ...] = ()
     """Stop sequences of every request (docs/prompts-and-patterns.md, "Stop sequences")."""
     _on_view: ViewSink | None = None
@@ -123,6 +128,33 @@ class ViewStage(LLMStep):
                 )
             )
         return result
+
+    def kept_rows(
+        self,
+        records: Sequence[Mapping[str, Any]],
+        rounds: Sequence[RoundResult],
+        columns: Callable[[Mapping[str, Any]], Mapping[str, Any]],
+        **stats: Any,
+    ) -> StepResult:
+        """The records every view of which a round kept (:func:`rows_with_views`), the rejects
+        of every round, and ``stats`` with the rows in and out, the requests and their outcomes
+        by view."""
+        texts = {key: text for result in rounds for key, text in result.texts.items()}
+        counts: Counter[tuple[str, str]] = sum((result.counts for result in rounds), Counter())
+        out = rows_with_views(records, texts, self.views, columns)
+        stats = {"stage": self.name, **stats, "rows_in": len(records), "rows_out": len(out)}
+        stats.update(requests=sum(counts.values()), views=counts_by_view(counts))
+        rejects = [reject for result in rounds for reject in result.rejects]
+        return StepResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
+
+    def manifest(self) -> dict[str, Any]:
+        """Prompt records, the example set and the backend that answered (``llm.backend: auto``
+        names the engine it chose here), for ``build_manifest``."""
+        return {
+            "prompts": prompts_manifest(self.prompts),
+            "example_set": None if self.examples is None else self.examples.as_manifest(),
+            "model": {"llm": self.backend.identity()},
+        }
 
 
 def outcome(job: ViewJob, response: ChatResponse, cleaning: CleaningConfig) -> Outcome:

@@ -325,17 +325,9 @@ class NegationStage(Step):
                 negated.append(result)
             else:
                 detail = {"root": result.root, "root_tag": result.root_tag}
+                anchor = record.get("id"), record["sentence"]
                 rejects.append(
-                    reject_record(
-                        record.get("id"),
-                        record["sentence"],
-                        STAGE,
-                        "negative",
-                        result.reason,
-                        None,
-                        detail,
-                        scrub,
-                    )
+                    reject_record(*anchor, STAGE, "negative", result.reason, None, detail, scrub)
                 )
         stats = {
             "stage": self.name,

@@ -11,25 +11,17 @@ goes to rejects (stage ``llm``) (docs/prompts-and-patterns.md, "Generation").
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.llm_views import (
-    ViewJob,
-    ViewStage,
-    counts_by_view,
-    require_columns,
-    rows_with_views,
-)
+from cseaug.augment.llm_views import ViewJob, ViewStage, require_columns
 from cseaug.config import CleaningConfig, GenerationConfig
-from cseaug.dataset.schema import rejects_table, rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.patterns import LEVELS, ExampleSet
-from cseaug.prompts import PromptTemplate, prompts_manifest
+from cseaug.prompts import PromptTemplate
 from cseaug.step import StepResult
 
 GENERATED_BY = "llm"
@@ -91,31 +83,11 @@ class PatternSimulationStage(ViewStage):
             ]
             rounds = [first, self.ask(derived, f"{label} views from positives")]
 
-        texts = {k: v for result in rounds for k, v in result.texts.items()}
-        counts: Counter[tuple[str, str]] = sum((result.counts for result in rounds), Counter())
         methods = {
             "method": self.method,
             "positive_method": GENERATED_BY,
             "negative_method": GENERATED_BY,
         }
-        out = rows_with_views(records, texts, self.views, lambda _: methods)
-        stats = {
-            "stage": self.name,
-            "method": self.method,
-            "derive_from": self.derive_from,
-            "rows_in": len(records),
-            "rows_out": len(out),
-            "requests": sum(counts.values()),
-            "views": counts_by_view(counts),
-        }
-        rejects = [reject for result in rounds for reject in result.rejects]
-        return StepResult(rows=rows_table(out), rejects=rejects_table(rejects), stats=stats)
-
-    def manifest(self) -> dict[str, Any]:
-        """Prompt records, the example set and the backend that answered (``llm.backend: auto``
-        names the engine it chose here), for ``build_manifest``."""
-        return {
-            "prompts": prompts_manifest(self.prompts),
-            "example_set": self.examples.as_manifest(),
-            "model": {"llm": self.backend.identity()},
-        }
+        return self.kept_rows(
+            records, rounds, lambda _: methods, method=self.method, derive_from=self.derive_from
+        )

@@ -13,19 +13,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from cseaug.augment.llm_views import (
-    ViewJob,
-    ViewStage,
-    counts_by_view,
-    require_columns,
-    rows_with_views,
-)
+from cseaug.augment.llm_views import ViewJob, ViewStage, require_columns
 from cseaug.config import CleaningConfig
-from cseaug.dataset.schema import rejects_table, rows_table
 from cseaug.errors import ConfigError
 from cseaug.llm.base import LLMBackend
 from cseaug.llm.clean import KNOWLEDGE_VIEW
-from cseaug.prompts import PromptTemplate, prompts_manifest
+from cseaug.prompts import PromptTemplate
 from cseaug.step import StepResult
 
 GIVEN = "given"
@@ -46,6 +39,7 @@ class SKIStage(ViewStage):
     ``prompts["knowledge"]``."""
 
     name = "ski"
+    views = (KNOWLEDGE_VIEW,)
 
     def __init__(
         self, backend: LLMBackend, prompts: Mapping[str, PromptTemplate], cleaning: CleaningConfig
@@ -55,7 +49,7 @@ class SKIStage(ViewStage):
                 f"the SKI stage needs a '{KNOWLEDGE_VIEW}' prompt, got {sorted(prompts)}"
             )
         self.backend = backend
-        self.prompt = prompts[KNOWLEDGE_VIEW]
+        self.prompts = {KNOWLEDGE_VIEW: prompts[KNOWLEDGE_VIEW]}
         self.cleaning = cleaning
 
     def __call__(self, rows: pa.Table) -> StepResult:
@@ -67,29 +61,14 @@ class SKIStage(ViewStage):
                 r["sentence"],
                 KNOWLEDGE_VIEW,
                 r["sentence"],
-                self.prompt.render(sentence=r["sentence"]),
+                self.prompts[KNOWLEDGE_VIEW].render(sentence=r["sentence"]),
             )
             for r in records
         ]
-        result = self.ask(jobs, "SKICSE knowledge")
-        out = rows_with_views(records, result.texts, (KNOWLEDGE_VIEW,), _methods)
-        quadruplets = sum(None not in (r.get("positive"), r.get("negative")) for r in out)
-        stats = {
-            "stage": self.name,
-            "method": "ski",
-            "rows_in": len(records),
-            "rows_out": len(out),
-            "quadruplets": quadruplets,
-            "requests": len(jobs),
-            "views": counts_by_view(result.counts),
-        }
-        return StepResult(rows=rows_table(out), rejects=rejects_table(result.rejects), stats=stats)
-
-    def manifest(self) -> dict[str, Any]:
-        """Prompt records and the backend that answered (``llm.backend: auto`` names the engine
-        it chose here), for ``build_manifest``; SKICSE has no example set."""
-        return {
-            "prompts": prompts_manifest({KNOWLEDGE_VIEW: self.prompt}),
-            "example_set": None,
-            "model": {"llm": self.backend.identity()},
-        }
+        knowledge = self.ask(jobs, "SKICSE knowledge")
+        result = self.kept_rows(records, [knowledge], _methods, method="ski")
+        kept = [r for r in records if (r["id"], KNOWLEDGE_VIEW) in knowledge.texts]
+        result.stats["quadruplets"] = sum(
+            None not in (r.get("positive"), r.get("negative")) for r in kept
+        )
+        return result

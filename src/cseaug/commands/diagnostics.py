@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from cseaug.commands.options import RootOption, config_section
+from cseaug.commands.options import RootOption, SetOption, config_section
 from cseaug.config import DiagnosticsConfig
 from cseaug.dataset import versions
 from cseaug.dataset.protect import refuse_dataset_path
@@ -20,13 +20,6 @@ from cseaug.errors import InputError
 from cseaug.roots import default_work_dir, is_uri
 
 app = typer.Typer()
-
-SetOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--set", help="Override a diagnostics setting, e.g. --set cs_sample=500 (repeatable)."
-    ),
-]
 
 
 def _labelled(value: str) -> tuple[str | None, str]:
@@ -57,10 +50,6 @@ def _checked_version(root: str, ref: str) -> tuple[Path, dict[str, Any] | None]:
     return version_dir, versions.read_manifest(version_dir) if has_manifest else None
 
 
-def _median(stats: dict[str, Any]) -> str:
-    return "–" if stats["median"] is None else f"{stats['median']:.3f}"
-
-
 @app.command("diagnose")
 def diagnose_command(
     ref: Annotated[str, typer.Argument(help="NAME, NAME/vNNNN, or a version directory.")],
@@ -83,7 +72,7 @@ def diagnose_command(
     overrides them (e.g. cs_sample=500, eval_data_dir=data, embedding_cache=false).
     """
     from cseaug.dataset.commit_remote import upload_tree
-    from cseaug.diagnostics.version import measured_alike, write_diagnostics
+    from cseaug.diagnostics.version import format_value, measured_alike, write_diagnostics
 
     version_dir, manifest = _checked_version(root, ref)
     cfg, source = config_section(DiagnosticsConfig, "diagnostics", config, settings, manifest)
@@ -109,8 +98,8 @@ def diagnose_command(
         "view", "MER pairs", "MER median", "CS pairs", "CS median", title=f"{name}/{version}"
     )
     for view, stats in summary.summary["views"].items():
-        mer, cs = stats["mer"], stats["cs"]
-        table.add_row(view, f"{mer['n']:,}", _median(mer), f"{cs['n']:,}", _median(cs))
+        cells = [[f"{s['n']:,}", format_value(s["median"])] for s in (stats["mer"], stats["cs"])]
+        table.add_row(view, *cells[0], *cells[1])
     console = Console()
     console.print(table)
     for line in summary.check_lines():  # pattern order, contamination

@@ -22,6 +22,16 @@ RootOption = Annotated[
 """``--root``: the output root of the versions a command reads (``cseaug versions``,
 ``show``, ``export``, ``verify``, ``diagnose``, ...)."""
 
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="Override a setting of the section the command reads, e.g. --set batch_size=64 "
+        "(repeatable; keys: the section's docs).",
+    ),
+]
+"""``--set KEY=VALUE`` of the commands that read one section (:func:`config_section`)."""
+
 SectionT = TypeVar("SectionT", bound=BaseModel)
 
 

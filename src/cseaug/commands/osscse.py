@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Column, Table
 
-from cseaug.commands.options import config_section
+from cseaug.commands.options import SetOption, config_section
 from cseaug.config import BacktranslationConfig, NegationConfig
 from cseaug.dataset.protect import refuse_dataset_path
 from cseaug.errors import ConfigError, InputError
@@ -40,13 +40,6 @@ RejectsOption = Annotated[
 ]
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", "-c", help="Run config whose section gives the settings.")
-]
-SetOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--set",
-        help="Override a setting of the section, e.g. --set batch_size=64 (repeatable; keys: docs/osscse.md).",
-    ),
 ]
 
 

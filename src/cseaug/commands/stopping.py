@@ -9,11 +9,6 @@ cleans up after Ctrl-C does so after SIGTERM too. The commands that run a flow r
 installed here. From the first stop on, Prefect's console says nothing more
 (:func:`stop_under_way`, :mod:`cseaug.commands.quiet_logs`). Other commands end as typer
 ends them on Ctrl-C: exit status 130, no traceback.
-
-The stop line waits at most :data:`KEPT_WAIT_S` to learn what was kept, and once it is
-printed the script ends within :data:`EXIT_GRACE_S`, its child processes included
-(Prefect's workers, the temporary server's stop and a model's threads took 30-90 s on a
-busy machine).
 """
 
 from __future__ import annotations

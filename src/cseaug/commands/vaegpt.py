@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from cseaug.dataset.atomic import write_text_atomic
 from cseaug.dataset.protect import refuse_dataset_path
@@ -160,9 +160,8 @@ def score_command(
         generations.append([str(c) for c in candidates if c is not None])
     card = score_generations(sources, targets, generations, encoder=None if no_cosine else encoder)
     values = card.as_dict()
-    out = Table(title=f"Generation quality of {file.name} (x100)")
-    out.add_column("metric")
-    out.add_column("value", justify="right")
+    title = f"Generation quality of {file.name} (x100)"
+    out = Table("metric", Column("value", justify="right"), title=title)
     for key, value in values.items():
         if key in ("pairs", "generations"):
             out.add_row(key, str(value))

@@ -31,6 +31,7 @@ from cseaug.diagnostics.version import BATCH_ROWS, PLOT_FILES, REPORT_FILE, SUMM
 from cseaug.diagnostics.views import (
     ORDER_VIEWS,
     AnchorWords,
+    any_valid,
     cs_matrix,
     present_views,
     seeded_sample,
@@ -156,9 +157,8 @@ def report_data(
         heldout += pc.sum(table["heldout"]).as_py() or 0
         valid = {v: pc.is_valid(table[v]).to_numpy(zero_copy_only=False) for v in views}
         view_counts.update({v: int(mask.sum()) for v, mask in valid.items()})
-        has_view.append(np.logical_or.reduce([*valid.values(), np.zeros(table.num_rows, bool)]))
-        cs = [pc.is_valid(table[c]).to_numpy(zero_copy_only=False) for c in measured]
-        has_cs.append(np.logical_or.reduce([*cs, np.zeros(table.num_rows, bool)]))
+        has_view.append(any_valid(table, views))
+        has_cs.append(any_valid(table, measured))
         matrices.append(order_matrix(table, "mer"))
     mer = np.concatenate(matrices) if matrices else np.empty((0, 3))
     # the grid's sample is drawn from the CS sample (rows with a cs_<view> value) when the

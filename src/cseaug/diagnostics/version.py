@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cseaug.config import DiagnosticsConfig
@@ -32,6 +31,7 @@ from cseaug.diagnostics.patterns import OrderCounts
 from cseaug.diagnostics.views import (
     ORDER_VIEWS,
     AnchorWords,
+    any_valid,
     cs_matrix,
     cs_sample_limit,
     in_cs_sample,
@@ -66,12 +66,8 @@ the wait for the encoder worker shows as it goes rather than one jump per batch.
 
 @dataclass
 class DiagnosticsSummary:
-    """What :func:`write_diagnostics` wrote, and what the dataset card and Prefect artifact show.
-
-    Attributes:
-        out_dir: the ``diagnostics/`` directory.
-        summary: the content of ``summary.json``.
-    """
+    """What :func:`write_diagnostics` wrote into ``out_dir`` (``summary``: its ``summary.json``),
+    and what the dataset card and Prefect artifact show."""
 
     out_dir: Path
     summary: dict[str, Any]
@@ -131,8 +127,8 @@ class DiagnosticsSummary:
                 m = stats[metric]
                 row += [
                     f"{m['n']:,}",
-                    _fmt(m["mean"]),
-                    " / ".join(_fmt(m[k]) for k in ("q1", "median", "q3")),
+                    format_value(m["mean"]),
+                    " / ".join(format_value(m[k]) for k in ("q1", "median", "q3")),
                 ]
                 row += [_pct(b["share"]) for b in m["bands"]]
             rows.append(row)
@@ -174,7 +170,8 @@ class DiagnosticsSummary:
         return lines
 
 
-def _fmt(value: float | None) -> str:
+def format_value(value: float | None) -> str:
+    """A statistic of ``summary.json`` to three decimals; ``–`` where it has none."""
     return "–" if value is None else f"{value:.3f}"
 
 
@@ -239,10 +236,6 @@ def write_diagnostics(
         title: title of the plots (e.g. ``wiki-sts/v0003``).
         stored_cs: read the version's ``cs_<view>`` columns when its build measured them
             (False: ``cfg`` asks for another encoder or sample, :func:`measured_alike`).
-
-    Returns:
-        A :class:`DiagnosticsSummary` (plot file names, the summary, markdown for the card
-        and for a Prefect artifact).
     """
     cfg = cfg or DiagnosticsConfig()
     source = Path(rows_source)
@@ -278,9 +271,8 @@ def write_diagnostics(
             if stored:  # the build's CS step measured the sample: its rows have a value
                 in_sample = np.isfinite(cs_matrix(whole, views)).any(axis=1)
             else:
-                valid = [pc.is_valid(whole[v]).to_numpy(zero_copy_only=False) for v in views]
-                has_view = np.logical_or.reduce(valid)
-                in_sample = in_cs_sample(whole["id"].to_pylist(), limit, cfg.seed) & has_view
+                in_sample = in_cs_sample(whole["id"].to_pylist(), limit, cfg.seed)
+                in_sample &= any_valid(whole, views)
             measured += int(in_sample.sum())
             for start, end in row_slices(in_sample, SAMPLED_PER_SLICE):
                 n = end - start

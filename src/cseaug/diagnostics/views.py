@@ -88,14 +88,18 @@ def view_cs(
     return out
 
 
+def any_valid(table: pa.Table | pa.RecordBatch, columns: Sequence[str]) -> np.ndarray:
+    """Which rows have a value in any of ``columns`` (none without columns)."""
+    masks = [pc.is_valid(table[c]).to_numpy(zero_copy_only=False) for c in columns]
+    return np.logical_or.reduce([*masks, np.zeros(table.num_rows, dtype=bool)])
+
+
 def valid_positions(source: str | Path, columns: list[str]) -> np.ndarray:
     """Positions of the rows of a version where any of ``columns`` is not null (reads those
     columns only, streaming)."""
     found, offset = [], 0
     for batch in iter_batches(source, columns=columns, batch_size=65_536):
-        masks = [pc.is_valid(column).to_numpy(zero_copy_only=False) for column in batch.columns]
-        valid = np.logical_or.reduce(masks)
-        found.append(offset + np.flatnonzero(valid))
+        found.append(offset + np.flatnonzero(any_valid(batch, columns)))
         offset += batch.num_rows
     return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
 
@@ -108,9 +112,7 @@ def rows_with_views(source: str | Path, views: list[str]) -> tuple[list[str], bo
     names = pq.read_schema(data_files(source)[0]).names
     cs = [f"cs_{v}" for v in views if f"cs_{v}" in names]
     for batch in iter_batches(source, columns=["id", *views, *cs], batch_size=65_536):
-        masks = [pc.is_valid(batch.column(v)).to_numpy(zero_copy_only=False) for v in views]
-        valid = np.logical_or.reduce([*masks, np.zeros(batch.num_rows, dtype=bool)])
-        ids += pc.filter(batch.column("id"), pa.array(valid)).to_pylist()
+        ids += pc.filter(batch.column("id"), pa.array(any_valid(batch, views))).to_pylist()
         measured = measured or any(batch.column(c).null_count < batch.num_rows for c in cs)
     return ids, measured
 
