@@ -45,6 +45,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cseaug.config import LLM_METHODS
+from cseaug.config.fingerprint import measures_cs
 from cseaug.dataset.counts import RowCounts
 from cseaug.dataset.manifest import measured_share
 from cseaug.dataset.schema import SPLIT_OTHER
@@ -56,7 +57,7 @@ from cseaug.diagnostics.patterns import (
 )
 from cseaug.diagnostics.views import ORDER_VIEWS
 from cseaug.errors import PublishGateError
-from cseaug.pipeline.run import BuildRun, loads_encoder
+from cseaug.pipeline.run import BuildRun
 from cseaug.pipeline.shard import DEMOTED, VIEWS, rows_in
 from cseaug.progress import progress_bar
 
@@ -343,7 +344,7 @@ def check_quality_gate(run: BuildRun) -> QualityGate:
     minimum = cfg.publish.min_pattern_share
     if cfg.method not in ORDERED_METHODS:
         return QualityGate(checked=False, reason=NOT_ORDERED[cfg.method])
-    if not loads_encoder(cfg):
+    if not measures_cs(cfg):
         reason = "publish.min_pattern_share is 0 and diagnostics.enabled is false"
         logger.warning("quality gate not run: %s", reason)
         return QualityGate(checked=False, reason=reason)

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from cseaug.config import LLM_METHODS, PATTERN_METHODS, RunConfig
+from cseaug.config.fingerprint import measures_cs
 from cseaug.encoders.minilm import MINILM_ID, MINILM_NAMES, minilm_problem
 from cseaug.errors import CseaugError, PreflightError, os_error_message
 from cseaug.hub import cached_file, go_offline_unless_reachable, is_local_name, model_problem
-from cseaug.pipeline.run import loads_encoder
 from cseaug.pipeline.stages import ServedModels, llm_sections, served_models
 from cseaug.roots import is_uri
 
@@ -135,7 +135,7 @@ def hub_models(cfg: RunConfig) -> list[tuple[str, str]]:
     if cfg.method == "osscse":
         for pivot, pair in cfg.backtranslation.pivots.items():
             models += [(name, f"backtranslation.pivots.{pivot}") for name in pair]
-    if loads_encoder(cfg) and not minilm_cached(cfg):
+    if measures_cs(cfg) and not minilm_cached(cfg):
         models.append((cfg.diagnostics.encoder, "diagnostics.encoder"))
     return models
 

@@ -104,15 +104,6 @@ def read_plan(plan_path: str | Path) -> Plan:
     return Plan(**json.loads(path.read_text(encoding="utf-8")))
 
 
-def loads_encoder(cfg: RunConfig) -> bool:
-    """Whether the build measures CS (its CS step, on the encoder worker): for the
-    diagnostics, the pattern filter (``cs``, ``both``), or the quality gate's pattern order
-    (NGCSE with ``publish.min_pattern_share`` above 0: ``diagnostics.enabled: false`` turns off
-    the diagnostics, never the gate).
-    """
-    return measures_cs(cfg)
-
-
 class BuildRun:
     """The steps of one build, made once and closed once (see the module docstring).
 
@@ -227,14 +218,14 @@ class BuildRun:
     def start_encoder(self, anchors: Sequence[str], stream_views: bool = False) -> None:
         """Start the diagnostics encoder in its worker process (:mod:`cseaug.encoders.worker`)
         and have it embed ``anchors`` (those of the CS sample) while the LLM works, when the
-        build measures CS (:func:`loads_encoder`); the run closes it. With ``stream_views``
+        build measures CS (:func:`~cseaug.config.fingerprint.measures_cs`); the run closes it. With ``stream_views``
         (every anchor is in the CS sample) the worker also gets each view as the stage writes
         it (an LLM stage: as its answer arrives) and, by :meth:`prefetch_views`, each
         finished shard's views.
         """
         if self._closed:
             raise InputError(f"build run {self.store.path.name} is closed")
-        if loads_encoder(self.cfg) and self._encoder is None:
+        if measures_cs(self.cfg) and self._encoder is None:
             from cseaug.encoders.worker import EncoderWorker
 
             cache = self.cfg.work_dir / "cache" / "embeddings"
@@ -334,7 +325,7 @@ class BuildRun:
         if diag.remove_contaminated and diag.eval_data_dir:
             index = load_eval_index(diag.eval_data_dir)
             contamination = self._own(ContaminationFilter(index, diag.contamination_fields))
-        if loads_encoder(self.cfg):
+        if measures_cs(self.cfg):
             self._cs = CSStep(self.encoder, diag.seed, self._cs_limit)
         if diag.pattern_filter != "off":
             pattern_order = self._own(PatternOrderFilter(diag.pattern_filter))
