@@ -218,11 +218,9 @@ class BuildRun:
     def start_encoder(self, anchors: Sequence[str], stream_views: bool = False) -> None:
         """Start the diagnostics encoder in its worker process (:mod:`cseaug.encoders.worker`)
         and have it embed ``anchors`` (those of the CS sample) while the LLM works, when the
-        build measures CS (:func:`~cseaug.config.fingerprint.measures_cs`); the run closes it. With ``stream_views``
-        (every anchor is in the CS sample) the worker also gets each view as the stage writes
-        it (an LLM stage: as its answer arrives) and, by :meth:`prefetch_views`, each
-        finished shard's views.
-        """
+        build measures CS (:func:`~cseaug.config.fingerprint.measures_cs`); the run closes it.
+        With ``stream_views`` (every anchor is in the CS sample) the worker also gets each view
+        as the stage writes it (an LLM stage: as its answer arrives)."""
         if self._closed:
             raise InputError(f"build run {self.store.path.name} is closed")
         if measures_cs(self.cfg) and self._encoder is None:
