@@ -114,15 +114,24 @@ def test_the_child_embeds_each_text_once_and_serves_requests_before_its_backlog(
     ("publish_threads", "expected"),
     [(None, 1), ("all", len(os.sched_getaffinity(0))), (2, 2)],
 )
-def test_generation_done_sets_the_threads_publish_threads_asks_for(
+def test_a_waited_on_encode_and_the_end_of_generation_take_publish_threads(
     publish_threads: int | str | None, expected: int
 ) -> None:
     torch = pytest.importorskip("torch")
     cfg = DiagnosticsConfig(publish_threads=publish_threads)
-    child = _Child(CachedEncoder(CountingEncoder()), cfg)
     threads = torch.get_num_threads()
+    seen: list[int] = []
+
+    class ThreadsSeen(CountingEncoder):
+        def encode(self, texts):
+            seen.append(torch.get_num_threads())
+            return super().encode(texts)
+
     try:
         torch.set_num_threads(1)  # torch_threads while the LLM generates
+        child = _Child(CachedEncoder(ThreadsSeen()), cfg)
+        child.encode(["a shard's CS step waits"])  # the shard's LLM work is over
+        assert (seen, torch.get_num_threads()) == ([expected], 1)  # back for the backlog
         child.generation_done()
         assert torch.get_num_threads() == expected
     finally:

@@ -52,8 +52,9 @@ class DiagnosticsConfig(StrictModel):
     )
     publish_threads: Annotated[int, Field(ge=1)] | Literal["all"] | None = Field(
         "all",
-        description="Threads of the torch encoder once generation is over and publishing waits for "
-        "it (the encoder runs in a worker process with torch_threads while the LLM generates): "
+        description="Threads of the torch encoder while a shard's CS step or the diagnostics wait "
+        "for it, and once generation is over (it embeds ahead with torch_threads while the LLM "
+        "generates): "
         "'all' (every core this process may use: diagnostics 1.6x faster on the 2-vCPU machine "
         "when the build had it to itself), a number, or None (keep torch_threads: better on a "
         "machine shared with other heavy work, docs/performance.md).",

@@ -4,8 +4,10 @@
 :func:`~cseaug.encoders.loading.encoder_from_config` builds in a
 :class:`~cseaug.worker_process.WorkerProcess`, so the build's process never imports torch for
 it. :meth:`~EncoderWorker.prefetch` hands texts over for the background,
-:meth:`~EncoderWorker.encode` is served before that backlog,
-:meth:`~EncoderWorker.generation_done` switches the child to ``diagnostics.publish_threads``;
+:meth:`~EncoderWorker.encode` is served before that backlog. The child embeds with
+``diagnostics.publish_threads`` while a caller waits on :meth:`~EncoderWorker.encode` (the
+CS step at a shard's end, the diagnostics: the shard's LLM work is over) and after
+:meth:`~EncoderWorker.generation_done`, with ``torch_threads`` otherwise;
 an error in the child is raised in the parent, same class and message, by the call that needs
 the encoder.
 docs/diagnostics.md ("In a build: the encoder worker") has the whole behaviour.
@@ -146,12 +148,20 @@ class _Child:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         self.asked.update(text_key(t) for t in texts)
-        return self.embed(texts)
+        self.use_threads(waited_on=True)
+        try:
+            return self.embed(texts)
+        finally:
+            self.use_threads(waited_on=self.handover is not None)
 
     def generation_done(self) -> None:
         if self.handover is None:
             self.handover = len(self.ready)
-        threads = self.cfg.publish_threads
+        self.use_threads(waited_on=True)
+
+    def use_threads(self, waited_on: bool) -> None:
+        """``publish_threads`` when someone waits on the embedding, else ``torch_threads``."""
+        threads = self.cfg.publish_threads if waited_on else self.cfg.torch_threads
         if threads is not None:
             import torch  # loaded with the encoder
 
