@@ -138,6 +138,23 @@ def test_a_waited_on_encode_and_the_end_of_generation_take_publish_threads(
         torch.set_num_threads(threads)
 
 
+def test_without_torch_threads_the_backlog_goes_back_to_torchs_own_count() -> None:
+    """``torch_threads: null`` keeps torch's count for the backlog: after a waited-on encode
+    with ``publish_threads: 2`` the child returns to it, not to 2."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)  # torch's own count when the encoder was loaded
+        child = _Child(
+            CachedEncoder(CountingEncoder()),
+            DiagnosticsConfig(torch_threads=None, publish_threads=2),
+        )
+        child.encode(["a shard's CS step waits"])
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(threads)
+
+
 def unloadable(tmp_path: Path) -> DiagnosticsConfig:
     """A config whose encoder fails at once (a model directory without a model)."""
     (tmp_path / "no-such-model").mkdir(exist_ok=True)

@@ -142,6 +142,9 @@ class _Child:
         self.ready: dict[bytes, int] = {}  # text key -> order in which it became ready
         self.handover: int | None = None  # len(ready) when generation was done
         self.asked: set[bytes] = set()  # texts of encode requests
+        import torch  # loaded with the encoder, whose loading applied torch_threads
+
+        self.background_threads = torch.get_num_threads()
 
     def prefetch(self, texts: list[str]) -> None:
         self.backlog.extend(texts)
@@ -160,12 +163,12 @@ class _Child:
         self.use_threads(waited_on=True)
 
     def use_threads(self, waited_on: bool) -> None:
-        """``publish_threads`` when someone waits on the embedding, else ``torch_threads``."""
-        threads = self.cfg.publish_threads if waited_on else self.cfg.torch_threads
-        if threads is not None:
-            import torch  # loaded with the encoder
+        """``publish_threads`` when someone waits on the embedding, else the count the encoder
+        was loaded with (``torch_threads``, or torch's own when that is None)."""
+        import torch
 
-            torch.set_num_threads(len(os.sched_getaffinity(0)) if threads == "all" else threads)
+        threads = (self.cfg.publish_threads if waited_on else None) or self.background_threads
+        torch.set_num_threads(len(os.sched_getaffinity(0)) if threads == "all" else threads)
 
     def overlap(self) -> dict[str, int]:
         handover = len(self.ready) if self.handover is None else self.handover
