@@ -104,8 +104,8 @@ def test_errors_name_level_counts_and_paths(shared_data: Path, tmp_path: Path) -
     table.write_text("sentence1\tsentence2\tscore\na\tb\t4.5\nc\td\t0.5\ne\tf\t0.2\ng\th\t2\n")
     with pytest.raises(ConfigError, match=r"'positive' \(1 < k=3\).*'negative' \(2 < k=3\)"):
         load_examples(PatternConfig(source="sts_table", path=str(table)), "sts")
-    with pytest.raises(ConfigError, match="method is 'nli'"):
-        load_examples(PatternConfig(source="sts12", path=str(shared_data / "sts12_train")), "nli")
+    with pytest.raises(ConfigError, match="gives STS examples but method is 'nli'"):
+        load_config(REPO / "configs" / "wiki-nli.yaml", ["patterns.source=sts12"])
     with pytest.raises(ConfigError, match=r"patterns\.path is required"):
         load_examples(PatternConfig(source="sts12"), "sts")
     with pytest.raises(ConfigError, match="does not exist"):

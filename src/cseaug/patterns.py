@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from cseaug.config import SOURCE_KIND, PatternConfig
+from cseaug.config import PatternConfig
 from cseaug.errors import ConfigError
 from cseaug.hashing import file_sha256
 from cseaug.readers.benchmarks import (
@@ -272,19 +272,12 @@ def _paper_examples(cfg: PatternConfig, kind: PatternKind) -> tuple[Levels, dict
 
 
 def load_examples(cfg: PatternConfig, kind: PatternKind) -> ExampleSet:
-    """Draw ``cfg.k`` examples per level from the pattern source of ``cfg``; a ConfigError when
-    the source does not fit ``kind`` (the run's method), its path is missing, or a level has
-    fewer than ``k`` candidates."""
-    if kind not in LEVELS:
-        raise ConfigError(f"pattern kind must be 'sts' or 'nli', got {kind!r}")
+    """Draw ``cfg.k`` examples per level from the pattern source of ``cfg`` for ``kind`` (the
+    run's method; :class:`~cseaug.config.RunConfig` refuses a source of the other kind); a
+    ConfigError when its path is missing or a level has fewer than ``k`` candidates."""
     path, files = None, {}
     if cfg.source == "paper":
         levels, candidates = _paper_examples(cfg, kind)
-    elif SOURCE_KIND[cfg.source] != kind:
-        raise ConfigError(
-            f"patterns.source '{cfg.source}' gives {SOURCE_KIND[cfg.source].upper()} examples, "
-            f"but the method is '{kind}'"
-        )
     else:
         source = _source_path(cfg)
         table, read = _read_source(cfg, source)
