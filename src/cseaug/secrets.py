@@ -20,7 +20,7 @@ import re
 import traceback
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 MASK = "***"
 
@@ -72,24 +72,15 @@ def treat_as_secret(variable: str) -> None:
     _SECRET_VARIABLES.add(variable)
 
 
-def known_secrets() -> tuple[str, ...]:
-    """The secret values of the environment, longest first (so that no part of one survives)."""
-    values = {
-        value
-        for name, value in os.environ.items()
-        if len(value) >= MIN_SECRET_LENGTH and (name in _SECRET_VARIABLES or is_secret_name(name))
-    }
-    return tuple(sorted(values, key=lambda v: (-len(v), v)))
-
-
 def _mask_shaped(match: re.Match[str]) -> str:
     kept = next(group for group in match.groups() if group is not None)
     return kept + (MASK + "@" if match.group("url") else MASK)
 
 
 class Scrubber:
-    """:func:`scrub` with the secret values read once, for many texts in a row, and ``secrets``
-    besides the environment's (e.g. the key being sent).
+    """:func:`scrub` with the secret values of the environment read once, for many texts in a
+    row, and ``secrets`` besides them (e.g. the key being sent); the longest value is replaced
+    first, so that no part of one survives.
 
     Example:
         >>> Scrubber(["sk-abcdefgh-1234"])("key sk-abcdefgh-1234 refused")
@@ -97,7 +88,8 @@ class Scrubber:
     """
 
     def __init__(self, secrets: Iterable[str] = ()):
-        values = {*known_secrets(), *(s for s in secrets if len(s) >= MIN_SECRET_LENGTH)}
+        named = (v for k, v in os.environ.items() if k in _SECRET_VARIABLES or is_secret_name(k))
+        values = {value for value in (*named, *secrets) if len(value) >= MIN_SECRET_LENGTH}
         longest_first = sorted(values, key=lambda v: (-len(v), v))
         self._values = re.compile("|".join(map(re.escape, longest_first))) if values else None
 
@@ -168,10 +160,9 @@ def url_credentials_problem(url: str, setting: str) -> str | None:
 
 def _decoded(text: str) -> str:
     """``text`` percent-decoded until nothing changes (``%2573`` is ``%73``, then ``s``)."""
-    for _ in range(10):
+    before = None
+    while text != before:  # each change makes the text shorter: the loop ends
         text, before = unquote(text), text
-        if text == before:
-            break
     return text
 
 
@@ -184,9 +175,6 @@ def _credentials_problem(url: str, setting: str) -> str | None:
     fix = "put the key in an environment variable and name it in llm.api_key_env (default OPENAI_API_KEY)"
     if parts.username is not None or parts.password is not None:
         return f"{setting} must not carry credentials (user:password@); {fix}"
-    secret_params = [name for name, _ in parse_qsl(parts.query) if is_secret_name(name)]
-    if secret_params:
-        return f"{setting} must not carry credentials (query parameter {secret_params[0]}); {fix}"
     for where, text in (
         ("host", parts.netloc),
         ("path", parts.path),
