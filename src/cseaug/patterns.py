@@ -188,14 +188,11 @@ def _read_source(cfg: PatternConfig, path: Path) -> tuple[pa.Table, list[str]]:
     elif cfg.source == "nli_csv":
         table = read_nli_csv(path)
     else:
-        if not path.is_dir():
-            raise ConfigError(
-                f"patterns.path {path} must be the directory of SentEval's s1/s2/labels files"
-            )
         splits = sorted(p.name[len("labels.") :] for p in path.glob("labels.*"))
         if not splits:
             raise ConfigError(
-                f"patterns.path {path} holds no labels.<split> file (SentEval SNLI layout)"
+                f"patterns.path {path} must be the directory of SentEval's s1/s2/labels files "
+                "(it holds no labels.<split> file)"
             )
         pairs = [read_snli_senteval(path, split) for split in splits]
         files = [f for t in pairs for f in source_info(t)["files"]]
