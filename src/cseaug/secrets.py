@@ -151,11 +151,7 @@ def url_credentials_problem(url: str, setting: str) -> str | None:
         >>> url_credentials_problem("https://gw.example/v1#api_key=abc", "llm.base_url")[:55]
         'llm.base_url must not carry credentials (a key-looking '
     """
-    for text in dict.fromkeys((url, _decoded(url))):
-        problem = _credentials_problem(text, setting)
-        if problem:
-            return problem
-    return None
+    return _credentials_problem(url, setting) or _credentials_problem(_decoded(url), setting)
 
 
 def _decoded(text: str) -> str:
