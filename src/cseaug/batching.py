@@ -164,18 +164,16 @@ def run_batches(
     while start < len(order):
         count = budget.take(order, lengths, start, slots)
         batch = list(order[start : start + count])
-        out_of_memory = False
         try:
             result = work(batch)
         except Exception as error:
             if count == 1 or not is_out_of_memory(error):
                 raise
-            out_of_memory = True
-        if out_of_memory:
-            # outside the except block, so the failed batch's tensors are no longer referenced
-            free_device_memory(device)
-            # half of the failed batch's slots is the new budget
-            budget.slots = max(1, count * slots(max(lengths[i] for i in batch)) // 2)
-            continue  # the same items again, cut by the lowered budget
-        yield batch, result
-        start += count
+        else:
+            yield batch, result
+            start += count
+            continue
+        # Out of memory, outside the except block, so the failed batch's tensors are no longer
+        # referenced; half of its slots is the new budget, for its own items again and the rest.
+        free_device_memory(device)
+        budget.slots = max(1, count * slots(max(lengths[i] for i in batch)) // 2)
