@@ -72,9 +72,8 @@ def resolve_dtype(
         torch.bfloat16
     """
     torch = require("torch", "hf", "Loading a model")
-    on_gpu = not device.startswith("cpu")
     if spec == "auto":
-        if not on_gpu:
+        if device.startswith("cpu"):
             return torch.float32
         return "auto" if auto_on_gpu == "checkpoint" else torch.float16
     return getattr(torch, _checked_name(spec, device, setting))
@@ -96,10 +95,9 @@ def resolve_precision(
         >>> resolve_precision("bfloat16", "cpu")
         'bfloat16'
     """
-    on_gpu = not device.startswith("cpu")
     if spec != "auto":
         return _checked_name(spec, device, setting)
-    if not on_gpu:
+    if device.startswith("cpu"):
         return "float32"
     torch = require("torch", "hf", "Training a model")
     return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"

@@ -64,11 +64,9 @@ class Step(Protocol):
     def stream_views(self, sink: Callable[[str], None]) -> None:
         """Hand ``sink`` each view text as soon as it exists (an LLM stage: while its later
         requests are in flight)."""
-        return None
 
     def close(self) -> None:
         """Free what the step holds (backends, models, files)."""
-        return None
 
 
 def run_steps(steps: Sequence[Step], rows: pa.Table) -> list[StepResult]:

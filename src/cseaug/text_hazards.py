@@ -98,9 +98,7 @@ SPECIAL_TOKEN_PATTERN = (
 _SPECIAL_TOKEN = re.compile(SPECIAL_TOKEN_PATTERN)
 
 
-@functools.cache
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+_compiled = functools.cache(re.compile)
 
 
 def _code_points(pattern: str, text: str) -> list[str]:

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -87,8 +87,7 @@ class WorkerProcess:
         if wait_s is None:
             with self._lock:
                 pending = list(self._pending)
-            for future in pending:
-                future.exception()
+            wait(pending)
         with contextlib.suppress(OSError):  # OSError: closed before
             self._socket.shutdown(socket.SHUT_RDWR)  # end of file for the child and our reader
         try:
