@@ -48,7 +48,6 @@ from cseaug.config.output import ExportConfig as ExportConfig
 from cseaug.config.output import ExportLayout as ExportLayout
 from cseaug.config.output import dataset_name_problem as dataset_name_problem
 from cseaug.config.output import normalize_export_format as normalize_export_format
-from cseaug.config.patterns import SOURCE_KIND as SOURCE_KIND
 from cseaug.config.patterns import PatternConfig as PatternConfig
 from cseaug.config.quality import QualityConfig as QualityConfig
 from cseaug.config.run import HELDOUT_FRACTIONS as HELDOUT_FRACTIONS
