@@ -36,16 +36,16 @@ def hub_endpoint(environ: Mapping[str, str] = os.environ) -> str:
     return (environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
 
 
-def unreachable_reason(endpoint: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
-    """Why ``endpoint`` gave no answer within ``timeout_s``, or None when it answered (any HTTP
-    status is an answer). Proxies of the environment are honoured, as the libraries do."""
+def unreachable_reason(endpoint: str) -> str | None:
+    """Why ``endpoint`` gave no answer within :data:`PROBE_TIMEOUT_S`, or None when it answered
+    (any HTTP status is an answer). Proxies of the environment are honoured, as the libraries do."""
     request = urllib.request.Request(endpoint + "/api/models?limit=1", method="HEAD")
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s):
+        with urllib.request.urlopen(request, timeout=PROBE_TIMEOUT_S):
             return None
     except urllib.error.HTTPError:
         return None
-    except (urllib.error.URLError, OSError) as exc:
+    except OSError as exc:  # urllib.error.URLError among them
         reason = getattr(exc, "reason", exc)
         return str(reason) or type(exc).__name__
 
