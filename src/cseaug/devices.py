@@ -86,10 +86,7 @@ def resolve_precision(
 ) -> PrecisionName:
     """The precision a model trains in on ``device`` (from :func:`resolve_device`): ``auto``
     is bfloat16 on a GPU that has it, else float16 (the caller scales the loss), and float32
-    on the CPU. torch is imported only where the answer needs it (a GPU).
-
-    Raises:
-        ConfigError: an unknown name, or float16 on the CPU.
+    on the CPU (without importing torch); a ConfigError for an unknown name or float16 on the CPU.
 
     Example:
         >>> resolve_precision("bfloat16", "cpu")

@@ -6,9 +6,7 @@ never a fork of a process running asyncio and Prefect threads or holding CUDA, a
 multiprocessing's *spawn*, it does not import the caller's ``__main__`` again, so a script
 calling ``run_build`` needs no ``if __name__ == "__main__"`` guard. The child runs in a
 session of its own (Ctrl-C reaches the build, which closes it) and exits when its parent
-dies (end of file on its socket). :meth:`WorkerProcess.submit` runs a module-level function
-there, in submission order, and returns a :class:`~concurrent.futures.Future`; its
-``result()`` raises the child's error with the same class, message and attributes.
+dies (end of file on its socket).
 
 Example:
     >>> with WorkerProcess() as child:  # doctest: +SKIP
@@ -69,8 +67,8 @@ class WorkerProcess:
 
     def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:
         """Run ``fn(*args)`` in the child after what was submitted before; the future holds its
-        result or the child's error (:class:`~cseaug.errors.BackendError` when the child
-        stopped without one)."""
+        result or the child's error, with its class, message and attributes
+        (:class:`~cseaug.errors.BackendError` when the child stopped without one)."""
         future: Future[Any] = Future()
         with self._lock:
             try:
