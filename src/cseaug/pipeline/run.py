@@ -262,14 +262,6 @@ class BuildRun:
             self.start_encoder([])
         return self._encoder
 
-    def diagnostics_encoder(self) -> EncoderWorker | None:
-        """:meth:`encoder`, told that generation is over so that it may take
-        ``diagnostics.publish_threads``."""
-        encoder = self.encoder()
-        if encoder is not None:
-            encoder.generation_done()
-        return encoder
-
     def usage(self) -> dict[str, int]:
         """LLM token usage of generation: every step made so far but the judge."""
         return summed_usage([step.usage() for step in self._owned if step is not self._judge])
