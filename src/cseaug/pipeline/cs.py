@@ -31,17 +31,17 @@ class CSStep(Step):
     Args:
         encoder: gives the encoder (the build's encoder worker, started on first use).
         seed: ``diagnostics.seed``.
-        limit: the sample's :func:`~cseaug.diagnostics.views.cs_sample_limit` (set by the
-            plan); None: every row.
+        limit: gives the sample's :func:`~cseaug.diagnostics.views.cs_sample_limit` (the
+            plan sets it once the corpus is sampled, after the steps are made); None: every row.
     """
 
     encoder: Callable[[], Encoder | None]
     seed: int
-    limit: int | None = None
+    limit: Callable[[], int | None] = lambda: None
     name = "cs"
 
     def __call__(self, rows: pa.Table) -> StepResult:
-        sampled = in_cs_sample(rows.column("id").to_pylist(), self.limit, self.seed)
+        sampled = in_cs_sample(rows.column("id").to_pylist(), self.limit(), self.seed)
         views = present_views(rows)
         wanted = [v for v in views if rows.column(v).null_count < rows.num_rows]
         encoder = self.encoder() if wanted and sampled.any() else None
