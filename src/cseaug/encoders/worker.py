@@ -1,16 +1,10 @@
-"""The diagnostics encoder in a child process, embedding ahead while the build generates.
-
-:class:`EncoderWorker` holds the encoder that
-:func:`~cseaug.encoders.loading.encoder_from_config` builds in a
-:class:`~cseaug.worker_process.WorkerProcess`, so the build's process never imports torch for
-it. :meth:`~EncoderWorker.prefetch` hands texts over for the background,
-:meth:`~EncoderWorker.encode` is served before that backlog. The child embeds with
-``diagnostics.publish_threads`` while a caller waits on :meth:`~EncoderWorker.encode` (the
-CS step at a shard's end, the diagnostics: the shard's LLM work is over) and after
-:meth:`~EncoderWorker.generation_done`, with ``torch_threads`` otherwise;
-an error in the child is raised in the parent, same class and message, by the call that needs
-the encoder.
-docs/diagnostics.md ("In a build: the encoder worker") has the whole behaviour.
+"""The diagnostics encoder in a child process (:class:`~cseaug.worker_process.WorkerProcess`),
+embedding ahead while the build generates, so that the build's process never imports torch for
+it: :meth:`~EncoderWorker.prefetch` hands texts over for the background,
+:meth:`~EncoderWorker.encode` is served before that backlog, and an error in the child is
+raised in the parent, same class and message, by the call that needs the encoder.
+docs/diagnostics.md ("In a build: the encoder worker") has the whole behaviour, the threads
+it embeds with among it.
 """
 
 from __future__ import annotations
