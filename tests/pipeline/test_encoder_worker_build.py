@@ -188,7 +188,7 @@ def test_closing_the_run_on_an_interrupt_ends_the_worker(
     )
     with pytest.raises(KeyboardInterrupt), BuildRun(cfg) as run:
         run.start_encoder(["A cat sat."] * 3)
-        worker = run.diagnostics_encoder()
+        worker = run.encoder()
         assert worker is not None and not exited(worker.pid)
         raise KeyboardInterrupt
     assert exited(worker.pid)

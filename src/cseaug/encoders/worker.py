@@ -1,16 +1,10 @@
-"""The diagnostics encoder in a child process, embedding ahead while the build generates.
-
-:class:`EncoderWorker` holds the encoder that
-:func:`~cseaug.encoders.loading.encoder_from_config` builds in a
-:class:`~cseaug.worker_process.WorkerProcess`, so the build's process never imports torch for
-it. :meth:`~EncoderWorker.prefetch` hands texts over for the background,
-:meth:`~EncoderWorker.encode` is served before that backlog. The child embeds with
-``diagnostics.publish_threads`` while a caller waits on :meth:`~EncoderWorker.encode` (the
-CS step at a shard's end, the diagnostics: the shard's LLM work is over) and after
-:meth:`~EncoderWorker.generation_done`, with ``torch_threads`` otherwise;
-an error in the child is raised in the parent, same class and message, by the call that needs
-the encoder.
-docs/diagnostics.md ("In a build: the encoder worker") has the whole behaviour.
+"""The diagnostics encoder in a child process (:class:`~cseaug.worker_process.WorkerProcess`),
+embedding ahead while the build generates, so that the build's process never imports torch for
+it: :meth:`~EncoderWorker.prefetch` hands texts over for the background,
+:meth:`~EncoderWorker.encode` is served before that backlog, and an error in the child is
+raised in the parent, same class and message, by the call that needs the encoder.
+docs/diagnostics.md ("In a build: the encoder worker") has the whole behaviour, the threads
+it embeds with among it.
 """
 
 from __future__ import annotations
@@ -18,7 +12,7 @@ from __future__ import annotations
 import collections
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -78,12 +72,12 @@ class EncoderWorker:
         """Have the child embed ``texts`` in the background (in order); returns at once. A
         child that failed is not an error here: the call that needs the encoder raises it."""
         if texts and not self._closed:
-            self._process.submit(_prefetch, list(texts))
+            self._process.submit(_call, _Child.prefetch, list(texts))
 
     def generation_done(self) -> None:
         """Tell the child the LLM is done: it may now use ``diagnostics.publish_threads``."""
         if not self._closed:
-            self._process.submit(_generation_done)
+            self._process.submit(_call, _Child.generation_done)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalised float32 embeddings of ``texts``, in order (served before the backlog).
@@ -94,7 +88,7 @@ class EncoderWorker:
             child stopped without one.
         """
         self.wait_until_loaded()
-        return self._result(self._process.submit(_encode, list(texts)))
+        return self._result(self._process.submit(_call, _Child.encode, list(texts)))
 
     def overlap(self) -> dict[str, int]:
         """How the texts asked for through :meth:`encode` were embedded: ``texts`` (distinct),
@@ -102,7 +96,7 @@ class EncoderWorker:
         ``after_publish``, and ``waiting``, prefetched texts not embedded yet
         (docs/diagnostics.md, "What was overlapped")."""
         self.wait_until_loaded()
-        return self._result(self._process.submit(_overlap))
+        return self._result(self._process.submit(_call, _Child.overlap))
 
     def close(self) -> None:
         """End the child (at once, killed when it has not ended after a few seconds); an
@@ -209,21 +203,7 @@ def _start(cfg: DiagnosticsConfig, cache_dir: str | None) -> dict[str, Any]:
     return {"dimension": _CHILD.encoder.dimension}
 
 
-def _prefetch(texts: list[str]) -> None:
-    if _CHILD is not None:  # None: the model failed to load, which encode raises
-        _CHILD.prefetch(texts)
-
-
-def _generation_done() -> None:
-    if _CHILD is not None:
-        _CHILD.generation_done()
-
-
-def _encode(texts: list[str]) -> np.ndarray:
-    assert _CHILD is not None  # the parent asks only once the model is loaded
-    return _CHILD.encode(texts)
-
-
-def _overlap() -> dict[str, int]:
-    assert _CHILD is not None
-    return _CHILD.overlap()
+def _call(method: Callable[..., Any], *args: Any) -> Any:
+    """A ``method`` of :class:`_Child` on the child's side; nothing where the model failed to
+    load (the parent waits for a result only once it is loaded: the load's error is raised)."""
+    return None if _CHILD is None else method(_CHILD, *args)

@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 
-from cseaug.dataset.schema import CANONICAL_SCHEMA
 from cseaug.diagnostics.views import in_cs_sample, present_views, view_cs
 from cseaug.encoders.base import Encoder
 from cseaug.errors import InputError
+from cseaug.pipeline.mer import with_metric
 from cseaug.progress import progress_bar
 from cseaug.step import Step, StepResult
 
@@ -30,33 +31,27 @@ class CSStep(Step):
     Args:
         encoder: gives the encoder (the build's encoder worker, started on first use).
         seed: ``diagnostics.seed``.
-        limit: the sample's :func:`~cseaug.diagnostics.views.cs_sample_limit` (set by the
-            plan); None: every row.
+        limit: gives the sample's :func:`~cseaug.diagnostics.views.cs_sample_limit` (the
+            plan sets it once the corpus is sampled, after the steps are made); None: every row.
     """
 
     encoder: Callable[[], Encoder | None]
     seed: int
-    limit: int | None = None
+    limit: Callable[[], int | None] = lambda: None
     name = "cs"
 
     def __call__(self, rows: pa.Table) -> StepResult:
-        sampled = in_cs_sample(rows.column("id").to_pylist(), self.limit, self.seed)
+        sampled = in_cs_sample(rows.column("id").to_pylist(), self.limit(), self.seed)
         views = present_views(rows)
         wanted = [v for v in views if rows.column(v).null_count < rows.num_rows]
         encoder = self.encoder() if wanted and sampled.any() else None
         if encoder is None and wanted and sampled.any():
             raise InputError("the CS step has no encoder: the build measures no CS")
-        pairs = 0
+        values: dict[str, np.ndarray] = {}
         with progress_bar("Cosine similarity", total=len(wanted), unit="views") as bar:
             for view in views:
-                name = f"cs_{view}"
-                column = pa.nulls(rows.num_rows, pa.float32())
+                values[view] = np.full(rows.num_rows, np.nan, dtype=np.float32)
                 if encoder is not None and view in wanted:
-                    values = view_cs(rows, view, encoder, rows=sampled)
-                    column = pa.array(values, type=pa.float32(), from_pandas=True)  # NaN: null
+                    values[view] = view_cs(rows, view, encoder, rows=sampled)
                     bar.advance()
-                pairs += len(column) - column.null_count
-                rows = rows.set_column(
-                    rows.schema.get_field_index(name), CANONICAL_SCHEMA.field(name), column
-                )
-        return StepResult(rows=rows, stats={"pairs": pairs})
+        return with_metric(rows, "cs", values)

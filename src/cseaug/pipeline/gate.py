@@ -1,27 +1,14 @@
-"""The publish gates: a build that generated too little, or whose views keep NGCSE's graded
-order too rarely, publishes nothing (docs/prefect.md, "After the shards: the publish gate";
-docs/quality.md, "The quality gate").
-
-Both run before publishing; when one stops a build, the finished shards are forgotten
-(:func:`stop_publishing`; their inputs and the LLM response cache are kept), so that
-running the same command again generates them anew: every answer already received comes
-from the cache, and only what failed is sent again.
-
-**How much** (:func:`check_publish_gate`): the anchors the stage was asked
-to fill (the plan's input shards) against those it could not fill: anchors with a reject of
-the stage itself (``llm_error``, ``circuit_open``, ``refusal``, ...) that are not among the
-generated rows; rows the filters dropped afterwards were generated. The LLM methods must
-fill ``publish.min_generated_share``; OssCSE and Generate-CSE, whose own filters may
-legitimately drop many anchors, only one.
-
-**How well** (:func:`check_quality_gate`): the share of generated rows
-whose views keep NGCSE's graded order (NGCSE, section "Pattern Simulation") in cosine
-similarity to the anchor (:mod:`cseaug.diagnostics.patterns`), measured with the build's
-diagnostics encoder on the CS sample (the build's ``cs_<view>`` columns), against
-``publish.min_pattern_share``.
-SKICSE's and Generate-CSE's views have no graded order; OssCSE's negation is by construction
-closer to its anchor in words than its back-translation (OssCSE, section 3, Example 1): for
-them the gate records why it did not apply.
+"""The publish gates (docs/prefect.md, "After the shards: the publish gate"; docs/quality.md,
+"The quality gate"): a build whose stage filled too few of the anchors it was asked to fill
+(:func:`check_publish_gate`: ``publish.min_generated_share`` for the LLM methods, one anchor
+for OssCSE and Generate-CSE, whose own filters may drop many), or whose views keep NGCSE's
+graded order (NGCSE, section "Pattern Simulation") in cosine similarity to the anchor too
+rarely (:func:`check_quality_gate`, over the build's ``cs_<view>`` columns, against
+``publish.min_pattern_share``), publishes nothing; its finished shards are forgotten
+(:func:`stop_publishing`) so that the same command generates them anew, every answer already
+received from the response cache. SKICSE's and Generate-CSE's views have no graded order and
+OssCSE's negation is closer to its anchor in words than its back-translation by construction
+(OssCSE, section 3, Example 1): for them the gate records why it did not apply.
 
 Example:
     >>> GateCount(attempted=40, failed=40, reasons={"llm_error": 40}).share
@@ -324,15 +311,10 @@ def _generated_rows(run: BuildRun) -> pa.Table:
 
 
 def check_quality_gate(run: BuildRun) -> QualityGate:
-    """Count the generated rows' pattern order; raise :class:`PublishGateError` below the
-    threshold (see the module docstring).
-
-    The order is counted over the ``cs_<view>`` columns the build's CS step wrote
-    (:mod:`cseaug.pipeline.cs`): every generated row of the CS sample; rows
-    ``diagnostics.pattern_filter`` dropped count as out of order. ``diagnostics.enabled:
-    false`` does not turn the gate off: the CS step measures for it all the same; only
-    ``publish.min_pattern_share: 0`` with diagnostics off leaves the order unmeasured, and the
-    record says so.
+    """Count the pattern order of the generated rows of the CS sample over the ``cs_<view>``
+    columns of the CS step (:mod:`cseaug.pipeline.cs`), rows ``diagnostics.pattern_filter``
+    dropped as out of order; unmeasured only with ``publish.min_pattern_share: 0`` and
+    diagnostics off, and the record says so.
 
     Raises:
         PublishGateError: the share is below ``publish.min_pattern_share``. The out-of-order

@@ -30,14 +30,20 @@ class MERStep(Step):
     name = "mer"
 
     def __call__(self, rows: pa.Table) -> StepResult:
-        pairs = 0
         sentences = rows.column("sentence").to_pylist()
-        for view in VIEW_COLUMNS:
-            name = f"mer_{view}"
-            values = mer_pairs(sentences, rows.column(view).to_pylist()).astype(np.float32)
-            column = pa.array(values, type=pa.float32(), from_pandas=True)  # NaN: null
-            pairs += len(column) - column.null_count
-            rows = rows.set_column(
-                rows.schema.get_field_index(name), CANONICAL_SCHEMA.field(name), column
-            )
-        return StepResult(rows=rows, stats={"pairs": pairs})
+        values = {v: mer_pairs(sentences, rows.column(v).to_pylist()) for v in VIEW_COLUMNS}
+        return with_metric(rows, "mer", values)
+
+
+def with_metric(rows: pa.Table, metric: str, values: dict[str, np.ndarray]) -> StepResult:
+    """``rows`` with the ``<metric>_<view>`` column of each view of ``values`` set, as float32
+    (NaN: null), and the pairs measured: the MER step's result and the CS step's."""
+    pairs = 0
+    for view, by_row in values.items():
+        name = f"{metric}_{view}"
+        column = pa.array(by_row.astype(np.float32), type=pa.float32(), from_pandas=True)
+        pairs += len(column) - column.null_count
+        rows = rows.set_column(
+            rows.schema.get_field_index(name), CANONICAL_SCHEMA.field(name), column
+        )
+    return StepResult(rows=rows, stats={"pairs": pairs})

@@ -165,7 +165,9 @@ def publish_build(run: BuildRun, outcomes: list[ShardOutcome]) -> BuildSummary:
         sealed = time.perf_counter()
         phases["publish"] = round(sealed - started, 3)
         if cfg.diagnostics.enabled:
-            encoder = run.diagnostics_encoder()
+            encoder = run.encoder()
+            if encoder is not None:  # generation is over: it may take publish_threads
+                encoder.generation_done()
             write_diagnostics(
                 staging,
                 staging / DIAGNOSTICS,

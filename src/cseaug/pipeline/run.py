@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from cseaug.encoders.worker import EncoderWorker
-    from cseaug.pipeline.cs import CSStep
     from cseaug.quality.rows import RowChecks
 
 PLAN_FILE = "plan.json"
@@ -136,8 +135,8 @@ class BuildRun:
         self._quality: RowChecks | None = None
         self._checked: Step | None = None  # the per-row checks, else the stage
         self._judge: Step | None = None
-        self._cs: CSStep | None = None
-        self._cs_limit: int | None = None
+        self.cs_limit: int | None = None
+        """The CS sample's :func:`~cseaug.diagnostics.views.cs_sample_limit`, set by the plan."""
         self._encoder: EncoderWorker | None = None
         self._stream_views = False
         self._arrived: list[str] = []  # views streamed by the stage, not yet handed over
@@ -151,17 +150,6 @@ class BuildRun:
         run = cls(plan.config, RunStore(plan.config.work_dir, plan.run_id), plan.served)
         run.cs_limit = plan.cs_limit
         return run
-
-    @property
-    def cs_limit(self) -> int | None:
-        """The CS sample of the CS step (:func:`~cseaug.diagnostics.views.cs_sample_limit`)."""
-        return self._cs_limit
-
-    @cs_limit.setter
-    def cs_limit(self, limit: int | None) -> None:
-        self._cs_limit = limit
-        if self._cs is not None:
-            self._cs.limit = limit
 
     @cached_property
     def inputs(self) -> dict[str, Any]:
@@ -262,14 +250,6 @@ class BuildRun:
             self.start_encoder([])
         return self._encoder
 
-    def diagnostics_encoder(self) -> EncoderWorker | None:
-        """:meth:`encoder`, told that generation is over so that it may take
-        ``diagnostics.publish_threads``."""
-        encoder = self.encoder()
-        if encoder is not None:
-            encoder.generation_done()
-        return encoder
-
     def usage(self) -> dict[str, int]:
         """LLM token usage of generation: every step made so far but the judge."""
         return summed_usage([step.usage() for step in self._owned if step is not self._judge])
@@ -283,7 +263,7 @@ class BuildRun:
         self._closed = True
         owned, self._owned = self._owned, []
         self._view_steps, self._other_steps = [], []
-        self._quality = self._judge = self._checked = self._cs = None
+        self._quality = self._judge = self._checked = None
         encoder, self._encoder = self._encoder, None
         try:
             close_all(owned)
@@ -320,14 +300,15 @@ class BuildRun:
             self._judge = self._own(judge)
         contamination: Step | None = None
         pattern_order: Step | None = None
+        cs: Step | None = None
         if diag.remove_contaminated and diag.eval_data_dir:
             index = load_eval_index(diag.eval_data_dir)
             contamination = self._own(ContaminationFilter(index, diag.contamination_fields))
         if measures_cs(self.cfg):
-            self._cs = CSStep(self.encoder, diag.seed, self._cs_limit)
+            cs = CSStep(self.encoder, diag.seed, lambda: self.cs_limit)
         if diag.pattern_filter != "off":
             pattern_order = self._own(PatternOrderFilter(diag.pattern_filter))
         mer = self._own(MERStep())
-        steps = (stage, self._quality, self._judge, contamination, self._cs, pattern_order, mer)
+        steps = (stage, self._quality, self._judge, contamination, cs, pattern_order, mer)
         self._view_steps = [step for step in steps if step is not None]
         self._other_steps = [step for step in (contamination, mer) if step is not None]
