@@ -160,12 +160,9 @@ class ResponseCache:
         """Bring a file of version 0 (no ``spent_by``, ``digest`` or ``model``, or plain sha256
         digests) to this one, in a write transaction: answers without a digest or with a
         matching plain one are trusted once and given keyed digests; the others are asked again."""
-        if "spent_by" not in columns:
-            self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
-        if "digest" not in columns:
-            self._conn.execute("ALTER TABLE responses ADD COLUMN digest TEXT")
-        if "model" not in columns:  # answers stored before name no model
-            self._conn.execute("ALTER TABLE responses ADD COLUMN model TEXT")
+        for column in ("spent_by", "digest", "model"):  # answers stored before: null
+            if column not in columns:
+                self._conn.execute(f"ALTER TABLE responses ADD COLUMN {column} TEXT")
         trusted, after = 0, ""
         while rows := self._conn.execute(  # a page at a time: a cache may be large
             "SELECT hash, text, prompt_tokens, completion_tokens, digest FROM responses "
