@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cseaug.dataset.card import CITATIONS, card_header, render_card, size_category
+from cseaug.dataset.card import CITATIONS, card_header, render_card
 from cseaug.dataset.reader import read_rows
 from cseaug.dataset.staging import publish_version
 
@@ -130,9 +130,12 @@ def test_citations_match_the_paper_files(shared_papers: Path) -> None:
 
 
 def test_size_categories() -> None:
-    assert size_category(0) == "n<1K" and size_category(20_000) == "10K<n<100K"
-    assert size_category(1_000_000) == "1M<n<10M"
-    assert card_header({"counts": {"rows": 5000}})["size_categories"] == ["1K<n<10K"]
+    def size_category(rows: int) -> list[str]:
+        return card_header({"counts": {"rows": rows}})["size_categories"]
+
+    assert size_category(0) == ["n<1K"] and size_category(20_000) == ["10K<n<100K"]
+    assert size_category(1_000_000) == ["1M<n<10M"]
+    assert size_category(5000) == ["1K<n<10K"]
 
 
 def test_a_version_of_held_out_rows_only_loads_as_one_heldout_split(

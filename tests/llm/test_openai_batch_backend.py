@@ -340,7 +340,8 @@ def test_a_recorded_batch_the_api_does_not_know_is_submitted_again(
     requests = [ask("lost 1"), ask("lost 2")]
     backend = batch_backend(server, cache)
     ledger = BatchLedger(cache)
-    ledger.record("batch_deleted", server.base_url, backend.hashes(requests))
+    lost = PendingUpload("file-lost", tuple(backend.hashes(requests)), 0.0)
+    ledger.record("batch_deleted", server.base_url, lost)
 
     with caplog.at_level(logging.WARNING, logger="cseaug.llm.openai_batch_backend"):
         responses = backend.generate(requests)

@@ -130,6 +130,20 @@ def test_a_view_that_is_the_text_column_is_refused(tmp_path: Path, fmt: str) -> 
         open_corpus(cfg)
 
 
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl"])
+def test_two_views_may_name_one_column(tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / f"c.{fmt}"
+    sep = "\t" if fmt == "tsv" else ","
+    lines = (
+        [f"a{sep}b", f"hello world{sep}x"] if fmt != "jsonl" else ['{"a": "hello world", "b": "x"}']
+    )
+    path.write_text("\n".join(lines) + "\n")
+    views = {"positive": "b", "knowledge": "b"}
+    source = open_corpus(CorpusConfig(path=str(path), text_column="a", view_columns=views))
+    rows = [row for batch in source.batches() for row in batch.to_pylist()]
+    assert [(row["positive"], row["knowledge"]) for row in rows] == [("x", "x")]
+
+
 def test_csv_malformed_rows_are_recorded(tmp_path: Path) -> None:
     path = tmp_path / "c.csv"
     path.write_text("a,b\nx,1\ny,2,extra\nz,3\n")

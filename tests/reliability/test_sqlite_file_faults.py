@@ -21,7 +21,7 @@ import pytest
 from cseaug.encoders.store import EmbeddingStore
 from cseaug.errors import CseaugError, expected_os_error, os_error_message
 from cseaug.llm.base import ChatResponse
-from cseaug.llm.batch_ledger import BatchLedger
+from cseaug.llm.batch_ledger import BatchLedger, PendingUpload
 from cseaug.llm.cache import ResponseCache
 from cseaug.sqlite_files import DamagedFileError
 from tests.reliability.test_full_disk import fill, small_disk  # noqa: F401 (a fixture)
@@ -47,7 +47,8 @@ def _cache_read(cache: ResponseCache) -> None:
 
 
 def _ledger_write(ledger: BatchLedger, i: int) -> None:
-    ledger.record(f"batch_{i}", URL, [f"key {i} {k} " + "x" * 40 for k in range(20)])
+    keys = tuple(f"key {i} {k} " + "x" * 40 for k in range(20))
+    ledger.record(f"batch_{i}", URL, PendingUpload(f"file-{i}", keys, 0.0))
 
 
 def _store_write(store: EmbeddingStore, i: int) -> None:

@@ -74,11 +74,6 @@ SIZE_LIMITS = (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
 SIZE_CATEGORIES = ("n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "n>10M")
 
 
-def size_category(rows: int) -> str:
-    """Hugging Face ``size_categories`` bucket of a row count."""
-    return SIZE_CATEGORIES[bisect.bisect_right(SIZE_LIMITS, rows)]
-
-
 def card_header(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """The YAML metadata of the card (what ``datasets`` and the Hub read); the licence is
     the source datasets' (``unknown`` to cseaug), the generating model ``cseaug_model``."""
@@ -96,7 +91,7 @@ def card_header(manifest: Mapping[str, Any]) -> dict[str, Any]:
         "language": ["en"],
         "task_categories": ["sentence-similarity"],
         "tags": ["contrastive-learning", "sentence-embeddings", "synthetic", "cseaug"],
-        "size_categories": [size_category(rows)],
+        "size_categories": [SIZE_CATEGORIES[bisect.bisect_right(SIZE_LIMITS, rows)]],
         "source_datasets": sources,
         "cseaug_model": describe_model(manifest.get("model")),
         "configs": [

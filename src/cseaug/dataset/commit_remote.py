@@ -30,7 +30,8 @@ def _claimed_numbers(store: Store, name: str) -> list[int]:
 
 
 def claim_token() -> str:
-    """What a build writes into its ``.claim`` and ``.lease``: who it is, and a unique id."""
+    """What a build writes into its ``.claim`` and ``.lease`` (a pruner into ``.pruned``): who
+    it is, and a unique id."""
     return json.dumps({"pid": os.getpid(), "host": os.uname().nodename, "id": uuid.uuid4().hex})
 
 

@@ -180,6 +180,13 @@ class Selection:
             if batch.num_rows:  # an empty row group is a file `datasets` cannot read
                 yield batch.drop_columns(["heldout"])
 
+    def exporting(self, fmt: str) -> Iterator[pa.RecordBatch]:
+        """:meth:`batches` under the progress bar of an export to ``fmt``."""
+        with progress_bar(f"Exporting {fmt}", total=self.rows, unit="rows") as bar:
+            for batch in self.batches():
+                yield batch
+                bar.advance(batch.num_rows)
+
     def views(self, batch: pa.RecordBatch) -> dict[str, pa.Array]:
         """The export views of a batch; with an epoch, the positive is that Generate-CSE view."""
         views = {view: batch.column(view) for view in VIEW_COLUMNS}
@@ -333,19 +340,14 @@ def _export_flat(selection: Selection, fmt: str, out: Path, layout: str) -> Expo
     result = ExportResult(out, fmt, selection.split, layout, names)
     schema = _text_schema(names)
     writer_class = pacsv.CSVWriter if fmt == "simcse" else pq.ParquetWriter
-    with (
-        atomic_path(out) as tmp,
-        writer_class(tmp, schema) as writer,
-        progress_bar(f"Exporting {fmt}", total=selection.rows, unit="rows") as bar,
-    ):
-        for batch in selection.batches():
+    with atomic_path(out) as tmp, writer_class(tmp, schema) as writer:
+        for batch in selection.exporting(fmt):
             columns = _flat_columns(batch, selection.views(batch), layout, result.skipped)
             if fmt == "simcse":
                 columns = _drop_pandas_na(columns, result.skipped)
             table = pa.Table.from_arrays(columns, schema=schema)
             writer.write_table(table)
             result.rows += table.num_rows
-            bar.advance(batch.num_rows)
     if fmt == "simcse" and layout == "quadruplet":
         result.notes.append(SIMCSE_QUADRUPLET_NOTE)
     return result
@@ -366,9 +368,8 @@ def _export_hybrid(selection: Selection, out: Path) -> ExportResult:
         atomic_path(out / HYBRID_FILES[SPLIT_OTHER]) as other_tmp,
         pq.ParquetWriter(aigen_tmp, schemas[SPLIT_AIGEN]) as aigen_writer,
         pq.ParquetWriter(other_tmp, schemas[SPLIT_OTHER]) as other_writer,
-        progress_bar("Exporting sentence-transformers", total=selection.rows, unit="rows") as bar,
     ):
-        for batch in selection.batches():
+        for batch in selection.exporting(result.format):
             views = selection.views(batch)
             complete = _complete_aigen(batch, views, slots, result.skipped)
             sentence = batch.column("sentence")
@@ -380,7 +381,6 @@ def _export_hybrid(selection: Selection, out: Path) -> ExportResult:
             )
             result.parts[SPLIT_AIGEN] += len(kept[0])
             result.parts[SPLIT_OTHER] += len(plain)
-            bar.advance(batch.num_rows)
     result.rows = sum(result.parts.values())
     result.notes = [
         f"{HYBRID_FILES[SPLIT_AIGEN]}: {result.parts[SPLIT_AIGEN]} rows "
@@ -408,16 +408,11 @@ def _write_json_lines(
     objects: Callable[[pa.RecordBatch], list[dict[str, Any]]],
 ) -> None:
     """Write the JSON objects of every selected batch, one a line, atomically."""
-    with (
-        atomic_path(out) as tmp,
-        open(tmp, "w", encoding="utf-8") as handle,
-        progress_bar(f"Exporting {fmt}", total=selection.rows, unit="rows") as bar,
-    ):
-        for batch in selection.batches():
+    with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        for batch in selection.exporting(fmt):
             for row in objects(batch):
                 handle.write(json.dumps(row, ensure_ascii=False))
                 handle.write("\n")
-            bar.advance(batch.num_rows)
 
 
 def _export_ngcse(selection: Selection, out: Path) -> ExportResult:

@@ -13,13 +13,12 @@ Example:
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from cseaug.config import DATASET_NAME_RE as NAME_RE
 from cseaug.dataset import lease, versions
+from cseaug.dataset.commit_remote import claim_token
 from cseaug.dataset.store import Store, StoredObject
 
 DEFAULT_IDLE = timedelta(hours=24)
@@ -115,8 +114,7 @@ def prune(root: str, prefix: UncommittedPrefix, idle: timedelta, now: datetime) 
         return "pruned since it was listed"
     if problem := idle_problem(current, idle, now):
         return problem
-    marker = json.dumps({"pid": os.getpid(), "host": os.uname().nodename, "at": str(now)})
-    marked = store.create(f"{relative}/{versions.PRUNED_FILE}", marker.encode())
+    marked = store.create(f"{relative}/{versions.PRUNED_FILE}", claim_token().encode())
     if store.exists(f"{relative}/{versions.MANIFEST_FILE}"):  # committed meanwhile: not ours
         if marked:
             store.remove([f"{relative}/{versions.PRUNED_FILE}"])

@@ -1,9 +1,6 @@
-"""What a version holds is what was published: its files against the sha256 of its manifest.
-
-The manifest lists every published file but itself with its sha256 (``files``;
-``files_complete: true``; older manifests listed only the data files and
-``rejects.parquet``). A mismatch is an InputError that names the file:
-docs/dataset-contract.md and docs/security.md, "Verification".
+"""What a version holds is what was published: its files against the sha256 its manifest
+lists (``files``); a mismatch is an InputError that names the file (docs/dataset-contract.md
+and docs/security.md, "Verification").
 """
 
 from __future__ import annotations

@@ -6,16 +6,16 @@ before ``batches.create``, then its batch in its place, in one transaction. docs
 
 Example:
     >>> ledger = BatchLedger(None)  # in memory: nothing survives the process
-    >>> ledger.record("batch_1", "https://api.openai.com/v1", ["k1", "k2"])
+    >>> upload = PendingUpload("file-1", ("k1", "k2"), uploaded_at=1700000000.0)
+    >>> ledger.pend(upload, "https://api.openai.com/v1")
+    >>> ledger.pending_uploads("https://api.openai.com/v1")
+    [PendingUpload(input_file_id='file-1', request_keys=('k1', 'k2'), uploaded_at=1700000000.0)]
+    >>> ledger.record("batch_1", "https://api.openai.com/v1", upload)
+    >>> ledger.pending_uploads("https://api.openai.com/v1")
+    []
     >>> ledger.open_batches("https://api.openai.com/v1")
     [('batch_1', ('k1', 'k2'))]
     >>> ledger.remove("batch_1"); ledger.open_batches("https://api.openai.com/v1")
-    []
-    >>> ledger.pend("file-1", "https://api.openai.com/v1", ["k3"], uploaded_at=1700000000)
-    >>> ledger.pending_uploads("https://api.openai.com/v1")
-    [PendingUpload(input_file_id='file-1', request_keys=('k3',), uploaded_at=1700000000.0)]
-    >>> ledger.record("batch_2", "https://api.openai.com/v1", ["k3"], upload="file-1")
-    >>> ledger.pending_uploads("https://api.openai.com/v1")
     []
 """
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,13 +70,12 @@ class BatchLedger:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
-    def pend(
-        self, input_file_id: str, base_url: str, request_keys: Sequence[str], uploaded_at: float
-    ) -> None:
+    def pend(self, upload: PendingUpload, base_url: str) -> None:
         """Remember an uploaded input file before its batch is created."""
+        keys = json.dumps(list(upload.request_keys))
         self._execute(
             "INSERT OR REPLACE INTO openai_batch_uploads VALUES (?, ?, ?, ?, ?)",
-            (input_file_id, base_url, json.dumps(list(request_keys)), uploaded_at, time.time()),
+            (upload.input_file_id, base_url, keys, upload.uploaded_at, time.time()),
         )
 
     def pending_uploads(self, base_url: str) -> list[PendingUpload]:
@@ -89,21 +87,16 @@ class BatchLedger:
         )
         return [PendingUpload(file_id, tuple(json.loads(keys)), at) for file_id, keys, at in rows]
 
-    def record(
-        self,
-        batch_id: str,
-        base_url: str,
-        request_keys: Sequence[str],
-        upload: str | None = None,
-    ) -> None:
-        """Remember a batch just created, replacing its pending ``upload`` (one transaction)."""
+    def record(self, batch_id: str, base_url: str, upload: PendingUpload) -> None:
+        """Remember the batch just created from ``upload``, in its place (one transaction)."""
+        keys = json.dumps(list(upload.request_keys))
         with self._lock, transaction(self._conn, "IMMEDIATE"):
             self._conn.execute(
                 "INSERT OR REPLACE INTO openai_batches VALUES (?, ?, ?, ?)",
-                (batch_id, base_url, json.dumps(list(request_keys)), time.time()),
+                (batch_id, base_url, keys, time.time()),
             )
             self._conn.execute(
-                "DELETE FROM openai_batch_uploads WHERE input_file_id = ?", (upload,)
+                "DELETE FROM openai_batch_uploads WHERE input_file_id = ?", (upload.input_file_id,)
             )
 
     def drop_upload(self, input_file_id: str) -> None:

@@ -136,36 +136,32 @@ class ResponseCache:
         self._key = digest_key()
         self._conn = connect(self.path, *CACHE_FILE)
         self._lock = threading.Lock()
-        with self._lock:
-            # One write transaction: processes opening a file of an earlier version at once
-            # (Dask/Ray workers) upgrade it one after the other, the later ones find it done.
-            with transaction(self._conn, "IMMEDIATE"):
-                version = self._conn.execute("PRAGMA user_version").fetchone()[0]
-                columns = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
-                if columns and version == 0:
-                    self._upgrade(columns)
-                elif columns and (version != SCHEMA_VERSION or "digest" not in columns):
-                    raise DamagedFileError(
-                        f"the LLM response cache {self.path} is not one this cseaug wrote "
-                        f"(schema version {version}, columns {sorted(columns)}): edited, or "
-                        f"written by a newer cseaug; set it aside with `mv {self.path} "
-                        f"{self.path}.damaged` and rerun: answers not in the new cache are "
-                        "asked again"
-                    )
-                if version != SCHEMA_VERSION:  # a new file, or one just upgraded
-                    self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            self._conn.executescript(_SCHEMA)
+        # One write transaction: processes opening a file of an earlier version at once
+        # (Dask/Ray workers) upgrade it one after the other, the later ones find it done.
+        with transaction(self._conn, "IMMEDIATE"):
+            version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
+            if columns and version == 0:
+                self._upgrade(columns)
+            elif columns and (version != SCHEMA_VERSION or "digest" not in columns):
+                raise DamagedFileError(
+                    f"the LLM response cache {self.path} is not one this cseaug wrote "
+                    f"(schema version {version}, columns {sorted(columns)}): edited, or "
+                    f"written by a newer cseaug; set it aside with `mv {self.path} "
+                    f"{self.path}.damaged` and rerun: answers not in the new cache are "
+                    "asked again"
+                )
+            if version != SCHEMA_VERSION:  # a new file, or one just upgraded
+                self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self._conn.executescript(_SCHEMA)
 
     def _upgrade(self, columns: set[str]) -> None:
         """Bring a file of version 0 (no ``spent_by``, ``digest`` or ``model``, or plain sha256
         digests) to this one, in a write transaction: answers without a digest or with a
         matching plain one are trusted once and given keyed digests; the others are asked again."""
-        if "spent_by" not in columns:
-            self._conn.execute("ALTER TABLE responses ADD COLUMN spent_by TEXT")
-        if "digest" not in columns:
-            self._conn.execute("ALTER TABLE responses ADD COLUMN digest TEXT")
-        if "model" not in columns:  # answers stored before name no model
-            self._conn.execute("ALTER TABLE responses ADD COLUMN model TEXT")
+        for column in ("spent_by", "digest", "model"):  # answers stored before: null
+            if column not in columns:
+                self._conn.execute(f"ALTER TABLE responses ADD COLUMN {column} TEXT")
         trusted, after = 0, ""
         while rows := self._conn.execute(  # a page at a time: a cache may be large
             "SELECT hash, text, prompt_tokens, completion_tokens, digest FROM responses "

@@ -242,13 +242,11 @@ def _ngrams(words: Sequence[str]) -> list[tuple[str, ...]]:
 @functools.lru_cache(maxsize=64)
 def _prompt_profile(prompt_text: str) -> tuple[frozenset[tuple[str, ...]], frozenset[str]]:
     """The prompt's word n-grams and normalised lines (cached: one per template)."""
-    lines = set()
-    for line in prompt_text.splitlines():
-        for variant in (line, _PROMPT_LABEL.sub("", line)):
-            if normal := normalize_for_comparison(variant):
-                lines.add(normal)
+    lines = prompt_text.splitlines()
+    variants = [*lines, *(_PROMPT_LABEL.sub("", line) for line in lines)]
+    normal = frozenset(filter(None, map(normalize_for_comparison, variants)))
     words = normalize_for_comparison(prompt_text).split()
-    return frozenset(_ngrams(words)), frozenset(lines)
+    return frozenset(_ngrams(words)), normal
 
 
 def echoes_prompt(

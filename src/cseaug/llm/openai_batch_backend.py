@@ -184,9 +184,7 @@ class OpenAIBatchBackend(OpenAIBackend):
                 )
                 self._discard(client, upload)
                 continue
-            self.ledger.record(
-                batch.id, self.base_url, upload.request_keys, upload=upload.input_file_id
-            )
+            self.ledger.record(batch.id, self.base_url, upload)
             attach(
                 batch.id,
                 upload.request_keys,
@@ -210,9 +208,7 @@ class OpenAIBatchBackend(OpenAIBackend):
             upload = PendingUpload(uploaded.id, tuple(file_keys), float(uploaded.created_at))
             self._uploading.add(upload.input_file_id)
             try:
-                self.ledger.pend(
-                    upload.input_file_id, self.base_url, upload.request_keys, upload.uploaded_at
-                )
+                self.ledger.pend(upload, self.base_url)
                 batch_id = self._create(client, upload)
             finally:
                 self._uploading.discard(upload.input_file_id)
@@ -254,9 +250,7 @@ class OpenAIBatchBackend(OpenAIBackend):
             except openai.APIStatusError:
                 self._discard(client, upload)
                 raise
-        self.ledger.record(
-            batch.id, self.base_url, upload.request_keys, upload=upload.input_file_id
-        )
+        self.ledger.record(batch.id, self.base_url, upload)
         return batch.id
 
     @staticmethod

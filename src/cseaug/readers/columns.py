@@ -50,7 +50,7 @@ def open_delimited(cfg: CorpusConfig, path: Path, name: str, fmt: str) -> Corpus
         raise InputError(
             f"cannot read the header of corpus {path} ({fmt}; a header row is required): {exc}"
         ) from exc
-    text_column, views = check_columns(cfg, header, str(path), fmt)
+    text_column, views, columns = check_columns(cfg, header, str(path), fmt)
     malformed: list[RejectRecord] = []
 
     def on_invalid(row: Any) -> str:
@@ -60,7 +60,6 @@ def open_delimited(cfg: CorpusConfig, path: Path, name: str, fmt: str) -> Corpus
         return "skip"
 
     def read() -> Iterator[pa.RecordBatch]:
-        columns = [text_column, *views.values()]
         types = {text_column: pa.binary()} | {col: pa.string() for col in views.values()}
         reader = pcsv.open_csv(
             str(path),
@@ -98,9 +97,9 @@ def open_jsonl(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
         keys = first.column_names
     except pa.ArrowInvalid as exc:
         raise InputError(f"the first record of corpus {path} is not a JSON object: {exc}") from exc
-    text_column, views = check_columns(cfg, keys, f"{path} (keys of its first record)", "jsonl")
-    columns = [text_column, *views.values()]
-    schema = pa.schema([(col, pa.string()) for col in dict.fromkeys(columns)])
+    where = f"{path} (keys of its first record)"
+    text_column, views, columns = check_columns(cfg, keys, where, "jsonl")
+    schema = pa.schema([(col, pa.string()) for col in columns])
 
     def read() -> Iterator[pa.RecordBatch]:
         parse = pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
@@ -120,11 +119,12 @@ def open_parquet(cfg: CorpusConfig, path: Path, name: str) -> CorpusSource:
         metas = [pq.ParquetFile(f) for f in files]
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"corpus {path} is not readable as Parquet: {exc}") from exc
-    text_column, views = check_columns(cfg, metas[0].schema_arrow.names, str(files[0]), "parquet")
+    text_column, views, columns = check_columns(
+        cfg, metas[0].schema_arrow.names, str(files[0]), "parquet"
+    )
     total = sum(m.metadata.num_rows for m in metas)
     if total == 0:
         raise InputError(f"corpus {path} is empty (0 Parquet rows)")
-    columns = list(dict.fromkeys([text_column, *views.values()]))
 
     def read() -> Iterator[pa.RecordBatch]:
         for f in files:
@@ -157,12 +157,11 @@ def open_hf(cfg: CorpusConfig) -> CorpusSource:
     assert ident is not None
     dataset = _load_hf(cfg, ident)
     where = f"Hugging Face dataset '{ident}' (split '{cfg.hf_split}')"
-    text_column, views = check_columns(cfg, list(dataset.column_names), where, "hf")
+    text_column, views, columns = check_columns(cfg, list(dataset.column_names), where, "hf")
     if len(dataset) == 0:
         raise InputError(f"{where} is empty")
     local = Path(ident)
     name = cfg.name or (local.name if local.exists() else ident)
-    columns = list(dict.fromkeys([text_column, *views.values()]))
 
     def read() -> Iterator[pa.RecordBatch]:
         selected = dataset.select_columns(columns).with_format("arrow")

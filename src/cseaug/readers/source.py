@@ -59,10 +59,10 @@ def require_nonempty_file(path: Path) -> None:
 
 def check_columns(
     cfg: CorpusConfig, present: list[str], where: str, fmt: str
-) -> tuple[str, dict[str, str]]:
-    """The text column and views, after checking that each is among ``present`` and that no
-    view is the text column (every row's view would equal its anchor, which the per-row checks
-    reject as ``identical_views``)."""
+) -> tuple[str, dict[str, str], list[str]]:
+    """The text column, the views and the columns to read, after checking that each is among
+    ``present`` and that no view is the text column (every row's view would equal its anchor,
+    which the per-row checks reject as ``identical_views``)."""
     listed = ", ".join(present) or "(none)"
     if cfg.text_column is None:
         raise InputError(
@@ -81,7 +81,8 @@ def check_columns(
             raise InputError(
                 f"{key} '{column}' is not a column of {where}; columns present: {listed}"
             )
-    return cfg.text_column, dict(cfg.view_columns)
+    columns = list(dict.fromkeys([cfg.text_column, *cfg.view_columns.values()]))
+    return cfg.text_column, dict(cfg.view_columns), columns
 
 
 def _as_text(
