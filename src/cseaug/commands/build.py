@@ -32,7 +32,12 @@ if TYPE_CHECKING:
 
 app = typer.Typer()
 
-console = Console(stderr=True)
+
+def console() -> Console:
+    """The console of the command's messages, made where it prints: Rich fixes the width of a
+    console made while ``COLUMNS`` is set, so one made at import kept that import's width."""
+    return Console(stderr=True)
+
 
 TIME_PARTS = {
     "startup": "start-up",
@@ -67,7 +72,7 @@ def print_summary(summary: BuildSummary) -> None:
     command's start and its parts, output path (none for a build a gate refused)."""
     table = Table(title="build summary", show_header=False, title_justify="left")
     if summary.reused_version:
-        console.print(summary.message, markup=False, highlight=False)
+        console().print(summary.message, markup=False, highlight=False)
     version = summary.version_dir or "none: nothing published (the error below says why)"
     table.add_row("version", str(version))
     table.add_row("rows", f"{summary.rows:,} ({summary.aigen:,} aigen, {summary.other:,} other)")
@@ -88,7 +93,7 @@ def print_summary(summary: BuildSummary) -> None:
         table.add_row("", ", ".join(f"{part} {spent:.1f} s" for part, spent in parts))
     for path in summary.exports:
         table.add_row("export", path)
-    console.print(table)
+    console().print(table)
 
 
 def print_estimate(estimate: dict[str, Any], build_needs: list[str]) -> None:
@@ -99,10 +104,10 @@ def print_estimate(estimate: dict[str, Any], build_needs: list[str]) -> None:
     )
     for key, value in estimate.items():
         table.add_row(key.replace("_", " "), f"{value:,}" if isinstance(value, int) else str(value))
-    console.print(table)
+    console().print(table)
     if build_needs:
         lines = [" ".join(need.split()) for need in build_needs]  # one line each
-        console.print(
+        console().print(
             "a real build would still need:\n" + "\n".join(f"  - {line}" for line in lines),
             markup=False,
             highlight=False,
@@ -191,7 +196,7 @@ def kept_for_rerun(cfg: RunConfig) -> str | None:
 
 def say(note: str) -> None:
     """One ``note:`` line on the console."""
-    console.print(f"note: {note}", highlight=False, soft_wrap=True)
+    console().print(f"note: {note}", highlight=False, soft_wrap=True)
 
 
 def temporary_server() -> TemporaryServer | None:
