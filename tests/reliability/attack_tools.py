@@ -95,6 +95,13 @@ class SlowProxy:
         self._ready.set()
         self._loop.run_forever()
         server.close()
+        # connections still open (a build stopped mid-upload) end here, not as pending tasks
+        # asyncio reports when the interpreter exits
+        pending = asyncio.all_tasks(self._loop)
+        for task in pending:
+            task.cancel()
+        self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        self._loop.close()
 
     async def _connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         upstream_reader, upstream_writer = await asyncio.open_connection(*self.target)
