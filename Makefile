@@ -39,7 +39,7 @@ run: $(STAMP)
 	$(BIN)/cseaug build --config $(CONFIG) $(ARGS)
 
 # Two workers, each taking whole test files (a file's shared builds stay in one process):
-# 16 min 44 s against 25 min 42 s in one process on the 2-vCPU development machine.
+# 1.47x faster than one process on the 2-vCPU machine (benchmarks/bench_suite_workers.py).
 test: $(DEV)
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(ARGS)
 
